@@ -1,0 +1,130 @@
+//! The resolved configuration of a run: plain structs built by the CLI layer at its edge and
+//! saved with every run (versioned), so a saved run says exactly how it was produced.
+//! Nothing here knows about command-line parsing.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Bumped whenever a field of [`RunConfig`] changes meaning; old records keep their number.
+pub const CONFIG_VERSION: u32 = 1;
+
+/// Where the cluster is and how to talk to it. Never holds a password: that is passed
+/// separately as [`Credentials`] and is neither saved nor printed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterConfig {
+    /// Contact points, `host` or `host:port`.
+    pub hosts: Vec<String>,
+    pub port: u16,
+    /// Local data center for routing and LOCAL_* consistency levels.
+    pub dc: Option<String>,
+    pub user: Option<String>,
+    pub tls: bool,
+    pub tls_ca_file: Option<PathBuf>,
+    /// Rewrites of addresses the cluster advertises (`from` → `to`), for NAT, port forwards
+    /// and measuring proxies.
+    pub translate: Vec<(String, String)>,
+    pub connections_per_host: usize,
+    pub request_timeout_ms: u64,
+    /// True when casslab itself started the node(s) behind `hosts`.
+    pub local: bool,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        ClusterConfig {
+            hosts: vec!["127.0.0.1".into()],
+            port: 9042,
+            dc: None,
+            user: None,
+            tls: false,
+            tls_ca_file: None,
+            translate: Vec::new(),
+            connections_per_host: 1,
+            request_timeout_ms: 12_000,
+            local: false,
+        }
+    }
+}
+
+/// A password, kept out of Debug output and never serialized.
+#[derive(Clone, Default)]
+pub struct Credentials {
+    pub password: Option<String>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.password.is_some() { "Credentials(<password>)" } else { "Credentials(none)" })
+    }
+}
+
+/// What to do about the workload's load phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadMode {
+    /// Load unless the same data was loaded before (recorded in the keyspace).
+    #[default]
+    Auto,
+    /// Never load.
+    Skip,
+    /// Load (as Auto) and stop before the run phase.
+    Only,
+    /// Truncate the workload's tables (only in a keyspace casslab created) and load again.
+    Reload,
+}
+
+/// Everything that decides what a run does. Saved as JSON with the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    pub version: u32,
+    /// Built-in name or file path, as the user gave it.
+    pub workload: String,
+    /// The workload file's text, exactly as read (before parameter substitution).
+    pub workload_source: String,
+    /// Every parameter with its final value (defaults and `-P` overrides applied).
+    pub params: BTreeMap<String, String>,
+    pub cluster: ClusterConfig,
+    /// Requests in flight at once.
+    pub concurrency: usize,
+    /// Fixed total rate for the run phase; `None` = as fast as possible.
+    pub rate_per_s: Option<f64>,
+    /// Overrides of the workload's run-phase timing; `None` = the workload's own.
+    pub duration_s: Option<f64>,
+    pub warmup_s: Option<f64>,
+    pub interval_ms: u64,
+    pub seed: u64,
+    pub load: LoadMode,
+    /// Tokio worker threads for the engine (0 = one per core).
+    pub threads: usize,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            version: CONFIG_VERSION,
+            workload: String::new(),
+            workload_source: String::new(),
+            params: BTreeMap::new(),
+            cluster: ClusterConfig::default(),
+            concurrency: 128,
+            rate_per_s: None,
+            duration_s: None,
+            warmup_s: None,
+            interval_ms: 1000,
+            seed: 42,
+            load: LoadMode::Auto,
+            threads: 0,
+        }
+    }
+}
+
+/// Facts about where a run happened, saved beside its config.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct RunEnvironment {
+    pub casslab_version: String,
+    pub cassandra_version: Option<String>,
+    pub node_count: usize,
+    pub client_cores: usize,
+    pub hostname: Option<String>,
+}

@@ -1,0 +1,11 @@
+//! casslab's library core: the workload model and its validation, value generators, the async
+//! load engine, latency statistics, the results store and the report formats. It prints nothing
+//! and never exits the process; the `casslab` binary owns the terminal.
+
+pub mod config;
+pub mod engine;
+pub mod gen;
+pub mod report;
+pub mod stats;
+pub mod store;
+pub mod workload;

@@ -1,0 +1,281 @@
+//! Latency and error accounting: one pair of HdrHistograms per operation (latency from the
+//! intended start time, and service time from the actual send), error counts by kind, and the
+//! per-interval samples the engine emits. Pure data and arithmetic; no I/O, no clocks.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Highest latency the histograms track: 10 minutes, in nanoseconds. Larger values are clamped.
+pub const MAX_TRACKABLE_NS: u64 = 600_000_000_000;
+/// Significant decimal digits of every histogram.
+pub const SIGFIGS: u8 = 3;
+
+/// A fresh latency histogram (nanoseconds, 3 significant digits).
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGFIGS).expect("valid histogram bounds")
+}
+
+/// How a failed request failed. Failures are data: they are counted, never fatal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// Server-side read/write timeout or the client's request timeout.
+    Timeout,
+    /// Not enough replicas alive for the consistency level.
+    Unavailable,
+    /// The coordinator said it is overloaded, or rate limited the request.
+    Overloaded,
+    /// No connection to any node could be used.
+    Connection,
+    /// Anything else (invalid request, server error, ...).
+    Other,
+}
+
+impl ErrorKind {
+    pub const ALL: [ErrorKind; 5] = [
+        ErrorKind::Timeout,
+        ErrorKind::Unavailable,
+        ErrorKind::Overloaded,
+        ErrorKind::Connection,
+        ErrorKind::Other,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Unavailable => "unavailable",
+            ErrorKind::Overloaded => "overloaded",
+            ErrorKind::Connection => "connection",
+            ErrorKind::Other => "other",
+        }
+    }
+}
+
+/// Everything recorded for one operation over some span of time.
+#[derive(Debug, Clone)]
+pub struct OpStats {
+    /// Latency measured from the intended start time (open loop). Equals service time
+    /// when the run is not rate limited.
+    pub intended: Histogram<u64>,
+    /// Latency measured from the moment the request was actually sent.
+    pub service: Histogram<u64>,
+    /// Successful operations (errors are not in the histograms).
+    pub ok: u64,
+    pub errors: BTreeMap<ErrorKind, u64>,
+}
+
+impl Default for OpStats {
+    fn default() -> Self {
+        OpStats { intended: new_histogram(), service: new_histogram(), ok: 0, errors: BTreeMap::new() }
+    }
+}
+
+impl OpStats {
+    #[inline]
+    pub fn record_ok(&mut self, intended_ns: u64, service_ns: u64) {
+        self.ok += 1;
+        self.intended.saturating_record(intended_ns.max(1));
+        self.service.saturating_record(service_ns.max(1));
+    }
+
+    #[inline]
+    pub fn record_error(&mut self, kind: ErrorKind) {
+        *self.errors.entry(kind).or_default() += 1;
+    }
+
+    pub fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+
+    /// Adds another span's records into this one.
+    pub fn merge(&mut self, other: &OpStats) {
+        self.intended.add(&other.intended).expect("same histogram bounds");
+        self.service.add(&other.service).expect("same histogram bounds");
+        self.ok += other.ok;
+        for (k, v) in &other.errors {
+            *self.errors.entry(*k).or_default() += v;
+        }
+    }
+
+    pub fn reset(&mut self) {
+        self.intended.reset();
+        self.service.reset();
+        self.ok = 0;
+        self.errors.clear();
+    }
+}
+
+/// Percentiles of one histogram, in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean_ns: f64,
+    pub p50_ns: u64,
+    pub p95_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}
+
+impl LatencySummary {
+    pub fn of(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return LatencySummary::default();
+        }
+        LatencySummary {
+            count: h.len(),
+            mean_ns: h.mean(),
+            p50_ns: h.value_at_quantile(0.50),
+            p95_ns: h.value_at_quantile(0.95),
+            p99_ns: h.value_at_quantile(0.99),
+            p999_ns: h.value_at_quantile(0.999),
+            max_ns: h.max(),
+        }
+    }
+}
+
+/// One operation's figures over a span (an interval or a whole phase).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpSummary {
+    pub op: String,
+    pub ok: u64,
+    pub errors: BTreeMap<ErrorKind, u64>,
+    pub ops_per_s: f64,
+    /// Latency from the intended start time.
+    pub latency: LatencySummary,
+    /// Service time (from the actual send).
+    pub service: LatencySummary,
+}
+
+impl OpSummary {
+    pub fn of(op: &str, stats: &OpStats, duration_s: f64) -> Self {
+        OpSummary {
+            op: op.to_string(),
+            ok: stats.ok,
+            errors: stats.errors.clone(),
+            ops_per_s: if duration_s > 0.0 { stats.ok as f64 / duration_s } else { 0.0 },
+            latency: LatencySummary::of(&stats.intended),
+            service: LatencySummary::of(&stats.service),
+        }
+    }
+    pub fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+}
+
+/// Which phase of a workload a sample belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Load,
+    Warmup,
+    Run,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Load => "load",
+            Phase::Warmup => "warmup",
+            Phase::Run => "run",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Phase> {
+        match s {
+            "load" => Some(Phase::Load),
+            "warmup" => Some(Phase::Warmup),
+            "run" => Some(Phase::Run),
+            _ => None,
+        }
+    }
+}
+
+/// What the engine emits once per sampling interval: the records of every operation
+/// that completed inside `[start_ms, end_ms)` (milliseconds since the run started).
+#[derive(Debug, Clone)]
+pub struct IntervalSample {
+    pub index: u32,
+    pub phase: Phase,
+    pub start_ms: u64,
+    pub end_ms: u64,
+    /// One entry per operation of the phase, in the workload's order.
+    pub ops: Vec<(String, OpStats)>,
+    /// Operations that were due (rate mode) but not yet started at the end of the interval.
+    pub backlog: u64,
+}
+
+impl IntervalSample {
+    pub fn duration_s(&self) -> f64 {
+        (self.end_ms.saturating_sub(self.start_ms)) as f64 / 1000.0
+    }
+    pub fn summaries(&self) -> Vec<OpSummary> {
+        let d = self.duration_s();
+        self.ops.iter().map(|(name, s)| OpSummary::of(name, s, d)).collect()
+    }
+    /// All operations of the interval merged into one.
+    pub fn total(&self) -> OpStats {
+        let mut t = OpStats::default();
+        for (_, s) in &self.ops {
+            t.merge(s);
+        }
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_adds_counts_errors_and_histograms() {
+        let mut a = OpStats::default();
+        a.record_ok(1_000_000, 900_000);
+        a.record_error(ErrorKind::Timeout);
+        let mut b = OpStats::default();
+        b.record_ok(3_000_000, 2_000_000);
+        b.record_error(ErrorKind::Timeout);
+        b.record_error(ErrorKind::Overloaded);
+        a.merge(&b);
+        assert_eq!(a.ok, 2);
+        assert_eq!(a.errors[&ErrorKind::Timeout], 2);
+        assert_eq!(a.errors[&ErrorKind::Overloaded], 1);
+        assert_eq!(a.error_count(), 3);
+        assert_eq!(a.intended.len(), 2);
+        let s = LatencySummary::of(&a.intended);
+        assert!((s.max_ns as f64 - 3_000_000.0).abs() / 3e6 < 0.001, "max {}", s.max_ns);
+        assert!((s.mean_ns - 2_000_000.0).abs() / 2e6 < 0.001, "mean {}", s.mean_ns);
+    }
+
+    #[test]
+    fn percentiles_are_within_three_significant_digits() {
+        let mut s = OpStats::default();
+        for i in 1..=10_000u64 {
+            s.record_ok(i * 1_000, i * 1_000);
+        }
+        let l = LatencySummary::of(&s.intended);
+        for (got, want) in [(l.p50_ns, 5_000_000.0), (l.p99_ns, 9_900_000.0), (l.p999_ns, 9_990_000.0)] {
+            assert!((got as f64 - want).abs() / want < 0.001, "got {got}, want {want}");
+        }
+        assert_eq!(l.count, 10_000);
+    }
+
+    #[test]
+    fn huge_latencies_are_clamped_not_lost() {
+        let mut s = OpStats::default();
+        s.record_ok(u64::MAX, 5);
+        assert_eq!(s.intended.len(), 1);
+        assert!(s.intended.max() >= MAX_TRACKABLE_NS / 2);
+    }
+
+    #[test]
+    fn interval_rates_use_its_duration() {
+        let mut st = OpStats::default();
+        for _ in 0..500 {
+            st.record_ok(10, 10);
+        }
+        let iv = IntervalSample { index: 0, phase: Phase::Run, start_ms: 1000, end_ms: 1500, ops: vec![("read".into(), st)], backlog: 0 };
+        let s = iv.summaries();
+        assert_eq!(s[0].ops_per_s, 1000.0);
+        assert_eq!(iv.total().ok, 500);
+    }
+}
