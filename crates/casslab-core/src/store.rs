@@ -1,1 +1,0 @@
-//! store (in progress)
