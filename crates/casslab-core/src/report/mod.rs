@@ -1,1 +1,10 @@
-//! reports (in progress)
+//! Output formats for saved runs, one file per format: `json` (the complete, lossless export of a
+//! run, histograms included) and `hdrlog` (HdrHistogram's interval log, for HdrHistogram's own
+//! tools and plotters). Each format takes what the store returns and writes or returns a value;
+//! none of them reads the store, talks to a cluster or decides where output goes.
+
+pub mod hdrlog;
+pub mod json;
+
+pub use hdrlog::{write_hdr_log, LatencyKind};
+pub use json::{run_json, write_run_json};

@@ -1,0 +1,168 @@
+//! A run's intervals as an HdrHistogram interval log (the format of Java's `HistogramLogWriter`,
+//! read by `HistogramLogProcessor`, HdrHistogram's plotters and the `hdrhistogram` crate's
+//! `IntervalLogIterator`). It writes one kind of latency per log; it does not read the store
+//! or choose file names.
+//!
+//! The log holds one tagged histogram line per (interval, operation), tag `<phase>.<op>` (e.g.
+//! `run.read`), timestamped in seconds since the run started. The header carries the
+//! standard `#[Histogram log format version 1.3]`, `#[StartTime: ...]` and legend lines, plus
+//! a `#[BaseTime: ...]` equal to the start time so readers need not guess (as Java's reader
+//! otherwise does) whether the timestamps are relative.
+//!
+//! Histogram values are nanoseconds, as recorded. `HistogramLogProcessor`'s default
+//! `-outputValueUnitRatio` of 1e6 therefore prints milliseconds. The `Interval_Max` column,
+//! which readers only show and never use, is written with the `hdrhistogram` crate's default
+//! divisor of 1 and so is in nanoseconds too (Java's writer would divide it by 1e6).
+
+use crate::stats::{OpStats, Phase};
+use crate::store::StoredInterval;
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, IntervalLogWriterError, Tag};
+use hdrhistogram::serialization::V2DeflateSerializer;
+use hdrhistogram::Histogram;
+use std::io::{self, Write};
+use std::time::{Duration, UNIX_EPOCH};
+
+/// Which of an operation's two latencies to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatencyKind {
+    /// From each request's intended start time (includes time spent queued behind a rate).
+    Intended,
+    /// From the moment each request was sent.
+    Service,
+}
+
+impl LatencyKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LatencyKind::Intended => "intended",
+            LatencyKind::Service => "service",
+        }
+    }
+
+    pub fn histogram(self, stats: &OpStats) -> &Histogram<u64> {
+        match self {
+            LatencyKind::Intended => &stats.intended,
+            LatencyKind::Service => &stats.service,
+        }
+    }
+}
+
+/// Writes `intervals` (as [`crate::store::Store::intervals`] returns them) as an interval log.
+/// `run_started_at_ms` (unix ms) is the instant the intervals' `start_ms` count from.
+pub fn write_hdr_log(
+    w: &mut impl Write,
+    run_started_at_ms: i64,
+    intervals: &[StoredInterval],
+    which: LatencyKind,
+) -> io::Result<()> {
+    let start_s = run_started_at_ms as f64 / 1000.0;
+    writeln!(w, "#[Logged with casslab {}]", env!("CARGO_PKG_VERSION"))?;
+    writeln!(w, "#[Latency: {}; values in nanoseconds; tags are <phase>.<operation>]", which.as_str())?;
+    writeln!(w, "#[Histogram log format version 1.3]")?;
+    match u64::try_from(run_started_at_ms) {
+        Ok(ms) => {
+            let date = humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms));
+            writeln!(w, "#[StartTime: {start_s:.3} (seconds since epoch), {date}]")?;
+        }
+        Err(_) => writeln!(w, "#[StartTime: {start_s:.3} (seconds since epoch)]")?,
+    }
+    writeln!(w, "#[BaseTime: {start_s:.3} (seconds since epoch)]")?;
+    writeln!(w, "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"")?;
+
+    let mut serializer = V2DeflateSerializer::new();
+    let mut log = IntervalLogWriterBuilder::new().begin_log_with(w, &mut serializer)?;
+    for iv in intervals {
+        let tag = tag(iv.phase, &iv.op);
+        log.write_histogram(
+            which.histogram(&iv.stats),
+            Duration::from_millis(iv.start_ms),
+            Duration::from_millis(iv.end_ms.saturating_sub(iv.start_ms)),
+            Tag::new(&tag),
+        )
+        .map_err(|e| match e {
+            IntervalLogWriterError::IoError(e) => e,
+            IntervalLogWriterError::SerializeError(e) => io::Error::other(e),
+        })?;
+    }
+    Ok(())
+}
+
+/// `<phase>.<op>`, with the characters a tag may not hold (`,`, space, CR, LF) replaced by `_`.
+fn tag(phase: Phase, op: &str) -> String {
+    let op: String = op.chars().map(|c| if matches!(c, ',' | ' ' | '\r' | '\n') { '_' } else { c }).collect();
+    format!("{}.{op}", phase.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::deserialize_histogram;
+    use base64::Engine as _;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+
+    fn interval(index: u32, phase: Phase, op: &str, n: u64) -> StoredInterval {
+        let mut stats = OpStats::default();
+        for i in 1..=n {
+            stats.record_ok(i * 10_000, i * 5_000);
+        }
+        let start_ms = 250 + u64::from(index) * 1000;
+        StoredInterval { index, phase, start_ms, end_ms: start_ms + 1000, op: op.into(), stats, backlog: 0 }
+    }
+
+    #[test]
+    fn log_reads_back_with_the_crates_iterator() {
+        let intervals = vec![
+            interval(0, Phase::Warmup, "read", 10),
+            interval(0, Phase::Warmup, "write", 20),
+            interval(1, Phase::Run, "read", 30),
+            interval(1, Phase::Run, "write", 40),
+            interval(2, Phase::Run, "read", 50),
+            interval(2, Phase::Run, "write", 60),
+        ];
+        let started_at_ms = 1_700_000_000_123;
+        for which in [LatencyKind::Intended, LatencyKind::Service] {
+            let mut buf = Vec::new();
+            write_hdr_log(&mut buf, started_at_ms, &intervals, which).unwrap();
+            let text = String::from_utf8(buf.clone()).unwrap();
+            assert!(text.contains("#[Histogram log format version 1.3]\n"), "{text}");
+            assert!(text.contains("#[StartTime: 1700000000.123 (seconds since epoch), 2023-11-14T22:13:20.123Z]\n"));
+            assert!(text.contains(
+                "\n\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n"
+            ));
+
+            let mut got = Vec::new();
+            let mut times = Vec::new();
+            for entry in IntervalLogIterator::new(&buf) {
+                match entry.unwrap() {
+                    LogEntry::StartTime(t) | LogEntry::BaseTime(t) => times.push(t),
+                    LogEntry::Interval(h) => got.push((
+                        h.tag().unwrap().as_str().to_string(),
+                        h.start_timestamp(),
+                        h.duration(),
+                        h.max(),
+                        h.encoded_histogram().to_string(),
+                    )),
+                }
+            }
+            assert_eq!(times, vec![Duration::from_millis(1_700_000_000_123); 2]);
+            assert_eq!(got.len(), intervals.len());
+            for ((tag, start, duration, max, encoded), iv) in got.iter().zip(&intervals) {
+                assert_eq!(tag, &format!("{}.{}", iv.phase.as_str(), iv.op));
+                assert_eq!(*start, Duration::from_millis(iv.start_ms));
+                assert_eq!(*duration, Duration::from_secs(1));
+                let want = which.histogram(&iv.stats);
+                let h =
+                    deserialize_histogram(&base64::engine::general_purpose::STANDARD.decode(encoded).unwrap()).unwrap();
+                assert_eq!(h.len(), want.len());
+                assert!(h == *want);
+                assert_eq!(*max, want.max() as f64, "Interval_Max is in nanoseconds");
+            }
+        }
+    }
+
+    #[test]
+    fn tags_never_hold_separators() {
+        assert_eq!(tag(Phase::Run, "read one,two"), "run.read_one_two");
+        assert!(Tag::new(&tag(Phase::Load, "a\r\nb")).is_some());
+    }
+}

@@ -1,0 +1,182 @@
+//! The embedded results store: one SQLite file holding every run casslab has made — its saved
+//! config and environment, one row per (interval, operation) written while the run goes (so a
+//! crash loses at most the interval in flight), the full per-phase histograms and the final
+//! summary. It owns the schema and the binary form of histograms (V2 + deflate, as HdrHistogram
+//! writes them). It does not compute summaries or decide a run's status (the engine and the
+//! CLI do), and it never prints.
+
+mod db;
+mod rows;
+mod schema;
+
+pub use db::Store;
+pub use schema::SCHEMA_VERSION;
+
+use crate::config::{RunConfig, RunEnvironment};
+use crate::stats::{OpStats, OpSummary, Phase};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// A run's number in the store; ids are never reused.
+pub type RunId = i64;
+
+/// Where a run stands. A run whose process died still says `Running`; it is shown as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    Completed,
+    /// Stopped early by the user (Ctrl-C); what was measured is kept.
+    Interrupted,
+    /// Ended by a setup or fatal error.
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Completed => "completed",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+        }
+    }
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        match s {
+            "running" => Some(RunStatus::Running),
+            "completed" => Some(RunStatus::Completed),
+            "interrupted" => Some(RunStatus::Interrupted),
+            "failed" => Some(RunStatus::Failed),
+            _ => None,
+        }
+    }
+}
+
+/// One phase's figures over its whole duration.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PhaseSummary {
+    pub phase: Phase,
+    pub duration_s: f64,
+    pub target_rate_per_s: Option<f64>,
+    pub ops: Vec<OpSummary>,
+    /// All operations of the phase together.
+    pub total: OpSummary,
+}
+
+/// What a finished run amounted to, saved as JSON with it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct RunSummary {
+    pub phases: Vec<PhaseSummary>,
+    /// Remarks for the reader, e.g. "target rate 5000/s not kept: achieved 3100/s".
+    pub notes: Vec<String>,
+}
+
+/// A saved run as [`Store::run`] returns it (intervals and histograms are fetched separately).
+#[derive(Debug, Clone)]
+pub struct RunRecord {
+    pub id: RunId,
+    /// The workload's short name.
+    pub workload: String,
+    /// Unix time, milliseconds.
+    pub started_at_ms: i64,
+    pub ended_at_ms: Option<i64>,
+    pub status: RunStatus,
+    pub config: RunConfig,
+    pub env: RunEnvironment,
+    /// `None` until the run is finished.
+    pub summary: Option<RunSummary>,
+    pub tags: Vec<String>,
+}
+
+/// One operation's records over one sampling interval, as saved.
+#[derive(Debug, Clone)]
+pub struct StoredInterval {
+    pub index: u32,
+    pub phase: Phase,
+    /// Milliseconds since the run started.
+    pub start_ms: u64,
+    pub end_ms: u64,
+    pub op: String,
+    pub stats: OpStats,
+    /// Operations due but not yet started at the interval's end (the sample's backlog; the
+    /// same for every operation of an interval).
+    pub backlog: u64,
+}
+
+impl StoredInterval {
+    pub fn duration_s(&self) -> f64 {
+        self.end_ms.saturating_sub(self.start_ms) as f64 / 1000.0
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot create the directory {path} for the results database: {source}")]
+    CreateDir { path: PathBuf, source: std::io::Error },
+    #[error("cannot open the results database {path}: {source}")]
+    Open { path: PathBuf, source: rusqlite::Error },
+    #[error(
+        "the results database has schema version {found} but this casslab reads version {supported}; \
+         it was probably written by a newer casslab: upgrade casslab or use another database file"
+    )]
+    UnsupportedSchema { found: i64, supported: i64 },
+    #[error("no saved run with id {0}")]
+    NoSuchRun(RunId),
+    #[error("results database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("cannot encode {what} for the results database: {source}")]
+    Encode { what: &'static str, source: serde_json::Error },
+    /// Saved data that this build cannot read back.
+    #[error("unreadable {what} in the results database: {detail}")]
+    Corrupt { what: String, detail: String },
+}
+
+/// Serializes a histogram in HdrHistogram's V2 format, deflate-compressed (what the Java
+/// implementation calls "compressed"; its base64 form starts with `HISTFAA`).
+pub fn serialize_histogram(h: &Histogram<u64>) -> Vec<u8> {
+    let mut buf = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(h, &mut buf)
+        // Fails only for counts above i64::MAX or an encoding longer than 4 GiB, neither of
+        // which a latency histogram can reach; writes to a Vec cannot fail.
+        .expect("histogram fits the V2 format");
+    buf
+}
+
+/// Reads back what [`serialize_histogram`] wrote (any V2 or V2-deflate histogram).
+pub fn deserialize_histogram(bytes: &[u8]) -> Result<Histogram<u64>, StoreError> {
+    Deserializer::new()
+        .deserialize(&mut &bytes[..])
+        .map_err(|e| StoreError::Corrupt { what: "histogram".into(), detail: e.to_string() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_bytes_round_trip_and_garbage_is_an_error() {
+        let mut h = crate::stats::new_histogram();
+        for v in 1..=5000u64 {
+            h.record(v * 1_337).unwrap();
+        }
+        let back = deserialize_histogram(&serialize_histogram(&h)).unwrap();
+        assert_eq!(
+            (back.len(), back.max(), back.value_at_quantile(0.99)),
+            (h.len(), h.max(), h.value_at_quantile(0.99))
+        );
+        assert!(back == h);
+        assert!(matches!(deserialize_histogram(b"not a histogram"), Err(StoreError::Corrupt { .. })));
+    }
+
+    #[test]
+    fn statuses_round_trip_through_their_names() {
+        for s in [RunStatus::Running, RunStatus::Completed, RunStatus::Interrupted, RunStatus::Failed] {
+            assert_eq!(RunStatus::parse(s.as_str()), Some(s));
+            assert_eq!(serde_json::to_string(&s).unwrap(), format!("\"{}\"", s.as_str()));
+        }
+        assert_eq!(RunStatus::parse("done"), None);
+    }
+}

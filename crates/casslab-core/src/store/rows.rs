@@ -1,0 +1,95 @@
+//! Turning `runs`, `intervals` and `phase_histograms` rows into values and back: the JSON
+//! columns, the quick-query latency columns and the histogram blobs. No SQL statements live
+//! here except the shared column list of a run.
+
+use super::{deserialize_histogram, RunId, RunRecord, RunStatus, StoreError};
+use crate::stats::{ErrorKind, LatencySummary, OpStats, Phase};
+use hdrhistogram::Histogram;
+use rusqlite::{Connection, Row};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+pub(super) const SELECT_RUN: &str =
+    "SELECT id, workload, status, started_at_ms, ended_at_ms, config_json, env_json, summary_json FROM runs";
+
+/// A `runs` row before its JSON columns are decoded.
+pub(super) struct RawRun {
+    id: RunId,
+    workload: String,
+    status: String,
+    started_at_ms: i64,
+    ended_at_ms: Option<i64>,
+    config_json: String,
+    env_json: String,
+    summary_json: Option<String>,
+}
+
+impl RawRun {
+    pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<RawRun> {
+        Ok(RawRun {
+            id: r.get(0)?,
+            workload: r.get(1)?,
+            status: r.get(2)?,
+            started_at_ms: r.get(3)?,
+            ended_at_ms: r.get(4)?,
+            config_json: r.get(5)?,
+            env_json: r.get(6)?,
+            summary_json: r.get(7)?,
+        })
+    }
+
+    pub(super) fn decode(self, conn: &Connection) -> Result<RunRecord, StoreError> {
+        let id = self.id;
+        let corrupt = |field: &str, detail: String| StoreError::Corrupt { what: format!("run {id} {field}"), detail };
+        let json = |field: &str, e: serde_json::Error| corrupt(field, e.to_string());
+        let mut stmt = conn.prepare_cached("SELECT tag FROM run_tags WHERE run_id = ?1 ORDER BY rowid")?;
+        let tags = stmt.query_map([id], |r| r.get(0))?.collect::<Result<Vec<String>, _>>()?;
+        Ok(RunRecord {
+            id,
+            status: RunStatus::parse(&self.status)
+                .ok_or_else(|| corrupt("status", format!("unknown status {:?}", self.status)))?,
+            config: serde_json::from_str(&self.config_json).map_err(|e| json("config", e))?,
+            env: serde_json::from_str(&self.env_json).map_err(|e| json("environment", e))?,
+            summary: match &self.summary_json {
+                Some(s) => Some(serde_json::from_str(s).map_err(|e| json("summary", e))?),
+                None => None,
+            },
+            workload: self.workload,
+            started_at_ms: self.started_at_ms,
+            ended_at_ms: self.ended_at_ms,
+            tags,
+        })
+    }
+}
+
+/// The quick-query columns of one latency summary: mean, p50, p95, p99, p99.9, max.
+pub(super) struct Cols(pub f64, pub u64, pub u64, pub u64, pub u64, pub u64);
+
+impl Cols {
+    pub(super) fn of(s: &LatencySummary) -> Cols {
+        Cols(s.mean_ns, s.p50_ns, s.p95_ns, s.p99_ns, s.p999_ns, s.max_ns)
+    }
+}
+
+pub(super) fn encode<T: Serialize + ?Sized>(what: &'static str, value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|source| StoreError::Encode { what, source })
+}
+
+pub(super) fn decode_phase(s: &str, what: impl Fn() -> String) -> Result<Phase, StoreError> {
+    Phase::parse(s).ok_or_else(|| StoreError::Corrupt { what: what(), detail: format!("unknown phase {s:?}") })
+}
+
+/// Reads `ok, errors_json, intended_hdr, service_hdr` starting at column `first`.
+pub(super) fn decode_stats(r: &Row<'_>, first: usize, what: impl Fn() -> String) -> Result<OpStats, StoreError> {
+    let corrupt = |detail: String| StoreError::Corrupt { what: what(), detail };
+    let errors: BTreeMap<ErrorKind, u64> =
+        serde_json::from_str(&r.get::<_, String>(first + 1)?).map_err(|e| corrupt(e.to_string()))?;
+    let hist = |col: usize| -> Result<Histogram<u64>, StoreError> {
+        let bytes: Vec<u8> = r.get(col)?;
+        deserialize_histogram(&bytes).map_err(|e| match e {
+            StoreError::Corrupt { detail, .. } => corrupt(detail),
+            e => e,
+        })
+    };
+    Ok(OpStats { ok: r.get(first)?, errors, intended: hist(first + 2)?, service: hist(first + 3)? })
+}
