@@ -1,0 +1,390 @@
+//! Turning a drawn `n` into a CQL value: the hashing that makes content a function of
+//! (generator name, n), the per-type rules (text, blob, uuid, timeuuid, timestamp, ...),
+//! collections with distinct set elements and map keys, and the parsing of `start:` dates.
+//! Which rules apply to a generator is decided when the set is built (`set.rs`).
+
+use super::dist::{Dist, Drawn};
+use super::types::CqlType;
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use scylla::value::{CqlTimestamp, CqlTimeuuid, CqlValue};
+use std::cmp::Ordering;
+use std::fmt::Write;
+
+/// 2020-01-01T00:00:00Z, the default `start` of timestamps and timeuuids.
+pub(crate) const DEFAULT_START_MS: i64 = 1_577_836_800_000;
+
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+const SIZE_SALT: u64 = 0x5349_5a45_5349_5a45;
+const UUID_SALT: u64 = 0x5555_4944_5555_4944;
+const KEY_SALT: u64 = 0x4b45_594b_4559_4b45;
+const VALUE_SALT: u64 = 0x5641_4c55_4556_414c;
+
+/// The splitmix64 finalizer: a fast bijective mix of 64 bits.
+#[inline]
+pub(crate) fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A generator's seed: its name hashed, so equal `n` give different content per generator.
+pub(crate) fn name_seed(name: &str) -> u64 {
+    let h = name.bytes().fold(0xCBF2_9CE4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01B3));
+    mix64(h)
+}
+
+/// The content hash of item `n` under `seed` (a name seed, or a value's hash for its elements).
+#[inline]
+pub(crate) fn hash_of(seed: u64, n: u64) -> u64 {
+    mix64(seed ^ mix64(n.wrapping_add(GOLDEN)))
+}
+
+/// An endless splitmix64 stream: 64 pseudo-random bits per step.
+struct Stream(u64);
+
+impl Stream {
+    #[inline]
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(GOLDEN);
+        mix64(self.0)
+    }
+}
+
+const ALNUM: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// Appends `len` alphanumeric characters derived from `seed`, ten per 64-bit step.
+fn push_alnum(out: &mut String, seed: u64, len: usize) {
+    let mut stream = Stream(seed);
+    let mut left = len;
+    while left > 0 {
+        let mut bits = stream.next();
+        for _ in 0..left.min(10) {
+            out.push(ALNUM[(bits % 62) as usize] as char);
+            bits /= 62;
+        }
+        left = left.saturating_sub(10);
+    }
+}
+
+fn bytes_of(seed: u64, len: usize) -> Vec<u8> {
+    let mut stream = Stream(seed);
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        out.extend_from_slice(&stream.next().to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+/// A length: fixed, or drawn from a distribution seeded by the value's hash, so a value stays a
+/// function of (name, n) even when its size varies.
+#[derive(Debug, Clone)]
+pub(crate) enum Size {
+    Fixed(usize),
+    Drawn(Box<Dist>),
+}
+
+impl Size {
+    #[inline]
+    fn get(&self, hash: u64) -> usize {
+        match self {
+            Size::Fixed(n) => *n,
+            Size::Drawn(d) => match d.draw(&mut SmallRng::seed_from_u64(mix64(hash ^ SIZE_SALT))) {
+                Drawn::Int(n) => n.max(0) as usize,
+                Drawn::Float(f) => f.max(0.0) as usize,
+            },
+        }
+    }
+}
+
+/// How a simple (non-collection) value is made.
+#[derive(Debug, Clone)]
+pub(crate) struct Simple {
+    pub ty: CqlType,
+    pub prefix: String,
+    pub size: Option<Size>,
+    pub start_ms: i64,
+    pub step_ms: i64,
+}
+
+impl Simple {
+    /// The value for `n` (or the float a gaussian drew, for `double`), with content from `hash`.
+    pub(crate) fn render(&self, n: i64, float: Option<f64>, hash: u64) -> CqlValue {
+        match self.ty {
+            CqlType::Text => {
+                let len = self.size.as_ref().map(|s| s.get(hash));
+                let mut s = String::with_capacity(self.prefix.len() + len.unwrap_or(20));
+                s.push_str(&self.prefix);
+                match len {
+                    Some(len) => push_alnum(&mut s, hash, len),
+                    None => write!(s, "{n}").expect("writing to a String cannot fail"),
+                }
+                CqlValue::Text(s)
+            }
+            CqlType::Blob => match &self.size {
+                Some(size) => CqlValue::Blob(bytes_of(hash, size.get(hash))),
+                None => CqlValue::Blob(n.to_be_bytes().to_vec()),
+            },
+            CqlType::Int => CqlValue::Int(n as i32),
+            CqlType::BigInt => CqlValue::BigInt(n),
+            CqlType::Double => CqlValue::Double(float.unwrap_or(n as f64)),
+            CqlType::Boolean => CqlValue::Boolean(hash & 1 == 1),
+            CqlType::Uuid => {
+                let mut b = [0u8; 16];
+                b[..8].copy_from_slice(&hash.to_be_bytes());
+                b[8..].copy_from_slice(&mix64(hash ^ UUID_SALT).to_be_bytes());
+                CqlValue::Uuid(uuid::Builder::from_random_bytes(b).into_uuid())
+            }
+            CqlType::TimeUuid => CqlValue::Timeuuid(timeuuid(self.time_ms(n), hash)),
+            CqlType::Timestamp => CqlValue::Timestamp(CqlTimestamp(self.time_ms(n))),
+            CqlType::List { .. } | CqlType::Set { .. } | CqlType::Map { .. } => {
+                unreachable!("collections are rendered by Body")
+            }
+        }
+    }
+
+    fn time_ms(&self, n: i64) -> i64 {
+        self.start_ms.saturating_add(n.saturating_mul(self.step_ms))
+    }
+
+    /// The element number for an element hash: non-negative, within what the type holds
+    /// (int: [0, 2^31); timestamp/timeuuid: under 2^40 steps, ~35 years at 1 ms).
+    #[inline]
+    fn element_n(&self, hash: u64) -> i64 {
+        let m = hash >> 2;
+        match self.ty {
+            CqlType::Int => (m % (1 << 31)) as i64,
+            CqlType::Timestamp | CqlType::TimeUuid => (m % (1 << 40)) as i64,
+            _ => m as i64,
+        }
+    }
+
+    fn element(&self, hash: u64) -> CqlValue {
+        self.render(self.element_n(hash), None, hash)
+    }
+}
+
+/// A v1 uuid whose time is `ms` after the Unix epoch (mod 2^60 ticks of 100 ns), with clock
+/// sequence and node (multicast bit set, as for random nodes) from `hash`.
+pub(crate) fn timeuuid(ms: i64, hash: u64) -> CqlTimeuuid {
+    let ticks = ((ms as i128 + 12_219_292_800_000) * 10_000) as u64 & ((1 << 60) - 1);
+    let mut b = [0u8; 16];
+    b[0..4].copy_from_slice(&(ticks as u32).to_be_bytes());
+    b[4..6].copy_from_slice(&((ticks >> 32) as u16).to_be_bytes());
+    b[6..8].copy_from_slice(&(((ticks >> 48) as u16 & 0x0FFF) | 0x1000).to_be_bytes());
+    let clock_node = mix64(hash ^ UUID_SALT);
+    b[8..16].copy_from_slice(&clock_node.to_be_bytes());
+    b[8] = (b[8] & 0x3F) | 0x80;
+    b[10] |= 0x01;
+    CqlTimeuuid::from(uuid::Uuid::from_bytes(b))
+}
+
+/// What a generator makes: a simple value or a collection of simple values.
+#[derive(Debug, Clone)]
+pub(crate) enum Body {
+    Simple(Simple),
+    List { size: Size, element: Simple },
+    Set { size: Size, element: Simple },
+    Map { size: Size, key: Simple, value: Simple },
+}
+
+impl Body {
+    pub(crate) fn render(&self, drawn: Drawn, seed: u64) -> CqlValue {
+        let (n, float) = match drawn {
+            Drawn::Int(n) => (n, None),
+            Drawn::Float(f) => (f as i64, Some(f)),
+        };
+        let hash = match float {
+            Some(f) => hash_of(seed, f.to_bits()),
+            None => hash_of(seed, n as u64),
+        };
+        match self {
+            Body::Simple(s) => s.render(n, float, hash),
+            Body::List { size, element } => {
+                CqlValue::List((0..size.get(hash) as u64).map(|i| element.element(hash_of(hash, i))).collect())
+            }
+            Body::Set { size, element } => {
+                let mut v: Vec<CqlValue> =
+                    (0..size.get(hash) as u64).map(|i| element.element(hash_of(hash, i))).collect();
+                v.sort_unstable_by(cmp_simple);
+                v.dedup();
+                CqlValue::Set(v)
+            }
+            Body::Map { size, key, value } => {
+                let mut v: Vec<(CqlValue, CqlValue)> = (0..size.get(hash) as u64)
+                    .map(|i| {
+                        let h = hash_of(hash, i);
+                        (key.element(mix64(h ^ KEY_SALT)), value.element(mix64(h ^ VALUE_SALT)))
+                    })
+                    .collect();
+                v.sort_unstable_by(|a, b| cmp_simple(&a.0, &b.0));
+                v.dedup_by(|a, b| a.0 == b.0);
+                CqlValue::Map(v)
+            }
+        }
+    }
+}
+
+/// A total order on the simple values generators make, consistent with their equality
+/// (and with Cassandra's order for timeuuids), used to find duplicates in sets and maps.
+fn cmp_simple(a: &CqlValue, b: &CqlValue) -> Ordering {
+    match (a, b) {
+        (CqlValue::Text(x), CqlValue::Text(y)) => x.cmp(y),
+        (CqlValue::Blob(x), CqlValue::Blob(y)) => x.cmp(y),
+        (CqlValue::Int(x), CqlValue::Int(y)) => x.cmp(y),
+        (CqlValue::BigInt(x), CqlValue::BigInt(y)) => x.cmp(y),
+        (CqlValue::Double(x), CqlValue::Double(y)) => x.total_cmp(y),
+        (CqlValue::Boolean(x), CqlValue::Boolean(y)) => x.cmp(y),
+        (CqlValue::Uuid(x), CqlValue::Uuid(y)) => x.cmp(y),
+        (CqlValue::Timeuuid(x), CqlValue::Timeuuid(y)) => x.cmp(y),
+        (CqlValue::Timestamp(x), CqlValue::Timestamp(y)) => x.0.cmp(&y.0),
+        _ => Ordering::Equal,
+    }
+}
+
+/// A `start:` value: Unix milliseconds, or an RFC 3339 date-time (`2026-01-01T00:00:00Z`,
+/// optional fraction, `Z` or `±HH:MM`) or a bare date (`2026-01-01`, midnight UTC).
+pub(crate) fn parse_start_ms(text: &str) -> Result<i64, String> {
+    let t = text.trim();
+    if let Ok(ms) = t.parse::<i64>() {
+        return Ok(ms);
+    }
+    parse_rfc3339_ms(t).ok_or_else(|| {
+        format!("expected Unix milliseconds or a date-time like \"2026-01-01T00:00:00Z\", got \"{text}\"")
+    })
+}
+
+fn parse_rfc3339_ms(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if !s.is_ascii() || b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let part = s.get(r)?;
+        part.bytes().all(|c| c.is_ascii_digit()).then(|| part.parse().ok())?
+    };
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if !(1..=12).contains(&month) || day < 1 || day > month_days[month as usize - 1] {
+        return None;
+    }
+    let date_ms = days_from_civil(year, month, day) * 86_400_000;
+    if b.len() == 10 {
+        return Some(date_ms);
+    }
+    if b.len() < 20 || !matches!(b[10], b'T' | b't' | b' ') || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let mut rest = &s[19..];
+    let mut frac_ms = 0;
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        let first3 = format!("{:0<3}", &frac[..digits.min(3)]);
+        frac_ms = first3.parse::<i64>().ok()?;
+        rest = &frac[digits..];
+    }
+    let offset_min = match rest {
+        "Z" | "z" => 0,
+        _ if rest.len() == 6 && rest.as_bytes()[3] == b':' => {
+            let sign = match rest.as_bytes()[0] {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let hh: i64 = rest[1..3].parse().ok()?;
+            let mm: i64 = rest[4..6].parse().ok()?;
+            sign * (hh * 60 + mm)
+        }
+        _ => return None,
+    };
+    Some(date_ms + ((hour * 60 + minute - offset_min) * 60 + second) * 1000 + frac_ms)
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_start_dates() {
+        assert_eq!(parse_start_ms("2020-01-01T00:00:00Z"), Ok(DEFAULT_START_MS));
+        assert_eq!(parse_start_ms("2026-01-01T00:00:00Z"), Ok(1_767_225_600_000));
+        assert_eq!(parse_start_ms("2026-01-01"), Ok(1_767_225_600_000));
+        assert_eq!(parse_start_ms("2000-02-29T12:34:56.789Z"), Ok(951_827_696_789));
+        assert_eq!(parse_start_ms("2000-02-29t12:34:56.7z"), Ok(951_827_696_700));
+        assert_eq!(parse_start_ms("1969-12-31T23:59:59Z"), Ok(-1000));
+        assert_eq!(parse_start_ms("2026-03-01T02:00:00+02:00"), Ok(1_772_323_200_000));
+        assert_eq!(parse_start_ms(" 1767225600000 "), Ok(1_767_225_600_000));
+        for bad in [
+            "2026-13-01T00:00:00Z",
+            "2026-02-29T00:00:00Z",
+            "2026-01-01T24:00:00Z",
+            "2026-01-01T00:00:00",
+            "yesterday",
+            "2026-01-01T00:00:00.Z",
+            "é026-01-01",
+        ] {
+            assert!(parse_start_ms(bad).unwrap_err().contains("2026-01-01T00:00:00Z"), "{bad} was accepted");
+        }
+    }
+
+    #[test]
+    fn timeuuid_carries_its_time() {
+        for ms in [0i64, DEFAULT_START_MS, DEFAULT_START_MS + 123_456_789, -5_000] {
+            let u = uuid::Uuid::from_bytes(*timeuuid(ms, 42).as_bytes());
+            assert_eq!(u.get_version_num(), 1);
+            assert_eq!(u.get_variant(), uuid::Variant::RFC4122);
+            let (secs, nanos) = u.get_timestamp().unwrap().to_unix();
+            if ms >= 0 {
+                assert_eq!(secs as i64 * 1000 + nanos as i64 / 1_000_000, ms);
+            }
+        }
+        assert_ne!(timeuuid(0, 1), timeuuid(0, 2), "same time, different hash: distinct uuids");
+    }
+
+    #[test]
+    fn alnum_and_bytes_have_the_asked_length() {
+        for len in [0usize, 1, 9, 10, 11, 100] {
+            let mut s = String::new();
+            push_alnum(&mut s, 7, len);
+            assert_eq!(s.len(), len);
+            assert!(s.bytes().all(|c| c.is_ascii_alphanumeric()));
+            assert_eq!(bytes_of(7, len).len(), len);
+        }
+        let mut a = String::new();
+        push_alnum(&mut a, 1, 30);
+        let mut b = String::new();
+        push_alnum(&mut b, 2, 30);
+        assert_ne!(a, b);
+        // All 62 characters are in use.
+        let mut s = String::new();
+        push_alnum(&mut s, 3, 10_000);
+        let distinct: std::collections::BTreeSet<char> = s.chars().collect();
+        assert_eq!(distinct.len(), 62);
+    }
+
+    #[test]
+    fn name_seeds_differ() {
+        assert_ne!(name_seed("a"), name_seed("b"));
+        assert_ne!(hash_of(name_seed("a"), 1), hash_of(name_seed("a"), 2));
+    }
+}

@@ -1,0 +1,285 @@
+//! [`GeneratorSet`]: all generators of a workload, built once (checks in `build.rs`), then shared
+//! by the engine's workers. Drawing a value takes the worker's own `SmallRng` and touches no lock
+//! (sequences share one atomic counter); nothing is allocated but the value itself.
+
+use super::build::build_all;
+use super::dist::{Dist, Drawn};
+use super::render::{name_seed, Body};
+use super::spec::GeneratorSpec;
+use super::types::CqlType;
+use super::GenError;
+use rand::rngs::SmallRng;
+use scylla::value::CqlValue;
+use std::collections::BTreeMap;
+
+/// The generators of one workload, indexed in name order. Cloning shares sequence counters.
+#[derive(Debug, Clone)]
+pub struct GeneratorSet {
+    gens: Vec<Generator>,
+}
+
+#[derive(Debug, Clone)]
+struct Generator {
+    name: String,
+    seed: u64,
+    ty: CqlType,
+    dist: Dist,
+    body: Body,
+}
+
+impl GeneratorSet {
+    /// Checks and builds every spec; the first problem found is returned.
+    pub fn build(specs: &BTreeMap<String, GeneratorSpec>) -> Result<GeneratorSet, GenError> {
+        let gens = build_all(specs)?
+            .into_iter()
+            .map(|b| Generator { seed: name_seed(&b.name), name: b.name, ty: b.ty, dist: b.dist, body: b.body })
+            .collect();
+        Ok(GeneratorSet { gens })
+    }
+
+    pub fn len(&self) -> usize {
+        self.gens.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.gens.is_empty()
+    }
+
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.gens.binary_search_by(|g| g.name.as_str().cmp(name)).ok()
+    }
+
+    /// Generator names, in index order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.gens.iter().map(|g| g.name.as_str())
+    }
+
+    /// # Panics
+    /// If `idx` is not an index of this set.
+    pub fn cql_type(&self, idx: usize) -> &CqlType {
+        &self.gens[idx].ty
+    }
+
+    /// The next value of generator `idx`: draws `n` (advancing a sequence) and renders it.
+    ///
+    /// # Panics
+    /// If `idx` is not an index of this set.
+    #[inline]
+    pub fn value(&self, idx: usize, rng: &mut SmallRng) -> CqlValue {
+        let g = &self.gens[idx];
+        g.body.render(g.dist.draw(rng), g.seed)
+    }
+
+    /// The value generator `idx` makes for `n`, without drawing: lets a checker recompute what
+    /// was written. (A `double` gaussian draws floats, for which this gives `n as f64`.)
+    ///
+    /// # Panics
+    /// If `idx` is not an index of this set.
+    pub fn value_at(&self, idx: usize, n: i64) -> CqlValue {
+        let g = &self.gens[idx];
+        g.body.render(Drawn::Int(n), g.seed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    /// The example from the workload reference, all types and distributions at once.
+    const EXAMPLE: &str = r#"
+insert_key: { type: text, prefix: "user", dist: sequence, min: 0, max: 100000 }
+read_key:   { type: text, prefix: "user", dist: zipfian, theta: 0.99, min: 0, max: 100000 }
+new_key:    { type: text, prefix: "user", dist: sequence, min: 100000 }
+recent_key: { type: text, prefix: "user", dist: latest, follows: new_key, theta: 0.99 }
+field:      { type: text, size: 100 }
+payload:    { type: blob, size: { dist: uniform, min: 10, max: 1000 } }
+scan_len:   { type: int, dist: uniform, min: 1, max: 100 }
+hot:        { type: bigint, dist: hotspot, min: 0, max: 1000000, hot_fraction: 0.2, hot_ops: 0.8 }
+temp:       { type: double, dist: gaussian, mean: 20.0, stddev: 5.0 }
+tags:       { type: "set<text>", size: 5, element: { size: 8 } }
+bins:       { type: "frozen<list<int>>", size: 100 }
+attrs:      { type: "map<text,bigint>", size: { dist: uniform, min: 1, max: 10 } }
+id:         { type: uuid }
+ts:         { type: timestamp, dist: sequence, start: "2026-01-01T00:00:00Z", step_ms: 1000 }
+tu:         { type: timeuuid }
+flag:       { type: boolean }
+"#;
+
+    fn set(yaml: &str) -> GeneratorSet {
+        GeneratorSet::build(&serde_yaml::from_str(yaml).unwrap()).unwrap()
+    }
+
+    fn rng() -> SmallRng {
+        SmallRng::seed_from_u64(11)
+    }
+
+    fn text(v: CqlValue) -> String {
+        match v {
+            CqlValue::Text(s) => s,
+            other => panic!("expected text, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_type_makes_its_variant_and_size() {
+        let g = set(EXAMPLE);
+        let mut rng = rng();
+        let mut v = |name: &str| g.value(g.index_of(name).unwrap(), &mut rng);
+        assert_eq!(text(v("insert_key")), "user0");
+        assert_eq!(text(v("insert_key")), "user1");
+        let read: u64 = text(v("read_key")).strip_prefix("user").unwrap().parse().unwrap();
+        assert!(read < 100_000);
+        for _ in 0..10 {
+            v("new_key");
+        }
+        for _ in 0..100 {
+            let n: u64 = text(v("recent_key")).strip_prefix("user").unwrap().parse().unwrap();
+            assert!((100_000..100_010).contains(&n), "latest read {n}, sequence at 100009");
+        }
+        let field = text(v("field"));
+        assert!(field.len() == 100 && field.bytes().all(|c| c.is_ascii_alphanumeric()));
+        for _ in 0..50 {
+            match v("payload") {
+                CqlValue::Blob(b) => assert!((10..1000).contains(&b.len()), "{}", b.len()),
+                other => panic!("{other:?}"),
+            }
+            assert!(matches!(v("scan_len"), CqlValue::Int(n) if (1..100).contains(&n)));
+            assert!(matches!(v("hot"), CqlValue::BigInt(n) if (0..1_000_000).contains(&n)));
+            assert!(matches!(v("temp"), CqlValue::Double(x) if x.fract() != 0.0), "gaussian doubles are not rounded");
+            match v("tags") {
+                CqlValue::Set(s) => {
+                    assert!(!s.is_empty() && s.len() <= 5);
+                    assert!(s.iter().all(|e| matches!(e, CqlValue::Text(t) if t.len() == 8)));
+                }
+                other => panic!("{other:?}"),
+            }
+            match v("bins") {
+                CqlValue::List(l) => {
+                    assert_eq!(l.len(), 100);
+                    assert!(l.iter().all(|e| matches!(e, CqlValue::Int(n) if *n >= 0)));
+                }
+                other => panic!("{other:?}"),
+            }
+            match v("attrs") {
+                CqlValue::Map(m) => {
+                    assert!((1..10).contains(&m.len()));
+                    assert!(m.iter().all(|(k, v)| matches!((k, v), (CqlValue::Text(_), CqlValue::BigInt(_)))));
+                }
+                other => panic!("{other:?}"),
+            }
+            match v("id") {
+                CqlValue::Uuid(u) => assert_eq!(u.get_version_num(), 4),
+                other => panic!("{other:?}"),
+            }
+            match v("tu") {
+                CqlValue::Timeuuid(u) => assert_eq!(uuid::Uuid::from_bytes(*u.as_bytes()).get_version_num(), 1),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(v("ts"), CqlValue::Timestamp(scylla::value::CqlTimestamp(1_767_225_600_000)));
+        assert_eq!(v("ts"), CqlValue::Timestamp(scylla::value::CqlTimestamp(1_767_225_601_000)));
+        let flags: Vec<CqlValue> = (0..64).map(|_| v("flag")).collect();
+        assert!(flags.contains(&CqlValue::Boolean(true)) && flags.contains(&CqlValue::Boolean(false)));
+    }
+
+    #[test]
+    fn values_are_functions_of_name_and_n() {
+        let g = set(EXAMPLE);
+        let idx = |name| g.index_of(name).unwrap();
+        assert_eq!(g.value_at(idx("insert_key"), 42), CqlValue::Text("user42".into()));
+        assert_eq!(g.value_at(idx("scan_len"), 42), CqlValue::Int(42));
+        assert_eq!(g.value_at(idx("temp"), 42), CqlValue::Double(42.0));
+        assert_eq!(g.value_at(idx("ts"), 3), CqlValue::Timestamp(scylla::value::CqlTimestamp(1_767_225_603_000)));
+        // Sized content and drawn sizes repeat for the same n.
+        for name in ["field", "payload", "tags", "attrs", "id", "tu", "flag"] {
+            assert_eq!(g.value_at(idx(name), 7), g.value_at(idx(name), 7), "{name}");
+        }
+        assert_ne!(g.value_at(idx("field"), 7), g.value_at(idx("field"), 8));
+        // Two generators with the same spec but different names differ for the same n.
+        let two = set("a: { type: text, size: 16 }\nb: { type: text, size: 16 }\nu: { type: uuid }\nv: { type: uuid }");
+        assert_ne!(two.value_at(0, 5), two.value_at(1, 5));
+        assert_ne!(two.value_at(2, 5), two.value_at(3, 5));
+        let blob = set("b: { type: blob }");
+        assert_eq!(blob.value_at(0, 258), CqlValue::Blob(vec![0, 0, 0, 0, 0, 0, 1, 2]));
+    }
+
+    #[test]
+    fn same_seed_same_values() {
+        let draw_all = |seed| {
+            let g = set(EXAMPLE);
+            let mut rng = SmallRng::seed_from_u64(seed);
+            (0..20).flat_map(|_| (0..g.len()).map(|i| g.value(i, &mut rng)).collect::<Vec<_>>()).collect::<Vec<_>>()
+        };
+        assert_eq!(draw_all(1), draw_all(1));
+        assert_ne!(draw_all(1), draw_all(2));
+    }
+
+    #[test]
+    fn sets_and_maps_have_distinct_keys() {
+        let g = set("b: { type: \"set<boolean>\", size: 20 }\ni: { type: \"set<int>\", size: 1000 }\nm: { type: \"map<boolean, int>\", size: 10 }\nt: { type: \"set<text>\", size: 300, element: { size: 1 } }");
+        for n in 0..20 {
+            match g.value_at(0, n) {
+                CqlValue::Set(s) => assert!(s.len() <= 2 && !s.is_empty() && (s.len() == 1 || s[0] != s[1])),
+                other => panic!("{other:?}"),
+            }
+            match g.value_at(1, n) {
+                CqlValue::Set(s) => {
+                    assert!(s
+                        .windows(2)
+                        .all(|w| matches!((&w[0], &w[1]), (CqlValue::Int(a), CqlValue::Int(b)) if a < b)));
+                    assert!(s.len() > 990, "collisions among 1000 random i31 are rare");
+                }
+                other => panic!("{other:?}"),
+            }
+            match g.value_at(2, n) {
+                CqlValue::Map(m) => assert!(m.len() <= 2 && (m.len() == 1 || m[0].0 != m[1].0)),
+                other => panic!("{other:?}"),
+            }
+            match g.value_at(3, n) {
+                CqlValue::Set(s) => assert!(s.len() <= 62 && s.windows(2).all(|w| w[0] != w[1])),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn clones_share_sequences() {
+        let a = set("k: { type: bigint, dist: sequence, min: 5, max: 8 }");
+        let b = a.clone();
+        let mut rng = rng();
+        let seen: Vec<CqlValue> =
+            (0..5).map(|i| if i % 2 == 0 { a.value(0, &mut rng) } else { b.value(0, &mut rng) }).collect();
+        let n = |v| CqlValue::BigInt(v);
+        assert_eq!(seen, [n(5), n(6), n(7), n(5), n(6)]);
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let s = std::sync::Arc::new(a.clone());
+                std::thread::spawn(move || {
+                    let mut rng = SmallRng::seed_from_u64(t);
+                    (0..300).for_each(|_| drop(s.value(0, &mut rng)));
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        // 5 + 1200 draws over a span of 3: the next is 5 + 1205 % 3.
+        assert_eq!(a.value(0, &mut rng), n(5 + 1205 % 3));
+    }
+
+    #[test]
+    fn lookup_by_name_and_type() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<GeneratorSet>();
+        let g = set(EXAMPLE);
+        let names: Vec<&str> = g.names().collect();
+        assert_eq!(names.len(), 16);
+        assert!(names.windows(2).all(|w| w[0] < w[1]));
+        for (i, name) in names.iter().enumerate() {
+            assert_eq!(g.index_of(name), Some(i));
+        }
+        assert_eq!(g.index_of("nope"), None);
+        assert_eq!(g.cql_type(g.index_of("bins").unwrap()).to_string(), "frozen<list<int>>");
+        assert_eq!(*g.cql_type(g.index_of("field").unwrap()), CqlType::Text);
+        assert!(GeneratorSet::build(&BTreeMap::new()).unwrap().is_empty());
+    }
+}

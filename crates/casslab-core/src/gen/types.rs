@@ -1,0 +1,268 @@
+//! The CQL types generators can produce, parsed from a spec's `type:` string
+//! (`frozen<map<text, bigint>>`, case-insensitive, whitespace-tolerant), printed back in CQL
+//! syntax, and compared with the driver's column types. Collections hold simple types only.
+
+use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
+use std::fmt;
+
+/// A generator's value type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CqlType {
+    /// `text`, also spelled `varchar` or `ascii` (generated text is ASCII unless the prefix is not).
+    Text,
+    Blob,
+    Int,
+    BigInt,
+    Double,
+    Boolean,
+    Uuid,
+    TimeUuid,
+    Timestamp,
+    List {
+        element: Box<CqlType>,
+        frozen: bool,
+    },
+    Set {
+        element: Box<CqlType>,
+        frozen: bool,
+    },
+    Map {
+        key: Box<CqlType>,
+        value: Box<CqlType>,
+        frozen: bool,
+    },
+}
+
+/// The simple type names `CqlType::parse` accepts, for error messages and suggestions.
+pub(crate) const SIMPLE_TYPE_NAMES: &[&str] =
+    &["text", "varchar", "ascii", "blob", "int", "bigint", "double", "boolean", "uuid", "timeuuid", "timestamp"];
+
+const COLLECTION_NAMES: &[&str] = &["list", "set", "map", "frozen"];
+
+impl CqlType {
+    /// Parses a CQL type as written in a workload file.
+    pub fn parse(s: &str) -> Result<CqlType, String> {
+        let compact: String = s.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
+        if compact.is_empty() {
+            return Err("empty type; expected e.g. text, bigint or list<int>".into());
+        }
+        Self::parse_compact(&compact, true)
+    }
+
+    fn parse_compact(s: &str, top: bool) -> Result<CqlType, String> {
+        let Some(open) = s.find('<') else {
+            return Self::parse_simple(s);
+        };
+        if !s.ends_with('>') {
+            return Err(format!("unbalanced '<' in \"{s}\""));
+        }
+        let outer = &s[..open];
+        let inner = &s[open + 1..s.len() - 1];
+        if !top && outer != "frozen" {
+            return Err(format!("nested collections are not supported (in \"{s}\"); use simple element types"));
+        }
+        match outer {
+            "frozen" => match Self::parse_compact(inner, top)? {
+                CqlType::List { element, .. } => Ok(CqlType::List { element, frozen: true }),
+                CqlType::Set { element, .. } => Ok(CqlType::Set { element, frozen: true }),
+                CqlType::Map { key, value, .. } => Ok(CqlType::Map { key, value, frozen: true }),
+                _ if !top => Err(format!("nested collections are not supported (in \"{s}\")")),
+                other => Err(format!("frozen<> applies to collections, not to {other}")),
+            },
+            "list" => Ok(CqlType::List { element: Box::new(Self::parse_element(inner)?), frozen: false }),
+            "set" => Ok(CqlType::Set { element: Box::new(Self::parse_element(inner)?), frozen: false }),
+            "map" => {
+                let parts: Vec<&str> = inner.split(',').collect();
+                if parts.len() != 2 {
+                    return Err(format!("map<...> takes a key and a value type, got \"{inner}\""));
+                }
+                Ok(CqlType::Map {
+                    key: Box::new(Self::parse_element(parts[0])?),
+                    value: Box::new(Self::parse_element(parts[1])?),
+                    frozen: false,
+                })
+            }
+            other => Err(unknown(other, COLLECTION_NAMES)),
+        }
+    }
+
+    fn parse_element(s: &str) -> Result<CqlType, String> {
+        if s.contains('<') {
+            return Err(format!("nested collections are not supported (element \"{s}\"); use simple element types"));
+        }
+        if s.contains(',') {
+            return Err(format!("expected one element type, got \"{s}\""));
+        }
+        Self::parse_simple(s)
+    }
+
+    fn parse_simple(s: &str) -> Result<CqlType, String> {
+        Ok(match s {
+            "text" | "varchar" | "ascii" => CqlType::Text,
+            "blob" => CqlType::Blob,
+            "int" => CqlType::Int,
+            "bigint" => CqlType::BigInt,
+            "double" => CqlType::Double,
+            "boolean" => CqlType::Boolean,
+            "uuid" => CqlType::Uuid,
+            "timeuuid" => CqlType::TimeUuid,
+            "timestamp" => CqlType::Timestamp,
+            "list" | "set" | "map" | "frozen" => return Err(format!("{s} needs element types, e.g. {s}<int>")),
+            other => return Err(unknown(other, SIMPLE_TYPE_NAMES)),
+        })
+    }
+
+    /// Whether values of this type can be bound to a column of type `col`. Frozenness is ignored
+    /// (the driver encodes frozen and non-frozen collections alike); `text` matches `ascii`.
+    pub fn matches(&self, col: &ColumnType<'_>) -> bool {
+        match (self, col) {
+            (CqlType::List { element, .. }, ColumnType::Collection { typ: CollectionType::List(e), .. })
+            | (CqlType::Set { element, .. }, ColumnType::Collection { typ: CollectionType::Set(e), .. }) => {
+                element.matches(e)
+            }
+            (CqlType::Map { key, value, .. }, ColumnType::Collection { typ: CollectionType::Map(k, v), .. }) => {
+                key.matches(k) && value.matches(v)
+            }
+            (simple, ColumnType::Native(native)) => matches!(
+                (simple, native),
+                (CqlType::Text, NativeType::Text | NativeType::Ascii)
+                    | (CqlType::Blob, NativeType::Blob)
+                    | (CqlType::Int, NativeType::Int)
+                    | (CqlType::BigInt, NativeType::BigInt)
+                    | (CqlType::Double, NativeType::Double)
+                    | (CqlType::Boolean, NativeType::Boolean)
+                    | (CqlType::Uuid, NativeType::Uuid)
+                    | (CqlType::TimeUuid, NativeType::Timeuuid)
+                    | (CqlType::Timestamp, NativeType::Timestamp)
+            ),
+            _ => false,
+        }
+    }
+
+    pub fn is_collection(&self) -> bool {
+        matches!(self, CqlType::List { .. } | CqlType::Set { .. } | CqlType::Map { .. })
+    }
+}
+
+fn unknown(word: &str, known: &[&str]) -> String {
+    let hint = match super::did_you_mean(word, known) {
+        Some(s) => format!("; did you mean \"{s}\"?"),
+        None => String::new(),
+    };
+    format!(
+        "unsupported type \"{word}\" (supported: {}, list<T>, set<T>, map<K, V>, frozen<...>){hint}",
+        SIMPLE_TYPE_NAMES.join(", ")
+    )
+}
+
+impl fmt::Display for CqlType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (pre, post) = match self {
+            CqlType::List { frozen: true, .. }
+            | CqlType::Set { frozen: true, .. }
+            | CqlType::Map { frozen: true, .. } => ("frozen<", ">"),
+            _ => ("", ""),
+        };
+        match self {
+            CqlType::Text => f.write_str("text"),
+            CqlType::Blob => f.write_str("blob"),
+            CqlType::Int => f.write_str("int"),
+            CqlType::BigInt => f.write_str("bigint"),
+            CqlType::Double => f.write_str("double"),
+            CqlType::Boolean => f.write_str("boolean"),
+            CqlType::Uuid => f.write_str("uuid"),
+            CqlType::TimeUuid => f.write_str("timeuuid"),
+            CqlType::Timestamp => f.write_str("timestamp"),
+            CqlType::List { element, .. } => write!(f, "{pre}list<{element}>{post}"),
+            CqlType::Set { element, .. } => write!(f, "{pre}set<{element}>{post}"),
+            CqlType::Map { key, value, .. } => write!(f, "{pre}map<{key}, {value}>{post}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(e: CqlType, frozen: bool) -> CqlType {
+        CqlType::List { element: Box::new(e), frozen }
+    }
+
+    #[test]
+    fn parses_simple_and_collection_types() {
+        assert_eq!(CqlType::parse("TEXT"), Ok(CqlType::Text));
+        assert_eq!(CqlType::parse(" varchar "), Ok(CqlType::Text));
+        assert_eq!(CqlType::parse("ascii"), Ok(CqlType::Text));
+        assert_eq!(CqlType::parse("TimeUUID"), Ok(CqlType::TimeUuid));
+        assert_eq!(CqlType::parse("frozen< list < int > >"), Ok(list(CqlType::Int, true)));
+        assert_eq!(
+            CqlType::parse("map<text,bigint>"),
+            Ok(CqlType::Map { key: Box::new(CqlType::Text), value: Box::new(CqlType::BigInt), frozen: false })
+        );
+        assert_eq!(CqlType::parse("set<uuid>"), Ok(CqlType::Set { element: Box::new(CqlType::Uuid), frozen: false }));
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for s in [
+            "text",
+            "blob",
+            "int",
+            "bigint",
+            "double",
+            "boolean",
+            "uuid",
+            "timeuuid",
+            "timestamp",
+            "list<int>",
+            "frozen<list<int>>",
+            "set<text>",
+            "frozen<set<timeuuid>>",
+            "map<text, bigint>",
+            "frozen<map<uuid, double>>",
+        ] {
+            let t = CqlType::parse(s).unwrap();
+            assert_eq!(t.to_string(), s);
+            assert_eq!(CqlType::parse(&t.to_string()), Ok(t));
+        }
+    }
+
+    #[test]
+    fn rejects_bad_types() {
+        let e = CqlType::parse("bigitn").unwrap_err();
+        assert!(e.contains("unsupported type \"bigitn\"") && e.contains("did you mean \"bigint\"?"), "{e}");
+        assert!(CqlType::parse("").is_err());
+        assert!(CqlType::parse("float").unwrap_err().contains("unsupported"));
+        assert!(CqlType::parse("list<list<int>>").unwrap_err().contains("nested"));
+        assert!(CqlType::parse("list<frozen<list<int>>>").unwrap_err().contains("nested"));
+        assert!(CqlType::parse("map<text>").unwrap_err().contains("key and a value"));
+        assert!(CqlType::parse("map<text,int,int>").unwrap_err().contains("key and a value"));
+        assert!(CqlType::parse("frozen<int>").unwrap_err().contains("collections"));
+        assert!(CqlType::parse("list<int").unwrap_err().contains("unbalanced"));
+        assert!(CqlType::parse("list").unwrap_err().contains("needs element types"));
+        assert!(CqlType::parse("tuple<int>").unwrap_err().contains("unsupported"));
+    }
+
+    #[test]
+    fn matches_driver_column_types() {
+        let native = ColumnType::Native;
+        assert!(CqlType::Text.matches(&native(NativeType::Text)));
+        assert!(CqlType::Text.matches(&native(NativeType::Ascii)));
+        assert!(CqlType::TimeUuid.matches(&native(NativeType::Timeuuid)));
+        assert!(!CqlType::Uuid.matches(&native(NativeType::Timeuuid)));
+        assert!(!CqlType::Int.matches(&native(NativeType::BigInt)));
+        let frozen_list_int =
+            ColumnType::Collection { frozen: true, typ: CollectionType::List(Box::new(native(NativeType::Int))) };
+        assert!(list(CqlType::Int, true).matches(&frozen_list_int));
+        assert!(list(CqlType::Int, false).matches(&frozen_list_int));
+        assert!(!list(CqlType::BigInt, true).matches(&frozen_list_int));
+        assert!(!CqlType::Int.matches(&frozen_list_int));
+        let map = ColumnType::Collection {
+            frozen: false,
+            typ: CollectionType::Map(Box::new(native(NativeType::Text)), Box::new(native(NativeType::BigInt))),
+        };
+        assert!(CqlType::parse("map<text, bigint>").unwrap().matches(&map));
+        assert!(!CqlType::parse("map<text, int>").unwrap().matches(&map));
+        assert!(!CqlType::parse("set<text>").unwrap().matches(&map));
+    }
+}
