@@ -1,1 +1,100 @@
-//! local
+//! `casslab-local` launches and manages real Apache Cassandra nodes on this machine:
+//! one JVM per node, each on its own loopback address (127.0.0.1, .2, ...), run from
+//! the `cassandra-all` jars that Maven fetches once into a cache. It owns the options
+//! (`LocalOptions`), the node layout on disk, the start/stop/status life cycle
+//! (`LocalCluster`) and nodetool calls. It does not talk CQL beyond a liveness probe,
+//! parse command lines, print, or exit: callers get progress lines through a callback
+//! and typed `LocalError`s. Linux only (it reads `/proc`).
+
+mod cluster;
+mod config_files;
+mod cql_probe;
+mod error;
+mod jars;
+mod jvm;
+mod layout;
+mod process;
+mod state;
+
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+
+pub use cluster::{LocalCluster, NodeStatus, UpReport};
+pub use cql_probe::cql_answers;
+pub use error::LocalError;
+pub use jars::{cached_jars, ensure_jars, jar_cache_dir};
+pub use jvm::MODULE_FLAGS;
+pub use layout::{jmx_port_for, node_address, NodeLayout};
+pub use state::{SavedCluster, SavedNode};
+
+/// The Cassandra version casslab runs unless told otherwise; the one place it is pinned.
+pub const DEFAULT_CASSANDRA_VERSION: &str = "5.0.6";
+
+/// How long `up` waits for a node to answer CQL before stopping it.
+pub const DEFAULT_START_TIMEOUT_S: u64 = 180;
+
+/// Plain configuration of a local cluster (no CLI types).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalOptions {
+    /// Root of the node directories (`home/node1`, ...) and of `home/cluster.json`.
+    pub home: PathBuf,
+    /// Cassandra version (Maven version of `cassandra-all`).
+    pub version: String,
+    /// Number of nodes; node `i` (0-based) gets `base_address + i` in the last octet.
+    pub nodes: usize,
+    /// JVM heap of each node (`-Xms` = `-Xmx`), in MiB.
+    pub heap_mb: u32,
+    /// Address of the first node; must be loopback.
+    pub base_address: Ipv4Addr,
+    /// CQL (native transport) port, the same on every node.
+    pub cql_port: u16,
+    /// Internode (storage) port, the same on every node.
+    pub storage_port: u16,
+    pub cluster_name: String,
+    /// How long `up` waits for each node to answer CQL, in seconds.
+    pub start_timeout_s: u64,
+}
+
+impl Default for LocalOptions {
+    fn default() -> Self {
+        LocalOptions {
+            home: default_home(),
+            version: DEFAULT_CASSANDRA_VERSION.to_string(),
+            nodes: 1,
+            heap_mb: 1024,
+            base_address: Ipv4Addr::new(127, 0, 0, 1),
+            cql_port: 9042,
+            storage_port: 7000,
+            cluster_name: "casslab".to_string(),
+            start_timeout_s: DEFAULT_START_TIMEOUT_S,
+        }
+    }
+}
+
+/// `$CASSLAB_HOME` if set, else the user's data dir + `casslab` (`~/.local/share/casslab`).
+pub fn default_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("CASSLAB_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(home);
+    }
+    dirs::data_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("casslab")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_documented_ones() {
+        let o = LocalOptions::default();
+        assert_eq!(o.version, "5.0.6");
+        assert_eq!(
+            (o.nodes, o.heap_mb, o.cql_port, o.storage_port),
+            (1, 1024, 9042, 7000)
+        );
+        assert_eq!(o.base_address, Ipv4Addr::LOCALHOST);
+        assert_eq!(o.cluster_name, "casslab");
+        assert!(o.home.ends_with("casslab") || std::env::var_os("CASSLAB_HOME").is_some());
+    }
+}

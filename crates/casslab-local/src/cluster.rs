@@ -1,0 +1,389 @@
+//! `LocalCluster`: the life cycle of the nodes under one `home` — `up` (idempotent,
+//! one node at a time, waiting for CQL), `status`, `down` (only processes casslab
+//! started, optionally wiping their directories) and `nodetool`. It composes the
+//! other modules and reports progress through a callback; it never prints.
+
+use std::fs;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
+
+use crate::config_files::write_node_files;
+use crate::cql_probe::cql_answers;
+use crate::error::{IoContext, LocalError};
+use crate::jars::{cached_jars, check_java, ensure_jars, jar_cache_dir, java_command};
+use crate::jvm::{nodetool_args, server_args};
+use crate::layout::{layouts, node_address, NodeLayout};
+use crate::process::{
+    check_port_free, find_node_pid, is_alive, node_log_tail, read_pid_file, remove_if_present,
+    spawn_detached, stop_pid, write_pid_file, Stopped,
+};
+use crate::state::{cluster_file, SavedCluster};
+use crate::LocalOptions;
+
+/// Grace period between SIGTERM and SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(60);
+/// Timeout of one CQL probe (connect, write, read).
+const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+/// Pause between probes while a node starts.
+const PROBE_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Errs unless the node's CQL and storage ports (on its address) and its JMX port
+/// (on 127.0.0.1, where Cassandra binds it) are free.
+fn check_ports(node: &NodeLayout) -> Result<(), LocalError> {
+    check_port_free(node, "CQL", node.address, node.cql_port)?;
+    check_port_free(node, "storage", node.address, node.storage_port)?;
+    check_port_free(node, "JMX", Ipv4Addr::LOCALHOST, node.jmx_port)
+}
+
+/// What `status` knows about one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeStatus {
+    pub name: String,
+    pub address: Ipv4Addr,
+    pub cql_port: u16,
+    pub jmx_port: u16,
+    /// Pid of the node's JVM when it runs.
+    pub pid: Option<u32>,
+    /// A JVM started by casslab for this node is alive.
+    pub running: bool,
+    /// The node answers a CQL OPTIONS request.
+    pub cql_up: bool,
+    pub data_dir: PathBuf,
+    /// `logs/system.log`; the GC log `logs/gc.log` sits beside it.
+    pub log_file: PathBuf,
+}
+
+/// What `up` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpReport {
+    /// Names of the nodes this call started.
+    pub started: Vec<String>,
+    /// Names of the nodes that were already running.
+    pub already_running: Vec<String>,
+    /// Status of every node afterwards.
+    pub nodes: Vec<NodeStatus>,
+}
+
+/// Handle over the nodes under `opts.home`. Holds no processes: every call looks at
+/// pid files and `/proc`, so a later `casslab` run can manage nodes an earlier one started.
+#[derive(Debug, Clone)]
+pub struct LocalCluster {
+    opts: LocalOptions,
+}
+
+impl LocalCluster {
+    pub fn new(opts: LocalOptions) -> Self {
+        LocalCluster { opts }
+    }
+
+    /// The cluster described by `home/cluster.json`, as the last `up` left it.
+    pub fn open(home: &Path) -> Result<Self, LocalError> {
+        Ok(LocalCluster::new(
+            SavedCluster::load(home)?.to_options(home),
+        ))
+    }
+
+    pub fn options(&self) -> &LocalOptions {
+        &self.opts
+    }
+
+    /// `address:cql_port` of every node, e.g. `127.0.0.1:9042`.
+    pub fn contact_points(&self) -> Vec<String> {
+        (0..self.opts.nodes)
+            .filter_map(|i| node_address(self.opts.base_address, i).ok())
+            .map(|address| format!("{address}:{}", self.opts.cql_port))
+            .collect()
+    }
+
+    /// Every node runs and answers CQL.
+    pub fn is_running(&self) -> bool {
+        self.status()
+            .is_ok_and(|nodes| nodes.iter().all(|n| n.running && n.cql_up))
+    }
+
+    /// Starts the nodes that are not running, one at a time, each waited for until it
+    /// answers CQL. Nodes already running are left alone.
+    pub fn up(&self, progress: &mut dyn FnMut(&str)) -> Result<UpReport, LocalError> {
+        let nodes = layouts(&self.opts)?;
+        let pids: Vec<Option<u32>> = nodes.iter().map(find_node_pid).collect();
+        let wanted = SavedCluster::new(&self.opts, &nodes);
+        if pids.iter().any(Option::is_some) {
+            if let Some(difference) = SavedCluster::load(&self.opts.home)
+                .ok()
+                .and_then(|s| s.difference(&wanted))
+            {
+                return Err(LocalError::OptionsMismatch {
+                    home: self.opts.home.clone(),
+                    difference,
+                });
+            }
+        }
+        // Fail fast, before any fetch or start, if a port a stopped node needs is taken.
+        for (node, _) in nodes.iter().zip(&pids).filter(|(_, pid)| pid.is_none()) {
+            check_ports(node)?;
+        }
+        let lib = if pids.iter().all(Option::is_some) {
+            None
+        } else {
+            Some(ensure_jars(&self.opts.version, progress)?)
+        };
+        wanted.save(&self.opts.home)?;
+
+        let mut report = UpReport {
+            started: Vec::new(),
+            already_running: Vec::new(),
+            nodes: Vec::new(),
+        };
+        for (node, pid) in nodes.iter().zip(pids) {
+            if let Some(pid) = pid {
+                write_pid_file(&node.pid_path(), pid)?;
+                if !cql_answers(node.address, node.cql_port, PROBE_TIMEOUT) {
+                    progress(&format!(
+                        "{} (pid {pid}) is running but does not answer CQL yet; waiting ...",
+                        node.name
+                    ));
+                    self.wait_for_cql(node, pid, None)?;
+                }
+                progress(&format!(
+                    "{} already running at {} (pid {pid})",
+                    node.name, node.address
+                ));
+                report.already_running.push(node.name.clone());
+                continue;
+            }
+            let lib = lib
+                .as_deref()
+                .expect("jars are fetched when a node is not running");
+            self.start_node(node, &nodes[0], lib, progress)?;
+            report.started.push(node.name.clone());
+        }
+        report.nodes = self.status()?;
+        Ok(report)
+    }
+
+    fn start_node(
+        &self,
+        node: &NodeLayout,
+        seed: &NodeLayout,
+        lib: &Path,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<(), LocalError> {
+        remove_if_present(&node.pid_path())?;
+        check_ports(node)?;
+        write_node_files(&self.opts.cluster_name, node, seed)?;
+        let args = server_args(node, self.opts.heap_mb, lib, self.opts.nodes == 1);
+        progress(&format!(
+            "starting {} at {} (heap {} MiB) ...",
+            node.name, node.address, self.opts.heap_mb
+        ));
+        let started = Instant::now();
+        let mut child = spawn_detached(&java_command(), &args, node)?;
+        let pid = child.id();
+        write_pid_file(&node.pid_path(), pid)?;
+        self.wait_for_cql(node, pid, Some(&mut child))?;
+        progress(&format!(
+            "{} answers CQL after {:.1} s",
+            node.name,
+            started.elapsed().as_secs_f64()
+        ));
+        Ok(())
+    }
+
+    /// Polls until the node answers CQL; on death or timeout cleans up and errs.
+    fn wait_for_cql(
+        &self,
+        node: &NodeLayout,
+        pid: u32,
+        mut child: Option<&mut Child>,
+    ) -> Result<(), LocalError> {
+        let timeout = Duration::from_secs(self.opts.start_timeout_s);
+        let started = Instant::now();
+        loop {
+            // A child of this process is asked directly, which also yields its exit status.
+            let (exited, exit) = match child.as_mut() {
+                Some(c) => match c.try_wait() {
+                    Ok(status) => (status.is_some(), status),
+                    Err(_) => (!is_alive(pid), None),
+                },
+                None => (!is_alive(pid), None),
+            };
+            if exited {
+                remove_if_present(&node.pid_path())?;
+                // Give the JVM's last log lines a moment to land on disk.
+                std::thread::sleep(Duration::from_millis(200));
+                let status = exit.map(|s| format!("{s}\n")).unwrap_or_default();
+                return Err(LocalError::NodeDied {
+                    node: node.name.clone(),
+                    log_tail: status + &node_log_tail(node),
+                });
+            }
+            if cql_answers(node.address, node.cql_port, PROBE_TIMEOUT) {
+                return Ok(());
+            }
+            if started.elapsed() >= timeout {
+                let log_tail = node_log_tail(node);
+                stop_pid(pid, STOP_GRACE, node)?;
+                remove_if_present(&node.pid_path())?;
+                return Err(LocalError::StartTimeout {
+                    node: node.name.clone(),
+                    secs: timeout.as_secs(),
+                    log_tail,
+                });
+            }
+            std::thread::sleep(PROBE_INTERVAL);
+        }
+    }
+
+    /// Per-node status: process alive, CQL answering, where data and logs are.
+    pub fn status(&self) -> Result<Vec<NodeStatus>, LocalError> {
+        Ok(layouts(&self.opts)?
+            .iter()
+            .map(|node| {
+                let pid = find_node_pid(node);
+                NodeStatus {
+                    name: node.name.clone(),
+                    address: node.address,
+                    cql_port: node.cql_port,
+                    jmx_port: node.jmx_port,
+                    pid,
+                    running: pid.is_some(),
+                    cql_up: pid.is_some()
+                        && cql_answers(node.address, node.cql_port, PROBE_TIMEOUT),
+                    data_dir: node.data_dir(),
+                    log_file: node.system_log(),
+                }
+            })
+            .collect())
+    }
+
+    /// The nodes `down` acts on: those of the options, or of `cluster.json` if it has more.
+    fn nodes_for_down(&self) -> Result<Vec<NodeLayout>, LocalError> {
+        match SavedCluster::load(&self.opts.home) {
+            Ok(saved) if saved.nodes > self.opts.nodes => {
+                layouts(&saved.to_options(&self.opts.home))
+            }
+            _ => layouts(&self.opts),
+        }
+    }
+
+    /// Stops the nodes casslab started (SIGTERM, then SIGKILL after 60 s), last node
+    /// first, and removes their pid files. With `wipe`, then deletes the node
+    /// directories casslab created (data and logs) and `cluster.json`.
+    pub fn down(&self, wipe: bool, progress: &mut dyn FnMut(&str)) -> Result<(), LocalError> {
+        let nodes = self.nodes_for_down()?;
+        for node in nodes.iter().rev() {
+            match find_node_pid(node) {
+                Some(pid) => {
+                    progress(&format!("stopping {} (pid {pid}) ...", node.name));
+                    let started = Instant::now();
+                    let how = stop_pid(pid, STOP_GRACE, node)?;
+                    let secs = started.elapsed().as_secs_f64();
+                    progress(&match how {
+                        Stopped::Gracefully => format!("{} stopped after {secs:.1} s", node.name),
+                        Stopped::Killed => format!(
+                            "{} did not stop on SIGTERM; killed after {secs:.1} s",
+                            node.name
+                        ),
+                    });
+                }
+                None => {
+                    if let Some(pid) = read_pid_file(&node.pid_path()).filter(|&pid| is_alive(pid))
+                    {
+                        progress(&format!(
+                            "{}: pid file names pid {pid}, which is not this node's Cassandra; left it alone",
+                            node.name
+                        ));
+                    }
+                }
+            }
+            remove_if_present(&node.pid_path())?;
+        }
+        if wipe {
+            for node in &nodes {
+                if !node.dir.exists() {
+                    continue;
+                }
+                if !node.marker_path().is_file() {
+                    return Err(LocalError::NotOurs {
+                        dir: node.dir.clone(),
+                    });
+                }
+                fs::remove_dir_all(&node.dir)
+                    .context(|| format!("deleting {}", node.dir.display()))?;
+                progress(&format!("wiped {}", node.dir.display()));
+            }
+            remove_if_present(&cluster_file(&self.opts.home))?;
+        }
+        Ok(())
+    }
+
+    /// Runs `nodetool <args>` against node `index` (0-based) over its JMX port and
+    /// returns its output, whatever its exit status.
+    pub fn nodetool(&self, index: usize, args: &[&str]) -> Result<Output, LocalError> {
+        let nodes = layouts(&self.opts)?;
+        let node = nodes.get(index).ok_or(LocalError::NoSuchNode {
+            index,
+            nodes: nodes.len(),
+        })?;
+        check_java(&self.opts.version)?;
+        let lib = cached_jars(&self.opts.version).ok_or_else(|| LocalError::JarsMissing {
+            version: self.opts.version.clone(),
+            dir: jar_cache_dir(&self.opts.version),
+        })?;
+        Command::new(java_command())
+            .args(nodetool_args(node, &lib, args))
+            .output()
+            .context(|| format!("running nodetool {} against {}", args.join(" "), node.name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contact_points_follow_base_address() {
+        let c = LocalCluster::new(LocalOptions {
+            nodes: 3,
+            base_address: Ipv4Addr::new(127, 0, 0, 51),
+            ..LocalOptions::default()
+        });
+        assert_eq!(
+            c.contact_points(),
+            ["127.0.0.51:9042", "127.0.0.52:9042", "127.0.0.53:9042"]
+        );
+    }
+
+    #[test]
+    fn status_of_never_started_cluster() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = LocalCluster::new(LocalOptions {
+            home: tmp.path().to_path_buf(),
+            base_address: Ipv4Addr::new(127, 0, 0, 71),
+            ..LocalOptions::default()
+        });
+        let s = c.status().unwrap();
+        assert_eq!(s.len(), 1);
+        assert!(!s[0].running && !s[0].cql_up && s[0].pid.is_none());
+        assert_eq!(s[0].jmx_port, 7269);
+        assert!(!c.is_running());
+        c.down(true, &mut |_| {}).unwrap();
+    }
+
+    #[test]
+    fn wipe_refuses_unmarked_dirs() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::create_dir_all(tmp.path().join("node1/data")).unwrap();
+        let c = LocalCluster::new(LocalOptions {
+            home: tmp.path().to_path_buf(),
+            ..LocalOptions::default()
+        });
+        assert!(matches!(
+            c.down(true, &mut |_| {}),
+            Err(LocalError::NotOurs { .. })
+        ));
+        assert!(tmp.path().join("node1/data").is_dir());
+    }
+}

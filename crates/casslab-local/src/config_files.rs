@@ -1,0 +1,216 @@
+//! The files casslab writes for a node: `conf/cassandra.yaml` (the minimal set that
+//! Cassandra 5.0 needs, addresses and directories filled in) and `conf/logback.xml`
+//! (INFO to `logs/system.log`, rolled by size). Rendering is pure; `write_node_files`
+//! is the only function here that touches the disk. JVM flags live in `jvm`.
+
+use std::fs;
+
+use crate::error::{IoContext, LocalError};
+use crate::layout::NodeLayout;
+
+/// Quotes `text` as a YAML single-quoted scalar (a `'` is written twice).
+fn yaml_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// Escapes `text` for an XML attribute or element.
+fn xml_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// `cassandra.yaml` for `node`; `seed` is the first node, whose `address:storage_port`
+/// every node lists as its only seed.
+pub fn render_yaml(cluster_name: &str, node: &NodeLayout, seed: &NodeLayout) -> String {
+    let dir = |p: std::path::PathBuf| yaml_quote(&p.to_string_lossy());
+    format!(
+        "# Written by casslab for {name}; rewritten on every `casslab local up`.\n\
+cluster_name: {cluster}\n\
+num_tokens: 16\n\
+partitioner: org.apache.cassandra.dht.Murmur3Partitioner\n\
+endpoint_snitch: SimpleSnitch\n\
+commitlog_sync: periodic\n\
+commitlog_sync_period: 10000ms\n\
+seed_provider:\n\
+\x20 - class_name: org.apache.cassandra.locator.SimpleSeedProvider\n\
+\x20   parameters:\n\
+\x20     - seeds: \"{seed_addr}:{seed_port}\"\n\
+listen_address: {addr}\n\
+rpc_address: {addr}\n\
+native_transport_port: {cql}\n\
+storage_port: {storage}\n\
+start_native_transport: true\n\
+data_file_directories:\n\
+\x20 - {data}\n\
+commitlog_directory: {commitlog}\n\
+saved_caches_directory: {caches}\n\
+hints_directory: {hints}\n\
+cdc_raw_directory: {cdc}\n",
+        name = node.name,
+        cluster = yaml_quote(cluster_name),
+        seed_addr = seed.address,
+        seed_port = seed.storage_port,
+        addr = node.address,
+        cql = node.cql_port,
+        storage = node.storage_port,
+        data = dir(node.data_dir()),
+        commitlog = dir(node.commitlog_dir()),
+        caches = dir(node.saved_caches_dir()),
+        hints = dir(node.hints_dir()),
+        cdc = dir(node.cdc_raw_dir()),
+    )
+}
+
+/// `logback.xml` for `node`: INFO and above to `logs/system.log` (rolled at 50 MiB,
+/// 5 files kept), WARN and above also to stdout, which casslab sends to `logs/stdout.log`.
+pub fn render_logback(node: &NodeLayout) -> String {
+    let log = xml_escape(&node.system_log().to_string_lossy());
+    format!(
+        r#"<!-- Written by casslab for {name}; rewritten on every `casslab local up`. -->
+<configuration scan="false">
+  <appender name="SYSTEMLOG" class="ch.qos.logback.core.rolling.RollingFileAppender">
+    <file>{log}</file>
+    <rollingPolicy class="ch.qos.logback.core.rolling.FixedWindowRollingPolicy">
+      <fileNamePattern>{log}.%i.zip</fileNamePattern>
+      <minIndex>1</minIndex>
+      <maxIndex>5</maxIndex>
+    </rollingPolicy>
+    <triggeringPolicy class="ch.qos.logback.core.rolling.SizeBasedTriggeringPolicy">
+      <maxFileSize>50MB</maxFileSize>
+    </triggeringPolicy>
+    <encoder>
+      <pattern>%-5level [%thread] %date{{ISO8601}} %F:%L - %msg%n</pattern>
+    </encoder>
+  </appender>
+  <appender name="STDOUT" class="ch.qos.logback.core.ConsoleAppender">
+    <filter class="ch.qos.logback.classic.filter.ThresholdFilter">
+      <level>WARN</level>
+    </filter>
+    <encoder>
+      <pattern>%-5level [%thread] %date{{ISO8601}} %F:%L - %msg%n</pattern>
+    </encoder>
+  </appender>
+  <root level="INFO">
+    <appender-ref ref="SYSTEMLOG" />
+    <appender-ref ref="STDOUT" />
+  </root>
+  <logger name="org.apache.cassandra" level="INFO" />
+</configuration>
+"#,
+        name = node.name,
+    )
+}
+
+/// Creates the node's directories (and its marker, the first time) and writes both
+/// config files. Existing data, commit logs and logs are kept.
+pub fn write_node_files(
+    cluster_name: &str,
+    node: &NodeLayout,
+    seed: &NodeLayout,
+) -> Result<(), LocalError> {
+    fs::create_dir_all(&node.dir).context(|| format!("creating {}", node.dir.display()))?;
+    if !node.marker_path().exists() && is_empty_dir(&node.dir) {
+        let marker = node.marker_path();
+        fs::write(
+            &marker,
+            "created by casslab; `casslab local down --wipe` may delete this directory\n",
+        )
+        .context(|| format!("writing {}", marker.display()))?;
+    }
+    for dir in node.all_dirs() {
+        fs::create_dir_all(&dir).context(|| format!("creating {}", dir.display()))?;
+    }
+    let yaml = node.yaml_path();
+    fs::write(&yaml, render_yaml(cluster_name, node, seed))
+        .context(|| format!("writing {}", yaml.display()))?;
+    let logback = node.logback_path();
+    fs::write(&logback, render_logback(node))
+        .context(|| format!("writing {}", logback.display()))?;
+    Ok(())
+}
+
+fn is_empty_dir(dir: &std::path::Path) -> bool {
+    fs::read_dir(dir)
+        .map(|mut it| it.next().is_none())
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::layouts;
+    use crate::LocalOptions;
+    use std::net::Ipv4Addr;
+    use std::path::PathBuf;
+
+    fn two_nodes() -> Vec<NodeLayout> {
+        layouts(&LocalOptions {
+            home: PathBuf::from("/h/it's"),
+            nodes: 2,
+            base_address: Ipv4Addr::new(127, 0, 0, 61),
+            cql_port: 9142,
+            storage_port: 7100,
+            ..LocalOptions::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn yaml_has_addresses_ports_seed_and_dirs() {
+        let nodes = two_nodes();
+        let yaml = render_yaml("casslab", &nodes[1], &nodes[0]);
+        assert!(yaml.contains("cluster_name: 'casslab'\n"), "{yaml}");
+        assert!(yaml.contains("listen_address: 127.0.0.62\n"));
+        assert!(yaml.contains("rpc_address: 127.0.0.62\n"));
+        assert!(yaml.contains("native_transport_port: 9142\n"));
+        assert!(yaml.contains("storage_port: 7100\n"));
+        assert!(yaml.contains("- seeds: \"127.0.0.61:7100\"\n"));
+        assert!(
+            yaml.contains("data_file_directories:\n  - '/h/it''s/node2/data'\n"),
+            "{yaml}"
+        );
+        assert!(yaml.contains("commitlog_directory: '/h/it''s/node2/commitlog'\n"));
+        assert!(yaml.contains("saved_caches_directory: '/h/it''s/node2/saved_caches'\n"));
+        assert!(yaml.contains("hints_directory: '/h/it''s/node2/hints'\n"));
+        assert!(yaml.contains("cdc_raw_directory: '/h/it''s/node2/cdc_raw'\n"));
+        assert!(yaml.contains("partitioner: org.apache.cassandra.dht.Murmur3Partitioner\n"));
+    }
+
+    #[test]
+    fn yaml_quotes_cluster_name() {
+        let nodes = two_nodes();
+        assert!(render_yaml("bob's: lab", &nodes[0], &nodes[0])
+            .contains("cluster_name: 'bob''s: lab'\n"));
+    }
+
+    #[test]
+    fn logback_writes_system_log_in_node_logs() {
+        let nodes = two_nodes();
+        let xml = render_logback(&nodes[0]);
+        assert!(
+            xml.contains("<file>/h/it's/node1/logs/system.log</file>"),
+            "{xml}"
+        );
+        assert!(xml.contains("<root level=\"INFO\">"));
+        assert!(xml.contains("%date{ISO8601}"));
+    }
+
+    #[test]
+    fn write_node_files_creates_dirs_and_marker() {
+        let tmp = tempfile::tempdir().unwrap();
+        let nodes = layouts(&LocalOptions {
+            home: tmp.path().to_path_buf(),
+            ..LocalOptions::default()
+        })
+        .unwrap();
+        write_node_files("casslab", &nodes[0], &nodes[0]).unwrap();
+        for dir in nodes[0].all_dirs() {
+            assert!(dir.is_dir(), "{}", dir.display());
+        }
+        assert!(nodes[0].marker_path().is_file());
+        assert!(nodes[0].yaml_path().is_file());
+        assert!(nodes[0].logback_path().is_file());
+    }
+}

@@ -1,0 +1,205 @@
+//! The `java` command lines casslab runs: the Cassandra daemon of a node and
+//! `NodeTool` against it. Owns the JDK 17 module flags (copied from Cassandra's own
+//! `conf/jvm17-server.options`) and the heap, GC-log and system-property flags.
+//! Pure: it builds argument lists and never spawns anything.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use crate::layout::NodeLayout;
+
+/// Main class of the server.
+pub const DAEMON_CLASS: &str = "org.apache.cassandra.service.CassandraDaemon";
+/// Main class of nodetool (inside cassandra-all).
+pub const NODETOOL_CLASS: &str = "org.apache.cassandra.tools.NodeTool";
+
+/// `--add-exports`/`--add-opens` pairs JDK 17 needs for Cassandra 5.0 (server and NodeTool).
+pub const MODULE_FLAGS: &[(&str, &str)] = &[
+    ("--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED"),
+    ("--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED"),
+    ("--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED"),
+    (
+        "--add-exports",
+        "java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED",
+    ),
+    ("--add-exports", "java.rmi/sun.rmi.registry=ALL-UNNAMED"),
+    ("--add-exports", "java.rmi/sun.rmi.server=ALL-UNNAMED"),
+    ("--add-exports", "java.sql/java.sql=ALL-UNNAMED"),
+    ("--add-exports", "java.base/java.lang.ref=ALL-UNNAMED"),
+    ("--add-exports", "jdk.unsupported/sun.misc=ALL-UNNAMED"),
+    ("--add-opens", "java.base/java.lang.module=ALL-UNNAMED"),
+    ("--add-opens", "java.base/jdk.internal.loader=ALL-UNNAMED"),
+    ("--add-opens", "java.base/jdk.internal.ref=ALL-UNNAMED"),
+    ("--add-opens", "java.base/jdk.internal.reflect=ALL-UNNAMED"),
+    ("--add-opens", "java.base/jdk.internal.math=ALL-UNNAMED"),
+    ("--add-opens", "java.base/jdk.internal.module=ALL-UNNAMED"),
+    ("--add-opens", "java.base/jdk.internal.util.jar=ALL-UNNAMED"),
+    (
+        "--add-opens",
+        "jdk.management/com.sun.management.internal=ALL-UNNAMED",
+    ),
+    ("--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"),
+    ("--add-opens", "java.base/java.io=ALL-UNNAMED"),
+    ("--add-opens", "java.base/java.nio=ALL-UNNAMED"),
+    ("--add-opens", "java.base/java.util.concurrent=ALL-UNNAMED"),
+    ("--add-opens", "java.base/java.util=ALL-UNNAMED"),
+    (
+        "--add-opens",
+        "java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+    ),
+    ("--add-opens", "java.base/java.lang=ALL-UNNAMED"),
+    ("--add-opens", "java.base/java.math=ALL-UNNAMED"),
+    ("--add-opens", "java.base/java.lang.reflect=ALL-UNNAMED"),
+    ("--add-opens", "java.base/java.net=ALL-UNNAMED"),
+];
+
+fn push_module_flags(args: &mut Vec<OsString>) {
+    for (flag, value) in MODULE_FLAGS {
+        args.push((*flag).into());
+        args.push((*value).into());
+    }
+}
+
+/// `<lib>/*`, the class path form java expands to every jar in `lib`.
+fn classpath(lib: &Path) -> OsString {
+    let mut cp = lib.as_os_str().to_os_string();
+    cp.push("/*");
+    cp
+}
+
+fn prop(name: &str, value: impl AsRef<std::ffi::OsStr>) -> OsString {
+    let mut arg = OsString::from(format!("-D{name}="));
+    arg.push(value.as_ref());
+    arg
+}
+
+/// Arguments (after `java`) that run `node`'s Cassandra daemon.
+///
+/// `single_node` skips the wait for gossip to settle: with no peers there is
+/// nothing to settle, and it saves several seconds of start-up. Clusters of
+/// several nodes keep Cassandra's defaults.
+pub fn server_args(
+    node: &NodeLayout,
+    heap_mb: u32,
+    lib: &Path,
+    single_node: bool,
+) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec![
+        format!("-Xms{heap_mb}m").into(),
+        format!("-Xmx{heap_mb}m").into(),
+        "-XX:+UseG1GC".into(),
+        "-XX:+ExitOnOutOfMemoryError".into(),
+        "-Xss256k".into(),
+        "-Djava.net.preferIPv4Stack=true".into(),
+        "-Djdk.attach.allowAttachSelf=true".into(),
+    ];
+    let mut gc_log = OsString::from("-Xlog:gc*:file=");
+    gc_log.push(node.gc_log());
+    gc_log.push(":time,uptime:filecount=5,filesize=10M");
+    args.push(gc_log);
+    push_module_flags(&mut args);
+    args.push(prop("cassandra.jmx.local.port", node.jmx_port.to_string()));
+    let mut config_url = OsString::from("file://");
+    config_url.push(node.yaml_path());
+    args.push(prop("cassandra.config", config_url));
+    args.push(prop("logback.configurationFile", node.logback_path()));
+    args.push(prop("cassandra.logdir", node.logs_dir()));
+    args.push(prop("cassandra.storagedir", &node.dir));
+    args.push("-Dcassandra-foreground=yes".into());
+    if single_node {
+        args.push("-Dcassandra.skip_wait_for_gossip_to_settle=0".into());
+    }
+    args.push("-cp".into());
+    args.push(classpath(lib));
+    args.push(DAEMON_CLASS.into());
+    args
+}
+
+/// Arguments (after `java`) that run NodeTool against `node`'s JMX port.
+pub fn nodetool_args(node: &NodeLayout, lib: &Path, command: &[&str]) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec!["-Xmx256m".into(), "-XX:+UseSerialGC".into()];
+    push_module_flags(&mut args);
+    args.push("-cp".into());
+    args.push(classpath(lib));
+    args.push(NODETOOL_CLASS.into());
+    args.extend([
+        "-h".into(),
+        "127.0.0.1".into(),
+        "-p".into(),
+        node.jmx_port.to_string().into(),
+    ]);
+    args.extend(command.iter().map(OsString::from));
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::layouts;
+    use crate::LocalOptions;
+    use std::net::Ipv4Addr;
+    use std::path::PathBuf;
+
+    fn node() -> NodeLayout {
+        layouts(&LocalOptions {
+            home: PathBuf::from("/h"),
+            base_address: Ipv4Addr::new(127, 0, 0, 51),
+            ..LocalOptions::default()
+        })
+        .unwrap()
+        .remove(0)
+    }
+
+    fn strings(args: &[OsString]) -> Vec<String> {
+        args.iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn server_args_carry_heap_ports_paths_and_main_class() {
+        let args = strings(&server_args(&node(), 768, Path::new("/cache/lib"), true));
+        for expected in [
+            "-Xms768m",
+            "-Xmx768m",
+            "-XX:+UseG1GC",
+            "-Djdk.attach.allowAttachSelf=true",
+            "-Dcassandra.jmx.local.port=7249",
+            "-Dcassandra.config=file:///h/node1/conf/cassandra.yaml",
+            "-Dlogback.configurationFile=/h/node1/conf/logback.xml",
+            "-Dcassandra.storagedir=/h/node1",
+            "-Dcassandra-foreground=yes",
+            "-Xlog:gc*:file=/h/node1/logs/gc.log:time,uptime:filecount=5,filesize=10M",
+            "-Dcassandra.skip_wait_for_gossip_to_settle=0",
+            "java.base/java.net=ALL-UNNAMED",
+        ] {
+            assert!(
+                args.iter().any(|a| a == expected),
+                "missing {expected} in {args:?}"
+            );
+        }
+        let n = args.len();
+        assert_eq!(&args[n - 3..], ["-cp", "/cache/lib/*", DAEMON_CLASS]);
+        let multi = strings(&server_args(&node(), 768, Path::new("/cache/lib"), false));
+        assert!(!multi.iter().any(|a| a.contains("skip_wait_for_gossip")));
+    }
+
+    #[test]
+    fn nodetool_args_target_jmx_port() {
+        let args = strings(&nodetool_args(&node(), Path::new("/l"), &["status"]));
+        assert!(args.contains(&"--add-exports".to_string()));
+        let n = args.len();
+        assert_eq!(
+            &args[n - 7..],
+            [
+                "/l/*",
+                NODETOOL_CLASS,
+                "-h",
+                "127.0.0.1",
+                "-p",
+                "7249",
+                "status"
+            ]
+        );
+    }
+}

@@ -1,0 +1,251 @@
+//! Where each node lives: the arithmetic from `LocalOptions` to one `NodeLayout` per
+//! node (name, loopback address, ports, directories and file paths). Pure and
+//! I/O-free; it validates options but never touches the file system.
+
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+
+use crate::error::LocalError;
+use crate::LocalOptions;
+
+/// JMX port of a node whose address ends in `.1`; others add their last octet minus one.
+pub const BASE_JMX_PORT: u16 = 7199;
+
+/// Smallest heap a node is allowed; Cassandra 5.0 does not start reliably below it.
+pub const MIN_HEAP_MB: u32 = 512;
+
+/// Everything that identifies one node on this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeLayout {
+    /// 0-based position in the cluster.
+    pub index: usize,
+    /// `node1`, `node2`, ... (1-based, as ccm names them).
+    pub name: String,
+    pub address: Ipv4Addr,
+    pub cql_port: u16,
+    pub storage_port: u16,
+    pub jmx_port: u16,
+    /// `home/node<index+1>`.
+    pub dir: PathBuf,
+}
+
+impl NodeLayout {
+    pub fn conf_dir(&self) -> PathBuf {
+        self.dir.join("conf")
+    }
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+    pub fn commitlog_dir(&self) -> PathBuf {
+        self.dir.join("commitlog")
+    }
+    pub fn saved_caches_dir(&self) -> PathBuf {
+        self.dir.join("saved_caches")
+    }
+    pub fn hints_dir(&self) -> PathBuf {
+        self.dir.join("hints")
+    }
+    pub fn cdc_raw_dir(&self) -> PathBuf {
+        self.dir.join("cdc_raw")
+    }
+    pub fn logs_dir(&self) -> PathBuf {
+        self.dir.join("logs")
+    }
+    /// All directories casslab creates for the node, in creation order.
+    pub fn all_dirs(&self) -> Vec<PathBuf> {
+        vec![
+            self.conf_dir(),
+            self.data_dir(),
+            self.commitlog_dir(),
+            self.saved_caches_dir(),
+            self.hints_dir(),
+            self.cdc_raw_dir(),
+            self.logs_dir(),
+        ]
+    }
+    pub fn yaml_path(&self) -> PathBuf {
+        self.conf_dir().join("cassandra.yaml")
+    }
+    pub fn logback_path(&self) -> PathBuf {
+        self.conf_dir().join("logback.xml")
+    }
+    pub fn pid_path(&self) -> PathBuf {
+        self.dir.join("pid")
+    }
+    /// Written when casslab creates the node directory; `down --wipe` deletes only marked dirs.
+    pub fn marker_path(&self) -> PathBuf {
+        self.dir.join(".casslab-node")
+    }
+    pub fn system_log(&self) -> PathBuf {
+        self.logs_dir().join("system.log")
+    }
+    pub fn stdout_log(&self) -> PathBuf {
+        self.logs_dir().join("stdout.log")
+    }
+    pub fn gc_log(&self) -> PathBuf {
+        self.logs_dir().join("gc.log")
+    }
+    /// `address:cql_port`, the form drivers take.
+    pub fn contact_point(&self) -> String {
+        format!("{}:{}", self.address, self.cql_port)
+    }
+}
+
+/// Address of node `index`: `base` plus `index` in the last octet, staying within 1..=254.
+pub fn node_address(base: Ipv4Addr, index: usize) -> Result<Ipv4Addr, LocalError> {
+    let [a, b, c, d] = base.octets();
+    let last = usize::from(d) + index;
+    if d == 0 || last > 254 {
+        return Err(LocalError::InvalidOptions {
+            reason: format!(
+                "node {index} from base address {base} would need last octet {last}; the last octet must stay within 1..=254"
+            ),
+        });
+    }
+    Ok(Ipv4Addr::new(a, b, c, last as u8))
+}
+
+/// JMX port of a node: 7199 + (last octet - 1), so 127.0.0.1 -> 7199 and 127.0.0.51 -> 7249.
+/// JMX listens on 127.0.0.1 whatever the node's address, hence one port per node.
+pub fn jmx_port_for(address: Ipv4Addr) -> u16 {
+    let last = u16::from(address.octets()[3]);
+    BASE_JMX_PORT + last.saturating_sub(1)
+}
+
+/// Checks options that would otherwise fail late (in the JVM or the yaml).
+pub fn validate(opts: &LocalOptions) -> Result<(), LocalError> {
+    let bad = |reason: String| Err(LocalError::InvalidOptions { reason });
+    if opts.nodes == 0 {
+        return bad("a cluster needs at least 1 node".into());
+    }
+    if !opts.base_address.is_loopback() {
+        return bad(format!(
+            "base address {} is not a loopback address (127.x.y.z); local nodes only listen on loopback",
+            opts.base_address
+        ));
+    }
+    node_address(opts.base_address, opts.nodes - 1)?;
+    if opts.heap_mb < MIN_HEAP_MB {
+        return bad(format!(
+            "heap of {} MiB is too small; use at least {MIN_HEAP_MB} MiB",
+            opts.heap_mb
+        ));
+    }
+    if opts.cql_port == 0 || opts.storage_port == 0 || opts.cql_port == opts.storage_port {
+        return bad(format!(
+            "CQL port {} and storage port {} must be non-zero and different",
+            opts.cql_port, opts.storage_port
+        ));
+    }
+    if opts.cluster_name.is_empty() || opts.cluster_name.chars().any(|c| c.is_control()) {
+        return bad("the cluster name must be non-empty and on one line".into());
+    }
+    if opts.version.is_empty()
+        || !opts
+            .version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-_".contains(c))
+    {
+        return bad(format!(
+            "version {:?} is not a Cassandra version like 5.0.6",
+            opts.version
+        ));
+    }
+    if opts.home.to_string_lossy().contains(':') {
+        // `-Xlog:gc*:file=<path>` separates its fields with ':'.
+        return bad(format!("home {} must not contain ':'", opts.home.display()));
+    }
+    Ok(())
+}
+
+/// One layout per node, after validating `opts`.
+pub fn layouts(opts: &LocalOptions) -> Result<Vec<NodeLayout>, LocalError> {
+    validate(opts)?;
+    (0..opts.nodes)
+        .map(|index| {
+            let address = node_address(opts.base_address, index)?;
+            Ok(NodeLayout {
+                index,
+                name: node_name(index),
+                address,
+                cql_port: opts.cql_port,
+                storage_port: opts.storage_port,
+                jmx_port: jmx_port_for(address),
+                dir: node_dir(&opts.home, index),
+            })
+        })
+        .collect()
+}
+
+/// `node1` for index 0.
+pub fn node_name(index: usize) -> String {
+    format!("node{}", index + 1)
+}
+
+/// `home/node1` for index 0.
+pub fn node_dir(home: &Path, index: usize) -> PathBuf {
+    home.join(node_name(index))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(base: [u8; 4], nodes: usize) -> LocalOptions {
+        LocalOptions {
+            home: PathBuf::from("/tmp/h"),
+            nodes,
+            base_address: Ipv4Addr::from(base),
+            ..LocalOptions::default()
+        }
+    }
+
+    #[test]
+    fn address_arithmetic() {
+        let base = Ipv4Addr::new(127, 0, 0, 1);
+        assert_eq!(node_address(base, 0).unwrap(), base);
+        assert_eq!(node_address(base, 2).unwrap(), Ipv4Addr::new(127, 0, 0, 3));
+        assert!(node_address(Ipv4Addr::new(127, 0, 0, 254), 1).is_err());
+        assert!(node_address(Ipv4Addr::new(127, 0, 0, 0), 0).is_err());
+    }
+
+    #[test]
+    fn jmx_port_derivation() {
+        assert_eq!(jmx_port_for(Ipv4Addr::new(127, 0, 0, 1)), 7199);
+        assert_eq!(jmx_port_for(Ipv4Addr::new(127, 0, 0, 2)), 7200);
+        assert_eq!(jmx_port_for(Ipv4Addr::new(127, 0, 0, 51)), 7249);
+        assert_eq!(jmx_port_for(Ipv4Addr::new(127, 0, 0, 61)), 7259);
+    }
+
+    #[test]
+    fn layouts_number_and_place_nodes() {
+        let l = layouts(&opts([127, 0, 0, 10], 3)).unwrap();
+        assert_eq!(l.len(), 3);
+        assert_eq!(l[2].name, "node3");
+        assert_eq!(l[2].address, Ipv4Addr::new(127, 0, 0, 12));
+        assert_eq!(l[2].jmx_port, 7210);
+        assert_eq!(l[2].dir, PathBuf::from("/tmp/h/node3"));
+        assert_eq!(l[0].contact_point(), "127.0.0.10:9042");
+        assert_eq!(
+            l[0].yaml_path(),
+            PathBuf::from("/tmp/h/node1/conf/cassandra.yaml")
+        );
+    }
+
+    #[test]
+    fn validation_rejects_bad_options() {
+        assert!(layouts(&opts([127, 0, 0, 1], 0)).is_err());
+        assert!(layouts(&opts([10, 0, 0, 1], 1)).is_err());
+        assert!(layouts(&opts([127, 0, 0, 250], 6)).is_err());
+        let mut o = opts([127, 0, 0, 1], 1);
+        o.heap_mb = 100;
+        assert!(validate(&o).is_err());
+        let mut o = opts([127, 0, 0, 1], 1);
+        o.storage_port = o.cql_port;
+        assert!(validate(&o).is_err());
+        let mut o = opts([127, 0, 0, 1], 1);
+        o.cluster_name = "a\nb".into();
+        assert!(validate(&o).is_err());
+        assert!(validate(&opts([127, 0, 0, 1], 1)).is_ok());
+    }
+}
