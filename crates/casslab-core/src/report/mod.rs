@@ -5,6 +5,7 @@
 
 pub mod hdrlog;
 pub mod json;
+pub mod text;
 
 pub use hdrlog::{write_hdr_log, LatencyKind};
 pub use json::{run_json, write_run_json};

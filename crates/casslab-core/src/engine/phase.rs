@@ -1,0 +1,191 @@
+//! Running one phase: spawning the workers, sampling their records once per interval into
+//! [`IntervalSample`]s (sent to the caller as events as soon as each interval closes), deciding
+//! when the phase ends (count done, duration reached, or the caller asked to stop), and
+//! draining in-flight requests so the last partial interval is kept too.
+
+use super::plan::Plan;
+use super::worker::{run_worker, Pace, Shared};
+use super::EngineEvent;
+use crate::stats::{IntervalSample, OpStats, Phase};
+use scylla::client::session::Session;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc::UnboundedSender, watch};
+use tokio::time::Instant;
+
+pub(crate) enum PhaseKind {
+    Load { count: u64 },
+    Run { warmup_s: f64, duration_s: f64, rate_per_s: Option<f64> },
+}
+
+pub(crate) struct PhaseParams {
+    pub kind: PhaseKind,
+    pub workers: usize,
+    pub concurrency: usize,
+    pub interval: Duration,
+    pub seed: u64,
+    /// Longest wait for in-flight requests after the phase stops.
+    pub drain_timeout: Duration,
+    /// The run's time origin; interval times are milliseconds since it.
+    pub t0: Instant,
+    /// Index of the phase's first interval; intervals are numbered across the whole run.
+    pub first_index: u32,
+}
+
+pub(crate) struct PhaseResult {
+    /// Totals of the measured part (load, or run without warm-up), per operation.
+    pub measured: Vec<OpStats>,
+    pub measured_s: f64,
+    pub interrupted: bool,
+    /// Achieved vs intended under a fixed rate: the largest backlog seen.
+    pub max_backlog: u64,
+    /// Index the next phase's first interval gets.
+    pub next_index: u32,
+}
+
+pub(crate) async fn run_phase(
+    session: Arc<Session>,
+    plan: Arc<Plan>,
+    p: PhaseParams,
+    events: &UnboundedSender<EngineEvent>,
+    stop_rx: &mut watch::Receiver<bool>,
+) -> PhaseResult {
+    let n_ops = plan.ops.len();
+    let workers = p.workers.clamp(1, p.concurrency.max(1));
+    let shared = Arc::new(Shared {
+        session,
+        plan: plan.clone(),
+        stop: AtomicBool::new(false),
+        slots: (0..workers).map(|_| Mutex::new(vec![OpStats::default(); n_ops])).collect(),
+        backlog: (0..workers).map(|_| AtomicU64::new(0)).collect(),
+        reported: (0..n_ops).map(|_| AtomicU64::new(0)).collect(),
+        events: events.clone(),
+    });
+    let start = Instant::now();
+    let claimed = Arc::new(AtomicU64::new(0));
+    let mut handles = Vec::new();
+    for id in 0..workers {
+        let cap = p.concurrency / workers + usize::from(id < p.concurrency % workers);
+        let pace = match &p.kind {
+            PhaseKind::Load { count } => Pace::Count { claimed: claimed.clone(), total: *count },
+            PhaseKind::Run { rate_per_s: Some(r), .. } => {
+                let period = Duration::from_secs_f64(workers as f64 / r.max(1e-9));
+                // stagger the workers' schedules evenly over one period
+                Pace::Rate { period, first: start + period.mul_f64(id as f64 / workers as f64) }
+            }
+            PhaseKind::Run { .. } => Pace::Max,
+        };
+        let seed = p.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(id as u64 + 1);
+        handles.push(tokio::spawn(run_worker(shared.clone(), id, cap.max(1), pace, seed)));
+    }
+
+    let (warm_ticks, end_ticks) = match &p.kind {
+        PhaseKind::Load { .. } => (0, u64::MAX),
+        PhaseKind::Run { warmup_s, duration_s, .. } => {
+            let iv = p.interval.as_secs_f64();
+            let w = (warmup_s / iv).ceil() as u64;
+            (w, w + ((duration_s / iv).ceil() as u64).max(1))
+        }
+    };
+    let label = |tick: u64| match &p.kind {
+        PhaseKind::Load { .. } => Phase::Load,
+        PhaseKind::Run { .. } if tick < warm_ticks => Phase::Warmup,
+        PhaseKind::Run { .. } => Phase::Run,
+    };
+    let rate = match &p.kind {
+        PhaseKind::Run { rate_per_s, .. } => *rate_per_s,
+        _ => None,
+    };
+
+    let mut spare: Vec<Vec<OpStats>> = (0..workers).map(|_| vec![OpStats::default(); n_ops]).collect();
+    let mut measured = vec![OpStats::default(); n_ops];
+    let mut measured_s = 0.0;
+    let mut tick_no = 0u64;
+    let mut last = start;
+    let mut interrupted = *stop_rx.borrow();
+    let mut warned_backlog = false;
+    let mut max_backlog = 0u64;
+    let mut ticker = tokio::time::interval_at(start + p.interval, p.interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+
+    let mut collect = |since: Instant, now: Instant, tick: u64, index: u32| -> IntervalSample {
+        let mut ops: Vec<OpStats> = vec![OpStats::default(); n_ops];
+        for (w, slot) in shared.slots.iter().enumerate() {
+            {
+                let mut g = slot.lock().unwrap();
+                std::mem::swap(&mut *g, &mut spare[w]);
+            }
+            for (i, s) in spare[w].iter_mut().enumerate() {
+                ops[i].merge(s);
+                s.reset();
+            }
+        }
+        let backlog: u64 = shared.backlog.iter().map(|b| b.load(Ordering::Relaxed)).sum();
+        let phase = label(tick);
+        let sample = IntervalSample {
+            index,
+            phase,
+            start_ms: (since - p.t0).as_millis() as u64,
+            end_ms: (now - p.t0).as_millis() as u64,
+            ops: plan.ops.iter().map(|o| o.name.clone()).zip(ops).collect(),
+            backlog,
+        };
+        if phase != Phase::Warmup {
+            for (i, (_, s)) in sample.ops.iter().enumerate() {
+                measured[i].merge(s);
+            }
+            measured_s += (now - since).as_secs_f64();
+        }
+        sample
+    };
+
+    let mut finished_workers = false;
+    while !interrupted && !finished_workers {
+        tokio::select! {
+            _ = ticker.tick() => {}
+            r = stop_rx.changed() => { if r.is_err() || *stop_rx.borrow() { interrupted = true; } }
+        }
+        if interrupted {
+            break;
+        }
+        let now = Instant::now();
+        let sample = collect(last, now, tick_no, p.first_index + tick_no as u32);
+        last = now;
+        tick_no += 1;
+        if let Some(r) = rate {
+            max_backlog = max_backlog.max(sample.backlog);
+            if !warned_backlog && sample.backlog as f64 > (r * 0.05).max(10.0) {
+                warned_backlog = true;
+                let _ = events.send(EngineEvent::Warning(format!(
+                    "cannot keep the rate of {r:.0}/s: {} operations are behind schedule; latency is measured from their intended start, so it grows. Raise --concurrency (now {}; it must exceed rate × latency) or check whether the client is saturated",
+                    sample.backlog, p.concurrency
+                )));
+            }
+        }
+        let _ = events.send(EngineEvent::Interval(sample));
+        finished_workers = tick_no >= end_ticks || handles.iter().all(|h| h.is_finished());
+    }
+
+    shared.stop.store(true, Ordering::Relaxed);
+    let drain = async {
+        for h in handles.iter_mut() {
+            let _ = h.await;
+        }
+    };
+    if tokio::time::timeout(p.drain_timeout, drain).await.is_err() {
+        for h in &handles {
+            h.abort();
+        }
+        let _ = events.send(EngineEvent::Warning("some requests were still in flight when the phase ended; they were abandoned".into()));
+    }
+    let now = Instant::now();
+    if now > last {
+        let sample = collect(last, now, tick_no.min(end_ticks.saturating_sub(1)), p.first_index + tick_no as u32);
+        if sample.ops.iter().any(|(_, s)| s.ok + s.error_count() > 0) {
+            let _ = events.send(EngineEvent::Interval(sample));
+            tick_no += 1;
+        }
+    }
+    PhaseResult { measured, measured_s, interrupted, max_backlog, next_index: p.first_index + tick_no as u32 }
+}

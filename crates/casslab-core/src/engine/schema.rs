@@ -1,0 +1,165 @@
+//! Preparing the cluster for a workload: the keyspace (created only if missing, with a
+//! replication that fits the cluster), the workload's tables, and casslab's bookkeeping table
+//! `casslab_meta` in that keyspace, which records whether casslab created the keyspace and which
+//! data sets it loaded. casslab truncates only keyspaces it created, and never drops one.
+
+use super::connect::ClusterInfo;
+use super::error::EngineError;
+use crate::workload::Workload;
+use scylla::client::session::Session;
+
+const CREATED_KEY: &str = "created_by_casslab";
+
+/// What `prepare_keyspace` found or did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyspaceState {
+    /// The keyspace did not exist and casslab created it now.
+    pub created_now: bool,
+    /// casslab created the keyspace (now or in an earlier run).
+    pub ours: bool,
+}
+
+/// NetworkTopologyStrategy with RF = min(3, nodes) in every data center.
+pub fn default_replication(info: &ClusterInfo) -> String {
+    let parts: Vec<String> = if info.datacenters.is_empty() {
+        vec!["'datacenter1': 1".into()]
+    } else {
+        info.datacenters.iter().map(|(dc, n)| format!("'{dc}': {}", (*n).clamp(1, 3))).collect()
+    };
+    format!("{{'class': 'NetworkTopologyStrategy', {}}}", parts.join(", "))
+}
+
+async fn exec(session: &Session, cql: &str) -> Result<(), EngineError> {
+    session
+        .query_unpaged(cql, &[])
+        .await
+        .map(|_| ())
+        .map_err(|e| EngineError::Schema { statement: cql.to_string(), message: e.to_string() })
+}
+
+async fn keyspace_exists(session: &Session, ks: &str) -> Result<bool, EngineError> {
+    let cql = "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?";
+    let rs = session
+        .query_unpaged(cql, (ks,))
+        .await
+        .map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })?;
+    Ok(rs.into_rows_result().map(|r| r.rows_num() > 0).unwrap_or(false))
+}
+
+/// Creates the keyspace if missing, switches the session to it, creates the bookkeeping table
+/// and the workload's schema.
+pub async fn prepare_keyspace(session: &Session, w: &Workload, info: &ClusterInfo) -> Result<KeyspaceState, EngineError> {
+    let ks = &w.keyspace;
+    let created_now = if keyspace_exists(session, ks).await? {
+        false
+    } else {
+        let repl = w.replication.clone().unwrap_or_else(|| default_replication(info));
+        exec(session, &format!("CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = {repl}")).await?;
+        true
+    };
+    session
+        .use_keyspace(ks.as_str(), false)
+        .await
+        .map_err(|e| EngineError::Schema { statement: format!("USE {ks}"), message: e.to_string() })?;
+    exec(session, "CREATE TABLE IF NOT EXISTS casslab_meta (key text PRIMARY KEY, value text)").await?;
+    if created_now {
+        set_meta(session, CREATED_KEY, &now_text()).await?;
+    }
+    for st in &w.schema {
+        exec(session, &st.cql).await?;
+    }
+    let _ = session.await_schema_agreement().await;
+    let ours = created_now || get_meta(session, CREATED_KEY).await?.is_some();
+    Ok(KeyspaceState { created_now, ours })
+}
+
+async fn set_meta(session: &Session, key: &str, value: &str) -> Result<(), EngineError> {
+    let cql = "INSERT INTO casslab_meta (key, value) VALUES (?, ?)";
+    session
+        .query_unpaged(cql, (key, value))
+        .await
+        .map(|_| ())
+        .map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })
+}
+
+async fn get_meta(session: &Session, key: &str) -> Result<Option<String>, EngineError> {
+    let cql = "SELECT value FROM casslab_meta WHERE key = ?";
+    let rs = session
+        .query_unpaged(cql, (key,))
+        .await
+        .map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })?;
+    let rows = rs.into_rows_result().map_err(|e| EngineError::Other(e.to_string()))?;
+    Ok(rows.maybe_first_row::<(Option<String>,)>().ok().flatten().and_then(|(v,)| v))
+}
+
+/// Whether the data set identified by `fingerprint` was loaded completely before; returns the
+/// recorded description.
+pub async fn loaded(session: &Session, fingerprint: &str) -> Result<Option<String>, EngineError> {
+    get_meta(session, &format!("load:{fingerprint}")).await
+}
+
+pub async fn record_load(session: &Session, fingerprint: &str, description: &str) -> Result<(), EngineError> {
+    set_meta(session, &format!("load:{fingerprint}"), description).await
+}
+
+/// Empties the workload's tables and forgets earlier loads — only in a keyspace casslab created.
+pub async fn truncate_for_reload(session: &Session, w: &Workload, state: KeyspaceState) -> Result<(), EngineError> {
+    if !state.ours {
+        return Err(EngineError::NotOurKeyspace(w.keyspace.clone()));
+    }
+    for t in w.tables() {
+        exec(session, &format!("TRUNCATE {}.{t}", w.keyspace)).await?;
+    }
+    let rs = session
+        .query_unpaged("SELECT key FROM casslab_meta", &[])
+        .await
+        .map_err(|e| EngineError::Schema { statement: "SELECT key FROM casslab_meta".into(), message: e.to_string() })?;
+    if let Ok(rows) = rs.into_rows_result() {
+        if let Ok(iter) = rows.rows::<(String,)>() {
+            for (k,) in iter.flatten() {
+                if k.starts_with("load:") {
+                    session
+                        .query_unpaged("DELETE FROM casslab_meta WHERE key = ?", (k.as_str(),))
+                        .await
+                        .map_err(|e| EngineError::Schema { statement: "DELETE FROM casslab_meta".into(), message: e.to_string() })?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn now_text() -> String {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    format!("unix_ms={ms}")
+}
+
+/// A stable 64-bit FNV-1a hash, hex encoded: identifies a data set across runs and versions.
+pub fn fingerprint(parts: &[&str]) -> String {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for p in parts {
+        for b in p.bytes().chain(std::iter::once(0u8)) {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replication_fits_the_cluster() {
+        let info = ClusterInfo { cassandra_version: None, node_count: 6, datacenters: vec![("dc1".into(), 5), ("dc2".into(), 1)] };
+        assert_eq!(default_replication(&info), "{'class': 'NetworkTopologyStrategy', 'dc1': 3, 'dc2': 1}");
+    }
+
+    #[test]
+    fn fingerprints_are_stable_and_separate_parts() {
+        assert_eq!(fingerprint(&["a", "b"]), fingerprint(&["a", "b"]));
+        assert_ne!(fingerprint(&["ab", ""]), fingerprint(&["a", "b"]));
+        assert_eq!(fingerprint(&[]), "cbf29ce484222325");
+    }
+}

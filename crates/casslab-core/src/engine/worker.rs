@@ -1,0 +1,173 @@
+//! The hot loop. A few workers (one per runtime thread) each keep up to their share of the
+//! in-flight limit going with `FuturesUnordered`, draw values from the generators, and record
+//! every completion into their own per-operation stats (a lock nobody else takes except the
+//! sampler once per interval). Under a fixed rate, each worker follows its own schedule of
+//! intended start times and latency is measured from them, so a stalled cluster or a saturated
+//! client shows up as latency instead of silently lowering the request rate.
+
+use super::error::classify;
+use super::plan::{Plan, PlannedOp};
+use super::EngineEvent;
+use crate::stats::OpStats;
+use futures::stream::{FuturesUnordered, StreamExt};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use scylla::client::session::Session;
+use scylla::errors::ExecutionError;
+use scylla::response::PagingState;
+use scylla::value::CqlValue;
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::time::Instant;
+
+/// How long before its intended time an operation may be started. The tokio timer fires on
+/// millisecond ticks, so waking half a tick early centres the start error on zero; an early
+/// start is measured from its actual start, never from a later intended time.
+const EARLY: Duration = Duration::from_micros(500);
+/// Longest sleep between checks of the stop flag.
+const MAX_NAP: Duration = Duration::from_millis(50);
+
+/// How a worker decides when to start the next operation.
+#[derive(Clone)]
+pub(crate) enum Pace {
+    /// Keep the in-flight limit full.
+    Max,
+    /// A fixed schedule: one start every `period`, from `first`.
+    Rate { period: Duration, first: Instant },
+    /// Keep the in-flight limit full until `total` operations were claimed from `claimed`.
+    Count { claimed: Arc<AtomicU64>, total: u64 },
+}
+
+/// What the workers of a phase share.
+pub(crate) struct Shared {
+    pub session: Arc<Session>,
+    pub plan: Arc<Plan>,
+    pub stop: AtomicBool,
+    /// Per worker, per operation: what completed since the sampler last looked.
+    pub slots: Vec<Mutex<Vec<OpStats>>>,
+    /// Per worker: operations due under the rate schedule but not started yet.
+    pub backlog: Vec<AtomicU64>,
+    /// Per operation: error kinds already reported (bit per kind).
+    pub reported: Vec<AtomicU64>,
+    pub events: UnboundedSender<EngineEvent>,
+}
+
+type Done = (usize, Instant, Instant, Result<(), ExecutionError>);
+
+async fn execute(session: &Session, op: &PlannedOp, values: Vec<CqlValue>) -> Result<(), ExecutionError> {
+    for st in &op.statements {
+        let row: Vec<&CqlValue> = st.slots.iter().map(|i| &values[*i]).collect();
+        let mut paging = PagingState::start();
+        loop {
+            let (_, next) = session.execute_single_page(&st.prepared, &row, paging).await?;
+            match next.into_paging_control_flow() {
+                ControlFlow::Break(()) => break,
+                ControlFlow::Continue(p) => paging = p,
+            }
+        }
+    }
+    Ok(())
+}
+
+fn start<'a>(
+    session: &'a Session,
+    plan: &'a Plan,
+    op_idx: usize,
+    intended: Option<Instant>,
+    rng: &mut SmallRng,
+) -> impl std::future::Future<Output = Done> + 'a {
+    let op = &plan.ops[op_idx];
+    let values: Vec<CqlValue> = op.generators.iter().map(|g| plan.gens.value(*g, rng)).collect();
+    let sent = Instant::now();
+    let intended = intended.map_or(sent, |t| t.min(sent));
+    async move {
+        let r = execute(session, op, values).await;
+        (op_idx, intended, sent, r)
+    }
+}
+
+fn record(sh: &Shared, id: usize, done: Done) {
+    let (op_idx, intended, sent, res) = done;
+    let now = Instant::now();
+    match res {
+        Ok(()) => {
+            let mut g = sh.slots[id].lock().unwrap();
+            g[op_idx].record_ok((now - intended).as_nanos() as u64, (now - sent).as_nanos() as u64);
+        }
+        Err(e) => {
+            let kind = classify(&e);
+            sh.slots[id].lock().unwrap()[op_idx].record_error(kind);
+            let bit = 1u64 << (kind as u32);
+            if sh.reported[op_idx].fetch_or(bit, Ordering::Relaxed) & bit == 0 {
+                let _ = sh.events.send(EngineEvent::Warning(format!(
+                    "{}: first {} error (counted, the run goes on): {e}",
+                    sh.plan.ops[op_idx].name,
+                    kind.as_str()
+                )));
+            }
+        }
+    }
+}
+
+/// Runs one worker until the phase's stop flag is set (or its count is exhausted), then waits
+/// for its in-flight operations.
+pub(crate) async fn run_worker(sh: Arc<Shared>, id: usize, cap: usize, pace: Pace, seed: u64) {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let session = &*sh.session;
+    let plan = &*sh.plan;
+    let mut inflight = FuturesUnordered::new();
+    let stopped = |sh: &Shared| sh.stop.load(Ordering::Relaxed);
+    match pace {
+        Pace::Max | Pace::Count { .. } => loop {
+            while inflight.len() < cap && !stopped(&sh) {
+                if let Pace::Count { claimed, total } = &pace {
+                    if claimed.fetch_add(1, Ordering::Relaxed) >= *total {
+                        break;
+                    }
+                }
+                let op = plan.pick(rng.gen::<f64>());
+                inflight.push(start(session, plan, op, None, &mut rng));
+            }
+            match inflight.next().await {
+                Some(d) => record(&sh, id, d),
+                None => break,
+            }
+        },
+        Pace::Rate { period, first } => {
+            let mut next_t = first;
+            let sleep = tokio::time::sleep_until(first);
+            tokio::pin!(sleep);
+            loop {
+                if stopped(&sh) {
+                    match inflight.next().await {
+                        Some(d) => record(&sh, id, d),
+                        None => break,
+                    }
+                    continue;
+                }
+                let now = Instant::now();
+                while next_t <= now + EARLY && inflight.len() < cap {
+                    let op = plan.pick(rng.gen::<f64>());
+                    inflight.push(start(session, plan, op, Some(next_t), &mut rng));
+                    next_t += period;
+                }
+                let behind = if next_t <= now { ((now - next_t).as_nanos() / period.as_nanos().max(1)) as u64 + 1 } else { 0 };
+                sh.backlog[id].store(behind, Ordering::Relaxed);
+                if inflight.len() < cap {
+                    let wake = (next_t.checked_sub(EARLY).unwrap_or(next_t)).min(now + MAX_NAP);
+                    sleep.as_mut().reset(wake);
+                    tokio::select! {
+                        Some(d) = inflight.next(), if !inflight.is_empty() => record(&sh, id, d),
+                        _ = &mut sleep => {}
+                    }
+                } else if let Some(d) = inflight.next().await {
+                    record(&sh, id, d);
+                }
+            }
+            sh.backlog[id].store(0, Ordering::Relaxed);
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! Plain-text tables for the terminal: a run's summary (one row per operation) and the list
+//! of saved runs. Returns strings; the binary decides where they go.
+
+use crate::stats::{LatencySummary, OpSummary, Phase};
+use crate::store::{PhaseSummary, RunRecord, RunStatus, RunSummary};
+use std::fmt::Write;
+
+/// Formats nanoseconds as milliseconds with a precision that suits the size.
+pub fn ms(ns: f64) -> String {
+    let m = ns / 1e6;
+    if m >= 100.0 {
+        format!("{m:.0}")
+    } else if m >= 10.0 {
+        format!("{m:.1}")
+    } else {
+        format!("{m:.2}")
+    }
+}
+
+fn row(out: &mut String, s: &OpSummary, l: &LatencySummary) {
+    let errors: u64 = s.errors.values().sum();
+    let _ = writeln!(
+        out,
+        "  {:<14} {:>10} {:>10.0} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        s.op,
+        s.ok,
+        s.ops_per_s,
+        ms(l.mean_ns),
+        ms(l.p50_ns as f64),
+        ms(l.p95_ns as f64),
+        ms(l.p99_ns as f64),
+        ms(l.p999_ns as f64),
+        ms(l.max_ns as f64),
+        errors
+    );
+}
+
+fn table(out: &mut String, p: &PhaseSummary, service: bool) {
+    let _ = writeln!(
+        out,
+        "  {:<14} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "op", "count", "ops/s", "mean", "p50", "p95", "p99", "p99.9", "max", "errors"
+    );
+    for s in &p.ops {
+        row(out, s, if service { &s.service } else { &s.latency });
+    }
+    if p.ops.len() > 1 {
+        row(out, &p.total, if service { &p.total.service } else { &p.total.latency });
+    }
+}
+
+/// The summary printed after a run and by `casslab show`.
+pub fn run_summary(r: &RunRecord, s: &RunSummary) -> String {
+    let mut out = String::new();
+    let status = match r.status {
+        RunStatus::Completed => "completed",
+        RunStatus::Interrupted => "interrupted (partial results)",
+        RunStatus::Failed => "failed",
+        RunStatus::Running => "running or crashed",
+    };
+    let _ = writeln!(
+        out,
+        "run {} · {} · {} · Cassandra {} on {} node(s) · {}",
+        r.id,
+        r.workload,
+        status,
+        r.env.cassandra_version.as_deref().unwrap_or("?"),
+        r.env.node_count,
+        r.config.cluster.hosts.join(",")
+    );
+    for p in &s.phases {
+        let mode = match (p.phase, p.target_rate_per_s) {
+            (Phase::Load, _) => "load".to_string(),
+            (_, Some(rate)) => format!("run at fixed rate {rate:.0}/s"),
+            (_, None) => format!("run at max throughput, {} in flight", r.config.concurrency),
+        };
+        let _ = writeln!(out, "\n{mode}, {:.1} s measured — latency from intended start, ms:", p.duration_s);
+        table(&mut out, p, false);
+        if p.target_rate_per_s.is_some() {
+            let _ = writeln!(out, "  service time (from actual send), ms:");
+            table(&mut out, p, true);
+        }
+        let errs = &p.total.errors;
+        if !errs.is_empty() {
+            let parts: Vec<String> = errs.iter().map(|(k, v)| format!("{} {v}", k.as_str())).collect();
+            let _ = writeln!(out, "  errors by kind: {}", parts.join(", "));
+        }
+    }
+    for n in &s.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    out
+}
+
+/// The `casslab runs` listing.
+pub fn runs_table(runs: &[RunRecord]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{:>5}  {:<19}  {:<14} {:<11} {:>10} {:>9} {:>7}", "id", "started (UTC)", "workload", "status", "ops/s", "p99 ms", "errors");
+    for r in runs {
+        let run = r.summary.as_ref().and_then(|s| s.phases.iter().rev().find(|p| p.phase == Phase::Run || p.phase == Phase::Load));
+        let (ops, p99, errs) = match run {
+            Some(p) => (format!("{:.0}", p.total.ops_per_s), ms(p.total.latency.p99_ns as f64), p.total.error_count().to_string()),
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        let _ = writeln!(
+            out,
+            "{:>5}  {:<19}  {:<14} {:<11} {:>10} {:>9} {:>7}",
+            r.id,
+            utc(r.started_at_ms),
+            r.workload,
+            format!("{:?}", r.status).to_lowercase(),
+            ops,
+            p99,
+            errs
+        );
+    }
+    out
+}
+
+/// `YYYY-MM-DD HH:MM:SS` in UTC from unix milliseconds.
+pub fn utc(unix_ms: i64) -> String {
+    let secs = unix_ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // civil-from-days (Howard Hinnant's algorithm)
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00");
+        assert_eq!(utc(1_795_000_000_000), "2026-11-18 11:06:40");
+        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00");
+    }
+
+    #[test]
+    fn ms_precision() {
+        assert_eq!(ms(1_234_567.0), "1.23");
+        assert_eq!(ms(12_345_678.0), "12.3");
+        assert_eq!(ms(123_456_789.0), "123");
+    }
+}

@@ -1,0 +1,22 @@
+//! The built-in workloads, embedded in the binary from the repository's `workloads/` folder.
+//! A built-in name works wherever a workload file path does.
+
+/// (name, YAML text) of every built-in workload, in the order `casslab workloads` lists them.
+pub const BUILTINS: &[(&str, &str)] = &[
+    ("ycsb-a", include_str!("../../../../workloads/ycsb-a.yaml")),
+    ("ycsb-b", include_str!("../../../../workloads/ycsb-b.yaml")),
+    ("ycsb-c", include_str!("../../../../workloads/ycsb-c.yaml")),
+    ("ycsb-d", include_str!("../../../../workloads/ycsb-d.yaml")),
+    ("ycsb-e", include_str!("../../../../workloads/ycsb-e.yaml")),
+    ("ycsb-f", include_str!("../../../../workloads/ycsb-f.yaml")),
+    ("kv", include_str!("../../../../workloads/kv.yaml")),
+];
+
+/// The text of a built-in workload.
+pub fn builtin(name: &str) -> Option<&'static str> {
+    BUILTINS.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+}
+
+pub fn builtin_names() -> impl Iterator<Item = &'static str> {
+    BUILTINS.iter().map(|(n, _)| *n)
+}

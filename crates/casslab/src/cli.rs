@@ -1,0 +1,318 @@
+//! Command-line definitions (clap) and their conversion into the library's plain config
+//! structs. Nothing outside this file and `commands/` knows about clap.
+
+use anyhow::{bail, Context, Result};
+use casslab_core::config::{ClusterConfig, LoadMode, RunConfig, CONFIG_VERSION};
+use clap::{Args, Parser, Subcommand};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(name = "casslab", version, about = "A performance lab for Apache Cassandra: declarative workloads, open-loop latency, saved results", long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a workload (built-in name or YAML file): schema, load, warm-up and measured run.
+    /// Without --hosts it uses the local node, starting one if none is running.
+    Run(RunArgs),
+    /// Start, inspect and stop real local Cassandra nodes on loopback.
+    #[command(subcommand)]
+    Local(LocalCommand),
+    /// List the built-in workloads, or print one with `workloads show NAME`.
+    Workloads {
+        #[command(subcommand)]
+        command: Option<WorkloadsCommand>,
+    },
+    /// List saved runs, newest first.
+    Runs {
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Print a saved run's summary; optionally export it as JSON or an HdrHistogram log.
+    Show {
+        /// Run id, or `latest`.
+        #[arg(default_value = "latest")]
+        run: String,
+        #[command(flatten)]
+        export: ExportArgs,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WorkloadsCommand {
+    /// Print a built-in workload's YAML (a starting point for your own file).
+    Show { name: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LocalCommand {
+    /// Start local Cassandra node(s) from Maven Central jars (downloaded once) and wait until CQL answers.
+    Up(LocalUpArgs),
+    /// Show the local nodes: address, pid, whether CQL answers, where data and logs are.
+    Status(LocalHomeArgs),
+    /// Stop the local nodes casslab started (data is kept unless --wipe).
+    Down {
+        /// Also delete the nodes' data and logs.
+        #[arg(long)]
+        wipe: bool,
+        #[command(flatten)]
+        home: LocalHomeArgs,
+    },
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct LocalHomeArgs {
+    /// Directory holding the local nodes [env: CASSLAB_HOME; default: the user's data dir/casslab]
+    #[arg(long)]
+    pub home: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct LocalUpArgs {
+    #[arg(long, default_value_t = 1)]
+    pub nodes: usize,
+    /// JVM heap per node, e.g. 1G or 768M.
+    #[arg(long, default_value = "1G")]
+    pub heap: String,
+    /// Apache Cassandra version (from Maven Central's cassandra-all).
+    #[arg(long, default_value = casslab_local::DEFAULT_CASSANDRA_VERSION)]
+    pub version: String,
+    /// Address of the first node; node i gets the next addresses (127.0.0.0/8 is all loopback).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub base_address: std::net::Ipv4Addr,
+    #[command(flatten)]
+    pub home: LocalHomeArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct StoreArgs {
+    /// Results database (SQLite) [env: CASSLAB_STORE; default: the user's data dir/casslab/results.db]
+    #[arg(long)]
+    pub store: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ExportArgs {
+    /// Write the whole run (config, intervals, full histograms) as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write interval histograms in HdrHistogram's log format to FILE (latency from the intended start).
+    #[arg(long, value_name = "FILE")]
+    pub hdr_log: Option<PathBuf>,
+    /// With --hdr-log: write service time instead of latency from the intended start.
+    #[arg(long)]
+    pub hdr_service_time: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Built-in workload name (see `casslab workloads`) or path to a workload YAML file.
+    pub workload: String,
+    /// Set a workload parameter, e.g. -P rows=1000000 (repeatable).
+    #[arg(short = 'P', long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// Measured run length (overrides the workload's), e.g. 30s, 5m.
+    #[arg(long, short = 'd')]
+    pub duration: Option<String>,
+    /// Unmeasured warm-up before the run (overrides the workload's).
+    #[arg(long)]
+    pub warmup: Option<String>,
+    /// Fixed total rate for the run phase, e.g. 5000 or 5000/s; latency is then measured from
+    /// each operation's intended start. Default: as fast as possible.
+    #[arg(long, short = 'r')]
+    pub rate: Option<String>,
+    /// Requests in flight at once.
+    #[arg(long, short = 'c', default_value_t = 128)]
+    pub concurrency: usize,
+    /// Engine threads (0 = one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Sampling interval for the saved time series, e.g. 1s.
+    #[arg(long, default_value = "1s")]
+    pub interval: String,
+    /// Seed of every value generator; the same seed gives the same data.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Empty the workload's tables and load again (only in a keyspace casslab created).
+    #[arg(long, conflicts_with_all = ["skip_load"])]
+    pub reload: bool,
+    /// Do not run the load phase.
+    #[arg(long, conflicts_with_all = ["load_only"])]
+    pub skip_load: bool,
+    /// Run the schema and load phases, then stop.
+    #[arg(long)]
+    pub load_only: bool,
+    /// Tag the saved run (repeatable).
+    #[arg(long = "tag")]
+    pub tags: Vec<String>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub export: ExportArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub local: LocalHomeArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ClusterArgs {
+    /// Contact points of your cluster (comma separated, host or host:port). Without it casslab
+    /// uses its local node.
+    #[arg(long, value_delimiter = ',')]
+    pub hosts: Vec<String>,
+    #[arg(long, default_value_t = 9042)]
+    pub port: u16,
+    /// Local data center (for routing and LOCAL_* consistency levels).
+    #[arg(long)]
+    pub dc: Option<String>,
+    /// User name; the password comes from CASSLAB_PASSWORD or a prompt, and is never stored.
+    #[arg(long)]
+    pub user: Option<String>,
+    /// Connect with TLS.
+    #[arg(long)]
+    pub tls: bool,
+    /// CA certificate (PEM) to verify the nodes with; implies --tls.
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+    /// Rewrite an address the cluster advertises, FROM=TO as host:port (NAT, port forwards,
+    /// proxies). Every advertised address must be mapped when used. Repeatable.
+    #[arg(long, value_name = "FROM=TO")]
+    pub translate: Vec<String>,
+    /// Connections per node.
+    #[arg(long, default_value_t = 1)]
+    pub connections: usize,
+    /// Client-side request timeout.
+    #[arg(long, default_value = "12s")]
+    pub request_timeout: String,
+}
+
+pub fn parse_duration_s(what: &str, v: &str) -> Result<f64> {
+    casslab_core::workload::parse_duration_s(v).map_err(|m| anyhow::anyhow!("--{what}: {m}"))
+}
+
+pub fn parse_rate(v: &str) -> Result<f64> {
+    let t = v.trim().trim_end_matches("/s").trim_end_matches("ops").trim();
+    match t.parse::<f64>() {
+        Ok(r) if r > 0.0 && r.is_finite() => Ok(r),
+        _ => bail!("--rate {v}: write a number of operations per second, e.g. --rate 5000"),
+    }
+}
+
+pub fn parse_params(items: &[String]) -> Result<BTreeMap<String, String>> {
+    let mut m = BTreeMap::new();
+    for it in items {
+        let (k, v) = it.split_once('=').with_context(|| format!("-P {it}: write NAME=VALUE, e.g. -P rows=100000"))?;
+        m.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    Ok(m)
+}
+
+impl ClusterArgs {
+    pub fn to_config(&self) -> Result<ClusterConfig> {
+        let mut translate = Vec::new();
+        for t in &self.translate {
+            let (a, b) = t.split_once('=').with_context(|| format!("--translate {t}: write FROM=TO, e.g. 10.0.0.5:9042=127.0.0.1:19042"))?;
+            translate.push((a.trim().to_string(), b.trim().to_string()));
+        }
+        let timeout_s = parse_duration_s("request-timeout", &self.request_timeout)?;
+        Ok(ClusterConfig {
+            hosts: self.hosts.clone(),
+            port: self.port,
+            dc: self.dc.clone(),
+            user: self.user.clone(),
+            tls: self.tls || self.tls_ca.is_some(),
+            tls_ca_file: self.tls_ca.clone(),
+            translate,
+            connections_per_host: self.connections.max(1),
+            request_timeout_ms: (timeout_s * 1000.0) as u64,
+            local: false,
+        })
+    }
+}
+
+impl RunArgs {
+    /// The run's plain config (workload text and parameters are filled in by the caller).
+    pub fn to_config(&self) -> Result<RunConfig> {
+        if self.concurrency == 0 {
+            bail!("--concurrency must be at least 1");
+        }
+        let interval_s = parse_duration_s("interval", &self.interval)?;
+        if interval_s < 0.01 {
+            bail!("--interval must be at least 10ms");
+        }
+        Ok(RunConfig {
+            version: CONFIG_VERSION,
+            workload: self.workload.clone(),
+            workload_source: String::new(),
+            params: parse_params(&self.params)?,
+            cluster: self.cluster.to_config()?,
+            concurrency: self.concurrency,
+            rate_per_s: self.rate.as_deref().map(parse_rate).transpose()?,
+            duration_s: self.duration.as_deref().map(|d| parse_duration_s("duration", d)).transpose()?,
+            warmup_s: self.warmup.as_deref().map(|d| parse_duration_s("warmup", d)).transpose()?,
+            interval_ms: (interval_s * 1000.0).round() as u64,
+            seed: self.seed,
+            load: if self.reload {
+                LoadMode::Reload
+            } else if self.skip_load {
+                LoadMode::Skip
+            } else if self.load_only {
+                LoadMode::Only
+            } else {
+                LoadMode::Auto
+            },
+            threads: self.threads,
+        })
+    }
+}
+
+/// Parses `1G`, `768M`, `1024` (MiB) into MiB.
+pub fn parse_heap_mb(v: &str) -> Result<u32> {
+    let t = v.trim().to_ascii_uppercase();
+    let (num, mult) = if let Some(n) = t.strip_suffix('G') {
+        (n, 1024.0)
+    } else if let Some(n) = t.strip_suffix('M') {
+        (n, 1.0)
+    } else {
+        (t.as_str(), 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 => Ok((x * mult) as u32),
+        _ => bail!("--heap {v}: write e.g. 1G or 768M"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_heaps_and_params() {
+        assert_eq!(parse_rate("5000/s").unwrap(), 5000.0);
+        assert_eq!(parse_rate("250").unwrap(), 250.0);
+        assert!(parse_rate("0").is_err());
+        assert!(parse_rate("fast").is_err());
+        assert_eq!(parse_heap_mb("1G").unwrap(), 1024);
+        assert_eq!(parse_heap_mb("768m").unwrap(), 768);
+        assert!(parse_heap_mb("lots").is_err());
+        let p = parse_params(&["rows=10".into(), "keyspace = ks".into()]).unwrap();
+        assert_eq!(p["rows"], "10");
+        assert_eq!(p["keyspace"], "ks");
+        assert!(parse_params(&["rows".into()]).is_err());
+    }
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

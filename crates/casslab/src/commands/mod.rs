@@ -1,0 +1,32 @@
+//! One module per command; `dispatch` routes the parsed command line to them and returns the
+//! process exit code.
+
+mod local;
+mod results;
+mod run;
+mod workloads;
+
+use crate::cli::{Cli, Command, StoreArgs};
+use anyhow::Result;
+use std::path::PathBuf;
+
+pub fn dispatch(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Local(c) => local::local(c),
+        Command::Workloads { command } => workloads::workloads(command),
+        Command::Runs { limit, store } => results::runs(limit, &store),
+        Command::Show { run, export, store } => results::show(&run, &export, &store),
+    }
+}
+
+/// The results database: --store, else $CASSLAB_STORE, else the user's data dir.
+pub fn store_path(args: &StoreArgs) -> PathBuf {
+    if let Some(p) = &args.store {
+        return p.clone();
+    }
+    if let Some(p) = std::env::var_os("CASSLAB_STORE") {
+        return PathBuf::from(p);
+    }
+    casslab_local::default_home().join("results.db")
+}

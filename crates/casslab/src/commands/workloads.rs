@@ -1,0 +1,26 @@
+//! `casslab workloads`: list the built-in workloads or print one.
+
+use crate::cli::WorkloadsCommand;
+use anyhow::{bail, Result};
+use casslab_core::workload::{parse_workload, BUILTINS};
+use std::collections::BTreeMap;
+
+pub fn workloads(cmd: Option<WorkloadsCommand>) -> Result<i32> {
+    match cmd {
+        None => {
+            for (name, src) in BUILTINS {
+                let w = parse_workload(src, &format!("builtin:{name}"), &BTreeMap::new())?;
+                println!("{name:<8} {}", w.description);
+            }
+            eprintln!("\n`casslab workloads show NAME` prints one; `casslab run NAME` runs it.");
+        }
+        Some(WorkloadsCommand::Show { name }) => match casslab_core::workload::builtin(&name) {
+            Some(src) => print!("{src}"),
+            None => {
+                let names: Vec<&str> = BUILTINS.iter().map(|(n, _)| *n).collect();
+                bail!("no built-in workload \"{name}\" (built-in: {})", names.join(", "))
+            }
+        },
+    }
+    Ok(0)
+}
