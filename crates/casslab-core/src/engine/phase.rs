@@ -38,8 +38,6 @@ pub(crate) struct PhaseResult {
     pub measured: Vec<OpStats>,
     pub measured_s: f64,
     pub interrupted: bool,
-    /// Achieved vs intended under a fixed rate: the largest backlog seen.
-    pub max_backlog: u64,
     /// Index the next phase's first interval gets.
     pub next_index: u32,
 }
@@ -105,7 +103,6 @@ pub(crate) async fn run_phase(
     let mut last = start;
     let mut interrupted = *stop_rx.borrow();
     let mut warned_backlog = false;
-    let mut max_backlog = 0u64;
     let mut ticker = tokio::time::interval_at(start + p.interval, p.interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
 
@@ -154,7 +151,6 @@ pub(crate) async fn run_phase(
         last = now;
         tick_no += 1;
         if let Some(r) = rate {
-            max_backlog = max_backlog.max(sample.backlog);
             if !warned_backlog && sample.backlog as f64 > (r * 0.05).max(10.0) {
                 warned_backlog = true;
                 let _ = events.send(EngineEvent::Warning(format!(
@@ -187,5 +183,5 @@ pub(crate) async fn run_phase(
             tick_no += 1;
         }
     }
-    PhaseResult { measured, measured_s, interrupted, max_backlog, next_index: p.first_index + tick_no as u32 }
+    PhaseResult { measured, measured_s, interrupted, next_index: p.first_index + tick_no as u32 }
 }

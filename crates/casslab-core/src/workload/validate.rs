@@ -30,7 +30,8 @@ pub(crate) fn validate(w: &Workload, file: &str, lines: &LineIndex) -> Result<()
             for a in &st.args {
                 if !w.generators.contains_key(a) {
                     let sugg = did_you_mean(a, &gen_names).map(|s| format!("; did you mean \"{s}\"?")).unwrap_or_default();
-                    let line = lines.word_after(st.line, a).unwrap_or(st.line);
+                    let block = if op.statements.len() > 1 { st.line } else { op.line };
+                    let line = lines.word_after(block, a).unwrap_or(st.line);
                     return Err(err(
                         Some(line),
                         format!("operation \"{}\" binds unknown generator \"{a}\"{sugg} (declare it under `generators:`)", op.name),

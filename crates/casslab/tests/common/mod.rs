@@ -1,0 +1,83 @@
+//! Shared helpers of the end-to-end tests: the casslab binary, a real local Cassandra node
+//! that the tests start through `casslab local up` (on 127.0.0.51, under the test home, so it
+//! never meets a user's node), and a lock that keeps load-generating tests from overlapping
+//! on a 2-core machine.
+
+#![allow(dead_code)]
+
+pub mod proxy;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// Address of the test node.
+pub const NODE_ADDR: &str = "127.0.0.51";
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_casslab")
+}
+
+/// Where the test node lives: $CASSLAB_TEST_HOME, else target/casslab-test/home.
+pub fn test_home() -> PathBuf {
+    match std::env::var_os("CASSLAB_TEST_HOME") {
+        Some(h) => PathBuf::from(h),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/casslab-test/home"),
+    }
+}
+
+/// A casslab command with the test home, and no inherited store.
+pub fn casslab() -> Command {
+    let mut c = Command::new(bin());
+    c.env("CASSLAB_HOME", test_home()).env_remove("CASSLAB_STORE").env_remove("CASSLAB_PASSWORD");
+    c
+}
+
+pub fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// Runs a command and returns (exit code, stdout, stderr).
+pub fn run(cmd: &mut Command) -> (i32, String, String) {
+    let o = cmd.output().expect("casslab runs");
+    let (out, err) = text(&o);
+    (o.status.code().unwrap_or(-1), out, err)
+}
+
+static NODE: OnceLock<String> = OnceLock::new();
+static LOAD_LOCK: Mutex<()> = Mutex::new(());
+
+/// Starts the test node once per test process (idempotent across processes) and returns its
+/// contact point.
+pub fn node() -> &'static str {
+    NODE.get_or_init(|| {
+        let (code, out, err) = run(casslab().args(["local", "up", "--base-address", NODE_ADDR, "--heap", "1G"]));
+        assert_eq!(code, 0, "casslab local up failed:\nstdout: {out}\nstderr: {err}");
+        format!("{NODE_ADDR}:9042")
+    })
+}
+
+/// Serializes tests that put load on the node.
+pub fn load_lock() -> MutexGuard<'static, ()> {
+    LOAD_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A fresh store path inside a temp dir that lives as long as the returned guard.
+pub fn temp_store() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("results.db");
+    (d, p)
+}
+
+/// Parses the summary table rows printed by `run`/`show`: op name → columns.
+pub fn summary_rows(stdout: &str) -> Vec<(String, Vec<String>)> {
+    stdout
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.trim_start().starts_with("op ") && !l.contains(':'))
+        .map(|l| {
+            let mut it = l.split_whitespace().map(|s| s.to_string());
+            let name = it.next().unwrap_or_default();
+            (name, it.collect())
+        })
+        .collect()
+}
