@@ -35,6 +35,9 @@ struct Shared {
     connections: AtomicU64,
     bytes_to_server: AtomicU64,
     bytes_to_client: AtomicU64,
+    chunks_to_client: AtomicU64,
+    /// Sum over server→client chunks of how long after its due time each was written.
+    lateness_ns: AtomicU64,
     /// Clones of every socket, shut down on drop so blocked reads return.
     sockets: Mutex<Vec<TcpStream>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
@@ -55,6 +58,8 @@ impl DelayProxy {
             connections: AtomicU64::new(0),
             bytes_to_server: AtomicU64::new(0),
             bytes_to_client: AtomicU64::new(0),
+            chunks_to_client: AtomicU64::new(0),
+            lateness_ns: AtomicU64::new(0),
             sockets: Mutex::new(Vec::new()),
             threads: Mutex::new(Vec::new()),
         });
@@ -91,6 +96,13 @@ impl DelayProxy {
     pub fn bytes_to_client(&self) -> u64 {
         self.shared.bytes_to_client.load(Ordering::SeqCst)
     }
+
+    /// Server→client chunks written so far, and the sum of how late after their due time
+    /// they were written (the proxy's own error, e.g. from a busy CPU; stalls excluded).
+    pub fn lateness(&self) -> (u64, Duration) {
+        let sh = &self.shared;
+        (sh.chunks_to_client.load(Ordering::SeqCst), Duration::from_nanos(sh.lateness_ns.load(Ordering::SeqCst)))
+    }
 }
 
 impl Drop for DelayProxy {
@@ -118,16 +130,17 @@ impl Shared {
         self.epoch + Duration::from_nanos(self.stall_until_ns.load(Ordering::SeqCst))
     }
 
-    /// Sleeps until `due` and past any stall; false when the proxy stops first.
-    fn wait_until(&self, due: Instant) -> bool {
+    /// Sleeps until `due` and past any stall; returns how late it woke, or None when the
+    /// proxy stops first.
+    fn wait_until(&self, due: Instant) -> Option<Duration> {
         loop {
             if self.stopped() {
-                return false;
+                return None;
             }
             let now = Instant::now();
             let until = due.max(self.stall_end());
             if now >= until {
-                return true;
+                return Some(now - until);
             }
             thread::sleep((until - now).min(NAP));
         }
@@ -214,10 +227,10 @@ fn read_down(sh: &Shared, mut from: TcpStream, queue: mpsc::Sender<(Instant, Vec
 /// Queue → client, each chunk when it is due; closes the client's side when the server's ends.
 fn write_down(sh: &Shared, mut to: TcpStream, queue: mpsc::Receiver<(Instant, Vec<u8>)>) {
     while let Ok((due, chunk)) = queue.recv() {
-        if !sh.wait_until(due) {
-            break;
-        }
+        let Some(late) = sh.wait_until(due) else { break };
         // counted first, so a client that has read these bytes also sees them counted
+        sh.lateness_ns.fetch_add(late.as_nanos() as u64, Ordering::SeqCst);
+        sh.chunks_to_client.fetch_add(1, Ordering::SeqCst);
         sh.bytes_to_client.fetch_add(chunk.len() as u64, Ordering::SeqCst);
         if to.write_all(&chunk).is_err() {
             let _ = to.shutdown(Shutdown::Both);
