@@ -1,7 +1,8 @@
 //! `LocalCluster`: the life cycle of the nodes under one `home` — `up` (idempotent,
-//! one node at a time, waiting for CQL), `status`, `down` (only processes casslab
-//! started, optionally wiping their directories) and `nodetool`. It composes the
-//! other modules and reports progress through a callback; it never prints.
+//! one node at a time, waiting for CQL; making the TLS keystore first when asked for),
+//! `status`, `down` (only processes casslab started, optionally wiping their directories)
+//! and `nodetool`. It composes the other modules and reports progress through a callback;
+//! it never prints.
 
 use std::fs;
 use std::net::Ipv4Addr;
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-use crate::config_files::write_node_files;
+use crate::config_files::{write_node_files, Security};
 use crate::cql_probe::cql_answers;
 use crate::error::{IoContext, LocalError};
 use crate::jars::{cached_jars, check_java, ensure_jars, jar_cache_dir, java_command};
@@ -20,6 +21,7 @@ use crate::process::{
     spawn_detached, stop_pid, write_pid_file, Stopped,
 };
 use crate::state::{cluster_file, SavedCluster};
+use crate::tls::{self, ensure_keystore};
 use crate::LocalOptions;
 
 /// Grace period between SIGTERM and SIGKILL.
@@ -97,6 +99,18 @@ impl LocalCluster {
             .collect()
     }
 
+    /// The certificate (PEM) clients verify the nodes with, when the cluster runs with TLS:
+    /// `home/tls/ca.pem`, made by `up`. One file for every node: its certificate names all
+    /// their addresses.
+    pub fn tls_ca_file(&self) -> Option<PathBuf> {
+        self.opts.tls.then(|| tls::ca_file(&self.opts.home))
+    }
+
+    /// Does `node` answer CQL (over TLS when the cluster uses it)?
+    fn answers(&self, node: &NodeLayout) -> bool {
+        cql_answers(node.address, node.cql_port, self.opts.tls, PROBE_TIMEOUT)
+    }
+
     /// Every node runs and answers CQL.
     pub fn is_running(&self) -> bool {
         self.status()
@@ -129,6 +143,18 @@ impl LocalCluster {
         } else {
             Some(ensure_jars(&self.opts.version, progress)?)
         };
+        let security = match &lib {
+            Some(_) => Security {
+                auth: self.opts.auth,
+                tls: if self.opts.tls {
+                    let addresses: Vec<Ipv4Addr> = nodes.iter().map(|n| n.address).collect();
+                    Some(ensure_keystore(&self.opts.home, &addresses, progress)?)
+                } else {
+                    None
+                },
+            },
+            None => Security::default(),
+        };
         wanted.save(&self.opts.home)?;
 
         let mut report = UpReport {
@@ -139,7 +165,7 @@ impl LocalCluster {
         for (node, pid) in nodes.iter().zip(pids) {
             if let Some(pid) = pid {
                 write_pid_file(&node.pid_path(), pid)?;
-                if !cql_answers(node.address, node.cql_port, PROBE_TIMEOUT) {
+                if !self.answers(node) {
                     progress(&format!(
                         "{} (pid {pid}) is running but does not answer CQL yet; waiting ...",
                         node.name
@@ -156,7 +182,7 @@ impl LocalCluster {
             let lib = lib
                 .as_deref()
                 .expect("jars are fetched when a node is not running");
-            self.start_node(node, &nodes[0], lib, progress)?;
+            self.start_node(node, &nodes[0], lib, &security, progress)?;
             report.started.push(node.name.clone());
         }
         report.nodes = self.status()?;
@@ -168,12 +194,13 @@ impl LocalCluster {
         node: &NodeLayout,
         seed: &NodeLayout,
         lib: &Path,
+        security: &Security,
         progress: &mut dyn FnMut(&str),
     ) -> Result<(), LocalError> {
         remove_if_present(&node.pid_path())?;
         check_ports(node)?;
-        write_node_files(&self.opts.cluster_name, node, seed)?;
-        let args = server_args(node, self.opts.heap_mb, lib, self.opts.nodes == 1);
+        write_node_files(&self.opts.cluster_name, node, seed, security)?;
+        let args = server_args(node, &self.opts, lib);
         progress(&format!(
             "starting {} at {} (heap {} MiB) ...",
             node.name, node.address, self.opts.heap_mb
@@ -219,7 +246,7 @@ impl LocalCluster {
                     log_tail: status + &node_log_tail(node),
                 });
             }
-            if cql_answers(node.address, node.cql_port, PROBE_TIMEOUT) {
+            if self.answers(node) {
                 return Ok(());
             }
             if started.elapsed() >= timeout {
@@ -249,8 +276,7 @@ impl LocalCluster {
                     jmx_port: node.jmx_port,
                     pid,
                     running: pid.is_some(),
-                    cql_up: pid.is_some()
-                        && cql_answers(node.address, node.cql_port, PROBE_TIMEOUT),
+                    cql_up: pid.is_some() && self.answers(node),
                     data_dir: node.data_dir(),
                     log_file: node.system_log(),
                 }
@@ -270,7 +296,8 @@ impl LocalCluster {
 
     /// Stops the nodes casslab started (SIGTERM, then SIGKILL after 60 s), last node
     /// first, and removes their pid files. With `wipe`, then deletes the node
-    /// directories casslab created (data and logs) and `cluster.json`.
+    /// directories casslab created (data and logs), the TLS keystore directory and
+    /// `cluster.json`.
     pub fn down(&self, wipe: bool, progress: &mut dyn FnMut(&str)) -> Result<(), LocalError> {
         let nodes = self.nodes_for_down()?;
         for node in nodes.iter().rev() {
@@ -314,6 +341,7 @@ impl LocalCluster {
                     .context(|| format!("deleting {}", node.dir.display()))?;
                 progress(&format!("wiped {}", node.dir.display()));
             }
+            tls::wipe_tls_dir(&self.opts.home, progress)?;
             remove_if_present(&cluster_file(&self.opts.home))?;
         }
         Ok(())
@@ -354,6 +382,17 @@ mod tests {
             c.contact_points(),
             ["127.0.0.51:9042", "127.0.0.52:9042", "127.0.0.53:9042"]
         );
+    }
+
+    #[test]
+    fn tls_ca_file_only_with_tls() {
+        let opts = LocalOptions {
+            home: PathBuf::from("/h"),
+            ..LocalOptions::default()
+        };
+        assert_eq!(LocalCluster::new(opts.clone()).tls_ca_file(), None);
+        let tls = LocalCluster::new(LocalOptions { tls: true, ..opts });
+        assert_eq!(tls.tls_ca_file(), Some(PathBuf::from("/h/tls/ca.pem")));
     }
 
     #[test]

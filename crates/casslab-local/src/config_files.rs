@@ -1,12 +1,23 @@
 //! The files casslab writes for a node: `conf/cassandra.yaml` (the minimal set that
-//! Cassandra 5.0 needs, addresses and directories filled in) and `conf/logback.xml`
-//! (INFO to `logs/system.log`, rolled by size). Rendering is pure; `write_node_files`
-//! is the only function here that touches the disk. JVM flags live in `jvm`.
+//! Cassandra 5.0 needs, addresses and directories filled in, plus password authentication
+//! and client TLS when asked for) and `conf/logback.xml` (INFO to `logs/system.log`, rolled
+//! by size). Rendering is pure; `write_node_files` is the only function here that touches
+//! the disk. JVM flags live in `jvm`, the TLS keystore is made by `tls`.
 
 use std::fs;
 
 use crate::error::{IoContext, LocalError};
 use crate::layout::NodeLayout;
+use crate::tls::Keystore;
+
+/// The client-facing security settings of a node's yaml.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Security {
+    /// `PasswordAuthenticator` and `CassandraAuthorizer` instead of allowing everyone.
+    pub auth: bool,
+    /// Serve CQL over TLS only, with this keystore.
+    pub tls: Option<Keystore>,
+}
 
 /// Quotes `text` as a YAML single-quoted scalar (a `'` is written twice).
 fn yaml_quote(text: &str) -> String {
@@ -23,9 +34,14 @@ fn xml_escape(text: &str) -> String {
 
 /// `cassandra.yaml` for `node`; `seed` is the first node, whose `address:storage_port`
 /// every node lists as its only seed.
-pub fn render_yaml(cluster_name: &str, node: &NodeLayout, seed: &NodeLayout) -> String {
+pub fn render_yaml(
+    cluster_name: &str,
+    node: &NodeLayout,
+    seed: &NodeLayout,
+    security: &Security,
+) -> String {
     let dir = |p: std::path::PathBuf| yaml_quote(&p.to_string_lossy());
-    format!(
+    let mut yaml = format!(
         "# Written by casslab for {name}; rewritten on every `casslab local up`.\n\
 cluster_name: {cluster}\n\
 num_tokens: 16\n\
@@ -60,7 +76,37 @@ cdc_raw_directory: {cdc}\n",
         caches = dir(node.saved_caches_dir()),
         hints = dir(node.hints_dir()),
         cdc = dir(node.cdc_raw_dir()),
-    )
+    );
+    yaml.push_str(&render_security(security));
+    yaml
+}
+
+/// The yaml lines of `security`; empty when both are off (Cassandra's defaults: no login,
+/// no TLS).
+fn render_security(security: &Security) -> String {
+    let mut yaml = String::new();
+    if security.auth {
+        yaml.push_str(
+            "authenticator:\n\
+\x20 class_name: org.apache.cassandra.auth.PasswordAuthenticator\n\
+authorizer:\n\
+\x20 class_name: org.apache.cassandra.auth.CassandraAuthorizer\n",
+        );
+    }
+    if let Some(keystore) = &security.tls {
+        let path = yaml_quote(&keystore.path.to_string_lossy());
+        let password = yaml_quote(&keystore.password);
+        yaml.push_str(&format!(
+            "client_encryption_options:\n\
+\x20 enabled: true\n\
+\x20 optional: false\n\
+\x20 keystore: {path}\n\
+\x20 keystore_password: {password}\n\
+\x20 store_type: PKCS12\n\
+\x20 require_client_auth: false\n"
+        ));
+    }
+    yaml
 }
 
 /// `logback.xml` for `node`: INFO and above to `logs/system.log` (rolled at 50 MiB,
@@ -109,6 +155,7 @@ pub fn write_node_files(
     cluster_name: &str,
     node: &NodeLayout,
     seed: &NodeLayout,
+    security: &Security,
 ) -> Result<(), LocalError> {
     fs::create_dir_all(&node.dir).context(|| format!("creating {}", node.dir.display()))?;
     if !node.marker_path().exists() && is_empty_dir(&node.dir) {
@@ -123,7 +170,7 @@ pub fn write_node_files(
         fs::create_dir_all(&dir).context(|| format!("creating {}", dir.display()))?;
     }
     let yaml = node.yaml_path();
-    fs::write(&yaml, render_yaml(cluster_name, node, seed))
+    fs::write(&yaml, render_yaml(cluster_name, node, seed, security))
         .context(|| format!("writing {}", yaml.display()))?;
     let logback = node.logback_path();
     fs::write(&logback, render_logback(node))
@@ -160,7 +207,7 @@ mod tests {
     #[test]
     fn yaml_has_addresses_ports_seed_and_dirs() {
         let nodes = two_nodes();
-        let yaml = render_yaml("casslab", &nodes[1], &nodes[0]);
+        let yaml = render_yaml("casslab", &nodes[1], &nodes[0], &Security::default());
         assert!(yaml.contains("cluster_name: 'casslab'\n"), "{yaml}");
         assert!(yaml.contains("listen_address: 127.0.0.62\n"));
         assert!(yaml.contains("rpc_address: 127.0.0.62\n"));
@@ -179,10 +226,68 @@ mod tests {
     }
 
     #[test]
+    fn yaml_without_security_keeps_cassandras_defaults() {
+        let nodes = two_nodes();
+        let yaml = render_yaml("casslab", &nodes[0], &nodes[0], &Security::default());
+        for key in ["authenticator", "authorizer", "client_encryption_options"] {
+            assert!(!yaml.contains(key), "{key} in {yaml}");
+        }
+    }
+
+    #[test]
+    fn yaml_with_auth_uses_password_authenticator() {
+        let nodes = two_nodes();
+        let security = Security {
+            auth: true,
+            tls: None,
+        };
+        let yaml = render_yaml("casslab", &nodes[0], &nodes[0], &security);
+        assert!(
+            yaml.contains(
+                "\nauthenticator:\n  class_name: org.apache.cassandra.auth.PasswordAuthenticator\n"
+            ),
+            "{yaml}"
+        );
+        assert!(
+            yaml.contains(
+                "\nauthorizer:\n  class_name: org.apache.cassandra.auth.CassandraAuthorizer\n"
+            ),
+            "{yaml}"
+        );
+        assert!(!yaml.contains("client_encryption_options"));
+    }
+
+    #[test]
+    fn yaml_with_tls_requires_encrypted_clients() {
+        let nodes = two_nodes();
+        let security = Security {
+            auth: false,
+            tls: Some(Keystore {
+                path: PathBuf::from("/h/it's/tls/keystore.p12"),
+                password: "0a1b'2c".into(),
+            }),
+        };
+        let yaml = render_yaml("casslab", &nodes[0], &nodes[0], &security);
+        assert!(
+            yaml.ends_with(
+                "client_encryption_options:\n  enabled: true\n  optional: false\n  \
+                 keystore: '/h/it''s/tls/keystore.p12'\n  keystore_password: '0a1b''2c'\n  \
+                 store_type: PKCS12\n  require_client_auth: false\n"
+            ),
+            "{yaml}"
+        );
+        assert!(!yaml.contains("authenticator"));
+        // still one mapping per key: the security block comes after everything else
+        assert_eq!(yaml.matches("client_encryption_options:").count(), 1);
+    }
+
+    #[test]
     fn yaml_quotes_cluster_name() {
         let nodes = two_nodes();
-        assert!(render_yaml("bob's: lab", &nodes[0], &nodes[0])
-            .contains("cluster_name: 'bob''s: lab'\n"));
+        assert!(
+            render_yaml("bob's: lab", &nodes[0], &nodes[0], &Security::default())
+                .contains("cluster_name: 'bob''s: lab'\n")
+        );
     }
 
     #[test]
@@ -205,7 +310,7 @@ mod tests {
             ..LocalOptions::default()
         })
         .unwrap();
-        write_node_files("casslab", &nodes[0], &nodes[0]).unwrap();
+        write_node_files("casslab", &nodes[0], &nodes[0], &Security::default()).unwrap();
         for dir in nodes[0].all_dirs() {
             assert!(dir.is_dir(), "{}", dir.display());
         }

@@ -1,6 +1,8 @@
-//! "Does this node answer CQL?": one blocking TCP connection that sends a native
-//! protocol v4 OPTIONS frame and expects a SUPPORTED reply. It does not log in, run
-//! queries or keep connections; that is the driver's job in `casslab-core`.
+//! "Does this node answer CQL?": one blocking TCP connection (TLS-wrapped for nodes that
+//! only accept encrypted clients) that sends a native protocol v4 OPTIONS frame and
+//! expects a SUPPORTED reply. It does not log in, verify certificates (it asks whether a
+//! node is up, not who it is), run queries or keep connections; that is the driver's job in
+//! `casslab-core`.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
@@ -42,16 +44,36 @@ pub fn parse_reply_header(header: &[u8; 9]) -> ReplyHeader {
 }
 
 /// True when `address:port` answers an OPTIONS frame with SUPPORTED within `timeout`
-/// (applied to the connect and to each read and write).
-pub fn cql_answers(address: Ipv4Addr, port: u16, timeout: Duration) -> bool {
-    probe(address, port, timeout).unwrap_or(false)
+/// (applied to the connect and to each read and write); with `tls`, over a TLS session
+/// (a node that requires TLS closes plain connections, and a plain node fails the handshake).
+pub fn cql_answers(address: Ipv4Addr, port: u16, tls: bool, timeout: Duration) -> bool {
+    probe(address, port, tls, timeout).unwrap_or(false)
 }
 
-fn probe(address: Ipv4Addr, port: u16, timeout: Duration) -> std::io::Result<bool> {
-    let mut stream = TcpStream::connect_timeout(&SocketAddr::from((address, port)), timeout)?;
+fn probe(address: Ipv4Addr, port: u16, tls: bool, timeout: Duration) -> std::io::Result<bool> {
+    let stream = TcpStream::connect_timeout(&SocketAddr::from((address, port)), timeout)?;
     stream.set_read_timeout(Some(timeout))?;
     stream.set_write_timeout(Some(timeout))?;
     stream.set_nodelay(true)?;
+    if !tls {
+        return exchange(stream);
+    }
+    use openssl::ssl::{SslConnector, SslMethod, SslVerifyMode};
+    let mut connector = SslConnector::builder(SslMethod::tls()).map_err(std::io::Error::other)?;
+    connector.set_verify(SslVerifyMode::NONE);
+    let session = connector
+        .build()
+        .configure()
+        .map_err(std::io::Error::other)?
+        .use_server_name_indication(false)
+        .verify_hostname(false)
+        .connect("", stream)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    exchange(session)
+}
+
+/// Sends OPTIONS on an open stream and reads the reply.
+fn exchange(mut stream: impl Read + Write) -> std::io::Result<bool> {
     stream.write_all(&options_frame())?;
     let mut header = [0u8; 9];
     stream.read_exact(&mut header)?;
@@ -114,8 +136,58 @@ mod tests {
         assert!(cql_answers(
             Ipv4Addr::LOCALHOST,
             port,
+            false,
             Duration::from_secs(2)
         ));
+        server.join().unwrap();
+    }
+
+    /// A self-signed TLS acceptor for a fake node.
+    fn tls_acceptor() -> openssl::ssl::SslAcceptor {
+        use openssl::{asn1::Asn1Time, hash::MessageDigest, pkey::PKey, rsa::Rsa, x509};
+        let key = PKey::from_rsa(Rsa::generate(2048).unwrap()).unwrap();
+        let mut name = x509::X509NameBuilder::new().unwrap();
+        name.append_entry_by_text("CN", "fake-node").unwrap();
+        let name = name.build();
+        let mut cert = x509::X509Builder::new().unwrap();
+        cert.set_version(2).unwrap();
+        cert.set_subject_name(&name).unwrap();
+        cert.set_issuer_name(&name).unwrap();
+        cert.set_pubkey(&key).unwrap();
+        cert.set_not_before(&Asn1Time::days_from_now(0).unwrap())
+            .unwrap();
+        cert.set_not_after(&Asn1Time::days_from_now(1).unwrap())
+            .unwrap();
+        cert.sign(&key, MessageDigest::sha256()).unwrap();
+        let mut acceptor =
+            openssl::ssl::SslAcceptor::mozilla_intermediate_v5(openssl::ssl::SslMethod::tls())
+                .unwrap();
+        acceptor.set_private_key(&key).unwrap();
+        acceptor.set_certificate(&cert.build()).unwrap();
+        acceptor.build()
+    }
+
+    /// A fake node that only speaks TLS: the TLS probe gets SUPPORTED, a plain one does not.
+    #[test]
+    fn tls_probe_against_fake_tls_server() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let acceptor = tls_acceptor();
+        let server = std::thread::spawn(move || {
+            // first a plain probe: the handshake fails and the connection is dropped
+            let (conn, _) = listener.accept().unwrap();
+            assert!(acceptor.accept(conn).is_err());
+            let (conn, _) = listener.accept().unwrap();
+            let mut conn = acceptor.accept(conn).unwrap();
+            let mut req = [0u8; 9];
+            conn.read_exact(&mut req).unwrap();
+            assert_eq!(req, options_frame());
+            conn.write_all(&[0x84, 0, 0, 0, 0x06, 0, 0, 0, 2, 0, 0])
+                .unwrap();
+        });
+        let timeout = Duration::from_secs(5);
+        assert!(!cql_answers(Ipv4Addr::LOCALHOST, port, false, timeout));
+        assert!(cql_answers(Ipv4Addr::LOCALHOST, port, true, timeout));
         server.join().unwrap();
     }
 
@@ -128,12 +200,14 @@ mod tests {
         assert!(!cql_answers(
             Ipv4Addr::LOCALHOST,
             port,
+            false,
             Duration::from_millis(200)
         ));
         drop(listener);
         assert!(!cql_answers(
             Ipv4Addr::LOCALHOST,
             port,
+            false,
             Duration::from_millis(200)
         ));
     }

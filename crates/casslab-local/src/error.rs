@@ -45,6 +45,14 @@ pub enum LocalError {
         reason: String,
     },
 
+    /// `keytool` ran but failed to make the TLS keystore or export its certificate.
+    #[error("keytool could not {step} ({status}); check that the JDK's keytool works, or start without --tls. keytool said:\n{output_tail}")]
+    Keytool {
+        step: String,
+        status: String,
+        output_tail: String,
+    },
+
     /// The options cannot describe a valid local cluster.
     #[error("invalid local cluster options: {reason}")]
     InvalidOptions { reason: String },

@@ -49,6 +49,26 @@ pub fn java_command() -> PathBuf {
     PathBuf::from("java")
 }
 
+/// The `keytool` to run: `$JAVA_HOME/bin/keytool` when that exists, else the one beside
+/// `java` on `PATH` (symbolic links followed), else `keytool` from `PATH`.
+pub fn keytool_command() -> PathBuf {
+    if let Some(home) = std::env::var_os("JAVA_HOME").filter(|v| !v.is_empty()) {
+        let keytool = Path::new(&home).join("bin").join("keytool");
+        if keytool.is_file() {
+            return keytool;
+        }
+    }
+    let beside_java = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("java"))
+            .find(|java| java.is_file())
+            .and_then(|java| fs::canonicalize(java).ok())
+            .and_then(|java| Some(java.parent()?.join("keytool")))
+            .filter(|keytool| keytool.is_file())
+    });
+    beside_java.unwrap_or_else(|| PathBuf::from("keytool"))
+}
+
 /// Checks that `java` runs and is at least version 17; returns its version text.
 pub fn check_java(cassandra_version: &str) -> Result<String, LocalError> {
     let out =

@@ -7,6 +7,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use crate::layout::NodeLayout;
+use crate::LocalOptions;
 
 /// Main class of the server.
 pub const DAEMON_CLASS: &str = "org.apache.cassandra.service.CassandraDaemon";
@@ -75,15 +76,14 @@ fn prop(name: &str, value: impl AsRef<std::ffi::OsStr>) -> OsString {
 
 /// Arguments (after `java`) that run `node`'s Cassandra daemon.
 ///
-/// `single_node` skips the wait for gossip to settle: with no peers there is
+/// A single node skips the wait for gossip to settle: with no peers there is
 /// nothing to settle, and it saves several seconds of start-up. Clusters of
-/// several nodes keep Cassandra's defaults.
-pub fn server_args(
-    node: &NodeLayout,
-    heap_mb: u32,
-    lib: &Path,
-    single_node: bool,
-) -> Vec<OsString> {
+/// several nodes keep Cassandra's defaults. With `auth`, the default superuser is
+/// created at once instead of 10 s after start, so a client can log in as soon as
+/// the node answers CQL (the node still creates it only when no role exists yet).
+pub fn server_args(node: &NodeLayout, opts: &LocalOptions, lib: &Path) -> Vec<OsString> {
+    let heap_mb = opts.heap_mb;
+    let single_node = opts.nodes == 1;
     let mut args: Vec<OsString> = vec![
         format!("-Xms{heap_mb}m").into(),
         format!("-Xmx{heap_mb}m").into(),
@@ -108,6 +108,9 @@ pub fn server_args(
     args.push("-Dcassandra-foreground=yes".into());
     if single_node {
         args.push("-Dcassandra.skip_wait_for_gossip_to_settle=0".into());
+    }
+    if opts.auth {
+        args.push("-Dcassandra.superuser_setup_delay_ms=0".into());
     }
     args.push("-cp".into());
     args.push(classpath(lib));
@@ -136,7 +139,6 @@ pub fn nodetool_args(node: &NodeLayout, lib: &Path, command: &[&str]) -> Vec<OsS
 mod tests {
     use super::*;
     use crate::layout::layouts;
-    use crate::LocalOptions;
     use std::net::Ipv4Addr;
     use std::path::PathBuf;
 
@@ -158,7 +160,11 @@ mod tests {
 
     #[test]
     fn server_args_carry_heap_ports_paths_and_main_class() {
-        let args = strings(&server_args(&node(), 768, Path::new("/cache/lib"), true));
+        let opts = LocalOptions {
+            heap_mb: 768,
+            ..LocalOptions::default()
+        };
+        let args = strings(&server_args(&node(), &opts, Path::new("/cache/lib")));
         for expected in [
             "-Xms768m",
             "-Xmx768m",
@@ -180,8 +186,16 @@ mod tests {
         }
         let n = args.len();
         assert_eq!(&args[n - 3..], ["-cp", "/cache/lib/*", DAEMON_CLASS]);
-        let multi = strings(&server_args(&node(), 768, Path::new("/cache/lib"), false));
+        assert!(!args.iter().any(|a| a.contains("superuser_setup_delay")));
+        let multi = LocalOptions {
+            nodes: 2,
+            ..opts.clone()
+        };
+        let multi = strings(&server_args(&node(), &multi, Path::new("/cache/lib")));
         assert!(!multi.iter().any(|a| a.contains("skip_wait_for_gossip")));
+        let auth = LocalOptions { auth: true, ..opts };
+        let auth = strings(&server_args(&node(), &auth, Path::new("/cache/lib")));
+        assert!(auth.contains(&"-Dcassandra.superuser_setup_delay_ms=0".to_string()));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! one JVM per node, each on its own loopback address (127.0.0.1, .2, ...), run from
 //! the `cassandra-all` jars that Maven fetches once into a cache. It owns the options
 //! (`LocalOptions`), the node layout on disk, the start/stop/status life cycle
-//! (`LocalCluster`) and nodetool calls. It does not talk CQL beyond a liveness probe,
+//! (`LocalCluster`), nodetool calls, and optionally password authentication and client
+//! TLS (a keystore made with the JDK's keytool). It does not talk CQL beyond a liveness probe,
 //! parse command lines, print, or exit: callers get progress lines through a callback
 //! and typed `LocalError`s. Linux only (it reads `/proc`).
 
@@ -15,6 +16,7 @@ mod jvm;
 mod layout;
 mod process;
 mod state;
+mod tls;
 
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
@@ -26,6 +28,7 @@ pub use jars::{cached_jars, ensure_jars, jar_cache_dir};
 pub use jvm::MODULE_FLAGS;
 pub use layout::{jmx_port_for, node_address, NodeLayout};
 pub use state::{SavedCluster, SavedNode};
+pub use tls::{DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 
 /// The Cassandra version casslab runs unless told otherwise; the one place it is pinned.
 pub const DEFAULT_CASSANDRA_VERSION: &str = "5.0.6";
@@ -53,6 +56,12 @@ pub struct LocalOptions {
     pub cluster_name: String,
     /// How long `up` waits for each node to answer CQL, in seconds.
     pub start_timeout_s: u64,
+    /// Require a login: `PasswordAuthenticator` and `CassandraAuthorizer`, with Cassandra's
+    /// default superuser (`cassandra`/`cassandra`).
+    pub auth: bool,
+    /// Accept only TLS client connections, with a self-signed certificate casslab makes for
+    /// the cluster's addresses (see `LocalCluster::tls_ca_file`).
+    pub tls: bool,
 }
 
 impl Default for LocalOptions {
@@ -67,6 +76,8 @@ impl Default for LocalOptions {
             storage_port: 7000,
             cluster_name: "casslab".to_string(),
             start_timeout_s: DEFAULT_START_TIMEOUT_S,
+            auth: false,
+            tls: false,
         }
     }
 }
@@ -95,6 +106,7 @@ mod tests {
         );
         assert_eq!(o.base_address, Ipv4Addr::LOCALHOST);
         assert_eq!(o.cluster_name, "casslab");
+        assert!(!o.auth && !o.tls);
         assert!(o.home.ends_with("casslab") || std::env::var_os("CASSLAB_HOME").is_some());
     }
 }

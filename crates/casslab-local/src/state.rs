@@ -38,6 +38,12 @@ pub struct SavedCluster {
     pub base_address: Ipv4Addr,
     pub cql_port: u16,
     pub storage_port: u16,
+    /// Password authentication on (absent in files written before it existed: off).
+    #[serde(default)]
+    pub auth: bool,
+    /// Client TLS on (absent in older files: off).
+    #[serde(default)]
+    pub tls: bool,
     pub node_list: Vec<SavedNode>,
 }
 
@@ -57,6 +63,8 @@ impl SavedCluster {
             base_address: opts.base_address,
             cql_port: opts.cql_port,
             storage_port: opts.storage_port,
+            auth: opts.auth,
+            tls: opts.tls,
             node_list: nodes
                 .iter()
                 .map(|n| SavedNode {
@@ -82,6 +90,8 @@ impl SavedCluster {
             cql_port: self.cql_port,
             storage_port: self.storage_port,
             cluster_name: self.cluster_name.clone(),
+            auth: self.auth,
+            tls: self.tls,
             ..LocalOptions::default()
         }
     }
@@ -125,6 +135,9 @@ impl SavedCluster {
             self.storage_port.to_string(),
             other.storage_port.to_string(),
         );
+        let on_off = |on: bool| if on { "on" } else { "off" }.to_string();
+        check("auth", on_off(self.auth), on_off(other.auth));
+        check("TLS", on_off(self.tls), on_off(other.tls));
         (!diffs.is_empty()).then(|| diffs.join(", "))
     }
 
@@ -170,6 +183,8 @@ mod tests {
             nodes: 2,
             heap_mb: 768,
             base_address: Ipv4Addr::new(127, 0, 0, 61),
+            auth: true,
+            tls: true,
             ..LocalOptions::default()
         };
         let saved = SavedCluster::new(&opts, &layouts(&opts).unwrap());
@@ -183,6 +198,25 @@ mod tests {
             (back.nodes, back.heap_mb, back.base_address),
             (2, 768, opts.base_address)
         );
+        assert!(back.auth && back.tls);
+    }
+
+    #[test]
+    fn files_without_auth_and_tls_load_with_both_off() {
+        let tmp = tempfile::tempdir().unwrap();
+        let opts = LocalOptions {
+            home: tmp.path().to_path_buf(),
+            ..LocalOptions::default()
+        };
+        let mut json = serde_json::to_value(SavedCluster::new(&opts, &[])).unwrap();
+        let fields = json.as_object_mut().unwrap();
+        fields.remove("auth");
+        fields.remove("tls");
+        fs::write(cluster_file(tmp.path()), json.to_string()).unwrap();
+        let back = SavedCluster::load(tmp.path())
+            .unwrap()
+            .to_options(tmp.path());
+        assert!(!back.auth && !back.tls);
     }
 
     #[test]
@@ -199,6 +233,9 @@ mod tests {
             a.difference(&b).unwrap(),
             "heap MiB 1024 running, 2048 asked"
         );
+        let mut c = a.clone();
+        c.tls = true;
+        assert_eq!(a.difference(&c).unwrap(), "TLS off running, on asked");
     }
 
     #[test]

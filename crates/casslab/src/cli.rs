@@ -88,6 +88,16 @@ pub struct LocalUpArgs {
     /// Address of the first node; node i gets the next addresses (127.0.0.0/8 is all loopback).
     #[arg(long, default_value = "127.0.0.1")]
     pub base_address: std::net::Ipv4Addr,
+    /// Require a login (PasswordAuthenticator, CassandraAuthorizer) as user cassandra,
+    /// password cassandra (Cassandra's default superuser). `casslab run` without --hosts
+    /// logs in as that user by itself.
+    #[arg(long)]
+    pub auth: bool,
+    /// Accept only TLS client connections, with a self-signed certificate casslab makes for
+    /// the nodes' addresses (with the JDK's keytool). Prints the CA file to pass as --tls-ca;
+    /// `casslab run` without --hosts uses it by itself.
+    #[arg(long)]
+    pub tls: bool,
     #[command(flatten)]
     pub home: LocalHomeArgs,
 }

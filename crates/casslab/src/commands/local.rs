@@ -1,8 +1,10 @@
-//! `casslab local up|status|down`: real Cassandra nodes on loopback, through casslab-local.
+//! `casslab local up|status|down`: real Cassandra nodes on loopback, through casslab-local;
+//! and what a run against them needs to log in and verify TLS when they were started so.
 
 use crate::cli::{parse_heap_mb, LocalCommand, LocalHomeArgs};
 use anyhow::Result;
-use casslab_local::{LocalCluster, LocalOptions};
+use casslab_core::config::ClusterConfig;
+use casslab_local::{LocalCluster, LocalOptions, DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 use std::path::PathBuf;
 
 fn home(args: &LocalHomeArgs) -> PathBuf {
@@ -25,7 +27,28 @@ pub fn up_with_progress(cluster: &LocalCluster) -> Result<()> {
     for n in &report.nodes {
         eprintln!("{}: {}:{} pid {} — data {}, log {}", n.name, n.address, n.cql_port, n.pid.map(|p| p.to_string()).unwrap_or("-".into()), n.data_dir.display(), n.log_file.display());
     }
+    if cluster.options().auth {
+        eprintln!("auth on: user {DEFAULT_SUPERUSER}, password {DEFAULT_SUPERUSER_PASSWORD} (the local default)");
+    }
+    if let Some(ca) = cluster.tls_ca_file() {
+        eprintln!("TLS on: CA certificate {} (use --tls-ca {})", ca.display(), ca.display());
+    }
     Ok(())
+}
+
+/// Makes `cfg` (aimed at `cluster`) log in and verify TLS the way the local cluster was
+/// started: its CA file unless --tls-ca was given, and the default superuser unless --user
+/// was. Returns the default password when the default user was filled in.
+pub fn use_local_security(cluster: &LocalCluster, cfg: &mut ClusterConfig) -> Option<String> {
+    if let Some(ca) = cluster.tls_ca_file() {
+        cfg.tls = true;
+        cfg.tls_ca_file.get_or_insert(ca);
+    }
+    if cluster.options().auth && cfg.user.is_none() {
+        cfg.user = Some(DEFAULT_SUPERUSER.to_string());
+        return Some(DEFAULT_SUPERUSER_PASSWORD.to_string());
+    }
+    None
 }
 
 pub fn local(cmd: LocalCommand) -> Result<i32> {
@@ -37,6 +60,8 @@ pub fn local(cmd: LocalCommand) -> Result<i32> {
                 nodes: a.nodes.max(1),
                 heap_mb: parse_heap_mb(&a.heap)?,
                 base_address: a.base_address,
+                auth: a.auth,
+                tls: a.tls,
                 ..LocalOptions::default()
             };
             let cluster = LocalCluster::new(opts);

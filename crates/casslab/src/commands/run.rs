@@ -19,6 +19,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     cfg.workload_source = source;
     cfg.params = workload.params.clone();
 
+    let mut local_password = None;
     if cfg.cluster.hosts.is_empty() {
         let cluster = local::cluster_for(&args.local)?;
         if !cluster.is_running() {
@@ -27,8 +28,13 @@ pub fn run(args: RunArgs) -> Result<i32> {
         }
         cfg.cluster.hosts = cluster.contact_points();
         cfg.cluster.local = true;
+        local_password = local::use_local_security(&cluster, &mut cfg.cluster);
     }
-    let creds = Credentials { password: password_for(&cfg)? };
+    let password = match local_password {
+        Some(p) if std::env::var_os("CASSLAB_PASSWORD").is_none() => Some(p),
+        _ => password_for(&cfg)?,
+    };
+    let creds = Credentials { password };
     let store = Store::open(&store_path(&args.store)).context("cannot open the results store")?;
 
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -57,9 +57,22 @@ pub fn node() -> &'static str {
     })
 }
 
-/// Serializes tests that put load on the node.
-pub fn load_lock() -> MutexGuard<'static, ()> {
-    LOAD_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+/// Serializes tests that put load on the node, within this process (a mutex) and across test
+/// processes running at the same time (an flock on a file in the test home).
+pub fn load_lock() -> LoadGuard {
+    let inner = LOAD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    std::fs::create_dir_all(test_home()).unwrap();
+    let file = std::fs::File::create(test_home().join("load.lock")).unwrap();
+    use std::os::fd::AsRawFd;
+    // blocks until no other test process holds it; released when the file closes
+    assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0, "flock failed");
+    LoadGuard { _file: file, _inner: inner }
+}
+
+/// Holds the load lock until dropped.
+pub struct LoadGuard {
+    _file: std::fs::File,
+    _inner: MutexGuard<'static, ()>,
 }
 
 /// A fresh store path inside a temp dir that lives as long as the returned guard.
