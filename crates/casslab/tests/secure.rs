@@ -117,6 +117,12 @@ fn auth_and_tls_against_a_real_node() {
         .unwrap_or_else(|| panic!("no CA file in:\n{err}"));
     assert!(std::fs::read_to_string(&ca).unwrap().starts_with("-----BEGIN CERTIFICATE-----"), "{}", ca.display());
 
+    // status probes the node over TLS
+    let (code, out, err) = run(casslab().args(["local", "status", "--home", path_str(&home)]));
+    assert_eq!(code, 0, "local status:\nstdout: {out}\nstderr: {err}");
+    assert!(out.contains(&format!("{ADDR}:9042")) && out.contains(" up "), "{out}");
+    assert!(err.contains(&format!("TLS on: CA certificate {}", ca.display())), "{err}");
+
     let role_started = Instant::now();
     create_role(&ca);
     eprintln!("role {ROLE} created {:.1} s after the node answered", role_started.elapsed().as_secs_f64());

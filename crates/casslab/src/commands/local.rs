@@ -27,13 +27,18 @@ pub fn up_with_progress(cluster: &LocalCluster) -> Result<()> {
     for n in &report.nodes {
         eprintln!("{}: {}:{} pid {} — data {}, log {}", n.name, n.address, n.cql_port, n.pid.map(|p| p.to_string()).unwrap_or("-".into()), n.data_dir.display(), n.log_file.display());
     }
+    print_security(cluster);
+    Ok(())
+}
+
+/// How to log in and verify TLS, when the cluster was started with --auth / --tls (stderr).
+fn print_security(cluster: &LocalCluster) {
     if cluster.options().auth {
         eprintln!("auth on: user {DEFAULT_SUPERUSER}, password {DEFAULT_SUPERUSER_PASSWORD} (the local default)");
     }
     if let Some(ca) = cluster.tls_ca_file() {
         eprintln!("TLS on: CA certificate {} (use --tls-ca {})", ca.display(), ca.display());
     }
-    Ok(())
 }
 
 /// Makes `cfg` (aimed at `cluster`) log in and verify TLS the way the local cluster was
@@ -84,6 +89,7 @@ pub fn local(cmd: LocalCommand) -> Result<i32> {
                     n.data_dir.display()
                 );
             }
+            print_security(&cluster);
             Ok(if nodes.iter().all(|n| n.running && n.cql_up) { 0 } else { 3 })
         }
         LocalCommand::Down { wipe, home: h } => {
