@@ -7,8 +7,11 @@ use casslab_core::config::ClusterConfig;
 use casslab_local::{LocalCluster, LocalOptions, DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 use std::path::PathBuf;
 
+/// The home directory, spelled canonically when it exists: nodes are recognised by the
+/// config path on their command line, so `a/../b` and `b` must not count as different.
 fn home(args: &LocalHomeArgs) -> PathBuf {
-    args.home.clone().unwrap_or_else(casslab_local::default_home)
+    let h = args.home.clone().unwrap_or_else(casslab_local::default_home);
+    h.canonicalize().unwrap_or(h)
 }
 
 /// The local cluster under the home directory: as the last `up` left it, or a default

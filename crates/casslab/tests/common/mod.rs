@@ -20,10 +20,13 @@ pub fn bin() -> &'static str {
 
 /// Where the test node lives: $CASSLAB_TEST_HOME, else target/casslab-test/home.
 pub fn test_home() -> PathBuf {
-    match std::env::var_os("CASSLAB_TEST_HOME") {
+    let home = match std::env::var_os("CASSLAB_TEST_HOME") {
         Some(h) => PathBuf::from(h),
         None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/casslab-test/home"),
-    }
+    };
+    // one spelling of the path, whichever way it was given: nodes are recognised by it
+    std::fs::create_dir_all(&home).unwrap();
+    home.canonicalize().unwrap()
 }
 
 /// A casslab command with the test home, and no inherited store.
