@@ -28,6 +28,8 @@ use crate::LocalOptions;
 const STOP_GRACE: Duration = Duration::from_secs(60);
 /// Timeout of one CQL probe (connect, write, read).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+/// Longest wait, after a node's process ended, for its ports to be free again.
+const PORT_RELEASE_WAIT: Duration = Duration::from_secs(15);
 /// Pause between probes while a node starts.
 const PROBE_INTERVAL: Duration = Duration::from_millis(500);
 
@@ -306,6 +308,12 @@ impl LocalCluster {
                     progress(&format!("stopping {} (pid {pid}) ...", node.name));
                     let started = Instant::now();
                     let how = stop_pid(pid, STOP_GRACE, node)?;
+                    // The process is gone, but the kernel may hold its listening ports a
+                    // moment longer; a `down` followed at once by `up` must find them free.
+                    let ports_free_by = Instant::now() + PORT_RELEASE_WAIT;
+                    while check_ports(node).is_err() && Instant::now() < ports_free_by {
+                        std::thread::sleep(Duration::from_millis(200));
+                    }
                     let secs = started.elapsed().as_secs_f64();
                     progress(&match how {
                         Stopped::Gracefully => format!("{} stopped after {secs:.1} s", node.name),

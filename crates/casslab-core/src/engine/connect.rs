@@ -66,7 +66,24 @@ pub async fn connect(cfg: &ClusterConfig, creds: &Credentials) -> Result<Session
         }
         b = b.address_translator(Arc::new(map));
     }
-    b.build().await.map_err(|e| EngineError::Connect { hosts: nodes.join(","), message: e.to_string() })
+    b.build().await.map_err(|e| {
+        let message = e.to_string();
+        EngineError::Connect { hosts: nodes.join(","), hint: connect_hint(&message, cfg).to_string(), message }
+    })
+}
+
+/// What to check, judging by the driver's message.
+fn connect_hint(message: &str, cfg: &ClusterConfig) -> &'static str {
+    let m = message.to_ascii_lowercase();
+    if m.contains("authentication") || m.contains("bad credentials") || m.contains("authenticator") {
+        "check --user and the password (CASSLAB_PASSWORD or the prompt)"
+    } else if m.contains("certificate verify failed") || m.contains("certificate") {
+        "the node's TLS certificate is not trusted: pass the CA that signed it with --tls-ca FILE"
+    } else if !cfg.tls && (m.contains("connection reset") || m.contains("unexpected eof") || m.contains("broken pipe")) {
+        "the node closed the connection: if it requires TLS, add --tls (and --tls-ca FILE)"
+    } else {
+        "is Cassandra running there? Start a local node with `casslab local up`, or point --hosts at your cluster"
+    }
 }
 
 fn tls_context(cfg: &ClusterConfig) -> Result<openssl::ssl::SslContext, EngineError> {
@@ -103,6 +120,15 @@ pub async fn cluster_info(session: &Session) -> ClusterInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hints_follow_the_failure() {
+        let plain = ClusterConfig::default();
+        assert!(connect_hint("Authentication failed - bad credentials", &plain).contains("--user"));
+        assert!(connect_hint("error:0A000086:SSL routines::certificate verify failed", &plain).contains("--tls-ca"));
+        assert!(connect_hint("Connection reset by peer (os error 104)", &plain).contains("requires TLS"));
+        assert!(connect_hint("Connection refused (os error 111)", &plain).contains("casslab local up"));
+    }
 
     #[test]
     fn contact_points_get_the_default_port() {

@@ -7,8 +7,8 @@ use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("cannot connect to {hosts}: {message}\n  hint: is Cassandra running there? Start a local node with `casslab local up`, or point --hosts at your cluster")]
-    Connect { hosts: String, message: String },
+    #[error("cannot connect to {hosts}: {message}\n  hint: {hint}")]
+    Connect { hosts: String, message: String, hint: String },
     #[error("TLS setup failed: {0}")]
     Tls(String),
     #[error("the cluster rejected `{statement}`: {message}")]
