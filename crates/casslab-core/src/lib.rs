@@ -2,8 +2,10 @@
 //! load engine, latency statistics, the results store and the report formats. It prints nothing
 //! and never exits the process; the `casslab` binary owns the terminal.
 
+pub mod analysis;
 pub mod config;
 pub mod engine;
+pub mod experiment;
 pub mod gen;
 pub mod report;
 pub mod stats;

@@ -9,7 +9,7 @@ mod validate;
 
 pub use builtin::{builtin, builtin_names, BUILTINS};
 pub use error::WorkloadError;
-pub use parse::{count_markers, load_workload, parse_duration_s, parse_workload};
+pub use parse::{count_markers, load_workload, parse_duration_s, parse_workload, resolve_text};
 
 use crate::gen::GeneratorSpec;
 use serde::{Deserialize, Serialize};

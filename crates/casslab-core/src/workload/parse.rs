@@ -95,6 +95,14 @@ pub fn load_workload(name_or_path: &str, overrides: &BTreeMap<String, String>) -
     Ok((w, src))
 }
 
+/// The workload text with every `${name}` replaced, and the final parameters: what
+/// `parse_workload` reads after its first pass. Experiments patch this text per variant.
+pub fn resolve_text(src: &str, file: &str, overrides: &BTreeMap<String, String>) -> Result<(String, BTreeMap<String, String>), WorkloadError> {
+    let lines = LineIndex::new(src);
+    let params = resolve_params(src, file, overrides, &lines)?;
+    Ok((substitute(src, file, &params)?, params))
+}
+
 /// Parses workload text. `file` is only used in error messages.
 pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String>) -> Result<Workload, WorkloadError> {
     let lines = LineIndex::new(src);
