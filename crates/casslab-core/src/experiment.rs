@@ -316,6 +316,23 @@ variants:
     }
 
     #[test]
+    fn the_shipped_experiments_parse() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+        let tiny: BTreeMap<String, String> = [("rows".to_string(), "100".to_string())].into();
+        let e = load_experiment(&dir.join("bins-list-vs-columns.yaml"), &tiny).unwrap();
+        assert_eq!(e.variants[1].workload.operation("update").unwrap().statements[0].args.len(), 101);
+        let e = load_experiment(&dir.join("compaction-strategies.yaml"), &tiny).unwrap();
+        assert_eq!(e.variants.len(), 3);
+        assert!(e.variants[2].workload.schema[0].cql.contains("UnifiedCompactionStrategy"));
+        let small: BTreeMap<String, String> = [("rows_per_partition".to_string(), "864".to_string())].into();
+        let e = load_experiment(&dir.join("partition-read-chunks.yaml"), &small).unwrap();
+        let pages: Vec<i32> = e.variants.iter().map(|v| v.workload.operation("read_day").unwrap().page_size).collect();
+        assert_eq!(pages, vec![864, 432, 216, 108]);
+        assert!(e.variants.iter().all(|v| v.workload.keyspace == "casslab_wide"), "shared keyspace");
+        assert_eq!(e.variants[0].workload.load.as_ref().unwrap().count, 864 * 7);
+    }
+
+    #[test]
     fn mistakes_are_reported() {
         let e = load_experiment(file("workload: kv\nvariants:\n  a: {}\n").path(), &BTreeMap::new()).unwrap_err();
         assert!(e.to_string().contains("at least two variants"), "{e}");

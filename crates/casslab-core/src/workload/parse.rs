@@ -292,9 +292,15 @@ fn substitute(src: &str, file: &str, params: &BTreeMap<String, String>) -> Resul
             let Some(j) = rest[i..].find('}') else {
                 return Err(WorkloadError::new(file, Some(n + 1), "unclosed `${` (write `${name}`)"));
             };
-            let key = rest[i + 2..i + j].trim();
+            let expr = rest[i + 2..i + j].trim();
+            let (key, arith) = split_arithmetic(expr);
             match params.get(key) {
-                Some(v) => out.push_str(v),
+                Some(v) => match arith {
+                    None => out.push_str(v),
+                    Some((op, k)) => out.push_str(&apply_arithmetic(v, op, k, params).ok_or_else(|| {
+                        WorkloadError::new(file, Some(n + 1), format!("`${{{expr}}}`: arithmetic needs whole numbers, and \"{key}\" is \"{v}\" (division by 0 is not allowed either)"))
+                    })?),
+                },
                 None => {
                     let known: Vec<&str> = params.keys().map(|s| s.as_str()).collect();
                     let sugg = did_you_mean(key, &known).map(|s| format!("; did you mean \"{s}\"?")).unwrap_or_default();
@@ -311,6 +317,30 @@ fn substitute(src: &str, file: &str, params: &BTreeMap<String, String>) -> Resul
         out.push('\n');
     }
     Ok(out)
+}
+
+/// Splits `name * 4` into ("name", Some(('*', "4"))); a plain `name` has no arithmetic.
+fn split_arithmetic(expr: &str) -> (&str, Option<(char, &str)>) {
+    for op in ['*', '/', '+', '-'] {
+        if let Some(i) = expr.find(op) {
+            return (expr[..i].trim(), Some((op, expr[i + 1..].trim())));
+        }
+    }
+    (expr, None)
+}
+
+/// Integer arithmetic of a parameter value with a whole number or another parameter
+/// (`/` rounds down).
+fn apply_arithmetic(v: &str, op: char, rhs: &str, params: &BTreeMap<String, String>) -> Option<String> {
+    let x: i64 = v.trim().parse().ok()?;
+    let k: i64 = rhs.parse().ok().or_else(|| params.get(rhs)?.trim().parse().ok())?;
+    let r = match op {
+        '*' => x.checked_mul(k)?,
+        '/' => x.checked_div(k)?,
+        '+' => x.checked_add(k)?,
+        _ => x.checked_sub(k)?,
+    };
+    Some(r.to_string())
 }
 
 fn yaml_error(file: &str, e: &serde_yaml::Error) -> WorkloadError {
@@ -501,6 +531,15 @@ mod tests {
         assert_eq!(li.key_in(li.section("run"), "update"), Some(3));
         assert_eq!(li.key_in(li.section("operations"), "read"), Some(6));
         assert_eq!(li.key_in(li.section("run"), "cql"), None, "must not leave the block");
+    }
+
+    #[test]
+    fn parameters_take_simple_arithmetic() {
+        let params: BTreeMap<String, String> = [("rows".to_string(), "86400".to_string()), ("n".to_string(), "x".to_string())].into();
+        assert_eq!(substitute("a: ${rows / 4}\nb: ${rows*2}\nc: ${ rows + 1 }\nd: ${rows}\ne: ${rows / rows}\n", "f", &params).unwrap(), "a: 21600\nb: 172800\nc: 86401\nd: 86400\ne: 1\n");
+        let e = substitute("a: ${n / 4}\n", "f", &params).unwrap_err();
+        assert!(e.to_string().contains("whole numbers"), "{e}");
+        assert!(substitute("a: ${rows / 0}\n", "f", &params).is_err());
     }
 
     #[test]
