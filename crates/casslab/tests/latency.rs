@@ -230,7 +230,12 @@ fn read_p50_matches_an_injected_delay() {
     for d in [&d0, &d20] {
         assert!(d.bytes >= d.reads * VALUE_SIZE, "{} reads, but the proxy forwarded only {} bytes: {figures}", d.reads, d.bytes);
     }
-    assert!((18.0..=22.0).contains(&d20.read_p50_ms), "read p50 is not within 10% of the injected 20 ms: {figures}");
+    // The delay adds to what the node and the proxy cost anyway, so casslab's accuracy is the
+    // added latency it measures: within 10% of the 20 ms injected. (On an idle machine the
+    // absolute p50 lands within 10% too; a busy one inflates the base, not the difference.)
+    let added_ms = d20.read_p50_ms - d0.read_p50_ms;
+    assert!((18.0..=22.0).contains(&added_ms), "the measured added latency {added_ms:.3} ms is not within 10% of the injected 20 ms: {figures}");
+    assert!(d20.read_p50_ms >= 20.0, "a p50 below the injected delay is impossible: {figures}");
 }
 
 #[test]
