@@ -44,6 +44,33 @@ pub enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Write a report of saved runs: a self-contained HTML page with charts (default),
+    /// Markdown to paste into a pull request, or JSON for machines.
+    Report(ReportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Run ids, or `latest`; several runs are shown side by side with their config differences.
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<String>,
+    /// Output file. Without it Markdown and JSON go to stdout, and so does HTML when stdout is
+    /// not a terminal.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Output format [default: from the output file's extension (.md, .json), else html]
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormatArg>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormatArg {
+    Html,
+    #[value(alias = "markdown")]
+    Md,
+    Json,
 }
 
 #[derive(Subcommand, Debug)]

@@ -3,8 +3,16 @@
 //! tools and plotters). Each format takes what the store returns and writes or returns a value;
 //! none of them reads the store, talks to a cluster or decides where output goes.
 
+pub mod config_table;
 pub mod hdrlog;
+pub mod html;
+pub mod html_charts;
 pub mod json;
+pub mod markdown;
+pub mod report_json;
+pub mod run_view;
+pub mod spectrum;
+pub mod svg_chart;
 pub mod text;
 
 pub use hdrlog::{write_hdr_log, LatencyKind};

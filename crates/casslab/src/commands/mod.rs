@@ -2,6 +2,7 @@
 //! process exit code.
 
 mod local;
+mod report;
 mod results;
 mod run;
 mod workloads;
@@ -17,6 +18,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Workloads { command } => workloads::workloads(command),
         Command::Runs { limit, store } => results::runs(limit, &store),
         Command::Show { run, export, store } => results::show(&run, &export, &store),
+        Command::Report(args) => report::report(&args),
     }
 }
 

@@ -1,0 +1,231 @@
+//! The charts of the HTML report, built from a [`RunView`]: throughput over time (per operation
+//! and total, the warm-up shaded, the target rate drawn under a fixed rate), p50/p99/p99.9 over
+//! time per operation, errors per second by kind, and the latency percentile spectrum on a
+//! "1 in N" axis (intended and service time), plus the spectra of several runs overlaid.
+//! Latencies are shown in milliseconds. Drawing itself is `svg_chart`'s job.
+
+use super::run_view::{IntervalView, LoadShape, OpSpectrum, RunView, SpectrumPoint};
+use super::svg_chart::{Axis, Band, LineChart, Scale, Series};
+use crate::stats::{ErrorKind, LatencySummary, Phase};
+
+/// Colors of operations (and of runs when several are compared), in order.
+pub const PALETTE: [&str; 8] = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#edc948", "#9c755f"];
+const TOTAL_COLOR: &str = "#2b2b2b";
+const TARGET_COLOR: &str = "#8a8a8a";
+/// p50, p99, p99.9.
+const PERCENTILE_COLORS: [&str; 3] = ["#4e79a7", "#f28e2b", "#e15759"];
+
+const TIME_LABEL: &str = "time since the run started (s)";
+const PERCENTILE_LABEL: &str = "percentile (log scale of 1 in N)";
+
+pub fn color(i: usize) -> &'static str {
+    PALETTE[i % PALETTE.len()]
+}
+
+fn ms(ns: f64) -> f64 {
+    ns / 1e6
+}
+
+/// The x axis of a timeline, and its warm-up band (if any).
+fn time_axis(ivs: &[&IntervalView]) -> (Axis, Vec<Band>) {
+    let start = ivs.first().map_or(0.0, |iv| iv.start_ms as f64 / 1000.0);
+    let end = ivs.last().map_or(1.0, |iv| iv.end_ms as f64 / 1000.0);
+    let warm: Vec<&&IntervalView> = ivs.iter().filter(|iv| iv.phase == Phase::Warmup).collect();
+    let bands = match (warm.first(), warm.last()) {
+        (Some(a), Some(b)) => vec![Band { x0: a.start_ms as f64 / 1000.0, x1: b.end_ms as f64 / 1000.0, label: "warm-up (not measured)".into() }],
+        _ => Vec::new(),
+    };
+    (Axis::linear(TIME_LABEL, start, end, false), bands)
+}
+
+/// A latency axis in ms: log when the values span more than 20×, else linear from 0.
+fn latency_axis(label: &str, values: impl Iterator<Item = f64>) -> Axis {
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    for v in values.filter(|v| *v > 0.0 && v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if hi <= 0.0 {
+        return Axis::linear(label, 0.0, 1.0, true);
+    }
+    if hi / lo > 20.0 {
+        Axis::log(&format!("{label}, log scale"), lo, hi)
+    } else {
+        Axis::linear(label, 0.0, hi, true)
+    }
+}
+
+fn series_y_values(series: &[Series]) -> impl Iterator<Item = f64> + '_ {
+    series.iter().flat_map(|s| s.points.iter().map(|p| p.1))
+}
+
+/// Operations per second per interval, per operation and in total.
+pub fn throughput(run: &RunView, phase: Phase, id: &str) -> LineChart {
+    let ivs = run.timeline(phase);
+    let (x, bands) = time_axis(&ivs);
+    let ops = run.op_names(phase);
+    let mut series: Vec<Series> = ops
+        .iter()
+        .enumerate()
+        .map(|(i, op)| {
+            let pts = ivs.iter().map(|iv| (iv.mid_s(), iv.ops.iter().find(|o| &o.op == op).map_or(0.0, |o| o.ops_per_s))).collect();
+            Series::new(op.clone(), color(i), pts)
+        })
+        .collect();
+    if ops.len() > 1 {
+        series.push(Series::new("total", TOTAL_COLOR, ivs.iter().map(|iv| (iv.mid_s(), iv.total_ops_per_s())).collect()).bold());
+    }
+    if let (Phase::Run, LoadShape::FixedRate { target_per_s }) = (phase, run.load_shape()) {
+        series.push(Series::new(format!("target {target_per_s:.0} ops/s"), TARGET_COLOR, vec![(x.min, target_per_s), (x.max, target_per_s)]).dashed());
+    }
+    // Headroom, so a line at the maximum does not run along the frame.
+    let hi = series_y_values(&series).fold(0.0, f64::max) * 1.05;
+    LineChart {
+        id: id.to_string(),
+        title: format!("{} · throughput per interval", run.label),
+        y: Axis::linear("operations per second", 0.0, hi, true),
+        x,
+        series,
+        bands,
+    }
+}
+
+/// p50, p99 and p99.9 of one operation per interval (intended start), and under a fixed rate
+/// the service time's p99 dashed beside them.
+pub fn latency_over_time(run: &RunView, phase: Phase, op: &str, id: &str) -> LineChart {
+    let ivs = run.timeline(phase);
+    let (x, bands) = time_axis(&ivs);
+    let pick = |f: fn(&LatencySummary) -> u64, service: bool| -> Vec<(f64, f64)> {
+        ivs.iter()
+            .map(|iv| {
+                let y = iv.ops.iter().find(|o| o.op == op).map(|o| if service { &o.service } else { &o.latency });
+                (iv.mid_s(), y.filter(|l| l.count > 0).map_or(f64::NAN, |l| ms(f(l) as f64)))
+            })
+            .collect()
+    };
+    let mut series = vec![
+        Series::new("p50", PERCENTILE_COLORS[0], pick(|l| l.p50_ns, false)),
+        Series::new("p99", PERCENTILE_COLORS[1], pick(|l| l.p99_ns, false)),
+        Series::new("p99.9", PERCENTILE_COLORS[2], pick(|l| l.p999_ns, false)),
+    ];
+    let fixed = matches!(run.load_shape(), LoadShape::FixedRate { .. }) && phase == Phase::Run;
+    if fixed {
+        series.push(Series::new("p99 service time", PERCENTILE_COLORS[1], pick(|l| l.p99_ns, true)).dashed());
+    }
+    let what = if fixed { "latency from intended start" } else { "latency" };
+    LineChart {
+        id: id.to_string(),
+        title: format!("{} · {op} · {what} per interval", run.label),
+        y: latency_axis("latency (ms)", series_y_values(&series)),
+        x,
+        series,
+        bands,
+    }
+}
+
+/// Failed operations per second by kind, all operations together; `None` when none failed.
+pub fn errors_over_time(run: &RunView, phase: Phase, id: &str) -> Option<LineChart> {
+    let ivs = run.timeline(phase);
+    let per_iv: Vec<_> = ivs.iter().map(|iv| iv.errors()).collect();
+    let kinds: Vec<ErrorKind> = ErrorKind::ALL.into_iter().filter(|k| per_iv.iter().any(|e| e.get(k).is_some_and(|n| *n > 0))).collect();
+    if kinds.is_empty() {
+        return None;
+    }
+    let (x, bands) = time_axis(&ivs);
+    let series: Vec<Series> = kinds
+        .iter()
+        .map(|k| {
+            let pts = ivs
+                .iter()
+                .zip(&per_iv)
+                .map(|(iv, e)| {
+                    let d = (iv.end_ms.saturating_sub(iv.start_ms)) as f64 / 1000.0;
+                    (iv.mid_s(), if d > 0.0 { *e.get(k).unwrap_or(&0) as f64 / d } else { 0.0 })
+                })
+                .collect();
+            Series::new(k.as_str(), error_color(*k), pts)
+        })
+        .collect();
+    // Headroom, so a line at the maximum does not run along the frame.
+    let hi = series_y_values(&series).fold(0.0, f64::max) * 1.05;
+    Some(LineChart {
+        id: id.to_string(),
+        title: format!("{} · errors per second by kind", run.label),
+        y: Axis::linear("errors per second", 0.0, hi, true),
+        x,
+        series,
+        bands,
+    })
+}
+
+fn error_color(k: ErrorKind) -> &'static str {
+    match k {
+        ErrorKind::Timeout => "#e15759",
+        ErrorKind::Unavailable => "#b07aa1",
+        ErrorKind::Overloaded => "#f28e2b",
+        ErrorKind::Connection => "#9c755f",
+        ErrorKind::Other => "#7f7f7f",
+    }
+}
+
+fn spectrum_points(points: &[SpectrumPoint]) -> Vec<(f64, f64)> {
+    points.iter().map(|p| (p.one_in, ms(p.latency_ns as f64))).collect()
+}
+
+fn spectrum_chart(id: &str, title: String, series: Vec<Series>) -> LineChart {
+    let max_one_in = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).fold(10.0, f64::max);
+    let mut y = latency_axis("latency (ms)", series_y_values(&series));
+    if y.scale == Scale::Linear {
+        y = Axis::linear("latency (ms)", 0.0, y.max, true);
+    }
+    LineChart { id: id.to_string(), title, x: Axis::percentile(PERCENTILE_LABEL, max_one_in), y, series, bands: Vec::new() }
+}
+
+/// The whole phase's latency by percentile, per operation: intended start solid, and under a
+/// fixed rate the service time dashed. `None` when the phase has no histograms.
+pub fn spectrum(run: &RunView, phase: Phase, id: &str) -> Option<LineChart> {
+    let spectra: Vec<&OpSpectrum> = run.spectra(phase).filter(|s| !s.intended.is_empty()).collect();
+    if spectra.is_empty() {
+        return None;
+    }
+    let fixed = matches!(run.load_shape(), LoadShape::FixedRate { .. }) && phase == Phase::Run;
+    let names = run.op_names(phase);
+    let mut series = Vec::new();
+    for (i, s) in spectra.iter().enumerate() {
+        let c = color(names.iter().position(|n| *n == s.op).unwrap_or(i));
+        let suffix = if fixed { " (from intended start)" } else { "" };
+        series.push(Series::new(format!("{}{suffix}", s.op), c, spectrum_points(&s.intended)));
+        if fixed {
+            series.push(Series::new(format!("{} (service time)", s.op), c, spectrum_points(&s.service)).dashed());
+        }
+    }
+    Some(spectrum_chart(id, format!("{} · latency by percentile", run.label), series))
+}
+
+/// One operation's run-phase spectrum (from intended start) in each run that has it.
+pub fn compare_spectra(runs: &[RunView], op: &str, id: &str) -> Option<LineChart> {
+    let series: Vec<Series> = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let phase = r.main_phase()?.phase;
+            let s = r.spectra(phase).find(|s| s.op == op && !s.intended.is_empty())?;
+            Some(Series::new(r.label.clone(), color(i), spectrum_points(&s.intended)))
+        })
+        .collect();
+    (series.len() > 1).then(|| spectrum_chart(id, format!("{op} · latency by percentile, runs compared"), series))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_axis_goes_log_only_for_wide_ranges() {
+        assert_eq!(latency_axis("ms", [1.0, 4.0, 9.0].into_iter()).scale, Scale::Linear);
+        let wide = latency_axis("ms", [0.2, 4.0, 90.0, f64::NAN].into_iter());
+        assert_eq!((wide.scale, wide.min, wide.max), (Scale::Log, 0.1, 100.0));
+        assert!(wide.label.contains("log scale"));
+        assert_eq!(latency_axis("ms", std::iter::empty()).max, 1.0);
+    }
+}

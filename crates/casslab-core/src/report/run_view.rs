@@ -1,0 +1,404 @@
+//! What the report formats (`html`, `markdown`, `report_json`) read: a [`Report`] is a list of
+//! [`RunView`]s, each one saved run reduced to its meta data, per-phase summaries, per-interval
+//! series and latency percentile spectra, plus the config keys whose values differ between the
+//! runs. It only reshapes what the store returned; it does not read the store, render or write.
+//!
+//! A report is built for saved runs today; experiments will add their variants (groups of
+//! runs, with intervals and verdicts) beside `runs` without changing how a run is shown.
+
+use super::config_table::{config_differences, ConfigDifference};
+pub use super::spectrum::{spectrum, OpSpectrum, SpectrumPoint};
+use crate::stats::{ErrorKind, OpStats, OpSummary, Phase};
+use crate::store::{PhaseSummary, RunRecord, StoredInterval};
+use std::collections::BTreeMap;
+
+/// An output format of `casslab report`: renders a whole report as one document.
+pub trait ReportFormat {
+    fn render(&self, report: &Report) -> String;
+}
+
+/// Everything one report shows.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub title: String,
+    pub runs: Vec<RunView>,
+    /// Config keys whose values differ between the runs (empty for a single run).
+    pub config_differences: Vec<ConfigDifference>,
+}
+
+impl Report {
+    pub fn new(runs: Vec<RunView>) -> Report {
+        let title = match runs.as_slice() {
+            [one] => format!("run {} · {}", one.record.id, one.record.workload),
+            many => format!("runs {}", many.iter().map(|r| r.record.id.to_string()).collect::<Vec<_>>().join(", ")),
+        };
+        let config_differences = config_differences(&runs.iter().map(|r| &r.record).collect::<Vec<_>>());
+        Report { title, runs, config_differences }
+    }
+}
+
+/// How the measured phase was driven.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LoadShape {
+    /// As fast as possible with this many requests in flight.
+    MaxThroughput { concurrency: usize },
+    /// Open loop at a fixed total rate; latency is measured from each intended start.
+    FixedRate { target_per_s: f64 },
+}
+
+impl LoadShape {
+    pub fn describe(self) -> String {
+        match self {
+            LoadShape::MaxThroughput { concurrency } => format!("max throughput, {concurrency} in flight"),
+            LoadShape::FixedRate { target_per_s } => format!("fixed rate {target_per_s:.0} ops/s"),
+        }
+    }
+}
+
+/// One sampling interval: every operation's figures over it.
+#[derive(Debug, Clone)]
+pub struct IntervalView {
+    pub index: u32,
+    pub phase: Phase,
+    /// Milliseconds since the run started.
+    pub start_ms: u64,
+    pub end_ms: u64,
+    pub backlog: u64,
+    /// In the workload's order; `op` names the operation.
+    pub ops: Vec<OpSummary>,
+}
+
+impl IntervalView {
+    pub fn total_ops_per_s(&self) -> f64 {
+        self.ops.iter().map(|o| o.ops_per_s).sum()
+    }
+    pub fn errors(&self) -> BTreeMap<ErrorKind, u64> {
+        let mut all = BTreeMap::new();
+        for o in &self.ops {
+            for (k, v) in &o.errors {
+                *all.entry(*k).or_default() += v;
+            }
+        }
+        all
+    }
+    /// Seconds since the run started, at the middle of the interval.
+    pub fn mid_s(&self) -> f64 {
+        (self.start_ms + self.end_ms) as f64 / 2000.0
+    }
+}
+
+/// One saved run, ready to show.
+#[derive(Debug, Clone)]
+pub struct RunView {
+    pub record: RunRecord,
+    /// How the run is named in a report: `run 12`.
+    pub label: String,
+    /// Per phase (load, run) as summarized when the run finished, or rebuilt from the saved
+    /// intervals for a run that did not finish.
+    pub phases: Vec<PhaseSummary>,
+    pub notes: Vec<String>,
+    pub intervals: Vec<IntervalView>,
+    pub spectra: Vec<OpSpectrum>,
+}
+
+impl RunView {
+    /// `intervals` and `histograms` as [`crate::store::Store::intervals`] and
+    /// [`crate::store::Store::histograms`] return them for `record`.
+    pub fn new(record: RunRecord, intervals: &[StoredInterval], histograms: &[(Phase, String, OpStats)]) -> RunView {
+        let views: Vec<IntervalView> = intervals
+            .chunk_by(|a, b| a.index == b.index)
+            .map(|rows| {
+                let first = &rows[0];
+                let d = first.duration_s();
+                IntervalView {
+                    index: first.index,
+                    phase: first.phase,
+                    start_ms: first.start_ms,
+                    end_ms: first.end_ms,
+                    backlog: first.backlog,
+                    ops: rows.iter().map(|r| OpSummary::of(&r.op, &r.stats, d)).collect(),
+                }
+            })
+            .collect();
+        let mut notes = record.summary.as_ref().map(|s| s.notes.clone()).unwrap_or_default();
+        let phases = match &record.summary {
+            Some(s) if !s.phases.is_empty() => s.phases.clone(),
+            _ => {
+                if !intervals.is_empty() {
+                    notes.push(format!(
+                        "the run has no final summary (status {}): its figures are computed from the saved intervals",
+                        record.status.as_str()
+                    ));
+                }
+                rebuild_phases(intervals, record.config.rate_per_s)
+            }
+        };
+        let mut spectra: Vec<OpSpectrum> = histograms
+            .iter()
+            .map(|(phase, op, st)| OpSpectrum { phase: *phase, op: op.clone(), intended: spectrum(&st.intended), service: spectrum(&st.service) })
+            .collect();
+        if histograms.is_empty() {
+            spectra = merged_by_op(intervals)
+                .into_iter()
+                .map(|((phase, op), st)| OpSpectrum { phase, op, intended: spectrum(&st.intended), service: spectrum(&st.service) })
+                .collect();
+        }
+        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra }
+    }
+
+    pub fn load_shape(&self) -> LoadShape {
+        match self.record.config.rate_per_s {
+            Some(target_per_s) => LoadShape::FixedRate { target_per_s },
+            None => LoadShape::MaxThroughput { concurrency: self.record.config.concurrency },
+        }
+    }
+
+    pub fn phase(&self, phase: Phase) -> Option<&PhaseSummary> {
+        self.phases.iter().find(|p| p.phase == phase)
+    }
+
+    /// The phase a reader cares about most: the measured run, else the load.
+    pub fn main_phase(&self) -> Option<&PhaseSummary> {
+        self.phase(Phase::Run).or_else(|| self.phase(Phase::Load))
+    }
+
+    /// Intervals of a phase's timeline: the run phase's include its warm-up.
+    pub fn timeline(&self, phase: Phase) -> Vec<&IntervalView> {
+        let wanted = |p: Phase| p == phase || (phase == Phase::Run && p == Phase::Warmup);
+        self.intervals.iter().filter(|iv| wanted(iv.phase)).collect()
+    }
+
+    /// Operation names in the order they appear in the phase's timeline.
+    pub fn op_names(&self, phase: Phase) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for iv in self.timeline(phase) {
+            for o in &iv.ops {
+                if !names.contains(&o.op) {
+                    names.push(o.op.clone());
+                }
+            }
+        }
+        if names.is_empty() {
+            if let Some(p) = self.phase(phase) {
+                names = p.ops.iter().map(|o| o.op.clone()).collect();
+            }
+        }
+        names
+    }
+
+    pub fn spectra(&self, phase: Phase) -> impl Iterator<Item = &OpSpectrum> {
+        self.spectra.iter().filter(move |s| s.phase == phase)
+    }
+
+    /// Seconds from the run's start to its end, if it ended.
+    pub fn wall_time_s(&self) -> Option<f64> {
+        self.record.ended_at_ms.map(|e| (e - self.record.started_at_ms) as f64 / 1000.0)
+    }
+}
+
+/// `1234567` as `1,234,567`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Each (phase, op)'s intervals merged, warm-up left out, in first-seen order.
+fn merged_by_op(intervals: &[StoredInterval]) -> Vec<((Phase, String), OpStats)> {
+    let mut out: Vec<((Phase, String), OpStats)> = Vec::new();
+    for iv in intervals.iter().filter(|iv| iv.phase != Phase::Warmup) {
+        match out.iter_mut().find(|((p, o), _)| *p == iv.phase && *o == iv.op) {
+            Some((_, st)) => st.merge(&iv.stats),
+            None => out.push(((iv.phase, iv.op.clone()), iv.stats.clone())),
+        }
+    }
+    out
+}
+
+/// Phase summaries of a run that never finished, from its saved intervals.
+fn rebuild_phases(intervals: &[StoredInterval], rate_per_s: Option<f64>) -> Vec<PhaseSummary> {
+    let merged = merged_by_op(intervals);
+    let mut phases: Vec<Phase> = Vec::new();
+    for ((p, _), _) in &merged {
+        if !phases.contains(p) {
+            phases.push(*p);
+        }
+    }
+    phases
+        .into_iter()
+        .map(|phase| {
+            let duration_s: f64 = intervals
+                .chunk_by(|a, b| a.index == b.index)
+                .filter(|rows| rows[0].phase == phase)
+                .map(|rows| rows[0].duration_s())
+                .sum();
+            let mut total = OpStats::default();
+            let ops: Vec<OpSummary> = merged
+                .iter()
+                .filter(|((p, _), _)| *p == phase)
+                .map(|((_, op), st)| {
+                    total.merge(st);
+                    OpSummary::of(op, st, duration_s)
+                })
+                .collect();
+            PhaseSummary {
+                phase,
+                duration_s,
+                target_rate_per_s: if phase == Phase::Run { rate_per_s } else { None },
+                ops,
+                total: OpSummary::of("total", &total, duration_s),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{RunConfig, RunEnvironment};
+    use crate::store::RunStatus;
+
+    fn stats(base_ns: u64) -> OpStats {
+        let mut s = OpStats::default();
+        for i in 1..=1000u64 {
+            s.record_ok(base_ns + i * 1_000, base_ns / 2 + i * 1_000);
+        }
+        s.record_error(ErrorKind::Timeout);
+        s
+    }
+
+    fn interval(index: u32, phase: Phase, op: &str) -> StoredInterval {
+        let start_ms = u64::from(index) * 1000;
+        StoredInterval { index, phase, start_ms, end_ms: start_ms + 1000, op: op.into(), stats: stats(1_000_000), backlog: 0 }
+    }
+
+    fn record(rate: Option<f64>) -> RunRecord {
+        RunRecord {
+            id: 4,
+            workload: "kv".into(),
+            started_at_ms: 0,
+            ended_at_ms: None,
+            status: RunStatus::Running,
+            config: RunConfig { rate_per_s: rate, concurrency: 16, ..RunConfig::default() },
+            env: RunEnvironment::default(),
+            summary: None,
+            tags: vec![],
+        }
+    }
+
+    #[test]
+    fn grouped_digits() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1_000), "1,000");
+        assert_eq!(grouped(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn an_unfinished_run_is_summarized_from_its_intervals_without_warmup() {
+        let ivs = [
+            interval(0, Phase::Warmup, "read"),
+            interval(0, Phase::Warmup, "write"),
+            interval(1, Phase::Run, "read"),
+            interval(1, Phase::Run, "write"),
+            interval(2, Phase::Run, "read"),
+            interval(2, Phase::Run, "write"),
+        ];
+        let v = RunView::new(record(Some(500.0)), &ivs, &[]);
+        assert_eq!(v.intervals.len(), 3);
+        assert_eq!(v.intervals[1].total_ops_per_s(), 2000.0);
+        assert_eq!(v.intervals[1].errors()[&ErrorKind::Timeout], 2);
+        let run = v.phase(Phase::Run).unwrap();
+        assert_eq!((run.duration_s, run.ops.len(), run.total.ok), (2.0, 2, 4000));
+        assert_eq!(run.ops[0].ops_per_s, 1000.0);
+        assert_eq!(run.target_rate_per_s, Some(500.0));
+        assert!(v.phase(Phase::Warmup).is_none());
+        assert_eq!(v.timeline(Phase::Run).len(), 3);
+        assert_eq!(v.op_names(Phase::Run), ["read", "write"]);
+        assert_eq!(v.spectra(Phase::Run).count(), 2);
+        assert!(v.notes[0].contains("no final summary"));
+        assert_eq!(v.load_shape(), LoadShape::FixedRate { target_per_s: 500.0 });
+        assert_eq!(RunView::new(record(None), &[], &[]).load_shape(), LoadShape::MaxThroughput { concurrency: 16 });
+    }
+}
+
+/// A synthetic saved run for the report formats' tests: a load phase (`insert`), a warm-up
+/// and a measured run (`read`, `update`) at a fixed rate, with a few timeouts.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::*;
+    use crate::config::{RunConfig, RunEnvironment};
+    use crate::store::{RunStatus, RunSummary};
+
+    fn stats(base_us: u64, n: u64, errors: u64) -> OpStats {
+        let mut s = OpStats::default();
+        for i in 0..n {
+            let v = (base_us + i % 97 * base_us / 20) * 1_000;
+            s.record_ok(v + v / 3, v);
+        }
+        for _ in 0..errors {
+            s.record_error(ErrorKind::Timeout);
+        }
+        s
+    }
+
+    pub(crate) fn view(id: i64, rate: Option<f64>) -> RunView {
+        let mut intervals = Vec::new();
+        let mut index = 0u32;
+        let mut push = |phase: Phase, ops: &[(&str, OpStats)]| {
+            let start_ms = u64::from(index) * 1000;
+            for (op, st) in ops {
+                intervals.push(StoredInterval { index, phase, start_ms, end_ms: start_ms + 1000, op: op.to_string(), stats: st.clone(), backlog: 0 });
+            }
+            index += 1;
+        };
+        for _ in 0..3 {
+            push(Phase::Load, &[("insert", stats(800, 400, 0))]);
+        }
+        for _ in 0..2 {
+            push(Phase::Warmup, &[("read", stats(2_000, 200, 0)), ("update", stats(1_500, 50, 0))]);
+        }
+        for i in 0..8 {
+            push(Phase::Run, &[("read", stats(1_000, 400, u64::from(i == 5) * 3)), ("update", stats(700, 100, 0))]);
+        }
+        let mut hist = Vec::new();
+        let mut summaries = Vec::new();
+        for (phase, ops, d) in [(Phase::Load, vec!["insert"], 3.0), (Phase::Run, vec!["read", "update"], 8.0)] {
+            let mut total = OpStats::default();
+            let mut sums = Vec::new();
+            for op in ops {
+                let mut st = OpStats::default();
+                intervals.iter().filter(|iv| iv.phase == phase && iv.op == op).for_each(|iv| st.merge(&iv.stats));
+                total.merge(&st);
+                sums.push(OpSummary::of(op, &st, d));
+                hist.push((phase, op.to_string(), st));
+            }
+            let target = if phase == Phase::Run { rate } else { None };
+            summaries.push(PhaseSummary { phase, duration_s: d, target_rate_per_s: target, ops: sums, total: OpSummary::of("total", &total, d) });
+        }
+        let record = RunRecord {
+            id,
+            workload: "kv".into(),
+            started_at_ms: 1_795_000_000_000,
+            ended_at_ms: Some(1_795_000_013_500),
+            status: RunStatus::Completed,
+            config: RunConfig {
+                workload: "kv".into(),
+                workload_source: "name: kv\nparams:\n  rows: 1000\n".into(),
+                params: [("rows".to_string(), "1000".to_string())].into(),
+                rate_per_s: rate,
+                ..RunConfig::default()
+            },
+            env: RunEnvironment { casslab_version: "0.1.0".into(), cassandra_version: Some("5.0.6".into()), node_count: 1, client_cores: 2, hostname: None },
+            summary: Some(RunSummary { phases: summaries, notes: vec!["target rate 600/s not kept: achieved 500/s".into()] }),
+            tags: vec![],
+        };
+        RunView::new(record, &intervals, &hist)
+    }
+}

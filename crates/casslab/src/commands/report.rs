@@ -1,0 +1,91 @@
+//! `casslab report RUN… [-o FILE] [--format html|md|json]`: reads the runs from the store,
+//! builds the report (casslab-core's `report::run_view`) and writes it in the chosen format
+//! to the file or stdout. It decides the format and where output goes; the formats
+//! themselves live in casslab-core's `report/`.
+
+use super::store_path;
+use crate::cli::{ReportArgs, ReportFormatArg};
+use anyhow::{bail, Context, Result};
+use casslab_core::report::html::HtmlReport;
+use casslab_core::report::markdown::MarkdownReport;
+use casslab_core::report::report_json::JsonReport;
+use casslab_core::report::run_view::{Report, ReportFormat, RunView};
+use casslab_core::store::{RunId, Store, StoreError};
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+pub fn report(args: &ReportArgs) -> Result<i32> {
+    let format = args.format.unwrap_or_else(|| format_for(args.output.as_deref()));
+    if args.output.is_none() && format == ReportFormatArg::Html && std::io::stdout().is_terminal() {
+        bail!("the HTML report is a file to open in a browser: add -o report.html (or --format md for the terminal)");
+    }
+    let path = store_path(&args.store);
+    let store = Store::open(&path).with_context(|| format!("cannot open the results store {}", path.display()))?;
+    let mut runs = Vec::with_capacity(args.runs.len());
+    for arg in &args.runs {
+        let id = resolve(&store, arg)?;
+        runs.push(load(&store, id).map_err(|e| match e {
+            StoreError::NoSuchRun(id) => anyhow::anyhow!("no saved run with id {id} in {} (see `casslab runs`)", path.display()),
+            e => anyhow::Error::new(e).context(format!("cannot read run {id}")),
+        })?);
+    }
+    let report = Report::new(runs);
+    let text = match format {
+        ReportFormatArg::Html => HtmlReport.render(&report),
+        ReportFormatArg::Md => MarkdownReport.render(&report),
+        ReportFormatArg::Json => JsonReport.render(&report),
+    };
+    match &args.output {
+        Some(out) => {
+            std::fs::write(out, &text).with_context(|| format!("cannot write {}", out.display()))?;
+            eprintln!("wrote {} ({} KiB)", out.display(), text.len().div_ceil(1024));
+        }
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            if let Err(e) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    return Err(e).context("cannot write the report to stdout");
+                }
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// The format an output file's extension asks for; HTML by default.
+fn format_for(output: Option<&Path>) -> ReportFormatArg {
+    let ext = output.and_then(|p| p.extension()).and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("md" | "markdown") => ReportFormatArg::Md,
+        Some("json") => ReportFormatArg::Json,
+        _ => ReportFormatArg::Html,
+    }
+}
+
+fn resolve(store: &Store, arg: &str) -> Result<RunId> {
+    if arg == "latest" {
+        return store.latest_run()?.context("no saved runs yet; `casslab run ycsb-a` makes one");
+    }
+    arg.parse().with_context(|| format!("\"{arg}\" is not a run id: give a number from `casslab runs`, or latest"))
+}
+
+fn load(store: &Store, id: RunId) -> Result<RunView, StoreError> {
+    let record = store.run(id)?;
+    let intervals = store.intervals(id)?;
+    let histograms = store.histograms(id)?;
+    Ok(RunView::new(record, &intervals, &histograms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_extension_picks_the_format() {
+        assert_eq!(format_for(Some(Path::new("r.md"))), ReportFormatArg::Md);
+        assert_eq!(format_for(Some(Path::new("r.JSON"))), ReportFormatArg::Json);
+        assert_eq!(format_for(Some(Path::new("r.html"))), ReportFormatArg::Html);
+        assert_eq!(format_for(Some(Path::new("report"))), ReportFormatArg::Html);
+        assert_eq!(format_for(None), ReportFormatArg::Html);
+    }
+}

@@ -1,0 +1,426 @@
+//! `casslab report` end to end, without a cluster: synthetic runs are written into a temporary
+//! store through casslab-core's `Store` (as `casslab run` writes them), the real binary makes
+//! the reports, and the HTML is rendered in headless Chromium to check that every chart drew
+//! (size, drawn series, ticks) and that a screenshot is not blank. The JSON is validated
+//! against `docs/run-report.schema.json`. Chromium is required: the test fails, saying how to
+//! install it, when it is missing.
+
+mod common;
+
+use casslab_core::config::{RunConfig, RunEnvironment};
+use casslab_core::stats::{ErrorKind, IntervalSample, OpStats, OpSummary, Phase};
+use casslab_core::store::{PhaseSummary, RunId, RunStatus, RunSummary, Store};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A deterministic pseudo-random stream (xorshift), so the synthetic latencies are the same
+/// in every test run.
+struct Rng(u64);
+
+impl Rng {
+    fn unit(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+}
+
+/// `n` latencies around `base_us` with a realistic tail: 1% slow, 0.1% very slow.
+fn op_stats(rng: &mut Rng, n: u64, base_us: f64, queue_us: f64, errors: u64) -> OpStats {
+    let mut s = OpStats::default();
+    for _ in 0..n {
+        let mut v = base_us * (0.6 + 0.8 * rng.unit());
+        let tail = rng.unit();
+        if tail < 0.001 {
+            v += base_us * 30.0 * rng.unit();
+        } else if tail < 0.01 {
+            v += base_us * 5.0 * -rng.unit().ln();
+        }
+        let service_ns = (v * 1000.0) as u64;
+        s.record_ok(service_ns + (queue_us * 1000.0 * rng.unit()) as u64, service_ns);
+    }
+    for _ in 0..errors {
+        s.record_error(ErrorKind::Timeout);
+    }
+    s
+}
+
+/// What makes two synthetic runs differ.
+struct Shape {
+    rate_per_s: Option<f64>,
+    rows: &'static str,
+    /// Seconds of the measured run with a latency spike and timeouts.
+    spike_at_s: u32,
+    finish: bool,
+}
+
+/// Saves a run the way `casslab run` does: 3 s of load, 2 s of warm-up, 20 s measured.
+fn save_run(store: &Store, shape: &Shape, seed: u64) -> RunId {
+    let mut rng = Rng(seed);
+    let config = RunConfig {
+        workload: "kv".into(),
+        workload_source: "name: kv\nparams:\n  rows: 100000\n".into(),
+        params: [("rows".to_string(), shape.rows.to_string()), ("keyspace".to_string(), "casslab_kv".to_string())].into(),
+        rate_per_s: shape.rate_per_s,
+        duration_s: Some(20.0),
+        warmup_s: Some(2.0),
+        ..RunConfig::default()
+    };
+    let env = RunEnvironment {
+        casslab_version: "0.1.0".into(),
+        cassandra_version: Some("5.0.6".into()),
+        node_count: 1,
+        client_cores: 2,
+        hostname: Some("lab".into()),
+    };
+    let started = 1_795_000_000_000 + seed as i64 * 60_000;
+    let id = store.begin_run("kv", &config, &env, &[], started).unwrap();
+    let fixed = shape.rate_per_s.is_some();
+    let mut index = 0u32;
+    let mut whole: Vec<(Phase, String, OpStats)> = Vec::new();
+    let mut add = |phase: Phase, ops: Vec<(String, OpStats)>| {
+        let start_ms = u64::from(index) * 1000;
+        let sample = IntervalSample { index, phase, start_ms, end_ms: start_ms + 1000, ops, backlog: 0 };
+        store.add_interval(id, &sample).unwrap();
+        if phase != Phase::Warmup {
+            for (op, st) in sample.ops {
+                match whole.iter_mut().find(|(p, o, _)| *p == phase && *o == op) {
+                    Some((_, _, w)) => w.merge(&st),
+                    None => whole.push((phase, op, st)),
+                }
+            }
+        }
+        index += 1;
+    };
+    for _ in 0..3 {
+        add(Phase::Load, vec![("insert".into(), op_stats(&mut rng, 3000, 600.0, 0.0, 0))]);
+    }
+    for t in 0..22u32 {
+        let phase = if t < 2 { Phase::Warmup } else { Phase::Run };
+        let spike = t == shape.spike_at_s + 2;
+        let slow = if t < 2 { 1.6 } else if spike { 6.0 } else { 1.0 };
+        let queue = if fixed { 300.0 * slow } else { 0.0 };
+        let (reads, updates) = if fixed { (600, 200) } else { (1500 - 200 * u64::from(spike), 500) };
+        add(
+            phase,
+            vec![
+                ("read".into(), op_stats(&mut rng, reads, 900.0 * slow, queue, if spike { 25 } else { 0 })),
+                ("update".into(), op_stats(&mut rng, updates, 700.0 * slow, queue, 0)),
+            ],
+        );
+    }
+    if !shape.finish {
+        return id; // as if the process died
+    }
+    let mut phases = Vec::new();
+    for (phase, d) in [(Phase::Load, 3.0), (Phase::Run, 20.0)] {
+        let mut total = OpStats::default();
+        let mut ops = Vec::new();
+        for (p, op, st) in whole.iter().filter(|(p, _, _)| *p == phase) {
+            store.add_histograms(id, *p, op, st).unwrap();
+            total.merge(st);
+            ops.push(OpSummary::of(op, st, d));
+        }
+        let target = if phase == Phase::Run { shape.rate_per_s } else { None };
+        phases.push(PhaseSummary { phase, duration_s: d, target_rate_per_s: target, ops, total: OpSummary::of("total", &total, d) });
+    }
+    let notes = if fixed { vec!["target rate 850/s not kept: achieved 800/s".to_string()] } else { vec![] };
+    store.finish_run(id, RunStatus::Completed, &RunSummary { phases, notes }, started + 26_000).unwrap();
+    id
+}
+
+/// A store holding run 1 (max throughput), run 2 (fixed rate 850/s, other rows) and run 3
+/// (crashed during its run: no summary, no full histograms).
+fn lab() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let store = Store::open(&path).unwrap();
+    let ids = [
+        save_run(&store, &Shape { rate_per_s: None, rows: "100000", spike_at_s: 12, finish: true }, 1),
+        save_run(&store, &Shape { rate_per_s: Some(850.0), rows: "200000", spike_at_s: 7, finish: true }, 2),
+        save_run(&store, &Shape { rate_per_s: None, rows: "100000", spike_at_s: 30, finish: false }, 3),
+    ];
+    assert_eq!(ids, [1, 2, 3]);
+    (dir, path)
+}
+
+fn report(store: &Path, args: &[&str]) -> (i32, String, String) {
+    common::run(common::casslab().arg("report").args(args).arg("--store").arg(store))
+}
+
+// ---- headless Chromium -------------------------------------------------------------------
+
+fn chromium() -> PathBuf {
+    if let Some(p) = std::env::var_os("CASSLAB_CHROMIUM").map(PathBuf::from).filter(|p| p.is_file()) {
+        return p;
+    }
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()) {
+            if dir.join(name).is_file() {
+                return dir.join(name);
+            }
+        }
+    }
+    panic!(
+        "headless Chromium is needed to check the HTML report, and none was found (looked for \
+         chromium, chromium-browser, google-chrome on PATH, or $CASSLAB_CHROMIUM). Install it: \
+         `apt-get update && apt-get install -y chromium` (.ci/run does this)"
+    );
+}
+
+/// Runs Chromium headless on a local file with `extra` flags; returns its stdout. Output goes
+/// through files, not pipes: a page's DOM is larger than a pipe's buffer.
+fn headless(page: &Path, extra: &[String]) -> String {
+    let scratch = tempfile::tempdir().unwrap();
+    let (out_path, err_path) = (scratch.path().join("stdout"), scratch.path().join("stderr"));
+    let mut child = Command::new(chromium())
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"])
+        .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        .args(["--disable-dev-shm-usage", "--hide-scrollbars", "--force-device-scale-factor=1"])
+        .arg(format!("--user-data-dir={}", scratch.path().join("profile").display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .expect("chromium starts");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within 120 s: {}", std::fs::read_to_string(&err_path).unwrap_or_default());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success(), "chromium failed: {}", std::fs::read_to_string(&err_path).unwrap_or_default());
+    std::fs::read_to_string(&out_path).unwrap()
+}
+
+/// Measures every chart after layout and writes the figures into `data-probe` attributes.
+const PROBE: &str = r#"<script>
+for (const f of document.querySelectorAll('figure.chart')) {
+  const svg = f.querySelector('svg');
+  const r = svg.getBoundingClientRect();
+  const plot = svg.querySelector('rect.plot').getBBox();
+  let drawn = 0, outside = 0;
+  for (const e of svg.querySelectorAll('path.series, circle.series')) {
+    const b = e.getBBox();
+    if (b.width > 0 || b.height > 0 || e.tagName === 'circle') drawn++;
+    if (b.x < plot.x - 3 || b.y < plot.y - 3 || b.x + b.width > plot.x + plot.width + 3 || b.y + b.height > plot.y + plot.height + 3) outside++;
+  }
+  f.setAttribute('data-probe', [Math.round(r.width), Math.round(r.height), drawn, outside,
+    svg.querySelectorAll('text.tick').length, svg.querySelectorAll('text.axis-label').length].join(' '));
+}
+</script></body>"#;
+
+/// One chart as measured in the browser.
+#[derive(Debug)]
+struct Probe {
+    id: String,
+    width: u32,
+    height: u32,
+    drawn: u32,
+    outside: u32,
+    ticks: u32,
+    axis_labels: u32,
+}
+
+fn probe_charts(html_path: &Path) -> Vec<Probe> {
+    let html = std::fs::read_to_string(html_path).unwrap();
+    assert_eq!(html.matches("</body>").count(), 1);
+    let probed = html_path.with_extension("probe.html");
+    std::fs::write(&probed, html.replace("</body>", PROBE)).unwrap();
+    let dom = headless(&probed, &["--window-size=1280,900".into(), "--dump-dom".into()]);
+    let mut out = Vec::new();
+    for fig in dom.split("<figure class=\"chart\"").skip(1) {
+        let attr = |name: &str| fig.split(&format!("{name}=\"")).nth(1).and_then(|r| r.split('"').next()).map(str::to_string);
+        let id = attr("data-chart").expect("every chart has an id");
+        let p: Vec<u32> = attr("data-probe").unwrap_or_else(|| panic!("chart {id} was not measured: did the page load?")).split(' ').map(|n| n.parse().unwrap()).collect();
+        out.push(Probe { id, width: p[0], height: p[1], drawn: p[2], outside: p[3], ticks: p[4], axis_labels: p[5] });
+    }
+    out
+}
+
+fn assert_drawn(probes: &[Probe], expected: &[(&str, u32)]) {
+    let ids: Vec<&str> = probes.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids, expected.iter().map(|e| e.0).collect::<Vec<_>>(), "charts on the page");
+    for (p, (_, series)) in probes.iter().zip(expected) {
+        assert!(p.width >= 400 && p.height >= 150, "chart {} is {}x{} px", p.id, p.width, p.height);
+        assert_eq!(p.drawn, *series, "chart {}: drawn series", p.id);
+        assert_eq!(p.outside, 0, "chart {}: series reaching outside the plot area", p.id);
+        assert!(p.ticks >= 5 && p.axis_labels == 2, "chart {}: {} ticks, {} axis labels", p.id, p.ticks, p.axis_labels);
+    }
+}
+
+/// Pixels that are clearly colored (not white, grey or black), and distinct colors.
+fn colorfulness(png_path: &Path) -> (u32, u32, usize, usize) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(png_path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    assert!(channels >= 3 && info.bit_depth == png::BitDepth::Eight, "{:?} {:?}", info.color_type, info.bit_depth);
+    let mut colored = 0;
+    let mut distinct = std::collections::HashSet::new();
+    for px in buf[..info.buffer_size()].chunks(channels) {
+        let (r, g, b) = (px[0], px[1], px[2]);
+        distinct.insert((r, g, b));
+        if r.max(g).max(b) - r.min(g).min(b) > 60 {
+            colored += 1;
+        }
+    }
+    (info.width, info.height, colored, distinct.len())
+}
+
+/// Where the screenshot is kept for a person to look at.
+fn artifacts() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+// ---- tests ---------------------------------------------------------------------------------
+
+#[test]
+fn html_report_of_a_fixed_rate_run_draws_every_chart() {
+    let (_dir, store) = lab();
+    let out = artifacts().join("run2.html");
+    let (code, stdout, err) = report(&store, &["2", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.is_empty() && err.contains("wrote"), "{err}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    for part in ["run 2 · kv", "fixed rate 850 ops/s", "Latency from intended start (ms)", "Service time, from the actual send (ms)", "Errors by kind: timeout 25", "5.0.6", "params.rows"] {
+        assert!(html.contains(part), "the page lacks {part:?}");
+    }
+    assert!(!html.contains("<script") && !html.contains("https://"), "the page must be self-contained");
+
+    let probes = probe_charts(&out);
+    assert_drawn(
+        &probes,
+        &[
+            // read, update, total, target line
+            ("r0-run-throughput", 4),
+            ("r0-run-errors", 1),
+            // p50, p99, p99.9 and the service time's p99
+            ("r0-run-latency-0", 4),
+            ("r0-run-latency-1", 4),
+            // two operations, intended and service time
+            ("r0-run-spectrum", 4),
+            ("r0-load-throughput", 1),
+            ("r0-load-latency-0", 3),
+            ("r0-load-spectrum", 1),
+        ],
+    );
+
+    let png = artifacts().join("run2.png");
+    let _ = std::fs::remove_file(&png);
+    headless(&out, &[format!("--screenshot={}", png.display()), "--window-size=1280,2200".into()]);
+    let (w, h, colored, distinct) = colorfulness(&png);
+    assert_eq!((w, h), (1280, 2200));
+    assert!(colored > 5_000, "only {colored} colored pixels: is the page blank? see {}", png.display());
+    assert!(distinct > 200, "only {distinct} distinct colors: is the page blank? see {}", png.display());
+    eprintln!("screenshot: {} ({colored} colored pixels, {distinct} colors)", png.display());
+}
+
+#[test]
+fn html_report_of_several_runs_compares_them() {
+    let (_dir, store) = lab();
+    let out = artifacts().join("runs.html");
+    let (code, _, err) = report(&store, &["1", "2", "latest", "--format", "html", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("Runs compared") && html.contains("Config differences"));
+    assert!(html.contains("<code>params.rows</code></td><td>100000</td><td class=\"diff\">200000</td><td>100000</td>"), "differences highlighted");
+    assert!(html.contains("no final summary (status running)"), "the crashed run says so");
+    let probes = probe_charts(&out);
+    let compare: Vec<&Probe> = probes.iter().filter(|p| p.id.starts_with("compare-")).collect();
+    assert_eq!(compare.len(), 2, "one overlaid spectrum per operation");
+    assert!(compare.iter().all(|p| p.drawn == 3), "three runs in each: {compare:?}");
+    for p in &probes {
+        assert!(p.width >= 400 && p.height >= 150 && p.drawn >= 1 && p.outside == 0, "{p:?}");
+    }
+    // Per run: 4 or 5 charts of the measured run (errors only when there were some) + 3 of the load.
+    assert_eq!(probes.len(), 2 + 8 + 8 + 7, "{:?}", probes.iter().map(|p| &p.id).collect::<Vec<_>>());
+}
+
+#[test]
+fn markdown_report_pastes_into_a_pull_request() {
+    let (_dir, store) = lab();
+    let (code, md, err) = report(&store, &["1", "2", "--format", "md"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(md.starts_with("## casslab: runs 1, 2\n"), "{md}");
+    assert!(md.contains("| run 1 | kv | completed | max throughput, 128 in flight |"), "{md}");
+    assert!(md.contains("| run 2 | kv | completed | fixed rate 850 ops/s |"), "{md}");
+    assert!(md.contains("| `params.rows` | 100000 | **200000** |"), "{md}");
+    assert!(md.contains("| op | count | ops/s | mean | p50 | p95 | p99 | p99.9 | max | errors |"));
+    assert!(md.contains("| read | 29,800 | 1490 |"), "{md}");
+    assert!(md.contains("Service time (from the actual send), ms:"));
+    assert!(md.contains("> **Note:** target rate 850/s not kept"));
+    assert!(md.contains("<details><summary>Full config of run 2</summary>"));
+    let out = artifacts().join("run1.md");
+    let (code, _, err) = report(&store, &["1", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read_to_string(&out).unwrap().starts_with("## casslab: run 1 · kv\n"), "the .md extension picks Markdown");
+}
+
+#[test]
+fn json_report_matches_its_schema() {
+    let (_dir, store) = lab();
+    let out = artifacts().join("runs.json");
+    let (code, _, err) = report(&store, &["1", "2", "3", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/run-report.schema.json");
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema is valid");
+    let errors: Vec<String> = validator.iter_errors(&v).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "the report does not match {}:\n{}", schema_path.display(), errors.join("\n"));
+
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.iter().map(|r| r["id"].as_i64().unwrap()).collect::<Vec<_>>(), [1, 2, 3]);
+    let run = &runs[0]["phases"][1];
+    assert_eq!((run["phase"].as_str(), run["ops"][0]["ok"].as_u64()), (Some("run"), Some(29_800)));
+    assert_eq!(runs[0]["intervals"].as_array().unwrap().len(), 25);
+    assert_eq!(runs[1]["mode"]["target_rate_per_s"], 850.0);
+    assert_eq!(runs[2]["status"], "running");
+    assert!(runs[2]["phases"].as_array().unwrap().iter().any(|p| p["phase"] == "run"), "rebuilt from intervals");
+    assert!(v["config_differences"].as_array().unwrap().iter().any(|d| d["key"] == "params.rows"));
+
+    // The schema is not a rubber stamp: a renamed field fails it.
+    let mut broken = v.clone();
+    let op = broken["runs"][0]["phases"][1]["ops"][0].as_object_mut().unwrap();
+    let ok = op.remove("ok").unwrap();
+    op.insert("okay".into(), ok);
+    assert!(!validator.is_valid(&broken));
+}
+
+#[test]
+fn bad_run_arguments_say_what_to_do() {
+    let (_dir, store) = lab();
+    let (code, _, err) = report(&store, &["42", "--format", "md"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no saved run with id 42") && err.contains("casslab runs"), "{err}");
+    let (code, _, err) = report(&store, &["first", "--format", "md"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("\"first\" is not a run id"), "{err}");
+    let empty = tempfile::tempdir().unwrap();
+    let (code, _, err) = report(&empty.path().join("r.db"), &["latest", "--format", "json"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no saved runs yet"), "{err}");
+    let (code, _, err) = common::run(common::casslab().args(["report"]));
+    assert_eq!(code, 2, "clap rejects a missing RUN: {err}");
+    let (code, help, _) = common::run(common::casslab().args(["report", "--help"]));
+    assert_eq!(code, 0);
+    assert!(help.contains("--format") && help.contains("latest"), "{help}");
+    // Without -o the page goes to stdout when stdout is not a terminal (here: a pipe).
+    let (code, html, err) = report(&store, &["latest"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(html.starts_with("<!DOCTYPE html>") && html.contains("run 3 · kv"));
+}
