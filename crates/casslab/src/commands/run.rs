@@ -3,14 +3,14 @@
 //! store as it arrives; then print the summary and write the requested exports.
 
 use super::{local, results, store_path};
-use crate::cli::RunArgs;
+use crate::cli::{LocalHomeArgs, RunArgs};
 use crate::progress::Progress;
 use anyhow::{Context, Result};
 use casslab_core::config::{Credentials, RunConfig, RunEnvironment};
 use casslab_core::engine::{self, EngineEvent};
 use casslab_core::stats::{OpStats, OpSummary, Phase};
 use casslab_core::store::{PhaseSummary, RunId, RunStatus, RunSummary, Store};
-use casslab_core::workload::load_workload;
+use casslab_core::workload::{load_workload, Workload};
 use std::io::IsTerminal;
 
 pub fn run(args: RunArgs) -> Result<i32> {
@@ -18,10 +18,25 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let (workload, source) = load_workload(&args.workload, &cfg.params)?;
     cfg.workload_source = source;
     cfg.params = workload.params.clone();
+    let creds = connect_target(&mut cfg, &args.local)?;
+    let store = Store::open(&store_path(&args.store)).context("cannot open the results store")?;
 
+    let Some((run_id, status)) = execute(&cfg, &workload, &creds, &store, &args.tags)? else { return Ok(1) };
+    let record = store.run(run_id)?;
+    if let Some(summary) = &record.summary {
+        print!("{}", casslab_core::report::text::run_summary(&record, summary));
+    }
+    results::export(&store, run_id, &args.export)?;
+    eprintln!("saved as run {run_id} in {} (`casslab show {run_id}`)", store_path(&args.store).display());
+    Ok(if status == RunStatus::Interrupted { 130 } else { 0 })
+}
+
+/// Fills in the cluster to use — the local one (started if needed) when no --hosts were
+/// given — and returns the credentials for it.
+pub fn connect_target(cfg: &mut RunConfig, local_args: &LocalHomeArgs) -> Result<Credentials> {
     let mut local_password = None;
     if cfg.cluster.hosts.is_empty() {
-        let cluster = local::cluster_for(&args.local)?;
+        let cluster = local::cluster_for(local_args)?;
         if !cluster.is_running() {
             eprintln!("no --hosts given: starting a local Cassandra node (`casslab local up`); it keeps running after the run, `casslab local down` stops it");
             local::up_with_progress(&cluster)?;
@@ -32,25 +47,19 @@ pub fn run(args: RunArgs) -> Result<i32> {
     }
     let password = match local_password {
         Some(p) if std::env::var_os("CASSLAB_PASSWORD").is_none() => Some(p),
-        _ => password_for(&cfg)?,
+        _ => password_for(cfg)?,
     };
-    let creds = Credentials { password };
-    let store = Store::open(&store_path(&args.store)).context("cannot open the results store")?;
+    Ok(Credentials { password })
+}
 
+/// Runs one workload to the end and saves it: the saved run id and its status, or `None`
+/// when it never got as far as connecting.
+pub fn execute(cfg: &RunConfig, workload: &Workload, creds: &Credentials, store: &Store, tags: &[String]) -> Result<Option<(RunId, RunStatus)>> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(if cfg.threads > 0 { cfg.threads } else { num_cores() })
         .enable_all()
         .build()?;
-    let outcome = rt.block_on(drive(&cfg, &workload, &creds, &store, &args.tags))?;
-    let Some((run_id, status)) = outcome else { return Ok(1) };
-
-    let record = store.run(run_id)?;
-    if let Some(summary) = &record.summary {
-        print!("{}", casslab_core::report::text::run_summary(&record, summary));
-    }
-    results::export(&store, run_id, &args.export)?;
-    eprintln!("saved as run {run_id} in {} (`casslab show {run_id}`)", store_path(&args.store).display());
-    Ok(if status == RunStatus::Interrupted { 130 } else { 0 })
+    rt.block_on(drive(cfg, workload, creds, store, tags))
 }
 
 fn num_cores() -> usize {
@@ -76,7 +85,7 @@ fn now_ms() -> i64 {
 /// `None` when the run never got as far as connecting.
 async fn drive(
     cfg: &RunConfig,
-    workload: &casslab_core::workload::Workload,
+    workload: &Workload,
     creds: &Credentials,
     store: &Store,
     tags: &[String],
