@@ -145,6 +145,9 @@ pub(crate) async fn run_worker(sh: Arc<Shared>, id: usize, cap: usize, pace: Pac
             let mut next_t = first;
             let sleep = tokio::time::sleep_until(first);
             tokio::pin!(sleep);
+            // Starts happen when the timer fires (a batch per tick, which the driver sends in
+            // few writes); a wake-up for a completion starts only operations already due.
+            let mut timer_fired = true;
             loop {
                 if stopped(&sh) {
                     match inflight.next().await {
@@ -154,19 +157,24 @@ pub(crate) async fn run_worker(sh: Arc<Shared>, id: usize, cap: usize, pace: Pac
                     continue;
                 }
                 let now = Instant::now();
-                while next_t <= now + EARLY && inflight.len() < cap {
+                let horizon = if timer_fired { now + EARLY } else { now };
+                while next_t <= horizon && inflight.len() < cap {
                     let op = plan.pick(rng.gen::<f64>());
                     inflight.push(start(session, plan, op, Some(next_t), &mut rng));
                     next_t += period;
                 }
+                timer_fired = false;
                 let behind = if next_t <= now { ((now - next_t).as_nanos() / period.as_nanos().max(1)) as u64 + 1 } else { 0 };
                 sh.backlog[id].store(behind, Ordering::Relaxed);
                 if inflight.len() < cap {
                     let wake = (next_t.checked_sub(EARLY).unwrap_or(next_t)).min(now + MAX_NAP);
-                    sleep.as_mut().reset(wake);
+                    if wake != sleep.deadline() {
+                        sleep.as_mut().reset(wake);
+                    }
                     tokio::select! {
+                        biased;
+                        _ = &mut sleep => timer_fired = true,
                         Some(d) = inflight.next(), if !inflight.is_empty() => record(&sh, id, d),
-                        _ = &mut sleep => {}
                     }
                 } else if let Some(d) = inflight.next().await {
                     record(&sh, id, d);
