@@ -159,6 +159,7 @@ fn every_command_has_help() {
         vec!["workloads", "--help"],
         vec!["runs", "--help"],
         vec!["show", "--help"],
+        vec!["report", "--help"],
     ] {
         let (code, out, _) = run(casslab().args(&args));
         assert_eq!(code, 0, "{args:?}");
