@@ -2,6 +2,7 @@
 //! load engine, latency statistics, the results store and the report formats. It prints nothing
 //! and never exits the process; the `casslab` binary owns the terminal.
 
+pub mod analysis;
 pub mod config;
 pub mod engine;
 pub mod experiment;

@@ -47,6 +47,59 @@ pub enum Command {
     /// Write a report of saved runs: a self-contained HTML page with charts (default),
     /// Markdown to paste into a pull request, or JSON for machines.
     Report(ReportArgs),
+    /// Compare saved runs with confidence intervals (windowed bootstrap): each figure per
+    /// operation, the change against the baseline, verdicts in words; gates exit 1.
+    Compare(CompareArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Run ids, or `latest`. The first is the baseline unless --baseline names another.
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<String>,
+    /// The run the others are compared against (it need not be among RUN).
+    #[arg(long, value_name = "RUN")]
+    pub baseline: Option<String>,
+    /// Window length: the measured phase is cut into windows of this length, which the
+    /// bootstrap resamples.
+    #[arg(long, default_value = "60s")]
+    pub window: String,
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
+    /// Exit 1 when OP.METRIC CMP VALUE holds for a compared run (or for a lone run), e.g.
+    /// 'read.p99 > 45ms'. METRIC: ops_s or errors (plain numbers), or mean, p50, p95, p99, p999,
+    /// max (latencies, with a unit: ns, us, ms, s); OP may be `total`; CMP: >, >=, <, <=.
+    /// Repeatable.
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<casslab_core::analysis::Gate>,
+    /// Exit 1 when a run is significantly worse than the baseline (latency up or throughput
+    /// down, the interval of the change excluding 0) by more than this, e.g. 10%. Runs too
+    /// short to judge are reported on stderr and do not fail.
+    #[arg(long, value_name = "PERCENT")]
+    pub max_regression: Option<casslab_core::analysis::MaxRegression>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// How runs are compared (shared by `compare` and `experiment`).
+#[derive(Args, Debug, Clone)]
+pub struct AnalysisArgs {
+    /// Bootstrap resamples per figure.
+    #[arg(long, default_value_t = 10_000)]
+    pub resamples: usize,
+    /// Confidence level of the intervals, in percent.
+    #[arg(long, default_value = "95")]
+    pub confidence: String,
+    /// With fewer windows than this on either side, a comparison is "too short" to claim anything.
+    #[arg(long, default_value_t = 5)]
+    pub min_windows: usize,
+    /// Cores of the Cassandra servers, for throughput per server core [default for local
+    /// nodes: the machine's cores, shared with the client]
+    #[arg(long, value_name = "N")]
+    pub server_cores: Option<f64>,
+    /// Compare service time (from the actual send) instead of latency from the intended start.
+    #[arg(long)]
+    pub service_time: bool,
 }
 
 #[derive(Args, Debug)]

@@ -1,6 +1,7 @@
 //! One module per command; `dispatch` routes the parsed command line to them and returns the
 //! process exit code.
 
+mod compare;
 mod local;
 mod report;
 mod results;
@@ -19,6 +20,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Runs { limit, store } => results::runs(limit, &store),
         Command::Show { run, export, store } => results::show(&run, &export, &store),
         Command::Report(args) => report::report(&args),
+        Command::Compare(args) => compare::compare(&args),
     }
 }
 

@@ -1,0 +1,266 @@
+//! The windowed bootstrap: resample a [`Sample`]'s windows with replacement, compute every
+//! [`Metric`] on each resample, and turn the resampled values into confidence intervals.
+//!
+//! Each resample draws n windows out of n (a seeded [`SmallRng`], so the same inputs and seed
+//! give the same intervals) and evaluates all metrics on the same draw. The draws are kept
+//! (resamples × 6 numbers), so that comparisons ([`super::compare`]) pair the k-th draw of
+//! one side with the k-th draw of the other — two independent bootstraps — without
+//! resampling again.
+//!
+//! Interval: the percentile interval, expanded for small samples as Hesterberg (2015,
+//! "What teachers should know about the bootstrap") proposes: plain percentile intervals are
+//! too narrow with few windows (a bootstrap's spread is that of the sample, divided by n
+//! rather than n − 1, and a normal rather than a Student t quantile applies), so instead of
+//! the α/2 and 1 − α/2 quantiles of the draws we take the α′/2 and 1 − α′/2 ones, where
+//! `z(α′/2) = √(n/(n−1)) · t(α/2, n−1)`. For 60 windows at 95 % that is the 2.2 % and
+//! 97.8 % quantiles instead of 2.5 % and 97.5 %; for 5 windows, 0.1 % and 99.9 %. The
+//! coverage tests in `validation.rs` show why: from 6 windows, plain percentile intervals of
+//! throughput cover the truth in about 87 % of trials, expanded ones in 92–94 %.
+
+use super::sample::Sample;
+use super::Metric;
+use rand::rngs::SmallRng;
+use rand::{RngCore, SeedableRng};
+
+/// A figure with its confidence interval. `lo` and `hi` are NaN when there is no interval
+/// (fewer than two windows).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    pub point: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Estimate {
+    pub fn scaled(&self, k: f64) -> Estimate {
+        Estimate { point: self.point * k, lo: self.lo * k, hi: self.hi * k }
+    }
+
+    pub fn has_interval(&self) -> bool {
+        self.lo.is_finite() && self.hi.is_finite()
+    }
+
+    /// True when the interval lies entirely above or below `x`.
+    pub fn excludes(&self, x: f64) -> bool {
+        self.has_interval() && (self.lo > x || self.hi < x)
+    }
+}
+
+/// The bootstrap distribution of every metric of one sample.
+#[derive(Debug, Clone)]
+pub struct Resampled {
+    windows: usize,
+    points: [f64; 6],
+    /// One row per resample, one column per metric (in [`Metric::ALL`] order); NaN where a
+    /// metric is undefined for that resample.
+    draws: Vec<[f64; 6]>,
+}
+
+impl Resampled {
+    /// Draws `resamples` bootstrap resamples of `sample`'s windows.
+    pub fn run(sample: &Sample, resamples: usize, seed: u64) -> Resampled {
+        let n = sample.windows();
+        let points = sample.points();
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut weights = vec![0u64; n];
+        let mut picks: Vec<(usize, u64)> = Vec::with_capacity(n);
+        let resamples = if n == 0 { 0 } else { resamples };
+        let mut draws = Vec::with_capacity(resamples);
+        for _ in 0..resamples {
+            weights.fill(0);
+            let w = &mut weights[..];
+            let mut k = 0;
+            while k < n {
+                // Lemire's multiply-shift: a uniform index in 0..n from 64 random bits (the
+                // bias, n / 2^64, is nil for any window count).
+                w[((u128::from(rng.next_u64()) * n as u128) >> 64) as usize] += 1;
+                k += 1;
+            }
+            picks.clear();
+            let mut i = 0;
+            while i < n {
+                if w[i] > 0 {
+                    picks.push((i, w[i]));
+                }
+                i += 1;
+            }
+            draws.push(sample.statistics(&picks));
+        }
+        Resampled { windows: n, points, draws }
+    }
+
+    pub fn windows(&self) -> usize {
+        self.windows
+    }
+
+    pub fn resamples(&self) -> usize {
+        self.draws.len()
+    }
+
+    /// The point estimate (all windows once); NaN when undefined.
+    pub fn point(&self, m: Metric) -> f64 {
+        self.points[m.index()]
+    }
+
+    /// The k-th resampled value of `m`.
+    pub fn draw(&self, k: usize, m: Metric) -> f64 {
+        self.draws[k][m.index()]
+    }
+
+    /// The point estimate with its interval at `confidence` (e.g. 0.95); `None` when the
+    /// metric is undefined (e.g. latency of an operation that never succeeded).
+    pub fn estimate(&self, m: Metric, confidence: f64) -> Option<Estimate> {
+        let point = self.point(m);
+        if !point.is_finite() {
+            return None;
+        }
+        let values = self.draws.iter().map(|d| d[m.index()]).collect();
+        let (lo, hi) = interval(values, confidence, self.windows);
+        Some(Estimate { point, lo, hi })
+    }
+}
+
+/// The expanded percentile interval (see the module doc) of bootstrap `values` computed
+/// from `n` windows; NaN bounds when n < 2 or no value is finite.
+pub(super) fn interval(mut values: Vec<f64>, confidence: f64, n: usize) -> (f64, f64) {
+    values.retain(|v| v.is_finite());
+    if n < 2 || values.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    values.sort_unstable_by(f64::total_cmp);
+    let tail = expanded_tail(confidence, n);
+    (quantile_sorted(&values, tail), quantile_sorted(&values, 1.0 - tail))
+}
+
+/// α′/2 for a nominal `confidence` and `n` windows: Φ(−√(n/(n−1)) · t(1 − α/2, n−1)).
+pub(super) fn expanded_tail(confidence: f64, n: usize) -> f64 {
+    let t = student_t_quantile(1.0 - (1.0 - confidence) / 2.0, (n - 1) as f64);
+    normal_cdf(-(n as f64 / (n as f64 - 1.0)).sqrt() * t)
+}
+
+/// Linear interpolation between order statistics (R's type 7).
+fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
+    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+    let (i, frac) = (pos.floor() as usize, pos - pos.floor());
+    match sorted.get(i + 1) {
+        Some(next) => sorted[i] + frac * (next - sorted[i]),
+        None => sorted[i],
+    }
+}
+
+/// Φ⁻¹(p), the standard normal quantile (Acklam's rational approximation; relative error
+/// below 1.2e-9 over (0, 1)).
+pub fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.38357751867269e+02, -3.066479806614716e+01, 2.506628277459239e+00];
+    const B: [f64; 5] = [-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01, -1.328068155288572e+01];
+    const C: [f64; 6] = [-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00];
+    const D: [f64; 4] = [7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00];
+    if p <= 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    if p >= 1.0 {
+        return f64::INFINITY;
+    }
+    let tail = |q: f64| (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5]) / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0);
+    if p < 0.02425 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
+}
+
+/// Φ(x), the standard normal CDF, from erfc (W. J. Cody's rational approximation as in
+/// Numerical Recipes' `erfcc`, relative error below 1.2e-7).
+pub(super) fn normal_cdf(x: f64) -> f64 {
+    let z = x.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let poly = -z * z - 1.26551223
+        + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
+    let erfc = t * poly.exp();
+    if x >= 0.0 {
+        1.0 - erfc / 2.0
+    } else {
+        erfc / 2.0
+    }
+}
+
+/// Student's t quantile with `df` degrees of freedom: the Cornish–Fisher expansion around
+/// the normal quantile (within 0.3 % of the exact value for df ≥ 4 at the usual levels;
+/// exact closed forms for df 1 and 2).
+pub(super) fn student_t_quantile(p: f64, df: f64) -> f64 {
+    if df <= 1.0 {
+        return (std::f64::consts::PI * (p - 0.5)).tan();
+    }
+    if df <= 2.0 {
+        let a = 4.0 * p * (1.0 - p);
+        return (2.0 * p - 1.0) * (2.0 / a).sqrt();
+    }
+    let z = normal_quantile(p);
+    let (z3, z5, z7) = (z.powi(3), z.powi(5), z.powi(7));
+    z + (z3 + z) / (4.0 * df)
+        + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * df * df)
+        + (3.0 * z7 + 19.0 * z5 + 17.0 * z3 - 15.0 * z) / (384.0 * df.powi(3))
+}
+
+/// A seed for one resampling, derived from the base seed and the names of what is resampled
+/// (FNV-1a), so different runs and operations get independent streams that are still
+/// reproducible.
+pub fn seed_for(base: u64, parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ base;
+    for p in parts {
+        for b in p.bytes().chain([0xff]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normal_and_t_quantiles_match_tables() {
+        assert!((normal_quantile(0.975) - 1.959963984540054).abs() < 1e-8);
+        assert!((normal_quantile(0.001) + 3.090232306167813).abs() < 1e-8);
+        assert!((normal_cdf(1.959963984540054) - 0.975).abs() < 1e-7);
+        assert!((normal_cdf(-3.0) - 0.0013498980316301).abs() < 1e-7);
+        for (df, want) in [(1.0, 12.7062), (2.0, 4.3027), (4.0, 2.7764), (9.0, 2.2622), (29.0, 2.0452), (59.0, 2.0010)] {
+            let got = student_t_quantile(0.975, df);
+            assert!((got - want).abs() / want < 0.003, "t(0.975, {df}) = {got}, want {want}");
+        }
+    }
+
+    #[test]
+    fn the_expansion_widens_small_samples_and_fades_with_many() {
+        assert!((expanded_tail(0.95, 5) - 0.0010).abs() < 0.0005, "{}", expanded_tail(0.95, 5));
+        assert!((expanded_tail(0.95, 60) - 0.0216).abs() < 0.001, "{}", expanded_tail(0.95, 60));
+        assert!((expanded_tail(0.95, 100_000) - 0.025).abs() < 0.0001);
+        assert!(expanded_tail(0.90, 20) > expanded_tail(0.95, 20));
+    }
+
+    #[test]
+    fn intervals_are_quantiles_of_the_finite_draws() {
+        let values: Vec<f64> = (0..=1000).map(f64::from).chain([f64::NAN, f64::INFINITY]).collect();
+        let (lo, hi) = interval(values.clone(), 0.95, 1_000_000);
+        assert!((lo - 25.0).abs() < 0.01 && (hi - 975.0).abs() < 0.01, "{lo} {hi}");
+        let (lo, hi) = interval(values, 0.95, 1);
+        assert!(lo.is_nan() && hi.is_nan());
+        assert_eq!(quantile_sorted(&[1.0, 2.0], 0.5), 1.5);
+        let e = Estimate { point: 1.0, lo: 0.5, hi: 2.0 };
+        assert!(e.excludes(0.0) && !e.excludes(1.0) && !Estimate { point: 1.0, lo: f64::NAN, hi: f64::NAN }.excludes(0.0));
+    }
+
+    #[test]
+    fn seeds_differ_by_every_part_and_repeat() {
+        assert_eq!(seed_for(1, &["a", "read"]), seed_for(1, &["a", "read"]));
+        assert_ne!(seed_for(1, &["a", "read"]), seed_for(2, &["a", "read"]));
+        assert_ne!(seed_for(1, &["ab", "read"]), seed_for(1, &["a", "bread"]));
+    }
+}

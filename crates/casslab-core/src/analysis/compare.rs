@@ -1,0 +1,259 @@
+//! Comparing a run or variant B against a baseline A, one metric at a time: the relative
+//! change B/A − 1 with its own bootstrap interval, and a verdict in words.
+//!
+//! The k-th resample of A and the k-th resample of B were drawn independently (different
+//! seeds), so the ratios `draw_B(k) / draw_A(k) − 1` are draws of the change's bootstrap
+//! distribution; its interval is built as in `bootstrap.rs`, with the smaller side's window
+//! count. The change is significant when its interval excludes 0.
+//!
+//! Two honesty rules: with fewer than `min_windows` windows on either side the verdict is
+//! "too short" whatever the numbers say; and when no difference is detectable, the verdict
+//! estimates how long the runs would need to be to tell. That estimate assumes the
+//! interval's half-width shrinks as 1/√windows, and asks for an 80 % chance of detecting a
+//! true change of the size observed: `needed = n · (h/|d|)² · ((z + z₀.₈)/z)²`, with n the
+//! smaller window count, h the half-width, d the observed change and z the interval's normal
+//! quantile (1.96 at 95 %).
+
+use super::bootstrap::{interval, normal_quantile, Estimate, Resampled};
+use super::{AnalysisOptions, Metric};
+
+/// What a comparison concluded.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Outcome {
+    /// B is higher than A, and the interval excludes 0.
+    Higher,
+    /// B is lower than A, and the interval excludes 0.
+    Lower,
+    /// The interval includes 0. `needed_windows`: windows per side that would probably tell
+    /// a change of the observed size (`None` when the observed change is 0).
+    NoDifference { needed_windows: Option<usize> },
+    /// Fewer than `min_windows` windows on a side; no claim is made.
+    TooShort,
+    /// The metric is undefined on a side (e.g. no successful operations).
+    Undefined,
+}
+
+/// A against B on one metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    pub metric: Metric,
+    pub baseline_windows: usize,
+    pub windows: usize,
+    /// B/A − 1, with its interval; `None` when undefined.
+    pub change: Option<Estimate>,
+    pub outcome: Outcome,
+    pub window_s: f64,
+    pub confidence: f64,
+    /// The fewest windows a side needs for a claim (at least 2: one window has no spread).
+    pub min_windows: usize,
+}
+
+/// Compares `b` against the baseline `a` on `metric`.
+pub fn compare(a: &Resampled, b: &Resampled, metric: Metric, opts: &AnalysisOptions) -> Comparison {
+    let mut c = Comparison {
+        metric,
+        baseline_windows: a.windows(),
+        windows: b.windows(),
+        change: None,
+        outcome: Outcome::Undefined,
+        window_s: opts.window_s,
+        confidence: opts.confidence,
+        min_windows: opts.min_windows.max(2),
+    };
+    let (pa, pb) = (a.point(metric), b.point(metric));
+    if !(pa.is_finite() && pb.is_finite() && pa > 0.0) {
+        return c;
+    }
+    let n = a.windows().min(b.windows());
+    let ratios: Vec<f64> = (0..a.resamples().min(b.resamples())).map(|k| b.draw(k, metric) / a.draw(k, metric) - 1.0).collect();
+    let (lo, hi) = interval(ratios, opts.confidence, n);
+    let change = Estimate { point: pb / pa - 1.0, lo, hi };
+    c.change = Some(change);
+    c.outcome = if n < c.min_windows {
+        Outcome::TooShort
+    } else if change.excludes(0.0) {
+        if change.point > 0.0 {
+            Outcome::Higher
+        } else {
+            Outcome::Lower
+        }
+    } else {
+        Outcome::NoDifference { needed_windows: needed_windows(&change, n, opts.confidence) }
+    };
+    c
+}
+
+fn needed_windows(change: &Estimate, n: usize, confidence: f64) -> Option<usize> {
+    let d = change.point.abs();
+    let h = (change.hi - change.lo) / 2.0;
+    if !(d > 1e-9 && h.is_finite()) {
+        return None;
+    }
+    let z = normal_quantile(1.0 - (1.0 - confidence) / 2.0);
+    let power = (z + normal_quantile(0.8)) / z;
+    let needed = n as f64 * (h / d).powi(2) * power * power;
+    Some((needed.ceil() as usize).max(n + 1))
+}
+
+impl Comparison {
+    pub fn is_significant(&self) -> bool {
+        matches!(self.outcome, Outcome::Higher | Outcome::Lower)
+    }
+
+    /// Significant and in the bad direction (latency up, throughput down).
+    pub fn is_regression(&self) -> bool {
+        self.is_significant() && self.change.is_some_and(|c| self.metric.is_worse(c.point))
+    }
+
+    /// The verdict as a sentence. `a` and `b` name the sides (e.g. "run 4"), `what` the
+    /// operation (e.g. "read"): "run 5's read p99 is 18% lower than run 4's (95% CI 11%–24%)".
+    pub fn sentence(&self, a: &str, b: &str, what: &str) -> String {
+        let subject = format!("{what} {}", self.metric.noun());
+        let level = format!("{}% CI", percent_number(self.confidence * 100.0));
+        let Some(ch) = self.change else {
+            return format!("{b} vs {a}, {subject}: not comparable (no successful operations measured on one side)");
+        };
+        match self.outcome {
+            Outcome::Higher | Outcome::Lower => {
+                let (word, lo, hi) = if ch.point > 0.0 { ("higher", ch.lo, ch.hi) } else { ("lower", -ch.hi, -ch.lo) };
+                format!("{b}'s {subject} is {} {word} than {a}'s ({level} {}–{})", pct(ch.point.abs()), pct(lo), pct(hi))
+            }
+            Outcome::NoDifference { needed_windows } => {
+                let seen = format!("{}, {level} {}, {}", signed_pct(ch.point), signed_pct(ch.lo), signed_pct(ch.hi));
+                let need = match needed_windows {
+                    Some(k) if k > 100 * self.windows.max(self.baseline_windows) => {
+                        "; a difference this small would need runs over 100 times as long to tell".to_string()
+                    }
+                    Some(k) => format!(
+                        "; would need ≈ {k} windows of {} (≈ {}) per side to tell",
+                        approx_duration(self.window_s),
+                        approx_duration(k as f64 * self.window_s)
+                    ),
+                    None => String::new(),
+                };
+                format!("{b} vs {a}, {subject}: no difference detectable at this run length ({seen}){need}")
+            }
+            Outcome::TooShort => {
+                let short: Vec<String> = [(a, self.baseline_windows), (b, self.windows)]
+                    .iter()
+                    .filter(|(_, n)| *n < self.min_windows)
+                    .map(|(name, n)| format!("{name} has {n}"))
+                    .collect();
+                format!(
+                    "{b} vs {a}, {subject}: too short: {} window{} of {}; needs at least {} (≈ {})",
+                    short.join(" and "),
+                    if short.len() == 1 && self.baseline_windows.min(self.windows) == 1 { "" } else { "s" },
+                    approx_duration(self.window_s),
+                    self.min_windows,
+                    approx_duration(self.min_windows as f64 * self.window_s)
+                )
+            }
+            Outcome::Undefined => format!("{b} vs {a}, {subject}: not comparable"),
+        }
+    }
+}
+
+/// "18%", "2.5%", "0.40%": whole percents from 10 % up, more digits below.
+fn pct(x: f64) -> String {
+    format!("{}%", percent_number(x * 100.0))
+}
+
+fn signed_pct(x: f64) -> String {
+    if !x.is_finite() {
+        return "?".into();
+    }
+    format!("{}{}", if x < 0.0 { "-" } else { "+" }, pct(x.abs()))
+}
+
+fn percent_number(p: f64) -> String {
+    let a = p.abs();
+    if a >= 10.0 || (a - a.round()).abs() < 1e-9 {
+        format!("{p:.0}")
+    } else if a >= 1.0 {
+        format!("{p:.1}")
+    } else {
+        format!("{p:.2}")
+    }
+}
+
+/// A duration for people: "45 s", "5 min", "2.5 h", "3.1 days".
+pub fn approx_duration(seconds: f64) -> String {
+    let s = seconds.max(0.0);
+    let trim = |x: f64| if x >= 10.0 || (x - x.round()).abs() < 1e-9 { format!("{x:.0}") } else { format!("{x:.1}") };
+    if s < 120.0 {
+        format!("{} s", trim(s))
+    } else if s < 2.0 * 3600.0 {
+        format!("{} min", trim(s / 60.0))
+    } else if s < 2.0 * 86_400.0 {
+        format!("{} h", trim(s / 3600.0))
+    } else {
+        format!("{} days", trim(s / 86_400.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comparison(point: f64, lo: f64, hi: f64, outcome: Outcome, windows: (usize, usize)) -> Comparison {
+        Comparison {
+            metric: Metric::P99,
+            baseline_windows: windows.0,
+            windows: windows.1,
+            change: Some(Estimate { point, lo, hi }),
+            outcome,
+            window_s: 60.0,
+            confidence: 0.95,
+            min_windows: 5,
+        }
+    }
+
+    #[test]
+    fn significant_changes_read_as_the_issue_says() {
+        let c = comparison(-0.18, -0.24, -0.11, Outcome::Lower, (30, 30));
+        assert_eq!(c.sentence("A", "B", "read"), "B's read p99 is 18% lower than A's (95% CI 11%–24%)");
+        let c = comparison(0.504, 0.44, 0.57, Outcome::Higher, (30, 30));
+        assert_eq!(c.sentence("run 1", "run 2", "read"), "run 2's read p99 is 50% higher than run 1's (95% CI 44%–57%)");
+        let c = Comparison { metric: Metric::OpsPerS, ..comparison(-0.025, -0.04, -0.012, Outcome::Lower, (30, 30)) };
+        assert_eq!(c.sentence("A", "B", "total"), "B's total throughput is 2.5% lower than A's (95% CI 1.2%–4%)");
+        assert!(c.is_regression());
+        assert!(!comparison(-0.18, -0.24, -0.11, Outcome::Lower, (30, 30)).is_regression());
+    }
+
+    #[test]
+    fn no_difference_says_how_long_it_would_take() {
+        let c = comparison(0.02, -0.03, 0.07, Outcome::NoDifference { needed_windows: Some(250) }, (10, 10));
+        assert_eq!(
+            c.sentence("A", "B", "read"),
+            "B vs A, read p99: no difference detectable at this run length (+2%, 95% CI -3%, +7%); \
+             would need ≈ 250 windows of 60 s (≈ 4.2 h) per side to tell"
+        );
+        let tiny = comparison(0.0004, -0.03, 0.03, Outcome::NoDifference { needed_windows: Some(500_000) }, (10, 10));
+        assert!(tiny.sentence("A", "B", "read").ends_with("(+0.04%, 95% CI -3%, +3%); a difference this small would need runs over 100 times as long to tell"));
+        // Half-width 5%, change 2%, 10 windows: 10 · 6.25 · 2.04 ≈ 128 windows.
+        let need = needed_windows(&Estimate { point: 0.02, lo: -0.03, hi: 0.07 }, 10, 0.95).unwrap();
+        assert!((125..=131).contains(&need), "{need}");
+        assert_eq!(needed_windows(&Estimate { point: 0.0, lo: -0.03, hi: 0.03 }, 10, 0.95), None);
+        // An interval barely touching 0 still asks for a longer run than the current one.
+        assert_eq!(needed_windows(&Estimate { point: 0.1, lo: -0.001, hi: 0.12 }, 10, 0.95), Some(11));
+    }
+
+    #[test]
+    fn too_short_names_the_short_side_and_the_minimum() {
+        let c = comparison(0.5, 0.4, 0.6, Outcome::TooShort, (3, 12));
+        assert_eq!(c.sentence("run 1", "run 2", "read"), "run 2 vs run 1, read p99: too short: run 1 has 3 windows of 60 s; needs at least 5 (≈ 5 min)");
+        let c = comparison(0.5, 0.4, 0.6, Outcome::TooShort, (1, 2));
+        assert!(c.sentence("A", "B", "read").contains("too short: A has 1 and B has 2 windows of 60 s; needs at least 5"));
+        assert!(!c.is_significant());
+    }
+
+    #[test]
+    fn durations_and_percents_read_naturally() {
+        assert_eq!(approx_duration(45.0), "45 s");
+        assert_eq!(approx_duration(300.0), "5 min");
+        assert_eq!(approx_duration(9000.0), "2.5 h");
+        assert_eq!(approx_duration(3.0 * 86_400.0), "3 days");
+        assert_eq!((pct(0.004), pct(0.035), pct(0.5)), ("0.40%".into(), "3.5%".into(), "50%".into()));
+        assert_eq!(signed_pct(-0.031), "-3.1%");
+    }
+}

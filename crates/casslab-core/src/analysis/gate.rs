@@ -1,0 +1,251 @@
+//! Gates that turn a comparison into pass/fail for a CI pipeline: [`Gate`], a threshold on one
+//! figure of one operation (`read.p99 > 45ms` fails when the read p99 is above 45 ms), and
+//! [`MaxRegression`], the largest significant regression against the baseline allowed
+//! (`10%`). This file parses them and evaluates a gate on a value; which runs they are
+//! checked against, and what is printed, is the caller's business.
+
+use super::window::OpRef;
+use super::Metric;
+use std::fmt;
+use std::str::FromStr;
+
+/// The figures a gate can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateMetric {
+    Stat(Metric),
+    /// Highest latency recorded.
+    Max,
+    /// Failed operations over the measured phase.
+    Errors,
+}
+
+impl GateMetric {
+    const NAMES: &'static str = "ops_s, mean, p50, p95, p99, p999, max, errors";
+
+    fn parse(s: &str) -> Option<GateMetric> {
+        Some(match s {
+            "ops_s" => GateMetric::Stat(Metric::OpsPerS),
+            "mean" => GateMetric::Stat(Metric::Mean),
+            "p50" => GateMetric::Stat(Metric::P50),
+            "p95" => GateMetric::Stat(Metric::P95),
+            "p99" => GateMetric::Stat(Metric::P99),
+            "p999" => GateMetric::Stat(Metric::P999),
+            "max" => GateMetric::Max,
+            "errors" => GateMetric::Errors,
+            _ => return None,
+        })
+    }
+
+    pub fn is_latency(self) -> bool {
+        matches!(self, GateMetric::Max) || matches!(self, GateMetric::Stat(m) if m.is_latency())
+    }
+
+    /// Name in messages: "p99", "max", "errors", "throughput".
+    pub fn noun(self) -> &'static str {
+        match self {
+            GateMetric::Stat(m) => m.noun(),
+            GateMetric::Max => "max",
+            GateMetric::Errors => "errors",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    Gt,
+    Ge,
+    Lt,
+    Le,
+}
+
+impl Cmp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cmp::Gt => ">",
+            Cmp::Ge => ">=",
+            Cmp::Lt => "<",
+            Cmp::Le => "<=",
+        }
+    }
+}
+
+/// `OP.METRIC CMP VALUE`: the gate fails when the condition holds. Latency values are kept
+/// in nanoseconds, throughput in operations per second.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gate {
+    /// An operation name, or `total`.
+    pub op: String,
+    pub metric: GateMetric,
+    pub cmp: Cmp,
+    pub value: f64,
+    /// As the user wrote it.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GateError {
+    #[error("\"{0}\": write OP.METRIC, a comparison (>, >=, <, <=) and a value, e.g. 'read.p99 > 45ms'")]
+    Syntax(String),
+    #[error("\"{text}\": unknown metric \"{metric}\"; use one of {}", GateMetric::NAMES)]
+    UnknownMetric { text: String, metric: String },
+    #[error("\"{0}\": a latency needs a unit: ns, us, ms or s (e.g. 45ms)")]
+    MissingUnit(String),
+    #[error("\"{text}\": {metric} is a plain number, without a unit")]
+    UnitNotAllowed { text: String, metric: String },
+    #[error("\"{0}\": the value is not a non-negative number")]
+    BadNumber(String),
+    #[error("\"{0}\": write the largest regression allowed as a percentage, e.g. 10%")]
+    BadPercentage(String),
+}
+
+impl FromStr for Gate {
+    type Err = GateError;
+
+    fn from_str(text: &str) -> Result<Gate, GateError> {
+        let syntax = || GateError::Syntax(text.to_string());
+        let (at, cmp) = [(">=", Cmp::Ge), ("<=", Cmp::Le), (">", Cmp::Gt), ("<", Cmp::Lt)]
+            .iter()
+            .find_map(|(s, c)| text.find(s).map(|i| ((i, s.len()), *c)))
+            .ok_or_else(syntax)?;
+        let (lhs, rhs) = (text[..at.0].trim(), text[at.0 + at.1..].trim());
+        let (op, metric_name) = lhs.rsplit_once('.').ok_or_else(syntax)?;
+        if op.trim().is_empty() || rhs.is_empty() || rhs.contains(['<', '>']) {
+            return Err(syntax());
+        }
+        let metric = GateMetric::parse(metric_name.trim())
+            .ok_or_else(|| GateError::UnknownMetric { text: text.to_string(), metric: metric_name.trim().to_string() })?;
+        let value = parse_value(text, rhs, metric)?;
+        Ok(Gate { op: op.trim().to_string(), metric, cmp, value, text: text.to_string() })
+    }
+}
+
+fn parse_value(text: &str, v: &str, metric: GateMetric) -> Result<f64, GateError> {
+    let split = v.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '_')).unwrap_or(v.len());
+    let (num, unit) = (v[..split].replace('_', ""), v[split..].trim());
+    let x: f64 = num.parse().ok().filter(|x: &f64| x.is_finite() && *x >= 0.0).ok_or_else(|| GateError::BadNumber(text.into()))?;
+    if metric.is_latency() {
+        let ns_per = match unit {
+            "ns" => 1.0,
+            "us" | "µs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            _ => return Err(GateError::MissingUnit(text.into())),
+        };
+        Ok(x * ns_per)
+    } else if unit.is_empty() || (metric == GateMetric::Stat(Metric::OpsPerS) && unit == "/s") {
+        Ok(x)
+    } else {
+        let name = if metric == GateMetric::Errors { "errors" } else { "ops_s" };
+        Err(GateError::UnitNotAllowed { text: text.into(), metric: name.into() })
+    }
+}
+
+impl Gate {
+    pub fn op_ref(&self) -> OpRef {
+        if self.op == "total" {
+            OpRef::Total
+        } else {
+            OpRef::Op(self.op.clone())
+        }
+    }
+
+    /// Whether the gate fails on `observed` (ns for latencies). An undefined value (NaN: no
+    /// successful operation measured) fails it too: a gate must not pass for lack of data.
+    pub fn fails(&self, observed: f64) -> bool {
+        if observed.is_nan() {
+            return true;
+        }
+        match self.cmp {
+            Cmp::Gt => observed > self.value,
+            Cmp::Ge => observed >= self.value,
+            Cmp::Lt => observed < self.value,
+            Cmp::Le => observed <= self.value,
+        }
+    }
+
+    /// A value of this gate's metric for messages: "46.2 ms", "5000 ops/s", "3 errors".
+    pub fn format_value(&self, v: f64) -> String {
+        if v.is_nan() {
+            "undefined (no successful operations)".into()
+        } else if self.metric.is_latency() {
+            format!("{} ms", crate::report::text::ms(v))
+        } else if self.metric == GateMetric::Errors {
+            format!("{v:.0} errors")
+        } else {
+            format!("{v:.0} ops/s")
+        }
+    }
+}
+
+impl fmt::Display for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// The largest significant regression allowed against the baseline, as a fraction (0.10).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MaxRegression(pub f64);
+
+impl FromStr for MaxRegression {
+    type Err = GateError;
+
+    fn from_str(s: &str) -> Result<MaxRegression, GateError> {
+        let t = s.trim();
+        let num = t.strip_suffix('%').unwrap_or(t).trim();
+        match num.parse::<f64>() {
+            Ok(p) if p.is_finite() && p >= 0.0 => Ok(MaxRegression(p / 100.0)),
+            _ => Err(GateError::BadPercentage(s.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gates_parse_with_units() {
+        let g: Gate = "read.p99 > 45ms".parse().unwrap();
+        assert_eq!((g.op.as_str(), g.metric, g.cmp, g.value), ("read", GateMetric::Stat(Metric::P99), Cmp::Gt, 45e6));
+        let g: Gate = "total.ops_s<5000".parse().unwrap();
+        assert_eq!((g.op_ref(), g.cmp, g.value), (OpRef::Total, Cmp::Lt, 5000.0));
+        let g: Gate = " my.op.p999 >= 1.5s ".parse().unwrap();
+        assert_eq!((g.op.as_str(), g.cmp, g.value), ("my.op", Cmp::Ge, 1.5e9));
+        assert_eq!("update.max <= 800us".parse::<Gate>().unwrap().value, 800e3);
+        assert_eq!("read.errors > 0".parse::<Gate>().unwrap().metric, GateMetric::Errors);
+        assert_eq!("read.ops_s < 10_000/s".parse::<Gate>().unwrap().value, 10_000.0);
+    }
+
+    #[test]
+    fn gate_mistakes_get_clear_messages() {
+        let err = |s: &str| s.parse::<Gate>().unwrap_err().to_string();
+        assert_eq!(err("read.p99 45ms"), "\"read.p99 45ms\": write OP.METRIC, a comparison (>, >=, <, <=) and a value, e.g. 'read.p99 > 45ms'");
+        assert!(err("p99 > 4ms").contains("write OP.METRIC"));
+        assert!(err("read.p98 > 4ms").contains("unknown metric \"p98\"; use one of ops_s, mean, p50, p95, p99, p999, max, errors"));
+        assert!(err("read.p99 > 45").contains("a latency needs a unit"));
+        assert!(err("read.p99 > 45 parsecs").contains("a latency needs a unit: ns, us, ms or s"));
+        assert!(err("read.ops_s > 5ms").contains("ops_s is a plain number"));
+        assert!(err("read.p99 > -1ms").contains("not a non-negative number"));
+        assert!(err("read.p99 > ").contains("write OP.METRIC"));
+    }
+
+    #[test]
+    fn gates_fail_when_their_condition_holds_or_data_is_missing() {
+        let g: Gate = "read.p99 > 45ms".parse().unwrap();
+        assert!(g.fails(46e6) && !g.fails(45e6) && !g.fails(10e6));
+        assert!(g.fails(f64::NAN));
+        assert!("read.p99 >= 45ms".parse::<Gate>().unwrap().fails(45e6));
+        assert!("read.ops_s < 1000".parse::<Gate>().unwrap().fails(999.0));
+        assert_eq!(g.format_value(46.2e6), "46.2 ms");
+        assert_eq!("read.ops_s < 1000".parse::<Gate>().unwrap().format_value(999.4), "999 ops/s");
+    }
+
+    #[test]
+    fn max_regression_is_a_percentage() {
+        assert_eq!("10%".parse::<MaxRegression>().unwrap(), MaxRegression(0.10));
+        assert_eq!("2.5".parse::<MaxRegression>().unwrap(), MaxRegression(0.025));
+        assert!("ten".parse::<MaxRegression>().unwrap_err().to_string().contains("as a percentage, e.g. 10%"));
+        assert!("-5%".parse::<MaxRegression>().is_err());
+    }
+}

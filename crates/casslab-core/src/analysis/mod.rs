@@ -1,0 +1,204 @@
+//! Statistics that hold up when comparing runs: the measured phase of each run is cut into
+//! windows (one minute by default), windows are resampled with replacement (a windowed
+//! bootstrap, so the autocorrelation between neighbouring requests does not make intervals
+//! falsely narrow), and every figure — throughput, mean, p50 … p99.9 — gets a confidence
+//! interval; two runs or variants are compared by the relative change of each figure with its
+//! own interval and a verdict in words. Gates (`read.p99 > 45ms`, a maximum regression) turn
+//! comparisons into pass/fail checks.
+//!
+//! Pure logic on values the store returns: this module reads no files, opens no database and
+//! prints nothing. The flow is
+//! [`Windows`] (intervals → windows, repetitions pooled) → [`Sample`] (one op and latency kind,
+//! compacted for fast resampling) → [`Resampled`] (the bootstrap distribution of every
+//! [`Metric`]) → [`Resampled::estimate`] / [`compare`] ([`Comparison`], with its sentence).
+
+mod bootstrap;
+mod compare;
+mod gate;
+mod sample;
+#[cfg(test)]
+mod validation;
+mod window;
+
+pub use bootstrap::{normal_quantile, seed_for, Estimate, Resampled};
+pub use compare::{approx_duration, compare, Comparison, Outcome};
+pub use gate::{Cmp, Gate, GateError, GateMetric, MaxRegression};
+pub use sample::Sample;
+pub use window::{Buckets, OpRef, Window, WindowBuilder, WindowOp, Windows};
+
+pub use crate::report::hdrlog::LatencyKind;
+
+/// The figures every sample gets an interval for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Metric {
+    /// Successful operations per second (total ok / total duration of the chosen windows).
+    OpsPerS,
+    Mean,
+    P50,
+    P95,
+    P99,
+    P999,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 6] = [Metric::OpsPerS, Metric::Mean, Metric::P50, Metric::P95, Metric::P99, Metric::P999];
+
+    /// Position in [`Metric::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Short name for tables: `ops/s`, `mean`, `p50`, … `p99.9`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::OpsPerS => "ops/s",
+            Metric::Mean => "mean",
+            Metric::P50 => "p50",
+            Metric::P95 => "p95",
+            Metric::P99 => "p99",
+            Metric::P999 => "p99.9",
+        }
+    }
+
+    /// Name in sentences: "read throughput", "read p99".
+    pub fn noun(self) -> &'static str {
+        match self {
+            Metric::OpsPerS => "throughput",
+            m => m.label(),
+        }
+    }
+
+    /// The quantile a percentile metric stands for.
+    pub fn quantile(self) -> Option<f64> {
+        match self {
+            Metric::OpsPerS | Metric::Mean => None,
+            Metric::P50 => Some(0.50),
+            Metric::P95 => Some(0.95),
+            Metric::P99 => Some(0.99),
+            Metric::P999 => Some(0.999),
+        }
+    }
+
+    /// Latency metrics are in nanoseconds and lower is better; throughput is the reverse.
+    pub fn is_latency(self) -> bool {
+        self != Metric::OpsPerS
+    }
+
+    /// Whether a relative change (B/A − 1) of this metric is a regression.
+    pub fn is_worse(self, change: f64) -> bool {
+        if self.is_latency() {
+            change > 0.0
+        } else {
+            change < 0.0
+        }
+    }
+}
+
+/// How the analysis is done. `Default` gives 1-minute windows, 10,000 resamples, 95 %
+/// intervals, at least 5 windows per side before a claim, and a fixed seed (so the same runs
+/// always give the same intervals).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnalysisOptions {
+    pub window_s: f64,
+    pub resamples: usize,
+    /// Confidence level of every interval, e.g. 0.95.
+    pub confidence: f64,
+    /// Fewer windows than this on either side: the comparison is "too short".
+    pub min_windows: usize,
+    pub seed: u64,
+}
+
+impl Default for AnalysisOptions {
+    fn default() -> Self {
+        AnalysisOptions { window_s: 60.0, resamples: 10_000, confidence: 0.95, min_windows: 5, seed: 0x5eed_ca55 }
+    }
+}
+
+impl AnalysisOptions {
+    /// Checks the options make sense before any work is done.
+    pub fn validate(&self) -> Result<(), AnalysisError> {
+        if !(self.window_s.is_finite() && self.window_s > 0.0) {
+            return Err(AnalysisError::BadWindow(self.window_s));
+        }
+        if self.resamples < 100 {
+            return Err(AnalysisError::TooFewResamples(self.resamples));
+        }
+        if !(self.confidence > 0.5 && self.confidence < 1.0) {
+            return Err(AnalysisError::BadConfidence(self.confidence));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AnalysisError {
+    #[error("the window length must be a positive number of seconds, not {0}")]
+    BadWindow(f64),
+    #[error("{0} resamples are too few for an interval; use at least 100 (10000 is the default)")]
+    TooFewResamples(usize),
+    #[error("the confidence level must be between 50% and 100% (exclusive), not {:.4}%", .0 * 100.0)]
+    BadConfidence(f64),
+    #[error("the run has no measured intervals (neither a run nor a load phase was saved)")]
+    NoMeasuredIntervals,
+    #[error("cannot pool runs measured in different phases ({0} and {1})")]
+    MixedPhases(&'static str, &'static str),
+}
+
+/// Throughput per core, client side and server side.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Efficiency {
+    pub per_client_core: Option<Estimate>,
+    pub per_server_core: Option<Estimate>,
+}
+
+impl Efficiency {
+    /// Divides a throughput estimate (and its interval) by the client's cores and, when known,
+    /// the server's cores. For local nodes the server shares the client's machine, so the
+    /// caller passes the machine's cores; for remote clusters what `--server-cores` says, or
+    /// `None` when nobody said.
+    pub fn of(ops_per_s: &Estimate, client_cores: usize, server_cores: Option<f64>) -> Efficiency {
+        let per = |cores: f64| (cores > 0.0).then(|| ops_per_s.scaled(1.0 / cores));
+        Efficiency { per_client_core: per(client_cores as f64), per_server_core: server_cores.and_then(per) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_know_their_direction_and_names() {
+        assert!(Metric::P99.is_worse(0.2) && !Metric::P99.is_worse(-0.2));
+        assert!(Metric::OpsPerS.is_worse(-0.1) && !Metric::OpsPerS.is_worse(0.1));
+        let labels: Vec<_> = Metric::ALL.iter().map(|m| m.label()).collect();
+        assert_eq!(labels, ["ops/s", "mean", "p50", "p95", "p99", "p99.9"]);
+        for (i, m) in Metric::ALL.iter().enumerate() {
+            assert_eq!(m.index(), i);
+        }
+        assert_eq!(Metric::P999.quantile(), Some(0.999));
+        assert_eq!(Metric::OpsPerS.noun(), "throughput");
+    }
+
+    #[test]
+    fn options_are_checked() {
+        assert_eq!(AnalysisOptions::default().validate(), Ok(()));
+        let bad = |f: fn(&mut AnalysisOptions)| {
+            let mut o = AnalysisOptions::default();
+            f(&mut o);
+            o.validate().unwrap_err().to_string()
+        };
+        assert!(bad(|o| o.window_s = 0.0).contains("window length"));
+        assert!(bad(|o| o.resamples = 10).contains("at least 100"));
+        assert!(bad(|o| o.confidence = 1.0).contains("between 50% and 100%"));
+    }
+
+    #[test]
+    fn efficiency_divides_the_interval_by_cores() {
+        let e = Estimate { point: 8000.0, lo: 7600.0, hi: 8400.0 };
+        let eff = Efficiency::of(&e, 4, Some(8.0));
+        assert_eq!(eff.per_client_core, Some(Estimate { point: 2000.0, lo: 1900.0, hi: 2100.0 }));
+        assert_eq!(eff.per_server_core, Some(Estimate { point: 1000.0, lo: 950.0, hi: 1050.0 }));
+        let unknown = Efficiency::of(&e, 0, None);
+        assert_eq!((unknown.per_client_core, unknown.per_server_core), (None, None));
+    }
+}
