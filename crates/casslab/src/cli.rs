@@ -19,6 +19,9 @@ pub enum Command {
     /// Run a workload (built-in name or YAML file): schema, load, warm-up and measured run.
     /// Without --hosts it uses the local node, starting one if none is running.
     Run(RunArgs),
+    /// Run an experiment: every variant of a base workload R times, interleaved, then compare
+    /// each variant with the first (windowed bootstrap intervals and verdicts).
+    Experiment(ExperimentArgs),
     /// Start, inspect and stop real local Cassandra nodes on loopback.
     #[command(subcommand)]
     Local(LocalCommand),
@@ -206,6 +209,13 @@ pub struct ExportArgs {
 pub struct RunArgs {
     /// Built-in workload name (see `casslab workloads`) or path to a workload YAML file.
     pub workload: String,
+    #[command(flatten)]
+    pub opts: RunOptions,
+}
+
+/// Everything about how to run a workload, shared by `run` and `experiment`.
+#[derive(Args, Debug)]
+pub struct RunOptions {
     /// Set a workload parameter, e.g. -P rows=1000000 (repeatable).
     #[arg(short = 'P', long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
@@ -251,6 +261,22 @@ pub struct RunArgs {
     pub store: StoreArgs,
     #[command(flatten)]
     pub local: LocalHomeArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ExperimentArgs {
+    /// Experiment file (YAML): a base workload and its variants; see experiments/.
+    pub file: PathBuf,
+    /// Runs per variant (overrides the file's `repetitions`).
+    #[arg(long)]
+    pub repetitions: Option<u32>,
+    /// Bootstrap window (overrides the file's `window`), e.g. 60s.
+    #[arg(long)]
+    pub window: Option<String>,
+    #[command(flatten)]
+    pub run: RunOptions,
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -329,9 +355,9 @@ impl ClusterArgs {
     }
 }
 
-impl RunArgs {
+impl RunOptions {
     /// The run's plain config (workload text and parameters are filled in by the caller).
-    pub fn to_config(&self) -> Result<RunConfig> {
+    pub fn to_config(&self, workload: &str) -> Result<RunConfig> {
         if self.concurrency == 0 {
             bail!("--concurrency must be at least 1");
         }
@@ -341,7 +367,7 @@ impl RunArgs {
         }
         Ok(RunConfig {
             version: CONFIG_VERSION,
-            workload: self.workload.clone(),
+            workload: workload.to_string(),
             workload_source: String::new(),
             params: parse_params(&self.params)?,
             cluster: self.cluster.to_config()?,

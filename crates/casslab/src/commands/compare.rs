@@ -83,7 +83,6 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
 
 /// Compares named groups of runs (the first is the baseline), each group's windows pooled:
 /// the entry point of `casslab experiment`.
-#[allow(dead_code)] // until `casslab experiment` is wired in
 pub fn print_groups(store: &Store, groups: &[(String, Vec<RunId>)], window_s: f64, args: &AnalysisArgs) -> Result<()> {
     let a = analyse(store, groups, plan(args, window_s)?)?;
     print!("{}{}", table(&a), verdicts(&a));

@@ -2,6 +2,7 @@
 //! process exit code.
 
 mod compare;
+mod experiment;
 mod local;
 mod report;
 mod results;
@@ -15,6 +16,7 @@ use std::path::PathBuf;
 pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Experiment(args) => experiment::experiment(args),
         Command::Local(c) => local::local(c),
         Command::Workloads { command } => workloads::workloads(command),
         Command::Runs { limit, store } => results::runs(limit, &store),

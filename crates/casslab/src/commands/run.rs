@@ -14,20 +14,21 @@ use casslab_core::workload::{load_workload, Workload};
 use std::io::IsTerminal;
 
 pub fn run(args: RunArgs) -> Result<i32> {
-    let mut cfg = args.to_config()?;
+    let (args, opts) = (&args, &args.opts);
+    let mut cfg = opts.to_config(&args.workload)?;
     let (workload, source) = load_workload(&args.workload, &cfg.params)?;
     cfg.workload_source = source;
     cfg.params = workload.params.clone();
-    let creds = connect_target(&mut cfg, &args.local)?;
-    let store = Store::open(&store_path(&args.store)).context("cannot open the results store")?;
+    let creds = connect_target(&mut cfg, &opts.local)?;
+    let store = Store::open(&store_path(&opts.store)).context("cannot open the results store")?;
 
-    let Some((run_id, status)) = execute(&cfg, &workload, &creds, &store, &args.tags)? else { return Ok(1) };
+    let Some((run_id, status)) = execute(&cfg, &workload, &creds, &store, &opts.tags)? else { return Ok(1) };
     let record = store.run(run_id)?;
     if let Some(summary) = &record.summary {
         print!("{}", casslab_core::report::text::run_summary(&record, summary));
     }
-    results::export(&store, run_id, &args.export)?;
-    eprintln!("saved as run {run_id} in {} (`casslab show {run_id}`)", store_path(&args.store).display());
+    results::export(&store, run_id, &opts.export)?;
+    eprintln!("saved as run {run_id} in {} (`casslab show {run_id}`)", store_path(&opts.store).display());
     Ok(if status == RunStatus::Interrupted { 130 } else { 0 })
 }
 

@@ -1,0 +1,89 @@
+//! `casslab experiment FILE`: runs every variant of an experiment R times, interleaved
+//! (A B A B …, so drift of the machine does not favour one side), each run saved as an
+//! ordinary run tagged with the experiment, then compares every variant with the first one
+//! (the baseline) using the windowed bootstrap of `casslab compare`.
+
+use super::{compare, run, store_path};
+use crate::cli::ExperimentArgs;
+use anyhow::{Context, Result};
+use casslab_core::config::LoadMode;
+use casslab_core::experiment::load_experiment;
+use casslab_core::store::{RunId, RunStatus, Store};
+
+pub fn experiment(args: ExperimentArgs) -> Result<i32> {
+    let overrides = crate::cli::parse_params(&args.run.params)?;
+    let exp = load_experiment(&args.file, &overrides)?;
+    let repetitions = args.repetitions.unwrap_or(exp.repetitions);
+    let window_s = match &args.window {
+        Some(w) => crate::cli::parse_duration_s("window", w)?,
+        None => exp.window_s,
+    };
+    let store = Store::open(&store_path(&args.run.store)).context("cannot open the results store")?;
+    let mut base_cfg = args.run.to_config(&args.file.display().to_string())?;
+    let creds = run::connect_target(&mut base_cfg, &args.run.local)?;
+    let experiment_id = format!("{}-{}", exp.name, chrono_free_stamp());
+    eprintln!(
+        "experiment {} ({experiment_id}): {} variants × {repetitions} repetitions, interleaved; baseline: {}",
+        exp.name,
+        exp.variants.len(),
+        exp.variants[0].name
+    );
+
+    let mut runs: Vec<(String, Vec<RunId>)> = exp.variants.iter().map(|v| (v.name.clone(), Vec::new())).collect();
+    'outer: for rep in 1..=repetitions {
+        for (i, v) in exp.variants.iter().enumerate() {
+            eprintln!("\n== {} · repetition {rep}/{repetitions}", v.name);
+            let mut cfg = base_cfg.clone();
+            cfg.workload = format!("{}#{}", exp.origin, v.name);
+            cfg.workload_source = v.source.clone();
+            cfg.params = v.workload.params.clone();
+            if let Some(c) = v.concurrency {
+                cfg.concurrency = c;
+            }
+            if v.rate_per_s.is_some() {
+                cfg.rate_per_s = v.rate_per_s;
+            }
+            if exp.fresh_load && cfg.load == LoadMode::Auto {
+                cfg.load = LoadMode::Reload;
+            }
+            let tags = vec![
+                format!("experiment={}", exp.name),
+                format!("experiment_id={experiment_id}"),
+                format!("variant={}", v.name),
+                format!("repetition={rep}"),
+            ];
+            let mut tags = tags;
+            tags.extend(args.run.tags.iter().cloned());
+            match run::execute(&cfg, &v.workload, &creds, &store, &tags)? {
+                Some((id, status)) => {
+                    runs[i].1.push(id);
+                    let r = store.run(id)?;
+                    if let Some(s) = &r.summary {
+                        print!("{}", casslab_core::report::text::run_summary(&r, s));
+                    }
+                    if status == RunStatus::Interrupted {
+                        eprintln!("interrupted: stopping the experiment; the runs so far are saved and compared");
+                        break 'outer;
+                    }
+                }
+                None => anyhow::bail!("variant {}: the run did not start", v.name),
+            }
+        }
+    }
+
+    println!("\nexperiment {} — runs per variant:", exp.name);
+    for (name, ids) in &runs {
+        println!("  {name:<16} {}", ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(" "));
+    }
+    let groups: Vec<(String, Vec<RunId>)> = runs.into_iter().filter(|(_, ids)| !ids.is_empty()).collect();
+    if groups.len() >= 2 {
+        compare::print_groups(&store, &groups, window_s, &args.analysis)?;
+    }
+    Ok(0)
+}
+
+/// `YYYYMMDD-HHMMSS` in UTC, to tell experiments apart.
+fn chrono_free_stamp() -> String {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
+    casslab_core::report::text::utc(ms).replace(['-', ':'], "").replace(' ', "-")
+}
