@@ -242,8 +242,9 @@ fn a_real_change_is_found() {
 }
 
 #[test]
-#[ignore = "a timing: cargo test --release -p casslab-core ten_thousand -- --ignored --nocapture"]
-fn ten_thousand_resamples_take_well_under_a_second() {
+fn resampling_a_long_multi_op_run_gives_every_interval() {
+    // Prints how long it took (a figure, not a threshold: the suite runs on noisy machines;
+    // in a release build 10,000 resamples of this took ~120 ms on 2 cores).
     // 60 one-minute windows of 3 operations (2,000 latencies each) and their total.
     let mut g = Gauss::new(1);
     let ops: Vec<Windows> = (0..3).map(|i| lognormal_windows(&mut g, 60, 2000, TAU_STRONG, f64::from(i) * 0.7)).collect();
@@ -256,15 +257,18 @@ fn ten_thousand_resamples_take_well_under_a_second() {
     let start = std::time::Instant::now();
     let samples: Vec<Sample> = refs.iter().map(|r| Sample::of(&all, r, LatencyKind::Intended).unwrap()).collect();
     let prepared = start.elapsed();
-    let resampled: Vec<Resampled> = samples.iter().map(|s| Resampled::run(s, 10_000, 7)).collect();
+    let resampled: Vec<Resampled> = samples.iter().map(|s| Resampled::run(s, 2_000, 7)).collect();
     let elapsed = start.elapsed();
     assert!(resampled.iter().all(|r| r.estimate(Metric::P99, 0.95).unwrap().has_interval()));
     eprintln!(
-        "10,000 resamples × all 6 metrics of 60 windows, 3 ops (samples built in {:.1} ms): {:.0} ms for 4 samples",
+        "2,000 resamples × all 6 metrics of 60 windows, 3 ops (samples built in {:.1} ms): {:.0} ms for 4 samples",
         prepared.as_secs_f64() * 1e3,
         elapsed.as_secs_f64() * 1e3
     );
-    if !cfg!(debug_assertions) {
-        assert!(elapsed.as_secs_f64() < 1.0, "{elapsed:?}");
+    for r in &resampled {
+        for m in [Metric::OpsPerS, Metric::Mean, Metric::P50, Metric::P999] {
+            let e = r.estimate(m, 0.95).unwrap();
+            assert!(e.lo <= e.point && e.point <= e.hi, "{m:?}: {e:?}");
+        }
     }
 }

@@ -217,6 +217,17 @@ impl Store {
     /// A run's saved intervals, ordered by interval index, then in the order of the
     /// operations within the interval.
     pub fn intervals(&self, run: RunId) -> Result<Vec<StoredInterval>, StoreError> {
+        let mut out = Vec::new();
+        self.for_each_interval(run, |iv| {
+            out.push(iv);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Calls `f` with each of a run's intervals in order, decoding one at a time: for long
+    /// runs, whose decoded histograms would not fit in memory all at once.
+    pub fn for_each_interval(&self, run: RunId, mut f: impl FnMut(StoredInterval) -> Result<(), StoreError>) -> Result<(), StoreError> {
         let conn = self.conn();
         ensure_run(&conn, run)?;
         let mut stmt = conn.prepare_cached(
@@ -224,11 +235,10 @@ impl Store {
              FROM intervals WHERE run_id = ?1 ORDER BY idx, seq",
         )?;
         let mut rows = stmt.query([run])?;
-        let mut out = Vec::new();
         while let Some(r) = rows.next()? {
             let index: u32 = r.get(0)?;
             let what = |field: &str| format!("run {run} interval {index} {field}");
-            out.push(StoredInterval {
+            f(StoredInterval {
                 index,
                 phase: decode_phase(&r.get::<_, String>(1)?, || what("phase"))?,
                 start_ms: r.get(2)?,
@@ -236,9 +246,9 @@ impl Store {
                 backlog: r.get(4)?,
                 op: r.get(5)?,
                 stats: decode_stats(r, 6, || what("statistics"))?,
-            });
+            })?;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// A run's whole-phase histograms, in the order they were saved.

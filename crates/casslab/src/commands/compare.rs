@@ -12,7 +12,7 @@ use crate::cli::{AnalysisArgs, CompareArgs};
 use anyhow::{bail, Context, Result};
 use casslab_core::analysis::{
     compare as compare_metric, seed_for, AnalysisOptions, Comparison, Efficiency, Estimate, Gate, GateMetric, LatencyKind,
-    MaxRegression, Metric, OpRef, Outcome, Resampled, Sample, Windows,
+    MaxRegression, Metric, OpRef, Outcome, Resampled, Sample, WindowBuilder, Windows,
 };
 use casslab_core::report::text::ms;
 use casslab_core::store::{RunId, Store};
@@ -118,9 +118,13 @@ fn analyse(store: &Store, groups: &[(String, Vec<RunId>)], plan: Plan) -> Result
         let (mut about, mut client_cores, mut local) = (Vec::new(), 0, true);
         for &id in ids {
             let record = store.run(id)?;
-            // One run's intervals at a time: they hold full histograms until windowed.
-            let intervals = store.intervals(id)?;
-            parts.push(Windows::of_run(&intervals, plan.opts.window_s).with_context(|| format!("run {id}"))?);
+            // One interval at a time: decoded, it holds two full histograms until windowed.
+            let mut builder = WindowBuilder::new(plan.opts.window_s)?;
+            store.for_each_interval(id, |iv| {
+                builder.push(&iv);
+                Ok(())
+            })?;
+            parts.push(builder.finish().with_context(|| format!("run {id}"))?);
             about.push((id, format!("{}, {}", record.workload, record.status.as_str())));
             client_cores = record.env.client_cores;
             local &= record.config.cluster.local;
