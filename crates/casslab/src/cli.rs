@@ -250,6 +250,15 @@ pub struct RunOptions {
     /// Run the schema and load phases, then stop.
     #[arg(long)]
     pub load_only: bool,
+    /// Find the highest fixed rate that meets an SLA, e.g. 'p99 < 10ms' or 'read.p99 < 5ms'
+    /// (latency from the intended start; metrics mean, p50, p95, p99, p999, max, errors): a
+    /// probe at maximum throughput, then a binary search of rates, each step a saved run of
+    /// --duration (with --warmup).
+    #[arg(long, value_name = "SLA", conflicts_with = "rate")]
+    pub find_max: Option<String>,
+    /// With --find-max: most search steps after the probe.
+    #[arg(long, default_value_t = 6)]
+    pub max_steps: usize,
     /// Tag the saved run (repeatable).
     #[arg(long = "tag")]
     pub tags: Vec<String>,

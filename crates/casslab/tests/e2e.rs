@@ -260,3 +260,54 @@ fn without_hosts_casslab_starts_the_local_node_itself() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("running") && out.contains(&test_home().join("node1").display().to_string()), "{out}");
 }
+
+#[test]
+fn find_max_searches_rates_and_reports_the_highest_that_met_the_sla() {
+    let _g = load_lock();
+    let host = node();
+    let (_d, store) = temp_store();
+    let (code, out, err) = run(casslab()
+        .args(["run", "kv", "-P", "rows=2000", "-P", "keyspace=casslab_e2e_findmax", "--find-max", "p99 < 3ms"])
+        .args(["--duration", "2s", "--warmup", "1s", "--concurrency", "32", "--max-steps", "3", "--hosts", host])
+        .args(store_arg(&store)));
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    // rows of the step table: step target achieved p99 p99ms met run
+    let rows: Vec<Vec<String>> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("find-max:"))
+        .skip(2)
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect();
+    assert!(!rows.is_empty(), "{out}");
+    assert_eq!(rows[0][1], "max", "the first step probes maximum throughput:\n{out}");
+    let mut best: Option<f64> = None;
+    for r in &rows {
+        let value_ms: f64 = r[3].parse().unwrap();
+        let met = r[5] == "yes";
+        assert_eq!(met && value_ms >= 3.0, false, "a step over the SLA was counted as met:\n{out}");
+        if r[1] != "max" {
+            let (target, achieved): (f64, f64) = (r[1].parse().unwrap(), r[2].parse().unwrap());
+            if value_ms < 3.0 && achieved >= 0.95 * target {
+                assert!(met, "a step within the SLA at its rate was counted as not met:\n{out}");
+            }
+            if met {
+                best = Some(best.map_or(target, |b: f64| b.max(target)));
+            }
+        }
+    }
+    let probe_met = rows[0][5] == "yes";
+    if probe_met {
+        assert_eq!(rows.len(), 1, "no search is needed when the probe meets the SLA:\n{out}");
+        assert!(out.contains("the SLA holds even at maximum throughput"), "{out}");
+    } else {
+        assert!(rows.len() >= 2, "{out}");
+        match best {
+            Some(b) => assert!(out.contains(&format!("highest rate meeting the SLA: {b:.0} ops/s")), "best {b}:\n{out}"),
+            None => assert!(out.contains("no rate tried met the SLA"), "{out}"),
+        }
+    }
+    let db = rusqlite::Connection::open(&store).unwrap();
+    let tagged: i64 = db.query_row("SELECT count(*) FROM run_tags WHERE tag LIKE 'find_max=%'", [], |r| r.get(0)).unwrap();
+    assert_eq!(tagged as usize, rows.len(), "every step is a saved run");
+}

@@ -3,6 +3,7 @@
 
 mod compare;
 mod experiment;
+mod findmax;
 mod local;
 mod report;
 mod results;

@@ -16,11 +16,17 @@ use std::io::IsTerminal;
 pub fn run(args: RunArgs) -> Result<i32> {
     let (args, opts) = (&args, &args.opts);
     let mut cfg = opts.to_config(&args.workload)?;
+    if let Some(sla) = &opts.find_max {
+        super::findmax::parse_sla(sla)?;
+    }
     let (workload, source) = load_workload(&args.workload, &cfg.params)?;
     cfg.workload_source = source;
     cfg.params = workload.params.clone();
     let creds = connect_target(&mut cfg, &opts.local)?;
     let store = Store::open(&store_path(&opts.store)).context("cannot open the results store")?;
+    if let Some(sla) = &opts.find_max {
+        return super::findmax::find_max(sla, opts.max_steps, &cfg, &workload, &creds, &store, &opts.tags);
+    }
 
     let Some((run_id, status)) = execute(&cfg, &workload, &creds, &store, &opts.tags)? else { return Ok(1) };
     let record = store.run(run_id)?;
