@@ -282,6 +282,10 @@ pub struct ExperimentArgs {
     /// Bootstrap window (overrides the file's `window`), e.g. 60s.
     #[arg(long)]
     pub window: Option<String>,
+    /// Also write the experiment as one self-contained HTML page: bars per variant with
+    /// their intervals, the baseline marked, the verdicts.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     #[command(flatten)]
     pub run: RunOptions,
     #[command(flatten)]

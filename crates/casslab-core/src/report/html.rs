@@ -254,7 +254,7 @@ fn config_details(s: &mut String, run: &RunView) {
     s.push_str("</details>");
 }
 
-const CSS: &str = r#"
+pub(super) const CSS: &str = r#"
 :root{--ink:#1f2328;--muted:#656d76;--line:#d8dee4;--bg:#f6f8fa;--card:#fff;--accent:#4e79a7}
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--ink);font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}

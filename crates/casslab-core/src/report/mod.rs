@@ -4,6 +4,7 @@
 //! none of them reads the store, talks to a cluster or decides where output goes.
 
 pub mod config_table;
+pub mod experiment_html;
 pub mod hdrlog;
 pub mod html;
 pub mod html_charts;

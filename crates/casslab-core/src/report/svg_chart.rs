@@ -225,6 +225,133 @@ impl LineChart {
     }
 }
 
+/// One bar: a point estimate and its interval (`lo`/`hi` non-finite when it has none).
+#[derive(Debug, Clone, Copy)]
+pub struct Bar {
+    pub value: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+/// One series of a bar chart (e.g. a variant): a bar per group, `None` where it has no value.
+#[derive(Debug, Clone)]
+pub struct BarSeries {
+    pub name: String,
+    pub color: String,
+    /// Drawn with a dark outline and named "(baseline)" in the legend.
+    pub baseline: bool,
+    pub bars: Vec<Option<Bar>>,
+}
+
+/// Grouped bars from zero with interval whiskers: one group per category (e.g. p50, p99),
+/// one bar per series in each.
+#[derive(Debug, Clone)]
+pub struct BarChart {
+    /// Unique within the page (the `data-chart` attribute).
+    pub id: String,
+    pub title: String,
+    pub y_label: String,
+    pub groups: Vec<String>,
+    pub series: Vec<BarSeries>,
+}
+
+impl BarChart {
+    /// The chart as a `<figure class="chart bars">`: title, SVG, legend.
+    pub fn to_html(&self) -> String {
+        let (pw, ph) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
+        let bars = self.series.iter().flat_map(|s| s.bars.iter().flatten());
+        let top = bars.map(|b| if b.hi.is_finite() { b.hi.max(b.value) } else { b.value }).filter(|v| v.is_finite()).fold(0.0, f64::max);
+        let y = Axis::linear(&self.y_label, 0.0, top, true);
+        let py = |v: f64| TOP + (1.0 - y.frac(v).clamp(0.0, 1.0)) * ph;
+        let mut s = String::new();
+        let id = esc(&self.id);
+        let _ = write!(
+            s,
+            r#"<figure class="chart bars" data-chart="{id}"><figcaption>{}</figcaption><svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{}" xmlns="http://www.w3.org/2000/svg">"#,
+            esc(&self.title),
+            esc(&self.title)
+        );
+        let _ = write!(s, r#"<rect class="plot" x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}"/>"#);
+        for (v, label) in &y.ticks {
+            let yy = py(*v);
+            let _ = write!(
+                s,
+                r#"<line class="grid" x1="{LEFT}" x2="{:.1}" y1="{yy:.1}" y2="{yy:.1}"/><text class="tick" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+                LEFT + pw,
+                LEFT - 6.0,
+                yy + 4.0,
+                esc(label)
+            );
+        }
+        let groups = self.groups.len().max(1) as f64;
+        let gw = pw / groups;
+        let n = self.series.len().max(1) as f64;
+        let bw = gw * 0.7 / n;
+        for (gi, group) in self.groups.iter().enumerate() {
+            let g0 = LEFT + gw * gi as f64;
+            let _ = write!(
+                s,
+                r#"<text class="tick group" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                g0 + gw / 2.0,
+                TOP + ph + 16.0,
+                esc(group)
+            );
+            for (si, series) in self.series.iter().enumerate() {
+                let Some(b) = series.bars.get(gi).copied().flatten().filter(|b| b.value.is_finite()) else { continue };
+                let x = g0 + gw * 0.15 + bw * si as f64;
+                let (y0, y1) = (py(b.value), py(0.0));
+                let outline = if series.baseline { r##" stroke="#1f2328" stroke-width="1.5""## } else { "" };
+                let interval = if b.lo.is_finite() && b.hi.is_finite() { format!(" [{}, {}]", fmt_num(b.lo), fmt_num(b.hi)) } else { String::new() };
+                let _ = write!(
+                    s,
+                    r#"<rect class="bar" x="{:.1}" y="{y0:.1}" width="{:.1}" height="{:.1}" fill="{}"{outline}><title>{}: {}{interval}</title></rect>"#,
+                    x + bw * 0.08,
+                    bw * 0.84,
+                    (y1 - y0).max(0.0),
+                    esc(&series.color),
+                    esc(&series.name),
+                    fmt_num(b.value)
+                );
+                let cx = x + bw / 2.0;
+                let mut label_y = y0;
+                if b.lo.is_finite() && b.hi.is_finite() {
+                    let (ylo, yhi, w) = (py(b.lo), py(b.hi), (bw * 0.2).min(8.0));
+                    let _ = write!(
+                        s,
+                        r#"<path class="whisker" d="M{cx:.1},{ylo:.1}V{yhi:.1}M{:.1},{ylo:.1}H{:.1}M{:.1},{yhi:.1}H{:.1}"/>"#,
+                        cx - w,
+                        cx + w,
+                        cx - w,
+                        cx + w
+                    );
+                    label_y = label_y.min(yhi);
+                }
+                let _ = write!(s, r#"<text class="value" x="{cx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, (label_y - 6.0).max(TOP + 9.0), fmt_num(b.value));
+            }
+        }
+        let _ = write!(s, r#"<path class="axis" d="M{LEFT},{TOP}V{:.1}H{:.1}"/>"#, TOP + ph, LEFT + pw);
+        let (ly, lx) = (TOP + ph / 2.0, 16.0);
+        let _ = write!(
+            s,
+            r#"<text class="axis-label" x="{lx}" y="{ly:.1}" text-anchor="middle" transform="rotate(-90 {lx} {ly:.1})">{}</text>"#,
+            esc(&self.y_label)
+        );
+        s.push_str(r#"</svg><div class="legend">"#);
+        for series in &self.series {
+            let _ = write!(
+                s,
+                r#"<span><svg width="14" height="12" aria-hidden="true"><rect x="1" y="1" width="12" height="10" fill="{}"{}/></svg>{}{}</span>"#,
+                esc(&series.color),
+                if series.baseline { r##" stroke="#1f2328" stroke-width="1.5""## } else { "" },
+                esc(&series.name),
+                if series.baseline { " (baseline)" } else { "" }
+            );
+        }
+        s.push_str("</div></figure>");
+        s
+    }
+}
+
 fn draw_series(s: &mut String, series: &Series, px: &impl Fn(f64) -> f64, py: &impl Fn(f64) -> f64) {
     let pts: Vec<Option<(f64, f64)>> = series
         .points
@@ -358,6 +485,25 @@ mod tests {
         assert_eq!(d.matches('M').count(), 2, "{d}");
         assert!(html.contains("a &lt;b&gt;") && html.contains("class=\"band\""));
         assert!(!html.contains("class=\"legend\""), "one solid series needs no legend");
+    }
+
+    #[test]
+    fn bars_have_whiskers_and_mark_the_baseline() {
+        let bar = |v: f64| Some(Bar { value: v, lo: v * 0.9, hi: v * 1.1 });
+        let chart = BarChart {
+            id: "b".into(),
+            title: "latency".into(),
+            y_label: "ms".into(),
+            groups: vec!["p50".into(), "p99".into()],
+            series: vec![
+                BarSeries { name: "a".into(), color: "#f00".into(), baseline: true, bars: vec![bar(1.0), bar(4.0)] },
+                BarSeries { name: "b".into(), color: "#00f".into(), baseline: false, bars: vec![bar(1.2), None] },
+            ],
+        };
+        let html = chart.to_html();
+        assert_eq!(html.matches("<rect class=\"bar\"").count(), 3);
+        assert_eq!(html.matches("<path class=\"whisker\"").count(), 3);
+        assert!(html.contains("a (baseline)") && html.contains(">p99</text>"));
     }
 
     #[test]

@@ -19,37 +19,37 @@ use casslab_core::store::{RunId, Store};
 use std::fmt::Write;
 
 /// The plain form of the analysis options on the command line.
-struct Plan {
-    opts: AnalysisOptions,
-    kind: LatencyKind,
+pub(crate) struct Plan {
+    pub(crate) opts: AnalysisOptions,
+    pub(crate) kind: LatencyKind,
     server_cores: Option<f64>,
 }
 
 /// One operation of one side: its bootstrap distribution and its plain counts.
-struct Figures {
-    resampled: Resampled,
+pub(crate) struct Figures {
+    pub(crate) resampled: Resampled,
     errors: u64,
     max_ns: u64,
 }
 
 /// One side of the comparison: a run, or a variant's runs pooled.
-struct Side {
-    label: String,
+pub(crate) struct Side {
+    pub(crate) label: String,
     about: String,
-    windows: Windows,
+    pub(crate) windows: Windows,
     client_cores: usize,
     server_cores: Option<f64>,
     /// One entry per `Analysis::ops`; `None` where the side never did the operation.
-    figures: Vec<Option<Figures>>,
+    pub(crate) figures: Vec<Option<Figures>>,
 }
 
-struct Analysis {
-    plan: Plan,
-    ops: Vec<OpRef>,
+pub(crate) struct Analysis {
+    pub(crate) plan: Plan,
+    pub(crate) ops: Vec<OpRef>,
     /// `sides[0]` is the baseline.
-    sides: Vec<Side>,
+    pub(crate) sides: Vec<Side>,
     /// `comparisons[s - 1][op][metric]`: side s against the baseline.
-    comparisons: Vec<Vec<Vec<Option<Comparison>>>>,
+    pub(crate) comparisons: Vec<Vec<Vec<Option<Comparison>>>>,
 }
 
 pub fn compare(args: &CompareArgs) -> Result<i32> {
@@ -82,11 +82,12 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
 }
 
 /// Compares named groups of runs (the first is the baseline), each group's windows pooled:
-/// the entry point of `casslab experiment`.
-pub fn print_groups(store: &Store, groups: &[(String, Vec<RunId>)], window_s: f64, args: &AnalysisArgs) -> Result<()> {
+/// the entry point of `casslab experiment`. Returns the analysis it printed, for the
+/// experiment's HTML page.
+pub(crate) fn print_groups(store: &Store, groups: &[(String, Vec<RunId>)], window_s: f64, args: &AnalysisArgs) -> Result<Analysis> {
     let a = analyse(store, groups, plan(args, window_s)?)?;
     print!("{}{}", table(&a), verdicts(&a));
-    Ok(())
+    Ok(a)
 }
 
 fn resolve(store: &Store, arg: &str) -> Result<RunId> {
@@ -291,14 +292,27 @@ fn table(a: &Analysis) -> String {
 
 fn verdicts(a: &Analysis) -> String {
     let mut out = String::new();
+    for (heading, sentences) in verdict_lines(a) {
+        let _ = writeln!(out, "\n{heading}:");
+        for line in sentences {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    out
+}
+
+/// The verdicts in words, per compared side: ("B against A", sentences).
+pub(crate) fn verdict_lines(a: &Analysis) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
     for (si, per_op) in a.comparisons.iter().enumerate() {
         let (base, side) = (&a.sides[0].label, &a.sides[si + 1].label);
-        let _ = writeln!(out, "\n{side} against {base}:");
+        let mut lines = Vec::new();
         for (oi, per_metric) in per_op.iter().enumerate() {
             for c in per_metric.iter().flatten() {
-                let _ = writeln!(out, "  {}", c.sentence(base, side, a.ops[oi].name()));
+                lines.push(c.sentence(base, side, a.ops[oi].name()));
             }
         }
+        out.push((format!("{side} against {base}"), lines));
     }
     out
 }

@@ -1,13 +1,16 @@
 //! `casslab experiment FILE`: runs every variant of an experiment R times, interleaved
 //! (A B A B …, so drift of the machine does not favour one side), each run saved as an
 //! ordinary run tagged with the experiment, then compares every variant with the first one
-//! (the baseline) using the windowed bootstrap of `casslab compare`.
+//! (the baseline) using the windowed bootstrap of `casslab compare`; with `-o FILE` it also
+//! writes the comparison as an HTML page (`casslab_core::report::experiment_html`).
 
 use super::{compare, run, store_path};
 use crate::cli::ExperimentArgs;
 use anyhow::{Context, Result};
 use casslab_core::config::LoadMode;
-use casslab_core::experiment::load_experiment;
+use casslab_core::analysis::{LatencyKind, Metric};
+use casslab_core::experiment::{load_experiment, Experiment};
+use casslab_core::report::experiment_html::{ExperimentPage, OpFigures, VariantRuns};
 use casslab_core::store::{RunId, RunStatus, Store};
 
 pub fn experiment(args: ExperimentArgs) -> Result<i32> {
@@ -77,9 +80,48 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     }
     let groups: Vec<(String, Vec<RunId>)> = runs.into_iter().filter(|(_, ids)| !ids.is_empty()).collect();
     if groups.len() >= 2 {
-        compare::print_groups(&store, &groups, window_s, &args.analysis)?;
+        let analysis = compare::print_groups(&store, &groups, window_s, &args.analysis)?;
+        if let Some(path) = &args.output {
+            let page = page(&exp, &experiment_id, &groups, &analysis);
+            std::fs::write(path, page.render()).with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+    } else if let Some(path) = &args.output {
+        eprintln!("no page written to {}: fewer than two variants have runs to compare", path.display());
     }
     Ok(0)
+}
+
+/// The experiment's HTML page from the comparison's figures.
+fn page(exp: &Experiment, experiment_id: &str, groups: &[(String, Vec<RunId>)], a: &compare::Analysis) -> ExperimentPage {
+    let o = &a.plan.opts;
+    let what = match a.plan.kind {
+        LatencyKind::Intended => "latency from intended start",
+        LatencyKind::Service => "service time",
+    };
+    let method = format!("windows of {} s, {} resamples, {}% intervals; {what}; baseline: {}", o.window_s, o.resamples, o.confidence * 100.0, groups[0].0);
+    let variants = groups.iter().map(|(name, ids)| VariantRuns { name: name.clone(), runs: ids.iter().map(|i| format!("run {i}")).collect() }).collect();
+    let ops = a
+        .ops
+        .iter()
+        .enumerate()
+        .map(|(oi, op)| OpFigures {
+            name: op.name().to_string(),
+            metrics: Metric::ALL
+                .iter()
+                .map(|&m| (m, a.sides.iter().map(|s| s.figures[oi].as_ref().and_then(|f| f.resampled.estimate(m, o.confidence))).collect()))
+                .collect(),
+        })
+        .collect();
+    ExperimentPage {
+        name: exp.name.clone(),
+        description: exp.description.clone(),
+        experiment_id: experiment_id.to_string(),
+        method,
+        variants,
+        ops,
+        verdicts: compare::verdict_lines(a),
+    }
 }
 
 /// `YYYYMMDD-HHMMSS` in UTC, to tell experiments apart.

@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+pub mod chromium;
 pub mod proxy;
 
 use std::path::PathBuf;

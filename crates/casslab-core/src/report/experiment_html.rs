@@ -1,0 +1,173 @@
+//! The HTML page of an experiment (`casslab experiment FILE -o page.html`): one
+//! self-contained page (inline CSS and SVG, no script, nothing fetched) with the experiment's
+//! name and description, the runs of each variant, per operation a bar chart of throughput
+//! and one of latency percentiles (one bar per variant, the interval as a whisker, the
+//! baseline outlined), and the verdicts in words. It takes figures already computed by the
+//! comparison; it reads no store and decides nothing about where the page goes.
+
+use super::html::CSS;
+use super::html_charts::color;
+use super::svg_chart::{esc, Bar, BarChart, BarSeries};
+use crate::analysis::{Estimate, Metric};
+use std::fmt::Write;
+
+/// A variant and the ids of its runs; the first variant is the baseline.
+#[derive(Debug, Clone)]
+pub struct VariantRuns {
+    pub name: String,
+    pub runs: Vec<String>,
+}
+
+/// One operation: per metric, one estimate per variant (`None` where it has none).
+#[derive(Debug, Clone)]
+pub struct OpFigures {
+    pub name: String,
+    pub metrics: Vec<(Metric, Vec<Option<Estimate>>)>,
+}
+
+/// Everything the page shows.
+#[derive(Debug, Clone)]
+pub struct ExperimentPage {
+    pub name: String,
+    pub description: String,
+    pub experiment_id: String,
+    /// How the figures were computed, in one line (windows, resamples, confidence).
+    pub method: String,
+    pub variants: Vec<VariantRuns>,
+    pub ops: Vec<OpFigures>,
+    /// Per compared variant: ("B against A", verdict sentences).
+    pub verdicts: Vec<(String, Vec<String>)>,
+}
+
+/// The metrics of the throughput chart and of the latency chart.
+const GROUPS: [(&str, &str, &[Metric]); 2] =
+    [("throughput", "ops/s", &[Metric::OpsPerS]), ("latency", "ms", &[Metric::P50, Metric::P99])];
+
+impl ExperimentPage {
+    /// The page as one HTML document.
+    pub fn render(&self) -> String {
+        let mut s = String::with_capacity(32 * 1024);
+        let _ = write!(
+            s,
+            r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="generator" content="casslab {}"><title>casslab · experiment {}</title><style>{CSS}{EXTRA_CSS}</style></head><body>"#,
+            env!("CARGO_PKG_VERSION"),
+            esc(&self.name)
+        );
+        let _ = write!(
+            s,
+            r#"<header class="top"><div class="brand">casslab experiment</div><h1>{}</h1></header><main><section class="card"><h2>{}</h2>"#,
+            esc(&self.name),
+            esc(&self.experiment_id)
+        );
+        if !self.description.trim().is_empty() {
+            let _ = write!(s, r#"<p class="description">{}</p>"#, esc(self.description.trim()));
+        }
+        let _ = write!(s, r#"<p class="method">{}</p><table class="runs"><thead><tr><th>variant</th><th>runs</th></tr></thead><tbody>"#, esc(&self.method));
+        for (i, v) in self.variants.iter().enumerate() {
+            let _ = write!(
+                s,
+                r#"<tr><td><span class="swatch" style="background:{}"></span>{}{}</td><td>{}</td></tr>"#,
+                color(i),
+                esc(&v.name),
+                if i == 0 { " <em>(baseline)</em>" } else { "" },
+                esc(&v.runs.join(", "))
+            );
+        }
+        s.push_str("</tbody></table></section>");
+        for (oi, op) in self.ops.iter().enumerate() {
+            let _ = write!(s, r#"<section class="card"><h2>{}</h2><div class="charts">"#, esc(&op.name));
+            for (key, unit, metrics) in GROUPS {
+                let chosen: Vec<&(Metric, Vec<Option<Estimate>>)> = metrics.iter().filter_map(|m| op.metrics.iter().find(|(x, _)| x == m)).collect();
+                if chosen.is_empty() {
+                    continue;
+                }
+                let series = self
+                    .variants
+                    .iter()
+                    .enumerate()
+                    .map(|(vi, v)| BarSeries {
+                        name: v.name.clone(),
+                        color: color(vi).to_string(),
+                        baseline: vi == 0,
+                        bars: chosen
+                            .iter()
+                            .map(|(_, per_variant)| {
+                                per_variant.get(vi).copied().flatten().map(|e| {
+                                    let scale = if unit == "ms" { 1e-6 } else { 1.0 };
+                                    Bar { value: e.point * scale, lo: e.lo * scale, hi: e.hi * scale }
+                                })
+                            })
+                            .collect(),
+                    })
+                    .collect();
+                let chart = BarChart {
+                    id: format!("op{oi}-{key}"),
+                    title: format!("{} {key} ({unit})", op.name),
+                    y_label: unit.to_string(),
+                    groups: chosen.iter().map(|(m, _)| m.label().to_string()).collect(),
+                    series,
+                };
+                s.push_str(&chart.to_html());
+            }
+            s.push_str("</div></section>");
+        }
+        if !self.verdicts.is_empty() {
+            s.push_str(r#"<section class="card verdicts"><h2>Verdicts</h2>"#);
+            for (heading, lines) in &self.verdicts {
+                let _ = write!(s, "<h3>{}</h3><ul>", esc(heading));
+                for l in lines {
+                    let _ = write!(s, "<li>{}</li>", esc(l));
+                }
+                s.push_str("</ul>");
+            }
+            s.push_str("</section>");
+        }
+        let _ = write!(
+            s,
+            r#"</main><footer>Generated by casslab {}. Bars are point estimates; whiskers are their confidence intervals (windowed bootstrap, repetitions of a variant pooled). The baseline is outlined.</footer></body></html>"#,
+            env!("CARGO_PKG_VERSION")
+        );
+        s.push('\n');
+        s
+    }
+}
+
+const EXTRA_CSS: &str = r#"
+figure.chart .legend svg{display:inline-block;width:auto}
+svg rect.bar{shape-rendering:crispEdges}
+svg path.whisker{stroke:#1f2328;stroke-width:1.4;fill:none}
+svg text.value{font-size:10.5px;fill:#444c56}
+p.description{margin:0 0 8px}
+p.method{margin:0 0 10px;color:var(--muted);font-size:13px}
+table.runs{border-collapse:collapse;font-size:13px}
+table.runs td,table.runs th{padding:3px 14px 3px 0;text-align:left;border-bottom:1px solid var(--line)}
+.verdicts ul{margin:4px 0 10px;padding-left:20px}
+.verdicts h3{border-top:none;padding-top:0;margin-top:10px}
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_has_a_chart_per_group_and_the_verdicts() {
+        let e = |v: f64| Some(Estimate { point: v, lo: v * 0.9, hi: v * 1.1 });
+        let page = ExperimentPage {
+            name: "cs".into(),
+            description: "compaction <strategies>".into(),
+            experiment_id: "cs-1".into(),
+            method: "windows of 1 s".into(),
+            variants: vec![VariantRuns { name: "a".into(), runs: vec!["1".into(), "3".into()] }, VariantRuns { name: "b".into(), runs: vec!["2".into()] }],
+            ops: vec![OpFigures {
+                name: "read".into(),
+                metrics: vec![(Metric::OpsPerS, vec![e(100.0), e(120.0)]), (Metric::P50, vec![e(1e6), e(2e6)]), (Metric::P99, vec![e(5e6), e(6e6)])],
+            }],
+            verdicts: vec![("b against a".into(), vec!["read p50 is higher".into()])],
+        };
+        let html = page.render();
+        assert_eq!(html.matches("<figure class=\"chart bars\"").count(), 2);
+        assert_eq!(html.matches("<rect class=\"bar\"").count(), 2 + 4);
+        assert!(html.contains("compaction &lt;strategies&gt;") && html.contains("<li>read p50 is higher</li>") && html.contains("1, 3"));
+        assert!(!html.contains("<script"));
+    }
+}
