@@ -11,8 +11,6 @@ use casslab_core::config::{RunConfig, RunEnvironment};
 use casslab_core::stats::{ErrorKind, IntervalSample, OpStats, OpSummary, Phase};
 use casslab_core::store::{PhaseSummary, RunId, RunStatus, RunSummary, Store};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 /// A deterministic pseudo-random stream (xorshift), so the synthetic latencies are the same
 /// in every test run.
@@ -152,56 +150,7 @@ fn report(store: &Path, args: &[&str]) -> (i32, String, String) {
 
 // ---- headless Chromium -------------------------------------------------------------------
 
-fn chromium() -> PathBuf {
-    if let Some(p) = std::env::var_os("CASSLAB_CHROMIUM").map(PathBuf::from).filter(|p| p.is_file()) {
-        return p;
-    }
-    for name in ["chromium", "chromium-browser", "google-chrome"] {
-        for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()) {
-            if dir.join(name).is_file() {
-                return dir.join(name);
-            }
-        }
-    }
-    panic!(
-        "headless Chromium is needed to check the HTML report, and none was found (looked for \
-         chromium, chromium-browser, google-chrome on PATH, or $CASSLAB_CHROMIUM). Install it: \
-         `apt-get update && apt-get install -y chromium` (.ci/run does this)"
-    );
-}
-
-/// Runs Chromium headless on a local file with `extra` flags; returns its stdout. Output goes
-/// through files, not pipes: a page's DOM is larger than a pipe's buffer.
-fn headless(page: &Path, extra: &[String]) -> String {
-    let scratch = tempfile::tempdir().unwrap();
-    let (out_path, err_path) = (scratch.path().join("stdout"), scratch.path().join("stderr"));
-    let mut child = Command::new(chromium())
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"])
-        .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        .args(["--disable-dev-shm-usage", "--hide-scrollbars", "--force-device-scale-factor=1"])
-        .arg(format!("--user-data-dir={}", scratch.path().join("profile").display()))
-        .args(extra)
-        .arg(format!("file://{}", page.display()))
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out_path).unwrap())
-        .stderr(std::fs::File::create(&err_path).unwrap())
-        .spawn()
-        .expect("chromium starts");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within 120 s: {}", std::fs::read_to_string(&err_path).unwrap_or_default());
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    assert!(status.success(), "chromium failed: {}", std::fs::read_to_string(&err_path).unwrap_or_default());
-    std::fs::read_to_string(&out_path).unwrap()
-}
+use common::chromium::headless;
 
 /// Measures every chart after layout and writes the figures into `data-probe` attributes.
 const PROBE: &str = r#"<script>
