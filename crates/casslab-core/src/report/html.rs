@@ -8,7 +8,7 @@ use super::config_table::{config_rows, ABSENT};
 use super::html_charts as charts;
 use super::run_view::{grouped, Report, ReportFormat, RunView};
 use super::svg_chart::{esc, LineChart};
-use super::text::{ms, utc};
+use super::text::{latency_cells, ms, utc};
 use crate::stats::{LatencySummary, OpSummary, Phase};
 use crate::store::{PhaseSummary, RunStatus};
 use std::fmt::Write;
@@ -218,16 +218,11 @@ fn summary_table(s: &mut String, p: &PhaseSummary, service: bool) {
         let l: &LatencySummary = if service { &o.service } else { &o.latency };
         let _ = write!(
             s,
-            "<tr{class}><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr{class}><td>{}</td><td>{}</td><td>{:.0}</td>{}<td>{}</td></tr>",
             esc(&o.op),
             grouped(o.ok),
             o.ops_per_s,
-            ms(l.mean_ns),
-            ms(l.p50_ns as f64),
-            ms(l.p95_ns as f64),
-            ms(l.p99_ns as f64),
-            ms(l.p999_ns as f64),
-            ms(l.max_ns as f64),
+            latency_cells(l).iter().map(|c| format!("<td>{c}</td>")).collect::<String>(),
             grouped(o.error_count())
         );
     };

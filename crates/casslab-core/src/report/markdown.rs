@@ -5,7 +5,7 @@
 
 use super::config_table::config_rows;
 use super::run_view::{grouped, Report, ReportFormat, RunView};
-use super::text::{ms, utc};
+use super::text::{latency_cells, ms, utc};
 use crate::stats::{LatencySummary, OpSummary, Phase};
 use crate::store::PhaseSummary;
 use std::fmt::Write;
@@ -74,15 +74,10 @@ fn table(s: &mut String, p: &PhaseSummary, service: bool) {
         let name = if bold { format!("**{}**", cell(&o.op)) } else { cell(&o.op) };
         let _ = writeln!(
             s,
-            "| {name} | {} | {:.0} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {name} | {} | {:.0} | {} | {} |",
             grouped(o.ok),
             o.ops_per_s,
-            ms(l.mean_ns),
-            ms(l.p50_ns as f64),
-            ms(l.p95_ns as f64),
-            ms(l.p99_ns as f64),
-            ms(l.p999_ns as f64),
-            ms(l.max_ns as f64),
+            latency_cells(l).join(" | "),
             grouped(o.error_count())
         );
     }

@@ -17,21 +17,25 @@ pub fn ms(ns: f64) -> String {
     }
 }
 
-fn row(out: &mut String, s: &OpSummary, l: &LatencySummary) {
-    let errors: u64 = s.errors.values().sum();
-    let _ = writeln!(
-        out,
-        "  {:<14} {:>10} {:>10.0} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
-        s.op,
-        s.ok,
-        s.ops_per_s,
+/// The latency columns every summary table shows, in ms: mean, p50, p95, p99, p99.9, max.
+pub fn latency_cells(l: &LatencySummary) -> [String; 6] {
+    [
         ms(l.mean_ns),
         ms(l.p50_ns as f64),
         ms(l.p95_ns as f64),
         ms(l.p99_ns as f64),
         ms(l.p999_ns as f64),
         ms(l.max_ns as f64),
-        errors
+    ]
+}
+
+fn row(out: &mut String, s: &OpSummary, l: &LatencySummary) {
+    let errors: u64 = s.errors.values().sum();
+    let [mean, p50, p95, p99, p999, max] = latency_cells(l);
+    let _ = writeln!(
+        out,
+        "  {:<14} {:>10} {:>10.0} {mean:>8} {p50:>8} {p95:>8} {p99:>8} {p999:>8} {max:>8} {errors:>8}",
+        s.op, s.ok, s.ops_per_s,
     );
 }
 
