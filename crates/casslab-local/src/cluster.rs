@@ -78,15 +78,17 @@ pub struct LocalCluster {
 }
 
 impl LocalCluster {
-    pub fn new(opts: LocalOptions) -> Self {
+    /// Nodes are recognised by the config path on their command line, so the home is
+    /// spelled one way (absolute, no `..`) whether or not it exists yet.
+    pub fn new(mut opts: LocalOptions) -> Self {
+        opts.home = normalize_home(&opts.home);
         LocalCluster { opts }
     }
 
     /// The cluster described by `home/cluster.json`, as the last `up` left it.
     pub fn open(home: &Path) -> Result<Self, LocalError> {
-        Ok(LocalCluster::new(
-            SavedCluster::load(home)?.to_options(home),
-        ))
+        let home = normalize_home(home);
+        Ok(LocalCluster::new(SavedCluster::load(&home)?.to_options(&home)))
     }
 
     pub fn options(&self) -> &LocalOptions {
@@ -432,5 +434,61 @@ mod tests {
             Err(LocalError::NotOurs { .. })
         ));
         assert!(tmp.path().join("node1/data").is_dir());
+    }
+}
+
+/// `home` made absolute, with symlinks and `..` resolved as far as the path exists and the
+/// rest appended lexically: `a/../b` and `b` are one home, before and after it is created.
+pub fn normalize_home(home: &Path) -> PathBuf {
+    use std::path::Component;
+    let absolute = if home.is_absolute() {
+        home.to_path_buf()
+    } else {
+        std::env::current_dir().map(|d| d.join(home)).unwrap_or_else(|_| home.to_path_buf())
+    };
+    let mut lexical = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            Component::ParentDir => {
+                lexical.pop();
+            }
+            Component::CurDir => {}
+            other => lexical.push(other),
+        }
+    }
+    // Resolve symlinks of the longest existing prefix.
+    let mut existing = lexical.clone();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match existing.file_name() {
+            Some(name) => rest.push(name.to_os_string()),
+            None => return lexical,
+        }
+        if !existing.pop() {
+            return lexical;
+        }
+    }
+    let mut out = existing.canonicalize().unwrap_or(existing);
+    for name in rest.iter().rev() {
+        out.push(name);
+    }
+    out
+}
+
+#[cfg(test)]
+mod home_tests {
+    use super::*;
+
+    #[test]
+    fn a_home_is_one_path_before_and_after_it_exists() {
+        let base = std::env::temp_dir().join(format!("casslab-home-{}", std::process::id()));
+        let spelled = base.join("x").join("..").join("home");
+        let before = normalize_home(&spelled);
+        assert_eq!(before, normalize_home(&base).join("home"));
+        assert!(!before.components().any(|c| matches!(c, std::path::Component::ParentDir)));
+        std::fs::create_dir_all(base.join("home")).unwrap();
+        let after = normalize_home(&spelled);
+        std::fs::remove_dir_all(&base).unwrap();
+        assert_eq!(before, after);
     }
 }

@@ -21,7 +21,7 @@ mod tls;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
-pub use cluster::{LocalCluster, NodeStatus, UpReport};
+pub use cluster::{normalize_home, LocalCluster, NodeStatus, UpReport};
 pub use cql_probe::cql_answers;
 pub use error::LocalError;
 pub use jars::{cached_jars, ensure_jars, jar_cache_dir};

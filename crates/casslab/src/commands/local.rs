@@ -7,11 +7,10 @@ use casslab_core::config::ClusterConfig;
 use casslab_local::{LocalCluster, LocalOptions, DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 use std::path::PathBuf;
 
-/// The home directory, spelled canonically when it exists: nodes are recognised by the
-/// config path on their command line, so `a/../b` and `b` must not count as different.
+/// The home directory, spelled one way whether or not it exists yet (see
+/// `casslab_local::normalize_home`).
 fn home(args: &LocalHomeArgs) -> PathBuf {
-    let h = args.home.clone().unwrap_or_else(casslab_local::default_home);
-    h.canonicalize().unwrap_or(h)
+    casslab_local::normalize_home(&args.home.clone().unwrap_or_else(casslab_local::default_home))
 }
 
 /// The local cluster under the home directory: as the last `up` left it, or a default
