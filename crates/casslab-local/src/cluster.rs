@@ -1,7 +1,8 @@
 //! `LocalCluster`: the life cycle of the nodes under one `home` — `up` (idempotent,
-//! one node at a time, waiting for CQL; making the TLS keystore first when asked for),
-//! `status`, `down` (only processes casslab started, optionally wiping their directories)
-//! and `nodetool`. It composes the other modules and reports progress through a callback;
+//! one node at a time, waiting for CQL, and for a multi-node cluster until every node sees
+//! every other as up; making the TLS keystore first when asked for), `status` and `ring`,
+//! `down` (only processes casslab started, optionally wiping their directories), stopping,
+//! killing and restarting chosen nodes (`select`, `stop_nodes`, `start_nodes`) and `nodetool`. It composes the other modules and reports progress through a callback;
 //! it never prints.
 
 use std::fs;
@@ -16,8 +17,9 @@ use crate::error::{IoContext, LocalError};
 use crate::jars::{cached_jars, check_java, ensure_jars, jar_cache_dir, java_command};
 use crate::jvm::{nodetool_args, server_args};
 use crate::layout::{layouts, node_address, NodeLayout};
+use crate::ring::{parse_ring, RingEntry};
 use crate::process::{
-    check_port_free, find_node_pid, is_alive, node_log_tail, read_pid_file, remove_if_present,
+    check_port_free, find_node_pid, is_alive, kill_pid, node_log_tail, read_pid_file, remove_if_present,
     spawn_detached, stop_pid, write_pid_file, Stopped,
 };
 use crate::state::{cluster_file, SavedCluster};
@@ -32,6 +34,8 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 const PORT_RELEASE_WAIT: Duration = Duration::from_secs(15);
 /// Pause between probes while a node starts.
 const PROBE_INTERVAL: Duration = Duration::from_millis(500);
+/// Pause between `nodetool status` calls while waiting for the ring.
+const RING_POLL_INTERVAL: Duration = Duration::from_secs(2);
 
 /// Errs unless the node's CQL and storage ports (on its address) and its JMX port
 /// (on 127.0.0.1, where Cassandra binds it) are free.
@@ -46,6 +50,8 @@ fn check_ports(node: &NodeLayout) -> Result<(), LocalError> {
 pub struct NodeStatus {
     pub name: String,
     pub address: Ipv4Addr,
+    /// The data center the node was configured with.
+    pub dc: String,
     pub cql_port: u16,
     pub jmx_port: u16,
     /// Pid of the node's JVM when it runs.
@@ -122,8 +128,19 @@ impl LocalCluster {
     }
 
     /// Starts the nodes that are not running, one at a time, each waited for until it
-    /// answers CQL. Nodes already running are left alone.
+    /// answers CQL; with several nodes, then waits until every node reports every other as
+    /// up and normal (`UN` in `nodetool status`). Nodes already running are left alone.
     pub fn up(&self, progress: &mut dyn FnMut(&str)) -> Result<UpReport, LocalError> {
+        self.up_nodes(None, progress)
+    }
+
+    /// Starts (with their data) the nodes of `indices` that are not running, as `up` does.
+    pub fn start_nodes(&self, indices: &[usize], progress: &mut dyn FnMut(&str)) -> Result<UpReport, LocalError> {
+        self.up_nodes(Some(indices), progress)
+    }
+
+    fn up_nodes(&self, only: Option<&[usize]>, progress: &mut dyn FnMut(&str)) -> Result<UpReport, LocalError> {
+        let wanted_node = |i: usize| only.is_none_or(|o| o.contains(&i));
         let nodes = layouts(&self.opts)?;
         let pids: Vec<Option<u32>> = nodes.iter().map(find_node_pid).collect();
         let wanted = SavedCluster::new(&self.opts, &nodes);
@@ -139,10 +156,10 @@ impl LocalCluster {
             }
         }
         // Fail fast, before any fetch or start, if a port a stopped node needs is taken.
-        for (node, _) in nodes.iter().zip(&pids).filter(|(_, pid)| pid.is_none()) {
+        for (node, _) in nodes.iter().zip(&pids).filter(|(n, pid)| pid.is_none() && wanted_node(n.index)) {
             check_ports(node)?;
         }
-        let lib = if pids.iter().all(Option::is_some) {
+        let lib = if nodes.iter().zip(&pids).all(|(n, pid)| pid.is_some() || !wanted_node(n.index)) {
             None
         } else {
             Some(ensure_jars(&self.opts.version, progress)?)
@@ -167,6 +184,9 @@ impl LocalCluster {
             nodes: Vec::new(),
         };
         for (node, pid) in nodes.iter().zip(pids) {
+            if !wanted_node(node.index) {
+                continue;
+            }
             if let Some(pid) = pid {
                 write_pid_file(&node.pid_path(), pid)?;
                 if !self.answers(node) {
@@ -189,8 +209,108 @@ impl LocalCluster {
             self.start_node(node, &nodes[0], lib, &security, progress)?;
             report.started.push(node.name.clone());
         }
+        if self.opts.is_multi_node() && !report.started.is_empty() {
+            self.wait_for_ring(&nodes, progress)?;
+        }
         report.nodes = self.status()?;
         Ok(report)
+    }
+
+    /// Waits until every running node's `nodetool status` lists every running node as `UN`
+    /// (stopped nodes are not waited for).
+    fn wait_for_ring(&self, nodes: &[NodeLayout], progress: &mut dyn FnMut(&str)) -> Result<(), LocalError> {
+        let started = Instant::now();
+        let timeout = Duration::from_secs(self.opts.start_timeout_s);
+        let running: Vec<&NodeLayout> = nodes.iter().filter(|n| find_node_pid(n).is_some()).collect();
+        let mut pending: Vec<&NodeLayout> = running.clone();
+        progress(&format!("waiting until {} nodes see each other as up ...", running.len()));
+        while let Some(node) = pending.first().copied() {
+            let out = self.nodetool(node.index, &["status"])?;
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let ring = parse_ring(&text);
+            let all_up = running
+                .iter()
+                .all(|n| ring.iter().any(|e| e.address == n.address && e.is_up_normal()));
+            if all_up {
+                pending.remove(0);
+                continue;
+            }
+            if started.elapsed() >= timeout {
+                return Err(LocalError::RingTimeout {
+                    node: node.name.clone(),
+                    secs: timeout.as_secs(),
+                    status: text + &String::from_utf8_lossy(&out.stderr),
+                });
+            }
+            std::thread::sleep(RING_POLL_INTERVAL);
+        }
+        progress(&format!(
+            "every node sees the other {} as up (UN) after {:.1} s",
+            running.len().saturating_sub(1),
+            started.elapsed().as_secs_f64()
+        ));
+        Ok(())
+    }
+
+    /// The ring as the first running node sees it (`nodetool status`); `None` when no node
+    /// runs or nodetool fails.
+    pub fn ring(&self) -> Result<Option<Vec<RingEntry>>, LocalError> {
+        let nodes = layouts(&self.opts)?;
+        let Some(node) = nodes.iter().find(|n| find_node_pid(n).is_some()) else { return Ok(None) };
+        let out = self.nodetool(node.index, &["status"])?;
+        let ring = parse_ring(&String::from_utf8_lossy(&out.stdout));
+        Ok((!ring.is_empty()).then_some(ring))
+    }
+
+    /// The nodes `selector` names, as 0-based indices: a node name (`node2`), a node's
+    /// address (`127.0.0.2`), a data center (`dc2`: every node of it) or `all`.
+    pub fn select(&self, selector: &str) -> Result<Vec<usize>, LocalError> {
+        let nodes = layouts(&self.opts)?;
+        let sel = selector.trim();
+        let picked: Vec<usize> = nodes
+            .iter()
+            .filter(|n| {
+                sel == "all" || n.name == sel || n.address.to_string() == sel || n.dc == sel
+            })
+            .map(|n| n.index)
+            .collect();
+        if picked.is_empty() {
+            let mut known: Vec<String> = nodes.iter().map(|n| format!("{} ({})", n.name, n.address)).collect();
+            let mut dcs: Vec<String> = nodes.iter().map(|n| n.dc.clone()).collect();
+            dcs.dedup();
+            known.extend(dcs);
+            known.push("all".into());
+            return Err(LocalError::NoSuchTarget { selector: sel.to_string(), known: known.join(", ") });
+        }
+        Ok(picked)
+    }
+
+    /// Stops the nodes of `indices` that run: gracefully (SIGTERM, on which Cassandra drains
+    /// before it exits; SIGKILL after 60 s) or at once with SIGKILL (`kill`), as a crash
+    /// would. Their data is kept; `start_nodes` brings them back.
+    pub fn stop_nodes(&self, indices: &[usize], kill: bool, progress: &mut dyn FnMut(&str)) -> Result<(), LocalError> {
+        let nodes = layouts(&self.opts)?;
+        for node in nodes.iter().filter(|n| indices.contains(&n.index)) {
+            let Some(pid) = find_node_pid(node) else {
+                progress(&format!("{} is not running", node.name));
+                continue;
+            };
+            let started = Instant::now();
+            let how = if kill {
+                kill_pid(pid, node)?;
+                Stopped::Killed
+            } else {
+                stop_pid(pid, STOP_GRACE, node)?
+            };
+            remove_if_present(&node.pid_path())?;
+            let secs = started.elapsed().as_secs_f64();
+            progress(&match (kill, how) {
+                (true, _) => format!("{} (pid {pid}) killed", node.name),
+                (false, Stopped::Gracefully) => format!("{} (pid {pid}) stopped after {secs:.1} s", node.name),
+                (false, Stopped::Killed) => format!("{} did not stop on SIGTERM; killed after {secs:.1} s", node.name),
+            });
+        }
+        Ok(())
     }
 
     fn start_node(
@@ -203,7 +323,7 @@ impl LocalCluster {
     ) -> Result<(), LocalError> {
         remove_if_present(&node.pid_path())?;
         check_ports(node)?;
-        write_node_files(&self.opts.cluster_name, node, seed, security)?;
+        write_node_files(&self.opts.cluster_name, node, seed, security, self.opts.is_multi_node())?;
         let args = server_args(node, &self.opts, lib);
         progress(&format!(
             "starting {} at {} (heap {} MiB) ...",
@@ -276,6 +396,7 @@ impl LocalCluster {
                 NodeStatus {
                     name: node.name.clone(),
                     address: node.address,
+                    dc: node.dc.clone(),
                     cql_port: node.cql_port,
                     jmx_port: node.jmx_port,
                     pid,

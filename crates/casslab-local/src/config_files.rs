@@ -33,12 +33,16 @@ fn xml_escape(text: &str) -> String {
 }
 
 /// `cassandra.yaml` for `node`; `seed` is the first node, whose `address:storage_port`
-/// every node lists as its only seed.
+/// every node lists as its only seed. A node of a multi-node cluster gets the
+/// `GossipingPropertyFileSnitch` (its data center from `cassandra-rackdc.properties`) and
+/// `auto_bootstrap: false`: the nodes of a fresh local cluster hold no data to stream, so each
+/// takes its tokens at once instead of bootstrapping (a node restarted later keeps its own).
 pub fn render_yaml(
     cluster_name: &str,
     node: &NodeLayout,
     seed: &NodeLayout,
     security: &Security,
+    multi_node: bool,
 ) -> String {
     let dir = |p: std::path::PathBuf| yaml_quote(&p.to_string_lossy());
     let mut yaml = format!(
@@ -46,7 +50,7 @@ pub fn render_yaml(
 cluster_name: {cluster}\n\
 num_tokens: 16\n\
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner\n\
-endpoint_snitch: SimpleSnitch\n\
+endpoint_snitch: {snitch}\n\
 commitlog_sync: periodic\n\
 commitlog_sync_period: 10000ms\n\
 seed_provider:\n\
@@ -65,6 +69,7 @@ saved_caches_directory: {caches}\n\
 hints_directory: {hints}\n\
 cdc_raw_directory: {cdc}\n",
         name = node.name,
+        snitch = if multi_node { "GossipingPropertyFileSnitch" } else { "SimpleSnitch" },
         cluster = yaml_quote(cluster_name),
         seed_addr = seed.address,
         seed_port = seed.storage_port,
@@ -77,8 +82,20 @@ cdc_raw_directory: {cdc}\n",
         hints = dir(node.hints_dir()),
         cdc = dir(node.cdc_raw_dir()),
     );
+    if multi_node {
+        yaml.push_str("auto_bootstrap: false\n");
+    }
     yaml.push_str(&render_security(security));
     yaml
+}
+
+/// `cassandra-rackdc.properties`: the node's data center and rack, which the
+/// `GossipingPropertyFileSnitch` announces to the other nodes.
+pub fn render_rackdc(node: &NodeLayout) -> String {
+    format!(
+        "# Written by casslab for {}; rewritten on every start.\ndc={}\nrack={}\n",
+        node.name, node.dc, node.rack
+    )
 }
 
 /// The yaml lines of `security`; empty when both are off (Cassandra's defaults: no login,
@@ -156,6 +173,7 @@ pub fn write_node_files(
     node: &NodeLayout,
     seed: &NodeLayout,
     security: &Security,
+    multi_node: bool,
 ) -> Result<(), LocalError> {
     fs::create_dir_all(&node.dir).context(|| format!("creating {}", node.dir.display()))?;
     if !node.marker_path().exists() && is_empty_dir(&node.dir) {
@@ -170,8 +188,10 @@ pub fn write_node_files(
         fs::create_dir_all(&dir).context(|| format!("creating {}", dir.display()))?;
     }
     let yaml = node.yaml_path();
-    fs::write(&yaml, render_yaml(cluster_name, node, seed, security))
+    fs::write(&yaml, render_yaml(cluster_name, node, seed, security, multi_node))
         .context(|| format!("writing {}", yaml.display()))?;
+    let rackdc = node.rackdc_path();
+    fs::write(&rackdc, render_rackdc(node)).context(|| format!("writing {}", rackdc.display()))?;
     let logback = node.logback_path();
     fs::write(&logback, render_logback(node))
         .context(|| format!("writing {}", logback.display()))?;
@@ -207,7 +227,7 @@ mod tests {
     #[test]
     fn yaml_has_addresses_ports_seed_and_dirs() {
         let nodes = two_nodes();
-        let yaml = render_yaml("casslab", &nodes[1], &nodes[0], &Security::default());
+        let yaml = render_yaml("casslab", &nodes[1], &nodes[0], &Security::default(), false);
         assert!(yaml.contains("cluster_name: 'casslab'\n"), "{yaml}");
         assert!(yaml.contains("listen_address: 127.0.0.62\n"));
         assert!(yaml.contains("rpc_address: 127.0.0.62\n"));
@@ -226,9 +246,20 @@ mod tests {
     }
 
     #[test]
+    fn multi_node_yaml_gossips_its_data_center_and_skips_bootstrap() {
+        let nodes = two_nodes();
+        let single = render_yaml("casslab", &nodes[0], &nodes[0], &Security::default(), false);
+        assert!(single.contains("endpoint_snitch: SimpleSnitch\n") && !single.contains("auto_bootstrap"));
+        let multi = render_yaml("casslab", &nodes[1], &nodes[0], &Security::default(), true);
+        assert!(multi.contains("endpoint_snitch: GossipingPropertyFileSnitch\n"), "{multi}");
+        assert!(multi.contains("auto_bootstrap: false\n"));
+        assert_eq!(render_rackdc(&nodes[1]), "# Written by casslab for node2; rewritten on every start.\ndc=datacenter1\nrack=rack1\n");
+    }
+
+    #[test]
     fn yaml_without_security_keeps_cassandras_defaults() {
         let nodes = two_nodes();
-        let yaml = render_yaml("casslab", &nodes[0], &nodes[0], &Security::default());
+        let yaml = render_yaml("casslab", &nodes[0], &nodes[0], &Security::default(), false);
         for key in ["authenticator", "authorizer", "client_encryption_options"] {
             assert!(!yaml.contains(key), "{key} in {yaml}");
         }
@@ -241,7 +272,7 @@ mod tests {
             auth: true,
             tls: None,
         };
-        let yaml = render_yaml("casslab", &nodes[0], &nodes[0], &security);
+        let yaml = render_yaml("casslab", &nodes[0], &nodes[0], &security, false);
         assert!(
             yaml.contains(
                 "\nauthenticator:\n  class_name: org.apache.cassandra.auth.PasswordAuthenticator\n"
@@ -267,7 +298,7 @@ mod tests {
                 password: "0a1b'2c".into(),
             }),
         };
-        let yaml = render_yaml("casslab", &nodes[0], &nodes[0], &security);
+        let yaml = render_yaml("casslab", &nodes[0], &nodes[0], &security, false);
         assert!(
             yaml.ends_with(
                 "client_encryption_options:\n  enabled: true\n  optional: false\n  \
@@ -285,7 +316,7 @@ mod tests {
     fn yaml_quotes_cluster_name() {
         let nodes = two_nodes();
         assert!(
-            render_yaml("bob's: lab", &nodes[0], &nodes[0], &Security::default())
+            render_yaml("bob's: lab", &nodes[0], &nodes[0], &Security::default(), false)
                 .contains("cluster_name: 'bob''s: lab'\n")
         );
     }
@@ -310,7 +341,7 @@ mod tests {
             ..LocalOptions::default()
         })
         .unwrap();
-        write_node_files("casslab", &nodes[0], &nodes[0], &Security::default()).unwrap();
+        write_node_files("casslab", &nodes[0], &nodes[0], &Security::default(), false).unwrap();
         for dir in nodes[0].all_dirs() {
             assert!(dir.is_dir(), "{}", dir.display());
         }

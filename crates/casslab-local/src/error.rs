@@ -77,6 +77,14 @@ pub enum LocalError {
         log_tail: String,
     },
 
+    /// A node selector (`node2`, an address, a data center) that matches no node.
+    #[error("no node or data center \"{selector}\" in this cluster; use a node name, address or data center: {known}")]
+    NoSuchTarget { selector: String, known: String },
+
+    /// The nodes answer CQL but do not all see each other as up and normal.
+    #[error("the nodes did not all see each other as up (UN) within {secs} s; last `nodetool status` of {node}:\n{status}")]
+    RingTimeout { node: String, secs: u64, status: String },
+
     /// A node's JVM ignored SIGTERM and SIGKILL.
     #[error("{node} (pid {pid}) did not stop after SIGTERM and SIGKILL; stop it by hand with `kill -9 {pid}`")]
     StopFailed { node: String, pid: u32 },

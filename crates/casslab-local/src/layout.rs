@@ -14,6 +14,50 @@ pub const BASE_JMX_PORT: u16 = 7199;
 /// Smallest heap a node is allowed; Cassandra 5.0 does not start reliably below it.
 pub const MIN_HEAP_MB: u32 = 512;
 
+/// The data center of a cluster started without `--dcs` (Cassandra's own default name).
+pub const DEFAULT_DC: &str = "datacenter1";
+
+/// Heap per node when none is asked for, in MiB: 1 GiB for one node, 768 MiB for up to
+/// three (so three fit a 2-core / 24 GiB machine beside the client), 640 MiB beyond.
+pub fn default_heap_mb(nodes: usize) -> u32 {
+    match nodes {
+        0 | 1 => 1024,
+        2 | 3 => 768,
+        _ => 640,
+    }
+}
+
+/// Parses `dc1:3,dc2:2` into data centers and node counts.
+pub fn parse_dcs(text: &str) -> Result<Vec<(String, usize)>, LocalError> {
+    let bad = |reason: String| LocalError::InvalidOptions { reason };
+    let mut dcs: Vec<(String, usize)> = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, count) = part
+            .split_once(':')
+            .ok_or_else(|| bad(format!("data center \"{part}\": write NAME:NODES, e.g. dc1:3,dc2:2")))?;
+        let name = name.trim();
+        let count: usize = count
+            .trim()
+            .parse()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| bad(format!("data center \"{part}\": the node count must be a whole number of at least 1")))?;
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return Err(bad(format!(
+                "data center name \"{name}\" must be non-empty letters, digits, '-' or '_'"
+            )));
+        }
+        if dcs.iter().any(|(n, _)| n == name) {
+            return Err(bad(format!("data center \"{name}\" is listed twice")));
+        }
+        dcs.push((name.to_string(), count));
+    }
+    if dcs.is_empty() {
+        return Err(bad("--dcs needs at least one NAME:NODES, e.g. dc1:3".into()));
+    }
+    Ok(dcs)
+}
+
 /// Everything that identifies one node on this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeLayout {
@@ -27,6 +71,9 @@ pub struct NodeLayout {
     pub jmx_port: u16,
     /// `home/node<index+1>`.
     pub dir: PathBuf,
+    /// Data center and rack (`cassandra-rackdc.properties` of a multi-node cluster).
+    pub dc: String,
+    pub rack: String,
 }
 
 impl NodeLayout {
@@ -68,6 +115,9 @@ impl NodeLayout {
     }
     pub fn logback_path(&self) -> PathBuf {
         self.conf_dir().join("logback.xml")
+    }
+    pub fn rackdc_path(&self) -> PathBuf {
+        self.conf_dir().join("cassandra-rackdc.properties")
     }
     pub fn pid_path(&self) -> PathBuf {
         self.dir.join("pid")
@@ -118,6 +168,13 @@ pub fn validate(opts: &LocalOptions) -> Result<(), LocalError> {
     if opts.nodes == 0 {
         return bad("a cluster needs at least 1 node".into());
     }
+    let in_dcs: usize = opts.dcs.iter().map(|(_, n)| n).sum();
+    if !opts.dcs.is_empty() && in_dcs != opts.nodes {
+        return bad(format!(
+            "the data centers have {in_dcs} node(s) together but the cluster has {}",
+            opts.nodes
+        ));
+    }
     if !opts.base_address.is_loopback() {
         return bad(format!(
             "base address {} is not a loopback address (127.x.y.z); local nodes only listen on loopback",
@@ -161,10 +218,20 @@ pub fn validate(opts: &LocalOptions) -> Result<(), LocalError> {
 /// One layout per node, after validating `opts`.
 pub fn layouts(opts: &LocalOptions) -> Result<Vec<NodeLayout>, LocalError> {
     validate(opts)?;
+    let dc_of: Vec<String> = if opts.dcs.is_empty() {
+        vec![DEFAULT_DC.to_string(); opts.nodes]
+    } else {
+        opts.dcs
+            .iter()
+            .flat_map(|(name, n)| std::iter::repeat_n(name.clone(), *n))
+            .collect()
+    };
     (0..opts.nodes)
         .map(|index| {
             let address = node_address(opts.base_address, index)?;
             Ok(NodeLayout {
+                dc: dc_of[index].clone(),
+                rack: "rack1".to_string(),
                 index,
                 name: node_name(index),
                 address,
@@ -230,6 +297,23 @@ mod tests {
             l[0].yaml_path(),
             PathBuf::from("/tmp/h/node1/conf/cassandra.yaml")
         );
+    }
+
+    #[test]
+    fn data_centers_follow_the_addresses() {
+        let mut o = opts([127, 0, 0, 71], 3);
+        o.dcs = parse_dcs("dc1:2, dc2:1").unwrap();
+        let l = layouts(&o).unwrap();
+        let dcs: Vec<&str> = l.iter().map(|n| n.dc.as_str()).collect();
+        assert_eq!(dcs, ["dc1", "dc1", "dc2"]);
+        assert_eq!(l[2].address, Ipv4Addr::new(127, 0, 0, 73));
+        assert_eq!(layouts(&opts([127, 0, 0, 1], 2)).unwrap()[1].dc, DEFAULT_DC);
+        o.nodes = 4;
+        assert!(layouts(&o).is_err(), "3 nodes in the data centers, 4 in the cluster");
+        for bad in ["dc1", "dc1:0", "dc1:x", ":2", "dc1:1,dc1:2", "", "d c:1"] {
+            assert!(parse_dcs(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!((default_heap_mb(1), default_heap_mb(3), default_heap_mb(5)), (1024, 768, 640));
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod jars;
 mod jvm;
 mod layout;
 mod process;
+mod ring;
 mod state;
 mod tls;
 
@@ -26,7 +27,8 @@ pub use cql_probe::cql_answers;
 pub use error::LocalError;
 pub use jars::{cached_jars, ensure_jars, jar_cache_dir};
 pub use jvm::MODULE_FLAGS;
-pub use layout::{jmx_port_for, node_address, NodeLayout};
+pub use layout::{default_heap_mb, jmx_port_for, node_address, parse_dcs, NodeLayout, DEFAULT_DC};
+pub use ring::{parse_ring, RingEntry};
 pub use state::{SavedCluster, SavedNode};
 pub use tls::{DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 
@@ -45,6 +47,9 @@ pub struct LocalOptions {
     pub version: String,
     /// Number of nodes; node `i` (0-based) gets `base_address + i` in the last octet.
     pub nodes: usize,
+    /// Data centers and their node counts, in address order (`dc1:3,dc2:2`); their counts
+    /// add up to `nodes`. Empty: one data center, `datacenter1`.
+    pub dcs: Vec<(String, usize)>,
     /// JVM heap of each node (`-Xms` = `-Xmx`), in MiB.
     pub heap_mb: u32,
     /// Address of the first node; must be loopback.
@@ -70,6 +75,7 @@ impl Default for LocalOptions {
             home: default_home(),
             version: DEFAULT_CASSANDRA_VERSION.to_string(),
             nodes: 1,
+            dcs: Vec::new(),
             heap_mb: 1024,
             base_address: Ipv4Addr::new(127, 0, 0, 1),
             cql_port: 9042,
@@ -79,6 +85,14 @@ impl Default for LocalOptions {
             auth: false,
             tls: false,
         }
+    }
+}
+
+impl LocalOptions {
+    /// Several nodes or data centers: the nodes gossip with a
+    /// `GossipingPropertyFileSnitch` and join one ring. A lone node keeps the `SimpleSnitch`.
+    pub fn is_multi_node(&self) -> bool {
+        self.nodes > 1 || !self.dcs.is_empty()
     }
 }
 

@@ -249,6 +249,17 @@ pub fn stop_pid(pid: u32, grace: Duration, node: &NodeLayout) -> Result<Stopped,
     }
 }
 
+/// Sends SIGKILL at once (as a crash would end the node) and waits until the process is
+/// gone. Only call with a pid that `is_node_pid` accepted.
+pub fn kill_pid(pid: u32, node: &NodeLayout) -> Result<(), LocalError> {
+    signal(pid, libc::SIGKILL);
+    if wait_gone(pid, Duration::from_secs(10)) {
+        Ok(())
+    } else {
+        Err(LocalError::StopFailed { node: node.name.clone(), pid })
+    }
+}
+
 /// Checks that nothing listens on `address:port` by binding it briefly.
 pub fn check_port_free(
     node: &NodeLayout,

@@ -34,6 +34,9 @@ pub struct SavedCluster {
     pub cassandra_version: String,
     pub cluster_name: String,
     pub nodes: usize,
+    /// Data centers and node counts (absent in older files: one data center).
+    #[serde(default)]
+    pub dcs: Vec<(String, usize)>,
     pub heap_mb: u32,
     pub base_address: Ipv4Addr,
     pub cql_port: u16,
@@ -59,6 +62,7 @@ impl SavedCluster {
             cassandra_version: opts.version.clone(),
             cluster_name: opts.cluster_name.clone(),
             nodes: opts.nodes,
+            dcs: opts.dcs.clone(),
             heap_mb: opts.heap_mb,
             base_address: opts.base_address,
             cql_port: opts.cql_port,
@@ -85,6 +89,7 @@ impl SavedCluster {
             home: home.to_path_buf(),
             version: self.cassandra_version.clone(),
             nodes: self.nodes,
+            dcs: self.dcs.clone(),
             heap_mb: self.heap_mb,
             base_address: self.base_address,
             cql_port: self.cql_port,
@@ -115,6 +120,10 @@ impl SavedCluster {
             other.cluster_name.clone(),
         );
         check("nodes", self.nodes.to_string(), other.nodes.to_string());
+        let dcs = |d: &[(String, usize)]| {
+            d.iter().map(|(n, c)| format!("{n}:{c}")).collect::<Vec<_>>().join(",")
+        };
+        check("data centers", dcs(&self.dcs), dcs(&other.dcs));
         check(
             "heap MiB",
             self.heap_mb.to_string(),

@@ -139,8 +139,26 @@ pub enum WorkloadsCommand {
 pub enum LocalCommand {
     /// Start local Cassandra node(s) from Maven Central jars (downloaded once) and wait until CQL answers.
     Up(LocalUpArgs),
-    /// Show the local nodes: address, pid, whether CQL answers, where data and logs are.
+    /// Show the local nodes: address, data center, state in the ring (UN = up and normal, DN =
+    /// down), pid, whether CQL answers, load (from `nodetool status`), where data is.
     Status(LocalHomeArgs),
+    /// Stop nodes gracefully (SIGTERM: Cassandra drains, then exits); their data is kept.
+    Stop(LocalNodeArgs),
+    /// Kill nodes at once (SIGKILL), as a crash would; their data is kept.
+    Kill(LocalNodeArgs),
+    /// Start stopped nodes again with their data, and wait until the ring sees them up.
+    Start(LocalNodeArgs),
+    /// Run Cassandra's own nodetool (from the cached jars) against a node's JMX port, e.g.
+    /// `casslab local nodetool node1 status`.
+    Nodetool {
+        /// Node name (node2) or address.
+        node: String,
+        /// nodetool's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        args: Vec<String>,
+        #[command(flatten)]
+        home: LocalHomeArgs,
+    },
     /// Stop the local nodes casslab started (data is kept unless --wipe).
     Down {
         /// Also delete the nodes' data and logs.
@@ -149,6 +167,15 @@ pub enum LocalCommand {
         #[command(flatten)]
         home: LocalHomeArgs,
     },
+}
+
+#[derive(Args, Debug)]
+pub struct LocalNodeArgs {
+    /// Which nodes: a node name (node2), an address (127.0.0.2), a data center (dc2 = every
+    /// node of it) or `all`.
+    pub target: String,
+    #[command(flatten)]
+    pub home: LocalHomeArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -160,11 +187,16 @@ pub struct LocalHomeArgs {
 
 #[derive(Args, Debug)]
 pub struct LocalUpArgs {
-    #[arg(long, default_value_t = 1)]
+    /// Number of nodes, on consecutive addresses from --base-address, in one data center.
+    #[arg(long, default_value_t = 1, conflicts_with = "dcs")]
     pub nodes: usize,
-    /// JVM heap per node, e.g. 1G or 768M.
-    #[arg(long, default_value = "1G")]
-    pub heap: String,
+    /// Data centers and their nodes, e.g. dc1:3,dc2:2 (addresses in that order); the nodes
+    /// announce their data center with the GossipingPropertyFileSnitch.
+    #[arg(long, value_name = "DC:N,...")]
+    pub dcs: Option<String>,
+    /// JVM heap per node, e.g. 1G or 768M [default: 1G for one node, 768M for up to three, 640M beyond]
+    #[arg(long)]
+    pub heap: Option<String>,
     /// Apache Cassandra version (from Maven Central's cassandra-all).
     #[arg(long, default_value = casslab_local::DEFAULT_CASSANDRA_VERSION)]
     pub version: String,

@@ -1,5 +1,6 @@
-//! `casslab local up|status|down`: real Cassandra nodes on loopback, through casslab-local;
-//! and what a run against them needs to log in and verify TLS when they were started so.
+//! `casslab local up|status|down|stop|kill|start|nodetool`: real Cassandra nodes on loopback,
+//! through casslab-local; and what a run against them needs to log in, verify TLS and pick
+//! its local data center.
 
 use crate::cli::{parse_heap_mb, LocalCommand, LocalHomeArgs};
 use anyhow::Result;
@@ -58,14 +59,31 @@ pub fn use_local_security(cluster: &LocalCluster, cfg: &mut ClusterConfig) -> Op
     None
 }
 
+/// A run against a local cluster of several data centers uses the first one as its local
+/// data center (as a production client pins its own), unless --dc says otherwise.
+pub fn use_local_dc(cluster: &LocalCluster, cfg: &mut ClusterConfig) {
+    if cfg.dc.is_none() {
+        if let Some((first, _)) = cluster.options().dcs.first() {
+            cfg.dc = Some(first.clone());
+        }
+    }
+}
+
 pub fn local(cmd: LocalCommand) -> Result<i32> {
     match cmd {
         LocalCommand::Up(a) => {
+            let dcs = a.dcs.as_deref().map(casslab_local::parse_dcs).transpose()?.unwrap_or_default();
+            let nodes = if dcs.is_empty() { a.nodes.max(1) } else { dcs.iter().map(|(_, n)| n).sum() };
+            let heap_mb = match &a.heap {
+                Some(h) => parse_heap_mb(h)?,
+                None => casslab_local::default_heap_mb(nodes),
+            };
             let opts = LocalOptions {
                 home: home(&a.home),
                 version: a.version.clone(),
-                nodes: a.nodes.max(1),
-                heap_mb: parse_heap_mb(&a.heap)?,
+                nodes,
+                dcs,
+                heap_mb,
                 base_address: a.base_address,
                 auth: a.auth,
                 tls: a.tls,
@@ -79,20 +97,53 @@ pub fn local(cmd: LocalCommand) -> Result<i32> {
         LocalCommand::Status(h) => {
             let cluster = cluster_for(&h)?;
             let nodes = cluster.status()?;
-            println!("{:<7} {:<15} {:>8} {:<8} {:<7} {}", "node", "address", "pid", "process", "cql", "data");
+            let ring = if nodes.iter().any(|n| n.running) { cluster.ring().ok().flatten().unwrap_or_default() } else { Vec::new() };
+            println!("{:<7} {:<15} {:<12} {:<6} {:>8} {:<8} {:<5} {:>11} {}", "node", "address", "dc", "state", "pid", "process", "cql", "load", "data");
             for n in &nodes {
+                let seen = ring.iter().find(|e| e.address == n.address);
                 println!(
-                    "{:<7} {:<15} {:>8} {:<8} {:<7} {}",
+                    "{:<7} {:<15} {:<12} {:<6} {:>8} {:<8} {:<5} {:>11} {}",
                     n.name,
                     format!("{}:{}", n.address, n.cql_port),
+                    n.dc,
+                    seen.map_or("-", |e| e.state.as_str()),
                     n.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
                     if n.running { "running" } else { "stopped" },
                     if n.cql_up { "up" } else { "down" },
+                    seen.map_or("-", |e| e.load.as_str()),
                     n.data_dir.display()
                 );
             }
             print_security(&cluster);
             Ok(if nodes.iter().all(|n| n.running && n.cql_up) { 0 } else { 3 })
+        }
+        LocalCommand::Stop(a) => {
+            let cluster = cluster_for(&a.home)?;
+            cluster.stop_nodes(&cluster.select(&a.target)?, false, &mut |line| eprintln!("{line}"))?;
+            Ok(0)
+        }
+        LocalCommand::Kill(a) => {
+            let cluster = cluster_for(&a.home)?;
+            cluster.stop_nodes(&cluster.select(&a.target)?, true, &mut |line| eprintln!("{line}"))?;
+            Ok(0)
+        }
+        LocalCommand::Start(a) => {
+            let cluster = cluster_for(&a.home)?;
+            cluster.start_nodes(&cluster.select(&a.target)?, &mut |line| eprintln!("{line}"))?;
+            Ok(0)
+        }
+        LocalCommand::Nodetool { node, args, home: h } => {
+            let cluster = cluster_for(&h)?;
+            let picked = cluster.select(&node)?;
+            let [index] = picked.as_slice() else {
+                anyhow::bail!("`{node}` names {} nodes; nodetool runs against one: name a node (node2) or its address", picked.len())
+            };
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = cluster.nodetool(*index, &args)?;
+            use std::io::Write;
+            std::io::stdout().write_all(&out.stdout)?;
+            std::io::stderr().write_all(&out.stderr)?;
+            Ok(out.status.code().unwrap_or(1))
         }
         LocalCommand::Down { wipe, home: h } => {
             let cluster = cluster_for(&h)?;
