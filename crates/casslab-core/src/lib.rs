@@ -7,6 +7,7 @@ pub mod config;
 pub mod engine;
 pub mod experiment;
 pub mod gen;
+pub mod lint;
 pub mod report;
 pub mod stats;
 pub mod store;
