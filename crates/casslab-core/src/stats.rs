@@ -51,6 +51,17 @@ impl ErrorKind {
     }
 }
 
+/// Figures recorded beside an operation, under `<op>.<sub>`: `request` — each statement a
+/// set read (`partitions:`) sends, timed on its own; `not_applied` — conditional writes (LWT)
+/// the cluster did not apply (they also count as completed operations of `<op>`).
+pub const SUB_OPS: &[&str] = &["request", "not_applied"];
+
+/// Whether `name` is a figure recorded beside an operation (`read_set.request`) rather than an
+/// operation; totals and throughput leave such figures out.
+pub fn is_sub_op(name: &str) -> bool {
+    name.rsplit_once('.').is_some_and(|(_, s)| SUB_OPS.contains(&s))
+}
+
 /// Everything recorded for one operation over some span of time.
 #[derive(Debug, Clone)]
 pub struct OpStats {
@@ -215,7 +226,7 @@ impl IntervalSample {
     /// All operations of the interval merged into one.
     pub fn total(&self) -> OpStats {
         let mut t = OpStats::default();
-        for (_, s) in &self.ops {
+        for (_, s) in self.ops.iter().filter(|(n, _)| !is_sub_op(n)) {
             t.merge(s);
         }
         t

@@ -18,7 +18,7 @@
 //! Not here: resampling ([`super::Sample`]) and reading the store.
 
 use super::AnalysisError;
-use crate::stats::{OpStats, Phase};
+use crate::stats::{is_sub_op, OpStats, Phase};
 use crate::store::StoredInterval;
 use hdrhistogram::Histogram;
 
@@ -230,7 +230,8 @@ impl PhaseWindows {
         if let Some(mut o) = self.open.take() {
             // The total once per window rather than once per interval: merging full
             // histograms is the costly part of windowing.
-            o.ops.iter().for_each(|s| o.total.merge(s));
+            // (figures recorded beside operations, `<op>.request`, are not in the total)
+            o.ops.iter().enumerate().filter(|(j, _)| !self.ops.get(*j).is_some_and(|n| is_sub_op(n))).for_each(|(_, s)| o.total.merge(s));
             self.closed.push(Window {
                 start_ms: o.start_ms,
                 end_ms: o.end_ms,

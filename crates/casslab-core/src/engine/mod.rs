@@ -4,6 +4,7 @@
 //! stores; the caller decides what to do with the events. Request failures are counted;
 //! only setup failures return an error.
 
+mod access;
 mod connect;
 mod error;
 mod phase;
@@ -117,12 +118,13 @@ pub async fn run(
             }
             _ => {
                 let _ = events.send(EngineEvent::PhaseStarted { phase: Phase::Load, count: Some(count), warmup_s: 0.0, duration_s: None, rate_per_s: None });
+                let names = plan.slot_names.clone();
                 let r = run_phase(session.clone(), Arc::new(plan), params(PhaseKind::Load { count }, cfg.interval_ms, cfg.seed, 0), &events, &mut stop).await;
                 let errors: u64 = r.measured.iter().map(|s| s.error_count()).sum();
                 let _ = events.send(EngineEvent::PhaseFinished {
                     phase: Phase::Load,
                     duration_s: r.measured_s,
-                    ops: vec![(w.load.as_ref().unwrap().op.clone(), r.measured[0].clone())],
+                    ops: names.into_iter().zip(r.measured.iter().cloned()).collect(),
                     target_rate_per_s: None,
                 });
                 next_index = r.next_index;
@@ -155,7 +157,7 @@ pub async fn run(
         duration_s: Some(duration_s),
         rate_per_s: cfg.rate_per_s,
     });
-    let names: Vec<String> = plan.ops.iter().map(|o| o.name.clone()).collect();
+    let names: Vec<String> = plan.slot_names.clone();
     let kind = PhaseKind::Run { warmup_s, duration_s, rate_per_s: cfg.rate_per_s };
     let res = run_phase(session.clone(), Arc::new(plan), params(kind, cfg.interval_ms, cfg.seed ^ 0x5eed, next_index), &events, &mut stop).await;
     let _ = events.send(EngineEvent::PhaseFinished {

@@ -49,7 +49,8 @@ pub(crate) async fn run_phase(
     events: &UnboundedSender<EngineEvent>,
     stop_rx: &mut watch::Receiver<bool>,
 ) -> PhaseResult {
-    let n_ops = plan.ops.len();
+    // stats slots: the operations, then the figures recorded beside them
+    let n_ops = plan.slot_names.len();
     let workers = p.workers.clamp(1, p.concurrency.max(1));
     let shared = Arc::new(Shared {
         session,
@@ -125,7 +126,7 @@ pub(crate) async fn run_phase(
             phase,
             start_ms: (since - p.t0).as_millis() as u64,
             end_ms: (now - p.t0).as_millis() as u64,
-            ops: plan.ops.iter().map(|o| o.name.clone()).zip(ops).collect(),
+            ops: plan.slot_names.iter().cloned().zip(ops).collect(),
             backlog,
         };
         if phase != Phase::Warmup {

@@ -5,6 +5,7 @@
 //! intended start times and latency is measured from them, so a stalled cluster or a saturated
 //! client shows up as latency instead of silently lowering the request rate.
 
+use super::access::{self, Outcome};
 use super::error::classify;
 use super::plan::{Plan, PlannedOp};
 use super::EngineEvent;
@@ -60,9 +61,12 @@ pub(crate) struct Shared {
     pub events: UnboundedSender<EngineEvent>,
 }
 
-type Done = (usize, Instant, Instant, Result<(), ExecutionError>);
+type Done = (usize, Instant, Instant, Result<Outcome, ExecutionError>);
 
-async fn execute(session: &Session, op: &PlannedOp, values: Vec<CqlValue>) -> Result<(), ExecutionError> {
+async fn execute(session: &Session, op: &PlannedOp, values: Vec<CqlValue>, stats: &Mutex<Vec<OpStats>>) -> Result<Outcome, ExecutionError> {
+    if op.is_special() {
+        return access::execute(session, op, values, stats).await;
+    }
     for st in &op.statements {
         let row: Vec<&CqlValue> = st.slots.iter().map(|i| &values[*i]).collect();
         let mut paging = PagingState::start();
@@ -74,22 +78,23 @@ async fn execute(session: &Session, op: &PlannedOp, values: Vec<CqlValue>) -> Re
             }
         }
     }
-    Ok(())
+    Ok(Outcome::Done)
 }
 
 fn start<'a>(
     session: &'a Session,
     plan: &'a Plan,
+    stats: &'a Mutex<Vec<OpStats>>,
     op_idx: usize,
     intended: Option<Instant>,
     rng: &mut SmallRng,
 ) -> impl std::future::Future<Output = Done> + 'a {
     let op = &plan.ops[op_idx];
-    let values: Vec<CqlValue> = op.generators.iter().map(|g| plan.gens.value(*g, rng)).collect();
+    let values: Vec<CqlValue> = access::draw_values(op, &plan.gens, rng);
     let sent = Instant::now();
     let intended = intended.map_or(sent, |t| t.min(sent));
     async move {
-        let r = execute(session, op, values).await;
+        let r = execute(session, op, values, stats).await;
         (op_idx, intended, sent, r)
     }
 }
@@ -98,9 +103,13 @@ fn record(sh: &Shared, id: usize, done: Done) {
     let (op_idx, intended, sent, res) = done;
     let now = Instant::now();
     match res {
-        Ok(()) => {
+        Ok(outcome) => {
             let mut g = sh.slots[id].lock().unwrap();
-            g[op_idx].record_ok((now - intended).as_nanos() as u64, (now - sent).as_nanos() as u64);
+            let (intended_ns, service_ns) = ((now - intended).as_nanos() as u64, (now - sent).as_nanos() as u64);
+            g[op_idx].record_ok(intended_ns, service_ns);
+            if let (Outcome::NotApplied, Some(slot)) = (outcome, sh.plan.ops[op_idx].not_applied_slot) {
+                g[slot].record_ok(intended_ns, service_ns);
+            }
         }
         Err(e) => {
             let kind = classify(&e);
@@ -134,7 +143,7 @@ pub(crate) async fn run_worker(sh: Arc<Shared>, id: usize, cap: usize, pace: Pac
                     }
                 }
                 let op = plan.pick(rng.gen::<f64>());
-                inflight.push(start(session, plan, op, None, &mut rng));
+                inflight.push(start(session, plan, &sh.slots[id], op, None, &mut rng));
             }
             match inflight.next().await {
                 Some(d) => record(&sh, id, d),
@@ -160,7 +169,7 @@ pub(crate) async fn run_worker(sh: Arc<Shared>, id: usize, cap: usize, pace: Pac
                 let horizon = if timer_fired { now + EARLY } else { now };
                 while next_t <= horizon && inflight.len() < cap {
                     let op = plan.pick(rng.gen::<f64>());
-                    inflight.push(start(session, plan, op, Some(next_t), &mut rng));
+                    inflight.push(start(session, plan, &sh.slots[id], op, Some(next_t), &mut rng));
                     next_t += period;
                 }
                 timer_fired = false;

@@ -8,7 +8,7 @@
 
 use super::config_table::{config_differences, ConfigDifference};
 pub use super::spectrum::{spectrum, OpSpectrum, SpectrumPoint};
-use crate::stats::{ErrorKind, OpStats, OpSummary, Phase};
+use crate::stats::{is_sub_op, ErrorKind, OpStats, OpSummary, Phase};
 use crate::store::{PhaseSummary, RunRecord, StoredInterval};
 use std::collections::BTreeMap;
 
@@ -70,11 +70,11 @@ pub struct IntervalView {
 
 impl IntervalView {
     pub fn total_ops_per_s(&self) -> f64 {
-        self.ops.iter().map(|o| o.ops_per_s).sum()
+        self.ops.iter().filter(|o| !is_sub_op(&o.op)).map(|o| o.ops_per_s).sum()
     }
     pub fn errors(&self) -> BTreeMap<ErrorKind, u64> {
         let mut all = BTreeMap::new();
-        for o in &self.ops {
+        for o in self.ops.iter().filter(|o| !is_sub_op(&o.op)) {
             for (k, v) in &o.errors {
                 *all.entry(*k).or_default() += v;
             }
@@ -243,7 +243,9 @@ fn rebuild_phases(intervals: &[StoredInterval], rate_per_s: Option<f64>) -> Vec<
                 .iter()
                 .filter(|((p, _), _)| *p == phase)
                 .map(|((_, op), st)| {
-                    total.merge(st);
+                    if !is_sub_op(op) {
+                        total.merge(st);
+                    }
                     OpSummary::of(op, st, duration_s)
                 })
                 .collect();

@@ -2,11 +2,13 @@
 //! generators, operations and phases), resolved and validated. Parsing lives in `parse`,
 //! checks in `validate`, the built-in files in `builtin`. Nothing here talks to a cluster.
 
+mod access;
 mod builtin;
 mod error;
 mod parse;
 mod validate;
 
+pub use access::{marker_before_eq, to_in_statement, BatchKind, BatchSpec, PartitionSet, Strategy, MAX_BATCH_ROWS, MAX_PARTITIONS};
 pub use builtin::{builtin, builtin_names, BUILTINS};
 pub use error::WorkloadError;
 pub use parse::{count_markers, load_workload, parse_duration_s, parse_workload, resolve_text};
@@ -79,6 +81,15 @@ pub struct Operation {
     pub page_size: i32,
     pub idempotent: bool,
     pub line: usize,
+    /// `partitions:` — read a set of partitions per execution with a client-side strategy.
+    #[serde(default)]
+    pub partitions: Option<PartitionSet>,
+    /// `batch:` — write `size` rows per execution in one batch.
+    #[serde(default)]
+    pub batch: Option<BatchSpec>,
+    /// `timestamp: client` — the client stamps each write with its own (monotonic) clock.
+    #[serde(default)]
+    pub client_timestamp: bool,
 }
 
 /// The load phase: execute `op` `count` times as fast as the cluster allows.

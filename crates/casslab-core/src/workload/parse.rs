@@ -41,6 +41,9 @@ struct RawOp {
     serial_consistency: Option<String>,
     page_size: Option<i32>,
     idempotent: Option<bool>,
+    partitions: Option<super::access::RawPartitions>,
+    batch: Option<super::access::RawBatch>,
+    timestamp: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -114,6 +117,9 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
     let mut operations = Vec::new();
     for (name, op) in raw.operations {
         let line = lines.key_in(ops_line, &name).or(ops_line).unwrap_or(1);
+        if let Some(sub) = crate::stats::SUB_OPS.iter().find(|s| name.ends_with(&format!(".{s}"))) {
+            return Err(WorkloadError::new(file, Some(line), format!("operation \"{name}\": names ending in \".{sub}\" are reserved for the figures casslab records beside an operation; rename it")));
+        }
         operations.push(build_op(file, &lines, name, op, line)?);
     }
     operations.sort_by_key(|o| o.line);
@@ -213,7 +219,19 @@ fn build_op(file: &str, lines: &LineIndex, name: String, op: RawOp, line: usize)
         return Err(err("page_size", format!("page_size must be a positive number of rows, not {page_size}")));
     }
     let idempotent = op.idempotent.unwrap_or_else(|| statements.iter().all(|s| !is_non_idempotent(&s.cql)));
-    Ok(Operation { name, statements, consistency, serial_consistency, page_size, idempotent, line })
+    let access = super::access::build_access(file, lines, &name, line, &statements, op.partitions, op.batch, op.timestamp)?;
+    Ok(Operation {
+        name,
+        statements,
+        consistency,
+        serial_consistency,
+        page_size,
+        idempotent,
+        line,
+        partitions: access.partitions,
+        batch: access.batch,
+        client_timestamp: access.client_timestamp,
+    })
 }
 
 /// Counter updates, list appends and LWTs are not safe to retry.

@@ -203,7 +203,8 @@ async fn drive(
 
 fn phase_summary(phase: Phase, duration_s: f64, ops: &[(String, OpStats)], target: Option<f64>, notes: &mut Vec<String>) -> PhaseSummary {
     let mut total = OpStats::default();
-    for (_, s) in ops {
+    // figures recorded beside operations (`<op>.request`) are not operations of their own
+    for (_, s) in ops.iter().filter(|(n, _)| !casslab_core::stats::is_sub_op(n)) {
         total.merge(s);
     }
     let total = OpSummary::of("total", &total, duration_s);
