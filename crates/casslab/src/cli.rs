@@ -53,6 +53,38 @@ pub enum Command {
     /// Compare saved runs with confidence intervals (windowed bootstrap): each figure per
     /// operation, the change against the baseline, verdicts in words; gates exit 1.
     Compare(CompareArgs),
+    /// Check a workload's data model (or every variant of an experiment) without a cluster:
+    /// findings by severity with file:line, why each hurts and what to do instead. Exits 1
+    /// when a finding is an error, 2 when the workload cannot be read.
+    Lint(LintArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct LintArgs {
+    /// Built-in workload name, workload YAML file, or experiment file.
+    pub target: String,
+    /// Set a workload parameter, e.g. -P rows=100000000 (repeatable).
+    #[arg(short = 'P', long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// Requests in flight the workload will run with (as `run --concurrency`), for the
+    /// fan-out rules.
+    #[arg(long, short = 'c', default_value_t = 128)]
+    pub concurrency: usize,
+    /// Partitions estimated to hold more rows than this are errors.
+    #[arg(long, default_value_t = 100_000, value_name = "ROWS")]
+    pub max_partition_rows: u64,
+    /// Partitions estimated to be larger than this are errors, e.g. 100MB, 1GB.
+    #[arg(long, default_value = "100MB", value_name = "SIZE")]
+    pub max_partition_size: String,
+    /// Local data center of the client, for LOCAL_* consistency levels.
+    #[arg(long)]
+    pub dc: Option<String>,
+    /// Print only findings at least this severe: info, warning or error.
+    #[arg(long, default_value = "info", value_name = "SEVERITY")]
+    pub min_severity: String,
+    /// Print the findings as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -282,6 +314,10 @@ pub struct RunOptions {
     /// Run the schema and load phases, then stop.
     #[arg(long)]
     pub load_only: bool,
+    /// Do not print the data-model linter's warnings before the run (`casslab lint` shows
+    /// them all).
+    #[arg(long)]
+    pub no_lint: bool,
     /// Find the highest fixed rate that meets an SLA, e.g. 'p99 < 10ms' or 'read.p99 < 5ms'
     /// (latency from the intended start; metrics mean, p50, p95, p99, p999, max, errors): a
     /// probe at maximum throughput, then a binary search of rates, each step a saved run of

@@ -11,6 +11,8 @@ mod consistency;
 mod estimate;
 mod partitions;
 mod queries;
+#[cfg(test)]
+mod shipped;
 mod writes;
 
 use crate::gen::GeneratorSpec;

@@ -151,6 +151,14 @@ pub(crate) fn check(m: &Model, out: &mut Vec<Finding>) {
                             mb(max_bytes)
                         ),
                     );
+                } else if e.rows_bound.is_infinite() && e.partitions.is_finite() && (t.default_ttl_s.is_some() || d.ttl.is_some()) {
+                    consider(
+                        Severity::Info,
+                        format!(
+                            "partitions of {name} keep growing in rows written by operation {}, but rows expire (TTL), so their live size is about the TTL times the writes per partition",
+                            s.op.name
+                        ),
+                    );
                 } else if e.rows_bound.is_infinite() && e.partitions.is_finite() {
                     let by = e.growing_generator.as_deref().map(|g| format!(" (clustering values from \"{g}\" never repeat)")).unwrap_or_default();
                     consider(

@@ -10,6 +10,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("ycsb-e", include_str!("../../../../workloads/ycsb-e.yaml")),
     ("ycsb-f", include_str!("../../../../workloads/ycsb-f.yaml")),
     ("kv", include_str!("../../../../workloads/kv.yaml")),
+    ("tombstones-ttl-set", include_str!("../../../../workloads/tombstones-ttl-set.yaml")),
+    ("tombstones-ttl-frozen", include_str!("../../../../workloads/tombstones-ttl-frozen.yaml")),
+    ("tombstones-range-deletes", include_str!("../../../../workloads/tombstones-range-deletes.yaml")),
+    ("tombstones-ttl-expiry", include_str!("../../../../workloads/tombstones-ttl-expiry.yaml")),
 ];
 
 /// The text of a built-in workload.

@@ -4,6 +4,7 @@
 mod compare;
 mod experiment;
 mod findmax;
+mod lint;
 mod local;
 mod report;
 mod results;
@@ -24,6 +25,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Show { run, export, store } => results::show(&run, &export, &store),
         Command::Report(args) => report::report(&args),
         Command::Compare(args) => compare::compare(&args),
+        Command::Lint(args) => lint::lint_command(&args),
     }
 }
 

@@ -22,6 +22,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let (workload, source) = load_workload(&args.workload, &cfg.params)?;
     cfg.workload_source = source;
     cfg.params = workload.params.clone();
+    if !opts.no_lint {
+        super::lint::print_before_run(&workload, cfg.concurrency, cfg.cluster.dc.as_deref());
+    }
     let creds = connect_target(&mut cfg, &opts.local)?;
     let store = Store::open(&store_path(&opts.store)).context("cannot open the results store")?;
     if let Some(sla) = &opts.find_max {

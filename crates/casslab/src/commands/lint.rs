@@ -1,0 +1,125 @@
+//! `casslab lint`: runs the data-model linter (`casslab_core::lint`) over a workload or an
+//! experiment and prints the findings grouped by severity (or as JSON); exit code 1 when any
+//! finding is an error. Also the short list `casslab run` prints on stderr before it starts.
+
+use crate::cli::{parse_params, LintArgs};
+use anyhow::{bail, Result};
+use casslab_core::lint::{lint, lint_target, Finding, LintOptions, Severity};
+use casslab_core::workload::Workload;
+
+pub fn lint_command(args: &LintArgs) -> Result<i32> {
+    let overrides = parse_params(&args.params)?;
+    let opts = LintOptions {
+        concurrency: args.concurrency.max(1),
+        max_partition_rows: args.max_partition_rows,
+        max_partition_bytes: parse_size(&args.max_partition_size)?,
+        local_dc: args.dc.clone(),
+    };
+    let findings = lint_target(&args.target, &overrides, &opts)?;
+    let min = match args.min_severity.as_str() {
+        "info" => Severity::Info,
+        "warning" => Severity::Warning,
+        "error" => Severity::Error,
+        other => bail!("--min-severity {other}: one of info, warning, error"),
+    };
+    let shown: Vec<&Finding> = findings.iter().filter(|f| f.severity >= min).collect();
+    let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
+    if args.json {
+        let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
+        let out = serde_json::json!({
+            "target": args.target,
+            "errors": errors,
+            "warnings": count(Severity::Warning),
+            "infos": count(Severity::Info),
+            "findings": shown,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        print!("{}", render(&shown));
+        eprintln!("{}", tally(&findings));
+    }
+    Ok(if errors > 0 { 1 } else { 0 })
+}
+
+/// Findings grouped by severity, worst first, each with why and what to do instead.
+fn render(findings: &[&Finding]) -> String {
+    let mut out = String::new();
+    for sev in [Severity::Error, Severity::Warning, Severity::Info] {
+        let group: Vec<&&Finding> = findings.iter().filter(|f| f.severity == sev).collect();
+        if group.is_empty() {
+            continue;
+        }
+        let title = match sev {
+            Severity::Error => "errors",
+            Severity::Warning => "warnings",
+            Severity::Info => "notes",
+        };
+        out.push_str(&format!("{title} ({})\n", group.len()));
+        for f in group {
+            out.push_str(&format!("  {}  [{}] {}\n", f.location(), f.rule.id(), f.subject));
+            out.push_str(&format!("    {}\n", f.message));
+            if !f.statement.is_empty() {
+                out.push_str(&format!("    > {}\n", f.statement));
+            }
+            out.push_str(&format!("    why: {}\n", f.why));
+            out.push_str(&format!("    fix: {}\n", f.fix));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn tally(findings: &[Finding]) -> String {
+    if findings.is_empty() {
+        return "lint: no findings".into();
+    }
+    let n = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
+    let plural = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    format!(
+        "lint: {}, {}, {}",
+        plural(n(Severity::Error), "error", "errors"),
+        plural(n(Severity::Warning), "warning", "warnings"),
+        plural(n(Severity::Info), "note", "notes")
+    )
+}
+
+/// Before a run: the warnings and errors of the workload's data model, on stderr. The run
+/// goes ahead whatever they say.
+pub fn print_before_run(workload: &Workload, concurrency: usize, dc: Option<&str>) {
+    let opts = LintOptions { concurrency: concurrency.max(1), local_dc: dc.map(String::from), ..LintOptions::default() };
+    let findings: Vec<Finding> = lint(workload, &opts).into_iter().filter(|f| f.severity >= Severity::Warning).collect();
+    if findings.is_empty() {
+        return;
+    }
+    eprintln!("lint: {} finding(s) in the data model (details: `casslab lint {}`; --no-lint hides this):", findings.len(), workload.origin.trim_start_matches("builtin:"));
+    for f in &findings {
+        eprintln!("  {} {}  [{}] {}", f.severity.name(), f.location(), f.rule.id(), f.message);
+        eprintln!("    fix: {}", f.fix);
+    }
+}
+
+/// `100MB`, `1GB`, `512KB`, `1048576` (bytes); units are powers of 1024.
+fn parse_size(v: &str) -> Result<u64> {
+    let t = v.trim().to_ascii_uppercase().replace("IB", "B");
+    let (num, mult) = [("GB", 1u64 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("B", 1)]
+        .iter()
+        .find_map(|(u, m)| t.strip_suffix(u).map(|n| (n.trim().to_string(), *m)))
+        .unwrap_or((t.clone(), 1));
+    match num.parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok((x * mult as f64) as u64),
+        _ => bail!("--max-partition-size {v}: write e.g. 100MB or 1GB"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("100MB").unwrap(), 100 << 20);
+        assert_eq!(parse_size("1 GiB").unwrap(), 1 << 30);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert!(parse_size("big").is_err());
+    }
+}
