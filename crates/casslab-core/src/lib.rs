@@ -5,6 +5,7 @@
 pub mod analysis;
 pub mod config;
 pub mod engine;
+pub mod events;
 pub mod experiment;
 pub mod gen;
 pub mod lint;

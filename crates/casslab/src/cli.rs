@@ -330,6 +330,15 @@ pub struct RunOptions {
     /// Tag the saved run (repeatable).
     #[arg(long = "tag")]
     pub tags: Vec<String>,
+    /// Do something to the cluster during the run: 'TIME ACTION', TIME counted from the start
+    /// of the run phase (warm-up included), e.g. '60s kill node2', '120s start node2',
+    /// '90s stop dc2', '30s compact', '30s compact ks.table', '45s repair', '10s flush',
+    /// '5s setcompactionthroughput 16', '5s settraceprobability 0.01' (these act on casslab's
+    /// local cluster: a node name, address or data center), or '60s exec CMD' (sh -c CMD, for
+    /// any cluster). Each is saved with the run, with its impact. Repeatable; adds to the
+    /// workload's `events:`.
+    #[arg(long = "event", value_name = "SPEC")]
+    pub events: Vec<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
     #[command(flatten)]

@@ -15,6 +15,7 @@
 mod bootstrap;
 mod compare;
 mod gate;
+pub mod impact;
 mod sample;
 #[cfg(test)]
 mod validation;

@@ -34,7 +34,9 @@ pub enum EngineEvent {
     Info(String),
     /// Something that may make the results less useful; the run goes on.
     Warning(String),
-    PhaseStarted { phase: Phase, count: Option<u64>, warmup_s: f64, duration_s: Option<f64>, rate_per_s: Option<f64> },
+    /// `at_ms`: when the phase started, in milliseconds since the engine started (the time
+    /// axis of [`IntervalSample::start_ms`]).
+    PhaseStarted { phase: Phase, count: Option<u64>, warmup_s: f64, duration_s: Option<f64>, rate_per_s: Option<f64>, at_ms: u64 },
     Interval(IntervalSample),
     /// Totals of the measured part of a phase (warm-up excluded).
     PhaseFinished { phase: Phase, duration_s: f64, ops: Vec<(String, OpStats)>, target_rate_per_s: Option<f64> },
@@ -117,7 +119,7 @@ pub async fn run(
                 )));
             }
             _ => {
-                let _ = events.send(EngineEvent::PhaseStarted { phase: Phase::Load, count: Some(count), warmup_s: 0.0, duration_s: None, rate_per_s: None });
+                let _ = events.send(EngineEvent::PhaseStarted { phase: Phase::Load, count: Some(count), warmup_s: 0.0, duration_s: None, rate_per_s: None, at_ms: t0.elapsed().as_millis() as u64 });
                 let names = plan.slot_names.clone();
                 let r = run_phase(session.clone(), Arc::new(plan), params(PhaseKind::Load { count }, cfg.interval_ms, cfg.seed, 0), &events, &mut stop).await;
                 let errors: u64 = r.measured.iter().map(|s| s.error_count()).sum();
@@ -156,6 +158,7 @@ pub async fn run(
         warmup_s,
         duration_s: Some(duration_s),
         rate_per_s: cfg.rate_per_s,
+        at_ms: t0.elapsed().as_millis() as u64,
     });
     let names: Vec<String> = plan.slot_names.clone();
     let kind = PhaseKind::Run { warmup_s, duration_s, rate_per_s: cfg.rate_per_s };

@@ -96,6 +96,61 @@ pub fn run_summary(r: &RunRecord, s: &RunSummary) -> String {
     out
 }
 
+/// The events of a run and their impact (empty when the run had none). Times are seconds
+/// since the run started, as on the report's charts; changes are against each event's
+/// baseline (see `analysis::impact` for the windows and the recovery rule).
+pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::analysis::impact::EventImpact>)]) -> String {
+    if events.is_empty() {
+        return String::new();
+    }
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |p| format!("{p:+.0}%"));
+    let s = crate::analysis::impact::ImpactSettings::default();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nevents — impact against the {} s before each (undisturbed); recovered = {} intervals without errors, ops/s within {:.0}% and p99 within {:.0}% (or {} ms):",
+        s.baseline_ms / 1000,
+        s.stable_intervals,
+        s.ops_tolerance_pct,
+        s.p99_tolerance_pct,
+        s.p99_floor_ns / 1_000_000
+    );
+    let _ = writeln!(out, "  {:>7} {:<20} {:>6} {:<8} {:>10} {:>9}  {:<26} {:<24} {}", "at", "event", "took", "status", "ops/s dur.", "after", "p99 during (after)", "errors", "recovered");
+    for (e, imp) in events {
+        let (during, after, p99, errors, recovered) = match imp {
+            Some(i) => (
+                pct(i.during_ops_change_pct()),
+                pct(i.after_ops_change_pct()),
+                i.p99.iter().map(|c| format!("{} {} ({})", c.op, pct(c.during_change_pct()), pct(c.after_change_pct()))).collect::<Vec<_>>().join(", "),
+                if i.errors.is_empty() { "0".to_string() } else { i.errors.iter().map(|(k, v)| format!("{} {v}", k.as_str())).collect::<Vec<_>>().join(", ") },
+                match (i.recovery_ms, i.baseline_ops_per_s) {
+                    (Some(ms), _) => format!("after {:.1} s", ms as f64 / 1000.0),
+                    (None, None) => "no baseline".to_string(),
+                    (None, Some(_)) => "not within the run".to_string(),
+                },
+            ),
+            None => ("-".into(), "-".into(), "-".into(), "-".into(), "-".into()),
+        };
+        let _ = writeln!(
+            out,
+            "  {:>7} {:<20} {:>6} {:<8} {:>10} {:>9}  {:<26} {:<24} {}",
+            format!("{:.1}s", e.start_ms as f64 / 1000.0),
+            e.label(),
+            format!("{:.1}s", e.duration_ms() as f64 / 1000.0),
+            match e.exit_code {
+                Some(c) if c != 0 => format!("exit {c}"),
+                _ => e.status.as_str().to_string(),
+            },
+            during,
+            after,
+            p99,
+            errors,
+            recovered
+        );
+    }
+    out
+}
+
 /// The `casslab runs` listing.
 pub fn runs_table(runs: &[RunRecord]) -> String {
     let mut out = String::new();

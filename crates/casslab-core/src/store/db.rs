@@ -39,7 +39,7 @@ impl Store {
         Ok(Store { conn: Mutex::new(conn) })
     }
 
-    fn conn(&self) -> MutexGuard<'_, Connection> {
+    pub(super) fn conn(&self) -> MutexGuard<'_, Connection> {
         // A panic while holding the lock cannot leave the connection half-changed: an open
         // transaction is rolled back when it is dropped.
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)

@@ -6,6 +6,7 @@
 //! CLI do), and it never prints.
 
 mod db;
+mod events;
 mod rows;
 mod schema;
 

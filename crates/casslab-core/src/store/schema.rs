@@ -118,6 +118,7 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
         SCHEMA_VERSION => {}
         _ => return Err(StoreError::UnsupportedSchema { found, supported: SCHEMA_VERSION }),
     }
+    tx.execute_batch(super::events::RUN_EVENTS)?;
     tx.commit()?;
     Ok(())
 }

@@ -128,6 +128,8 @@ pub struct Workload {
     pub operations: Vec<Operation>,
     pub load: Option<LoadPhase>,
     pub run: Option<RunPhase>,
+    /// `events:` — disturbances during the run phase (`60s kill node2`), times since its start.
+    pub events: Vec<crate::events::EventSpec>,
 }
 
 impl Workload {

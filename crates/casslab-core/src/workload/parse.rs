@@ -28,6 +28,8 @@ struct RawWorkload {
     operations: BTreeMap<String, RawOp>,
     load: Option<RawLoad>,
     run: Option<RawRun>,
+    #[serde(default)]
+    events: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -153,6 +155,16 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
         }
     };
 
+    let events_line = lines.section("events");
+    let events = raw
+        .events
+        .iter()
+        .map(|spec| {
+            let line = lines.text_after(events_line, spec.trim()).or(events_line);
+            crate::events::parse_event(spec).map_err(|m| WorkloadError::new(file, line, m))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+
     let w = Workload {
         name: raw.name.unwrap_or_else(|| default_name(file)),
         description: raw.description.unwrap_or_default(),
@@ -165,6 +177,7 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
         operations,
         load,
         run,
+        events,
     };
     super::validate::validate(&w, file, &lines)?;
     Ok(w)
@@ -558,6 +571,17 @@ mod tests {
         let e = substitute("a: ${n / 4}\n", "f", &params).unwrap_err();
         assert!(e.to_string().contains("whole numbers"), "{e}");
         assert!(substitute("a: ${rows / 0}\n", "f", &params).is_err());
+    }
+
+    #[test]
+    fn events_are_parsed_with_their_lines() {
+        let src = "keyspace: ks\nparams:\n  at: 5s\noperations:\n  r:\n    cql: SELECT now() FROM system.local\nrun:\n  mix: { r: 1 }\n  duration: 10s\nevents:\n  - ${at} kill node2\n  - 8s start node2\n";
+        let w = parse_workload(src, "f.yaml", &BTreeMap::new()).unwrap();
+        let labels: Vec<(u64, String)> = w.events.iter().map(|e| (e.at_ms, e.label())).collect();
+        assert_eq!(labels, [(5_000, "kill node2".to_string()), (8_000, "start node2".to_string())]);
+        let bad = src.replace("8s start", "8s strat");
+        let e = parse_workload(&bad, "f.yaml", &BTreeMap::new()).unwrap_err().to_string();
+        assert!(e.starts_with("f.yaml:12:") && e.contains("did you mean \"start\""), "{e}");
     }
 
     #[test]

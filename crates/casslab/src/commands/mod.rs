@@ -2,6 +2,7 @@
 //! process exit code.
 
 mod compare;
+mod events;
 mod experiment;
 mod findmax;
 mod lint;

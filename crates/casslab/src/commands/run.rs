@@ -19,12 +19,17 @@ pub fn run(args: RunArgs) -> Result<i32> {
     if let Some(sla) = &opts.find_max {
         super::findmax::parse_sla(sla)?;
     }
-    let (workload, source) = load_workload(&args.workload, &cfg.params)?;
+    let (mut workload, source) = load_workload(&args.workload, &cfg.params)?;
     cfg.workload_source = source;
     cfg.params = workload.params.clone();
     if !opts.no_lint {
         super::lint::print_before_run(&workload, cfg.concurrency, cfg.cluster.dc.as_deref());
     }
+    for spec in &opts.events {
+        workload.events.push(casslab_core::events::parse_event(spec).map_err(|m| anyhow::anyhow!("--event: {m}"))?);
+    }
+    let local_target = if cfg.cluster.hosts.is_empty() { Some(local::cluster_for(&opts.local)?) } else { None };
+    super::events::check(&workload.events, local_target.as_ref())?;
     let creds = connect_target(&mut cfg, &opts.local)?;
     let store = Store::open(&store_path(&opts.store)).context("cannot open the results store")?;
     if let Some(sla) = &opts.find_max {
@@ -35,6 +40,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let record = store.run(run_id)?;
     if let Some(summary) = &record.summary {
         print!("{}", casslab_core::report::text::run_summary(&record, summary));
+        print!("{}", casslab_core::report::text::events_table(&store.events(run_id)?));
     }
     results::export(&store, run_id, &opts.export)?;
     eprintln!("saved as run {run_id} in {} (`casslab show {run_id}`)", store_path(&opts.store).display());
@@ -53,6 +59,7 @@ pub fn connect_target(cfg: &mut RunConfig, local_args: &LocalHomeArgs) -> Result
         }
         cfg.cluster.hosts = cluster.contact_points();
         cfg.cluster.local = true;
+        super::events::use_local_cluster(&cluster);
         local_password = local::use_local_security(&cluster, &mut cfg.cluster);
     }
         local::use_local_dc(&cluster, &mut cfg.cluster);
@@ -120,6 +127,7 @@ async fn drive(
     let mut summary = RunSummary::default();
     let mut progress = Progress::new();
     let mut store_error: Option<anyhow::Error> = None;
+    let mut timeline: Option<super::events::Timeline> = None;
     while let Some(ev) = rx.recv().await {
         match ev {
             EngineEvent::Connected(info) => {
@@ -148,7 +156,10 @@ async fn drive(
                 eprintln!("warning: {m}");
                 summary.notes.push(m);
             }
-            EngineEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s } => {
+            EngineEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, at_ms } => {
+                if phase == Phase::Run && !workload.events.is_empty() {
+                    timeline = Some(super::events::Timeline::start(workload.events.clone(), at_ms));
+                }
                 progress.phase(phase, count, warmup_s + duration_s.unwrap_or(0.0));
                 let what = match (phase, count) {
                     (Phase::Load, Some(n)) => format!("load phase: {n} operations"),
@@ -184,6 +195,15 @@ async fn drive(
     }
     progress.clear();
     let result = engine.await.context("the engine task failed")?;
+    let event_records = match timeline {
+        Some(t) => t.finish().await,
+        None => super::events::all_skipped(&workload.events),
+    };
+    if let Some(id) = run_id {
+        if !event_records.is_empty() {
+            save_events(store, id, &event_records)?;
+        }
+    }
     let Some(id) = run_id else {
         result?;
         return Ok(None);
@@ -202,6 +222,17 @@ async fn drive(
         return Err(e.context("some intervals could not be saved"));
     }
     Ok(Some((id, status)))
+}
+
+/// Saves a run's events with the impact each had on its saved intervals.
+fn save_events(store: &Store, id: RunId, records: &[casslab_core::events::EventRecord]) -> Result<()> {
+    use casslab_core::analysis::impact;
+    let points = impact::points(&store.intervals(id)?);
+    let impacts = impact::impacts(&points, records, &impact::ImpactSettings::default());
+    for (r, i) in records.iter().zip(&impacts) {
+        store.add_event(id, r, i.as_ref())?;
+    }
+    Ok(())
 }
 
 fn phase_summary(phase: Phase, duration_s: f64, ops: &[(String, OpStats)], target: Option<f64>, notes: &mut Vec<String>) -> PhaseSummary {

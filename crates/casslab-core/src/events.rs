@@ -1,0 +1,276 @@
+//! Events during a run: the model of a timeline of disturbances (`60s kill node2`,
+//! `30s compact`, `45s exec ssh db3 sudo systemctl stop cassandra`), parsing and validating
+//! their specs, and the record of what happened when one ran. Times of a spec are relative
+//! to the start of the run phase (warm-up included); times of a record are on the axis of
+//! the run's intervals (milliseconds since the engine started, like
+//! `IntervalSample::start_ms`). Executing events is the binary's job; measuring their
+//! impact is `analysis::impact`'s.
+
+use serde::{Deserialize, Serialize};
+
+/// What an event does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "arg")]
+pub enum EventAction {
+    /// Graceful stop of a local node or data center (`node2`, `127.0.0.2`, `dc2`).
+    Stop(String),
+    /// SIGKILL of a local node or data center.
+    Kill(String),
+    /// Restart of a stopped local node or data center, with its data.
+    Start(String),
+    /// `nodetool flush [keyspace [table]]` on every running local node.
+    Flush(Option<String>),
+    /// `nodetool compact [keyspace [table]]` (a major compaction) on every running local node.
+    Compact(Option<String>),
+    /// `nodetool repair --full [keyspace [table]]` on the first running local node.
+    Repair(Option<String>),
+    /// `nodetool setcompactionthroughput N` (MiB/s, 0 = unthrottled) on every running local node.
+    SetCompactionThroughput(u32),
+    /// `nodetool settraceprobability P` on every running local node.
+    SetTraceProbability(f64),
+    /// `sh -c CMD`, for any cluster (e.g. an ssh that stops a remote service).
+    Exec(String),
+}
+
+/// The actions by name, for help and error messages.
+pub const ACTIONS: &[&str] =
+    &["stop NODE|DC", "kill NODE|DC", "start NODE|DC", "flush [KS[.TABLE]]", "compact [KS[.TABLE]]", "repair [KS[.TABLE]]", "setcompactionthroughput MIB_S", "settraceprobability P", "exec CMD"];
+
+impl EventAction {
+    /// The action's word: `kill`, `compact`, `exec`, ...
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventAction::Stop(_) => "stop",
+            EventAction::Kill(_) => "kill",
+            EventAction::Start(_) => "start",
+            EventAction::Flush(_) => "flush",
+            EventAction::Compact(_) => "compact",
+            EventAction::Repair(_) => "repair",
+            EventAction::SetCompactionThroughput(_) => "setcompactionthroughput",
+            EventAction::SetTraceProbability(_) => "settraceprobability",
+            EventAction::Exec(_) => "exec",
+        }
+    }
+
+    /// What it acts on, as written (a node, a data center, a table, a value, a command).
+    pub fn target(&self) -> Option<String> {
+        match self {
+            EventAction::Stop(t) | EventAction::Kill(t) | EventAction::Start(t) | EventAction::Exec(t) => Some(t.clone()),
+            EventAction::Flush(t) | EventAction::Compact(t) | EventAction::Repair(t) => t.clone(),
+            EventAction::SetCompactionThroughput(n) => Some(n.to_string()),
+            EventAction::SetTraceProbability(p) => Some(p.to_string()),
+        }
+    }
+
+    /// Everything but `exec` acts on casslab's local cluster.
+    pub fn needs_local_cluster(&self) -> bool {
+        !matches!(self, EventAction::Exec(_))
+    }
+
+    /// The node or data center a stop, kill or start names.
+    pub fn node_selector(&self) -> Option<&str> {
+        match self {
+            EventAction::Stop(t) | EventAction::Kill(t) | EventAction::Start(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// One planned event: when (since the start of the run phase, warm-up included) and what.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventSpec {
+    pub at_ms: u64,
+    pub action: EventAction,
+    /// The spec as written, e.g. `60s kill node2`.
+    pub text: String,
+}
+
+impl EventSpec {
+    /// `kill node2`: the spec without its time.
+    pub fn label(&self) -> String {
+        match self.action.target() {
+            Some(t) => format!("{} {t}", self.action.name()),
+            None => self.action.name().to_string(),
+        }
+    }
+}
+
+/// A keyspace or `keyspace.table` argument: CQL identifiers only.
+fn table_arg(word: &str) -> Result<String, String> {
+    let ok = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let parts: Vec<&str> = word.split('.').collect();
+    if parts.len() <= 2 && parts.iter().all(|p| ok(p)) {
+        Ok(word.to_string())
+    } else {
+        Err(format!("\"{word}\" is not a keyspace or keyspace.table"))
+    }
+}
+
+/// Parses `60s kill node2`, `1m30s compact ks.t`, `45s exec ssh db3 'sudo systemctl stop cassandra'`.
+pub fn parse_event(text: &str) -> Result<EventSpec, String> {
+    let t = text.trim();
+    let usage = || format!("event \"{t}\": write TIME ACTION, e.g. '60s kill node2'; actions: {}", ACTIONS.join(", "));
+    let (time, rest) = t.split_once(char::is_whitespace).ok_or_else(usage)?;
+    let at_s = crate::workload::parse_duration_s(time).map_err(|m| format!("event \"{t}\": {m}"))?;
+    let rest = rest.trim();
+    let (word, arg) = match rest.split_once(char::is_whitespace) {
+        Some((w, a)) => (w, a.trim()),
+        None => (rest, ""),
+    };
+    let err = |m: String| format!("event \"{t}\": {m}");
+    let one_arg = |what: &str| -> Result<String, String> {
+        if arg.is_empty() || arg.contains(char::is_whitespace) {
+            Err(err(format!("`{word}` takes one {what}")))
+        } else {
+            Ok(arg.to_string())
+        }
+    };
+    let optional_table = || -> Result<Option<String>, String> {
+        match arg {
+            "" => Ok(None),
+            a if a.contains(char::is_whitespace) => Err(err(format!("`{word}` takes at most one keyspace or keyspace.table"))),
+            a => table_arg(a).map(Some).map_err(err),
+        }
+    };
+    let action = match word.to_ascii_lowercase().as_str() {
+        "stop" => EventAction::Stop(one_arg("node (node2, 127.0.0.2) or data center (dc2)")?),
+        "kill" => EventAction::Kill(one_arg("node (node2, 127.0.0.2) or data center (dc2)")?),
+        "start" => EventAction::Start(one_arg("node (node2, 127.0.0.2) or data center (dc2)")?),
+        "flush" => EventAction::Flush(optional_table()?),
+        "compact" => EventAction::Compact(optional_table()?),
+        "repair" => EventAction::Repair(optional_table()?),
+        "setcompactionthroughput" => {
+            let v = one_arg("number of MiB/s")?;
+            EventAction::SetCompactionThroughput(v.parse().map_err(|_| err(format!("\"{v}\" is not a whole number of MiB/s (0 = unthrottled)")))?)
+        }
+        "settraceprobability" => {
+            let v = one_arg("probability between 0 and 1")?;
+            match v.parse::<f64>() {
+                Ok(p) if (0.0..=1.0).contains(&p) => EventAction::SetTraceProbability(p),
+                _ => return Err(err(format!("\"{v}\" is not a probability between 0 and 1"))),
+            }
+        }
+        "exec" if !arg.is_empty() => EventAction::Exec(arg.to_string()),
+        "exec" => return Err(err("`exec` needs a command, e.g. '60s exec ssh db3 sudo systemctl stop cassandra'".into())),
+        other => {
+            let names: Vec<&str> = ACTIONS.iter().map(|a| a.split(' ').next().unwrap_or(a)).collect();
+            let hint = crate::gen::did_you_mean(other, &names).map(|s| format!("; did you mean \"{s}\"?")).unwrap_or_default();
+            return Err(err(format!("unknown action \"{other}\"{hint} (actions: {})", ACTIONS.join(", "))));
+        }
+    };
+    Ok(EventSpec { at_ms: (at_s * 1000.0).round() as u64, action, text: t.to_string() })
+}
+
+/// Events in the order they fire (stable for equal times).
+pub fn sorted(mut events: Vec<EventSpec>) -> Vec<EventSpec> {
+    events.sort_by_key(|e| e.at_ms);
+    events
+}
+
+/// How an event ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventStatus {
+    /// Ran and succeeded (exit status 0).
+    Ok,
+    /// Ran and failed (non-zero exit status, or the action could not be carried out).
+    Failed,
+    /// Never ran: the run ended before its time.
+    Skipped,
+}
+
+impl EventStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventStatus::Ok => "ok",
+            EventStatus::Failed => "failed",
+            EventStatus::Skipped => "skipped",
+        }
+    }
+    pub fn parse(s: &str) -> Option<EventStatus> {
+        [EventStatus::Ok, EventStatus::Failed, EventStatus::Skipped].into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+/// What happened when an event ran, saved with the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventRecord {
+    /// Position in the run's timeline (0-based, in firing order).
+    pub seq: u32,
+    /// The spec as written, e.g. `60s kill node2`.
+    pub spec: String,
+    /// The action's word (`kill`) and its target (`node2`), if any.
+    pub action: String,
+    pub target: Option<String>,
+    /// When it started and ended, in milliseconds on the intervals' time axis (since the
+    /// engine started). A skipped event has its planned time in both.
+    pub start_ms: u64,
+    pub end_ms: u64,
+    pub status: EventStatus,
+    /// The exit status of the command (or the last nodetool) when there was one.
+    pub exit_code: Option<i32>,
+    /// The last lines of what it printed (stdout and stderr).
+    pub output_tail: String,
+}
+
+impl EventRecord {
+    /// `kill node2`.
+    pub fn label(&self) -> String {
+        match &self.target {
+            Some(t) => format!("{} {t}", self.action),
+            None => self.action.clone(),
+        }
+    }
+    pub fn duration_ms(&self) -> u64 {
+        self.end_ms.saturating_sub(self.start_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_into_actions_and_times() {
+        let e = parse_event("60s kill node2").unwrap();
+        assert_eq!((e.at_ms, e.action.clone(), e.label()), (60_000, EventAction::Kill("node2".into()), "kill node2".to_string()));
+        assert_eq!(parse_event("1m30s stop dc2").unwrap().at_ms, 90_000);
+        assert_eq!(parse_event("500ms compact").unwrap().action, EventAction::Compact(None));
+        assert_eq!(parse_event("30s compact ks.t").unwrap().action, EventAction::Compact(Some("ks.t".into())));
+        assert_eq!(parse_event("45 repair ks").unwrap().action, EventAction::Repair(Some("ks".into())));
+        assert_eq!(parse_event("10s flush").unwrap().action, EventAction::Flush(None));
+        assert_eq!(parse_event("1s setcompactionthroughput 0").unwrap().action, EventAction::SetCompactionThroughput(0));
+        assert_eq!(parse_event("1s settraceprobability 0.01").unwrap().action, EventAction::SetTraceProbability(0.01));
+        let x = parse_event("60s exec ssh db3 'sudo systemctl stop cassandra'").unwrap();
+        assert_eq!(x.action, EventAction::Exec("ssh db3 'sudo systemctl stop cassandra'".into()));
+        assert!(!x.action.needs_local_cluster() && e.action.needs_local_cluster());
+        assert_eq!(e.action.node_selector(), Some("node2"));
+    }
+
+    #[test]
+    fn bad_specs_say_what_to_write() {
+        for (bad, says) in [
+            ("kill node2", "bad duration"),
+            ("60s", "TIME ACTION"),
+            ("60s kil node2", "did you mean \"kill\""),
+            ("60s kill", "takes one node"),
+            ("60s kill node2 node3", "takes one node"),
+            ("60s compact a.b.c", "not a keyspace"),
+            ("60s settraceprobability 2", "between 0 and 1"),
+            ("60s setcompactionthroughput fast", "whole number"),
+            ("60s exec", "needs a command"),
+        ] {
+            let e = parse_event(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn events_fire_in_time_order_and_statuses_round_trip() {
+        let evs = sorted(vec![parse_event("20s start node2").unwrap(), parse_event("10s kill node2").unwrap()]);
+        assert_eq!(evs[0].label(), "kill node2");
+        for s in [EventStatus::Ok, EventStatus::Failed, EventStatus::Skipped] {
+            assert_eq!(EventStatus::parse(s.as_str()), Some(s));
+        }
+    }
+}
