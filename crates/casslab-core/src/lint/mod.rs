@@ -292,7 +292,7 @@ fn lint_experiment(path: &Path, overrides: &BTreeMap<String, String>, opts: &Lin
     } else {
         path.parent().unwrap_or(Path::new(".")).join(&base_ref).display().to_string()
     };
-    let (base, base_src) = load_workload(&base_target, overrides)?;
+    let (base, _) = load_workload(&base_target, overrides)?;
     let mut out = lint(&base, opts);
     let base_keys: Vec<(Rule, String)> = out.iter().map(|f| (f.rule, f.statement.clone())).collect();
     for v in &exp.variants {
@@ -300,23 +300,16 @@ fn lint_experiment(path: &Path, overrides: &BTreeMap<String, String>, opts: &Lin
             if base_keys.contains(&(f.rule, f.statement.clone())) {
                 continue;
             }
-            // point at the text of the statement: in the experiment file, else in the base
-            let key = f.statement.chars().take(40).collect::<String>();
-            let find = |src: &str| -> Option<usize> {
-                let words: Vec<&str> = key.split_whitespace().collect();
-                let needle = words.iter().take(4).copied().collect::<Vec<_>>().join(" ");
-                (!needle.is_empty()).then(|| src.lines().position(|l| l.split_whitespace().collect::<Vec<_>>().join(" ").contains(&needle)).map(|i| i + 1)).flatten()
-            };
-            if let Some(l) = find(&exp_src) {
-                f.file = exp_file.clone();
-                f.line = Some(l);
-            } else if let Some(l) = find(&base_src) {
-                f.file = base.origin.clone();
-                f.line = Some(l);
-            } else {
-                f.file = exp_file.clone();
-                f.line = None;
-            }
+            // the variant's patch caused it: point at the statement in the variant's block of
+            // the experiment file, else at the variant itself
+            let block = variant_block(&exp_src, &v.name);
+            let words: Vec<&str> = f.statement.split_whitespace().take(4).collect();
+            let needle = words.join(" ");
+            let in_block = block.and_then(|(from, to)| {
+                exp_src.lines().enumerate().skip(from - 1).take(to + 1 - from).find(|(_, l)| !needle.is_empty() && l.split_whitespace().collect::<Vec<_>>().join(" ").contains(&needle)).map(|(i, _)| i + 1)
+            });
+            f.file = exp_file.clone();
+            f.line = in_block.or(block.map(|(from, _)| from));
             f.subject = format!("{} (variant {})", f.subject, v.name);
             if !out.iter().any(|o| o.rule == f.rule && o.file == f.file && o.line == f.line && o.message == f.message) {
                 out.push(f);
@@ -325,6 +318,20 @@ fn lint_experiment(path: &Path, overrides: &BTreeMap<String, String>, opts: &Lin
     }
     sort(&mut out);
     Ok(out)
+}
+
+/// The lines (first, last) of variant `name`'s block under `variants:` in an experiment file.
+fn variant_block(src: &str, name: &str) -> Option<(usize, usize)> {
+    let lines: Vec<&str> = src.lines().collect();
+    let top = lines.iter().position(|l| l.starts_with("variants:"))?;
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let start = (top + 1..lines.len()).find(|&i| {
+        let t = lines[i].trim_start();
+        indent(lines[i]) > 0 && (t.starts_with(&format!("{name}:")) || t.starts_with(&format!("\"{name}\":")) || t.starts_with(&format!("'{name}':")))
+    })?;
+    let ind = indent(lines[start]);
+    let end = (start + 1..lines.len()).find(|&i| !lines[i].trim().is_empty() && indent(lines[i]) <= ind).unwrap_or(lines.len());
+    Some((start + 1, end))
 }
 
 /// The findings at `min` severity or worse.

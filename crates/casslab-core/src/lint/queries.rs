@@ -7,6 +7,7 @@ use super::cql::{Dml, DmlKind, RelOp, Relation, Table, Term};
 use super::estimate::{cardinality, mean_size, value_bytes};
 use super::partitions::loaded_size;
 use super::{Finding, Model, OpStmt, Rule, Severity};
+use crate::workload::{PartitionSet, Strategy};
 
 /// How many values an `IN` restriction carries: its items, or the size of the collection
 /// generator bound to `IN ?`.
@@ -30,6 +31,9 @@ pub(crate) fn partition_restricted(d: &Dml, t: &Table) -> bool {
 
 pub(crate) fn check(m: &Model, out: &mut Vec<Finding>) {
     for s in m.stmts.iter().filter(|s| s.active()) {
+        if let Some(set) = &s.op.partitions {
+            partition_set_rule(m, s, set, out);
+        }
         for d in s.dml.leaves() {
             let Some(t) = m.table(&d.table) else { continue };
             in_rules(m, s, d, t, out);
@@ -39,6 +43,35 @@ pub(crate) fn check(m: &Model, out: &mut Vec<Finding>) {
         }
     }
     index_rule(m, out);
+}
+
+/// An operation's `partitions:` setting with an IN strategy turns its `pk = ?` into `pk IN ?`
+/// with `chunk` keys per statement.
+fn partition_set_rule(m: &Model, s: &OpStmt, set: &PartitionSet, out: &mut Vec<Finding>) {
+    if !set.strategy.uses_in() || set.chunk < 2 {
+        return;
+    }
+    let keys = set.chunk as f64;
+    let by_replica = set.strategy == Strategy::InByReplica;
+    let sev = if !by_replica && keys >= 10.0 && keys * m.opts.concurrency as f64 >= 1000.0 { Severity::Warning } else { Severity::Info };
+    out.push(m.at_stmt(
+        s,
+        sev,
+        Rule::PartitionInFanout,
+        format!(
+            "operation {} reads {} partitions per execution as IN statements of up to {keys:.0} keys ({}), at concurrency {}",
+            s.op.name,
+            set.count,
+            set.strategy.as_str(),
+            m.opts.concurrency
+        ),
+        if by_replica {
+            "grouped by replica, each IN is answered by a replica from its own data, but one statement still waits for its slowest partition and the replica holds every row of the group at once"
+        } else {
+            "the coordinator splits a partition-key IN into one read per partition, mostly on other nodes, holds them all and answers when the slowest replica does: one request costs as much as N, ties up the coordinator's memory, and the latency is the worst of N"
+        },
+        "send single-partition SELECTs concurrently from the client (strategy: async, token-aware), or group keys by replica (in_by_replica); keep IN lists to a handful of keys",
+    ));
 }
 
 fn in_rules(m: &Model, s: &OpStmt, d: &Dml, t: &Table, out: &mut Vec<Finding>) {
@@ -245,6 +278,21 @@ run:
         let f = lint_yaml(&w(T, "", "SELECT v FROM t WHERE id IN ?", "few"));
         assert!(of(&f, Rule::PartitionInFanout).iter().all(|x| x.severity == Severity::Info));
         assert!(of(&lint_yaml(&w(T, "", "SELECT v FROM t WHERE id = ?", "id")), Rule::PartitionInFanout).is_empty());
+    }
+
+    #[test]
+    fn partition_sets_read_with_in_fan_out() {
+        let src = w(T, "", "SELECT v FROM t WHERE id = ?", "id").replace("    args: [id]\n", "    args: [id]\n    partitions: { count: 100, strategy: in }\n");
+        let f = lint_yaml(&src);
+        let hits = of(&f, Rule::PartitionInFanout);
+        assert_eq!((hits.len(), hits[0].severity), (1, Severity::Warning), "{f:#?}");
+        assert_eq!(hits[0].line, Some(line_of(&src, "SELECT v FROM t")));
+        for strategy in ["async", "sync"] {
+            let ok = src.replace("strategy: in", &format!("strategy: {strategy}"));
+            assert!(of(&lint_yaml(&ok), Rule::PartitionInFanout).is_empty(), "{strategy}");
+        }
+        let grouped = lint_yaml(&src.replace("strategy: in", "strategy: in_by_replica"));
+        assert!(of(&grouped, Rule::PartitionInFanout).iter().all(|x| x.severity == Severity::Info));
     }
 
     #[test]

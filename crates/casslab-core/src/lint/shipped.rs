@@ -18,6 +18,8 @@ fn justified(name: &str) -> &'static [Rule] {
         "bins" => &[Rule::CollectionWrittenWhole],
         // pages gain revisions for ever: unbounded partitions, as in the system it models
         "revision-store" => &[Rule::UnboundedPartition],
+        // compares reading a set of partitions with and without IN
+        "partition-set" => &[Rule::PartitionInFanout],
         "tombstones-ttl-set" => &[Rule::TtlOnCollection, Rule::CollectionWrittenWhole],
         "tombstones-range-deletes" => &[Rule::RangeDeleteGrowingPartition, Rule::ReadAfterDelete, Rule::UnboundedPartition],
         _ => &[],
@@ -85,4 +87,16 @@ fn each_tombstone_trap_is_flagged_and_its_clean_counterpart_passes() {
     assert!(trap.iter().any(|f| f.rule == Rule::RangeDeleteGrowingPartition && f.line == Some(delete_line)), "{trap:#?}");
     let clean = lint_builtin("tombstones-ttl-expiry");
     assert!(rules_at(&clean, Severity::Warning).is_empty(), "{clean:#?}");
+}
+
+#[test]
+fn an_experiment_variant_finding_points_at_the_variant() {
+    let path = repo().join("experiments/partition-set.yaml");
+    let f = lint_target(path.to_str().unwrap(), &BTreeMap::new(), &LintOptions::default()).unwrap();
+    let src = std::fs::read_to_string(&path).unwrap();
+    let in_variant = src.lines().position(|l| l.trim() == "in:").unwrap() + 1;
+    let hit = f.iter().find(|x| x.rule == Rule::PartitionInFanout && x.subject.ends_with("(variant in)")).unwrap_or_else(|| panic!("{f:#?}"));
+    assert_eq!(hit.file, path.display().to_string());
+    assert_eq!(hit.line, Some(in_variant + 3), "the cql line of the variant: {hit:#?}");
+    assert!(!f.iter().any(|x| x.subject.contains("(variant sync)") || x.subject.contains("(variant async)")), "{f:#?}");
 }

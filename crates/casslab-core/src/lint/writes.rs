@@ -3,6 +3,7 @@
 
 use super::cql::{BatchKind, Dml, DmlKind, RelOp, Term};
 use super::{Finding, Model, OpStmt, Rule, Severity};
+use crate::workload::BatchSpec;
 use std::collections::BTreeSet;
 
 /// What identifies the partition a statement writes: table plus, per key column, the generator
@@ -30,6 +31,11 @@ pub(crate) fn check(m: &Model, out: &mut Vec<Finding>) {
     for s in m.stmts.iter().filter(|s| s.active()) {
         if let Some(kind) = s.dml.batch {
             batch_rule(m, s, kind, out);
+        }
+    }
+    for op in &m.w.operations {
+        if let Some(b) = &op.batch {
+            batch_setting_rule(m, b, op, out);
         }
     }
     delete_rules(m, out);
@@ -72,6 +78,34 @@ fn batch_rule(m: &Model, s: &OpStmt, kind: BatchKind, out: &mut Vec<Finding>) {
             "batch only statements for the same partition (one replica set, one mutation), and send other writes as separate concurrent statements",
         )),
         BatchKind::Counter => {}
+    }
+}
+
+/// An operation's `batch:` setting: `size` rows per batch, values drawn per row, so an
+/// unlogged or logged batch spans up to `size` partitions (`single_partition` does not).
+fn batch_setting_rule(m: &Model, b: &BatchSpec, op: &crate::workload::Operation, out: &mut Vec<Finding>) {
+    let Some(s) = m.stmts.iter().find(|s| std::ptr::eq(s.op, op) && s.active()) else { return };
+    if b.size < 2 {
+        return;
+    }
+    match b.kind {
+        crate::workload::BatchKind::Logged => out.push(m.at_stmt(
+            s,
+            Severity::Warning,
+            Rule::LoggedBatchMultiPartition,
+            format!("operation {} sends logged batches of {} rows, each row drawing its own partition", op.name, b.size),
+            "a logged batch is first written to the batchlog on other nodes, then applied, then the batchlog entry removed: about twice the writes plus coordination, for atomicity only; as a bulk-loading tool it is slower than separate writes and loads one coordinator",
+            "keep logged batches for keeping denormalized tables in step (one partition per table); for bulk writes send single-partition statements concurrently",
+        )),
+        crate::workload::BatchKind::Unlogged => out.push(m.at_stmt(
+            s,
+            Severity::Warning,
+            Rule::UnloggedBatchMultiPartition,
+            format!("operation {} sends unlogged batches of {} rows, each row drawing its own partition", op.name, b.size),
+            "an unlogged batch across partitions is not faster: one coordinator must forward every statement to its replicas and wait for all of them, so it does the routing a token-aware driver would have done, and the batch is as slow as its slowest partition",
+            "batch only rows of the same partition (kind: single_partition), and send other writes as separate concurrent statements",
+        )),
+        crate::workload::BatchKind::SinglePartition => {}
     }
 }
 
@@ -186,6 +220,17 @@ run:
         assert_eq!(of(&f, Rule::UnloggedBatchMultiPartition).len(), 1, "{f:#?}");
         let single = batch("BEGIN UNLOGGED BATCH INSERT INTO a (k, v) VALUES (?, ?); INSERT INTO a (k, v) VALUES (?, 'x'); APPLY BATCH", "k1, v, k1");
         assert!(of(&lint_yaml(&single), Rule::UnloggedBatchMultiPartition).is_empty());
+    }
+
+    #[test]
+    fn batch_settings_spanning_partitions() {
+        let src = batch("INSERT INTO a (k, v) VALUES (?, ?)", "k1, v").replace("    args: [k1, v]\n", "    args: [k1, v]\n    batch: { kind: logged, size: 20 }\n");
+        let f = lint_yaml(&src);
+        let hits = of(&f, Rule::LoggedBatchMultiPartition);
+        assert_eq!((hits.len(), hits[0].line), (1, Some(line_of(&src, "INSERT INTO a"))), "{f:#?}");
+        let f = lint_yaml(&src.replace("kind: logged", "kind: unlogged"));
+        assert_eq!(of(&f, Rule::UnloggedBatchMultiPartition).len(), 1, "{f:#?}");
+        assert!(lint_yaml(&src.replace("kind: logged", "kind: single_partition")).is_empty());
     }
 
     fn series(delete: &str, read_gen: &str, mix: &str) -> String {
