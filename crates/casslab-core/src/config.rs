@@ -28,6 +28,9 @@ pub struct ClusterConfig {
     pub request_timeout_ms: u64,
     /// True when casslab itself started the node(s) behind `hosts`.
     pub local: bool,
+    /// Home of those local nodes (their pids, GC logs), when `local`.
+    #[serde(default)]
+    pub local_home: Option<PathBuf>,
 }
 
 impl Default for ClusterConfig {
@@ -43,6 +46,7 @@ impl Default for ClusterConfig {
             connections_per_host: 1,
             request_timeout_ms: 12_000,
             local: false,
+            local_home: None,
         }
     }
 }
@@ -97,6 +101,13 @@ pub struct RunConfig {
     pub load: LoadMode,
     /// Tokio worker threads for the engine (0 = one per core).
     pub threads: usize,
+    /// Collect the nodes' own metrics during the run (`server` module).
+    #[serde(default = "yes")]
+    pub server_metrics: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for RunConfig {
@@ -115,6 +126,7 @@ impl Default for RunConfig {
             seed: 42,
             load: LoadMode::Auto,
             threads: 0,
+            server_metrics: true,
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod experiment;
 pub mod gen;
 pub mod lint;
 pub mod report;
+pub mod server;
 pub mod stats;
 pub mod store;
 pub mod workload;

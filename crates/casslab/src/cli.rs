@@ -320,6 +320,10 @@ pub struct RunOptions {
     pub no_lint: bool,
     /// Find the highest fixed rate that meets an SLA, e.g. 'p99 < 10ms' or 'read.p99 < 5ms'
     /// (latency from the intended start; metrics mean, p50, p95, p99, p999, max, errors): a
+    /// Do not collect the nodes' own metrics (system_views tables, and for local nodes GC
+    /// pauses, CPU and memory) during the run.
+    #[arg(long)]
+    pub no_server_metrics: bool,
     /// probe at maximum throughput, then a binary search of rates, each step a saved run of
     /// --duration (with --warmup).
     #[arg(long, value_name = "SLA", conflicts_with = "rate")]
@@ -443,6 +447,7 @@ impl ClusterArgs {
             local: false,
         })
     }
+            local_home: None,
 }
 
 impl RunOptions {
@@ -479,6 +484,7 @@ impl RunOptions {
             threads: self.threads,
         })
     }
+            server_metrics: !self.no_server_metrics,
 }
 
 /// Parses `1G`, `768M`, `1024` (MiB) into MiB.

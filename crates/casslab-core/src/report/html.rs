@@ -159,6 +159,7 @@ fn run_section(s: &mut String, run: &RunView, pos: usize) {
             phase_section(s, run, phase, pos);
         }
     }
+    super::server_view::html_section(s, run, pos);
     config_details(s, run);
     s.push_str("</section>");
 }

@@ -12,6 +12,7 @@ pub mod json;
 pub mod markdown;
 pub mod report_json;
 pub mod run_view;
+pub mod server_view;
 pub mod spectrum;
 pub mod svg_chart;
 pub mod text;

@@ -99,6 +99,8 @@ pub struct RunView {
     pub notes: Vec<String>,
     pub intervals: Vec<IntervalView>,
     pub spectra: Vec<OpSpectrum>,
+    /// The nodes' own metrics during the run (empty unless the caller adds them).
+    pub server: Vec<crate::server::ServerSample>,
 }
 
 impl RunView {
@@ -143,7 +145,7 @@ impl RunView {
                 .map(|((phase, op), st)| OpSpectrum { phase, op, intended: spectrum(&st.intended), service: spectrum(&st.service) })
                 .collect();
         }
-        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra }
+        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new() }
     }
 
     pub fn load_shape(&self) -> LoadShape {

@@ -9,6 +9,7 @@ mod db;
 mod events;
 mod rows;
 mod schema;
+mod server;
 
 pub use db::Store;
 pub use schema::SCHEMA_VERSION;

@@ -90,6 +90,19 @@ CREATE TABLE phase_histograms (
 );
 ";
 
+/// Server-side time series of runs (see `server`), added beside the version-1 tables: created
+/// when missing by every build that knows it, ignored by builds that do not.
+const SERVER_SAMPLES: &str = "
+CREATE TABLE IF NOT EXISTS server_samples (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    node   TEXT    NOT NULL,
+    metric TEXT    NOT NULL,
+    at_ms  INTEGER NOT NULL,
+    value  REAL    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS server_samples_run ON server_samples (run_id, at_ms);
+";
+
 /// Connection settings. For a file: WAL, so readers never block the writer and a crashed
 /// process leaves every committed interval intact; `synchronous = NORMAL` is durable against
 /// a process crash (only a power loss can drop the last commits).
@@ -119,6 +132,7 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
         _ => return Err(StoreError::UnsupportedSchema { found, supported: SCHEMA_VERSION }),
     }
     tx.execute_batch(super::events::RUN_EVENTS)?;
+    tx.execute_batch(SERVER_SAMPLES)?;
     tx.commit()?;
     Ok(())
 }

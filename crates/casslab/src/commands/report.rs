@@ -73,7 +73,9 @@ fn load(store: &Store, id: RunId) -> Result<RunView, StoreError> {
     let record = store.run(id)?;
     let intervals = store.intervals(id)?;
     let histograms = store.histograms(id)?;
-    Ok(RunView::new(record, &intervals, &histograms))
+    let mut view = RunView::new(record, &intervals, &histograms);
+    view.server = store.server_samples(id)?;
+    Ok(view)
 }
 
 #[cfg(test)]

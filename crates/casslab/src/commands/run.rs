@@ -41,6 +41,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     if let Some(summary) = &record.summary {
         print!("{}", casslab_core::report::text::run_summary(&record, summary));
         print!("{}", casslab_core::report::text::events_table(&store.events(run_id)?));
+        print!("{}", super::server::text_section(&store, run_id));
     }
     results::export(&store, run_id, &opts.export)?;
     eprintln!("saved as run {run_id} in {} (`casslab show {run_id}`)", store_path(&opts.store).display());
@@ -60,6 +61,7 @@ pub fn connect_target(cfg: &mut RunConfig, local_args: &LocalHomeArgs) -> Result
         cfg.cluster.hosts = cluster.contact_points();
         cfg.cluster.local = true;
         super::events::use_local_cluster(&cluster);
+        cfg.cluster.local_home = Some(cluster.options().home.clone());
         local_password = local::use_local_security(&cluster, &mut cfg.cluster);
     }
         local::use_local_dc(&cluster, &mut cfg.cluster);
@@ -120,6 +122,7 @@ async fn drive(
         }
     });
     let (cfg2, w2, creds2) = (cfg.clone(), workload.clone(), creds.clone());
+    let server = super::server::start(cfg, &workload.keyspace, creds, std::time::Instant::now(), now_ms());
     let engine = tokio::spawn(async move { engine::run(&cfg2, &w2, &creds2, tx, stop_rx).await });
 
     let started_at = now_ms();
@@ -175,6 +178,11 @@ async fn drive(
                 eprintln!("{what}");
             }
             EngineEvent::Interval(s) => {
+                for m in server.as_ref().map(|sm| sm.flush(store, run_id)).unwrap_or_default() {
+                    progress.clear();
+                    eprintln!("note: {m}");
+                    summary.notes.push(m);
+                }
                 progress.interval(&s);
                 if let Some(id) = run_id {
                     if let Err(e) = store.add_interval(id, &s) {
@@ -202,6 +210,12 @@ async fn drive(
     if let Some(id) = run_id {
         if !event_records.is_empty() {
             save_events(store, id, &event_records)?;
+        }
+    }
+    if let Some(sm) = server {
+        for m in sm.finish(store, run_id).await? {
+            eprintln!("note: {m}");
+            summary.notes.push(m);
         }
     }
     let Some(id) = run_id else {

@@ -1,0 +1,182 @@
+//! The server side of a saved run in the reports: a per-node summary and the suspects list for
+//! the terminal, and for the HTML page charts of server series on the same time axis as the
+//! client's p99 (GC pause time, pending tasks, compactions, tombstones per read, CPU) with the
+//! suspects under them. The analysis itself is `server::suspects`.
+
+use super::html_charts::color;
+use super::run_view::RunView;
+use super::svg_chart::{esc, Axis, LineChart, Series};
+use crate::server::suspects::{self, ClientInterval, IntervalSeries, SPIKE_FACTOR};
+use crate::server::{gc_pauses, metric, ServerSample, CLIENT};
+use crate::stats::Phase;
+use crate::store::StoredInterval;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+const TIME_LABEL: &str = "time since the run started (s)";
+
+/// Client p99 per (measured or load) interval and operation, from the store's rows.
+pub fn client_intervals(intervals: &[StoredInterval]) -> Vec<ClientInterval> {
+    intervals
+        .iter()
+        .filter(|iv| iv.phase != Phase::Warmup && iv.stats.intended.len() > 0)
+        .map(|iv| ClientInterval { op: iv.op.clone(), start_ms: iv.start_ms, end_ms: iv.end_ms, p99_ns: iv.stats.intended.value_at_quantile(0.99) })
+        .collect()
+}
+
+fn client_intervals_of(run: &RunView) -> Vec<ClientInterval> {
+    run.intervals
+        .iter()
+        .filter(|iv| iv.phase != Phase::Warmup)
+        .flat_map(|iv| {
+            iv.ops
+                .iter()
+                .filter(|o| o.latency.count > 0)
+                .map(|o| ClientInterval { op: o.op.clone(), start_ms: iv.start_ms, end_ms: iv.end_ms, p99_ns: o.latency.p99_ns })
+        })
+        .collect()
+}
+
+fn stats(v: &[f64]) -> Option<(f64, f64)> {
+    (!v.is_empty()).then(|| (v.iter().sum::<f64>() / v.len() as f64, v.iter().cloned().fold(f64::MIN, f64::max)))
+}
+
+/// Per node: GC, CPU, memory, largest backlog and compactions seen; for the client its CPU,
+/// memory and how long a poll took.
+fn node_lines(samples: &[ServerSample], run_ms: u64) -> Vec<String> {
+    let mut nodes: Vec<&str> = samples.iter().map(|s| s.node.as_str()).collect();
+    nodes.sort();
+    nodes.dedup();
+    nodes.sort_by_key(|n| *n == CLIENT);
+    let mut out = Vec::new();
+    for node in nodes {
+        let of = |m: &str| -> Vec<f64> { samples.iter().filter(|s| s.node == node && s.metric == m).map(|s| s.value).collect() };
+        let mut parts = Vec::new();
+        let pauses: Vec<(&str, f64)> = gc_pauses(samples).filter(|p| p.0 == node).map(|p| (p.1, p.3)).collect();
+        if !pauses.is_empty() || !of(metric::GC_STW_PCT).is_empty() {
+            let total: f64 = pauses.iter().map(|p| p.1).sum();
+            let longest = pauses.iter().cloned().fold(("", 0.0), |a, b| if b.1 > a.1 { b } else { a });
+            let share = if run_ms > 0 { total / run_ms as f64 * 100.0 } else { 0.0 };
+            let mut gc = format!("GC {} pause{}, {total:.0} ms stopped ({share:.2}% of the time)", pauses.len(), if pauses.len() == 1 { "" } else { "s" });
+            if !pauses.is_empty() {
+                let _ = write!(gc, ", longest {:.0} ms ({})", longest.1, longest.0);
+            }
+            parts.push(gc);
+        }
+        if let Some((avg, max)) = stats(&of(metric::CPU_PCT)) {
+            parts.push(format!("CPU avg {avg:.0}% max {max:.0}% of a core"));
+        }
+        if let Some((_, max)) = stats(&of(metric::RSS_MIB)) {
+            parts.push(format!("RSS max {max:.0} MiB"));
+        }
+        if let Some((_, max)) = stats(&of(metric::PENDING_TASKS)) {
+            parts.push(format!("pending tasks max {max:.0}"));
+        }
+        if let Some((_, max)) = stats(&of(metric::SSTABLE_TASKS)) {
+            parts.push(format!("compactions max {max:.0}"));
+        }
+        if let Some((avg, max)) = stats(&of(metric::POLL_MS)) {
+            parts.push(format!("system_views poll avg {avg:.0} ms max {max:.0} ms"));
+        }
+        if !parts.is_empty() {
+            out.push(format!("{node:<11} {}", parts.join(" · ")));
+        }
+    }
+    out
+}
+
+/// The terminal section: per-node lines and the suspects. Empty when nothing was collected.
+pub fn text_section(intervals: &[StoredInterval], samples: &[ServerSample]) -> String {
+    if samples.is_empty() {
+        return String::new();
+    }
+    let run_ms = intervals.iter().map(|iv| iv.end_ms).max().unwrap_or(0);
+    let mut out = String::from("\nserver side (system_views every interval; GC log and /proc for nodes casslab started):\n");
+    for l in node_lines(samples, run_ms) {
+        let _ = writeln!(out, "  {l}");
+    }
+    let found = suspects::find(&client_intervals(intervals), samples, SPIKE_FACTOR);
+    let _ = writeln!(out, "suspects (intervals whose p99 exceeds {SPIKE_FACTOR:.0}× the run's median interval p99):");
+    if found.is_empty() {
+        out.push_str("  none\n");
+    }
+    for s in &found {
+        let _ = writeln!(out, "  {}", suspects::describe(s));
+    }
+    out
+}
+
+/// The HTML section of one run: server charts aligned with client p99, then the suspects.
+pub fn html_section(s: &mut String, run: &RunView, pos: usize) {
+    if run.server.is_empty() {
+        return;
+    }
+    let ivs: Vec<_> = run.intervals.iter().collect();
+    if ivs.is_empty() {
+        return;
+    }
+    let bounds: Vec<(u64, u64)> = ivs.iter().map(|iv| (iv.start_ms, iv.end_ms)).collect();
+    let mids: Vec<f64> = ivs.iter().map(|iv| iv.mid_s()).collect();
+    let x = Axis::linear(TIME_LABEL, ivs[0].start_ms as f64 / 1000.0, ivs[ivs.len() - 1].end_ms as f64 / 1000.0, false);
+    let mut charts = Vec::new();
+
+    let mut p99: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    for (iv, mid) in ivs.iter().zip(&mids) {
+        for o in iv.ops.iter().filter(|o| o.latency.count > 0) {
+            p99.entry(o.op.as_str()).or_default().push((*mid, o.latency.p99_ns as f64 / 1e6));
+        }
+    }
+    let series: Vec<Series> = p99.into_iter().enumerate().map(|(i, (op, pts))| Series::new(format!("{op} p99"), color(i), pts)).collect();
+    charts.push(chart(format!("r{pos}-server-p99"), "client p99 per interval", "p99 latency (ms)", &x, series));
+
+    let one = |what: IntervalSeries, name: &str, c: usize| -> Series {
+        let pts = suspects::per_interval(&run.server, &bounds, what).into_iter().zip(&mids).map(|(v, m)| (*m, v.unwrap_or(f64::NAN))).collect();
+        Series::new(name, color(c), pts)
+    };
+    charts.push(chart(format!("r{pos}-server-gc"), "GC pause time per interval (all nodes)", "stopped (ms)", &x, vec![one(IntervalSeries::GcPauseMs, "GC pauses", 3)]));
+    charts.push(chart(
+        format!("r{pos}-server-tasks"),
+        "pending thread-pool tasks and running compactions",
+        "tasks",
+        &x,
+        vec![one(IntervalSeries::PendingTasks, "pending tasks", 1), one(IntervalSeries::Compactions, "compactions", 2)],
+    ));
+    let tomb = one(IntervalSeries::TombstonesP99, "tombstones per read, p99", 4);
+    if tomb.points.iter().any(|p| p.1.is_finite()) {
+        charts.push(chart(format!("r{pos}-server-tombstones"), "tombstones per read (p99, workload tables)", "tombstones", &x, vec![tomb]));
+    }
+    charts.push(chart(
+        format!("r{pos}-server-cpu"),
+        "CPU: busiest node and casslab itself",
+        "% of one core",
+        &x,
+        vec![one(IntervalSeries::NodeCpuPct, "busiest node", 0), one(IntervalSeries::ClientCpuPct, "casslab", 5)],
+    ));
+
+    s.push_str(r#"<h3>Server side <span class="sub">system_views every interval; GC log and /proc for nodes casslab started</span></h3>"#);
+    let run_ms = ivs.iter().map(|iv| iv.end_ms).max().unwrap_or(0);
+    s.push_str(r#"<ul class="notes server-nodes">"#);
+    for l in node_lines(&run.server, run_ms) {
+        let _ = write!(s, "<li>{}</li>", esc(&l));
+    }
+    s.push_str("</ul>");
+    s.push_str(r#"<div class="charts">"#);
+    for c in charts.iter().filter(|c| c.series.iter().any(|se| se.points.iter().any(|p| p.1.is_finite()))) {
+        s.push_str(&c.to_html());
+    }
+    s.push_str("</div>");
+    let found = suspects::find(&client_intervals_of(run), &run.server, SPIKE_FACTOR);
+    let _ = write!(s, r#"<h4>Suspects <span class="sub">intervals whose p99 exceeds {SPIKE_FACTOR:.0}× the run's median interval p99</span></h4><ul class="suspects">"#);
+    if found.is_empty() {
+        s.push_str("<li>none</li>");
+    }
+    for f in &found {
+        let _ = write!(s, "<li>{}</li>", esc(&suspects::describe(f)));
+    }
+    s.push_str("</ul>");
+}
+
+fn chart(id: String, title: &str, y_label: &str, x: &Axis, series: Vec<Series>) -> LineChart {
+    let hi = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).filter(|v| v.is_finite()).fold(0.0f64, f64::max);
+    LineChart { id, title: title.to_string(), x: x.clone(), y: Axis::linear(y_label, 0.0, if hi > 0.0 { hi } else { 1.0 }, true), series, bands: Vec::new() }
+}
