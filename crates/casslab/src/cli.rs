@@ -76,9 +76,11 @@ pub struct LintArgs {
     /// Partitions estimated to be larger than this are errors, e.g. 100MB, 1GB.
     #[arg(long, default_value = "100MB", value_name = "SIZE")]
     pub max_partition_size: String,
-    /// Local data center of the client, for LOCAL_* consistency levels.
-    #[arg(long)]
-    pub dc: Option<String>,
+    /// With --hosts: also read the keyspace's live schema (tables, indexes, replication) from
+    /// that cluster and judge it instead of the workload's own; --dc names the local data center
+    /// for LOCAL_* levels. A --user's password comes from CASSLAB_PASSWORD.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     /// Print only findings at least this severe: info, warning or error.
     #[arg(long, default_value = "info", value_name = "SEVERITY")]
     pub min_severity: String,

@@ -1,7 +1,8 @@
 //! `casslab lint` from the command line: exit codes (0 without errors, 1 with, 2 for a
 //! workload that cannot be read), text and JSON output with file:line, experiments linted
 //! variant by variant; `casslab run` printing the warnings before it starts (and `--no-lint`
-//! hiding them); and the tombstone-trap workloads running end-to-end on the test node.
+//! hiding them); the tombstone-trap workloads running end-to-end on the test node; and
+//! `lint --hosts` judging the live schema.
 
 mod common;
 
@@ -150,4 +151,17 @@ fn tombstone_traps_run_end_to_end_and_run_prints_lint_warnings_first() {
             _ => assert!(lint_at.is_none(), "{name}:\n{err}"),
         }
     }
+
+    // --hosts: the live table of tombstones-ttl-set (a non-frozen set) is judged, not the
+    // frozen one this file declares for the same keyspace
+    let declared = casslab_core::workload::builtin("tombstones-ttl-frozen").unwrap().replace("casslab_tomb_ttl_frozen", "casslab_tomb_ttl_set");
+    let f = file_with(&declared);
+    let path = f.path().to_str().unwrap();
+    let (code, out, err) = run(casslab().args(["lint", path]));
+    assert_eq!((code, out.trim()), (0, ""), "{err}");
+    let (code, out, err) = run(casslab().args(["lint", path, "--hosts", host]));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("lint: keyspace casslab_tomb_ttl_set read from the cluster ("), "{err}");
+    let line = declared.lines().position(|l| l.contains("cql: INSERT INTO sessions")).unwrap() + 1;
+    assert!(out.contains(&format!("{path}:{line}  [ttl-on-collection]")), "{out}");
 }

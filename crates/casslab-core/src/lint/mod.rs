@@ -9,6 +9,7 @@ pub mod cql;
 mod collections;
 mod consistency;
 mod estimate;
+pub mod live;
 mod partitions;
 mod queries;
 #[cfg(test)]
@@ -265,12 +266,22 @@ fn sort(v: &mut [Finding]) {
 /// variant; a variant's findings that the base already has are not repeated, the others point
 /// at the experiment file where the variant's statement is written there).
 pub fn lint_target(target: &str, overrides: &BTreeMap<String, String>, opts: &LintOptions) -> Result<Vec<Finding>, WorkloadError> {
+    lint_target_with(target, overrides, opts, &mut |w| w)
+}
+
+/// [`lint_target`], passing every workload through `adjust` first (e.g. [`live::apply_live`]).
+pub fn lint_target_with(
+    target: &str,
+    overrides: &BTreeMap<String, String>,
+    opts: &LintOptions,
+    adjust: &mut dyn FnMut(Workload) -> Workload,
+) -> Result<Vec<Finding>, WorkloadError> {
     let path = Path::new(target);
     if path.is_file() && is_experiment(path) {
-        return lint_experiment(path, overrides, opts);
+        return lint_experiment(path, overrides, opts, adjust);
     }
     let (w, _) = load_workload(target, overrides)?;
-    Ok(lint(&w, opts))
+    Ok(lint(&adjust(w), opts))
 }
 
 /// An experiment file has `workload:` and `variants:` at the top level.
@@ -280,7 +291,12 @@ pub fn is_experiment(path: &Path) -> bool {
     top("workload") && top("variants")
 }
 
-fn lint_experiment(path: &Path, overrides: &BTreeMap<String, String>, opts: &LintOptions) -> Result<Vec<Finding>, WorkloadError> {
+fn lint_experiment(
+    path: &Path,
+    overrides: &BTreeMap<String, String>,
+    opts: &LintOptions,
+    adjust: &mut dyn FnMut(Workload) -> Workload,
+) -> Result<Vec<Finding>, WorkloadError> {
     let exp = crate::experiment::load_experiment(path, overrides)?;
     let exp_file = path.display().to_string();
     let exp_src = std::fs::read_to_string(path).unwrap_or_default();
@@ -293,10 +309,10 @@ fn lint_experiment(path: &Path, overrides: &BTreeMap<String, String>, opts: &Lin
         path.parent().unwrap_or(Path::new(".")).join(&base_ref).display().to_string()
     };
     let (base, _) = load_workload(&base_target, overrides)?;
-    let mut out = lint(&base, opts);
+    let mut out = lint(&adjust(base), opts);
     let base_keys: Vec<(Rule, String)> = out.iter().map(|f| (f.rule, f.statement.clone())).collect();
     for v in &exp.variants {
-        for mut f in lint(&v.workload, opts) {
+        for mut f in lint(&adjust(v.workload.clone()), opts) {
             if base_keys.contains(&(f.rule, f.statement.clone())) {
                 continue;
             }

@@ -4,8 +4,11 @@
 
 use crate::cli::{parse_params, LintArgs};
 use anyhow::{bail, Result};
-use casslab_core::lint::{lint, lint_target, Finding, LintOptions, Severity};
+use casslab_core::config::Credentials;
+use casslab_core::lint::live::{apply_live, read_live_schema, LiveSchema};
+use casslab_core::lint::{lint, lint_target, lint_target_with, Finding, LintOptions, Severity};
 use casslab_core::workload::Workload;
+use std::collections::BTreeMap;
 
 pub fn lint_command(args: &LintArgs) -> Result<i32> {
     let overrides = parse_params(&args.params)?;
@@ -13,9 +16,13 @@ pub fn lint_command(args: &LintArgs) -> Result<i32> {
         concurrency: args.concurrency.max(1),
         max_partition_rows: args.max_partition_rows,
         max_partition_bytes: parse_size(&args.max_partition_size)?,
-        local_dc: args.dc.clone(),
+        local_dc: args.cluster.dc.clone(),
     };
-    let findings = lint_target(&args.target, &overrides, &opts)?;
+    let findings = if args.cluster.hosts.is_empty() {
+        lint_target(&args.target, &overrides, &opts)?
+    } else {
+        lint_live(args, &overrides, &opts)?
+    };
     let min = match args.min_severity.as_str() {
         "info" => Severity::Info,
         "warning" => Severity::Warning,
@@ -39,6 +46,36 @@ pub fn lint_command(args: &LintArgs) -> Result<i32> {
         eprintln!("{}", tally(&findings));
     }
     Ok(if errors > 0 { 1 } else { 0 })
+}
+
+/// Lints with the live schema of each workload's keyspace, read from the --hosts cluster.
+fn lint_live(args: &LintArgs, overrides: &BTreeMap<String, String>, opts: &LintOptions) -> Result<Vec<Finding>> {
+    let cfg = args.cluster.to_config()?;
+    let creds = Credentials { password: std::env::var("CASSLAB_PASSWORD").ok() };
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let session = rt.block_on(casslab_core::engine::connect(&cfg, &creds))?;
+    let mut cache: BTreeMap<String, Option<LiveSchema>> = BTreeMap::new();
+    let mut adjust = |w: Workload| -> Workload {
+        let live = cache.entry(w.keyspace.clone()).or_insert_with(|| match rt.block_on(read_live_schema(&session, &w.keyspace)) {
+            Ok(Some(l)) => {
+                eprintln!("lint: keyspace {} read from the cluster ({} tables, replication {})", w.keyspace, l.tables.len(), l.replication.as_deref().unwrap_or("?"));
+                Some(l)
+            }
+            Ok(None) => {
+                eprintln!("lint: the cluster has no keyspace {}; judging the workload's own schema", w.keyspace);
+                None
+            }
+            Err(e) => {
+                eprintln!("warning: {e}; judging the workload's own schema");
+                None
+            }
+        });
+        match live {
+            Some(l) => apply_live(&w, l),
+            None => w,
+        }
+    };
+    Ok(lint_target_with(&args.target, overrides, opts, &mut adjust)?)
 }
 
 /// Findings grouped by severity, worst first, each with why and what to do instead.
