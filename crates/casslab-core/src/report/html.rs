@@ -292,6 +292,9 @@ figure.chart svg{display:block;width:100%;height:auto}
 svg .plot{fill:#fbfcfd}
 svg .band{fill:#e9e4f5;opacity:.8}
 svg .band-label{font-size:11px;fill:#6a5a8c}
+svg .event-span{fill:#e15759;opacity:.15}
+svg .event-start{stroke:#e15759;stroke-width:1.5}
+svg .event-label{font-size:11px;fill:#b3363a}
 svg .grid{stroke:#e6e9ed;stroke-width:1}
 svg .axis{stroke:#8c959f;fill:none;stroke-width:1}
 svg .tick{font-size:11.5px;fill:#57606a}

@@ -6,6 +6,7 @@
 
 use super::run_view::{IntervalView, LoadShape, OpSpectrum, RunView, SpectrumPoint};
 use super::svg_chart::{Axis, Band, LineChart, Scale, Series};
+use crate::events::{EventRecord, EventStatus};
 use crate::stats::{ErrorKind, LatencySummary, Phase};
 
 /// Colors of operations (and of runs when several are compared), in order.
@@ -26,15 +27,21 @@ fn ms(ns: f64) -> f64 {
     ns / 1e6
 }
 
-/// The x axis of a timeline, and its warm-up band (if any).
-fn time_axis(ivs: &[&IntervalView]) -> (Axis, Vec<Band>) {
+/// The x axis of a timeline, its warm-up band (if any) and the run's events as marked spans.
+fn time_axis(ivs: &[&IntervalView], events: &[EventRecord]) -> (Axis, Vec<Band>) {
     let start = ivs.first().map_or(0.0, |iv| iv.start_ms as f64 / 1000.0);
     let end = ivs.last().map_or(1.0, |iv| iv.end_ms as f64 / 1000.0);
     let warm: Vec<&&IntervalView> = ivs.iter().filter(|iv| iv.phase == Phase::Warmup).collect();
-    let bands = match (warm.first(), warm.last()) {
-        (Some(a), Some(b)) => vec![Band { x0: a.start_ms as f64 / 1000.0, x1: b.end_ms as f64 / 1000.0, label: "warm-up (not measured)".into() }],
+    let mut bands = match (warm.first(), warm.last()) {
+        (Some(a), Some(b)) => vec![Band { x0: a.start_ms as f64 / 1000.0, x1: b.end_ms as f64 / 1000.0, label: "warm-up (not measured)".into(), event: false }],
         _ => Vec::new(),
     };
+    bands.extend(events.iter().filter(|e| e.status != EventStatus::Skipped).map(|e| Band {
+        x0: e.start_ms as f64 / 1000.0,
+        x1: e.end_ms as f64 / 1000.0,
+        label: e.label(),
+        event: true,
+    }));
     (Axis::linear(TIME_LABEL, start, end, false), bands)
 }
 
@@ -62,7 +69,7 @@ fn series_y_values(series: &[Series]) -> impl Iterator<Item = f64> + '_ {
 /// Operations per second per interval, per operation and in total.
 pub fn throughput(run: &RunView, phase: Phase, id: &str) -> LineChart {
     let ivs = run.timeline(phase);
-    let (x, bands) = time_axis(&ivs);
+    let (x, bands) = time_axis(&ivs, &run.events);
     let ops = run.op_names(phase);
     let mut series: Vec<Series> = ops
         .iter()
@@ -94,7 +101,7 @@ pub fn throughput(run: &RunView, phase: Phase, id: &str) -> LineChart {
 /// the service time's p99 dashed beside them.
 pub fn latency_over_time(run: &RunView, phase: Phase, op: &str, id: &str) -> LineChart {
     let ivs = run.timeline(phase);
-    let (x, bands) = time_axis(&ivs);
+    let (x, bands) = time_axis(&ivs, &run.events);
     let pick = |f: fn(&LatencySummary) -> u64, service: bool| -> Vec<(f64, f64)> {
         ivs.iter()
             .map(|iv| {
@@ -131,7 +138,7 @@ pub fn errors_over_time(run: &RunView, phase: Phase, id: &str) -> Option<LineCha
     if kinds.is_empty() {
         return None;
     }
-    let (x, bands) = time_axis(&ivs);
+    let (x, bands) = time_axis(&ivs, &run.events);
     let series: Vec<Series> = kinds
         .iter()
         .map(|k| {

@@ -99,6 +99,8 @@ pub struct RunView {
     pub notes: Vec<String>,
     pub intervals: Vec<IntervalView>,
     pub spectra: Vec<OpSpectrum>,
+    /// Events during the run (`--event`), drawn on the time charts; see [`RunView::with_events`].
+    pub events: Vec<crate::events::EventRecord>,
     /// The nodes' own metrics during the run (empty unless the caller adds them).
     pub server: Vec<crate::server::ServerSample>,
 }
@@ -145,7 +147,13 @@ impl RunView {
                 .map(|((phase, op), st)| OpSpectrum { phase, op, intended: spectrum(&st.intended), service: spectrum(&st.service) })
                 .collect();
         }
-        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new() }
+        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new(), events: Vec::new() }
+    }
+
+    /// The view with the run's events, as [`crate::store::Store::events`] returns them.
+    pub fn with_events(mut self, events: Vec<crate::events::EventRecord>) -> RunView {
+        self.events = events;
+        self
     }
 
     pub fn load_shape(&self) -> LoadShape {

@@ -122,12 +122,14 @@ impl Series {
     }
 }
 
-/// A shaded x range with a label at its top, e.g. the warm-up.
+/// A shaded x range with a label at its top, e.g. the warm-up; or with `event`, an event of
+/// the run (a marked span from its start to its end, with a line at its start).
 #[derive(Debug, Clone)]
 pub struct Band {
     pub x0: f64,
     pub x1: f64,
     pub label: String,
+    pub event: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -157,7 +159,21 @@ impl LineChart {
         );
         let _ = write!(s, r#"<defs><clipPath id="clip-{id}"><rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}"/></clipPath></defs>"#);
         let _ = write!(s, r#"<rect class="plot" x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}"/>"#);
-        for b in &self.bands {
+        for (i, b) in self.bands.iter().filter(|b| b.event).enumerate() {
+            // at least 2 px wide, so an instant event (a kill) still shows
+            let x0 = px(b.x0).clamp(LEFT, LEFT + pw);
+            let x1 = px(b.x1).clamp(LEFT, LEFT + pw).max(x0 + 2.0);
+            let _ = write!(
+                s,
+                r#"<g class="event" data-event="{label}"><title>{label}</title><rect class="event-span" x="{x0:.1}" y="{TOP}" width="{:.1}" height="{ph}"/><line class="event-start" x1="{x0:.1}" x2="{x0:.1}" y1="{TOP}" y2="{:.1}"/><text class="event-label" x="{:.1}" y="{:.1}">{label}</text></g>"#,
+                x1 - x0,
+                TOP + ph,
+                x0 + 3.0,
+                TOP + 28.0 + 12.0 * (i % 4) as f64,
+                label = esc(&b.label)
+            );
+        }
+        for b in self.bands.iter().filter(|b| !b.event) {
             let (x0, x1) = (px(b.x0).clamp(LEFT, LEFT + pw), px(b.x1).clamp(LEFT, LEFT + pw));
             if x1 > x0 {
                 let _ = write!(
@@ -476,7 +492,7 @@ mod tests {
             x: Axis::linear("s", 0.0, 10.0, true),
             y: Axis::log("ms", 1.0, 100.0),
             series: vec![Series::new("p99", "#f00", vec![(1.0, 2.0), (2.0, 3.0), (3.0, f64::NAN), (4.0, 5.0), (5.0, 0.0), (6.0, 7.0), (7.0, 8.0)])],
-            bands: vec![Band { x0: 0.0, x1: 2.0, label: "warm-up".into() }],
+            bands: vec![Band { x0: 0.0, x1: 2.0, label: "warm-up".into(), event: false }, Band { x0: 3.0, x1: 3.0, label: "kill <node2>".into(), event: true }],
         };
         let html = chart.to_html();
         assert_eq!(html.matches("<path class=\"series\"").count(), 1);
@@ -484,6 +500,8 @@ mod tests {
         let d = html.split("class=\"series\" d=\"").nth(1).unwrap().split('"').next().unwrap();
         assert_eq!(d.matches('M').count(), 2, "{d}");
         assert!(html.contains("a &lt;b&gt;") && html.contains("class=\"band\""));
+        assert!(html.contains(r#"<g class="event" data-event="kill &lt;node2&gt;">"#), "{html}");
+        assert!(html.contains(r#"<rect class="event-span""#) && html.contains(r#"width="2.0""#), "an instant event is 2 px wide");
         assert!(!html.contains("class=\"legend\""), "one solid series needs no legend");
     }
 

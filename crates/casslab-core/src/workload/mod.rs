@@ -6,11 +6,13 @@ mod access;
 mod builtin;
 mod error;
 mod parse;
+mod scenarios;
 mod validate;
 
 pub use access::{marker_before_eq, to_in_statement, BatchKind, BatchSpec, PartitionSet, Strategy, MAX_BATCH_ROWS, MAX_PARTITIONS};
 pub use builtin::{builtin, builtin_names, BUILTINS};
 pub use error::WorkloadError;
+pub use scenarios::{scenario, SCENARIOS};
 pub use parse::{count_markers, load_workload, parse_duration_s, parse_workload, resolve_text};
 
 use crate::gen::GeneratorSpec;

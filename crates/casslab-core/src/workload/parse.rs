@@ -79,7 +79,7 @@ struct ParamsOnly {
 
 /// Reads a workload from a built-in name or a file path and resolves it with `overrides`.
 pub fn load_workload(name_or_path: &str, overrides: &BTreeMap<String, String>) -> Result<(Workload, String), WorkloadError> {
-    if let Some(src) = super::builtin(name_or_path) {
+    if let Some(src) = super::builtin(name_or_path).or_else(|| super::scenario(name_or_path)) {
         let w = parse_workload(src, &format!("builtin:{name_or_path}"), overrides)?;
         return Ok((w, src.to_string()));
     }

@@ -12,9 +12,14 @@ pub fn workloads(cmd: Option<WorkloadsCommand>) -> Result<i32> {
                 let w = parse_workload(src, &format!("builtin:{name}"), &BTreeMap::new())?;
                 println!("{name:<8} {}", w.description);
             }
+            println!("\nscenarios (events during the run on a local cluster of several nodes):");
+            for (name, src) in casslab_core::workload::SCENARIOS {
+                let w = parse_workload(src, &format!("scenario:{name}"), &BTreeMap::new())?;
+                println!("{name:<22} {}", w.description);
+            }
             eprintln!("\n`casslab workloads show NAME` prints one; `casslab run NAME` runs it.");
         }
-        Some(WorkloadsCommand::Show { name }) => match casslab_core::workload::builtin(&name) {
+        Some(WorkloadsCommand::Show { name }) => match casslab_core::workload::builtin(&name).or_else(|| casslab_core::workload::scenario(&name)) {
             Some(src) => print!("{src}"),
             None => {
                 let names: Vec<&str> = BUILTINS.iter().map(|(n, _)| *n).collect();

@@ -1,0 +1,39 @@
+//! The scenario files shipped in the repository's `scenarios/` folder, embedded in the binary:
+//! workloads with `events:` that disturb a local cluster during the run (a node or a data
+//! center lost, a major compaction, a repair). A scenario's name works wherever a workload
+//! file path does; they are kept apart from the built-in workloads because they need a local
+//! cluster of several nodes.
+
+/// (name, YAML text) of every scenario, in the order `casslab workloads` lists them.
+pub const SCENARIOS: &[(&str, &str)] = &[
+    ("node-loss", include_str!("../../../../scenarios/node-loss.yaml")),
+    ("dc-loss", include_str!("../../../../scenarios/dc-loss.yaml")),
+    ("compaction-under-load", include_str!("../../../../scenarios/compaction-under-load.yaml")),
+    ("repair-under-load", include_str!("../../../../scenarios/repair-under-load.yaml")),
+];
+
+/// The text of a shipped scenario.
+pub fn scenario(name: &str) -> Option<&'static str> {
+    SCENARIOS.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn every_scenario_parses_with_events_a_local_cluster_can_run() {
+        for (name, src) in SCENARIOS {
+            let w = crate::workload::parse_workload(src, &format!("scenario:{name}"), &BTreeMap::new()).unwrap();
+            assert_eq!(&w.name, name);
+            assert!(!w.events.is_empty(), "{name} has no events");
+            let run = w.run.as_ref().unwrap();
+            for e in &w.events {
+                assert!((e.at_ms as f64) < (run.warmup_s + run.duration_s) * 1000.0, "{name}: {} is after the run", e.text);
+            }
+        }
+        assert!(scenario("node-loss").unwrap().contains("kill ${node}"));
+        assert_eq!(scenario("nope"), None);
+    }
+}
