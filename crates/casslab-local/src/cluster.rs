@@ -303,6 +303,11 @@ impl LocalCluster {
                 stop_pid(pid, STOP_GRACE, node)?
             };
             remove_if_present(&node.pid_path())?;
+            // As in `down`: a start right after must find the node's ports free.
+            let ports_free_by = Instant::now() + PORT_RELEASE_WAIT;
+            while check_ports(node).is_err() && Instant::now() < ports_free_by {
+                std::thread::sleep(Duration::from_millis(200));
+            }
             let secs = started.elapsed().as_secs_f64();
             progress(&match (kill, how) {
                 (true, _) => format!("{} (pid {pid}) killed", node.name),

@@ -1,7 +1,7 @@
 //! Events during a run (`--event '60s kill node2'`, a workload's `events:`): checking them
 //! against the cluster before anything starts, then a timeline that fires each one at its
 //! time after the start of the run phase and carries it out on a blocking thread — so the
-//! engine keeps running — and records when it started and ended (on the intervals' time
+//! engine keeps running; node stops, kills and starts one at a time — and records when it started and ended (on the intervals' time
 //! axis), its exit status and the tail of its output. Node actions and nodetool calls go
 //! through casslab-local; `exec` runs `sh -c CMD`.
 
@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 use casslab_core::events::{sorted, EventAction, EventRecord, EventSpec, EventStatus};
 use casslab_local::LocalCluster;
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -19,6 +19,10 @@ const OUTPUT_TAIL_LINES: usize = 20;
 
 /// The local cluster a run in this process is aimed at, when it is casslab's own.
 static LOCAL_CLUSTER: OnceLock<LocalCluster> = OnceLock::new();
+
+/// Held while a stop, kill or start runs: one that comes due while another is still under
+/// way (a start while a graceful stop drains) waits for it, and starts when it can.
+static NODE_ACTIONS: Mutex<()> = Mutex::new(());
 
 /// Remembers the local cluster the runs of this process use, for node and nodetool events.
 pub fn use_local_cluster(cluster: &LocalCluster) {
@@ -80,6 +84,7 @@ impl Timeline {
                 }
                 let local = local.clone();
                 running.push(tokio::task::spawn_blocking(move || {
+                    let _one_at_a_time = spec.action.node_selector().map(|_| NODE_ACTIONS.lock().unwrap_or_else(|e| e.into_inner()));
                     let start_ms = axis_ms();
                     eprintln!("event {}: {} ...", fmt_s(spec.at_ms), spec.label());
                     let (status, exit_code, output) = carry_out(&spec.action, local.as_ref());

@@ -36,6 +36,7 @@ pub fn show(run: &str, export_args: &ExportArgs, args: &StoreArgs) -> Result<i32
         Some(s) => print!("{}", text::run_summary(&record, s)),
         None => println!("run {id} ({}) has no summary: status {:?} (it may still be running, or it crashed; its intervals are saved)", record.workload, record.status),
     }
+    print!("{}", text::events_table(&store.events(id)?));
     print!("{}", super::server::text_section(&store, id));
     export(&store, id, export_args)?;
     Ok(0)
