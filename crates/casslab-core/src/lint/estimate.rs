@@ -45,6 +45,43 @@ pub(crate) fn cardinality(spec: &GeneratorSpec, all: &BTreeMap<String, Generator
     }
 }
 
+/// The probability of the most frequent value: how much of the writes the hottest key gets.
+/// `None` when unknown; 0 for a sequence that never repeats.
+pub(crate) fn hottest_share(spec: &GeneratorSpec, all: &BTreeMap<String, GeneratorSpec>) -> Option<f64> {
+    let card = cardinality(spec, all)?;
+    if card.is_infinite() {
+        return Some(0.0);
+    }
+    let f = |s: &Option<Scalar>| s.as_ref().and_then(|x| x.as_f64().ok());
+    let share = match spec.dist.as_deref().unwrap_or("uniform") {
+        "zipfian" => 1.0 / zeta(card, f(&spec.theta).unwrap_or(0.99)),
+        "hotspot" => {
+            let hot_fraction = f(&spec.hot_fraction).unwrap_or(0.2);
+            let hot_ops = f(&spec.hot_ops).unwrap_or(0.8);
+            (hot_ops / (hot_fraction * card).max(1.0)).max(1.0 / card)
+        }
+        "gaussian" => match f(&spec.stddev) {
+            Some(sd) if sd > 0.0 => 1.0 / (sd * (2.0 * std::f64::consts::PI).sqrt()),
+            _ => return None,
+        },
+        _ => 1.0 / card,
+    };
+    Some(share.min(1.0))
+}
+
+/// The generalized harmonic number H(n, θ) = Σ_{i=1..n} i^-θ: summed for the first million
+/// terms, the rest by its integral.
+fn zeta(n: f64, theta: f64) -> f64 {
+    let exact = n.min(1e6) as u64;
+    let mut z: f64 = (1..=exact).map(|i| (i as f64).powf(-theta)).sum();
+    if n > exact as f64 {
+        let a = exact as f64 + 0.5;
+        let b = n + 0.5;
+        z += if (theta - 1.0).abs() < 1e-9 { (b / a).ln() } else { (b.powf(1.0 - theta) - a.powf(1.0 - theta)) / (1.0 - theta) };
+    }
+    z
+}
+
 /// Whether the values keep growing as operations run: a sequence without an upper bound.
 pub(crate) fn grows_without_bound(spec: &GeneratorSpec) -> bool {
     spec.dist.as_deref() == Some("sequence") && spec.max.is_none()
@@ -59,10 +96,16 @@ pub(crate) fn mean_size(size: &Option<SizeSpec>) -> Option<f64> {
                 return Some(mean);
             }
             let min = f(&d.min).unwrap_or(0.0);
-            Some(match f(&d.max) {
-                Some(max) if d.dist.as_deref().unwrap_or("uniform") == "uniform" => (min + max) / 2.0,
-                Some(max) => (min + max) / 4.0,
-                None => min,
+            let unscrambled = d.scrambled.as_ref().and_then(|x| x.as_bool().ok()) == Some(false);
+            Some(match (f(&d.max), d.dist.as_deref().unwrap_or("uniform")) {
+                // rank order: the smallest sizes are the most frequent; E[rank] ≈ Σ i^(1-θ) / Σ i^-θ
+                (Some(max), "zipfian") if unscrambled => {
+                    let n = (max - min).max(1.0);
+                    let theta = f(&d.theta).unwrap_or(0.99);
+                    min + (n.powf(2.0 - theta) / (2.0 - theta)) / zeta(n, theta)
+                }
+                (Some(max), _) => (min + max) / 2.0,
+                (None, _) => min,
             })
         }
     }
@@ -121,9 +164,17 @@ mod tests {
         assert_eq!(cardinality(&spec("{ type: boolean }"), &all), Some(2.0));
         assert!(grows_without_bound(&spec("{ type: timestamp, dist: sequence }")));
         assert!(!grows_without_bound(&spec("{ type: timestamp, dist: sequence, max: 10 }")));
+        let z = hottest_share(&spec("{ type: bigint, dist: zipfian, min: 0, max: 10000 }"), &all).unwrap();
+        assert!((0.09..0.11).contains(&z), "{z}");
+        assert_eq!(hottest_share(&spec("{ type: bigint, dist: uniform, min: 0, max: 100 }"), &all), Some(0.01));
+        let h = hottest_share(&spec("{ type: bigint, dist: hotspot, min: 0, max: 1000, hot_fraction: 0.1, hot_ops: 0.9 }"), &all).unwrap();
+        assert!((h - 0.009).abs() < 1e-9, "{h}");
         assert_eq!(value_bytes(&spec("{ type: blob, size: 100 }")), 100.0);
         assert_eq!(value_bytes(&spec("{ type: text, size: { dist: uniform, min: 0, max: 200 } }")), 100.0);
         assert_eq!(value_bytes(&spec("{ type: \"list<int>\", size: 100 }")), 400.0);
+        // long-tailed sizes in rank order: mostly small, mean far below the midpoint
+        let m = value_bytes(&spec("{ type: text, size: { dist: zipfian, min: 500, max: 200000, scrambled: false } }"));
+        assert!((10_000.0..25_000.0).contains(&m), "{m}");
         assert_eq!(value_bytes(&spec("{ type: \"frozen<set<text>>\", size: 4, element: { size: 10 } }")), 40.0);
     }
 }

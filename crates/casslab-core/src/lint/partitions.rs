@@ -4,13 +4,15 @@
 //! query rules (wide partitions read without a LIMIT).
 
 use super::cql::{Dml, DmlKind, RelOp, Table, Term};
-use super::estimate::{cardinality, grows_without_bound, value_bytes};
+use super::estimate::{cardinality, grows_without_bound, hottest_share, value_bytes};
 use super::{Finding, Model, OpStmt, Rule, Severity};
 
 /// What is known about one write's effect on partition size.
 pub(crate) struct WriteEstimate {
-    /// Rows per partition after the load phase (0 when the write is not the load's).
+    /// Rows of the largest partition after the load phase (0 when the write is not the load's).
     pub rows_after_load: f64,
+    /// Rows of a partition of average size after the load.
+    pub rows_typical: f64,
     /// The most rows a partition can reach if the run keeps writing (infinite: no bound).
     pub rows_bound: f64,
     pub bytes_per_row: f64,
@@ -27,27 +29,32 @@ fn bound_term<'d>(d: &'d Dml, column: &'d str) -> Option<&'d Term> {
     d.relations_on(column).find(|r| r.op == RelOp::Eq && r.columns.len() == 1).and_then(|r| r.terms.first())
 }
 
-/// Distinct values of the columns' bound terms, multiplied; `None` when one is unknown.
-fn product(m: &Model, s: &OpStmt, d: &Dml, cols: &[String]) -> Option<f64> {
-    let mut p = 1.0;
+/// Distinct values of the columns' bound terms, multiplied, and the share of writes the most
+/// frequent combination gets; `None` when one is unknown.
+fn product(m: &Model, s: &OpStmt, d: &Dml, cols: &[String]) -> Option<(f64, f64)> {
+    let (mut p, mut hot) = (1.0, 1.0);
     for c in cols {
         match bound_term(d, c)? {
             Term::Literal(_) => {}
             t @ Term::Marker(_) => {
                 let (_, spec) = s.generator(m.w, t)?;
                 p *= cardinality(spec, &m.w.generators)?;
+                hot *= hottest_share(spec, &m.w.generators)?;
             }
             Term::Other(_) => return None,
         }
     }
-    Some(p)
+    Some((p, hot))
 }
 
 pub(crate) fn estimate_write(m: &Model, s: &OpStmt, d: &Dml, t: &Table) -> Option<WriteEstimate> {
-    let partitions = product(m, s, d, &t.partition_key)?.max(1.0);
-    let clustering = product(m, s, d, &t.clustering)?;
+    let (partitions, hottest) = product(m, s, d, &t.partition_key)?;
+    let partitions = partitions.max(1.0);
+    let clustering = product(m, s, d, &t.clustering)?.0;
     let load_n = if s.in_load { m.w.load.as_ref().map(|l| l.count as f64).unwrap_or(0.0) } else { 0.0 };
-    let rows_after_load = if load_n > 0.0 { clustering.min(load_n / partitions.min(load_n)) } else { 0.0 };
+    // the largest partition: the hottest key's share of the load (1/partitions when uniform)
+    let rows_typical = if load_n > 0.0 { clustering.min(load_n / partitions.min(load_n)) } else { 0.0 };
+    let rows_after_load = if load_n > 0.0 { clustering.min((load_n * hottest).max(rows_typical)) } else { 0.0 };
     let rows_bound = if s.run_share > 0.0 { clustering } else { rows_after_load };
     let mut bytes_per_row = 0.0;
     let mut growing_generator = None;
@@ -72,7 +79,7 @@ pub(crate) fn estimate_write(m: &Model, s: &OpStmt, d: &Dml, t: &Table) -> Optio
             }
         }
     }
-    Some(WriteEstimate { rows_after_load, rows_bound, bytes_per_row: bytes_per_row + 8.0, partitions, growing_generator })
+    Some(WriteEstimate { rows_after_load, rows_typical, rows_bound, bytes_per_row: bytes_per_row + 8.0, partitions, growing_generator })
 }
 
 /// The largest estimate over the active writes to `table`: (rows after load, bytes after load).
@@ -104,7 +111,7 @@ fn rows(n: f64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -139,11 +146,24 @@ pub(crate) fn check(m: &Model, out: &mut Vec<Finding>) {
                 }
                 let Some(e) = estimate_write(m, s, d, t) else { continue };
                 let bytes = e.rows_after_load * e.bytes_per_row;
-                if e.rows_after_load > max_rows || bytes > max_bytes {
+                let over = |rows: f64| rows > max_rows || rows * e.bytes_per_row > max_bytes;
+                if over(e.rows_after_load) && !over(e.rows_typical) {
+                    consider(
+                        Severity::Warning,
+                        format!(
+                            "the hottest partitions of {name} hold about {} rows ({}) after the load, against about {} rows for a typical one: the partition key is skewed; the limit is {} rows / {}",
+                            rows(e.rows_after_load),
+                            mb(bytes),
+                            rows(e.rows_typical),
+                            rows(max_rows),
+                            mb(max_bytes)
+                        ),
+                    );
+                } else if over(e.rows_after_load) {
                     consider(
                         Severity::Error,
                         format!(
-                            "partitions of {name} hold about {} rows ({}) each after the load ({} partitions); the limit is {} rows / {}",
+                            "the largest partitions of {name} hold about {} rows ({}) after the load ({} partitions); the limit is {} rows / {}",
                             rows(e.rows_after_load),
                             mb(bytes),
                             rows(e.partitions),
@@ -183,7 +203,7 @@ pub(crate) fn check(m: &Model, out: &mut Vec<Finding>) {
                         ),
                     );
                 } else if e.rows_after_load >= max_rows / 10.0 || bytes >= max_bytes / 10.0 {
-                    consider(Severity::Info, format!("wide partitions in {name}: about {} rows ({}) each after the load", rows(e.rows_after_load), mb(bytes)));
+                    consider(Severity::Info, format!("wide partitions in {name}: the largest hold about {} rows ({}) after the load", rows(e.rows_after_load), mb(bytes)));
                 }
             }
         }
@@ -247,6 +267,20 @@ run:
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].severity, Severity::Warning, "{hits:#?}");
         assert!(hits[0].message.contains("grow without bound"), "{}", hits[0].message);
+    }
+
+    #[test]
+    fn a_zipfian_partition_key_makes_the_hottest_partition_wide() {
+        // 10,000 users and 2 million events: 200 rows each if uniform, ~10% of them for the
+        // hottest user if zipfian
+        let uniform = series("(user_id), ts", "user_id, ts", "{ type: timestamp, dist: sequence }", 2_000_000, false)
+            .replace("user: { type: bigint, dist: sequence, min: 0, max: 10 }", "user: { type: bigint, dist: uniform, min: 0, max: 10000 }");
+        assert!(of(&lint_yaml(&uniform), Rule::UnboundedPartition).is_empty(), "{:#?}", lint_yaml(&uniform));
+        let zipf = uniform.replace("dist: uniform, min: 0, max: 10000", "dist: zipfian, min: 0, max: 10000");
+        let f = lint_yaml(&zipf);
+        let hits = of(&f, Rule::UnboundedPartition);
+        assert_eq!((hits.len(), hits[0].severity), (1, Severity::Warning), "skewed, not every partition: {f:#?}");
+        assert!(hits[0].message.contains("hottest partitions") && hits[0].message.contains("about 200 rows for a typical one"), "{}", hits[0].message);
     }
 
     #[test]
