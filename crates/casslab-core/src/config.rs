@@ -104,6 +104,12 @@ pub struct RunConfig {
     /// Collect the nodes' own metrics during the run (`server` module).
     #[serde(default = "yes")]
     pub server_metrics: bool,
+    /// Keep the query traces of this many of the slowest requests (0 = no tracing).
+    #[serde(default)]
+    pub trace_slowest: usize,
+    /// Share of requests the nodes trace when `trace_slowest` > 0.
+    #[serde(default)]
+    pub trace_probability: f64,
 }
 
 fn yes() -> bool {
@@ -127,6 +133,8 @@ impl Default for RunConfig {
             load: LoadMode::Auto,
             threads: 0,
             server_metrics: true,
+            trace_slowest: 0,
+            trace_probability: 0.01,
         }
     }
 }

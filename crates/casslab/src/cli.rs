@@ -326,6 +326,14 @@ pub struct RunOptions {
     /// pauses, CPU and memory) during the run.
     #[arg(long)]
     pub no_server_metrics: bool,
+    /// Keep the query traces (system_traces) of the N slowest requests, shown step by step in
+    /// the summary and the report. The nodes trace a sample of requests (--trace-probability);
+    /// needs nodes casslab started (it sets their trace probability with nodetool).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub trace_slowest: usize,
+    /// With --trace-slowest: the share of requests traced, between 0 and 1.
+    #[arg(long, value_name = "P", default_value_t = 0.01)]
+    pub trace_probability: f64,
     /// probe at maximum throughput, then a binary search of rates, each step a saved run of
     /// --duration (with --warmup).
     #[arg(long, value_name = "SLA", conflicts_with = "rate")]
@@ -458,6 +466,9 @@ impl RunOptions {
         if self.concurrency == 0 {
             bail!("--concurrency must be at least 1");
         }
+        if !(self.trace_probability > 0.0 && self.trace_probability <= 1.0) {
+            bail!("--trace-probability must be above 0 and at most 1, e.g. 0.01");
+        }
         let interval_s = parse_duration_s("interval", &self.interval)?;
         if interval_s < 0.01 {
             bail!("--interval must be at least 10ms");
@@ -487,6 +498,8 @@ impl RunOptions {
         })
     }
             server_metrics: !self.no_server_metrics,
+            trace_slowest: self.trace_slowest,
+            trace_probability: self.trace_probability,
 }
 
 /// Parses `1G`, `768M`, `1024` (MiB) into MiB.

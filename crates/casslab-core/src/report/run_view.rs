@@ -103,6 +103,8 @@ pub struct RunView {
     pub events: Vec<crate::events::EventRecord>,
     /// The nodes' own metrics during the run (empty unless the caller adds them).
     pub server: Vec<crate::server::ServerSample>,
+    /// Query traces of the slowest requests (empty unless the caller adds them).
+    pub traces: Vec<crate::server::traces::Trace>,
 }
 
 impl RunView {
@@ -147,7 +149,7 @@ impl RunView {
                 .map(|((phase, op), st)| OpSpectrum { phase, op, intended: spectrum(&st.intended), service: spectrum(&st.service) })
                 .collect();
         }
-        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new(), events: Vec::new() }
+        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new(), traces: Vec::new(), events: Vec::new() }
     }
 
     /// The view with the run's events, as [`crate::store::Store::events`] returns them.

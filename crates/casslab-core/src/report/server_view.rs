@@ -7,6 +7,7 @@ use super::html_charts::color;
 use super::run_view::RunView;
 use super::svg_chart::{esc, Axis, LineChart, Series};
 use crate::server::suspects::{self, ClientInterval, IntervalSeries, SPIKE_FACTOR};
+use crate::server::traces::{self, Trace};
 use crate::server::{gc_pauses, metric, ServerSample, CLIENT};
 use crate::stats::Phase;
 use crate::store::StoredInterval;
@@ -54,7 +55,7 @@ fn node_lines(samples: &[ServerSample], run_ms: u64) -> Vec<String> {
         let mut parts = Vec::new();
         let pauses: Vec<(&str, f64)> = gc_pauses(samples).filter(|p| p.0 == node).map(|p| (p.1, p.3)).collect();
         if !pauses.is_empty() || !of(metric::GC_STW_PCT).is_empty() {
-            let total: f64 = pauses.iter().map(|p| p.1).sum();
+            let total: f64 = pauses.iter().map(|p| p.1).sum::<f64>() + 0.0; // an empty sum is -0.0
             let longest = pauses.iter().cloned().fold(("", 0.0), |a, b| if b.1 > a.1 { b } else { a });
             let share = if run_ms > 0 { total / run_ms as f64 * 100.0 } else { 0.0 };
             let mut gc = format!("GC {} pause{}, {total:.0} ms stopped ({share:.2}% of the time)", pauses.len(), if pauses.len() == 1 { "" } else { "s" });
@@ -108,6 +109,56 @@ pub fn text_section(intervals: &[StoredInterval], samples: &[ServerSample]) -> S
 
 /// The HTML section of one run: server charts aligned with client p99, then the suspects.
 pub fn html_section(s: &mut String, run: &RunView, pos: usize) {
+    server_html(s, run, pos);
+    traces_html(s, &run.traces);
+}
+
+/// The slowest traced requests, slowest first, one line each with its steps as text.
+pub fn traces_text(traces: &[Trace]) -> String {
+    if traces.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("slowest traced requests ({}; the coordinator's own time, from system_traces):\n", traces.len());
+    for t in traces {
+        let _ = write!(out, "  {}", traces::describe(t));
+    }
+    out
+}
+
+/// Each trace as a per-step timeline: a bar per step from the request's start to the step.
+fn traces_html(s: &mut String, list: &[Trace]) {
+    if list.is_empty() {
+        return;
+    }
+    s.push_str(r#"<h4>Slowest traced requests <span class="sub">the coordinator's own time, step by step (system_traces)</span></h4>"#);
+    for t in list {
+        let total = t.events.iter().map(|e| e.elapsed_us).max().unwrap_or(0).max(t.duration_us).max(1) as f64;
+        let _ = write!(
+            s,
+            r#"<details class="trace"><summary>{:.2} ms at {} on {} · {}</summary><table class="trace-steps"><tr><th>ms</th><th>+ms</th><th></th><th>node</th><th>step</th></tr>"#,
+            t.duration_us as f64 / 1000.0,
+            suspects::clock(t.at_ms),
+            esc(&t.coordinator),
+            esc(&t.query)
+        );
+        let mut prev = 0;
+        for e in &t.events {
+            let width = (e.elapsed_us.max(0) as f64 / total * 200.0).round();
+            let _ = write!(
+                s,
+                r#"<tr><td>{:.3}</td><td>{:.3}</td><td><div style="width:{width}px;height:8px;background:#f28e2b"></div></td><td>{}</td><td>{}</td></tr>"#,
+                e.elapsed_us as f64 / 1000.0,
+                (e.elapsed_us - prev).max(0) as f64 / 1000.0,
+                esc(&e.source),
+                esc(&e.activity)
+            );
+            prev = e.elapsed_us;
+        }
+        s.push_str("</table></details>");
+    }
+}
+
+fn server_html(s: &mut String, run: &RunView, pos: usize) {
     if run.server.is_empty() {
         return;
     }

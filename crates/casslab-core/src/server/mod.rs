@@ -9,6 +9,7 @@ pub mod collect;
 pub mod gclog;
 pub mod procstat;
 pub mod suspects;
+pub mod traces;
 pub mod vtables;
 
 use serde::{Deserialize, Serialize};

@@ -32,6 +32,8 @@ pub struct Suspect {
 pub const SPIKE_FACTOR: f64 = 3.0;
 /// ... and exceeds it by at least this much (so sub-millisecond jitter is not a spike).
 const MIN_RISE_MS: f64 = 1.0;
+/// Tombstones scanned by one read worth naming (Cassandra itself warns at 1,000).
+const TOMBSTONES_WORTH_SAYING: f64 = 100.0;
 /// At most this many suspects are listed (the largest rises).
 pub const MAX_SUSPECTS: usize = 10;
 
@@ -128,15 +130,18 @@ pub fn findings(samples: &[ServerSample], from_ms: u64, to_ms: u64) -> Vec<Strin
     }
     for (label, total) in [("pending", metric::PENDING_TASKS), ("blocked", metric::BLOCKED_TASKS)] {
         for (node, (v, _)) in max_per_node(samples, from_ms, to_ms, |m| m == total) {
-            if v >= 1.0 {
+            // a backlog the node always has (some pools report a steady count) is no cause
+            let usual = median(samples.iter().filter(|s| s.node == node && s.metric == total).map(|s| s.value).collect());
+            if v >= 1.0 && v > 2.0 * usual {
                 let prefix = format!("{total}:");
                 let pools = max_per_node_pools(samples, from_ms, to_ms, node, &prefix);
                 out.push(format!("{v:.0} tasks {label} on {node}{pools}"));
             }
         }
     }
-    for (node, (v, m)) in max_per_node(samples, from_ms, to_ms, |m| m.starts_with(metric::TOMBSTONES_MAX_PREFIX)) {
-        if v >= 1.0 {
+    let workload_table = |m: &str| m.starts_with(metric::TOMBSTONES_MAX_PREFIX) && !m.ends_with(":casslab_meta");
+    for (node, (v, m)) in max_per_node(samples, from_ms, to_ms, workload_table) {
+        if v >= TOMBSTONES_WORTH_SAYING {
             out.push(format!("reads scanned up to {v:.0} tombstones on {node} ({})", &m[metric::TOMBSTONES_MAX_PREFIX.len()..]));
         }
     }
@@ -192,7 +197,7 @@ pub fn per_interval(samples: &[ServerSample], intervals: &[(u64, u64)], what: In
         .map(|&(start, end)| {
             let inside = |s: &&ServerSample| s.at_ms >= start && s.at_ms < end;
             match what {
-                IntervalSeries::GcPauseMs => Some(gc_pauses(samples).filter(|(_, _, at, _)| *at >= start && *at < end).map(|p| p.3).sum()),
+                IntervalSeries::GcPauseMs => Some(gc_pauses(samples).filter(|(_, _, at, _)| *at >= start && *at < end).map(|p| p.3).sum::<f64>() + 0.0),
                 IntervalSeries::PendingTasks | IntervalSeries::Compactions => {
                     let m = if what == IntervalSeries::PendingTasks { metric::PENDING_TASKS } else { metric::SSTABLE_TASKS };
                     let mut per_node: BTreeMap<&str, f64> = BTreeMap::new();
@@ -202,7 +207,9 @@ pub fn per_interval(samples: &[ServerSample], intervals: &[(u64, u64)], what: In
                     }
                     (!per_node.is_empty()).then(|| per_node.values().sum())
                 }
-                IntervalSeries::TombstonesP99 => max_of(samples.iter().filter(inside).filter(|s| s.metric.starts_with(metric::TOMBSTONES_P99_PREFIX))),
+                IntervalSeries::TombstonesP99 => max_of(
+                    samples.iter().filter(inside).filter(|s| s.metric.starts_with(metric::TOMBSTONES_P99_PREFIX) && !s.metric.ends_with(":casslab_meta")),
+                ),
                 IntervalSeries::NodeCpuPct => max_of(samples.iter().filter(inside).filter(|s| s.metric == metric::CPU_PCT && s.node != CLIENT)),
                 IntervalSeries::ClientCpuPct => max_of(samples.iter().filter(inside).filter(|s| s.metric == metric::CPU_PCT && s.node == CLIENT)),
             }
@@ -238,7 +245,13 @@ mod tests {
             s("127.0.0.1", "gc_pause_ms:Young (Normal) (G1 Evacuation Pause)", 4_200, 12.0),
             s("127.0.0.1", "sstable_tasks", 4_990, 3.0),
             s("127.0.0.1", "thread_pools.pending_tasks", 4_990, 40.0),
+            s("127.0.0.1", "thread_pools.pending_tasks", 1_000, 0.0),
+            s("127.0.0.1", "thread_pools.pending_tasks", 2_000, 1.0),
+            s("127.0.0.1", "thread_pools.blocked_tasks", 1_000, 2.0),
+            s("127.0.0.1", "thread_pools.blocked_tasks", 4_990, 2.0),
             s("127.0.0.1", "thread_pools.pending_tasks:MutationStage", 4_990, 40.0),
+            s("127.0.0.1", "tombstones_per_read.max:kv", 4_990, 20.0),
+            s("127.0.0.1", "tombstones_per_read.max:casslab_meta", 4_990, 500.0),
             // far from the spike: not mentioned
             s("127.0.0.2", "gc_pause_ms:Full (System.gc())", 500, 300.0),
         ];
@@ -257,6 +270,8 @@ mod tests {
         );
         let line = describe(sp);
         assert!(line.starts_with("p99 of read rose to 84.0 ms at 00:04 (typical 2.0 ms): 127.0.0.1 paused 210 ms"), "{line}");
+        let tomb = vec![s("n", "tombstones_per_read.max:events", 4_500, 1_500.0)];
+        assert_eq!(findings(&tomb, 4_000, 5_000), ["reads scanned up to 1500 tombstones on n (events)"]);
     }
 
     #[test]

@@ -101,6 +101,13 @@ CREATE TABLE IF NOT EXISTS server_samples (
     value  REAL    NOT NULL
 );
 CREATE INDEX IF NOT EXISTS server_samples_run ON server_samples (run_id, at_ms);
+-- Query traces of a run's slowest requests (`server::traces::Trace` as JSON).
+CREATE TABLE IF NOT EXISTS server_traces (
+    run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    at_ms       INTEGER NOT NULL,
+    duration_us INTEGER NOT NULL,
+    trace_json  TEXT    NOT NULL
+);
 ";
 
 /// Connection settings. For a file: WAL, so readers never block the writer and a crashed

@@ -2,6 +2,7 @@
 //! run's axis, value), written in batches as the run goes.
 
 use super::{RunId, Store, StoreError};
+use crate::server::traces::Trace;
 use crate::server::ServerSample;
 use rusqlite::params;
 
@@ -34,6 +35,33 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Saves the traces of a run's slowest requests.
+    pub fn add_traces(&self, run: RunId, traces: &[Trace]) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        for t in traces {
+            let json = super::rows::encode("a query trace", t)?;
+            tx.execute("INSERT INTO server_traces (run_id, at_ms, duration_us, trace_json) VALUES (?1, ?2, ?3, ?4)", params![run, t.at_ms as i64, t.duration_us, json])?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The saved traces of `run`, slowest first.
+    pub fn traces(&self, run: RunId) -> Result<Vec<Trace>, StoreError> {
+        let conn = self.conn();
+        let mut q = conn.prepare_cached("SELECT trace_json FROM server_traces WHERE run_id = ?1 ORDER BY duration_us DESC")?;
+        let rows = q.query_map(params![run], |r| r.get::<_, String>(0))?;
+        let mut out = Vec::new();
+        for json in rows {
+            let json = json?;
+            out.push(serde_json::from_str(&json).map_err(|e| StoreError::Corrupt { what: "query trace".into(), detail: e.to_string() })?);
+        }
+        Ok(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,5 +78,9 @@ mod tests {
         store.add_server_samples(a, &[]).unwrap();
         assert_eq!(store.server_samples(a).unwrap(), vec![s("n1", 1000, 1.5), s("n2", 2000, 3.0)]);
         assert_eq!(store.server_samples(b).unwrap().len(), 1);
+        let t = |us| Trace { session_id: "s".into(), at_ms: 5, duration_us: us, coordinator: "n1".into(), query: "SELECT".into(), events: vec![] };
+        store.add_traces(a, &[t(10), t(30)]).unwrap();
+        assert_eq!(store.traces(a).unwrap(), vec![t(30), t(10)]);
+        assert!(store.traces(b).unwrap().is_empty());
     }
 }

@@ -75,6 +75,7 @@ fn load(store: &Store, id: RunId) -> Result<RunView, StoreError> {
     let histograms = store.histograms(id)?;
     let mut view = RunView::new(record, &intervals, &histograms);
     view.server = store.server_samples(id)?;
+    view.traces = store.traces(id)?;
     view.events = store.events(id)?.into_iter().map(|(e, _)| e).collect();
     Ok(view)
 }

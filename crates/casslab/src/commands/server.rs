@@ -1,6 +1,8 @@
 //! Server-side metrics during `casslab run`: starts the collector (its own session and task;
 //! for local nodes also their pids and GC logs), saves what it gathered each time an interval
-//! closes, and stops it when the engine is done. Turned off by `--no-server-metrics`.
+//! closes, and stops it when the engine is done. Turned off by `--no-server-metrics`. With
+//! `--trace-slowest N` it also has the local nodes trace a sample of requests and saves the
+//! traces of the N slowest at the end.
 
 use anyhow::Result;
 use casslab_core::config::{Credentials, RunConfig};
@@ -15,7 +17,10 @@ use tokio::task::JoinHandle;
 /// The server section of a saved run's terminal summary (empty when nothing was collected).
 pub fn text_section(store: &Store, run: RunId) -> String {
     match (store.intervals(run), store.server_samples(run)) {
-        (Ok(intervals), Ok(samples)) => casslab_core::report::server_view::text_section(&intervals, &samples),
+        (Ok(intervals), Ok(samples)) => {
+            let traces = store.traces(run).unwrap_or_default();
+            casslab_core::report::server_view::text_section(&intervals, &samples) + &casslab_core::report::server_view::traces_text(&traces)
+        }
         (Err(e), _) | (_, Err(e)) => format!("\nserver side: cannot read the saved samples: {e}\n"),
     }
 }
@@ -25,15 +30,88 @@ pub struct ServerMetrics {
     sink: Arc<Mutex<Collected>>,
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
+    tracing: Option<Tracing>,
+}
+
+/// `--trace-slowest`: the nodes trace a sample of requests; the slowest are kept at the end.
+struct Tracing {
+    cluster: casslab_local::LocalCluster,
+    nodes: usize,
+    slowest: usize,
+    creds: Credentials,
+    cluster_cfg: casslab_core::config::ClusterConfig,
+    t0_unix_ms: i64,
+    /// Setting the probability on the nodes (nodetool), done in the background.
+    started: JoinHandle<Vec<String>>,
+}
+
+/// Sets the trace probability of every local node; the notes say what failed.
+fn set_trace_probability(cluster: &casslab_local::LocalCluster, nodes: usize, p: f64) -> Vec<String> {
+    let mut notes = Vec::new();
+    for i in 0..nodes {
+        match cluster.nodetool(i, &["settraceprobability", &p.to_string()]) {
+            Ok(o) if o.status.success() => {}
+            Ok(o) => notes.push(format!("nodetool settraceprobability on node {}: {}", i + 1, String::from_utf8_lossy(&o.stderr).trim())),
+            Err(e) => notes.push(format!("nodetool settraceprobability on node {}: {e}", i + 1)),
+        }
+    }
+    notes
+}
+
+fn start_tracing(cfg: &RunConfig, creds: &Credentials, t0_unix_ms: i64, notes: &mut Vec<String>) -> Option<Tracing> {
+    if cfg.trace_slowest == 0 {
+        return None;
+    }
+    let local = cfg.cluster.local_home.as_deref().filter(|_| cfg.cluster.local).and_then(|h| casslab_local::LocalCluster::open(h).ok());
+    let Some(cluster) = local else {
+        notes.push("--trace-slowest: only nodes casslab started can be told to trace a sample of requests; nothing was traced".into());
+        return None;
+    };
+    let nodes = cluster.options().nodes;
+    let (c2, p) = (cluster.clone(), cfg.trace_probability);
+    let started = tokio::task::spawn_blocking(move || set_trace_probability(&c2, nodes, p));
+    Some(Tracing { cluster, nodes, slowest: cfg.trace_slowest, creds: creds.clone(), cluster_cfg: cfg.cluster.clone(), t0_unix_ms, started })
+}
+
+impl Tracing {
+    /// Turns tracing off again and saves the slowest traces of the run.
+    async fn finish(self, store: &Store, run: Option<RunId>) -> Vec<String> {
+        let mut notes = self.started.await.unwrap_or_default();
+        let (c2, nodes) = (self.cluster.clone(), self.nodes);
+        notes.extend(tokio::task::spawn_blocking(move || set_trace_probability(&c2, nodes, 0.0)).await.unwrap_or_default());
+        let Some(run) = run else { return notes };
+        // the nodes write traces in the background
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let end = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
+        let session = match casslab_core::engine::connect(&self.cluster_cfg, &self.creds).await {
+            Ok(s) => s,
+            Err(e) => {
+                notes.push(format!("--trace-slowest: cannot read system_traces: {e}"));
+                return notes;
+            }
+        };
+        match casslab_core::server::traces::slowest(&session, self.t0_unix_ms, end, self.t0_unix_ms, self.slowest).await {
+            Ok(traces) if traces.is_empty() => notes.push("--trace-slowest: no request of the workload was traced (raise --trace-probability)".into()),
+            Ok(traces) => {
+                if let Err(e) = store.add_traces(run, &traces) {
+                    notes.push(format!("the query traces could not be saved: {e}"));
+                }
+            }
+            Err(e) => notes.push(format!("--trace-slowest: cannot read system_traces: {e}")),
+        }
+        notes
+    }
 }
 
 /// Starts collecting, unless the run said not to. `t0` is the engine's time origin (taken
 /// just before the engine starts), `t0_unix_ms` the same moment on the wall clock.
 pub fn start(cfg: &RunConfig, keyspace: &str, creds: &Credentials, t0: std::time::Instant, t0_unix_ms: i64) -> Option<ServerMetrics> {
-    if !cfg.server_metrics {
+    let mut early_notes = Vec::new();
+    let tracing = start_tracing(cfg, creds, t0_unix_ms, &mut early_notes);
+    if !cfg.server_metrics && tracing.is_none() {
         return None;
     }
-    let sink = Arc::new(Mutex::new(Collected::default()));
+    let sink = Arc::new(Mutex::new(Collected { notes: early_notes, ..Collected::default() }));
     let (stop, stop_rx) = watch::channel(false);
     let setup = CollectSetup {
         interval: Duration::from_millis(cfg.interval_ms.max(10)),
@@ -43,7 +121,11 @@ pub fn start(cfg: &RunConfig, keyspace: &str, creds: &Credentials, t0: std::time
         client_cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
     };
     let (cluster, creds, keyspace, sink2) = (cfg.cluster.clone(), creds.clone(), keyspace.to_string(), sink.clone());
+    let collecting = cfg.server_metrics;
     let task = tokio::spawn(async move {
+        if !collecting {
+            return;
+        }
         let poller = match VirtualTablePoller::connect(&cluster, &creds, &keyspace).await {
             Ok(p) => Some(p),
             Err(e) => {
@@ -53,7 +135,7 @@ pub fn start(cfg: &RunConfig, keyspace: &str, creds: &Credentials, t0: std::time
         };
         collect::run(poller, setup, sink2, stop_rx).await;
     });
-    Some(ServerMetrics { sink, stop, task })
+    Some(ServerMetrics { sink, stop, task, tracing })
 }
 
 /// The processes of the nodes casslab started, with their GC logs.
@@ -84,9 +166,15 @@ impl ServerMetrics {
     /// Stops the collector and saves the rest.
     pub async fn finish(mut self, store: &Store, run: Option<RunId>) -> Result<Vec<String>> {
         let _ = self.stop.send(true);
+        let mut notes = Vec::new();
         if tokio::time::timeout(Duration::from_secs(10), &mut self.task).await.is_err() {
-            return Ok(vec!["the server metrics collector did not stop in time; its last samples are lost".into()]);
+            notes.push("the server metrics collector did not stop in time; its last samples are lost".into());
+        } else {
+            notes.extend(self.flush(store, run));
         }
-        Ok(self.flush(store, run))
+        if let Some(t) = self.tracing.take() {
+            notes.extend(t.finish(store, run).await);
+        }
+        Ok(notes)
     }
 }
