@@ -290,24 +290,17 @@ async fn read_set(session: &Session, op: &PlannedOp, sp: &SetPlan, values: &[Cql
         Strategy::InByReplica => {
             let st = sp.in_stmt.as_ref().expect("planned for in_by_replica");
             let cs = session.get_cluster_state();
-            // (replica set, sorted; node to send to; keys)
-            let mut groups: Vec<(Vec<Uuid>, Option<Uuid>, Vec<CqlValue>)> = Vec::new();
-            for k in &keys {
+            let owned = keys.iter().map(|k| {
                 let token = sp.single.prepared.calculate_token(&bind(&sp.single, values, marker, k, one.as_ref())).ok().flatten();
                 let replicas: Vec<Uuid> = match token {
                     Some(t) => cs.get_token_endpoints(&sp.keyspace, &sp.table, t).iter().map(|(n, _)| n.host_id).collect(),
                     None => Vec::new(),
                 };
-                let target = replicas.first().copied();
-                let mut set = replicas;
-                set.sort_unstable();
-                match groups.iter_mut().find(|(s, _, _)| *s == set) {
-                    Some(gr) => gr.2.push((*k).clone()),
-                    None => groups.push((set, target, vec![(*k).clone()])),
-                }
-            }
+                (replicas, (*k).clone())
+            });
+            let groups = group_by_replicas(owned);
             let mut queries: Vec<(&PreparedStatement, CqlValue, Option<CqlValue>)> = Vec::new();
-            for (_, target, ks) in &groups {
+            for (target, ks) in &groups {
                 let ps = target.and_then(|t| sp.per_node.get(&t)).unwrap_or(&st.prepared);
                 for c in ks.chunks(sp.spec.chunk as usize) {
                     queries.push((ps, CqlValue::List(c.to_vec()), limit_for(c.len())));
@@ -317,6 +310,24 @@ async fn read_set(session: &Session, op: &PlannedOp, sp: &SetPlan, values: &[Cql
             send_all(session, reqs, conc, stats, slot).await
         }
     }
+}
+
+/// Groups keys by the set of replicas that own them (each key given with its replicas in ring
+/// order, primary first): per group, the node to send it to (the first key's primary) and
+/// its keys, groups in order of first appearance. Keys without known replicas form one group
+/// with no target (sent wherever the driver chooses).
+fn group_by_replicas<K>(keys: impl Iterator<Item = (Vec<Uuid>, K)>) -> Vec<(Option<Uuid>, Vec<K>)> {
+    let mut groups: Vec<(Vec<Uuid>, Option<Uuid>, Vec<K>)> = Vec::new();
+    for (replicas, key) in keys {
+        let target = replicas.first().copied();
+        let mut set = replicas;
+        set.sort_unstable();
+        match groups.iter_mut().find(|(s, _, _)| *s == set) {
+            Some(g) => g.2.push(key),
+            None => groups.push((set, target, vec![key])),
+        }
+    }
+    groups.into_iter().map(|(_, t, k)| (t, k)).collect()
 }
 
 /// Sends `reqs` with at most `conc` in flight; the first failure fails the set.
@@ -376,4 +387,24 @@ async fn write_batch(session: &Session, op: &PlannedOp, bp: &BatchPlan, values: 
         return Ok(Outcome::NotApplied);
     }
     Ok(Outcome::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_grouped_by_their_replica_set() {
+        let n = |i: u128| Uuid::from_u128(i);
+        // replica sets {1,2,3} (in two ring orders), {2,3,4}, unknown
+        let keys = vec![
+            (vec![n(1), n(2), n(3)], "a"),
+            (vec![n(2), n(3), n(4)], "b"),
+            (vec![n(3), n(1), n(2)], "c"),
+            (vec![], "d"),
+            (vec![n(2), n(3), n(4)], "e"),
+        ];
+        let groups = group_by_replicas(keys.into_iter());
+        assert_eq!(groups, vec![(Some(n(1)), vec!["a", "c"]), (Some(n(2)), vec!["b", "e"]), (None, vec!["d"])]);
+    }
 }
