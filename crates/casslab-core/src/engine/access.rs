@@ -42,7 +42,7 @@ pub(crate) enum Outcome {
 
 /// What an operation needs beyond its statements.
 pub(crate) enum AccessPlan {
-    Set(SetPlan),
+    Set(Box<SetPlan>),
     Batch(BatchPlan),
 }
 
@@ -118,7 +118,7 @@ pub(crate) async fn plan_access(session: &Session, w: &Workload, op: &Operation,
             }
             in_stmt = Some(PlannedStatement { prepared, slots: base.slots.clone(), conditional: false });
         }
-        planned.access = Some(AccessPlan::Set(SetPlan { spec: spec.clone(), key_value, single, in_stmt, per_node, keyspace, table }));
+        planned.access = Some(AccessPlan::Set(Box::new(SetPlan { spec: spec.clone(), key_value, single, in_stmt, per_node, keyspace, table })));
     } else if let Some(b) = &op.batch {
         let mut batch = Batch::new(if b.kind == BatchKind::Logged { BatchType::Logged } else { BatchType::Unlogged });
         for _ in 0..b.size {

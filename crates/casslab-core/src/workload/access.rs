@@ -126,6 +126,13 @@ pub(crate) struct Access {
     pub client_timestamp: bool,
 }
 
+/// The access settings as written under an operation.
+pub(crate) struct RawAccess {
+    pub partitions: Option<RawPartitions>,
+    pub batch: Option<RawBatch>,
+    pub timestamp: Option<String>,
+}
+
 /// Checks `partitions:`, `batch:` and `timestamp:` of operation `name` (declared at `op_line`).
 pub(crate) fn build_access(
     file: &str,
@@ -133,10 +140,9 @@ pub(crate) fn build_access(
     name: &str,
     op_line: usize,
     statements: &[Statement],
-    partitions: Option<RawPartitions>,
-    batch: Option<RawBatch>,
-    timestamp: Option<String>,
+    raw: RawAccess,
 ) -> Result<Access, WorkloadError> {
+    let RawAccess { partitions, batch, timestamp } = raw;
     let at = |key: &str| lines.key_in(Some(op_line), key).unwrap_or(op_line);
     let err = |line: usize, msg: String| WorkloadError::new(file, Some(line), format!("operation \"{name}\": {msg}"));
     let is_select = |st: &Statement| first_word(&st.cql).eq_ignore_ascii_case("SELECT");
@@ -225,7 +231,7 @@ pub(crate) fn build_access(
     let client_timestamp = match timestamp.as_deref().map(str::trim) {
         None | Some("server") => false,
         Some("client") => {
-            if statements.iter().any(|s| is_select(s)) {
+            if statements.iter().any(is_select) {
                 return Err(err(at("timestamp"), "`timestamp: client` stamps writes; this operation reads".into()));
             }
             true

@@ -232,7 +232,8 @@ fn build_op(file: &str, lines: &LineIndex, name: String, op: RawOp, line: usize)
         return Err(err("page_size", format!("page_size must be a positive number of rows, not {page_size}")));
     }
     let idempotent = op.idempotent.unwrap_or_else(|| statements.iter().all(|s| !is_non_idempotent(&s.cql)));
-    let access = super::access::build_access(file, lines, &name, line, &statements, op.partitions, op.batch, op.timestamp)?;
+    let raw = super::access::RawAccess { partitions: op.partitions, batch: op.batch, timestamp: op.timestamp };
+    let access = super::access::build_access(file, lines, &name, line, &statements, raw)?;
     Ok(Operation {
         name,
         statements,
