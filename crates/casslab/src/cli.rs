@@ -54,8 +54,9 @@ pub enum Command {
     /// operation, the change against the baseline, verdicts in words; gates exit 1.
     Compare(CompareArgs),
     /// Check a workload's data model (or every variant of an experiment) without a cluster:
-    /// findings by severity with file:line, why each hurts and what to do instead. Exits 1
-    /// when a finding is an error, 2 when the workload cannot be read.
+    /// findings by severity with file:line, why each hurts and what to do instead. With --hosts
+    /// it judges the keyspace's live schema from that cluster instead (no local node is
+    /// started). Exits 1 when a finding is an error, 2 when the workload cannot be read.
     Lint(LintArgs),
 }
 
