@@ -43,8 +43,11 @@ fn store_args(p: &Path) -> [String; 2] {
     ["--store".into(), p.to_str().unwrap().into()]
 }
 
-/// (action, target, status, start_ms, end_ms, has impact, recovery_ms) of the latest run's events.
-fn events_of(store: &Path) -> Vec<(String, Option<String>, String, i64, i64, bool, Option<i64>)> {
+/// (action, target, status, start_ms, end_ms, has impact, recovery_ms) of one stored event.
+type StoredEvent = (String, Option<String>, String, i64, i64, bool, Option<i64>);
+
+/// The latest run's events.
+fn events_of(store: &Path) -> Vec<StoredEvent> {
     let db = rusqlite::Connection::open(store).unwrap();
     let mut stmt = db
         .prepare(
@@ -84,7 +87,7 @@ fn errors_by_kind(stdout: &str) -> Vec<(String, u64)> {
     stdout
         .lines()
         .filter_map(|l| l.trim().strip_prefix("errors by kind:"))
-        .last()
+        .next_back()
         .map(|l| l.split(',').filter_map(|p| {
             let (k, n) = p.trim().rsplit_once(' ')?;
             Some((k.to_string(), n.parse().ok()?))

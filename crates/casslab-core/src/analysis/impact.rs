@@ -363,7 +363,7 @@ mod tests {
 
     #[test]
     fn skipped_events_have_no_impact() {
-        let pts = run(&vec![(100.0, 2, 0); 5]);
+        let pts = run(&[(100.0, 2, 0); 5]);
         let mut e = event(0, 9_000, 9_000);
         e.status = EventStatus::Skipped;
         assert_eq!(impacts(&pts, &[e], &ImpactSettings::default()), vec![None]);

@@ -115,7 +115,7 @@ pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::analysi
         s.p99_tolerance_pct,
         s.p99_floor_ns / 1_000_000
     );
-    let _ = writeln!(out, "  {:>7} {:<20} {:>6} {:<8} {:>10} {:>9}  {:<26} {:<24} {}", "at", "event", "took", "status", "ops/s dur.", "after", "p99 during (after)", "errors", "recovered");
+    let mut rows = Vec::new();
     for (e, imp) in events {
         let (during, after, p99, errors, recovered) = match imp {
             Some(i) => (
@@ -131,9 +131,7 @@ pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::analysi
             ),
             None => ("-".into(), "-".into(), "-".into(), "-".into(), "-".into()),
         };
-        let _ = writeln!(
-            out,
-            "  {:>7} {:<20} {:>6} {:<8} {:>10} {:>9}  {:<26} {:<24} {}",
+        rows.push([
             format!("{:.1}s", e.start_ms as f64 / 1000.0),
             e.label(),
             format!("{:.1}s", e.duration_ms() as f64 / 1000.0),
@@ -145,10 +143,56 @@ pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::analysi
             after,
             p99,
             errors,
-            recovered
-        );
+            recovered,
+        ]);
+    }
+    let header = ["at", "event", "took", "status", "ops/s during", "after", "p99 during (after)", "errors", "recovered"].map(String::from);
+    let widths: Vec<usize> = (0..9).map(|c| rows.iter().chain([&header]).map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    for r in [&header].into_iter().chain(&rows) {
+        let mut line = String::from(" ");
+        for (c, cell) in r.iter().enumerate() {
+            // numbers right-aligned, words left-aligned; the last column unpadded
+            let w = if c == 8 { 0 } else { widths[c] };
+            let _ = if [0, 2, 4, 5].contains(&c) { write!(line, " {cell:>w$}") } else { write!(line, " {cell:<w$}") };
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
     }
     out
+}
+
+#[cfg(test)]
+mod events_tests {
+    use super::*;
+    use crate::analysis::impact::{EventImpact, P99Change};
+    use crate::events::{EventRecord, EventStatus};
+    use crate::stats::ErrorKind;
+
+    #[test]
+    fn the_events_table_shows_changes_errors_and_recovery() {
+        let kill = EventRecord { seq: 0, spec: "10s kill node2".into(), action: "kill".into(), target: Some("node2".into()), start_ms: 17_400, end_ms: 17_420, status: EventStatus::Ok, exit_code: None, output_tail: String::new() };
+        let impact = EventImpact {
+            baseline_from_ms: Some(0),
+            baseline_to_ms: Some(17_000),
+            baseline_ops_per_s: Some(100.0),
+            during_ops_per_s: Some(50.0),
+            after_ops_per_s: Some(99.0),
+            p99: vec![P99Change { op: "read".into(), baseline_ns: 2_000_000, during_ns: Some(5_000_000), after_ns: Some(2_000_000) }],
+            errors: [(ErrorKind::Unavailable, 12)].into(),
+            recovery_ms: Some(37_200),
+        };
+        let exec = EventRecord { seq: 1, spec: "20s exec false".into(), action: "exec".into(), target: Some("false".into()), start_ms: 27_400, end_ms: 27_500, status: EventStatus::Failed, exit_code: Some(1), output_tail: String::new() };
+        let t = events_table(&[(kill, Some(impact)), (exec, None)]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[1].starts_with("events"), "{t}");
+        let row = lines[3];
+        for cell in ["17.4s", "kill node2", "0.0s", "ok", "-50%", "-1%", "read +150% (+0%)", "unavailable 12", "after 37.2 s"] {
+            assert!(row.contains(cell), "{cell} missing in {row}");
+        }
+        assert!(lines[4].contains("exit 1") && lines[4].ends_with('-'), "{t}");
+        // columns line up: "event" starts where "kill node2" does
+        assert_eq!(lines[2].find("event"), row.find("kill node2"));
+        assert_eq!(events_table(&[]), "");
+    }
 }
 
 /// The `casslab runs` listing.

@@ -187,7 +187,8 @@ fn table_args(t: &Option<String>) -> Vec<String> {
     t.as_deref().map(|t| t.split('.').map(String::from).collect()).unwrap_or_default()
 }
 
-/// Runs the nodetool command of `action` on every running node (repair: on the first only).
+/// Runs the nodetool command of `action` on every running node at once (repair: on the first
+/// only).
 fn nodetool_on_nodes(cluster: &LocalCluster, action: &EventAction) -> (EventStatus, Option<i32>, String) {
     let args: Vec<String> = match action {
         EventAction::Flush(t) => [vec!["flush".to_string()], table_args(t)].concat(),
@@ -206,9 +207,13 @@ fn nodetool_on_nodes(cluster: &LocalCluster, action: &EventAction) -> (EventStat
         return (EventStatus::Failed, None, "no local node is running".into());
     }
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let results: Vec<(String, Result<std::process::Output, casslab_local::LocalError>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = targets.iter().map(|(i, name)| (name.clone(), scope.spawn(|| cluster.nodetool(*i, &refs)))).collect();
+        handles.into_iter().map(|(name, h)| (name, h.join().expect("nodetool thread"))).collect()
+    });
     let (mut status, mut code, mut out) = (EventStatus::Ok, Some(0), String::new());
-    for (i, name) in targets {
-        match cluster.nodetool(i, &refs) {
+    for (name, result) in results {
+        match result {
             Ok(o) => {
                 out.push_str(&format!("{name}: nodetool {} → {}\n", args.join(" "), o.status));
                 out.push_str(&String::from_utf8_lossy(&o.stdout));

@@ -98,7 +98,7 @@ pub fn local(cmd: LocalCommand) -> Result<i32> {
             let cluster = cluster_for(&h)?;
             let nodes = cluster.status()?;
             let ring = if nodes.iter().any(|n| n.running) { cluster.ring().ok().flatten().unwrap_or_default() } else { Vec::new() };
-            println!("{:<7} {:<15} {:<12} {:<6} {:>8} {:<8} {:<5} {:>11} {}", "node", "address", "dc", "state", "pid", "process", "cql", "load", "data");
+            println!("{:<7} {:<15} {:<12} {:<6} {:>8} {:<8} {:<5} {:>11} data", "node", "address", "dc", "state", "pid", "process", "cql", "load");
             for n in &nodes {
                 let seen = ring.iter().find(|e| e.address == n.address);
                 println!(
