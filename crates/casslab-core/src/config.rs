@@ -110,6 +110,9 @@ pub struct RunConfig {
     /// Share of requests the nodes trace when `trace_slowest` > 0.
     #[serde(default)]
     pub trace_probability: f64,
+    /// At the end of the run, wait for compactions to finish before reading what is on disk.
+    #[serde(default)]
+    pub settle: bool,
 }
 
 fn yes() -> bool {
@@ -135,6 +138,7 @@ impl Default for RunConfig {
             server_metrics: true,
             trace_slowest: 0,
             trace_probability: 0.01,
+            settle: false,
         }
     }
 }

@@ -335,6 +335,11 @@ pub struct RunOptions {
     /// With --trace-slowest: the share of requests traced, between 0 and 1.
     #[arg(long, value_name = "P", default_value_t = 0.01)]
     pub trace_probability: f64,
+    /// At the end of the run, wait until the nodes' compactions are done (up to 10 min) before
+    /// reading what the data looks like on disk (nodes casslab started: SSTables, size,
+    /// compression ratio, partition size and SSTables-per-read percentiles).
+    #[arg(long)]
+    pub settle: bool,
     /// probe at maximum throughput, then a binary search of rates, each step a saved run of
     /// --duration (with --warmup).
     #[arg(long, value_name = "SLA", conflicts_with = "rate")]
@@ -501,6 +506,7 @@ impl RunOptions {
             server_metrics: !self.no_server_metrics,
             trace_slowest: self.trace_slowest,
             trace_probability: self.trace_probability,
+            settle: self.settle,
 }
 
 /// Parses `1G`, `768M`, `1024` (MiB) into MiB.

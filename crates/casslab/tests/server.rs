@@ -2,7 +2,8 @@
 //! and GC log are known): a fixed-rate run during which the test forces a full GC with `jcmd`
 //! and a major compaction with nodetool; the saved series must hold the virtual-table,
 //! GC, CPU and memory samples, with the forced GC at the time it happened, and the run
-//! summary and HTML report must show the server side and the suspects.
+//! summary and HTML report must show the server side and the suspects, and the traces of the
+//! slowest requests (`--trace-slowest`) must be saved and shown.
 //! `--no-server-metrics` must save none.
 
 mod common;
@@ -38,6 +39,7 @@ fn a_run_saves_server_series_and_a_forced_gc_shows_up_at_its_time() {
     let mut child = casslab()
         .args(["run", "kv", "-P", "rows=20000", "-P", "valuesize=1000", "-P", &format!("keyspace={ks}"), "--reload"])
         .args(["--rate", "400", "--duration", "12s", "--warmup", "2s", "--concurrency", "32"])
+        .args(["--trace-slowest", "3", "--trace-probability", "0.05"])
         .args(["--store", store.to_str().unwrap()])
         .stdout(std::fs::File::create(&out_path).unwrap())
         .stderr(std::fs::File::create(&err_path).unwrap())
@@ -103,6 +105,16 @@ fn a_run_saves_server_series_and_a_forced_gc_shows_up_at_its_time() {
     let seen: Vec<&ServerSample> = samples.iter().filter(|x| x.metric == "sstable_tasks" && x.at_ms >= c_lo && x.at_ms <= c_hi + 1000).collect();
     eprintln!("forced GC: {pause_ms:.0} ms at {at_ms} ms; compaction {c_lo}..{c_hi} ms, sstable_tasks polled then: {:?}", seen.iter().map(|x| x.value).collect::<Vec<_>>());
 
+    // the slowest traced requests are the workload's, each with its steps, slowest first
+    let traces = s.traces(id).unwrap();
+    assert!(!traces.is_empty() && traces.len() <= 3, "{} traces", traces.len());
+    assert!(traces.windows(2).all(|w| w[0].duration_us >= w[1].duration_us));
+    for t in &traces {
+        assert!(t.query.contains(" kv "), "not a workload statement: {}", t.query);
+        assert!(!t.events.is_empty(), "a trace without steps: {t:?}");
+    }
+    assert!(stdout.contains("slowest traced requests"), "{stdout}");
+
     // the terminal summary has the server side and the suspects
     assert!(stdout.contains("server side") && stdout.contains(addr) && stdout.contains("suspects"), "{stdout}");
     eprintln!("{}", &stdout[stdout.find("server side").unwrap()..]);
@@ -115,7 +127,7 @@ fn a_run_saves_server_series_and_a_forced_gc_shows_up_at_its_time() {
     let (code, _, err) = run(casslab().args(["report", &id.to_string(), "-o", html.path().to_str().unwrap(), "--store", store.to_str().unwrap()]));
     assert_eq!(code, 0, "{err}");
     let page = std::fs::read_to_string(html.path()).unwrap();
-    for part in ["Server side", "client p99 per interval", "GC pause time per interval", "pending thread-pool tasks", "Suspects"] {
+    for part in ["Server side", "client p99 per interval", "GC pause time per interval", "pending thread-pool tasks", "Suspects", "Slowest traced requests"] {
         assert!(page.contains(part), "the report lacks {part}");
     }
 }

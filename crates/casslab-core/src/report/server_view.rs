@@ -96,6 +96,13 @@ pub fn text_section(intervals: &[StoredInterval], samples: &[ServerSample]) -> S
     for l in node_lines(samples, run_ms) {
         let _ = writeln!(out, "  {l}");
     }
+    let disk = crate::server::disk::describe(samples);
+    if !disk.is_empty() {
+        out.push_str("on disk at the end of the run (nodetool tablestats and tablehistograms):\n");
+        for l in disk {
+            let _ = writeln!(out, "  {l}");
+        }
+    }
     let found = suspects::find(&client_intervals(intervals), samples, SPIKE_FACTOR);
     let _ = writeln!(out, "suspects (intervals whose p99 exceeds {SPIKE_FACTOR:.0}× the run's median interval p99):");
     if found.is_empty() {
@@ -209,6 +216,9 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
     s.push_str(r#"<ul class="notes server-nodes">"#);
     for l in node_lines(&run.server, run_ms) {
         let _ = write!(s, "<li>{}</li>", esc(&l));
+    }
+    for l in crate::server::disk::describe(&run.server) {
+        let _ = write!(s, "<li>on disk at the end: {}</li>", esc(&l));
     }
     s.push_str("</ul>");
     s.push_str(r#"<div class="charts">"#);

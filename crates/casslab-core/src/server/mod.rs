@@ -6,6 +6,7 @@
 //! (`suspects`). Storing is `store::server`; printing and charts are in `report`.
 
 pub mod collect;
+pub mod disk;
 pub mod gclog;
 pub mod procstat;
 pub mod suspects;

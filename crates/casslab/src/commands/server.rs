@@ -2,7 +2,8 @@
 //! for local nodes also their pids and GC logs), saves what it gathered each time an interval
 //! closes, and stops it when the engine is done. Turned off by `--no-server-metrics`. With
 //! `--trace-slowest N` it also has the local nodes trace a sample of requests and saves the
-//! traces of the N slowest at the end.
+//! traces of the N slowest at the end. Last, for nodes casslab started, it reads what the data
+//! looks like on disk (after `--settle` waits for compactions).
 
 use anyhow::Result;
 use casslab_core::config::{Credentials, RunConfig};
@@ -31,6 +32,88 @@ pub struct ServerMetrics {
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
     tracing: Option<Tracing>,
+    disk: DiskCheck,
+}
+
+/// The end-of-run look at the data on disk (and `--settle`'s wait before it).
+struct DiskCheck {
+    settle: bool,
+    /// The cluster casslab started, if it did (nodetool is needed for the figures).
+    local: Option<casslab_local::LocalCluster>,
+    keyspace: String,
+    cluster_cfg: casslab_core::config::ClusterConfig,
+    creds: Credentials,
+    t0: std::time::Instant,
+}
+
+impl DiskCheck {
+    async fn run(self, store: &Store, run: Option<RunId>) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.settle {
+            notes.extend(self.settle().await);
+        }
+        let (Some(cluster), Some(run)) = (self.local, run) else { return notes };
+        let (ks, at_ms) = (self.keyspace.clone(), self.t0.elapsed().as_millis() as u64);
+        let read = tokio::task::spawn_blocking(move || disk_samples(&cluster, &ks, at_ms)).await;
+        match read {
+            Ok((samples, n)) => {
+                notes.extend(n);
+                if let Err(e) = store.add_server_samples(run, &samples) {
+                    notes.push(format!("the on-disk figures could not be saved: {e}"));
+                }
+            }
+            Err(e) => notes.push(format!("reading the on-disk figures failed: {e}")),
+        }
+        notes
+    }
+
+    /// Waits (up to 10 minutes) until no node runs an SSTable task.
+    async fn settle(&self) -> Vec<String> {
+        let mut poller = match VirtualTablePoller::connect(&self.cluster_cfg, &self.creds, &self.keyspace).await {
+            Ok(p) => p,
+            Err(e) => return vec![format!("--settle: cannot check compactions: {e}")],
+        };
+        let started = std::time::Instant::now();
+        loop {
+            let (samples, _) = poller.poll(0).await;
+            let running: f64 = samples.iter().filter(|s| s.metric == casslab_core::server::metric::SSTABLE_TASKS).map(|s| s.value).sum();
+            if running == 0.0 {
+                return vec![format!("--settle: compactions done after {:.0} s", started.elapsed().as_secs_f64())];
+            }
+            if started.elapsed() > Duration::from_secs(600) {
+                return vec![format!("--settle: {running:.0} compactions still running after 10 minutes; the on-disk figures are read anyway")];
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    }
+}
+
+/// `nodetool tablestats` and `tablehistograms` of the keyspace's tables on every local node.
+fn disk_samples(cluster: &casslab_local::LocalCluster, keyspace: &str, at_ms: u64) -> (Vec<casslab_core::server::ServerSample>, Vec<String>) {
+    use casslab_core::server::disk;
+    let (mut samples, mut notes) = (Vec::new(), Vec::new());
+    let Ok(nodes) = cluster.status() else { return (samples, notes) };
+    for (i, node) in nodes.iter().enumerate().filter(|(_, n)| n.running) {
+        let addr = node.address.to_string();
+        let stats = match cluster.nodetool(i, &["tablestats", keyspace]) {
+            Ok(o) if o.status.success() => disk::parse_tablestats(&String::from_utf8_lossy(&o.stdout)),
+            Ok(o) => {
+                notes.push(format!("nodetool tablestats on {}: {}", node.name, String::from_utf8_lossy(&o.stderr).trim()));
+                continue;
+            }
+            Err(e) => {
+                notes.push(format!("nodetool tablestats on {}: {e}", node.name));
+                continue;
+            }
+        };
+        for (table, values) in stats.into_iter().filter(|(t, _)| t != "casslab_meta") {
+            samples.extend(disk::to_samples(&addr, at_ms, &table, values.into_iter().map(|(m, v)| (m.to_string(), v))));
+            if let Ok(o) = cluster.nodetool(i, &["tablehistograms", &format!("{keyspace}.{table}")]) {
+                samples.extend(disk::to_samples(&addr, at_ms, &table, disk::parse_tablehistograms(&String::from_utf8_lossy(&o.stdout))));
+            }
+        }
+    }
+    (samples, notes)
 }
 
 /// `--trace-slowest`: the nodes trace a sample of requests; the slowest are kept at the end.
@@ -108,7 +191,7 @@ impl Tracing {
 pub fn start(cfg: &RunConfig, keyspace: &str, creds: &Credentials, t0: std::time::Instant, t0_unix_ms: i64) -> Option<ServerMetrics> {
     let mut early_notes = Vec::new();
     let tracing = start_tracing(cfg, creds, t0_unix_ms, &mut early_notes);
-    if !cfg.server_metrics && tracing.is_none() {
+    if !cfg.server_metrics && tracing.is_none() && !cfg.settle {
         return None;
     }
     let sink = Arc::new(Mutex::new(Collected { notes: early_notes, ..Collected::default() }));
@@ -119,6 +202,14 @@ pub fn start(cfg: &RunConfig, keyspace: &str, creds: &Credentials, t0: std::time
         t0_unix_ms,
         local: local_processes(cfg),
         client_cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
+    };
+    let disk = DiskCheck {
+        settle: cfg.settle,
+        local: cfg.cluster.local_home.as_deref().filter(|_| cfg.cluster.local && cfg.server_metrics).and_then(|h| casslab_local::LocalCluster::open(h).ok()),
+        keyspace: keyspace.to_string(),
+        cluster_cfg: cfg.cluster.clone(),
+        creds: creds.clone(),
+        t0,
     };
     let (cluster, creds, keyspace, sink2) = (cfg.cluster.clone(), creds.clone(), keyspace.to_string(), sink.clone());
     let collecting = cfg.server_metrics;
@@ -135,7 +226,7 @@ pub fn start(cfg: &RunConfig, keyspace: &str, creds: &Credentials, t0: std::time
         };
         collect::run(poller, setup, sink2, stop_rx).await;
     });
-    Some(ServerMetrics { sink, stop, task, tracing })
+    Some(ServerMetrics { sink, stop, task, tracing, disk })
 }
 
 /// The processes of the nodes casslab started, with their GC logs.
@@ -175,6 +266,7 @@ impl ServerMetrics {
         if let Some(t) = self.tracing.take() {
             notes.extend(t.finish(store, run).await);
         }
+        notes.extend(self.disk.run(store, run).await);
         Ok(notes)
     }
 }
