@@ -20,7 +20,7 @@ const TIME_LABEL: &str = "time since the run started (s)";
 pub fn client_intervals(intervals: &[StoredInterval]) -> Vec<ClientInterval> {
     intervals
         .iter()
-        .filter(|iv| iv.phase != Phase::Warmup && iv.stats.intended.len() > 0)
+        .filter(|iv| iv.phase != Phase::Warmup && !iv.stats.intended.is_empty())
         .map(|iv| ClientInterval { op: iv.op.clone(), start_ms: iv.start_ms, end_ms: iv.end_ms, p99_ns: iv.stats.intended.value_at_quantile(0.99) })
         .collect()
 }

@@ -93,7 +93,7 @@ fn in_window(s: &ServerSample, from_ms: u64, to_ms: u64) -> bool {
 }
 
 /// Largest value of `metric` per node in the window.
-fn max_per_node<'a>(samples: &'a [ServerSample], from_ms: u64, to_ms: u64, wanted: impl Fn(&str) -> bool) -> BTreeMap<&'a str, (f64, &'a str)> {
+fn max_per_node(samples: &[ServerSample], from_ms: u64, to_ms: u64, wanted: impl Fn(&str) -> bool) -> BTreeMap<&str, (f64, &str)> {
     let mut out: BTreeMap<&str, (f64, &str)> = BTreeMap::new();
     for s in samples.iter().filter(|s| in_window(s, from_ms, to_ms) && wanted(&s.metric)) {
         let e = out.entry(s.node.as_str()).or_insert((f64::MIN, s.metric.as_str()));

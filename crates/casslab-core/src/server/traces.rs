@@ -83,7 +83,7 @@ pub fn is_workload_query(query: &str) -> bool {
 /// The `n` longest of `rows` started within `[from_unix_ms, to_unix_ms]`, longest first.
 pub fn pick_slowest(mut rows: Vec<SessionRow>, from_unix_ms: i64, to_unix_ms: i64, n: usize) -> Vec<SessionRow> {
     rows.retain(|r| r.started_unix_ms >= from_unix_ms && r.started_unix_ms <= to_unix_ms && is_workload_query(&r.query));
-    rows.sort_by(|a, b| b.duration_us.cmp(&a.duration_us));
+    rows.sort_by_key(|r| std::cmp::Reverse(r.duration_us));
     rows.truncate(n);
     rows
 }
