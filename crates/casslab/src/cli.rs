@@ -335,9 +335,9 @@ pub struct RunOptions {
     /// With --trace-slowest: the share of requests traced, between 0 and 1.
     #[arg(long, value_name = "P", default_value_t = 0.01)]
     pub trace_probability: f64,
-    /// At the end of the run, wait until the nodes' compactions are done (up to 10 min) before
-    /// reading what the data looks like on disk (nodes casslab started: SSTables, size,
-    /// compression ratio, partition size and SSTables-per-read percentiles).
+    /// At the end of the run, wait until the nodes' compactions are done (up to 10 min), then
+    /// read what the data looks like on disk (nodes casslab started: SSTables, size, compression
+    /// ratio, partition size and SSTables-per-read percentiles; also done after --load-only).
     #[arg(long)]
     pub settle: bool,
     /// probe at maximum throughput, then a binary search of rates, each step a saved run of

@@ -3,7 +3,8 @@
 //! and a major compaction with nodetool; the saved series must hold the virtual-table,
 //! GC, CPU and memory samples, with the forced GC at the time it happened, and the run
 //! summary and HTML report must show the server side and the suspects, and the traces of the
-//! slowest requests (`--trace-slowest`) must be saved and shown.
+//! slowest requests (`--trace-slowest`) and the on-disk figures (`--settle`) must be saved
+//! and shown.
 //! `--no-server-metrics` must save none.
 
 mod common;
@@ -39,7 +40,7 @@ fn a_run_saves_server_series_and_a_forced_gc_shows_up_at_its_time() {
     let mut child = casslab()
         .args(["run", "kv", "-P", "rows=20000", "-P", "valuesize=1000", "-P", &format!("keyspace={ks}"), "--reload"])
         .args(["--rate", "400", "--duration", "12s", "--warmup", "2s", "--concurrency", "32"])
-        .args(["--trace-slowest", "3", "--trace-probability", "0.05"])
+        .args(["--trace-slowest", "3", "--trace-probability", "0.05", "--settle"])
         .args(["--store", store.to_str().unwrap()])
         .stdout(std::fs::File::create(&out_path).unwrap())
         .stderr(std::fs::File::create(&err_path).unwrap())
@@ -104,6 +105,12 @@ fn a_run_saves_server_series_and_a_forced_gc_shows_up_at_its_time() {
     let (c_lo, c_hi) = ((compact_from - t0) as u64, (compact_to - t0) as u64);
     let seen: Vec<&ServerSample> = samples.iter().filter(|x| x.metric == "sstable_tasks" && x.at_ms >= c_lo && x.at_ms <= c_hi + 1000).collect();
     eprintln!("forced GC: {pause_ms:.0} ms at {at_ms} ms; compaction {c_lo}..{c_hi} ms, sstable_tasks polled then: {:?}", seen.iter().map(|x| x.value).collect::<Vec<_>>());
+
+    // --settle: after compactions, what is on disk
+    for m in ["disk.sstables:kv", "disk.live_bytes:kv", "disk.partition_bytes_p99:kv", "disk.sstables_per_read_p99:kv"] {
+        assert!(has(&samples, addr, m), "no {m}");
+    }
+    assert!(stdout.contains("on disk at the end of the run") && stderr.contains("--settle: compactions done"), "{stdout}\n{stderr}");
 
     // the slowest traced requests are the workload's, each with its steps, slowest first
     let traces = s.traces(id).unwrap();

@@ -2,8 +2,8 @@
 //! for local nodes also their pids and GC logs), saves what it gathered each time an interval
 //! closes, and stops it when the engine is done. Turned off by `--no-server-metrics`. With
 //! `--trace-slowest N` it also has the local nodes trace a sample of requests and saves the
-//! traces of the N slowest at the end. Last, for nodes casslab started, it reads what the data
-//! looks like on disk (after `--settle` waits for compactions).
+//! traces of the N slowest at the end. Last, with `--settle` (which first waits for compactions)
+//! or `--load-only`, it reads what the data looks like on disk on the nodes casslab started.
 
 use anyhow::Result;
 use casslab_core::config::{Credentials, RunConfig};
@@ -205,7 +205,13 @@ pub fn start(cfg: &RunConfig, keyspace: &str, creds: &Credentials, t0: std::time
     };
     let disk = DiskCheck {
         settle: cfg.settle,
-        local: cfg.cluster.local_home.as_deref().filter(|_| cfg.cluster.local && cfg.server_metrics).and_then(|h| casslab_local::LocalCluster::open(h).ok()),
+        // nodetool costs a JVM start per call: only when asked (--settle) or right after a load
+        local: cfg
+            .cluster
+            .local_home
+            .as_deref()
+            .filter(|_| cfg.cluster.local && (cfg.settle || cfg.load == casslab_core::config::LoadMode::Only))
+            .and_then(|h| casslab_local::LocalCluster::open(h).ok()),
         keyspace: keyspace.to_string(),
         cluster_cfg: cfg.cluster.clone(),
         creds: creds.clone(),
