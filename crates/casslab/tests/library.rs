@@ -39,6 +39,7 @@ fn last_run_id(store: &Path) -> i64 {
 fn every_library_workload_runs() {
     let _g = load_lock();
     let host = node();
+    let t0 = std::time::Instant::now();
     let (_d, store) = temp_store();
     for (name, params, ops) in [
         ("user-events", &["users=50", "events=600"][..], &["insert", "read_last", "read_range"][..]),
@@ -81,6 +82,7 @@ fn every_library_workload_runs() {
     });
     assert!(!pairs.is_empty(), "no bucketed events were written");
     assert!(pairs.iter().all(|(b, t)| *b == t - t.rem_euclid(3_600_000)), "buckets that are not their event's hour: {pairs:?}");
+    eprintln!("every_library_workload_runs: {:.1} s under the load lock", t0.elapsed().as_secs_f64());
 }
 
 /// The six strategies of experiments/partition-set.yaml, one repetition each: every variant
@@ -90,6 +92,7 @@ fn every_library_workload_runs() {
 fn partition_set_experiment_compares_six_strategies() {
     let _g = load_lock();
     let host = node();
+    let t0 = std::time::Instant::now();
     let (_d, store) = temp_store();
     let path = format!("{}/../../experiments/partition-set.yaml", env!("CARGO_MANIFEST_DIR"));
     let set_size = 20;
@@ -130,6 +133,7 @@ fn partition_set_experiment_compares_six_strategies() {
         assert!(out.contains(&format!("{v} against sync")) || out.contains(&format!("{v} vs sync")), "no comparison of {v}:\n{out}");
     }
     assert!(out.contains("read_set.request"), "per-statement figures are compared too:\n{out}");
+    eprintln!("partition_set_experiment_compares_six_strategies: {:.1} s under the load lock", t0.elapsed().as_secs_f64());
 }
 
 const BATCH_WORKLOAD: &str = r#"
@@ -160,6 +164,7 @@ load:
 fn batches_write_their_rows() {
     let _g = load_lock();
     let host = node();
+    let t0 = std::time::Instant::now();
     let (d, store) = temp_store();
     let file = d.path().join("batch.yaml");
     std::fs::write(&file, BATCH_WORKLOAD).unwrap();
@@ -180,6 +185,7 @@ fn batches_write_their_rows() {
         assert_eq!(per_pk.len(), partitions, "{kind}: partitions written");
         assert!(per_pk.values().all(|n| *n == rows_each), "{kind}: rows per partition {per_pk:?}");
     }
+    eprintln!("batches_write_their_rows: {:.1} s under the load lock", t0.elapsed().as_secs_f64());
 }
 
 /// Conditional writes of the emp workload at LOCAL_SERIAL: `register` (IF NOT EXISTS, half of
@@ -189,6 +195,7 @@ fn batches_write_their_rows() {
 fn conditional_writes_count_not_applied_apart() {
     let _g = load_lock();
     let host = node();
+    let t0 = std::time::Instant::now();
     let (_d, store) = temp_store();
     let rows = 200;
     let ks = "casslab_lib_emp_lwt";
@@ -214,6 +221,7 @@ fn conditional_writes_count_not_applied_apart() {
         r.into_rows_result().unwrap().first_row::<(i64,)>().unwrap().0
     });
     assert_eq!(total, rows + (registers - not_registered), "rows = loaded + applied registrations");
+    eprintln!("conditional_writes_count_not_applied_apart: {:.1} s under the load lock", t0.elapsed().as_secs_f64());
 }
 
 /// experiments/column-count.yaml, one repetition each: ten table layouts of the same bytes,
@@ -224,6 +232,7 @@ fn conditional_writes_count_not_applied_apart() {
 fn column_count_experiment_runs_every_layout() {
     let _g = load_lock();
     let host = node();
+    let t0 = std::time::Instant::now();
     let (_d, store) = temp_store();
     let path = format!("{}/../../experiments/column-count.yaml", env!("CARGO_MANIFEST_DIR"));
     let partitions = 51;
@@ -261,4 +270,5 @@ fn column_count_experiment_runs_every_layout() {
         });
         assert_eq!(rows, partitions * 10, "{v}: rows loaded into {ks}");
     }
+    eprintln!("column_count_experiment_runs_every_layout: {:.1} s under the load lock", t0.elapsed().as_secs_f64());
 }
