@@ -32,6 +32,7 @@ fn has(samples: &[ServerSample], node: &str, metric: &str) -> bool {
 fn a_run_saves_server_series_and_a_forced_gc_shows_up_at_its_time() {
     node();
     let _guard = load_lock();
+    let body_started = std::time::Instant::now();
     let (_dir, store) = temp_store();
     let ks = "casslab_server_kv";
     // no --hosts: the run uses the local test node and so knows its pid and GC log
@@ -137,6 +138,7 @@ fn a_run_saves_server_series_and_a_forced_gc_shows_up_at_its_time() {
     for part in ["Server side", "client p99 per interval", "GC pause time per interval", "pending thread-pool tasks", "Suspects", "Slowest traced requests"] {
         assert!(page.contains(part), "the report lacks {part}");
     }
+    eprintln!("with the load lock held: {:.0} s", body_started.elapsed().as_secs_f64());
 }
 
 #[test]
