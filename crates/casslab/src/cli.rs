@@ -321,8 +321,6 @@ pub struct RunOptions {
     /// them all).
     #[arg(long)]
     pub no_lint: bool,
-    /// Find the highest fixed rate that meets an SLA, e.g. 'p99 < 10ms' or 'read.p99 < 5ms'
-    /// (latency from the intended start; metrics mean, p50, p95, p99, p999, max, errors): a
     /// Do not collect the nodes' own metrics (system_views tables, and for local nodes GC
     /// pauses, CPU and memory) during the run.
     #[arg(long)]
@@ -340,6 +338,8 @@ pub struct RunOptions {
     /// ratio, partition size and SSTables-per-read percentiles; also done after --load-only).
     #[arg(long)]
     pub settle: bool,
+    /// Find the highest fixed rate that meets an SLA, e.g. 'p99 < 10ms' or 'read.p99 < 5ms'
+    /// (latency from the intended start; metrics mean, p50, p95, p99, p999, max, errors): a
     /// probe at maximum throughput, then a binary search of rates, each step a saved run of
     /// --duration (with --warmup).
     #[arg(long, value_name = "SLA", conflicts_with = "rate")]
@@ -461,9 +461,9 @@ impl ClusterArgs {
             connections_per_host: self.connections.max(1),
             request_timeout_ms: (timeout_s * 1000.0) as u64,
             local: false,
+            local_home: None,
         })
     }
-            local_home: None,
 }
 
 impl RunOptions {
@@ -501,12 +501,12 @@ impl RunOptions {
                 LoadMode::Auto
             },
             threads: self.threads,
-        })
-    }
             server_metrics: !self.no_server_metrics,
             trace_slowest: self.trace_slowest,
             trace_probability: self.trace_probability,
             settle: self.settle,
+        })
+    }
 }
 
 /// Parses `1G`, `768M`, `1024` (MiB) into MiB.

@@ -63,8 +63,8 @@ pub fn connect_target(cfg: &mut RunConfig, local_args: &LocalHomeArgs) -> Result
         super::events::use_local_cluster(&cluster);
         cfg.cluster.local_home = Some(cluster.options().home.clone());
         local_password = local::use_local_security(&cluster, &mut cfg.cluster);
-    }
         local::use_local_dc(&cluster, &mut cfg.cluster);
+    }
     let password = match local_password {
         Some(p) if std::env::var_os("CASSLAB_PASSWORD").is_none() => Some(p),
         _ => password_for(cfg)?,
