@@ -93,8 +93,9 @@ impl VirtualTablePoller {
                     }
                 }
                 Err(message) => {
-                    if self.reported.insert(format!("failed {table}")) {
-                        notes.push(format!("reading system_views.{table} on {name} failed: {message} (said once; polling goes on)"));
+                    // once per node: a node that goes down fails every table at once
+                    if self.reported.insert(format!("failed {name}")) {
+                        notes.push(format!("reading system_views on {name} failed (first: {table}): {message} (said once per node; polling goes on)"));
                     }
                 }
             }
