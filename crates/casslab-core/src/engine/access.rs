@@ -150,6 +150,7 @@ pub(crate) async fn plan_access(session: &Session, w: &Workload, op: &Operation,
 /// the other keys of the set, or (batches) the values of rows 2, 3, ….
 #[inline]
 pub(crate) fn draw_values(op: &PlannedOp, gens: &GeneratorSet, rng: &mut SmallRng) -> Vec<CqlValue> {
+    let _joint = op.joint_sequences.then(|| gens.joint_draw());
     let g = op.generators.len();
     match &op.access {
         None => op.generators.iter().map(|i| gens.value(*i, rng)).collect(),

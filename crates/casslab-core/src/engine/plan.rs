@@ -36,6 +36,9 @@ pub(crate) struct PlannedOp {
     /// assigned by [`Plan::new`].
     pub request_slot: Option<usize>,
     pub not_applied_slot: Option<usize>,
+    /// Draws from two or more sequences: one execution's draws are taken together
+    /// ([`GeneratorSet::joint_draw`]).
+    pub joint_sequences: bool,
 }
 
 impl PlannedOp {
@@ -142,8 +145,17 @@ pub(crate) async fn plan_op(session: &Session, w: &Workload, gens: &GeneratorSet
         let conditional = is_conditional(&st.cql);
         statements.push(PlannedStatement { prepared, slots, conditional });
     }
-    let mut planned =
-        PlannedOp { name: op.name.clone(), generators, statements, access: None, client_ts: None, request_slot: None, not_applied_slot: None };
+    let joint_sequences = generators.iter().filter(|g| gens.is_sequence(**g)).count() >= 2;
+    let mut planned = PlannedOp {
+        name: op.name.clone(),
+        generators,
+        statements,
+        access: None,
+        client_ts: None,
+        request_slot: None,
+        not_applied_slot: None,
+        joint_sequences,
+    };
     plan_access(session, w, op, &mut planned).await?;
     Ok(planned)
 }

@@ -11,11 +11,14 @@ use super::GenError;
 use rand::rngs::SmallRng;
 use scylla::value::CqlValue;
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The generators of one workload, indexed in name order. Cloning shares sequence counters.
 #[derive(Debug, Clone)]
 pub struct GeneratorSet {
     gens: Vec<Generator>,
+    /// Held by an execution that draws from several sequences (see [`GeneratorSet::joint_draw`]).
+    joint: Arc<Mutex<()>>,
 }
 
 #[derive(Debug, Clone)]
@@ -34,7 +37,7 @@ impl GeneratorSet {
             .into_iter()
             .map(|b| Generator { seed: name_seed(&b.name), name: b.name, ty: b.ty, dist: b.dist, body: b.body })
             .collect();
-        Ok(GeneratorSet { gens })
+        Ok(GeneratorSet { gens, joint: Arc::new(Mutex::new(())) })
     }
 
     pub fn len(&self) -> usize {
@@ -58,6 +61,18 @@ impl GeneratorSet {
     /// If `idx` is not an index of this set.
     pub fn cql_type(&self, idx: usize) -> &CqlType {
         &self.gens[idx].ty
+    }
+
+    /// Whether generator `idx` draws a sequence (a counter shared by every worker).
+    pub fn is_sequence(&self, idx: usize) -> bool {
+        self.gens[idx].dist.as_sequence().is_some()
+    }
+
+    /// Held while one execution draws from two or more sequences, so that concurrent
+    /// executions cannot interleave their draws: `(sensor, ts)` from two sequences then pairs
+    /// up as (n, n) and every combination is written once, as the workload meant.
+    pub fn joint_draw(&self) -> MutexGuard<'_, ()> {
+        self.joint.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The next value of generator `idx`: draws `n` (advancing a sequence) and renders it.
@@ -264,6 +279,37 @@ flag:       { type: boolean }
         threads.into_iter().for_each(|t| t.join().unwrap());
         // 5 + 1200 draws over a span of 3: the next is 5 + 1205 % 3.
         assert_eq!(a.value(0, &mut rng), n(5 + 1205 % 3));
+    }
+
+    #[test]
+    fn joint_draws_of_two_sequences_pair_up() {
+        let set = set("a: { type: bigint, dist: sequence, min: 0 }\nb: { type: bigint, dist: sequence, min: 0 }\nc: { type: bigint, dist: uniform, min: 0, max: 9 }");
+        assert!(set.is_sequence(0) && set.is_sequence(1) && !set.is_sequence(2));
+        let set = std::sync::Arc::new(set);
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let s = set.clone();
+                std::thread::spawn(move || {
+                    let mut rng = SmallRng::seed_from_u64(t);
+                    (0..2000)
+                        .map(|_| {
+                            let _joint = s.joint_draw();
+                            (s.value(0, &mut rng), s.value(1, &mut rng))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut firsts = Vec::new();
+        for t in threads {
+            for (a, b) in t.join().unwrap() {
+                assert_eq!(a, b, "a pair drawn together came apart");
+                firsts.push(a);
+            }
+        }
+        firsts.sort_by_key(|v| format!("{v:020?}"));
+        firsts.dedup();
+        assert_eq!(firsts.len(), 8000, "every n drawn exactly once");
     }
 
     #[test]
