@@ -181,3 +181,21 @@ fn show_on_an_empty_store_says_so() {
     assert_eq!(code, 0);
     assert!(err.contains("no saved runs"), "{err}");
 }
+
+/// `casslab experiment` checks --event specs for every variant and prints the lint findings of
+/// every variant before it touches a cluster (here: none listens at 127.0.0.1:1).
+#[test]
+fn experiment_checks_events_and_lints_before_connecting() {
+    let exp = format!("{}/../../experiments/partition-set.yaml", env!("CARGO_MANIFEST_DIR"));
+    let (code, _, err) = run(casslab().args(["experiment", &exp, "--hosts", "127.0.0.1:1", "--event", "5s kil node2"]));
+    assert_ne!(code, 0);
+    assert!(err.contains("did you mean \"kill\""), "{err}");
+    assert!(!err.contains("cannot connect"), "checked after connecting:\n{err}");
+    let (code, _, err) = run(casslab().args(["experiment", &exp, "--hosts", "127.0.0.1:1", "--event", "5s kill node2"]));
+    assert_ne!(code, 0);
+    assert!(err.contains("variant sync") && err.contains("exec CMD"), "a node action against --hosts must be refused:\n{err}");
+    // lint findings of the IN variants point at their lines in the experiment file
+    assert!(err.contains("[partition-in-fanout]") && err.contains("partition-set.yaml:"), "{err}");
+    let (_, _, err) = run(casslab().args(["experiment", &exp, "--hosts", "127.0.0.1:1", "--no-lint", "--event", "5s kill node2"]));
+    assert!(!err.contains("[partition-in-fanout]"), "--no-lint must silence lint:\n{err}");
+}

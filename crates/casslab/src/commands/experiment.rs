@@ -15,7 +15,7 @@ use casslab_core::store::{RunId, RunStatus, Store};
 
 pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     let overrides = crate::cli::parse_params(&args.run.params)?;
-    let exp = load_experiment(&args.file, &overrides)?;
+    let mut exp = load_experiment(&args.file, &overrides)?;
     let repetitions = args.repetitions.unwrap_or(exp.repetitions);
     let window_s = match &args.window {
         Some(w) => crate::cli::parse_duration_s("window", w)?,
@@ -23,6 +23,19 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     };
     let store = Store::open(&store_path(&args.run.store)).context("cannot open the results store")?;
     let mut base_cfg = args.run.to_config(&args.file.display().to_string())?;
+    if !args.run.no_lint {
+        super::lint::print_before_experiment(&args.file.display().to_string(), &overrides, base_cfg.concurrency, base_cfg.cluster.dc.as_deref());
+    }
+    // --event applies to every variant's run; all are checked before the cluster is touched
+    let mut extra_events = Vec::new();
+    for spec in &args.run.events {
+        extra_events.push(casslab_core::events::parse_event(spec).map_err(|m| anyhow::anyhow!("--event: {m}"))?);
+    }
+    let local_target = if base_cfg.cluster.hosts.is_empty() { Some(super::local::cluster_for(&args.run.local)?) } else { None };
+    for v in exp.variants.iter_mut() {
+        v.workload.events.extend(extra_events.iter().cloned());
+        super::events::check(&v.workload.events, local_target.as_ref()).with_context(|| format!("variant {}", v.name))?;
+    }
     let creds = run::connect_target(&mut base_cfg, &args.run.local)?;
     let experiment_id = format!("{}-{}", exp.name, chrono_free_stamp());
     eprintln!(

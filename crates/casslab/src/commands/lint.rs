@@ -124,11 +124,25 @@ fn tally(findings: &[Finding]) -> String {
 /// goes ahead whatever they say.
 pub fn print_before_run(workload: &Workload, concurrency: usize, dc: Option<&str>) {
     let opts = LintOptions { concurrency: concurrency.max(1), local_dc: dc.map(String::from), ..LintOptions::default() };
-    let findings: Vec<Finding> = lint(workload, &opts).into_iter().filter(|f| f.severity >= Severity::Warning).collect();
+    print_warnings(lint(workload, &opts), workload.origin.trim_start_matches("builtin:"));
+}
+
+/// Before an experiment: the same, for its base and every variant (each finding points at
+/// the variant's lines in the experiment file).
+pub fn print_before_experiment(file: &str, overrides: &BTreeMap<String, String>, concurrency: usize, dc: Option<&str>) {
+    let opts = LintOptions { concurrency: concurrency.max(1), local_dc: dc.map(String::from), ..LintOptions::default() };
+    // the experiment loaded already; a lint failure only means no findings to show
+    if let Ok(findings) = lint_target(file, overrides, &opts) {
+        print_warnings(findings, file);
+    }
+}
+
+fn print_warnings(findings: Vec<Finding>, target: &str) {
+    let findings: Vec<Finding> = findings.into_iter().filter(|f| f.severity >= Severity::Warning).collect();
     if findings.is_empty() {
         return;
     }
-    eprintln!("lint: {} finding(s) in the data model (details: `casslab lint {}`; --no-lint hides this):", findings.len(), workload.origin.trim_start_matches("builtin:"));
+    eprintln!("lint: {} finding(s) in the data model (details: `casslab lint {target}`; --no-lint hides this):", findings.len());
     for f in &findings {
         eprintln!("  {} {}  [{}] {}", f.severity.name(), f.location(), f.rule.id(), f.message);
         eprintln!("    fix: {}", f.fix);
