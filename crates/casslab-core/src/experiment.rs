@@ -187,7 +187,7 @@ pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Res
                 }
             }
         }
-        w.insert("name".into(), Value::String(format!("{}", name)));
+        w.insert("name".into(), Value::String(name.to_string()));
         let source = serde_yaml::to_string(&wl).map_err(|e| err(&vfile, e.to_string()))?;
         let workload = parse_workload(&source, &vfile, &BTreeMap::new())?;
         let concurrency = pget("concurrency").and_then(|v| v.as_u64()).map(|n| n.max(1) as usize);

@@ -244,7 +244,7 @@ run:
 ",
             if key_cols.contains("day") { "?, " } else { "" },
             if key_cols.contains("day") { "day, " } else { "" },
-            if pk.contains("day") { "" } else { "" },
+            "",
             if with_run_insert { 1 } else { 0 },
         )
     }

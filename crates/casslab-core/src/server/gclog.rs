@@ -176,9 +176,9 @@ mod tests {
         assert!(tail.read_new().unwrap().is_empty(), "what was there before is skipped");
         let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
         let l1 = line(1, "2.5");
-        f.write_all(l1[..20].as_bytes()).unwrap();
+        f.write_all(&l1.as_bytes()[..20]).unwrap();
         assert!(tail.read_new().unwrap().is_empty(), "half a line waits");
-        f.write_all(l1[20..].as_bytes()).unwrap();
+        f.write_all(&l1.as_bytes()[20..]).unwrap();
         f.write_all(line(2, "3.0").as_bytes()).unwrap();
         let got: Vec<f64> = tail.read_new().unwrap().iter().map(|p| p.duration_ms).collect();
         assert_eq!(got, [2.5, 3.0]);

@@ -469,7 +469,7 @@ impl LineIndex {
             for p in &pat {
                 if let Some(pos) = body.find(p.as_str()) {
                     let before = body[..pos].chars().last();
-                    if before.map_or(true, |c| c == ' ' || c == '{' || c == ',' || c == '-' || c == '\t') {
+                    if before.is_none_or(|c| c == ' ' || c == '{' || c == ',' || c == '-' || c == '\t') {
                         return Some(i + 1);
                     }
                 }

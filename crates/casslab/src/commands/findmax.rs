@@ -81,7 +81,7 @@ pub fn find_max(sla_text: &str, max_steps: usize, cfg: &RunConfig, w: &Workload,
         }
         let (value, achieved, p99_ns) = observed(&sla, store, id)?;
         // a rate that was not kept does not count as met, whatever its latency
-        let kept = target.map_or(true, |r| achieved >= 0.95 * r);
+        let kept = target.is_none_or(|r| achieved >= 0.95 * r);
         let met = !value.is_nan() && sla.fails(value) && kept;
         eprintln!("step {n}: {achieved:.0} ops/s, {} = {} → SLA {}", sla.metric.noun(), sla.format_value(value), if met { "met" } else { "not met" });
         Ok(Some(Step { target, run: id, achieved, value, p99_ns, met }))
