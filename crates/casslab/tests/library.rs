@@ -30,6 +30,25 @@ fn phase_counts(store: &Path, run_id: i64, phase: &str) -> BTreeMap<String, (i64
         .collect()
 }
 
+/// `casslab experiment experiments/NAME.yaml` at the tests' tiny scale: one repetition of 2 s
+/// per variant, 1 s windows, against `host`, saved in `store`.
+fn tiny_experiment(name: &str, host: &str, concurrency: &str, store: &Path) -> std::process::Command {
+    let path = format!("{}/../../experiments/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
+    let mut c = casslab();
+    c.args(["experiment", &path, "--repetitions", "1", "--duration", "2s", "--warmup", "0s", "--window", "1s"])
+        .args(["--resamples", "200", "--min-windows", "2", "--concurrency", concurrency, "--hosts", host])
+        .args(store_arg(store));
+    c
+}
+
+/// The saved runs of an experiment's variants, in run order, with their variant names.
+fn variant_runs(store: &Path) -> Vec<(i64, String)> {
+    let db = rusqlite::Connection::open(store).unwrap();
+    let mut q = db.prepare("SELECT run_id, tag FROM run_tags WHERE tag LIKE 'variant=%' ORDER BY run_id").unwrap();
+    let rows = q.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))).unwrap();
+    rows.map(|r| r.map(|(id, tag)| (id, tag.trim_start_matches("variant=").to_string())).unwrap()).collect()
+}
+
 fn last_run_id(store: &Path) -> i64 {
     let db = rusqlite::Connection::open(store).unwrap();
     db.query_row("SELECT max(id) FROM runs", [], |r| r.get(0)).unwrap()
@@ -94,27 +113,16 @@ fn partition_set_experiment_compares_six_strategies() {
     let host = node();
     let t0 = std::time::Instant::now();
     let (_d, store) = temp_store();
-    let path = format!("{}/../../experiments/partition-set.yaml", env!("CARGO_MANIFEST_DIR"));
     let set_size = 20;
     let chunk = 5;
-    let (code, out, err) = run(casslab()
-        .args(["experiment", &path, "--repetitions", "1", "--duration", "2s", "--warmup", "0s", "--window", "1s"])
-        .args(["--resamples", "200", "--min-windows", "2", "--concurrency", "4", "--hosts", host])
-        .args(["-P", "partitions=201", "-P", &format!("set_size={set_size}"), "-P", &format!("chunk={chunk}")])
-        .args(store_arg(&store)));
+    let (code, out, err) = run(tiny_experiment("partition-set", host, "4", &store)
+        .args(["-P", "partitions=201", "-P", &format!("set_size={set_size}"), "-P", &format!("chunk={chunk}")]));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    let db = rusqlite::Connection::open(&store).unwrap();
-    let runs: Vec<(i64, String)> = db
-        .prepare("SELECT run_id, tag FROM run_tags WHERE tag LIKE 'variant=%' ORDER BY run_id")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(|r| r.unwrap())
-        .collect();
-    let names: Vec<&str> = runs.iter().map(|(_, t)| t.trim_start_matches("variant=")).collect();
+    let runs = variant_runs(&store);
+    let names: Vec<&str> = runs.iter().map(|(_, v)| v.as_str()).collect();
     assert_eq!(names, ["sync", "async", "in", "in-limit", "async-in-limit", "in-by-replica"]);
-    for (id, tag) in &runs {
-        let v = tag.trim_start_matches("variant=");
+    for (id, v) in &runs {
+        let v = v.as_str();
         let c = phase_counts(&store, *id, "run");
         let (sets, set_errors) = c["read_set"];
         let (requests, request_errors) = c["read_set.request"];
@@ -234,23 +242,11 @@ fn column_count_experiment_runs_every_layout() {
     let host = node();
     let t0 = std::time::Instant::now();
     let (_d, store) = temp_store();
-    let path = format!("{}/../../experiments/column-count.yaml", env!("CARGO_MANIFEST_DIR"));
     let partitions = 51;
-    let (code, out, err) = run(casslab()
-        .args(["experiment", &path, "--repetitions", "1", "--duration", "2s", "--warmup", "0s", "--window", "1s"])
-        .args(["--resamples", "200", "--min-windows", "2", "--concurrency", "8", "--hosts", host])
-        .args(["-P", &format!("partitions={partitions}")])
-        .args(store_arg(&store)));
+    let (code, out, err) = run(tiny_experiment("column-count", host, "8", &store).args(["-P", &format!("partitions={partitions}")]));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    let db = rusqlite::Connection::open(&store).unwrap();
-    let runs: Vec<(i64, String)> = db
-        .prepare("SELECT run_id, tag FROM run_tags WHERE tag LIKE 'variant=%' ORDER BY run_id")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(|r| r.unwrap())
-        .collect();
-    let variants: Vec<&str> = runs.iter().map(|(_, t)| t.trim_start_matches("variant=")).collect();
+    let runs = variant_runs(&store);
+    let variants: Vec<&str> = runs.iter().map(|(_, v)| v.as_str()).collect();
     assert_eq!(
         variants,
         ["values-1x512", "values-2x256", "values-4x128", "values-8x64", "values-16x32", "values-32x16", "ckey-2x32", "ckey-4x16", "ckey-8x8", "ckey-16x4"]
