@@ -5,7 +5,6 @@
 //! baseline outlined), and the verdicts in words. It takes figures already computed by the
 //! comparison; it reads no store and decides nothing about where the page goes.
 
-use super::html::CSS;
 use super::html_charts::color;
 use super::svg_chart::{esc, Bar, BarChart, BarSeries};
 use crate::analysis::{Estimate, Metric};
@@ -47,12 +46,7 @@ impl ExperimentPage {
     /// The page as one HTML document.
     pub fn render(&self) -> String {
         let mut s = String::with_capacity(32 * 1024);
-        let _ = write!(
-            s,
-            r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="generator" content="casslab {}"><title>casslab · experiment {}</title><style>{CSS}{EXTRA_CSS}</style></head><body>"#,
-            env!("CARGO_PKG_VERSION"),
-            esc(&self.name)
-        );
+        super::html::page_head(&mut s, &format!("experiment {}", self.name), EXTRA_CSS);
         let _ = write!(
             s,
             r#"<header class="top"><div class="brand">casslab experiment</div><h1>{}</h1></header><main><section class="card"><h2>{}</h2>"#,

@@ -19,12 +19,7 @@ pub struct HtmlReport;
 impl ReportFormat for HtmlReport {
     fn render(&self, report: &Report) -> String {
         let mut s = String::with_capacity(64 * 1024);
-        let _ = write!(
-            s,
-            r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="generator" content="casslab {}"><title>casslab · {}</title><style>{CSS}</style></head><body>"#,
-            env!("CARGO_PKG_VERSION"),
-            esc(&report.title)
-        );
+        page_head(&mut s, &report.title, "");
         let _ = write!(
             s,
             r#"<header class="top"><div class="brand">casslab report</div><h1>{}</h1></header><main>"#,
@@ -308,6 +303,18 @@ details.source{margin-top:8px}
 pre{background:#f6f8fa;border:1px solid var(--line);border-radius:6px;padding:10px;overflow:auto;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 @media print{body{background:#fff}.card{box-shadow:none;break-inside:avoid}}
 "#;
+
+
+/// The document head every casslab page opens with: generator, title (escaped here), the
+/// shared stylesheet plus `extra_css`, and `<body>`.
+pub(crate) fn page_head(s: &mut String, title: &str, extra_css: &str) {
+    let _ = write!(
+        s,
+        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="generator" content="casslab {}"><title>casslab · {}</title><style>{CSS}{extra_css}</style></head><body>"#,
+        env!("CARGO_PKG_VERSION"),
+        esc(title)
+    );
+}
 
 #[cfg(test)]
 mod tests {
