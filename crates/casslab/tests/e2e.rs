@@ -33,7 +33,7 @@ fn a_run_is_measured_saved_shown_and_exported() {
         .args(store_arg(&store))
         .args(["--json", json.to_str().unwrap(), "--hdr-log", hdr.to_str().unwrap()]));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    assert!(err.contains("connected to 127.0.0.51:9042"), "{err}");
+    assert!(err.contains(&format!("connected to {}:9042", common::node_addr())), "{err}");
     let reads = count_of(&out, "read");
     let updates = count_of(&out, "update");
     assert!(reads > 100 && updates > 100, "too few operations:\n{out}");
@@ -254,7 +254,7 @@ fn without_hosts_casslab_starts_the_local_node_itself() {
         .args(store_arg(&store)));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     assert!(err.contains("no --hosts given: starting a local Cassandra node"), "{err}");
-    assert!(err.contains("connected to 127.0.0.51:9042"), "{err}");
+    assert!(err.contains(&format!("connected to {}:9042", common::node_addr())), "{err}");
     assert!(count_of(&out, "read") > 0);
     let (code, out, _) = run(casslab().args(["local", "status"]));
     assert_eq!(code, 0, "{out}");

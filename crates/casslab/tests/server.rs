@@ -81,7 +81,7 @@ fn a_run_saves_server_series_and_a_forced_gc_shows_up_at_its_time() {
     let id = s.latest_run().unwrap().unwrap();
     let record = s.run(id).unwrap();
     let samples = s.server_samples(id).unwrap();
-    let addr = common::NODE_ADDR;
+    let addr = common::node_addr();
     for m in ["thread_pools.pending_tasks", "thread_pools.active_tasks", "sstable_tasks", "clients", "pending_hints.files", "cpu_pct", "rss_mib", "gc_stw_pct"] {
         assert!(has(&samples, addr, m), "no {m} of {addr} among {} samples", samples.len());
     }

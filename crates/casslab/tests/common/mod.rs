@@ -12,8 +12,12 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-/// Address of the test node.
-pub const NODE_ADDR: &str = "127.0.0.51";
+/// Address of the test node: $CASSLAB_TEST_NODE, else 127.0.0.51 (a second checkout running
+/// its tests at the same time picks another address, with its own CASSLAB_TEST_HOME).
+pub fn node_addr() -> &'static str {
+    static ADDR: OnceLock<String> = OnceLock::new();
+    ADDR.get_or_init(|| std::env::var("CASSLAB_TEST_NODE").ok().filter(|a| !a.is_empty()).unwrap_or_else(|| "127.0.0.51".into()))
+}
 
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_casslab")
@@ -55,9 +59,9 @@ static LOAD_LOCK: Mutex<()> = Mutex::new(());
 /// contact point.
 pub fn node() -> &'static str {
     NODE.get_or_init(|| {
-        let (code, out, err) = run(casslab().args(["local", "up", "--base-address", NODE_ADDR, "--heap", "1G"]));
+        let (code, out, err) = run(casslab().args(["local", "up", "--base-address", node_addr(), "--heap", "1G"]));
         assert_eq!(code, 0, "casslab local up failed:\nstdout: {out}\nstderr: {err}");
-        format!("{NODE_ADDR}:9042")
+        format!("{}:9042", node_addr())
     })
 }
 
