@@ -3,6 +3,7 @@
 //! and never exits the process; the `casslab` binary owns the terminal.
 
 pub mod analysis;
+pub mod cluster;
 pub mod config;
 pub mod engine;
 pub mod events;
@@ -11,6 +12,8 @@ pub mod gen;
 pub mod lint;
 pub mod report;
 pub mod server;
+pub mod session;
 pub mod stats;
 pub mod store;
+pub mod target;
 pub mod workload;

@@ -3,12 +3,14 @@
 //! the `cassandra-all` jars that Maven fetches once into a cache. It owns the options
 //! (`LocalOptions`), the node layout on disk, the start/stop/status life cycle
 //! (`LocalCluster`), nodetool calls, and optionally password authentication and client
-//! TLS (a keystore made with the JDK's keytool). It does not talk CQL beyond a liveness probe,
+//! TLS (a keystore made with the JDK's keytool), and the cluster-control seam of casslab-core's
+//! run session (`control`). It does not talk CQL beyond a liveness probe,
 //! parse command lines, print, or exit: callers get progress lines through a callback
 //! and typed `LocalError`s. Linux only (it reads `/proc`).
 
 mod cluster;
 mod config_files;
+mod control;
 mod cql_probe;
 mod error;
 mod jars;

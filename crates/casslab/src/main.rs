@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod progress;
+mod terminal;
 
 use clap::Parser;
 
@@ -16,6 +17,11 @@ fn main() {
             std::process::exit(exit_code(&e));
         }
     }
+}
+
+/// Ends the process at once after a second Ctrl-C (the first one stops the run cleanly).
+pub fn abort_interrupted() -> ! {
+    std::process::exit(130)
 }
 
 /// 2 for problems with what the user gave us (workload files, arguments), 1 otherwise.

@@ -18,7 +18,7 @@
 //!   the run never left those bounds. `None` when it did not recover before the run ended.
 
 use crate::events::EventRecord;
-use crate::stats::{ErrorKind, Phase};
+use crate::stats::{ErrorKind, IntervalSample, Phase};
 use crate::store::StoredInterval;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -56,7 +56,26 @@ pub struct IntervalPoint {
     pub errors: BTreeMap<ErrorKind, u64>,
 }
 
-/// The run phase's intervals (warm-up included, load left out) as points.
+/// One interval of the run phase as it closes (the session gathers these while it runs, so an
+/// event's impact needs no second read of the saved intervals).
+pub fn point_of(s: &IntervalSample) -> IntervalPoint {
+    let d_s = s.duration_s();
+    let mut p = IntervalPoint { start_ms: s.start_ms, end_ms: s.end_ms, ..Default::default() };
+    for (op, st) in &s.ops {
+        if d_s > 0.0 {
+            p.ops_per_s += st.ok as f64 / d_s;
+        }
+        if st.ok > 0 {
+            p.p99_ns.insert(op.clone(), st.intended.value_at_quantile(0.99));
+        }
+        for (k, v) in &st.errors {
+            *p.errors.entry(*k).or_default() += v;
+        }
+    }
+    p
+}
+
+/// The run phase's saved intervals (warm-up included, load left out) as points.
 pub fn points(intervals: &[StoredInterval]) -> Vec<IntervalPoint> {
     intervals
         .chunk_by(|a, b| a.index == b.index)
@@ -289,6 +308,29 @@ mod tests {
             exit_code: Some(0),
             output_tail: String::new(),
         }
+    }
+
+    #[test]
+    fn a_closing_interval_and_its_saved_rows_make_the_same_point() {
+        use crate::stats::OpStats;
+        let mut read = OpStats::default();
+        let mut update = OpStats::default();
+        for i in 1..=200u64 {
+            read.record_ok(i * 10_000, i * 5_000);
+            update.record_ok(i * 20_000, i * 5_000);
+        }
+        update.record_error(ErrorKind::Timeout);
+        let sample = IntervalSample { index: 3, phase: Phase::Run, start_ms: 3_000, end_ms: 3_500, ops: vec![("read".into(), read), ("update".into(), update)], backlog: 0 };
+        let rows: Vec<StoredInterval> = sample
+            .ops
+            .iter()
+            .map(|(op, st)| StoredInterval { index: 3, phase: Phase::Run, start_ms: 3_000, end_ms: 3_500, op: op.clone(), stats: st.clone(), backlog: 0 })
+            .collect();
+        let p = point_of(&sample);
+        assert_eq!(points(&rows), vec![p.clone()]);
+        assert_eq!(p.ops_per_s, 800.0);
+        assert_eq!(p.errors, [(ErrorKind::Timeout, 1)].into());
+        assert!(p.p99_ns["update"] > p.p99_ns["read"]);
     }
 
     #[test]

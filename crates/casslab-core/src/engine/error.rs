@@ -1,14 +1,19 @@
-//! Engine errors (setup failures that abort a run, each saying what to do) and the
-//! classification of request failures into counted [`ErrorKind`]s.
+//! Engine errors: the setup failures that abort a run (cannot connect, schema rejected, a
+//! statement that does not prepare, a generator that does not fit its column, ...), each saying
+//! what to do. Request failures during a phase are not errors of this kind: targets classify
+//! them into counted [`crate::stats::ErrorKind`]s and the run goes on.
 
-use crate::stats::ErrorKind;
+use crate::gen::GenError;
 use crate::workload::WorkloadError;
-use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error("cannot connect to {hosts}: {message}\n  hint: {hint}")]
     Connect { hosts: String, message: String, hint: String },
+    #[error("--user {user} needs a password: set CASSLAB_PASSWORD or answer the prompt")]
+    MissingPassword { user: String },
+    #[error("--translate: cannot resolve \"{address}\" (write HOST:PORT)")]
+    Translate { address: String },
     #[error("TLS setup failed: {0}")]
     Tls(String),
     #[error("the cluster rejected `{statement}`: {message}")]
@@ -30,24 +35,6 @@ pub enum EngineError {
     NotOurKeyspace(String),
     #[error(transparent)]
     Workload(#[from] WorkloadError),
-    #[error("{0}")]
-    Other(String),
-}
-
-/// Which counted kind a failed request belongs to.
-pub fn classify(e: &ExecutionError) -> ErrorKind {
-    match e {
-        ExecutionError::RequestTimeout(_) => ErrorKind::Timeout,
-        ExecutionError::LastAttemptError(RequestAttemptError::DbError(db, _)) => match db {
-            DbError::ReadTimeout { .. } | DbError::WriteTimeout { .. } => ErrorKind::Timeout,
-            DbError::Unavailable { .. } => ErrorKind::Unavailable,
-            DbError::Overloaded | DbError::RateLimitReached { .. } | DbError::IsBootstrapping => ErrorKind::Overloaded,
-            _ => ErrorKind::Other,
-        },
-        ExecutionError::ConnectionPoolError(_)
-        | ExecutionError::EmptyPlan
-        | ExecutionError::LastAttemptError(RequestAttemptError::BrokenConnectionError(_))
-        | ExecutionError::LastAttemptError(RequestAttemptError::UnableToAllocStreamId) => ErrorKind::Connection,
-        _ => ErrorKind::Other,
-    }
+    #[error(transparent)]
+    Generators(#[from] GenError),
 }

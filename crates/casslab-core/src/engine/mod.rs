@@ -1,27 +1,28 @@
-//! The load engine: connects, prepares the keyspace and statements, then runs the workload's
-//! phases (load, then warm-up and run) and reports everything through [`EngineEvent`]s on a
-//! channel — intervals as they close, warnings, phase totals. It never prints and never
-//! stores; the caller decides what to do with the events. Request failures are counted;
-//! only setup failures return an error.
+//! The load engine: given a connected [`Target`], it prepares the server for the workload,
+//! plans its operations, then runs the phases (load, then warm-up and run) and reports
+//! everything through [`EngineEvent`]s on a channel — intervals as they close, warnings, phase
+//! totals. It is generic over the target (CQL today), never prints and never stores: the run
+//! session (`crate::session`) decides what to do with the events. Request failures are counted;
+//! only setup failures return an error. Every time it reports is measured on the run's
+//! [`RunClock`].
 
-mod access;
-mod connect;
+mod clock;
 mod error;
 mod phase;
 mod plan;
-mod schema;
+mod target;
 mod worker;
 
-pub use connect::{cluster_info, connect, ClusterInfo};
-pub use error::{classify, EngineError};
-pub use schema::{default_replication, fingerprint};
+pub use clock::{unix_now_ms, RunClock};
+pub use error::EngineError;
+pub use plan::Plan;
+pub use target::{Completion, Prepared, Target, TargetInfo};
 
-use crate::config::{Credentials, LoadMode, RunConfig};
+use crate::config::{LoadMode, RunConfig};
 use crate::gen::GeneratorSet;
 use crate::stats::{IntervalSample, OpStats, Phase};
 use crate::workload::Workload;
 use phase::{run_phase, PhaseKind, PhaseParams};
-use plan::{plan_op, Plan};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc::UnboundedSender, watch};
@@ -29,13 +30,12 @@ use tokio::sync::{mpsc::UnboundedSender, watch};
 /// What the engine tells its caller while it works.
 #[derive(Debug)]
 pub enum EngineEvent {
-    Connected(ClusterInfo),
     /// Something the user should know that is not a problem.
     Info(String),
     /// Something that may make the results less useful; the run goes on.
     Warning(String),
-    /// `at_ms`: when the phase started, in milliseconds since the engine started (the time
-    /// axis of [`IntervalSample::start_ms`]).
+    /// `at_ms`: when the phase started on the run's clock (the time axis of
+    /// [`IntervalSample::start_ms`]).
     PhaseStarted { phase: Phase, count: Option<u64>, warmup_s: f64, duration_s: Option<f64>, rate_per_s: Option<f64>, at_ms: u64 },
     Interval(IntervalSample),
     /// Totals of the measured part of a phase (warm-up excluded).
@@ -48,22 +48,19 @@ pub struct RunOutcome {
     pub interrupted: bool,
 }
 
-/// Runs `w` as `cfg` says. Setting `stop` to true ends the current phase cleanly (its partial
-/// interval is kept) and skips the rest.
-pub async fn run(
+/// Runs `w` against `target` as `cfg` says. Setting `stop` to true ends the current phase
+/// cleanly (its partial interval is kept) and skips the rest.
+pub async fn run<T: Target>(
+    target: Arc<T>,
     cfg: &RunConfig,
     w: &Workload,
-    creds: &Credentials,
+    clock: RunClock,
     events: UnboundedSender<EngineEvent>,
     mut stop: watch::Receiver<bool>,
 ) -> Result<RunOutcome, EngineError> {
-    let t0 = tokio::time::Instant::now();
-    let session = Arc::new(connect(&cfg.cluster, creds).await?);
-    let info = cluster_info(&session).await;
-    let _ = events.send(EngineEvent::Connected(info.clone()));
-    let ks = schema::prepare_keyspace(&session, w, &info).await?;
-    if ks.created_now {
-        let _ = events.send(EngineEvent::Info(format!("created keyspace {}", w.keyspace)));
+    let t0 = clock.t0;
+    for note in target.prepare(w).await?.notes {
+        let _ = events.send(EngineEvent::Info(note));
     }
     let workers = if cfg.threads > 0 { cfg.threads } else { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2) };
     let params = |kind, interval_ms: u64, seed: u64, first_index: u32| PhaseParams {
@@ -77,25 +74,19 @@ pub async fn run(
         first_index,
     };
 
-    // Prepare everything before loading, so a bad statement fails fast.
-    let load_gens = Arc::new(GeneratorSet::build(&w.generators).map_err(|e| EngineError::Other(e.to_string()))?);
+    // Plan everything before loading, so a bad statement fails fast.
     let load_plan = match &w.load {
         Some(l) => {
-            let op = w.operation(&l.op).expect("validated");
-            Some((Plan::new(vec![plan_op(&session, w, &load_gens, op).await?], &[1.0], load_gens.clone()), l.count))
+            let gens = Arc::new(GeneratorSet::build(&w.generators)?);
+            Some((target.plan(w, &[(l.op.clone(), 1.0)], gens).await?, l.count))
         }
         None => None,
     };
-    let run_gens = Arc::new(GeneratorSet::build(&w.generators).map_err(|e| EngineError::Other(e.to_string()))?);
     let run_plan = match &w.run {
         Some(r) => {
-            let mut ops = Vec::new();
-            let mut weights = Vec::new();
-            for (name, ratio) in r.mix.iter().filter(|(_, x)| *x > 0.0) {
-                ops.push(plan_op(&session, w, &run_gens, w.operation(name).expect("validated")).await?);
-                weights.push(*ratio);
-            }
-            Some(Plan::new(ops, &weights, run_gens))
+            let gens = Arc::new(GeneratorSet::build(&w.generators)?);
+            let mix: Vec<(String, f64)> = r.mix.iter().filter(|(_, x)| *x > 0.0).map(|(n, x)| (n.clone(), *x)).collect();
+            Some(target.plan(w, &mix, gens).await?)
         }
         None => None,
     };
@@ -103,11 +94,11 @@ pub async fn run(
     let mut next_index = 0u32;
     if let Some((plan, count)) = load_plan {
         if cfg.load == LoadMode::Reload {
-            schema::truncate_for_reload(&session, w, ks).await?;
+            target.truncate_for_reload(w).await?;
             let _ = events.send(EngineEvent::Info(format!("truncated the tables of {} for --reload", w.keyspace)));
         }
         let fp = load_fingerprint(w, cfg.seed);
-        let previous = if cfg.load == LoadMode::Skip { None } else { schema::loaded(&session, &fp).await? };
+        let previous = if cfg.load == LoadMode::Skip { None } else { target.loaded(&fp).await? };
         match (cfg.load, previous) {
             (LoadMode::Skip, _) => {
                 let _ = events.send(EngineEvent::Info("load phase skipped (--skip-load)".into()));
@@ -119,9 +110,9 @@ pub async fn run(
                 )));
             }
             _ => {
-                let _ = events.send(EngineEvent::PhaseStarted { phase: Phase::Load, count: Some(count), warmup_s: 0.0, duration_s: None, rate_per_s: None, at_ms: t0.elapsed().as_millis() as u64 });
+                let _ = events.send(EngineEvent::PhaseStarted { phase: Phase::Load, count: Some(count), warmup_s: 0.0, duration_s: None, rate_per_s: None, at_ms: clock.now_ms() });
                 let names = plan.slot_names.clone();
-                let r = run_phase(session.clone(), Arc::new(plan), params(PhaseKind::Load { count }, cfg.interval_ms, cfg.seed, 0), &events, &mut stop).await;
+                let r = run_phase(target.clone(), Arc::new(plan), params(PhaseKind::Load { count }, cfg.interval_ms, cfg.seed, 0), &events, &mut stop).await;
                 let errors: u64 = r.measured.iter().map(|s| s.error_count()).sum();
                 let _ = events.send(EngineEvent::PhaseFinished {
                     phase: Phase::Load,
@@ -134,7 +125,7 @@ pub async fn run(
                     return Ok(RunOutcome { interrupted: true });
                 }
                 if errors == 0 {
-                    schema::record_load(&session, &fp, &format!("{count} rows, workload {}, seed {}", w.name, cfg.seed)).await?;
+                    target.record_load(&fp, &format!("{count} rows, workload {}, seed {}", w.name, cfg.seed)).await?;
                 } else {
                     let _ = events.send(EngineEvent::Warning(format!(
                         "{errors} load operations failed; the data set is incomplete and will be loaded again next time"
@@ -158,11 +149,11 @@ pub async fn run(
         warmup_s,
         duration_s: Some(duration_s),
         rate_per_s: cfg.rate_per_s,
-        at_ms: t0.elapsed().as_millis() as u64,
+        at_ms: clock.now_ms(),
     });
     let names: Vec<String> = plan.slot_names.clone();
     let kind = PhaseKind::Run { warmup_s, duration_s, rate_per_s: cfg.rate_per_s };
-    let res = run_phase(session.clone(), Arc::new(plan), params(kind, cfg.interval_ms, cfg.seed ^ 0x5eed, next_index), &events, &mut stop).await;
+    let res = run_phase(target, Arc::new(plan), params(kind, cfg.interval_ms, cfg.seed ^ 0x5eed, next_index), &events, &mut stop).await;
     let _ = events.send(EngineEvent::PhaseFinished {
         phase: Phase::Run,
         duration_s: res.measured_s,
@@ -188,4 +179,28 @@ fn load_fingerprint(w: &Workload, seed: u64) -> String {
     parts.push(seed.to_string());
     let refs: Vec<&str> = parts.iter().map(|s| s.as_str()).collect();
     fingerprint(&refs)
+}
+
+/// A stable 64-bit FNV-1a hash, hex encoded: identifies a data set across runs and versions.
+pub fn fingerprint(parts: &[&str]) -> String {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for p in parts {
+        for b in p.bytes().chain(std::iter::once(0u8)) {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_are_stable_and_separate_parts() {
+        assert_eq!(fingerprint(&["a", "b"]), fingerprint(&["a", "b"]));
+        assert_ne!(fingerprint(&["ab", ""]), fingerprint(&["a", "b"]));
+        assert_eq!(fingerprint(&[]), "cbf29ce484222325");
+    }
 }

@@ -4,10 +4,10 @@
 //! draining in-flight requests so the last partial interval is kept too.
 
 use super::plan::Plan;
+use super::target::Target;
 use super::worker::{run_worker, Pace, Shared};
 use super::EngineEvent;
 use crate::stats::{IntervalSample, OpStats, Phase};
-use scylla::client::session::Session;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -42,9 +42,9 @@ pub(crate) struct PhaseResult {
     pub next_index: u32,
 }
 
-pub(crate) async fn run_phase(
-    session: Arc<Session>,
-    plan: Arc<Plan>,
+pub(crate) async fn run_phase<T: Target>(
+    target: Arc<T>,
+    plan: Arc<Plan<T::Op>>,
     p: PhaseParams,
     events: &UnboundedSender<EngineEvent>,
     stop_rx: &mut watch::Receiver<bool>,
@@ -53,7 +53,7 @@ pub(crate) async fn run_phase(
     let n_ops = plan.slot_names.len();
     let workers = p.workers.clamp(1, p.concurrency.max(1));
     let shared = Arc::new(Shared {
-        session,
+        target,
         plan: plan.clone(),
         stop: AtomicBool::new(false),
         slots: (0..workers).map(|_| Mutex::new(vec![OpStats::default(); n_ops])).collect(),
@@ -103,6 +103,8 @@ pub(crate) async fn run_phase(
     let mut tick_no = 0u64;
     let mut last = start;
     let mut interrupted = *stop_rx.borrow();
+    // a stop signal whose sender is gone can no longer ask for a stop
+    let mut stop_open = true;
     let mut warned_backlog = false;
     let mut ticker = tokio::time::interval_at(start + p.interval, p.interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -142,10 +144,14 @@ pub(crate) async fn run_phase(
     while !interrupted && !finished_workers {
         tokio::select! {
             _ = ticker.tick() => {}
-            r = stop_rx.changed() => { if r.is_err() || *stop_rx.borrow() { interrupted = true; } }
-        }
-        if interrupted {
-            break;
+            r = stop_rx.changed(), if stop_open => {
+                match r {
+                    Ok(()) => interrupted = *stop_rx.borrow(),
+                    Err(_) => stop_open = false,
+                }
+                // not a tick: no interval closes
+                continue;
+            }
         }
         let now = Instant::now();
         let sample = collect(last, now, tick_no, p.first_index + tick_no as u32);

@@ -5,19 +5,13 @@
 //! intended start times and latency is measured from them, so a stalled cluster or a saturated
 //! client shows up as latency instead of silently lowering the request rate.
 
-use super::access::{self, Outcome};
-use super::error::classify;
-use super::plan::{Plan, PlannedOp};
+use super::plan::Plan;
+use super::target::{Completion, Target};
 use super::EngineEvent;
 use crate::stats::OpStats;
 use futures::stream::{FuturesUnordered, StreamExt};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use scylla::client::session::Session;
-use scylla::errors::ExecutionError;
-use scylla::response::PagingState;
-use scylla::value::CqlValue;
-use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -48,9 +42,9 @@ pub(crate) enum Pace {
 }
 
 /// What the workers of a phase share.
-pub(crate) struct Shared {
-    pub session: Arc<Session>,
-    pub plan: Arc<Plan>,
+pub(crate) struct Shared<T: Target> {
+    pub target: Arc<T>,
+    pub plan: Arc<Plan<T::Op>>,
     pub stop: AtomicBool,
     /// Per worker, per operation: what completed since the sampler last looked.
     pub slots: Vec<Mutex<Vec<OpStats>>>,
@@ -61,64 +55,45 @@ pub(crate) struct Shared {
     pub events: UnboundedSender<EngineEvent>,
 }
 
-type Done = (usize, Instant, Instant, Result<Outcome, ExecutionError>);
+type Done<E> = (usize, Instant, Instant, Result<Completion, E>);
 
-async fn execute(session: &Session, op: &PlannedOp, values: Vec<CqlValue>, stats: &Mutex<Vec<OpStats>>) -> Result<Outcome, ExecutionError> {
-    if op.is_special() {
-        return access::execute(session, op, values, stats).await;
-    }
-    for st in &op.statements {
-        let row: Vec<&CqlValue> = st.slots.iter().map(|i| &values[*i]).collect();
-        let mut paging = PagingState::start();
-        loop {
-            let (_, next) = session.execute_single_page(&st.prepared, &row, paging).await?;
-            match next.into_paging_control_flow() {
-                ControlFlow::Break(()) => break,
-                ControlFlow::Continue(p) => paging = p,
-            }
-        }
-    }
-    Ok(Outcome::Done)
-}
-
-fn start<'a>(
-    session: &'a Session,
-    plan: &'a Plan,
+fn start<'a, T: Target>(
+    target: &'a T,
+    plan: &'a Plan<T::Op>,
     stats: &'a Mutex<Vec<OpStats>>,
     op_idx: usize,
     intended: Option<Instant>,
     rng: &mut SmallRng,
-) -> impl std::future::Future<Output = Done> + 'a {
-    let op = &plan.ops[op_idx];
-    let values: Vec<CqlValue> = access::draw_values(op, &plan.gens, rng);
+) -> impl std::future::Future<Output = Done<T::Error>> + 'a {
+    let request = target.start(&plan.ops[op_idx], &plan.gens, rng, stats);
     let sent = Instant::now();
     let intended = intended.map_or(sent, |t| t.min(sent));
     async move {
-        let r = execute(session, op, values, stats).await;
+        let r = request.await;
         (op_idx, intended, sent, r)
     }
 }
 
-fn record(sh: &Shared, id: usize, done: Done) {
+fn record<T: Target>(sh: &Shared<T>, id: usize, done: Done<T::Error>) {
     let (op_idx, intended, sent, res) = done;
     let now = Instant::now();
     match res {
-        Ok(outcome) => {
+        Ok(completion) => {
             let mut g = sh.slots[id].lock().unwrap();
             let (intended_ns, service_ns) = ((now - intended).as_nanos() as u64, (now - sent).as_nanos() as u64);
             g[op_idx].record_ok(intended_ns, service_ns);
-            if let (Outcome::NotApplied, Some(slot)) = (outcome, sh.plan.ops[op_idx].not_applied_slot) {
+            if let Some(slot) = completion.also {
                 g[slot].record_ok(intended_ns, service_ns);
             }
         }
         Err(e) => {
-            let kind = classify(&e);
+            let kind = T::classify(&e);
             sh.slots[id].lock().unwrap()[op_idx].record_error(kind);
             let bit = 1u64 << (kind as u32);
             if sh.reported[op_idx].fetch_or(bit, Ordering::Relaxed) & bit == 0 {
                 let _ = sh.events.send(EngineEvent::Warning(format!(
                     "{}: first {} error (counted, the run goes on): {e}",
-                    sh.plan.ops[op_idx].name,
+                    sh.plan.slot_names[op_idx],
                     kind.as_str()
                 )));
             }
@@ -128,12 +103,12 @@ fn record(sh: &Shared, id: usize, done: Done) {
 
 /// Runs one worker until the phase's stop flag is set (or its count is exhausted), then waits
 /// for its in-flight operations.
-pub(crate) async fn run_worker(sh: Arc<Shared>, id: usize, cap: usize, pace: Pace, seed: u64) {
+pub(crate) async fn run_worker<T: Target>(sh: Arc<Shared<T>>, id: usize, cap: usize, pace: Pace, seed: u64) {
     let mut rng = SmallRng::seed_from_u64(seed);
-    let session = &*sh.session;
+    let target = &*sh.target;
     let plan = &*sh.plan;
     let mut inflight = FuturesUnordered::new();
-    let stopped = |sh: &Shared| sh.stop.load(Ordering::Relaxed);
+    let stopped = |sh: &Shared<T>| sh.stop.load(Ordering::Relaxed);
     match pace {
         Pace::Max | Pace::Count { .. } => loop {
             while inflight.len() < cap && !stopped(&sh) {
@@ -143,7 +118,7 @@ pub(crate) async fn run_worker(sh: Arc<Shared>, id: usize, cap: usize, pace: Pac
                     }
                 }
                 let op = plan.pick(rng.gen::<f64>());
-                inflight.push(start(session, plan, &sh.slots[id], op, None, &mut rng));
+                inflight.push(start(target, plan, &sh.slots[id], op, None, &mut rng));
             }
             match inflight.next().await {
                 Some(d) => record(&sh, id, d),
@@ -169,7 +144,7 @@ pub(crate) async fn run_worker(sh: Arc<Shared>, id: usize, cap: usize, pace: Pac
                 let horizon = if timer_fired { now + EARLY } else { now };
                 while next_t <= horizon && inflight.len() < cap {
                     let op = plan.pick(rng.gen::<f64>());
-                    inflight.push(start(session, plan, &sh.slots[id], op, Some(next_t), &mut rng));
+                    inflight.push(start(target, plan, &sh.slots[id], op, Some(next_t), &mut rng));
                     next_t += period;
                 }
                 timer_fired = false;

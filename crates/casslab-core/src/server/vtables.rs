@@ -6,7 +6,8 @@
 
 use super::ServerSample;
 use crate::config::{ClusterConfig, Credentials};
-use crate::engine::{connect, EngineError};
+use crate::engine::EngineError;
+use crate::target::cql::connect;
 use futures::future::join_all;
 use scylla::client::session::Session;
 use scylla::cluster::Node;

@@ -1,17 +1,21 @@
-//! `casslab experiment FILE`: runs every variant of an experiment R times, interleaved
-//! (A B A B …, so drift of the machine does not favour one side), each run saved as an
-//! ordinary run tagged with the experiment, then compares every variant with the first one
+//! `casslab experiment FILE`: has the library run every variant of an experiment R times,
+//! interleaved (`casslab_core::session::experiment`), each run saved as an ordinary run tagged
+//! with the experiment, then compares every variant with the first one
 //! (the baseline) using the windowed bootstrap of `casslab compare`; with `-o FILE` it also
 //! writes the comparison as an HTML page (`casslab_core::report::experiment_html`).
 
 use super::{compare, run, store_path};
 use crate::cli::ExperimentArgs;
+use crate::terminal::Terminal;
 use anyhow::{Context, Result};
-use casslab_core::config::LoadMode;
 use casslab_core::analysis::{LatencyKind, Metric};
+use casslab_core::cluster::ClusterControl;
 use casslab_core::experiment::{load_experiment, Experiment};
 use casslab_core::report::experiment_html::{ExperimentPage, OpFigures, VariantRuns};
-use casslab_core::store::{RunId, RunStatus, Store};
+use casslab_core::session::experiment::run_experiment;
+use casslab_core::session::{check_events, Lab};
+use casslab_core::store::{RunId, Store};
+use std::sync::Arc;
 
 pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     let overrides = crate::cli::parse_params(&args.run.params)?;
@@ -21,7 +25,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         Some(w) => crate::cli::parse_duration_s("window", w)?,
         None => exp.window_s,
     };
-    let store = Store::open(&store_path(&args.run.store)).context("cannot open the results store")?;
+    let store = Arc::new(Store::open(&store_path(&args.run.store)).context("cannot open the results store")?);
     let mut base_cfg = args.run.to_config(&args.file.display().to_string())?;
     if !args.run.no_lint {
         super::lint::print_before_experiment(&args.file.display().to_string(), &overrides, base_cfg.concurrency, base_cfg.cluster.dc.as_deref());
@@ -31,12 +35,12 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     for spec in &args.run.events {
         extra_events.push(casslab_core::events::parse_event(spec).map_err(|m| anyhow::anyhow!("--event: {m}"))?);
     }
-    let local_target = if base_cfg.cluster.hosts.is_empty() { Some(super::local::cluster_for(&args.run.local)?) } else { None };
+    let local = run::local_target(&base_cfg, &args.run.local)?;
     for v in exp.variants.iter_mut() {
         v.workload.events.extend(extra_events.iter().cloned());
-        super::events::check(&v.workload.events, local_target.as_ref()).with_context(|| format!("variant {}", v.name))?;
+        check_events(&v.workload.events, local.as_ref().map(|c| c as &dyn ClusterControl)).with_context(|| format!("variant {}", v.name))?;
     }
-    let creds = run::connect_target(&mut base_cfg, &args.run.local)?;
+    let creds = run::connect_target(&mut base_cfg, local.as_ref())?;
     let experiment_id = format!("{}-{}", exp.name, chrono_free_stamp());
     eprintln!(
         "experiment {} ({experiment_id}): {} variants × {repetitions} repetitions, interleaved; baseline: {}",
@@ -44,54 +48,24 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         exp.variants.len(),
         exp.variants[0].name
     );
-
-    let mut runs: Vec<(String, Vec<RunId>)> = exp.variants.iter().map(|v| (v.name.clone(), Vec::new())).collect();
-    'outer: for rep in 1..=repetitions {
-        for (i, v) in exp.variants.iter().enumerate() {
-            eprintln!("\n== {} · repetition {rep}/{repetitions}", v.name);
-            let mut cfg = base_cfg.clone();
-            cfg.workload = format!("{}#{}", exp.origin, v.name);
-            cfg.workload_source = v.source.clone();
-            cfg.params = v.workload.params.clone();
-            if let Some(c) = v.concurrency {
-                cfg.concurrency = c;
-            }
-            if v.rate_per_s.is_some() {
-                cfg.rate_per_s = v.rate_per_s;
-            }
-            if exp.fresh_load && cfg.load == LoadMode::Auto {
-                cfg.load = LoadMode::Reload;
-            }
-            let tags = vec![
-                format!("experiment={}", exp.name),
-                format!("experiment_id={experiment_id}"),
-                format!("variant={}", v.name),
-                format!("repetition={rep}"),
-            ];
-            let mut tags = tags;
-            tags.extend(args.run.tags.iter().cloned());
-            match run::execute(&cfg, &v.workload, &creds, &store, &tags)? {
-                Some((id, status)) => {
-                    runs[i].1.push(id);
-                    let r = store.run(id)?;
-                    if let Some(s) = &r.summary {
-                        print!("{}", casslab_core::report::text::run_summary(&r, s));
-                    }
-                    if status == RunStatus::Interrupted {
-                        eprintln!("interrupted: stopping the experiment; the runs so far are saved and compared");
-                        break 'outer;
-                    }
-                }
-                None => anyhow::bail!("variant {}: the run did not start", v.name),
-            }
-        }
+    let rt = run::runtime(base_cfg.threads)?;
+    let lab = Lab {
+        credentials: creds,
+        control: local.map(|c| Arc::new(c) as Arc<dyn ClusterControl>),
+        results: &*store,
+        observer: Arc::new(Terminal::with_summaries(store.clone())),
+        stop: run::stop_on_ctrl_c(&rt),
+    };
+    let made = rt.block_on(run_experiment(&lab, &exp, &base_cfg, repetitions, &experiment_id, &args.run.tags))?;
+    if made.interrupted {
+        eprintln!("interrupted: stopping the experiment; the runs so far are saved and compared");
     }
 
     println!("\nexperiment {} — runs per variant:", exp.name);
-    for (name, ids) in &runs {
+    for (name, ids) in &made.variants {
         println!("  {name:<16} {}", ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(" "));
     }
-    let groups: Vec<(String, Vec<RunId>)> = runs.into_iter().filter(|(_, ids)| !ids.is_empty()).collect();
+    let groups: Vec<(String, Vec<RunId>)> = made.variants.into_iter().filter(|(_, ids)| !ids.is_empty()).collect();
     if groups.len() >= 2 {
         let analysis = compare::print_groups(&store, &groups, window_s, &args.analysis)?;
         if let Some(path) = &args.output {

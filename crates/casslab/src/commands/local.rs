@@ -1,10 +1,8 @@
 //! `casslab local up|status|down|stop|kill|start|nodetool`: real Cassandra nodes on loopback,
-//! through casslab-local; and what a run against them needs to log in, verify TLS and pick
-//! its local data center.
+//! through casslab-local.
 
 use crate::cli::{parse_heap_mb, LocalCommand, LocalHomeArgs};
 use anyhow::Result;
-use casslab_core::config::ClusterConfig;
 use casslab_local::{LocalCluster, LocalOptions, DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 use std::path::PathBuf;
 
@@ -41,31 +39,6 @@ fn print_security(cluster: &LocalCluster) {
     }
     if let Some(ca) = cluster.tls_ca_file() {
         eprintln!("TLS on: CA certificate {} (use --tls-ca {})", ca.display(), ca.display());
-    }
-}
-
-/// Makes `cfg` (aimed at `cluster`) log in and verify TLS the way the local cluster was
-/// started: its CA file unless --tls-ca was given, and the default superuser unless --user
-/// was. Returns the default password when the default user was filled in.
-pub fn use_local_security(cluster: &LocalCluster, cfg: &mut ClusterConfig) -> Option<String> {
-    if let Some(ca) = cluster.tls_ca_file() {
-        cfg.tls = true;
-        cfg.tls_ca_file.get_or_insert(ca);
-    }
-    if cluster.options().auth && cfg.user.is_none() {
-        cfg.user = Some(DEFAULT_SUPERUSER.to_string());
-        return Some(DEFAULT_SUPERUSER_PASSWORD.to_string());
-    }
-    None
-}
-
-/// A run against a local cluster of several data centers uses the first one as its local
-/// data center (as a production client pins its own), unless --dc says otherwise.
-pub fn use_local_dc(cluster: &LocalCluster, cfg: &mut ClusterConfig) {
-    if cfg.dc.is_none() {
-        if let Some((first, _)) = cluster.options().dcs.first() {
-            cfg.dc = Some(first.clone());
-        }
     }
 }
 

@@ -2,7 +2,6 @@
 //! process exit code.
 
 mod compare;
-mod events;
 mod experiment;
 mod findmax;
 mod lint;
@@ -10,7 +9,6 @@ mod local;
 mod report;
 mod results;
 mod run;
-mod server;
 mod workloads;
 
 use crate::cli::{Cli, Command, StoreArgs};

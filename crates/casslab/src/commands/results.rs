@@ -37,9 +37,21 @@ pub fn show(run: &str, export_args: &ExportArgs, args: &StoreArgs) -> Result<i32
         None => println!("run {id} ({}) has no summary: status {:?} (it may still be running, or it crashed; its intervals are saved)", record.workload, record.status),
     }
     print!("{}", text::events_table(&store.events(id)?));
-    print!("{}", super::server::text_section(&store, id));
+    print!("{}", server_text(&store, id));
     export(&store, id, export_args)?;
     Ok(0)
+}
+
+/// The server section of a saved run's terminal summary (empty when nothing was collected).
+pub fn server_text(store: &Store, run: RunId) -> String {
+    use casslab_core::report::server_view;
+    match (store.intervals(run), store.server_samples(run)) {
+        (Ok(intervals), Ok(samples)) => {
+            let traces = store.traces(run).unwrap_or_default();
+            server_view::text_section(&intervals, &samples) + &server_view::traces_text(&traces)
+        }
+        (Err(e), _) | (_, Err(e)) => format!("\nserver side: cannot read the saved samples: {e}\n"),
+    }
 }
 
 /// Writes the exports asked for in `args`.

@@ -3,15 +3,14 @@
 //! `casslab_meta` in that keyspace, which records whether casslab created the keyspace and which
 //! data sets it loaded. casslab truncates only keyspaces it created, and never drops one.
 
-use super::connect::ClusterInfo;
-use super::error::EngineError;
+use crate::engine::{EngineError, TargetInfo};
 use crate::workload::Workload;
 use scylla::client::session::Session;
 
 const CREATED_KEY: &str = "created_by_casslab";
 
 /// What `prepare_keyspace` found or did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct KeyspaceState {
     /// The keyspace did not exist and casslab created it now.
     pub created_now: bool,
@@ -20,7 +19,7 @@ pub struct KeyspaceState {
 }
 
 /// NetworkTopologyStrategy with RF = min(3, nodes) in every data center.
-pub fn default_replication(info: &ClusterInfo) -> String {
+pub fn default_replication(info: &TargetInfo) -> String {
     let parts: Vec<String> = if info.datacenters.is_empty() {
         vec!["'datacenter1': 1".into()]
     } else {
@@ -48,7 +47,7 @@ async fn keyspace_exists(session: &Session, ks: &str) -> Result<bool, EngineErro
 
 /// Creates the keyspace if missing, switches the session to it, creates the bookkeeping table
 /// and the workload's schema.
-pub async fn prepare_keyspace(session: &Session, w: &Workload, info: &ClusterInfo) -> Result<KeyspaceState, EngineError> {
+pub async fn prepare_keyspace(session: &Session, w: &Workload, info: &TargetInfo) -> Result<KeyspaceState, EngineError> {
     let ks = &w.keyspace;
     let created_now = if keyspace_exists(session, ks).await? {
         false
@@ -88,7 +87,7 @@ async fn get_meta(session: &Session, key: &str) -> Result<Option<String>, Engine
         .query_unpaged(cql, (key,))
         .await
         .map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })?;
-    let rows = rs.into_rows_result().map_err(|e| EngineError::Other(e.to_string()))?;
+    let rows = rs.into_rows_result().map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })?;
     Ok(rows.maybe_first_row::<(Option<String>,)>().ok().flatten().and_then(|(v,)| v))
 }
 
@@ -134,32 +133,13 @@ fn now_text() -> String {
     format!("unix_ms={ms}")
 }
 
-/// A stable 64-bit FNV-1a hash, hex encoded: identifies a data set across runs and versions.
-pub fn fingerprint(parts: &[&str]) -> String {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for p in parts {
-        for b in p.bytes().chain(std::iter::once(0u8)) {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x100000001b3);
-        }
-    }
-    format!("{h:016x}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn replication_fits_the_cluster() {
-        let info = ClusterInfo { cassandra_version: None, node_count: 6, datacenters: vec![("dc1".into(), 5), ("dc2".into(), 1)] };
+        let info = TargetInfo { server_version: None, node_count: 6, datacenters: vec![("dc1".into(), 5), ("dc2".into(), 1)] };
         assert_eq!(default_replication(&info), "{'class': 'NetworkTopologyStrategy', 'dc1': 3, 'dc2': 1}");
-    }
-
-    #[test]
-    fn fingerprints_are_stable_and_separate_parts() {
-        assert_eq!(fingerprint(&["a", "b"]), fingerprint(&["a", "b"]));
-        assert_ne!(fingerprint(&["ab", ""]), fingerprint(&["a", "b"]));
-        assert_eq!(fingerprint(&[]), "cbf29ce484222325");
     }
 }

@@ -7,11 +7,12 @@
 //! statement a set read sends is timed into the operation's `<op>.request` figures; the plain
 //! one-statement path stays in `worker.rs`.
 
-use super::error::{classify, EngineError};
-use super::plan::{prepare_for, PlannedOp, PlannedStatement};
+use super::classify;
+use super::planned::{driver_consistency, driver_serial, prepare_for, AccessPlan, BatchPlan, Outcome, PlannedOp, PlannedStatement, SetPlan};
+use crate::engine::EngineError;
 use crate::gen::GeneratorSet;
 use crate::stats::OpStats;
-use crate::workload::{to_in_statement, BatchKind, Operation, PartitionSet, Strategy, Workload};
+use crate::workload::{to_in_statement, BatchKind, Operation, Strategy, Workload};
 use futures::stream::{FuturesUnordered, StreamExt};
 use rand::rngs::SmallRng;
 use scylla::client::session::Session;
@@ -31,42 +32,6 @@ use std::ops::ControlFlow;
 use std::sync::Mutex;
 use std::time::Instant;
 use uuid::Uuid;
-
-/// How a successful operation ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    Done,
-    /// A conditional write (LWT) the cluster did not apply.
-    NotApplied,
-}
-
-/// What an operation needs beyond its statements.
-pub(crate) enum AccessPlan {
-    Set(Box<SetPlan>),
-    Batch(BatchPlan),
-}
-
-pub(crate) struct SetPlan {
-    spec: PartitionSet,
-    /// Index into the op's drawn values of the key generator.
-    key_value: usize,
-    /// One partition (with `LIMIT ?` appended when the set is limited).
-    single: PlannedStatement,
-    /// `pk IN ?` (with `LIMIT ?` when limited), for `in` and `in_by_replica`.
-    in_stmt: Option<PlannedStatement>,
-    /// `in_by_replica`: the IN statement pinned to each node, by host id.
-    per_node: HashMap<Uuid, PreparedStatement>,
-    keyspace: String,
-    table: String,
-}
-
-pub(crate) struct BatchPlan {
-    batch: Batch,
-    size: usize,
-    /// Per drawn value: keep row 0's value in every row (partition-key values of a
-    /// single-partition batch).
-    keep: Vec<bool>,
-}
 
 /// Plans the access settings of `op` into `planned` (after its statements were prepared).
 pub(crate) async fn plan_access(session: &Session, w: &Workload, op: &Operation, planned: &mut PlannedOp) -> Result<(), EngineError> {
@@ -126,9 +91,9 @@ pub(crate) async fn plan_access(session: &Session, w: &Workload, op: &Operation,
                 batch.append_statement(st.prepared.clone());
             }
         }
-        batch.set_consistency(super::plan::driver_consistency(op.consistency));
+        batch.set_consistency(driver_consistency(op.consistency));
         if let Some(sc) = op.serial_consistency {
-            batch.set_serial_consistency(Some(super::plan::driver_serial(sc)));
+            batch.set_serial_consistency(Some(driver_serial(sc)));
         }
         batch.set_is_idempotent(op.idempotent);
         let mut keep = vec![false; planned.generators.len()];

@@ -2,7 +2,7 @@
 //! authentication, TLS, address translation, pool size and request timeout. Also reads what
 //! the run record needs to know about the cluster (Cassandra version, node count).
 
-use super::error::EngineError;
+use crate::engine::{EngineError, TargetInfo};
 use crate::config::{ClusterConfig, Credentials};
 use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
@@ -13,15 +13,6 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Facts about the cluster read right after connecting.
-#[derive(Debug, Clone)]
-pub struct ClusterInfo {
-    pub cassandra_version: Option<String>,
-    pub node_count: usize,
-    /// Nodes per data center, sorted by name.
-    pub datacenters: Vec<(String, usize)>,
-}
 
 fn contact_points(cfg: &ClusterConfig) -> Vec<String> {
     cfg.hosts
@@ -34,7 +25,7 @@ fn resolve(addr: &str) -> Result<SocketAddr, EngineError> {
     addr.to_socket_addrs()
         .ok()
         .and_then(|mut a| a.next())
-        .ok_or_else(|| EngineError::Other(format!("--translate: cannot resolve \"{addr}\" (write HOST:PORT)")))
+        .ok_or_else(|| EngineError::Translate { address: addr.to_string() })
 }
 
 /// Connects, failing with a message that says what to check.
@@ -51,9 +42,7 @@ pub async fn connect(cfg: &ClusterConfig, creds: &Credentials) -> Result<Session
         b = b.prefer_datacenter(dc.clone());
     }
     if let Some(user) = &cfg.user {
-        let pw = creds.password.clone().ok_or_else(|| {
-            EngineError::Other(format!("--user {user} needs a password: set CASSLAB_PASSWORD or answer the prompt"))
-        })?;
+        let pw = creds.password.clone().ok_or_else(|| EngineError::MissingPassword { user: user.clone() })?;
         b = b.user(user.clone(), pw);
     }
     if cfg.tls {
@@ -101,7 +90,7 @@ fn tls_context(cfg: &ClusterConfig) -> Result<openssl::ssl::SslContext, EngineEr
 }
 
 /// Reads the server version and the ring's shape.
-pub async fn cluster_info(session: &Session) -> ClusterInfo {
+pub async fn cluster_info(session: &Session) -> TargetInfo {
     let version = async {
         let rs = session.query_unpaged("SELECT release_version FROM system.local", &[]).await.ok()?;
         let rows = rs.into_rows_result().ok()?;
@@ -114,7 +103,7 @@ pub async fn cluster_info(session: &Session) -> ClusterInfo {
     for n in state.get_nodes_info() {
         *dcs.entry(n.datacenter.clone().unwrap_or_else(|| "datacenter1".into())).or_default() += 1;
     }
-    ClusterInfo { cassandra_version: version, node_count: state.get_nodes_info().len(), datacenters: dcs.into_iter().collect() }
+    TargetInfo { server_version: version, node_count: state.get_nodes_info().len(), datacenters: dcs.into_iter().collect() }
 }
 
 #[cfg(test)]

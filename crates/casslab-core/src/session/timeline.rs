@@ -1,96 +1,83 @@
-//! Events during a run (`--event '60s kill node2'`, a workload's `events:`): checking them
-//! against the cluster before anything starts, then a timeline that fires each one at its
-//! time after the start of the run phase and carries it out on a blocking thread — so the
-//! engine keeps running; node stops, kills and starts one at a time — and records when it started and ended (on the intervals' time
-//! axis), its exit status and the tail of its output. Node actions and nodetool calls go
-//! through casslab-local; `exec` runs `sh -c CMD`.
+//! The events of a run (`60s kill node2`, a workload's `events:`): checking them against the
+//! cluster before anything starts, then a timeline that fires each one at its time after the
+//! start of the run phase and carries it out on a blocking thread — so the engine keeps
+//! running; node stops, kills and starts one at a time — and records when it started and
+//! ended on the run's clock, its exit status and the tail of its output. Node actions and
+//! nodetool calls go through the [`ClusterControl`] seam; `exec` runs `sh -c CMD`.
 
-use anyhow::{bail, Result};
-use casslab_core::events::{sorted, EventAction, EventRecord, EventSpec, EventStatus};
-use casslab_local::LocalCluster;
-use std::process::Command;
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use super::observer::{Observer, SessionEvent};
+use crate::cluster::ClusterControl;
+use crate::engine::RunClock;
+use crate::events::{sorted, EventAction, EventRecord, EventSpec, EventStatus};
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// Lines of an event's output kept with the run.
 const OUTPUT_TAIL_LINES: usize = 20;
 
-/// The local cluster a run in this process is aimed at, when it is casslab's own.
-static LOCAL_CLUSTER: OnceLock<LocalCluster> = OnceLock::new();
-
 /// Held while a stop, kill or start runs: one that comes due while another is still under
 /// way (a start while a graceful stop drains) waits for it, and starts when it can.
 static NODE_ACTIONS: Mutex<()> = Mutex::new(());
 
-/// Remembers the local cluster the runs of this process use, for node and nodetool events.
-pub fn use_local_cluster(cluster: &LocalCluster) {
-    let _ = LOCAL_CLUSTER.set(cluster.clone());
+/// An event the cluster a run is aimed at cannot carry out.
+#[derive(Debug, thiserror::Error)]
+pub enum EventCheckError {
+    #[error("event '{spec}': `{action}` acts on casslab's local cluster, but this run is aimed at --hosts; for your own cluster run a command at that time with '{at_s}s exec CMD' (e.g. an ssh that stops a service)")]
+    NeedsLocalCluster { spec: String, action: &'static str, at_s: u64 },
+    #[error("event '{spec}': {source}")]
+    UnknownNodes { spec: String, source: crate::cluster::ControlError },
 }
 
 /// Checks every event against what the run is aimed at, before anything touches the cluster:
-/// node and nodetool actions need casslab's local cluster (`local`), and the nodes or data
-/// centers they name must exist in it.
-pub fn check(events: &[EventSpec], local: Option<&LocalCluster>) -> Result<()> {
-    for e in events {
-        if !e.action.needs_local_cluster() {
-            continue;
-        }
-        let Some(cluster) = local else {
-            bail!(
-                "event '{}': `{}` acts on casslab's local cluster, but this run is aimed at --hosts; for your own cluster run a command at that time with '{}s exec CMD' (e.g. an ssh that stops a service)",
-                e.text,
-                e.action.name(),
-                e.at_ms / 1000
-            );
+/// node and nodetool actions need a cluster casslab controls, and the nodes or data centers
+/// they name must exist in it.
+pub fn check_events(events: &[EventSpec], control: Option<&dyn ClusterControl>) -> Result<(), EventCheckError> {
+    for e in events.iter().filter(|e| e.action.needs_local_cluster()) {
+        let Some(cluster) = control else {
+            return Err(EventCheckError::NeedsLocalCluster { spec: e.text.clone(), action: e.action.name(), at_s: e.at_ms / 1000 });
         };
         if let Some(selector) = e.action.node_selector() {
-            cluster.select(selector).map_err(|err| anyhow::anyhow!("event '{}': {err}", e.text))?;
+            cluster.select(selector).map_err(|source| EventCheckError::UnknownNodes { spec: e.text.clone(), source })?;
         }
     }
     Ok(())
 }
 
 /// The events of a run, firing while the engine runs.
-pub struct Timeline {
+pub(crate) struct Timeline {
     task: JoinHandle<Vec<EventRecord>>,
     cancel: watch::Sender<bool>,
 }
 
 impl Timeline {
-    /// Starts firing `events` (times since the run phase's start). `run_started_at_ms` is when
-    /// the run phase started on the intervals' time axis, which this process knows as
-    /// `origin` + milliseconds.
-    pub fn start(events: Vec<EventSpec>, run_started_at_ms: u64) -> Timeline {
-        let origin = Instant::now() - Duration::from_millis(run_started_at_ms);
-        let axis_ms = move || origin.elapsed().as_millis() as u64;
+    /// Starts firing `events` (times since the run phase's start, which is `run_started_at_ms`
+    /// on `clock`).
+    pub fn start(events: Vec<EventSpec>, clock: RunClock, run_started_at_ms: u64, control: Option<Arc<dyn ClusterControl>>, observer: Arc<dyn Observer>) -> Timeline {
         let (cancel, mut cancelled) = watch::channel(false);
-        let local = LOCAL_CLUSTER.get().cloned();
         let task = tokio::spawn(async move {
             let mut running: Vec<JoinHandle<EventRecord>> = Vec::new();
             let mut records = Vec::new();
             for (seq, spec) in sorted(events).into_iter().enumerate() {
                 let due_ms = run_started_at_ms + spec.at_ms;
-                let due = origin + Duration::from_millis(due_ms);
                 let stopped = *cancelled.borrow()
                     || tokio::select! {
-                        _ = tokio::time::sleep_until(tokio::time::Instant::from_std(due)) => false,
+                        _ = tokio::time::sleep_until(clock.at(due_ms)) => false,
                         _ = cancelled.changed() => true,
                     };
                 if stopped {
                     records.push(skipped(seq as u32, &spec, due_ms));
                     continue;
                 }
-                let local = local.clone();
+                let (control, observer) = (control.clone(), observer.clone());
                 running.push(tokio::task::spawn_blocking(move || {
                     let _one_at_a_time = spec.action.node_selector().map(|_| NODE_ACTIONS.lock().unwrap_or_else(|e| e.into_inner()));
-                    let start_ms = axis_ms();
-                    eprintln!("event {}: {} ...", fmt_s(spec.at_ms), spec.label());
-                    let (status, exit_code, output) = carry_out(&spec.action, local.as_ref());
-                    let end_ms = axis_ms().max(start_ms);
-                    eprintln!("event {}: {} {} after {:.1} s", fmt_s(spec.at_ms), spec.label(), status.as_str(), (end_ms - start_ms) as f64 / 1000.0);
-                    EventRecord {
+                    let start_ms = clock.now_ms();
+                    observer.on(&SessionEvent::EventStarted { spec: &spec });
+                    let (status, exit_code, output) = carry_out(&spec.action, control.as_deref());
+                    let end_ms = clock.now_ms().max(start_ms);
+                    let record = EventRecord {
                         seq: seq as u32,
                         spec: spec.text.clone(),
                         action: spec.action.name().to_string(),
@@ -100,7 +87,9 @@ impl Timeline {
                         status,
                         exit_code,
                         output_tail: tail(&output, OUTPUT_TAIL_LINES),
-                    }
+                    };
+                    observer.on(&SessionEvent::EventFinished { spec: &spec, record: &record });
+                    record
                 }));
             }
             for h in running {
@@ -122,7 +111,7 @@ impl Timeline {
 }
 
 /// Records for events that never fired (the run ended before the run phase began).
-pub fn all_skipped(events: &[EventSpec]) -> Vec<EventRecord> {
+pub(crate) fn all_skipped(events: &[EventSpec]) -> Vec<EventRecord> {
     sorted(events.to_vec()).iter().enumerate().map(|(i, e)| skipped(i as u32, e, e.at_ms)).collect()
 }
 
@@ -140,17 +129,13 @@ fn skipped(seq: u32, spec: &EventSpec, at_ms: u64) -> EventRecord {
     }
 }
 
-fn fmt_s(ms: u64) -> String {
-    format!("{:.1}s", ms as f64 / 1000.0)
-}
-
 fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.trim_end().lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 /// Carries out one action (blocking): its status, exit code (of a command) and output.
-fn carry_out(action: &EventAction, local: Option<&LocalCluster>) -> (EventStatus, Option<i32>, String) {
+fn carry_out(action: &EventAction, control: Option<&dyn ClusterControl>) -> (EventStatus, Option<i32>, String) {
     if let EventAction::Exec(cmd) = action {
         return match Command::new("sh").arg("-c").arg(cmd).output() {
             Ok(o) => {
@@ -160,21 +145,18 @@ fn carry_out(action: &EventAction, local: Option<&LocalCluster>) -> (EventStatus
             Err(e) => (EventStatus::Failed, None, format!("cannot run sh -c {cmd}: {e}")),
         };
     }
-    let Some(cluster) = local else {
+    let Some(cluster) = control else {
         return (EventStatus::Failed, None, "no local cluster to act on".into());
     };
     let mut lines = Vec::new();
     let mut log = |l: &str| lines.push(l.to_string());
     let result = match action {
-        EventAction::Stop(sel) | EventAction::Kill(sel) => cluster
-            .select(sel)
-            .and_then(|idx| cluster.stop_nodes(&idx, matches!(action, EventAction::Kill(_)), &mut log))
-            .map(|()| None),
-        EventAction::Start(sel) => cluster.select(sel).and_then(|idx| cluster.start_nodes(&idx, &mut log)).map(|_| None),
+        EventAction::Stop(sel) | EventAction::Kill(sel) => cluster.select(sel).and_then(|idx| cluster.stop(&idx, matches!(action, EventAction::Kill(_)), &mut log)),
+        EventAction::Start(sel) => cluster.select(sel).and_then(|idx| cluster.start(&idx, &mut log)),
         _ => return nodetool_on_nodes(cluster, action),
     };
     match result {
-        Ok(code) => (EventStatus::Ok, code, lines.join("\n")),
+        Ok(()) => (EventStatus::Ok, None, lines.join("\n")),
         Err(e) => {
             lines.push(e.to_string());
             (EventStatus::Failed, None, lines.join("\n"))
@@ -189,16 +171,16 @@ fn table_args(t: &Option<String>) -> Vec<String> {
 
 /// Runs the nodetool command of `action` on every running node at once (repair: on the first
 /// only).
-fn nodetool_on_nodes(cluster: &LocalCluster, action: &EventAction) -> (EventStatus, Option<i32>, String) {
+fn nodetool_on_nodes(cluster: &dyn ClusterControl, action: &EventAction) -> (EventStatus, Option<i32>, String) {
     let args: Vec<String> = match action {
         EventAction::Flush(t) => [vec!["flush".to_string()], table_args(t)].concat(),
         EventAction::Compact(t) => [vec!["compact".to_string()], table_args(t)].concat(),
         EventAction::Repair(t) => [vec!["repair".to_string(), "--full".to_string()], table_args(t)].concat(),
         EventAction::SetCompactionThroughput(n) => vec!["setcompactionthroughput".into(), n.to_string()],
         EventAction::SetTraceProbability(p) => vec!["settraceprobability".into(), p.to_string()],
-        _ => unreachable!("node actions are carried out by casslab-local"),
+        _ => unreachable!("node actions are carried out by the cluster control"),
     };
-    let running: Vec<(usize, String)> = match cluster.status() {
+    let running: Vec<(usize, String)> = match cluster.nodes() {
         Ok(nodes) => nodes.iter().enumerate().filter(|(_, n)| n.running).map(|(i, n)| (i, n.name.clone())).collect(),
         Err(e) => return (EventStatus::Failed, None, e.to_string()),
     };
@@ -207,7 +189,7 @@ fn nodetool_on_nodes(cluster: &LocalCluster, action: &EventAction) -> (EventStat
         return (EventStatus::Failed, None, "no local node is running".into());
     }
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let results: Vec<(String, Result<std::process::Output, casslab_local::LocalError>)> = std::thread::scope(|scope| {
+    let results: Vec<(String, Result<Output, crate::cluster::ControlError>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = targets.iter().map(|(i, name)| (name.clone(), scope.spawn(|| cluster.nodetool(*i, &refs)))).collect();
         handles.into_iter().map(|(name, h)| (name, h.join().expect("nodetool thread"))).collect()
     });
@@ -236,18 +218,48 @@ fn nodetool_on_nodes(cluster: &LocalCluster, action: &EventAction) -> (EventStat
 #[cfg(test)]
 mod tests {
     use super::*;
-    use casslab_core::events::parse_event;
+    use crate::cluster::{ControlError, ControlledNode};
+    use crate::events::parse_event;
+    use crate::session::observer::Quiet;
+    use std::time::Duration;
+
+    /// A cluster of named nodes that only answers `select`.
+    struct Named(Vec<&'static str>);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("no node or data center \"{0}\" (nodes: {1})")]
+    struct Unknown(String, String);
+
+    impl ClusterControl for Named {
+        fn select(&self, selector: &str) -> Result<Vec<usize>, ControlError> {
+            match self.0.iter().position(|n| *n == selector) {
+                Some(i) => Ok(vec![i]),
+                None => Err(ControlError::new(Unknown(selector.into(), self.0.join(", ")))),
+            }
+        }
+        fn nodes(&self) -> Result<Vec<ControlledNode>, ControlError> {
+            Ok(Vec::new())
+        }
+        fn stop(&self, _: &[usize], _: bool, _: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
+            Ok(())
+        }
+        fn start(&self, _: &[usize], _: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
+            Ok(())
+        }
+        fn nodetool(&self, _: usize, _: &[&str]) -> Result<Output, ControlError> {
+            Err(ControlError::new(std::io::Error::other("no nodetool here")))
+        }
+    }
 
     #[test]
-    fn local_actions_need_the_local_cluster_and_known_nodes() {
-        let evs = vec![parse_event("10s exec true").unwrap()];
-        check(&evs, None).unwrap();
+    fn node_actions_need_a_controlled_cluster_and_known_nodes() {
+        check_events(&[parse_event("10s exec true").unwrap()], None).unwrap();
         let kill = vec![parse_event("10s kill node2").unwrap()];
-        let e = check(&kill, None).unwrap_err().to_string();
+        let e = check_events(&kill, None).unwrap_err().to_string();
         assert!(e.contains("exec CMD"), "{e}");
-        let cluster = LocalCluster::new(casslab_local::LocalOptions { nodes: 3, home: std::env::temp_dir().join("casslab-events-check"), ..Default::default() });
-        check(&kill, Some(&cluster)).unwrap();
-        let e = check(&[parse_event("10s stop dc9").unwrap()], Some(&cluster)).unwrap_err().to_string();
+        let cluster = Named(vec!["node1", "node2", "node3"]);
+        check_events(&kill, Some(&cluster)).unwrap();
+        let e = check_events(&[parse_event("10s stop dc9").unwrap()], Some(&cluster)).unwrap_err().to_string();
         assert!(e.contains("dc9") && e.contains("node2"), "{e}");
     }
 
@@ -258,6 +270,7 @@ mod tests {
         assert!(out.contains("hi") && out.contains("oops"), "{out}");
         assert_eq!(carry_out(&EventAction::Exec("true".into()), None).0, EventStatus::Ok);
         assert_eq!(carry_out(&EventAction::Flush(None), None).0, EventStatus::Failed);
+        assert_eq!(carry_out(&EventAction::Flush(None), Some(&Named(vec![]))).0, EventStatus::Failed, "no node runs");
         assert_eq!(tail("a\nb\nc\n", 2), "b\nc");
         assert_eq!(table_args(&Some("ks.t".into())), ["ks", "t"]);
     }
@@ -265,8 +278,9 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_timeline_fires_on_time_and_skips_what_the_run_outlived() {
         let evs = vec![parse_event("200ms exec sleep 0.3").unwrap(), parse_event("50ms exec echo first").unwrap(), parse_event("1h exec true").unwrap()];
-        // the run phase started 1000 ms after the engine
-        let t = Timeline::start(evs, 1_000);
+        // the run phase started 1000 ms after the clock
+        let clock = RunClock { t0: tokio::time::Instant::now() - Duration::from_millis(1_000), t0_unix_ms: 0 };
+        let t = Timeline::start(evs, clock, 1_000, None, Arc::new(Quiet));
         tokio::time::sleep(Duration::from_millis(400)).await;
         let recs = t.finish().await;
         assert_eq!(recs.len(), 3);

@@ -1,0 +1,85 @@
+//! The seam between the engine and what it loads: a [`Target`] knows how to get a server ready
+//! for a workload (keyspace, tables, the record of earlier loads), how to turn the workload's
+//! operations into planned operations, and how to run one of them with freshly drawn values.
+//! The engine owns everything else — scheduling, the in-flight limit, intended start times,
+//! recording and interval sampling — and is generic over the target, so a second kind of server
+//! is a second implementation of this trait, not a fork of the engine. CQL through the scylla
+//! driver is the implementation today (`crate::target::cql`).
+
+use super::error::EngineError;
+use super::plan::Plan;
+use crate::gen::GeneratorSet;
+use crate::stats::{ErrorKind, OpStats};
+use crate::workload::Workload;
+use rand::rngs::SmallRng;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+/// Facts about the server read right after connecting; saved with the run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TargetInfo {
+    /// The server's own version string (`5.0.6`).
+    pub server_version: Option<String>,
+    pub node_count: usize,
+    /// Nodes per data center, sorted by name (empty when the server has no such notion).
+    pub datacenters: Vec<(String, usize)>,
+}
+
+/// How one execution of an operation ended, when it did not fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Completion {
+    /// A figure recorded beside the operation that this execution also counts in (e.g. a
+    /// conditional write the server did not apply, under `<op>.not_applied`): a stats slot of
+    /// the plan.
+    pub also: Option<usize>,
+}
+
+/// What preparing the server for a workload did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prepared {
+    /// Lines for the user ("created keyspace casslab_kv").
+    pub notes: Vec<String>,
+}
+
+/// A server the engine can put a workload's load on.
+///
+/// The setup methods run once per run; [`Target::start`] runs once per operation and must not
+/// allocate what could have been prepared by [`Target::plan`].
+pub trait Target: Send + Sync + 'static {
+    /// One planned operation (prepared statements, bound generators, access settings).
+    type Op: Send + Sync + 'static;
+    /// A failed request; counted by its [`ErrorKind`], never fatal.
+    type Error: std::fmt::Display + Send + 'static;
+
+    fn info(&self) -> &TargetInfo;
+
+    /// Creates what the workload needs on the server (keyspace, schema, bookkeeping) if missing.
+    fn prepare(&self, w: &Workload) -> impl Future<Output = Result<Prepared, EngineError>> + Send;
+
+    /// Plans the operations `mix` names (with their weights) for one phase, drawing values from
+    /// `gens`. The plan's stats slots are the operations, then the figures recorded beside them.
+    fn plan(&self, w: &Workload, mix: &[(String, f64)], gens: Arc<GeneratorSet>) -> impl Future<Output = Result<Plan<Self::Op>, EngineError>> + Send;
+
+    /// The description recorded when the data set `fingerprint` was loaded completely, if it was.
+    fn loaded(&self, fingerprint: &str) -> impl Future<Output = Result<Option<String>, EngineError>> + Send;
+
+    /// Records that the data set `fingerprint` is loaded completely.
+    fn record_load(&self, fingerprint: &str, description: &str) -> impl Future<Output = Result<(), EngineError>> + Send;
+
+    /// Empties the workload's data and forgets earlier loads — only where casslab created it.
+    fn truncate_for_reload(&self, w: &Workload) -> impl Future<Output = Result<(), EngineError>> + Send;
+
+    /// Starts one execution of `op`: draws its values from `gens` with `rng` now, and returns
+    /// the request as a future. Figures recorded beside the operation (each statement of a set
+    /// read) go into `stats`, the worker's own slots.
+    fn start<'a>(
+        &'a self,
+        op: &'a Self::Op,
+        gens: &GeneratorSet,
+        rng: &mut SmallRng,
+        stats: &'a Mutex<Vec<OpStats>>,
+    ) -> impl Future<Output = Result<Completion, Self::Error>> + Send + use<'a, Self>;
+
+    /// Which counted kind a failed request is.
+    fn classify(e: &Self::Error) -> ErrorKind;
+}

@@ -1,0 +1,270 @@
+//! A run as a library object. A [`RunSession`] owns one run from connecting to saving: the
+//! run's one clock (intervals, server samples, events and traces are all placed on it), the
+//! target connection and the engine task, the writes to the results sink as intervals close,
+//! the server collector, the event timeline, tracing and the on-disk figures. It reports what
+//! happens through an [`Observer`] and never prints. What every run of a command shares —
+//! credentials, the cluster control seam, the results sink, the observer, the stop signal —
+//! is a [`Lab`]. `find_max` and `experiment` are built on it.
+//!
+//! Seams: the engine's [`crate::engine::Target`] (CQL today), [`ClusterControl`] (the local
+//! cluster casslab started; none for `--hosts`) and [`ResultsSink`] (the SQLite store).
+
+pub mod experiment;
+pub mod findmax;
+mod observer;
+mod server;
+mod sink;
+mod timeline;
+
+pub use observer::{Observer, Quiet, SessionEvent};
+pub use sink::{ResultsSink, SinkError};
+pub use timeline::{check_events, EventCheckError};
+
+use crate::analysis::impact::{self, IntervalPoint};
+use crate::cluster::ClusterControl;
+use crate::config::{Credentials, RunConfig, RunEnvironment};
+use crate::engine::{self, unix_now_ms, EngineError, EngineEvent, RunClock, Target};
+use crate::events::EventRecord;
+use crate::stats::{is_sub_op, OpStats, OpSummary, Phase};
+use crate::store::{PhaseSummary, RunId, RunStatus, RunSummary};
+use crate::target::cql::CqlTarget;
+use crate::workload::Workload;
+use std::sync::Arc;
+use timeline::Timeline;
+use tokio::sync::watch;
+
+/// What every run of a command shares.
+pub struct Lab<'a> {
+    pub credentials: Credentials,
+    /// The cluster casslab controls, when the runs are aimed at one it started.
+    pub control: Option<Arc<dyn ClusterControl>>,
+    pub results: &'a dyn ResultsSink,
+    pub observer: Arc<dyn Observer>,
+    /// Turns true when the user asks to stop: the current phase ends cleanly, the run is saved
+    /// as interrupted, and no further run starts.
+    pub stop: watch::Receiver<bool>,
+}
+
+impl Lab<'_> {
+    /// Whether a stop was asked for.
+    pub fn stopping(&self) -> bool {
+        *self.stop.borrow()
+    }
+}
+
+/// One run to make: its resolved config, its workload and the tags to save it with.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub config: RunConfig,
+    pub workload: Workload,
+    pub tags: Vec<String>,
+}
+
+/// A saved run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunResult {
+    pub run: RunId,
+    pub status: RunStatus,
+    /// What was saved as the run's summary.
+    pub summary: RunSummary,
+}
+
+/// Why a run could not be made (a setup failure) or saved.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("cannot save the run: {0}")]
+    Results(#[from] SinkError),
+    #[error("the engine task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+/// One run, from connecting to saving.
+pub struct RunSession<'a> {
+    lab: &'a Lab<'a>,
+    spec: &'a RunSpec,
+    clock: RunClock,
+}
+
+impl<'a> RunSession<'a> {
+    pub fn new(lab: &'a Lab<'a>, spec: &'a RunSpec) -> RunSession<'a> {
+        RunSession { lab, spec, clock: RunClock::start() }
+    }
+
+    /// Connects, runs the workload's phases and saves everything; a setup failure is an error
+    /// (a run record already begun is saved as failed first).
+    pub async fn run(self) -> Result<RunResult, SessionError> {
+        let cfg = &self.spec.config;
+        let server = server::start(cfg, &self.spec.workload.keyspace, &self.lab.credentials, self.clock, self.lab.control.as_ref());
+        let target = match CqlTarget::connect(&cfg.cluster, &self.lab.credentials).await {
+            Ok(t) => Arc::new(t),
+            Err(e) => {
+                if let Some(sm) = server {
+                    sm.finish(self.lab.results, None).await;
+                }
+                return Err(e.into());
+            }
+        };
+        self.drive(target, server).await
+    }
+
+    /// Runs the engine against a connected target and consumes its events.
+    async fn drive<T: Target>(self, target: Arc<T>, server: Option<server::ServerMetrics>) -> Result<RunResult, SessionError> {
+        let (lab, cfg, w) = (self.lab, &self.spec.config, &self.spec.workload);
+        let observer = &*lab.observer;
+        let env = RunEnvironment {
+            casslab_version: env!("CARGO_PKG_VERSION").to_string(),
+            cassandra_version: target.info().server_version.clone(),
+            node_count: target.info().node_count,
+            client_cores: num_cores(),
+            hostname: std::fs::read_to_string("/etc/hostname").ok().map(|s| s.trim().to_string()),
+        };
+        observer.on(&SessionEvent::Connected { hosts: &cfg.cluster.hosts, info: target.info() });
+        let started_at = unix_now_ms();
+        let id = match lab.results.begin_run(&w.name, cfg, &env, &self.spec.tags, started_at) {
+            Ok(id) => id,
+            Err(e) => {
+                if let Some(sm) = server {
+                    sm.finish(lab.results, None).await;
+                }
+                return Err(e.into());
+            }
+        };
+
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let (cfg2, w2, clock, stop) = (cfg.clone(), w.clone(), self.clock, lab.stop.clone());
+        let engine = tokio::spawn(async move { engine::run(target, &cfg2, &w2, clock, tx, stop).await });
+
+        let mut summary = RunSummary::default();
+        let mut store_error: Option<SinkError> = None;
+        let mut timeline: Option<Timeline> = None;
+        let mut points: Vec<IntervalPoint> = Vec::new();
+        while let Some(ev) = rx.recv().await {
+            match ev {
+                EngineEvent::Info(m) => observer.on(&SessionEvent::Info(&m)),
+                EngineEvent::Warning(m) => {
+                    observer.on(&SessionEvent::Warning(&m));
+                    summary.notes.push(m);
+                }
+                EngineEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, at_ms } => {
+                    if phase == Phase::Run && !w.events.is_empty() {
+                        timeline = Some(Timeline::start(w.events.clone(), self.clock, at_ms, lab.control.clone(), lab.observer.clone()));
+                    }
+                    observer.on(&SessionEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, concurrency: cfg.concurrency });
+                }
+                EngineEvent::Interval(s) => {
+                    for m in server.as_ref().map(|sm| sm.flush(lab.results, Some(id))).unwrap_or_default() {
+                        observer.on(&SessionEvent::Note(&m));
+                        summary.notes.push(m);
+                    }
+                    if s.phase != Phase::Load {
+                        points.push(impact::point_of(&s));
+                    }
+                    if let Err(e) = lab.results.add_interval(id, &s) {
+                        store_error.get_or_insert(e);
+                    }
+                    observer.on(&SessionEvent::Interval(&s));
+                }
+                EngineEvent::PhaseFinished { phase, duration_s, ops, target_rate_per_s } => {
+                    observer.on(&SessionEvent::PhaseFinished { phase });
+                    for (name, st) in &ops {
+                        if let Err(e) = lab.results.add_histograms(id, phase, name, st) {
+                            store_error.get_or_insert(e);
+                        }
+                    }
+                    summary.phases.push(phase_summary(phase, duration_s, &ops, target_rate_per_s, &mut summary.notes));
+                }
+            }
+        }
+        let result = engine.await?;
+        let records = match timeline {
+            Some(t) => t.finish().await,
+            None => timeline::all_skipped(&w.events),
+        };
+        if let Err(e) = save_events(lab.results, id, &points, &records) {
+            store_error.get_or_insert(e);
+        }
+        if let Some(sm) = server {
+            for m in sm.finish(lab.results, Some(id)).await {
+                observer.on(&SessionEvent::Note(&m));
+                summary.notes.push(m);
+            }
+        }
+        let status = match &result {
+            Ok(o) if o.interrupted => RunStatus::Interrupted,
+            Ok(_) => RunStatus::Completed,
+            Err(e) => {
+                summary.notes.push(format!("failed: {e}"));
+                RunStatus::Failed
+            }
+        };
+        lab.results.finish_run(id, status, &summary, unix_now_ms())?;
+        observer.on(&SessionEvent::RunFinished { run: id, status });
+        result?;
+        if let Some(e) = store_error {
+            return Err(SessionError::Results(SinkError(format!("some results of run {id} could not be saved: {e}").into())));
+        }
+        Ok(RunResult { run: id, status, summary })
+    }
+}
+
+/// Makes one run (a [`RunSession`]) and saves it.
+pub async fn run(lab: &Lab<'_>, spec: &RunSpec) -> Result<RunResult, SessionError> {
+    RunSession::new(lab, spec).run().await
+}
+
+/// Saves a run's events with the impact each had on its intervals.
+fn save_events(results: &dyn ResultsSink, id: RunId, points: &[IntervalPoint], records: &[EventRecord]) -> Result<(), SinkError> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    let impacts = impact::impacts(points, records, &impact::ImpactSettings::default());
+    for (r, i) in records.iter().zip(&impacts) {
+        results.add_event(id, r, i.as_ref())?;
+    }
+    Ok(())
+}
+
+fn num_cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
+}
+
+/// A phase's totals; a fixed rate that was not kept is noted.
+fn phase_summary(phase: Phase, duration_s: f64, ops: &[(String, OpStats)], target: Option<f64>, notes: &mut Vec<String>) -> PhaseSummary {
+    let mut total = OpStats::default();
+    // figures recorded beside operations (`<op>.request`) are not operations of their own
+    for (_, s) in ops.iter().filter(|(n, _)| !is_sub_op(n)) {
+        total.merge(s);
+    }
+    let total = OpSummary::of("total", &total, duration_s);
+    if let Some(t) = target {
+        if total.ops_per_s < t * 0.95 {
+            notes.push(format!("target rate {t:.0}/s not kept: achieved {:.0}/s", total.ops_per_s));
+        }
+    }
+    PhaseSummary { phase, duration_s, target_rate_per_s: target, ops: ops.iter().map(|(n, s)| OpSummary::of(n, s, duration_s)).collect(), total }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rate_not_kept_is_noted_and_sub_figures_stay_out_of_the_total() {
+        let mut read = OpStats::default();
+        let mut request = OpStats::default();
+        for _ in 0..900 {
+            read.record_ok(1_000, 1_000);
+            request.record_ok(500, 500);
+        }
+        let mut notes = Vec::new();
+        let p = phase_summary(Phase::Run, 1.0, &[("read".into(), read), ("read.request".into(), request)], Some(1_000.0), &mut notes);
+        assert_eq!(p.total.ops_per_s, 900.0);
+        assert_eq!(p.ops.len(), 2);
+        assert_eq!(notes, ["target rate 1000/s not kept: achieved 900/s"]);
+        let mut notes = Vec::new();
+        phase_summary(Phase::Run, 1.0, &[], None, &mut notes);
+        assert!(notes.is_empty());
+    }
+}

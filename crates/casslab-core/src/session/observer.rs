@@ -1,0 +1,51 @@
+//! What a run session reports while it works, to whoever shows it: the binary renders these as
+//! progress and messages on the terminal; a test may collect them. The session never prints.
+//! Observers are called from the session's task and from the threads that carry out events,
+//! so they must be `Send + Sync` and quick.
+
+use crate::engine::TargetInfo;
+use crate::events::{EventRecord, EventSpec};
+use crate::stats::{IntervalSample, Phase};
+use crate::store::{RunId, RunStatus};
+
+/// One thing that happened during a session.
+#[derive(Debug)]
+pub enum SessionEvent<'a> {
+    /// Connected to the server(s) at `hosts`.
+    Connected { hosts: &'a [String], info: &'a TargetInfo },
+    /// Something the user should know that is not a problem.
+    Info(&'a str),
+    /// Something that may make the results less useful (also saved in the run's notes).
+    Warning(&'a str),
+    /// A remark of the server view, tracing or on-disk figures (also saved in the run's notes).
+    Note(&'a str),
+    PhaseStarted { phase: Phase, count: Option<u64>, warmup_s: f64, duration_s: Option<f64>, rate_per_s: Option<f64>, concurrency: usize },
+    /// An interval closed (and was saved).
+    Interval(&'a IntervalSample),
+    PhaseFinished { phase: Phase },
+    /// An event of the run's timeline starts being carried out.
+    EventStarted { spec: &'a EventSpec },
+    /// An event of the run's timeline is done.
+    EventFinished { spec: &'a EventSpec, record: &'a EventRecord },
+    /// The run is saved with its final status.
+    RunFinished { run: RunId, status: RunStatus },
+    /// A step of a `find_max` search starts: a probe at maximum throughput (`rate_per_s`
+    /// `None`) or a fixed rate.
+    SearchStep { step: usize, rate_per_s: Option<f64> },
+    /// A step of a `find_max` search was judged against the SLA.
+    SearchJudged { step: usize, achieved_per_s: f64, figure: &'a str, met: bool },
+    /// An experiment starts a run of a variant.
+    VariantRun { variant: &'a str, repetition: u32, repetitions: u32 },
+}
+
+/// Receives a session's events.
+pub trait Observer: Send + Sync {
+    fn on(&self, event: &SessionEvent<'_>);
+}
+
+/// An observer that ignores everything.
+pub struct Quiet;
+
+impl Observer for Quiet {
+    fn on(&self, _event: &SessionEvent<'_>) {}
+}

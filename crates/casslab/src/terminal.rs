@@ -1,0 +1,102 @@
+//! The terminal view of a run session: an [`Observer`] that renders what the session reports
+//! on stderr — connection, phases, the progress line, warnings and notes, events as they are
+//! carried out, find-max steps and experiment runs. With `summaries` it also prints each
+//! finished run's summary on stdout (experiments, whose runs follow each other). It only reads
+//! what the session sends; results are printed by the commands.
+
+use crate::progress::Progress;
+use casslab_core::session::{Observer, SessionEvent};
+use casslab_core::stats::Phase;
+use casslab_core::store::Store;
+use std::sync::{Arc, Mutex};
+
+pub struct Terminal {
+    progress: Mutex<Progress>,
+    /// Print each finished run's summary (read back from this store).
+    summaries: Option<Arc<Store>>,
+}
+
+impl Terminal {
+    pub fn new() -> Terminal {
+        Terminal { progress: Mutex::new(Progress::new()), summaries: None }
+    }
+
+    /// Also prints the summary of every run as it is saved.
+    pub fn with_summaries(store: Arc<Store>) -> Terminal {
+        Terminal { summaries: Some(store), ..Terminal::new() }
+    }
+
+    fn progress(&self) -> std::sync::MutexGuard<'_, Progress> {
+        self.progress.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Prints a line on stderr, after ending the progress line.
+    fn say(&self, line: &str) {
+        self.progress().clear();
+        eprintln!("{line}");
+    }
+}
+
+fn fmt_s(ms: u64) -> String {
+    format!("{:.1}s", ms as f64 / 1000.0)
+}
+
+impl Observer for Terminal {
+    fn on(&self, event: &SessionEvent<'_>) {
+        match event {
+            SessionEvent::Connected { hosts, info } => self.say(&format!(
+                "connected to {} ({} node{}, Cassandra {})",
+                hosts.join(","),
+                info.node_count,
+                if info.node_count == 1 { "" } else { "s" },
+                info.server_version.as_deref().unwrap_or("?")
+            )),
+            SessionEvent::Info(m) => self.say(m),
+            SessionEvent::Warning(m) => self.say(&format!("warning: {m}")),
+            SessionEvent::Note(m) => self.say(&format!("note: {m}")),
+            SessionEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, concurrency } => {
+                self.progress().phase(*phase, *count, warmup_s + duration_s.unwrap_or(0.0));
+                let what = match (phase, count) {
+                    (Phase::Load, Some(n)) => format!("load phase: {n} operations"),
+                    _ => format!(
+                        "run phase: {warmup_s:.0}s warm-up + {:.0}s measured, {}",
+                        duration_s.unwrap_or(0.0),
+                        match rate_per_s {
+                            Some(r) => format!("fixed rate {r:.0}/s (latency from intended start)"),
+                            None => format!("max throughput, {concurrency} in flight"),
+                        }
+                    ),
+                };
+                eprintln!("{what}");
+            }
+            SessionEvent::Interval(s) => self.progress().interval(s),
+            SessionEvent::PhaseFinished { .. } => self.progress().clear(),
+            SessionEvent::EventStarted { spec } => self.say(&format!("event {}: {} ...", fmt_s(spec.at_ms), spec.label())),
+            SessionEvent::EventFinished { spec, record } => self.say(&format!(
+                "event {}: {} {} after {:.1} s",
+                fmt_s(spec.at_ms),
+                spec.label(),
+                record.status.as_str(),
+                record.duration_ms() as f64 / 1000.0
+            )),
+            SessionEvent::RunFinished { run, .. } => {
+                self.progress().clear();
+                if let Some(store) = &self.summaries {
+                    if let Ok(r) = store.run(*run) {
+                        if let Some(s) = &r.summary {
+                            print!("{}", casslab_core::report::text::run_summary(&r, s));
+                        }
+                    }
+                }
+            }
+            SessionEvent::SearchStep { step, rate_per_s } => match rate_per_s {
+                Some(r) => self.say(&format!("\n== step {step}: fixed rate {r:.0}/s")),
+                None => self.say(&format!("\n== step {step}: probe at maximum throughput")),
+            },
+            SessionEvent::SearchJudged { step, achieved_per_s, figure, met } => {
+                self.say(&format!("step {step}: {achieved_per_s:.0} ops/s, {figure} → SLA {}", if *met { "met" } else { "not met" }))
+            }
+            SessionEvent::VariantRun { variant, repetition, repetitions } => self.say(&format!("\n== {variant} · repetition {repetition}/{repetitions}")),
+        }
+    }
+}
