@@ -15,5 +15,5 @@ pub mod server;
 pub mod session;
 pub mod stats;
 pub mod store;
-pub mod target;
+pub mod targets;
 pub mod workload;

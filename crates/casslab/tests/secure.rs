@@ -53,7 +53,7 @@ fn create_role(ca: &Path) {
     rt.block_on(async {
         let started = Instant::now();
         let session = loop {
-            match casslab_core::target::cql::connect(&cfg, &creds).await {
+            match casslab_core::targets::cql::connect(&cfg, &creds).await {
                 Ok(s) => break s,
                 Err(e) if started.elapsed() < Duration::from_secs(60) => {
                     eprintln!("superuser not ready yet: {e}");

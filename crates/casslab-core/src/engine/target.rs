@@ -4,7 +4,7 @@
 //! The engine owns everything else — scheduling, the in-flight limit, intended start times,
 //! recording and interval sampling — and is generic over the target, so a second kind of server
 //! is a second implementation of this trait, not a fork of the engine. CQL through the scylla
-//! driver is the implementation today (`crate::target::cql`).
+//! driver is the implementation today (`crate::targets::cql`).
 
 use super::error::EngineError;
 use super::plan::Plan;

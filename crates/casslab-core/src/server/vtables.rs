@@ -7,7 +7,7 @@
 use super::ServerSample;
 use crate::config::{ClusterConfig, Credentials};
 use crate::engine::EngineError;
-use crate::target::cql::connect;
+use crate::targets::cql::connect;
 use futures::future::join_all;
 use scylla::client::session::Session;
 use scylla::cluster::Node;

@@ -27,7 +27,7 @@ use crate::engine::{self, unix_now_ms, EngineError, EngineEvent, RunClock, Targe
 use crate::events::EventRecord;
 use crate::stats::{is_sub_op, OpStats, OpSummary, Phase};
 use crate::store::{PhaseSummary, RunId, RunStatus, RunSummary};
-use crate::target::cql::CqlTarget;
+use crate::targets::cql::CqlTarget;
 use crate::workload::Workload;
 use std::sync::Arc;
 use timeline::Timeline;

@@ -155,7 +155,7 @@ impl Tracing {
         // the nodes write traces in the background
         tokio::time::sleep(Duration::from_secs(2)).await;
         let end = unix_now_ms();
-        let session = match crate::target::cql::connect(&self.cluster_cfg, &self.creds).await {
+        let session = match crate::targets::cql::connect(&self.cluster_cfg, &self.creds).await {
             Ok(s) => s,
             Err(e) => {
                 notes.push(format!("--trace-slowest: cannot read system_traces: {e}"));

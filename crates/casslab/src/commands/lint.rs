@@ -53,7 +53,7 @@ fn lint_live(args: &LintArgs, overrides: &BTreeMap<String, String>, opts: &LintO
     let cfg = args.cluster.to_config()?;
     let creds = Credentials { password: std::env::var("CASSLAB_PASSWORD").ok() };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let session = rt.block_on(casslab_core::target::cql::connect(&cfg, &creds))?;
+    let session = rt.block_on(casslab_core::targets::cql::connect(&cfg, &creds))?;
     let mut cache: BTreeMap<String, Option<LiveSchema>> = BTreeMap::new();
     let mut adjust = |w: Workload| -> Workload {
         let live = cache.entry(w.keyspace.clone()).or_insert_with(|| match rt.block_on(read_live_schema(&session, &w.keyspace)) {

@@ -1,0 +1,148 @@
+//! The CQL target: a driver session to a Cassandra cluster, implementing the engine's
+//! [`Target`]. Setup creates the workload's keyspace and schema and keeps casslab's bookkeeping
+//! (`casslab_meta`: whether casslab created the keyspace, which data sets it loaded); planning
+//! prepares every statement with its client settings; an execution binds freshly drawn values
+//! and runs the operation's statements (or its set read or batch) to their last page. Failed
+//! requests are classified into counted error kinds.
+
+mod access;
+mod connect;
+mod planned;
+mod prepare;
+mod schema;
+
+pub use connect::{cluster_info, connect};
+pub use planned::PlannedOp;
+pub use schema::default_replication;
+
+use crate::config::{ClusterConfig, Credentials};
+use crate::engine::{Completion, EngineError, Plan, Prepared, Target, TargetInfo};
+use crate::gen::GeneratorSet;
+use crate::stats::{ErrorKind, OpStats};
+use crate::workload::Workload;
+use planned::Outcome;
+use rand::rngs::SmallRng;
+use scylla::client::session::Session;
+use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
+use scylla::response::PagingState;
+use scylla::value::CqlValue;
+use std::future::Future;
+use std::ops::ControlFlow;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A connected CQL cluster.
+pub struct CqlTarget {
+    session: Session,
+    info: TargetInfo,
+    /// What `prepare` found: whether casslab created the keyspace (it truncates only those).
+    keyspace: OnceLock<schema::KeyspaceState>,
+}
+
+impl CqlTarget {
+    /// Connects and reads the cluster's version and shape.
+    pub async fn connect(cfg: &ClusterConfig, creds: &Credentials) -> Result<CqlTarget, EngineError> {
+        let session = connect(cfg, creds).await?;
+        let info = cluster_info(&session).await;
+        Ok(CqlTarget { session, info, keyspace: OnceLock::new() })
+    }
+
+    /// The driver session (for the server view and traces, which read system tables).
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+}
+
+impl Target for CqlTarget {
+    type Op = PlannedOp;
+    type Error = ExecutionError;
+
+    fn info(&self) -> &TargetInfo {
+        &self.info
+    }
+
+    async fn prepare(&self, w: &Workload) -> Result<Prepared, EngineError> {
+        let state = schema::prepare_keyspace(&self.session, w, &self.info).await?;
+        let _ = self.keyspace.set(state);
+        let notes = if state.created_now { vec![format!("created keyspace {}", w.keyspace)] } else { Vec::new() };
+        Ok(Prepared { notes })
+    }
+
+    async fn plan(&self, w: &Workload, mix: &[(String, f64)], gens: Arc<GeneratorSet>) -> Result<Plan<PlannedOp>, EngineError> {
+        let mut ops = Vec::with_capacity(mix.len());
+        let mut weights = Vec::with_capacity(mix.len());
+        for (name, weight) in mix {
+            ops.push(prepare::plan_op(&self.session, w, &gens, w.operation(name).expect("validated")).await?);
+            weights.push(*weight);
+        }
+        Ok(prepare::phase_plan(ops, &weights, gens))
+    }
+
+    async fn loaded(&self, fingerprint: &str) -> Result<Option<String>, EngineError> {
+        schema::loaded(&self.session, fingerprint).await
+    }
+
+    async fn record_load(&self, fingerprint: &str, description: &str) -> Result<(), EngineError> {
+        schema::record_load(&self.session, fingerprint, description).await
+    }
+
+    async fn truncate_for_reload(&self, w: &Workload) -> Result<(), EngineError> {
+        let state = self.keyspace.get().copied().unwrap_or_default();
+        schema::truncate_for_reload(&self.session, w, state).await
+    }
+
+    #[inline]
+    fn start<'a>(
+        &'a self,
+        op: &'a PlannedOp,
+        gens: &GeneratorSet,
+        rng: &mut SmallRng,
+        stats: &'a Mutex<Vec<OpStats>>,
+    ) -> impl Future<Output = Result<Completion, ExecutionError>> + Send + use<'a> {
+        let values = access::draw_values(op, gens, rng);
+        async move {
+            let outcome = if op.is_special() { access::execute(&self.session, op, values, stats).await? } else { run_plain(&self.session, op, &values).await? };
+            Ok(match outcome {
+                Outcome::Done => Completion::default(),
+                Outcome::NotApplied => Completion { also: op.not_applied_slot },
+            })
+        }
+    }
+
+    fn classify(e: &ExecutionError) -> ErrorKind {
+        classify(e)
+    }
+}
+
+/// The plain path: each statement of the operation once, to its last page.
+async fn run_plain(session: &Session, op: &PlannedOp, values: &[CqlValue]) -> Result<Outcome, ExecutionError> {
+    for st in &op.statements {
+        let row: Vec<&CqlValue> = st.slots.iter().map(|i| &values[*i]).collect();
+        let mut paging = PagingState::start();
+        loop {
+            let (_, next) = session.execute_single_page(&st.prepared, &row, paging).await?;
+            match next.into_paging_control_flow() {
+                ControlFlow::Break(()) => break,
+                ControlFlow::Continue(p) => paging = p,
+            }
+        }
+    }
+    Ok(Outcome::Done)
+}
+
+/// Which counted kind a failed request belongs to.
+pub fn classify(e: &ExecutionError) -> ErrorKind {
+    match e {
+        ExecutionError::RequestTimeout(_) => ErrorKind::Timeout,
+        ExecutionError::LastAttemptError(RequestAttemptError::DbError(db, _)) => match db {
+            DbError::ReadTimeout { .. } | DbError::WriteTimeout { .. } => ErrorKind::Timeout,
+            DbError::Unavailable { .. } => ErrorKind::Unavailable,
+            DbError::Overloaded | DbError::RateLimitReached { .. } | DbError::IsBootstrapping => ErrorKind::Overloaded,
+            _ => ErrorKind::Other,
+        },
+        ExecutionError::ConnectionPoolError(_)
+        | ExecutionError::EmptyPlan
+        | ExecutionError::LastAttemptError(RequestAttemptError::BrokenConnectionError(_))
+        | ExecutionError::LastAttemptError(RequestAttemptError::UnableToAllocStreamId) => ErrorKind::Connection,
+        _ => ErrorKind::Other,
+    }
+}

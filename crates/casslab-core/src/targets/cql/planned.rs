@@ -1,0 +1,130 @@
+//! The CQL target's planned operations: a prepared statement with the generators bound to its
+//! markers, an operation's statements with its access settings (set reads, batches, client
+//! timestamps) and the stats slots of the figures recorded beside it, and preparing a statement
+//! with an operation's client settings. Data only: planning lives in `prepare` and `access`,
+//! executing in `access` and the target itself.
+
+use crate::engine::EngineError;
+use crate::workload::{Consistency, Operation, PartitionSet, Workload};
+use scylla::client::session::Session;
+use scylla::policies::timestamp_generator::MonotonicTimestampGenerator;
+use scylla::statement::batch::Batch;
+use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::{Consistency as DriverConsistency, SerialConsistency};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// One prepared statement and where its values come from.
+pub(crate) struct PlannedStatement {
+    pub prepared: PreparedStatement,
+    /// For each bind marker, an index into the operation's `generators`.
+    pub slots: Vec<usize>,
+    /// A conditional statement (`IF …`): its `[applied]` column is read.
+    pub conditional: bool,
+}
+
+/// One operation ready to run (opaque outside the CQL target).
+pub struct PlannedOp {
+    pub(crate) name: String,
+    /// The distinct generators the operation draws from, once per execution.
+    pub(crate) generators: Vec<usize>,
+    pub(crate) statements: Vec<PlannedStatement>,
+    /// Set reads and batches (see `access`); `None` for plain statements.
+    pub(crate) access: Option<AccessPlan>,
+    /// `timestamp: client`: the clock that stamps each write.
+    pub(crate) client_ts: Option<MonotonicTimestampGenerator>,
+    /// Stats slot of `<op>.request` (set reads) and `<op>.not_applied` (conditional writes);
+    /// assigned by [`Plan::new`].
+    pub(crate) request_slot: Option<usize>,
+    pub(crate) not_applied_slot: Option<usize>,
+    /// Draws from two or more sequences: one execution's draws are taken together
+    /// ([`GeneratorSet::joint_draw`]).
+    pub(crate) joint_sequences: bool,
+}
+
+impl PlannedOp {
+    /// Whether the operation needs more than the plain statement path of the worker.
+    #[inline]
+    pub fn is_special(&self) -> bool {
+        self.access.is_some() || self.client_ts.is_some() || self.not_applied_slot.is_some()
+    }
+}
+
+pub(crate) fn driver_consistency(c: Consistency) -> DriverConsistency {
+    match c {
+        Consistency::Any => DriverConsistency::Any,
+        Consistency::One => DriverConsistency::One,
+        Consistency::Two => DriverConsistency::Two,
+        Consistency::Three => DriverConsistency::Three,
+        Consistency::Quorum => DriverConsistency::Quorum,
+        Consistency::All => DriverConsistency::All,
+        Consistency::LocalQuorum => DriverConsistency::LocalQuorum,
+        Consistency::EachQuorum => DriverConsistency::EachQuorum,
+        Consistency::LocalOne => DriverConsistency::LocalOne,
+        Consistency::Serial => DriverConsistency::Serial,
+        Consistency::LocalSerial => DriverConsistency::LocalSerial,
+    }
+}
+
+pub(crate) fn driver_serial(c: Consistency) -> SerialConsistency {
+    match c {
+        Consistency::LocalSerial => SerialConsistency::LocalSerial,
+        _ => SerialConsistency::Serial,
+    }
+}
+
+/// Prepares `cql` with the client settings of `op` (consistency, serial consistency, page
+/// size, idempotence).
+pub(crate) async fn prepare_for(session: &Session, w: &Workload, op: &Operation, cql: &str, line: usize) -> Result<PreparedStatement, EngineError> {
+    let mut prepared = session.prepare(cql).await.map_err(|e| EngineError::Prepare {
+        file: w.origin.clone(),
+        line,
+        op: op.name.clone(),
+        cql: cql.to_string(),
+        message: e.to_string(),
+    })?;
+    prepared.set_consistency(driver_consistency(op.consistency));
+    if let Some(sc) = op.serial_consistency {
+        prepared.set_serial_consistency(Some(driver_serial(sc)));
+    }
+    prepared.set_page_size(op.page_size);
+    prepared.set_is_idempotent(op.idempotent);
+    Ok(prepared)
+}
+
+/// How a successful operation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Done,
+    /// A conditional write (LWT) the cluster did not apply.
+    NotApplied,
+}
+
+/// What an operation needs beyond its statements.
+pub(crate) enum AccessPlan {
+    Set(Box<SetPlan>),
+    Batch(BatchPlan),
+}
+
+pub(crate) struct SetPlan {
+    pub spec: PartitionSet,
+    /// Index into the op's drawn values of the key generator.
+    pub key_value: usize,
+    /// One partition (with `LIMIT ?` appended when the set is limited).
+    pub single: PlannedStatement,
+    /// `pk IN ?` (with `LIMIT ?` when limited), for `in` and `in_by_replica`.
+    pub in_stmt: Option<PlannedStatement>,
+    /// `in_by_replica`: the IN statement pinned to each node, by host id.
+    pub per_node: HashMap<Uuid, PreparedStatement>,
+    pub keyspace: String,
+    pub table: String,
+}
+
+pub(crate) struct BatchPlan {
+    pub batch: Batch,
+    pub size: usize,
+    /// Per drawn value: keep row 0's value in every row (partition-key values of a
+    /// single-partition batch).
+    pub keep: Vec<bool>,
+}
+

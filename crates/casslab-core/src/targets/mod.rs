@@ -1,0 +1,5 @@
+//! The servers casslab puts load on, each an implementation of the engine's
+//! [`crate::engine::Target`]: `cql` (Apache Cassandra and CQL-compatible databases, through the
+//! scylla driver).
+
+pub mod cql;
