@@ -14,38 +14,12 @@
 //! which readers only show and never use, is written with the `hdrhistogram` crate's default
 //! divisor of 1 and so is in nanoseconds too (Java's writer would divide it by 1e6).
 
-use crate::stats::{OpStats, Phase};
+use crate::stats::{LatencyKind, Phase};
 use crate::store::StoredInterval;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, IntervalLogWriterError, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
-use hdrhistogram::Histogram;
 use std::io::{self, Write};
 use std::time::{Duration, UNIX_EPOCH};
-
-/// Which of an operation's two latencies to write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LatencyKind {
-    /// From each request's intended start time (includes time spent queued behind a rate).
-    Intended,
-    /// From the moment each request was sent.
-    Service,
-}
-
-impl LatencyKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LatencyKind::Intended => "intended",
-            LatencyKind::Service => "service",
-        }
-    }
-
-    pub fn histogram(self, stats: &OpStats) -> &Histogram<u64> {
-        match self {
-            LatencyKind::Intended => &stats.intended,
-            LatencyKind::Service => &stats.service,
-        }
-    }
-}
 
 /// Writes `intervals` (as [`crate::store::Store::intervals`] returns them) as an interval log.
 /// `run_started_at_ms` (unix ms) is the instant the intervals' `start_ms` count from.
@@ -96,6 +70,7 @@ fn tag(phase: Phase, op: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::OpStats;
     use crate::store::deserialize_histogram;
     use base64::Engine as _;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};

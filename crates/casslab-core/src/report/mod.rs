@@ -17,5 +17,5 @@ pub mod spectrum;
 pub mod svg_chart;
 pub mod text;
 
-pub use hdrlog::{write_hdr_log, LatencyKind};
+pub use hdrlog::write_hdr_log;
 pub use json::{run_json, write_run_json};

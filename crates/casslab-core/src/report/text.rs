@@ -5,17 +5,9 @@ use crate::stats::{LatencySummary, OpSummary, Phase};
 use crate::store::{PhaseSummary, RunRecord, RunStatus, RunSummary};
 use std::fmt::Write;
 
-/// Formats nanoseconds as milliseconds with a precision that suits the size.
-pub fn ms(ns: f64) -> String {
-    let m = ns / 1e6;
-    if m >= 100.0 {
-        format!("{m:.0}")
-    } else if m >= 10.0 {
-        format!("{m:.1}")
-    } else {
-        format!("{m:.2}")
-    }
-}
+/// Nanoseconds as milliseconds with a precision that suits the size (it lives with the stats,
+/// which gates and verdicts format too).
+pub use crate::stats::ms;
 
 /// The latency columns every summary table shows, in ms: mean, p50, p95, p99, p99.9, max.
 pub fn latency_cells(l: &LatencySummary) -> [String; 6] {
@@ -99,7 +91,7 @@ pub fn run_summary(r: &RunRecord, s: &RunSummary) -> String {
 /// The events of a run and their impact (empty when the run had none). Times are seconds
 /// since the run started, as on the report's charts; changes are against each event's
 /// baseline (see `analysis::impact` for the windows and the recovery rule).
-pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::analysis::impact::EventImpact>)]) -> String {
+pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::store::EventImpact>)]) -> String {
     if events.is_empty() {
         return String::new();
     }
@@ -163,7 +155,7 @@ pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::analysi
 #[cfg(test)]
 mod events_tests {
     use super::*;
-    use crate::analysis::impact::{EventImpact, P99Change};
+    use crate::store::{EventImpact, P99Change};
     use crate::events::{EventRecord, EventStatus};
     use crate::stats::ErrorKind;
 
@@ -248,12 +240,5 @@ mod tests {
         assert_eq!(utc(0), "1970-01-01 00:00:00");
         assert_eq!(utc(1_795_000_000_000), "2026-11-18 11:06:40");
         assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00");
-    }
-
-    #[test]
-    fn ms_precision() {
-        assert_eq!(ms(1_234_567.0), "1.23");
-        assert_eq!(ms(12_345_678.0), "12.3");
-        assert_eq!(ms(123_456_789.0), "123");
     }
 }

@@ -12,6 +12,7 @@ mod schema;
 mod server;
 
 pub use db::Store;
+pub use events::{EventImpact, P99Change};
 pub use schema::SCHEMA_VERSION;
 
 use crate::config::{RunConfig, RunEnvironment};

@@ -4,8 +4,9 @@
 use super::store_path;
 use crate::cli::{ExportArgs, StoreArgs};
 use anyhow::{Context, Result};
-use casslab_core::report::hdrlog::{write_hdr_log, LatencyKind};
+use casslab_core::report::hdrlog::write_hdr_log;
 use casslab_core::report::{json, text};
+use casslab_core::stats::LatencyKind;
 use casslab_core::store::{RunId, Store};
 
 fn open(args: &StoreArgs) -> Result<Store> {
