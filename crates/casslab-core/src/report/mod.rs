@@ -15,6 +15,7 @@ pub mod run_view;
 pub mod server_view;
 pub mod spectrum;
 pub mod svg_chart;
+pub mod table;
 pub mod text;
 
 pub use hdrlog::write_hdr_log;
