@@ -220,15 +220,16 @@ fn json_report_matches_its_schema() {
 fn bad_run_arguments_say_what_to_do() {
     let (_dir, store) = lab();
     let (code, _, err) = report(&store, &["42", "--format", "md"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(err.contains("no saved run with id 42") && err.contains("casslab runs"), "{err}");
     let (code, _, err) = report(&store, &["first", "--format", "md"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(err.contains("\"first\" is not a run id"), "{err}");
     let empty = tempfile::tempdir().unwrap();
     let (code, _, err) = report(&empty.path().join("r.db"), &["latest", "--format", "json"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("no saved runs yet"), "{err}");
+    assert_eq!(code, 2);
+    assert!(err.contains("no run was saved there yet"), "{err}");
+    assert!(!empty.path().join("r.db").exists(), "report created the store");
     let (code, _, err) = common::run(common::casslab().args(["report"]));
     assert_eq!(code, 2, "clap rejects a missing RUN: {err}");
     let (code, help, _) = common::run(common::casslab().args(["report", "--help"]));
