@@ -180,23 +180,13 @@ pub fn runs_table(runs: &[RunRecord]) -> String {
     t.to_string()
 }
 
-/// `YYYY-MM-DD HH:MM:SS` in UTC from unix milliseconds.
+/// `YYYY-MM-DD HH:MM:SS` in UTC from unix milliseconds (the milliseconds themselves beyond the
+/// years ±9999).
 pub fn utc(unix_ms: i64) -> String {
-    let secs = unix_ms.div_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // civil-from-days (Howard Hinnant's algorithm)
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+    match jiff::Timestamp::from_millisecond(unix_ms) {
+        Ok(t) => t.strftime("%Y-%m-%d %H:%M:%S").to_string(),
+        Err(_) => format!("{unix_ms} ms"),
+    }
 }
 
 #[cfg(test)]
@@ -235,5 +225,7 @@ mod tests {
         assert_eq!(utc(0), "1970-01-01 00:00:00");
         assert_eq!(utc(1_795_000_000_000), "2026-11-18 11:06:40");
         assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00");
+        assert_eq!(utc(-1), "1969-12-31 23:59:59");
+        assert_eq!(utc(i64::MAX), format!("{} ms", i64::MAX));
     }
 }
