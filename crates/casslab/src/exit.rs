@@ -92,11 +92,7 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
         };
     }
     if let Some(e) = e.downcast_ref::<EngineError>() {
-        return Some(match e {
-            // found while preparing, but the fix is in the workload or the flags
-            EngineError::Workload(_) | EngineError::TypeMismatch { .. } | EngineError::NotOurKeyspace(_) => Exit::Usage,
-            _ => Exit::Setup,
-        });
+        return Some(engine_class(e));
     }
     if let Some(e) = e.downcast_ref::<LocalError>() {
         return Some(match e {
@@ -107,6 +103,16 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
         });
     }
     None
+}
+
+/// Setup failures of a run, except for mistakes in the workload or the flags that preparing
+/// found. (Errors that wrap an `EngineError` transparently hide it from the chain: their
+/// arm in `class_of` calls this.)
+fn engine_class(e: &EngineError) -> Exit {
+    match e {
+        EngineError::Workload(_) | EngineError::TypeMismatch { .. } | EngineError::NotOurKeyspace(_) => Exit::Usage,
+        _ => Exit::Setup,
+    }
 }
 
 #[cfg(test)]
