@@ -1,6 +1,8 @@
 //! Latency and error accounting: one pair of HdrHistograms per operation (latency from the
 //! intended start time, and service time from the actual send), error counts by kind, and the
-//! per-interval samples the engine emits. Pure data and arithmetic; no I/O, no clocks.
+//! per-interval samples the engine emits; [`LatencyKind`] names which of the two latencies a
+//! figure is about, and [`ms`] formats one for people. Pure data and arithmetic; no I/O, no
+//! clocks.
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -113,6 +115,44 @@ impl OpStats {
         self.service.reset();
         self.ok = 0;
         self.errors.clear();
+    }
+}
+
+/// Formats nanoseconds as milliseconds with a precision that suits the size: `123`, `12.3`,
+/// `1.23`.
+pub fn ms(ns: f64) -> String {
+    let m = ns / 1e6;
+    if m >= 100.0 {
+        format!("{m:.0}")
+    } else if m >= 10.0 {
+        format!("{m:.1}")
+    } else {
+        format!("{m:.2}")
+    }
+}
+
+/// Which of an operation's two latencies a figure, a comparison or an export is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatencyKind {
+    /// From each request's intended start time (includes time spent queued behind a rate).
+    Intended,
+    /// From the moment each request was sent.
+    Service,
+}
+
+impl LatencyKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LatencyKind::Intended => "intended",
+            LatencyKind::Service => "service",
+        }
+    }
+
+    pub fn histogram(self, stats: &OpStats) -> &Histogram<u64> {
+        match self {
+            LatencyKind::Intended => &stats.intended,
+            LatencyKind::Service => &stats.service,
+        }
     }
 }
 
@@ -288,5 +328,20 @@ mod tests {
         let s = iv.summaries();
         assert_eq!(s[0].ops_per_s, 1000.0);
         assert_eq!(iv.total().ok, 500);
+    }
+
+    #[test]
+    fn ms_precision() {
+        assert_eq!(ms(1_234_567.0), "1.23");
+        assert_eq!(ms(12_345_678.0), "12.3");
+        assert_eq!(ms(123_456_789.0), "123");
+    }
+
+    #[test]
+    fn latency_kinds_pick_their_histogram() {
+        let mut s = OpStats::default();
+        s.record_ok(5_000_000, 1_000_000);
+        assert!(LatencyKind::Intended.histogram(&s).max() > LatencyKind::Service.histogram(&s).max());
+        assert_eq!((LatencyKind::Intended.as_str(), LatencyKind::Service.as_str()), ("intended", "service"));
     }
 }

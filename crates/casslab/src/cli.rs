@@ -1,7 +1,9 @@
 //! Command-line definitions (clap) and their conversion into the library's plain config
-//! structs. Nothing outside this file and `commands/` knows about clap.
+//! structs. Nothing outside this file and `commands/` knows about clap. A flag value that
+//! does not parse is a usage error (exit code 2).
 
-use anyhow::{bail, Context, Result};
+use crate::exit::{bail_usage, usage};
+use anyhow::Result;
 use casslab_core::config::{ClusterConfig, LoadMode, RunConfig, CONFIG_VERSION};
 use clap::{Args, Parser, Subcommand};
 use std::collections::BTreeMap;
@@ -422,21 +424,21 @@ pub struct ClusterArgs {
 }
 
 pub fn parse_duration_s(what: &str, v: &str) -> Result<f64> {
-    casslab_core::workload::parse_duration_s(v).map_err(|m| anyhow::anyhow!("--{what}: {m}"))
+    casslab_core::workload::parse_duration_s(v).map_err(|m| usage(format!("--{what}: {m}")))
 }
 
 pub fn parse_rate(v: &str) -> Result<f64> {
     let t = v.trim().trim_end_matches("/s").trim_end_matches("ops").trim();
     match t.parse::<f64>() {
         Ok(r) if r > 0.0 && r.is_finite() => Ok(r),
-        _ => bail!("--rate {v}: write a number of operations per second, e.g. --rate 5000"),
+        _ => bail_usage!("--rate {v}: write a number of operations per second, e.g. --rate 5000"),
     }
 }
 
 pub fn parse_params(items: &[String]) -> Result<BTreeMap<String, String>> {
     let mut m = BTreeMap::new();
     for it in items {
-        let (k, v) = it.split_once('=').with_context(|| format!("-P {it}: write NAME=VALUE, e.g. -P rows=100000"))?;
+        let (k, v) = it.split_once('=').ok_or_else(|| usage(format!("-P {it}: write NAME=VALUE, e.g. -P rows=100000")))?;
         m.insert(k.trim().to_string(), v.trim().to_string());
     }
     Ok(m)
@@ -446,7 +448,7 @@ impl ClusterArgs {
     pub fn to_config(&self) -> Result<ClusterConfig> {
         let mut translate = Vec::new();
         for t in &self.translate {
-            let (a, b) = t.split_once('=').with_context(|| format!("--translate {t}: write FROM=TO, e.g. 10.0.0.5:9042=127.0.0.1:19042"))?;
+            let (a, b) = t.split_once('=').ok_or_else(|| usage(format!("--translate {t}: write FROM=TO, e.g. 10.0.0.5:9042=127.0.0.1:19042")))?;
             translate.push((a.trim().to_string(), b.trim().to_string()));
         }
         let timeout_s = parse_duration_s("request-timeout", &self.request_timeout)?;
@@ -470,14 +472,14 @@ impl RunOptions {
     /// The run's plain config (workload text and parameters are filled in by the caller).
     pub fn to_config(&self, workload: &str) -> Result<RunConfig> {
         if self.concurrency == 0 {
-            bail!("--concurrency must be at least 1");
+            bail_usage!("--concurrency must be at least 1");
         }
         if !(self.trace_probability > 0.0 && self.trace_probability <= 1.0) {
-            bail!("--trace-probability must be above 0 and at most 1, e.g. 0.01");
+            bail_usage!("--trace-probability must be above 0 and at most 1, e.g. 0.01");
         }
         let interval_s = parse_duration_s("interval", &self.interval)?;
         if interval_s < 0.01 {
-            bail!("--interval must be at least 10ms");
+            bail_usage!("--interval must be at least 10ms");
         }
         Ok(RunConfig {
             version: CONFIG_VERSION,
@@ -521,7 +523,7 @@ pub fn parse_heap_mb(v: &str) -> Result<u32> {
     };
     match num.trim().parse::<f64>() {
         Ok(x) if x > 0.0 => Ok((x * mult) as u32),
-        _ => bail!("--heap {v}: write e.g. 1G or 768M"),
+        _ => bail_usage!("--heap {v}: write e.g. 1G or 768M"),
     }
 }
 
@@ -542,6 +544,14 @@ mod tests {
         assert_eq!(p["rows"], "10");
         assert_eq!(p["keyspace"], "ks");
         assert!(parse_params(&["rows".into()]).is_err());
+    }
+
+    #[test]
+    fn bad_flag_values_are_usage_errors() {
+        use crate::exit::{classify, Exit};
+        for e in [parse_rate("fast").unwrap_err(), parse_heap_mb("lots").unwrap_err(), parse_duration_s("duration", "soon").unwrap_err(), parse_params(&["rows".into()]).unwrap_err()] {
+            assert_eq!(classify(&e), Exit::Usage, "{e}");
+        }
     }
 
     #[test]

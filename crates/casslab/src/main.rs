@@ -1,34 +1,31 @@
 //! The `casslab` binary: parse the command line, run the command, print any error and exit.
-//! This is the only place that decides exit codes.
+//! This is the only place that exits; the code comes from the command, or from the error's
+//! class (`exit.rs`).
 
 mod cli;
 mod commands;
+mod exit;
+mod out;
 mod progress;
 mod terminal;
 
 use clap::Parser;
+use exit::Exit;
 
 fn main() {
     let args = cli::Cli::parse();
-    match commands::dispatch(args) {
-        Ok(code) => std::process::exit(code),
+    let code = match commands::dispatch(args) {
+        Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            std::process::exit(exit_code(&e));
+            exit::classify(&e).code()
         }
-    }
+    };
+    std::process::exit(code)
 }
 
-/// Ends the process at once after a second Ctrl-C (the first one stops the run cleanly).
-pub fn abort_interrupted() -> ! {
-    std::process::exit(130)
-}
-
-/// 2 for problems with what the user gave us (workload files, arguments), 1 otherwise.
-fn exit_code(e: &anyhow::Error) -> i32 {
-    if e.chain().any(|c| c.downcast_ref::<casslab_core::workload::WorkloadError>().is_some()) {
-        2
-    } else {
-        1
-    }
+/// Ends the process at once with `why`'s code, for what cannot return to `main`: a second
+/// Ctrl-C while a run is finishing (`abort(Exit::Interrupted)`).
+pub(crate) fn abort(why: Exit) -> ! {
+    std::process::exit(why.code())
 }

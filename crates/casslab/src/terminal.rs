@@ -84,7 +84,7 @@ impl Observer for Terminal {
                 if let Some(store) = &self.summaries {
                     if let Ok(r) = store.run(*run) {
                         if let Some(s) = &r.summary {
-                            print!("{}", casslab_core::report::text::run_summary(&r, s));
+                            let _ = crate::out::print(&casslab_core::report::text::run_summary(&r, s));
                         }
                     }
                 }

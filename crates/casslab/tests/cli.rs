@@ -1,6 +1,7 @@
 //! Command-line behaviour that needs no database: help for every command, the built-in
 //! workload list, and the errors a user gets for bad workload files and arguments
-//! (file:line and what to fix, exit code 2 for workload mistakes).
+//! (file:line and what to fix, exit code 2 for workload mistakes; tests/exit_codes.rs has one
+//! test per exit code).
 
 mod common;
 use common::{casslab, run};
@@ -47,7 +48,7 @@ fn check(body: &str) -> (i32, String) {
 #[test]
 fn a_valid_file_gets_as_far_as_connecting() {
     let (code, err) = check(GOOD);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 3, "cannot connect is a cluster failure: {err}");
     assert!(err.contains("cannot connect to 127.0.0.1:1"), "{err}");
     assert!(err.contains("casslab local up"), "the error should say what to do: {err}");
 }
@@ -174,8 +175,9 @@ fn every_command_has_help() {
 #[test]
 fn show_on_an_empty_store_says_so() {
     let (_d, store) = common::temp_store();
+    drop(casslab_core::store::Store::open(&store).unwrap());
     let (code, _, err) = run(casslab().args(["show", "latest", "--store", store.to_str().unwrap()]));
-    assert_eq!(code, 1);
+    assert_eq!(code, 2, "{err}");
     assert!(err.contains("no saved runs"), "{err}");
     let (code, _, err) = run(casslab().args(["runs", "--store", store.to_str().unwrap()]));
     assert_eq!(code, 0);

@@ -210,13 +210,13 @@ fn node_events_are_checked_before_the_cluster_is_touched() {
     // no cluster runs under this home: the errors come from checking the specs alone
     let tmp = tempfile::tempdir().unwrap();
     let (code, _, err) = run(casslab().env("CASSLAB_HOME", tmp.path()).args(["run", "kv", "--event", "10s kil node2"]));
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "a bad --event is bad usage: {err}");
     assert!(err.contains("--event: event \"10s kil node2\": unknown action \"kil\"; did you mean \"kill\"?"), "{err}");
     let (code, _, err) = run(casslab().env("CASSLAB_HOME", tmp.path()).args(["run", "kv", "--event", "10s kill node7"]));
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "a bad --event is bad usage: {err}");
     assert!(err.contains("no node or data center \"node7\"") && err.contains("node1 (127.0.0.1)"), "{err}");
     let (code, _, err) = run(casslab().args(["run", "kv", "--hosts", "127.0.0.79", "--event", "5s compact"]));
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "a bad --event is bad usage: {err}");
     assert!(err.contains("acts on casslab's local cluster") && err.contains("exec CMD"), "{err}");
     assert!(!err.contains("cannot connect"), "checked before connecting: {err}");
 }

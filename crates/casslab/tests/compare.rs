@@ -213,9 +213,9 @@ fn mistakes_get_clear_messages() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("as a percentage, e.g. 10%"), "{err}");
     let (code, _, err) = compare(&[&r.short.to_string(), "--fail-if", "scan.p99 > 4ms"]);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "a gate on an operation the run never did is bad input: {err}");
     assert!(err.contains("has no operation \"scan\"; it has read, update, total"), "{err}");
     let (code, _, err) = compare(&["999999"]);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "{err}");
     assert!(err.contains("no saved run with id 999999"), "{err}");
 }

@@ -203,7 +203,7 @@ run:
     .unwrap();
     let (_d, store) = temp_store();
     let (code, _, err) = run(casslab().args(["run", f.path().to_str().unwrap(), "--hosts", host]).args(store_arg(&store)));
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "a generator of the wrong type is a mistake in the workload: {err}");
     let want = format!("{}:9: operation \"write\": bind marker 1 (k) is", f.path().display());
     assert!(err.contains(&want) && err.contains("generator \"key\" makes bigint"), "{err}");
 }
@@ -228,7 +228,7 @@ fn reload_never_truncates_a_keyspace_casslab_did_not_create() {
     let (code, _, err) = run(casslab()
         .args(["run", "kv", "-P", "rows=10", "-P", "keyspace=someone_elses", "--reload", "--load-only", "--hosts", host])
         .args(store_arg(&store)));
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "--reload on a keyspace casslab did not create is refused as bad usage: {err}");
     assert!(err.contains("keyspace \"someone_elses\" was not created by casslab"), "{err}");
     let rows = rt.block_on(async {
         let s = scylla::client::session_builder::SessionBuilder::new().known_node(host).build().await.unwrap();

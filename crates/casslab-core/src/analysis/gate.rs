@@ -168,7 +168,7 @@ impl Gate {
         if v.is_nan() {
             "undefined (no successful operations)".into()
         } else if self.metric.is_latency() {
-            format!("{} ms", crate::report::text::ms(v))
+            format!("{} ms", crate::stats::ms(v))
         } else if self.metric == GateMetric::Errors {
             format!("{v:.0} errors")
         } else {

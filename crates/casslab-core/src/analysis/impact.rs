@@ -20,7 +20,7 @@
 use crate::events::EventRecord;
 use crate::stats::{ErrorKind, IntervalSample, Phase};
 use crate::store::StoredInterval;
-use serde::{Deserialize, Serialize};
+pub use crate::store::{EventImpact, P99Change};
 use std::collections::BTreeMap;
 
 /// Windows and tolerances of the impact computation.
@@ -97,58 +97,6 @@ pub fn points(intervals: &[StoredInterval]) -> Vec<IntervalPoint> {
             p
         })
         .collect()
-}
-
-/// One operation's p99 around an event.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct P99Change {
-    pub op: String,
-    pub baseline_ns: u64,
-    /// Worst interval overlapping the event.
-    pub during_ns: Option<u64>,
-    /// Median interval after it.
-    pub after_ns: Option<u64>,
-}
-
-impl P99Change {
-    pub fn during_change_pct(&self) -> Option<f64> {
-        change_pct(self.baseline_ns as f64, self.during_ns? as f64)
-    }
-    pub fn after_change_pct(&self) -> Option<f64> {
-        change_pct(self.baseline_ns as f64, self.after_ns? as f64)
-    }
-}
-
-/// What one event cost.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EventImpact {
-    /// The baseline window used, on the intervals' time axis; `None` when there was none.
-    pub baseline_from_ms: Option<u64>,
-    pub baseline_to_ms: Option<u64>,
-    pub baseline_ops_per_s: Option<f64>,
-    pub during_ops_per_s: Option<f64>,
-    pub after_ops_per_s: Option<f64>,
-    pub p99: Vec<P99Change>,
-    pub errors: BTreeMap<ErrorKind, u64>,
-    /// Milliseconds from the event's start until throughput and p99 stayed within the
-    /// tolerances; `None` when the run ended first (or there was no baseline to judge by).
-    pub recovery_ms: Option<u64>,
-}
-
-impl EventImpact {
-    pub fn during_ops_change_pct(&self) -> Option<f64> {
-        change_pct(self.baseline_ops_per_s?, self.during_ops_per_s?)
-    }
-    pub fn after_ops_change_pct(&self) -> Option<f64> {
-        change_pct(self.baseline_ops_per_s?, self.after_ops_per_s?)
-    }
-    pub fn error_count(&self) -> u64 {
-        self.errors.values().sum()
-    }
-}
-
-fn change_pct(base: f64, value: f64) -> Option<f64> {
-    (base > 0.0).then(|| (value - base) / base * 100.0)
 }
 
 fn median(mut v: Vec<u64>) -> Option<u64> {

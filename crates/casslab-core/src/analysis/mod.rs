@@ -27,7 +27,7 @@ pub use gate::{Cmp, Gate, GateError, GateMetric, MaxRegression};
 pub use sample::Sample;
 pub use window::{Buckets, OpRef, Window, WindowBuilder, WindowOp, Windows};
 
-pub use crate::report::hdrlog::LatencyKind;
+pub use crate::stats::LatencyKind;
 
 /// The figures every sample gets an interval for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

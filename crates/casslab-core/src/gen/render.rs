@@ -309,15 +309,11 @@ fn parse_rfc3339_ms(s: &str) -> Option<i64> {
     Some(date_ms + ((hour * 60 + minute - offset_min) * 60 + second) * 1000 + frac_ms)
 }
 
-/// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's algorithm).
+/// Days from 1970-01-01 to a proleptic Gregorian date.
 fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    // parse_rfc3339_ms checked the date; its four-digit years are within jiff's ±9999
+    let date = jiff::civil::Date::new(year as i16, month as i8, day as i8).expect("a checked date");
+    i64::from((date - jiff::civil::date(1970, 1, 1)).get_days())
 }
 
 #[cfg(test)]

@@ -14,38 +14,12 @@
 //! which readers only show and never use, is written with the `hdrhistogram` crate's default
 //! divisor of 1 and so is in nanoseconds too (Java's writer would divide it by 1e6).
 
-use crate::stats::{OpStats, Phase};
+use crate::stats::{LatencyKind, Phase};
 use crate::store::StoredInterval;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, IntervalLogWriterError, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
-use hdrhistogram::Histogram;
 use std::io::{self, Write};
-use std::time::{Duration, UNIX_EPOCH};
-
-/// Which of an operation's two latencies to write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LatencyKind {
-    /// From each request's intended start time (includes time spent queued behind a rate).
-    Intended,
-    /// From the moment each request was sent.
-    Service,
-}
-
-impl LatencyKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LatencyKind::Intended => "intended",
-            LatencyKind::Service => "service",
-        }
-    }
-
-    pub fn histogram(self, stats: &OpStats) -> &Histogram<u64> {
-        match self {
-            LatencyKind::Intended => &stats.intended,
-            LatencyKind::Service => &stats.service,
-        }
-    }
-}
+use std::time::Duration;
 
 /// Writes `intervals` (as [`crate::store::Store::intervals`] returns them) as an interval log.
 /// `run_started_at_ms` (unix ms) is the instant the intervals' `start_ms` count from.
@@ -59,12 +33,10 @@ pub fn write_hdr_log(
     writeln!(w, "#[Logged with casslab {}]", env!("CARGO_PKG_VERSION"))?;
     writeln!(w, "#[Latency: {}; values in nanoseconds; tags are <phase>.<operation>]", which.as_str())?;
     writeln!(w, "#[Histogram log format version 1.3]")?;
-    match u64::try_from(run_started_at_ms) {
-        Ok(ms) => {
-            let date = humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms));
-            writeln!(w, "#[StartTime: {start_s:.3} (seconds since epoch), {date}]")?;
-        }
-        Err(_) => writeln!(w, "#[StartTime: {start_s:.3} (seconds since epoch)]")?,
+    match jiff::Timestamp::from_millisecond(run_started_at_ms) {
+        // RFC 3339 in UTC with milliseconds, as Java's writer prints it: 2023-11-14T22:13:20.123Z
+        Ok(date) if run_started_at_ms >= 0 => writeln!(w, "#[StartTime: {start_s:.3} (seconds since epoch), {date:.3}]")?,
+        _ => writeln!(w, "#[StartTime: {start_s:.3} (seconds since epoch)]")?,
     }
     writeln!(w, "#[BaseTime: {start_s:.3} (seconds since epoch)]")?;
     writeln!(w, "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"")?;
@@ -96,6 +68,7 @@ fn tag(phase: Phase, op: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::OpStats;
     use crate::store::deserialize_histogram;
     use base64::Engine as _;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};

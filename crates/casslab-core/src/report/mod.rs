@@ -1,7 +1,8 @@
 //! Output formats for saved runs, one file per format: `json` (the complete, lossless export of a
 //! run, histograms included) and `hdrlog` (HdrHistogram's interval log, for HdrHistogram's own
 //! tools and plotters). Each format takes what the store returns and writes or returns a value;
-//! none of them reads the store, talks to a cluster or decides where output goes.
+//! none of them reads the store, talks to a cluster or decides where output goes. `table` is
+//! the column layout every terminal table shares (`text`, `server_view`, and the binary's own).
 
 pub mod config_table;
 pub mod experiment_html;
@@ -15,7 +16,8 @@ pub mod run_view;
 pub mod server_view;
 pub mod spectrum;
 pub mod svg_chart;
+pub mod table;
 pub mod text;
 
-pub use hdrlog::{write_hdr_log, LatencyKind};
+pub use hdrlog::write_hdr_log;
 pub use json::{run_json, write_run_json};

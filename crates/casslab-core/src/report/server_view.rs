@@ -6,6 +6,7 @@
 use super::html_charts::color;
 use super::run_view::RunView;
 use super::svg_chart::{esc, Axis, LineChart, Series};
+use super::table::TextTable;
 use crate::server::suspects::{self, ClientInterval, IntervalSeries, SPIKE_FACTOR};
 use crate::server::traces::{self, Trace};
 use crate::server::{gc_pauses, metric, ServerSample, CLIENT};
@@ -43,8 +44,8 @@ fn stats(v: &[f64]) -> Option<(f64, f64)> {
 }
 
 /// Per node: GC, CPU, memory, largest backlog and compactions seen; for the client its CPU,
-/// memory and how long a poll took.
-fn node_lines(samples: &[ServerSample], run_ms: u64) -> Vec<String> {
+/// memory and how long a poll took. (node, figures) pairs.
+fn node_lines(samples: &[ServerSample], run_ms: u64) -> Vec<(String, String)> {
     let mut nodes: Vec<&str> = samples.iter().map(|s| s.node.as_str()).collect();
     nodes.sort();
     nodes.dedup();
@@ -80,7 +81,7 @@ fn node_lines(samples: &[ServerSample], run_ms: u64) -> Vec<String> {
             parts.push(format!("system_views poll avg {avg:.0} ms max {max:.0} ms"));
         }
         if !parts.is_empty() {
-            out.push(format!("{node:<11} {}", parts.join(" · ")));
+            out.push((node.to_string(), parts.join(" · ")));
         }
     }
     out
@@ -93,9 +94,11 @@ pub fn text_section(intervals: &[StoredInterval], samples: &[ServerSample]) -> S
     }
     let run_ms = intervals.iter().map(|iv| iv.end_ms).max().unwrap_or(0);
     let mut out = String::from("\nserver side (system_views every interval; GC log and /proc for nodes casslab started):\n");
-    for l in node_lines(samples, run_ms) {
-        let _ = writeln!(out, "  {l}");
+    let mut nodes = TextTable::headless().indent(2);
+    for (node, figures) in node_lines(samples, run_ms) {
+        nodes.row([node, figures]);
     }
+    let _ = write!(out, "{nodes}");
     let disk = crate::server::disk::describe(samples);
     if !disk.is_empty() {
         out.push_str("on disk at the end of the run (nodetool tablestats and tablehistograms):\n");
@@ -214,8 +217,8 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
     s.push_str(r#"<h3>Server side <span class="sub">system_views every interval; GC log and /proc for nodes casslab started</span></h3>"#);
     let run_ms = ivs.iter().map(|iv| iv.end_ms).max().unwrap_or(0);
     s.push_str(r#"<ul class="notes server-nodes">"#);
-    for l in node_lines(&run.server, run_ms) {
-        let _ = write!(s, "<li>{}</li>", esc(&l));
+    for (node, figures) in node_lines(&run.server, run_ms) {
+        let _ = write!(s, "<li>{} {}</li>", esc(&node), esc(&figures));
     }
     for l in crate::server::disk::describe(&run.server) {
         let _ = write!(s, "<li>on disk at the end: {}</li>", esc(&l));
@@ -240,4 +243,29 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
 fn chart(id: String, title: &str, y_label: &str, x: &Axis, series: Vec<Series>) -> LineChart {
     let hi = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).filter(|v| v.is_finite()).fold(0.0f64, f64::max);
     LineChart { id, title: title.to_string(), x: x.clone(), y: Axis::linear(y_label, 0.0, if hi > 0.0 { hi } else { 1.0 }, true), series, bands: Vec::new() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(node: &str, metric: &str, value: f64) -> ServerSample {
+        ServerSample { node: node.into(), metric: metric.into(), at_ms: 1000, value }
+    }
+
+    #[test]
+    fn the_terminal_section_lines_up_nodes_of_any_name_length() {
+        let samples = vec![
+            sample("127.0.0.1", metric::CPU_PCT, 80.0),
+            sample("node-with-a-long-host-name.example", metric::CPU_PCT, 40.0),
+            sample(CLIENT, metric::CPU_PCT, 20.0),
+        ];
+        let text = text_section(&[], &samples);
+        let rows: Vec<&str> = text.lines().filter(|l| l.contains("CPU avg")).collect();
+        assert_eq!(rows.len(), 3, "{text}");
+        let at: Vec<Option<usize>> = rows.iter().map(|r| r.find("CPU avg")).collect();
+        assert!(at.iter().all(|a| *a == at[0]), "figures start in one column:\n{text}");
+        assert!(rows[2].trim_start().starts_with(CLIENT), "the client comes last:\n{text}");
+        assert!(text_section(&[], &[]).is_empty());
+    }
 }

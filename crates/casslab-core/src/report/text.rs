@@ -1,21 +1,15 @@
-//! Plain-text tables for the terminal: a run's summary (one row per operation) and the list
-//! of saved runs. Returns strings; the binary decides where they go.
+//! What a saved run says on the terminal: its summary (a table per phase, one row per
+//! operation), its events with their impact, and the list of saved runs. Returns strings; the
+//! binary decides where they go, and `report::table` how columns line up.
 
-use crate::stats::{LatencySummary, OpSummary, Phase};
+use super::table::TextTable;
+use crate::stats::{LatencySummary, Phase};
 use crate::store::{PhaseSummary, RunRecord, RunStatus, RunSummary};
 use std::fmt::Write;
 
-/// Formats nanoseconds as milliseconds with a precision that suits the size.
-pub fn ms(ns: f64) -> String {
-    let m = ns / 1e6;
-    if m >= 100.0 {
-        format!("{m:.0}")
-    } else if m >= 10.0 {
-        format!("{m:.1}")
-    } else {
-        format!("{m:.2}")
-    }
-}
+/// Nanoseconds as milliseconds with a precision that suits the size (it lives with the stats,
+/// which gates and verdicts format too).
+pub use crate::stats::ms;
 
 /// The latency columns every summary table shows, in ms: mean, p50, p95, p99, p99.9, max.
 pub fn latency_cells(l: &LatencySummary) -> [String; 6] {
@@ -29,28 +23,15 @@ pub fn latency_cells(l: &LatencySummary) -> [String; 6] {
     ]
 }
 
-fn row(out: &mut String, s: &OpSummary, l: &LatencySummary) {
-    let errors: u64 = s.errors.values().sum();
-    let [mean, p50, p95, p99, p999, max] = latency_cells(l);
-    let _ = writeln!(
-        out,
-        "  {:<14} {:>10} {:>10.0} {mean:>8} {p50:>8} {p95:>8} {p99:>8} {p999:>8} {max:>8} {errors:>8}",
-        s.op, s.ok, s.ops_per_s,
-    );
-}
-
+/// One phase's table: a row per operation (and the total when there are several).
 fn table(out: &mut String, p: &PhaseSummary, service: bool) {
-    let _ = writeln!(
-        out,
-        "  {:<14} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
-        "op", "count", "ops/s", "mean", "p50", "p95", "p99", "p99.9", "max", "errors"
-    );
-    for s in &p.ops {
-        row(out, s, if service { &s.service } else { &s.latency });
+    let mut t = TextTable::new(["op", "count", "ops/s", "mean", "p50", "p95", "p99", "p99.9", "max", "errors"]).indent(2).right(1..10);
+    let total = (p.ops.len() > 1).then_some(&p.total);
+    for s in p.ops.iter().chain(total) {
+        let [mean, p50, p95, p99, p999, max] = latency_cells(if service { &s.service } else { &s.latency });
+        t.row([s.op.clone(), s.ok.to_string(), format!("{:.0}", s.ops_per_s), mean, p50, p95, p99, p999, max, s.error_count().to_string()]);
     }
-    if p.ops.len() > 1 {
-        row(out, &p.total, if service { &p.total.service } else { &p.total.latency });
-    }
+    let _ = write!(out, "{t}");
 }
 
 /// The summary printed after a run and by `casslab show`.
@@ -99,7 +80,7 @@ pub fn run_summary(r: &RunRecord, s: &RunSummary) -> String {
 /// The events of a run and their impact (empty when the run had none). Times are seconds
 /// since the run started, as on the report's charts; changes are against each event's
 /// baseline (see `analysis::impact` for the windows and the recovery rule).
-pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::analysis::impact::EventImpact>)]) -> String {
+pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::store::EventImpact>)]) -> String {
     if events.is_empty() {
         return String::new();
     }
@@ -115,7 +96,7 @@ pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::analysi
         s.p99_tolerance_pct,
         s.p99_floor_ns / 1_000_000
     );
-    let mut rows = Vec::new();
+    let mut t = TextTable::new(["at", "event", "took", "status", "ops/s during", "after", "p99 during (after)", "errors", "recovered"]).indent(2).right([0, 2, 4, 5]);
     for (e, imp) in events {
         let (during, after, p99, errors, recovered) = match imp {
             Some(i) => (
@@ -131,7 +112,7 @@ pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::analysi
             ),
             None => ("-".into(), "-".into(), "-".into(), "-".into(), "-".into()),
         };
-        rows.push([
+        t.row([
             format!("{:.1}s", e.start_ms as f64 / 1000.0),
             e.label(),
             format!("{:.1}s", e.duration_ms() as f64 / 1000.0),
@@ -146,24 +127,14 @@ pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::analysi
             recovered,
         ]);
     }
-    let header = ["at", "event", "took", "status", "ops/s during", "after", "p99 during (after)", "errors", "recovered"].map(String::from);
-    let widths: Vec<usize> = (0..9).map(|c| rows.iter().chain([&header]).map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
-    for r in [&header].into_iter().chain(&rows) {
-        let mut line = String::from(" ");
-        for (c, cell) in r.iter().enumerate() {
-            // numbers right-aligned, words left-aligned; the last column unpadded
-            let w = if c == 8 { 0 } else { widths[c] };
-            let _ = if [0, 2, 4, 5].contains(&c) { write!(line, " {cell:>w$}") } else { write!(line, " {cell:<w$}") };
-        }
-        let _ = writeln!(out, "{}", line.trim_end());
-    }
+    let _ = write!(out, "{t}");
     out
 }
 
 #[cfg(test)]
 mod events_tests {
     use super::*;
-    use crate::analysis::impact::{EventImpact, P99Change};
+    use crate::store::{EventImpact, P99Change};
     use crate::events::{EventRecord, EventStatus};
     use crate::stats::ErrorKind;
 
@@ -197,46 +168,25 @@ mod events_tests {
 
 /// The `casslab runs` listing.
 pub fn runs_table(runs: &[RunRecord]) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "{:>5}  {:<19}  {:<14} {:<11} {:>10} {:>9} {:>7}", "id", "started (UTC)", "workload", "status", "ops/s", "p99 ms", "errors");
+    let mut t = TextTable::new(["id", "started (UTC)", "workload", "status", "ops/s", "p99 ms", "errors"]).right([0, 4, 5, 6]);
     for r in runs {
         let run = r.summary.as_ref().and_then(|s| s.phases.iter().rev().find(|p| p.phase == Phase::Run || p.phase == Phase::Load));
         let (ops, p99, errs) = match run {
             Some(p) => (format!("{:.0}", p.total.ops_per_s), ms(p.total.latency.p99_ns as f64), p.total.error_count().to_string()),
             None => ("-".into(), "-".into(), "-".into()),
         };
-        let _ = writeln!(
-            out,
-            "{:>5}  {:<19}  {:<14} {:<11} {:>10} {:>9} {:>7}",
-            r.id,
-            utc(r.started_at_ms),
-            r.workload,
-            format!("{:?}", r.status).to_lowercase(),
-            ops,
-            p99,
-            errs
-        );
+        t.row([r.id.to_string(), utc(r.started_at_ms), r.workload.clone(), r.status.as_str().to_string(), ops, p99, errs]);
     }
-    out
+    t.to_string()
 }
 
-/// `YYYY-MM-DD HH:MM:SS` in UTC from unix milliseconds.
+/// `YYYY-MM-DD HH:MM:SS` in UTC from unix milliseconds (the milliseconds themselves beyond the
+/// years ±9999).
 pub fn utc(unix_ms: i64) -> String {
-    let secs = unix_ms.div_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // civil-from-days (Howard Hinnant's algorithm)
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+    match jiff::Timestamp::from_millisecond(unix_ms) {
+        Ok(t) => t.strftime("%Y-%m-%d %H:%M:%S").to_string(),
+        Err(_) => format!("{unix_ms} ms"),
+    }
 }
 
 #[cfg(test)]
@@ -244,16 +194,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn summary_columns_line_up_with_long_operation_names() {
+        use crate::config::{RunConfig, RunEnvironment};
+        use crate::stats::{OpStats, OpSummary};
+        let mut st = OpStats::default();
+        (1..=100u64).for_each(|i| st.record_ok(i * 1_000_000, i * 1_000_000));
+        let ops = vec![OpSummary::of("read", &st, 10.0), OpSummary::of("read_by_partition_set.request", &st, 10.0)];
+        let phase = PhaseSummary { phase: Phase::Run, duration_s: 10.0, target_rate_per_s: None, ops, total: OpSummary::of("total", &st, 10.0) };
+        let record = RunRecord {
+            id: 7,
+            workload: "kv".into(),
+            started_at_ms: 0,
+            ended_at_ms: Some(1),
+            status: RunStatus::Completed,
+            config: RunConfig::default(),
+            env: RunEnvironment::default(),
+            summary: None,
+            tags: vec![],
+        };
+        let text = run_summary(&record, &RunSummary { phases: vec![phase], notes: vec![] });
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+        assert_eq!(rows.len(), 4, "{text}");
+        assert_eq!(rows[2].split_whitespace().take(2).collect::<Vec<_>>(), ["read_by_partition_set.request", "100"], "{text}");
+        // numbers are right-aligned to the last column, so every row is as long as the heading
+        assert!(rows.iter().all(|r| r.chars().count() == rows[0].chars().count()), "{text}");
+    }
+
+    #[test]
     fn utc_dates() {
         assert_eq!(utc(0), "1970-01-01 00:00:00");
         assert_eq!(utc(1_795_000_000_000), "2026-11-18 11:06:40");
         assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00");
-    }
-
-    #[test]
-    fn ms_precision() {
-        assert_eq!(ms(1_234_567.0), "1.23");
-        assert_eq!(ms(12_345_678.0), "12.3");
-        assert_eq!(ms(123_456_789.0), "123");
+        assert_eq!(utc(-1), "1969-12-31 23:59:59");
+        assert_eq!(utc(i64::MAX), format!("{} ms", i64::MAX));
     }
 }

@@ -46,41 +46,8 @@ pub fn parse_line(line: &str) -> Option<GcPause> {
 
 /// `2026-11-22T13:26:44.960+0000` (the JVM's `time` decorator) → ms since the Unix epoch.
 fn parse_jvm_time(s: &str) -> Option<i64> {
-    let (date, time) = s.split_once('T')?;
-    let mut d = date.splitn(3, '-').map(|x| x.parse::<i64>().ok());
-    let (y, mo, day) = (d.next()??, d.next()??, d.next()??);
-    // the zone is the last 5 characters: +hhmm / -hhmm
-    if time.len() < 6 {
-        return None;
-    }
-    let (clock, zone) = time.split_at(time.len() - 5);
-    let sign = match zone.as_bytes()[0] {
-        b'+' => 1,
-        b'-' => -1,
-        _ => return None,
-    };
-    let zh: i64 = zone[1..3].parse().ok()?;
-    let zm: i64 = zone[3..5].parse().ok()?;
-    let mut c = clock.splitn(3, ':');
-    let (h, mi, sec) = (c.next()?.parse::<i64>().ok()?, c.next()?.parse::<i64>().ok()?, c.next()?);
-    let (s_whole, s_frac) = sec.split_once('.').unwrap_or((sec, "0"));
-    let secs: i64 = s_whole.parse().ok()?;
-    let frac = format!("{s_frac:0<3}");
-    let ms: i64 = frac[..3].parse().ok()?;
-    let days = days_from_civil(y, mo, day);
-    let local = ((days * 24 + h) * 60 + mi) * 60 + secs;
-    Some((local - sign * (zh * 3600 + zm * 60)) * 1000 + ms)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let t = jiff::fmt::strtime::parse("%Y-%m-%dT%H:%M:%S%.f%z", s).ok()?.to_timestamp().ok()?;
+    Some(t.as_millisecond())
 }
 
 /// Follows one GC log: each [`GcLogTail::read_new`] returns the pauses logged since the last
@@ -161,9 +128,10 @@ mod tests {
 
     #[test]
     fn dates_convert_like_the_calendar() {
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
         assert_eq!(parse_jvm_time("1970-01-02T00:00:00.5+0000"), Some(86_400_500));
+        assert_eq!(parse_jvm_time("2000-03-01T01:00:00.000+0100"), Some(11_017 * 86_400_000));
+        assert_eq!(parse_jvm_time("2026-11-22T13:26:44.960-0230"), Some(1_795_354_004_960 + 9_000_000));
+        assert_eq!(parse_jvm_time("2026-13-22T13:26:44.960+0000"), None);
     }
 
     #[test]

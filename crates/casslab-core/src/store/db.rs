@@ -2,11 +2,10 @@
 //! and read runs back. Table layout lives in `schema.rs`, row decoding in `rows.rs`.
 
 use super::rows::{decode_phase, decode_stats, encode, Cols, RawRun, SELECT_RUN};
-use super::{schema, serialize_histogram, RunId, RunRecord, RunStatus, RunSummary, StoreError, StoredInterval};
+use super::{serialize_histogram, RunId, RunRecord, RunStatus, RunSummary, StoreError, StoredInterval};
 use crate::config::{RunConfig, RunEnvironment};
 use crate::stats::{IntervalSample, LatencySummary, OpStats, OpSummary, Phase};
 use rusqlite::{params, Connection, OptionalExtension};
-use std::path::Path;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// The results store. One connection, behind a mutex so the store can be shared
@@ -16,27 +15,10 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating it and its parent directories if needed) the database file at `path`.
-    pub fn open(path: &Path) -> Result<Store, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source })?;
-        }
-        let opened = |source| StoreError::Open { path: path.to_path_buf(), source };
-        let mut conn = Connection::open(path).map_err(opened)?;
-        schema::configure(&conn, true).map_err(opened)?;
-        schema::migrate(&mut conn).map_err(|e| match e {
-            StoreError::Sqlite(source) => opened(source),
-            e => e,
-        })?;
-        Ok(Store { conn: Mutex::new(conn) })
-    }
-
-    /// A store that lives only as long as the value (for tests and `--no-save` runs).
-    pub fn open_in_memory() -> Result<Store, StoreError> {
-        let mut conn = Connection::open_in_memory()?;
-        schema::configure(&conn, false)?;
-        schema::migrate(&mut conn)?;
-        Ok(Store { conn: Mutex::new(conn) })
+    /// Wraps a connection that `schema::configure` and `schema::migrate` made ready
+    /// (the openers in `open.rs`).
+    pub(super) fn from_connection(conn: Connection) -> Store {
+        Store { conn: Mutex::new(conn) }
     }
 
     pub(super) fn conn(&self) -> MutexGuard<'_, Connection> {
@@ -289,7 +271,7 @@ fn ensure_run(conn: &Connection, run: RunId) -> Result<(), StoreError> {
 mod tests {
     use super::*;
     use crate::stats::ErrorKind;
-    use crate::store::{PhaseSummary, SCHEMA_VERSION};
+    use crate::store::PhaseSummary;
     use hdrhistogram::Histogram;
 
     fn stats(seed: u64) -> OpStats {
@@ -469,14 +451,5 @@ mod tests {
         store.add_tag(id, "exp-1").unwrap();
         store.add_tag(id, "exp-1").unwrap();
         assert_eq!(store.run(id).unwrap().tags, vec!["baseline".to_string(), "exp-1".to_string()]);
-    }
-
-    #[test]
-    fn a_newer_schema_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("results.db");
-        drop(Store::open(&path).unwrap());
-        Connection::open(&path).unwrap().pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
-        assert!(matches!(Store::open(&path), Err(StoreError::UnsupportedSchema { found: 2, supported: 1 })));
     }
 }

@@ -1,14 +1,17 @@
 //! A run's event timeline in the store: one row per event (what it was, when it started and
 //! ended on the intervals' time axis, its exit status and the tail of its output) with its
 //! measured impact as JSON. The table sits beside the version-1 tables, created when missing
-//! (builds that do not know it ignore it).
+//! (builds that do not know it ignore it). The impact's plain data ([`EventImpact`]) lives
+//! here; `analysis::impact` computes it from the intervals.
 
 use super::rows::encode;
 use super::{RunId, StoreError};
-use crate::analysis::impact::EventImpact;
 use crate::events::{EventRecord, EventStatus};
+use crate::stats::ErrorKind;
 use crate::store::Store;
 use rusqlite::params;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The table of events, created when missing by every build that knows it.
 pub(super) const RUN_EVENTS: &str = "
@@ -27,6 +30,58 @@ CREATE TABLE IF NOT EXISTS run_events (
     PRIMARY KEY (run_id, seq)
 );
 ";
+
+/// One operation's p99 around an event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct P99Change {
+    pub op: String,
+    pub baseline_ns: u64,
+    /// Worst interval overlapping the event.
+    pub during_ns: Option<u64>,
+    /// Median interval after it.
+    pub after_ns: Option<u64>,
+}
+
+impl P99Change {
+    pub fn during_change_pct(&self) -> Option<f64> {
+        change_pct(self.baseline_ns as f64, self.during_ns? as f64)
+    }
+    pub fn after_change_pct(&self) -> Option<f64> {
+        change_pct(self.baseline_ns as f64, self.after_ns? as f64)
+    }
+}
+
+/// What one event cost (see `analysis::impact` for the windows and the recovery rule).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventImpact {
+    /// The baseline window used, on the intervals' time axis; `None` when there was none.
+    pub baseline_from_ms: Option<u64>,
+    pub baseline_to_ms: Option<u64>,
+    pub baseline_ops_per_s: Option<f64>,
+    pub during_ops_per_s: Option<f64>,
+    pub after_ops_per_s: Option<f64>,
+    pub p99: Vec<P99Change>,
+    pub errors: BTreeMap<ErrorKind, u64>,
+    /// Milliseconds from the event's start until throughput and p99 stayed within the
+    /// tolerances; `None` when the run ended first (or there was no baseline to judge by).
+    pub recovery_ms: Option<u64>,
+}
+
+impl EventImpact {
+    pub fn during_ops_change_pct(&self) -> Option<f64> {
+        change_pct(self.baseline_ops_per_s?, self.during_ops_per_s?)
+    }
+    pub fn after_ops_change_pct(&self) -> Option<f64> {
+        change_pct(self.baseline_ops_per_s?, self.after_ops_per_s?)
+    }
+    pub fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+}
+
+fn change_pct(base: f64, value: f64) -> Option<f64> {
+    (base > 0.0).then(|| (value - base) / base * 100.0)
+}
 
 impl Store {
     /// Saves (or replaces) one event of a run, with its impact when it was measured.
@@ -77,7 +132,6 @@ impl Store {
 mod tests {
     use super::*;
     use crate::config::{RunConfig, RunEnvironment};
-    use crate::stats::ErrorKind;
 
     #[test]
     fn events_round_trip_with_their_impact() {

@@ -7,11 +7,13 @@
 
 mod db;
 mod events;
+mod open;
 mod rows;
 mod schema;
 mod server;
 
 pub use db::Store;
+pub use events::{EventImpact, P99Change};
 pub use schema::SCHEMA_VERSION;
 
 use crate::config::{RunConfig, RunEnvironment};
@@ -115,6 +117,9 @@ impl StoredInterval {
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// A command that only reads runs was pointed at a path where none was ever saved.
+    #[error("there is no results database at {path}: no run was saved there yet (`casslab run` saves one; --store or CASSLAB_STORE name another)")]
+    Missing { path: PathBuf },
     #[error("cannot create the directory {path} for the results database: {source}")]
     CreateDir { path: PathBuf, source: std::io::Error },
     #[error("cannot open the results database {path}: {source}")]

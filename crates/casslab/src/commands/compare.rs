@@ -6,14 +6,19 @@
 //! variants through [`print_groups`], each variant's repetitions pooled.
 //!
 //! Tables and verdicts go to stdout; gate failures (one line each) and warnings to stderr.
+//! Flags are checked before the store is opened, and the store is never created here.
 
-use super::store_path;
+use super::report::resolve;
+use super::store_to_read;
 use crate::cli::{AnalysisArgs, CompareArgs};
-use anyhow::{bail, Context, Result};
+use crate::exit::{bail_usage, Exit};
+use crate::out;
+use anyhow::{Context, Result};
 use casslab_core::analysis::{
     compare as compare_metric, seed_for, AnalysisOptions, Comparison, Efficiency, Estimate, Gate, GateMetric, LatencyKind,
     MaxRegression, Metric, OpRef, Outcome, Resampled, Sample, WindowBuilder, Windows,
 };
+use casslab_core::report::table::TextTable;
 use casslab_core::report::text::ms;
 use casslab_core::store::{RunId, Store};
 use std::fmt::Write;
@@ -53,8 +58,9 @@ pub(crate) struct Analysis {
 }
 
 pub fn compare(args: &CompareArgs) -> Result<i32> {
-    let path = store_path(&args.store);
-    let store = Store::open(&path).with_context(|| format!("cannot open the results store {}", path.display()))?;
+    let window_s = crate::cli::parse_duration_s("window", &args.window)?;
+    let plan = plan(&args.analysis, window_s)?;
+    let store = store_to_read(&args.store)?;
     let mut ids = Vec::new();
     if let Some(b) = &args.baseline {
         ids.push(resolve(&store, b)?);
@@ -65,20 +71,19 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
             ids.push(id);
         }
     }
-    let window_s = crate::cli::parse_duration_s("window", &args.window)?;
     let groups: Vec<(String, Vec<RunId>)> = ids.iter().map(|id| (format!("run {id}"), vec![*id])).collect();
-    let a = analyse(&store, &groups, plan(&args.analysis, window_s)?)?;
-    print!("{}{}", table(&a), verdicts(&a));
+    let a = analyse(&store, &groups, plan)?;
+    out::print(&format!("{}{}", table(&a), verdicts(&a)))?;
     let (failures, warnings) = check_gates(&a, &args.fail_if, args.max_regression)?;
     warnings.iter().for_each(|w| eprintln!("warning: {w}"));
     failures.iter().for_each(|f| eprintln!("gate failed: {f}"));
     if !failures.is_empty() {
-        return Ok(1);
+        return Ok(Exit::Failed.code());
     }
     if !args.fail_if.is_empty() || args.max_regression.is_some() {
         eprintln!("gates passed");
     }
-    Ok(0)
+    Ok(Exit::Success.code())
 }
 
 /// Compares named groups of runs (the first is the baseline), each group's windows pooled:
@@ -86,25 +91,18 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
 /// experiment's HTML page.
 pub(crate) fn print_groups(store: &Store, groups: &[(String, Vec<RunId>)], window_s: f64, args: &AnalysisArgs) -> Result<Analysis> {
     let a = analyse(store, groups, plan(args, window_s)?)?;
-    print!("{}{}", table(&a), verdicts(&a));
+    out::print(&format!("{}{}", table(&a), verdicts(&a)))?;
     Ok(a)
-}
-
-fn resolve(store: &Store, arg: &str) -> Result<RunId> {
-    if arg == "latest" {
-        return store.latest_run()?.context("no saved runs yet; `casslab run ycsb-a` makes one");
-    }
-    arg.parse().with_context(|| format!("\"{arg}\" is not a run id: give a number from `casslab runs`, or latest"))
 }
 
 fn plan(args: &AnalysisArgs, window_s: f64) -> Result<Plan> {
     let t = args.confidence.trim().trim_end_matches('%').trim();
     let confidence = match t.parse::<f64>() {
         Ok(p) if p > 50.0 && p < 100.0 => p / 100.0,
-        _ => bail!("--confidence {}: write a level in percent between 50 and 100, e.g. 95", args.confidence),
+        _ => bail_usage!("--confidence {}: write a level in percent between 50 and 100, e.g. 95", args.confidence),
     };
     if args.server_cores.is_some_and(|c| !(c > 0.0 && c.is_finite())) {
-        bail!("--server-cores must be a positive number");
+        bail_usage!("--server-cores must be a positive number");
     }
     let opts = AnalysisOptions { window_s, resamples: args.resamples, confidence, min_windows: args.min_windows, ..AnalysisOptions::default() };
     opts.validate()?;
@@ -264,20 +262,20 @@ fn table(a: &Analysis) -> String {
         }
         blocks.push((op.name().to_string(), rows));
     }
-    let mut widths = vec![0; header.len()];
-    for row in std::iter::once(&header).chain(blocks.iter().flat_map(|(_, rows)| rows)) {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+    // one table for every block, so the columns line up from one operation to the next
+    let mut t = TextTable::headless().indent(4).gap(3);
+    for (_, rows) in &blocks {
+        t.row(header.iter().cloned());
+        for r in rows {
+            t.row(r.iter().cloned());
         }
     }
-    let line = |out: &mut String, row: &[String]| {
-        let cells: Vec<String> = row.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}", w = *w)).collect();
-        let _ = writeln!(out, "    {}", cells.join("   ").trim_end());
-    };
+    let mut lines = t.lines().into_iter();
     for (name, rows) in &blocks {
         let _ = writeln!(out, "\n  {name}");
-        line(&mut out, &header);
-        rows.iter().for_each(|r| line(&mut out, r));
+        for line in lines.by_ref().take(rows.len() + 1) {
+            let _ = writeln!(out, "{line}");
+        }
     }
     if a.sides.len() > 1 {
         let chance = (1.0 - o.confidence) * 100.0;
@@ -329,7 +327,7 @@ fn check_gates(a: &Analysis, gates: &[Gate], max_regression: Option<MaxRegressio
             let oi = a.ops.iter().position(|o| *o == op);
             let Some(f) = oi.and_then(|oi| s.figures[oi].as_ref()) else {
                 let known: Vec<&str> = s.windows.ops.iter().map(String::as_str).chain(["total"]).collect();
-                bail!("--fail-if '{g}': {} has no operation \"{}\"; it has {}", s.label, g.op, known.join(", "));
+                bail_usage!("--fail-if '{g}': {} has no operation \"{}\"; it has {}", s.label, g.op, known.join(", "));
             };
             let observed = match g.metric {
                 GateMetric::Stat(m) => f.resampled.point(m),

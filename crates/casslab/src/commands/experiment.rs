@@ -6,7 +6,10 @@
 
 use super::{compare, run, store_path};
 use crate::cli::ExperimentArgs;
+use crate::exit::{usage, Exit};
+use crate::out;
 use crate::terminal::Terminal;
+use casslab_core::report::table::TextTable;
 use anyhow::{Context, Result};
 use casslab_core::analysis::{LatencyKind, Metric};
 use casslab_core::cluster::ClusterControl;
@@ -33,7 +36,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     // --event applies to every variant's run; all are checked before the cluster is touched
     let mut extra_events = Vec::new();
     for spec in &args.run.events {
-        extra_events.push(casslab_core::events::parse_event(spec).map_err(|m| anyhow::anyhow!("--event: {m}"))?);
+        extra_events.push(casslab_core::events::parse_event(spec).map_err(|m| usage(format!("--event: {m}")))?);
     }
     let local = run::local_target(&base_cfg, &args.run.local)?;
     for v in exp.variants.iter_mut() {
@@ -61,10 +64,11 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         eprintln!("interrupted: stopping the experiment; the runs so far are saved and compared");
     }
 
-    println!("\nexperiment {} — runs per variant:", exp.name);
+    let mut list = TextTable::headless().indent(2);
     for (name, ids) in &made.variants {
-        println!("  {name:<16} {}", ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(" "));
+        list.row([name.clone(), ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(" ")]);
     }
+    out::print(&format!("\nexperiment {} — runs per variant:\n{list}", exp.name))?;
     let groups: Vec<(String, Vec<RunId>)> = made.variants.into_iter().filter(|(_, ids)| !ids.is_empty()).collect();
     if groups.len() >= 2 {
         let analysis = compare::print_groups(&store, &groups, window_s, &args.analysis)?;
@@ -76,7 +80,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     } else if let Some(path) = &args.output {
         eprintln!("no page written to {}: fewer than two variants have runs to compare", path.display());
     }
-    Ok(0)
+    Ok(if made.interrupted { Exit::Interrupted } else { Exit::Success }.code())
 }
 
 /// The experiment's HTML page from the comparison's figures.

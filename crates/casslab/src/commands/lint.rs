@@ -3,7 +3,9 @@
 //! finding is an error. Also the short list `casslab run` prints on stderr before it starts.
 
 use crate::cli::{parse_params, LintArgs};
-use anyhow::{bail, Result};
+use crate::exit::{bail_usage, Exit};
+use crate::out;
+use anyhow::Result;
 use casslab_core::config::Credentials;
 use casslab_core::lint::live::{apply_live, read_live_schema, LiveSchema};
 use casslab_core::lint::{lint, lint_target, lint_target_with, Finding, LintOptions, Severity};
@@ -18,34 +20,34 @@ pub fn lint_command(args: &LintArgs) -> Result<i32> {
         max_partition_bytes: parse_size(&args.max_partition_size)?,
         local_dc: args.cluster.dc.clone(),
     };
+    let min = match args.min_severity.as_str() {
+        "info" => Severity::Info,
+        "warning" => Severity::Warning,
+        "error" => Severity::Error,
+        other => bail_usage!("--min-severity {other}: one of info, warning, error"),
+    };
     let findings = if args.cluster.hosts.is_empty() {
         lint_target(&args.target, &overrides, &opts)?
     } else {
         lint_live(args, &overrides, &opts)?
     };
-    let min = match args.min_severity.as_str() {
-        "info" => Severity::Info,
-        "warning" => Severity::Warning,
-        "error" => Severity::Error,
-        other => bail!("--min-severity {other}: one of info, warning, error"),
-    };
     let shown: Vec<&Finding> = findings.iter().filter(|f| f.severity >= min).collect();
     let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
     if args.json {
         let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
-        let out = serde_json::json!({
+        let report = serde_json::json!({
             "target": args.target,
             "errors": errors,
             "warnings": count(Severity::Warning),
             "infos": count(Severity::Info),
             "findings": shown,
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        out::println(&serde_json::to_string_pretty(&report)?)?;
     } else {
-        print!("{}", render(&shown));
+        out::print(&render(&shown))?;
         eprintln!("{}", tally(&findings));
     }
-    Ok(if errors > 0 { 1 } else { 0 })
+    Ok(if errors > 0 { Exit::Failed } else { Exit::Success }.code())
 }
 
 /// Lints with the live schema of each workload's keyspace, read from the --hosts cluster.
@@ -158,7 +160,7 @@ fn parse_size(v: &str) -> Result<u64> {
         .unwrap_or((t.clone(), 1));
     match num.parse::<f64>() {
         Ok(x) if x > 0.0 && x.is_finite() => Ok((x * mult as f64) as u64),
-        _ => bail!("--max-partition-size {v}: write e.g. 100MB or 1GB"),
+        _ => bail_usage!("--max-partition-size {v}: write e.g. 100MB or 1GB"),
     }
 }
 

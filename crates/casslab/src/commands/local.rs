@@ -2,6 +2,9 @@
 //! through casslab-local.
 
 use crate::cli::{parse_heap_mb, LocalCommand, LocalHomeArgs};
+use crate::exit::Exit;
+use crate::out;
+use casslab_core::report::table::TextTable;
 use anyhow::Result;
 use casslab_local::{LocalCluster, LocalOptions, DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 use std::path::PathBuf;
@@ -64,46 +67,46 @@ pub fn local(cmd: LocalCommand) -> Result<i32> {
             };
             let cluster = LocalCluster::new(opts);
             up_with_progress(&cluster)?;
-            println!("{}", cluster.contact_points().join(","));
-            Ok(0)
+            out::println(&cluster.contact_points().join(","))?;
+            Ok(Exit::Success.code())
         }
         LocalCommand::Status(h) => {
             let cluster = cluster_for(&h)?;
             let nodes = cluster.status()?;
             let ring = if nodes.iter().any(|n| n.running) { cluster.ring().ok().flatten().unwrap_or_default() } else { Vec::new() };
-            println!("{:<7} {:<15} {:<12} {:<6} {:>8} {:<8} {:<5} {:>11} data", "node", "address", "dc", "state", "pid", "process", "cql", "load");
+            let mut t = TextTable::new(["node", "address", "dc", "state", "pid", "process", "cql", "load", "data"]).right([4, 7]);
             for n in &nodes {
                 let seen = ring.iter().find(|e| e.address == n.address);
-                println!(
-                    "{:<7} {:<15} {:<12} {:<6} {:>8} {:<8} {:<5} {:>11} {}",
-                    n.name,
+                t.row([
+                    n.name.clone(),
                     format!("{}:{}", n.address, n.cql_port),
-                    n.dc,
-                    seen.map_or("-", |e| e.state.as_str()),
+                    n.dc.clone(),
+                    seen.map_or("-", |e| e.state.as_str()).to_string(),
                     n.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
-                    if n.running { "running" } else { "stopped" },
-                    if n.cql_up { "up" } else { "down" },
-                    seen.map_or("-", |e| e.load.as_str()),
-                    n.data_dir.display()
-                );
+                    (if n.running { "running" } else { "stopped" }).to_string(),
+                    (if n.cql_up { "up" } else { "down" }).to_string(),
+                    seen.map_or("-", |e| e.load.as_str()).to_string(),
+                    n.data_dir.display().to_string(),
+                ]);
             }
+            out::print(&t.to_string())?;
             print_security(&cluster);
-            Ok(if nodes.iter().all(|n| n.running && n.cql_up) { 0 } else { 3 })
+            Ok(if nodes.iter().all(|n| n.running && n.cql_up) { Exit::Success } else { Exit::Setup }.code())
         }
         LocalCommand::Stop(a) => {
             let cluster = cluster_for(&a.home)?;
             cluster.stop_nodes(&cluster.select(&a.target)?, false, &mut |line| eprintln!("{line}"))?;
-            Ok(0)
+            Ok(Exit::Success.code())
         }
         LocalCommand::Kill(a) => {
             let cluster = cluster_for(&a.home)?;
             cluster.stop_nodes(&cluster.select(&a.target)?, true, &mut |line| eprintln!("{line}"))?;
-            Ok(0)
+            Ok(Exit::Success.code())
         }
         LocalCommand::Start(a) => {
             let cluster = cluster_for(&a.home)?;
             cluster.start_nodes(&cluster.select(&a.target)?, &mut |line| eprintln!("{line}"))?;
-            Ok(0)
+            Ok(Exit::Success.code())
         }
         LocalCommand::Nodetool { node, args, home: h } => {
             let cluster = cluster_for(&h)?;
@@ -121,7 +124,7 @@ pub fn local(cmd: LocalCommand) -> Result<i32> {
         LocalCommand::Down { wipe, home: h } => {
             let cluster = cluster_for(&h)?;
             cluster.down(wipe, &mut |line| eprintln!("{line}"))?;
-            Ok(0)
+            Ok(Exit::Success.code())
         }
     }
 }

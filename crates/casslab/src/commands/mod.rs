@@ -1,5 +1,6 @@
 //! One module per command; `dispatch` routes the parsed command line to them and returns the
-//! process exit code.
+//! process exit code (see `exit.rs`: a command returns its code, or an error whose class
+//! decides it). Results go to stdout through `out.rs`.
 
 mod compare;
 mod experiment;
@@ -13,6 +14,7 @@ mod workloads;
 
 use crate::cli::{Cli, Command, StoreArgs};
 use anyhow::Result;
+use casslab_core::store::Store;
 use std::path::PathBuf;
 
 pub fn dispatch(cli: Cli) -> Result<i32> {
@@ -38,4 +40,10 @@ pub fn store_path(args: &StoreArgs) -> PathBuf {
         return PathBuf::from(p);
     }
     casslab_local::default_home().join("results.db")
+}
+
+/// The results store for a command that only reads runs: an error (exit code 2) naming the
+/// path when no run was ever saved there, and nothing is created.
+pub fn store_to_read(args: &StoreArgs) -> Result<Store> {
+    Ok(Store::open_existing(&store_path(args))?)
 }

@@ -1,31 +1,33 @@
-//! `casslab report RUN… [-o FILE] [--format html|md|json]`: reads the runs from the store,
-//! builds the report (casslab-core's `report::run_view`) and writes it in the chosen format
-//! to the file or stdout. It decides the format and where output goes; the formats
-//! themselves live in casslab-core's `report/`.
+//! `casslab report RUN… [-o FILE] [--format html|md|json]`: reads the runs from the store
+//! (which it never creates), builds the report (casslab-core's `report::run_view`) and writes
+//! it in the chosen format to the file or stdout. It decides the format and where output goes;
+//! the formats themselves live in casslab-core's `report/`.
 
-use super::store_path;
+use super::{store_path, store_to_read};
 use crate::cli::{ReportArgs, ReportFormatArg};
-use anyhow::{bail, Context, Result};
+use crate::exit::{bail_usage, usage, Exit};
+use crate::out;
+use anyhow::{Context, Result};
 use casslab_core::report::html::HtmlReport;
 use casslab_core::report::markdown::MarkdownReport;
 use casslab_core::report::report_json::JsonReport;
 use casslab_core::report::run_view::{Report, ReportFormat, RunView};
 use casslab_core::store::{RunId, Store, StoreError};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::Path;
 
 pub fn report(args: &ReportArgs) -> Result<i32> {
     let format = args.format.unwrap_or_else(|| format_for(args.output.as_deref()));
     if args.output.is_none() && format == ReportFormatArg::Html && std::io::stdout().is_terminal() {
-        bail!("the HTML report is a file to open in a browser: add -o report.html (or --format md for the terminal)");
+        bail_usage!("the HTML report is a file to open in a browser: add -o report.html (or --format md for the terminal)");
     }
     let path = store_path(&args.store);
-    let store = Store::open(&path).with_context(|| format!("cannot open the results store {}", path.display()))?;
+    let store = store_to_read(&args.store)?;
     let mut runs = Vec::with_capacity(args.runs.len());
     for arg in &args.runs {
         let id = resolve(&store, arg)?;
         runs.push(load(&store, id).map_err(|e| match e {
-            StoreError::NoSuchRun(id) => anyhow::anyhow!("no saved run with id {id} in {} (see `casslab runs`)", path.display()),
+            StoreError::NoSuchRun(id) => usage(format!("no saved run with id {id} in {} (see `casslab runs`)", path.display())),
             e => anyhow::Error::new(e).context(format!("cannot read run {id}")),
         })?);
     }
@@ -40,16 +42,9 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
             std::fs::write(out, &text).with_context(|| format!("cannot write {}", out.display()))?;
             eprintln!("wrote {} ({} KiB)", out.display(), text.len().div_ceil(1024));
         }
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            if let Err(e) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    return Err(e).context("cannot write the report to stdout");
-                }
-            }
-        }
+        None => out::print(&text)?,
     }
-    Ok(0)
+    Ok(Exit::Success.code())
 }
 
 /// The format an output file's extension asks for; HTML by default.
@@ -62,11 +57,13 @@ fn format_for(output: Option<&Path>) -> ReportFormatArg {
     }
 }
 
-fn resolve(store: &Store, arg: &str) -> Result<RunId> {
+/// A run argument (`latest` or an id) as a run id; a bad one is a usage error. Shared with
+/// `compare`.
+pub(super) fn resolve(store: &Store, arg: &str) -> Result<RunId> {
     if arg == "latest" {
-        return store.latest_run()?.context("no saved runs yet; `casslab run ycsb-a` makes one");
+        return store.latest_run()?.ok_or_else(|| usage("no saved runs yet; `casslab run ycsb-a` makes one"));
     }
-    arg.parse().with_context(|| format!("\"{arg}\" is not a run id: give a number from `casslab runs`, or latest"))
+    arg.parse().map_err(|_| usage(format!("\"{arg}\" is not a run id: give a number from `casslab runs`, or latest")))
 }
 
 fn load(store: &Store, id: RunId) -> Result<RunView, StoreError> {

@@ -1,45 +1,50 @@
 //! `casslab runs` and `casslab show`: reading saved runs back from the store, printing them
-//! and exporting them (JSON, HdrHistogram log).
+//! and exporting them (JSON, HdrHistogram log). Neither creates a store: a path where no run
+//! was saved is a usage error.
 
-use super::store_path;
+use super::{store_path, store_to_read};
 use crate::cli::{ExportArgs, StoreArgs};
+use crate::exit::{bail_usage, usage, Exit};
+use crate::out;
 use anyhow::{Context, Result};
-use casslab_core::report::hdrlog::{write_hdr_log, LatencyKind};
+use casslab_core::report::hdrlog::write_hdr_log;
 use casslab_core::report::{json, text};
+use casslab_core::stats::LatencyKind;
 use casslab_core::store::{RunId, Store};
 
-fn open(args: &StoreArgs) -> Result<Store> {
-    let path = store_path(args);
-    Store::open(&path).with_context(|| format!("cannot open the results store {}", path.display()))
-}
-
 pub fn runs(limit: usize, args: &StoreArgs) -> Result<i32> {
-    let store = open(args)?;
+    let store = store_to_read(args)?;
     let runs = store.runs(limit)?;
     if runs.is_empty() {
         eprintln!("no saved runs in {} yet; `casslab run ycsb-a` makes one", store_path(args).display());
-        return Ok(0);
+        return Ok(Exit::Success.code());
     }
-    print!("{}", text::runs_table(&runs));
-    Ok(0)
+    out::print(&text::runs_table(&runs))?;
+    Ok(Exit::Success.code())
 }
 
 pub fn show(run: &str, export_args: &ExportArgs, args: &StoreArgs) -> Result<i32> {
-    let store = open(args)?;
+    let store = store_to_read(args)?;
     let id: RunId = if run == "latest" {
-        store.latest_run()?.context("no saved runs yet")?
+        match store.latest_run()? {
+            Some(id) => id,
+            None => bail_usage!("no saved runs in {} yet; `casslab run ycsb-a` makes one", store_path(args).display()),
+        }
     } else {
-        run.parse().with_context(|| format!("\"{run}\" is not a run id (see `casslab runs`)"))?
+        run.parse().map_err(|_| usage(format!("\"{run}\" is not a run id: give a number from `casslab runs`, or latest")))?
     };
     let record = store.run(id)?;
     match &record.summary {
-        Some(s) => print!("{}", text::run_summary(&record, s)),
-        None => println!("run {id} ({}) has no summary: status {:?} (it may still be running, or it crashed; its intervals are saved)", record.workload, record.status),
+        Some(s) => out::print(&text::run_summary(&record, s))?,
+        None => out::println(&format!(
+            "run {id} ({}) has no summary: status {:?} (it may still be running, or it crashed; its intervals are saved)",
+            record.workload, record.status
+        ))?,
     }
-    print!("{}", text::events_table(&store.events(id)?));
-    print!("{}", server_text(&store, id));
+    out::print(&text::events_table(&store.events(id)?))?;
+    out::print(&server_text(&store, id))?;
     export(&store, id, export_args)?;
-    Ok(0)
+    Ok(Exit::Success.code())
 }
 
 /// The server section of a saved run's terminal summary (empty when nothing was collected).

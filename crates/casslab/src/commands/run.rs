@@ -5,6 +5,8 @@
 
 use super::{local, results, store_path};
 use crate::cli::{LocalHomeArgs, RunArgs};
+use crate::exit::{usage, Exit};
+use crate::out;
 use crate::terminal::Terminal;
 use anyhow::{Context, Result};
 use casslab_core::cluster::ClusterControl;
@@ -27,7 +29,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         super::lint::print_before_run(&workload, cfg.concurrency, cfg.cluster.dc.as_deref());
     }
     for spec in &opts.events {
-        workload.events.push(casslab_core::events::parse_event(spec).map_err(|m| anyhow::anyhow!("--event: {m}"))?);
+        workload.events.push(casslab_core::events::parse_event(spec).map_err(|m| usage(format!("--event: {m}")))?);
     }
     let local = local_target(&cfg, &opts.local)?;
     check_events(&workload.events, local.as_ref().map(|c| c as &dyn ClusterControl))?;
@@ -44,24 +46,24 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let spec = RunSpec { config: cfg, workload, tags: opts.tags.clone() };
     if let Some(sla) = sla {
         let search = rt.block_on(findmax::find_max(&lab, &spec, &sla, opts.max_steps))?;
-        super::findmax::print(&search);
-        return Ok(if search.interrupted { 130 } else { 0 });
+        super::findmax::print(&search)?;
+        return Ok(if search.interrupted { Exit::Interrupted } else { Exit::Success }.code());
     }
 
     let saved = rt.block_on(session::run(&lab, &spec))?;
     print_saved(&store, saved.run)?;
     results::export(&store, saved.run, &opts.export)?;
     eprintln!("saved as run {} in {} (`casslab show {}`)", saved.run, store_path(&opts.store).display(), saved.run);
-    Ok(if saved.status == RunStatus::Interrupted { 130 } else { 0 })
+    Ok(if saved.status == RunStatus::Interrupted { Exit::Interrupted } else { Exit::Success }.code())
 }
 
 /// A saved run's summary, events and server side, as `run` prints them at its end.
 fn print_saved(store: &Store, run: RunId) -> Result<()> {
     let record = store.run(run)?;
     if let Some(summary) = &record.summary {
-        print!("{}", casslab_core::report::text::run_summary(&record, summary));
-        print!("{}", casslab_core::report::text::events_table(&store.events(run)?));
-        print!("{}", results::server_text(store, run));
+        out::print(&casslab_core::report::text::run_summary(&record, summary))?;
+        out::print(&casslab_core::report::text::events_table(&store.events(run)?))?;
+        out::print(&results::server_text(store, run))?;
     }
     Ok(())
 }
@@ -109,7 +111,7 @@ pub fn stop_on_ctrl_c(rt: &tokio::runtime::Runtime) -> tokio::sync::watch::Recei
             eprintln!("\ninterrupted: finishing the current interval and saving the run (Ctrl-C again to abort)");
             let _ = stop_tx.send(true);
             if tokio::signal::ctrl_c().await.is_ok() {
-                crate::abort_interrupted();
+                crate::abort(crate::exit::Exit::Interrupted);
             }
         }
     });
@@ -122,7 +124,7 @@ fn password_for(cfg: &RunConfig) -> Result<Option<String>> {
         return Ok(Some(p));
     }
     if !std::io::stdin().is_terminal() {
-        anyhow::bail!("--user {user}: set the password in CASSLAB_PASSWORD (there is no terminal to ask on)");
+        return Err(usage(format!("--user {user}: set the password in CASSLAB_PASSWORD (there is no terminal to ask on)")));
     }
     Ok(Some(rpassword::prompt_password(format!("password for {user}: "))?))
 }

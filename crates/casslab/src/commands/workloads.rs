@@ -1,32 +1,40 @@
-//! `casslab workloads`: list the built-in workloads or print one.
+//! `casslab workloads`: list the built-in workloads and scenarios (name and description, in
+//! one table so both lists line up) or print one's YAML. Parsing is casslab-core's.
 
 use crate::cli::WorkloadsCommand;
-use anyhow::{bail, Result};
-use casslab_core::workload::{parse_workload, BUILTINS};
+use crate::exit::{bail_usage, Exit};
+use crate::out;
+use anyhow::Result;
+use casslab_core::report::table::TextTable;
+use casslab_core::workload::{builtin, parse_workload, scenario, BUILTINS, SCENARIOS};
 use std::collections::BTreeMap;
 
 pub fn workloads(cmd: Option<WorkloadsCommand>) -> Result<i32> {
     match cmd {
         None => {
-            let width = BUILTINS.iter().chain(casslab_core::workload::SCENARIOS).map(|(n, _)| n.len()).max().unwrap_or(8);
-            for (name, src) in BUILTINS {
-                let w = parse_workload(src, &format!("builtin:{name}"), &BTreeMap::new())?;
-                println!("{name:<width$}  {}", w.description);
+            let mut t = TextTable::headless();
+            for (kind, list) in [("builtin", BUILTINS), ("scenario", SCENARIOS)] {
+                for (name, src) in list {
+                    let w = parse_workload(src, &format!("{kind}:{name}"), &BTreeMap::new())?;
+                    t.row([name.to_string(), w.description]);
+                }
             }
-            println!("\nscenarios (events during the run on a local cluster of several nodes):");
-            for (name, src) in casslab_core::workload::SCENARIOS {
-                let w = parse_workload(src, &format!("scenario:{name}"), &BTreeMap::new())?;
-                println!("{name:<width$}  {}", w.description);
-            }
+            let mut lines = t.lines();
+            let scenarios = lines.split_off(BUILTINS.len());
+            out::print(&format!(
+                "{}\n\nscenarios (events during the run on a local cluster of several nodes):\n{}\n",
+                lines.join("\n"),
+                scenarios.join("\n")
+            ))?;
             eprintln!("\n`casslab workloads show NAME` prints one; `casslab run NAME` runs it.");
         }
-        Some(WorkloadsCommand::Show { name }) => match casslab_core::workload::builtin(&name).or_else(|| casslab_core::workload::scenario(&name)) {
-            Some(src) => print!("{src}"),
+        Some(WorkloadsCommand::Show { name }) => match builtin(&name).or_else(|| scenario(&name)) {
+            Some(src) => out::print(src)?,
             None => {
-                let names: Vec<&str> = BUILTINS.iter().chain(casslab_core::workload::SCENARIOS).map(|(n, _)| *n).collect();
-                bail!("no built-in workload or scenario \"{name}\" (built-in: {})", names.join(", "))
+                let names: Vec<&str> = BUILTINS.iter().chain(SCENARIOS).map(|(n, _)| *n).collect();
+                bail_usage!("no built-in workload or scenario \"{name}\" (built-in: {})", names.join(", "))
             }
         },
     }
-    Ok(0)
+    Ok(Exit::Success.code())
 }

@@ -7,6 +7,7 @@
 
 pub mod chromium;
 pub mod proxy;
+pub mod runs;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

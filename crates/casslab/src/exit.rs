@@ -1,0 +1,188 @@
+//! Exit codes, decided in one place. A command that finishes returns its code ([`Exit`], or a
+//! program's own code passed through, as `local nodetool` does); a command that cannot finish
+//! returns an error, and [`classify`] reads the error's chain for the first typed error that
+//! says which class it is: the binary's own [`UsageError`], or an error type of casslab-core
+//! or casslab-local. It owns the mapping, not the messages (each error says what to fix) and
+//! not the exiting itself (`main.rs`).
+//!
+//! | code | class |
+//! |---|---|
+//! | 0 | success |
+//! | 1 | a gate or a lint finding failed; also any error of no class below (e.g. a file that cannot be written) |
+//! | 2 | bad usage or bad input: a flag value, a run id, a workload name or file, a store where no run was saved |
+//! | 3 | the cluster or its setup failed: cannot connect, schema rejected, a local node that does not start or is unhealthy |
+//! | 130 | interrupted (Ctrl-C) |
+
+use casslab_core::analysis::{AnalysisError, GateError};
+use casslab_core::engine::EngineError;
+use casslab_core::session::findmax::{FindMaxError, SlaError};
+use casslab_core::session::{EventCheckError, SessionError};
+use casslab_core::store::StoreError;
+use casslab_core::workload::WorkloadError;
+use casslab_local::LocalError;
+use std::error::Error;
+use std::fmt;
+
+/// The classes of exit codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Success,
+    /// A gate or a lint finding failed, or an error of no other class.
+    Failed,
+    /// Bad usage or bad input.
+    Usage,
+    /// The cluster or its setup failed.
+    Setup,
+    /// Stopped by Ctrl-C.
+    Interrupted,
+}
+
+impl Exit {
+    pub const fn code(self) -> i32 {
+        match self {
+            Exit::Success => 0,
+            Exit::Failed => 1,
+            Exit::Usage => 2,
+            Exit::Setup => 3,
+            Exit::Interrupted => 130,
+        }
+    }
+}
+
+/// Something wrong in what the user gave (a flag's value, a run id, a name), with what to
+/// write instead. Exit code 2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Error for UsageError {}
+
+/// A [`UsageError`] as an `anyhow::Error`, for `return Err(usage(...))` and `map_err`.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    UsageError(message.into()).into()
+}
+
+/// `bail!` for usage errors: returns a [`UsageError`] made with `format!`.
+macro_rules! bail_usage {
+    ($($arg:tt)*) => {
+        return Err($crate::exit::usage(format!($($arg)*)))
+    };
+}
+pub(crate) use bail_usage;
+
+/// The class of a failed command: that of the outermost error in its chain that has one,
+/// else [`Exit::Failed`]. Contexts added with `.context(...)` are words, not classes.
+pub fn classify(e: &anyhow::Error) -> Exit {
+    e.chain().find_map(class_of).unwrap_or(Exit::Failed)
+}
+
+fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
+    if e.is::<UsageError>() || e.is::<WorkloadError>() || e.is::<GateError>() || e.is::<AnalysisError>() || e.is::<SlaError>() || e.is::<EventCheckError>() {
+        return Some(Exit::Usage);
+    }
+    if let Some(e) = e.downcast_ref::<SessionError>() {
+        return session_class(e);
+    }
+    if let Some(e) = e.downcast_ref::<FindMaxError>() {
+        return match e {
+            FindMaxError::Sla(_) => Some(Exit::Usage),
+            FindMaxError::Session(e) => session_class(e),
+        };
+    }
+    if let Some(e) = e.downcast_ref::<StoreError>() {
+        return match e {
+            StoreError::Missing { .. } | StoreError::NoSuchRun(_) | StoreError::UnsupportedSchema { .. } => Some(Exit::Usage),
+            // the store's own failures (disk, SQLite) are no one's input
+            _ => None,
+        };
+    }
+    if let Some(e) = e.downcast_ref::<EngineError>() {
+        return Some(engine_class(e));
+    }
+    if let Some(e) = e.downcast_ref::<LocalError>() {
+        return Some(match e {
+            LocalError::InvalidOptions { .. } | LocalError::NoSuchNode { .. } | LocalError::NoSuchTarget { .. } | LocalError::OptionsMismatch { .. } => {
+                Exit::Usage
+            }
+            _ => Exit::Setup,
+        });
+    }
+    None
+}
+
+/// A run session's failure: its engine's class (the session wraps it transparently); a
+/// results store that failed is no one's input.
+fn session_class(e: &SessionError) -> Option<Exit> {
+    match e {
+        SessionError::Engine(e) => Some(engine_class(e)),
+        _ => None,
+    }
+}
+
+/// Setup failures of a run, except for mistakes in the workload or the flags that preparing
+/// found. (Errors that wrap an `EngineError` transparently hide it from the chain: their
+/// arm in `class_of` calls this.)
+fn engine_class(e: &EngineError) -> Exit {
+    match e {
+        EngineError::Workload(_) | EngineError::TypeMismatch { .. } | EngineError::NotOurKeyspace(_) => Exit::Usage,
+        _ => Exit::Setup,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    fn class(e: impl Into<anyhow::Error>) -> Exit {
+        classify(&e.into())
+    }
+
+    #[test]
+    fn codes() {
+        let all = [Exit::Success, Exit::Failed, Exit::Usage, Exit::Setup, Exit::Interrupted];
+        assert_eq!(all.map(Exit::code), [0, 1, 2, 3, 130]);
+    }
+
+    #[test]
+    fn usage_errors_keep_their_class_under_context() {
+        let e: anyhow::Result<()> = Err(usage("--rate fast: write a number"));
+        let e = e.context("while reading the flags").unwrap_err();
+        assert_eq!(classify(&e), Exit::Usage);
+        assert_eq!(format!("{e:#}"), "while reading the flags: --rate fast: write a number");
+        let from_macro = || -> anyhow::Result<()> { bail_usage!("--window {}: bad", "7x") };
+        let e = from_macro().unwrap_err();
+        assert_eq!((classify(&e), e.to_string()), (Exit::Usage, "--window 7x: bad".to_string()));
+    }
+
+    #[test]
+    fn library_errors_are_classed_by_what_went_wrong() {
+        assert_eq!(class(WorkloadError::new("w.yaml", Some(3), "unknown generator")), Exit::Usage);
+        assert_eq!(class(StoreError::NoSuchRun(9)), Exit::Usage);
+        assert_eq!(class(StoreError::Missing { path: "/nowhere/results.db".into() }), Exit::Usage);
+        assert_eq!(class(StoreError::Corrupt { what: "x".into(), detail: "y".into() }), Exit::Failed);
+        assert_eq!(class(AnalysisError::BadWindow(-1.0)), Exit::Usage);
+        let connect = EngineError::Connect { hosts: "127.0.0.1:1".into(), message: "refused".into(), hint: "start it".into() };
+        assert_eq!(class(connect), Exit::Setup);
+        assert_eq!(class(EngineError::Schema { statement: "CREATE".into(), message: "no".into() }), Exit::Setup);
+        assert_eq!(class(EngineError::Workload(WorkloadError::new("w", None, "bad"))), Exit::Usage);
+        assert_eq!(class(LocalError::NodeDied { node: "node1".into(), log_tail: String::new() }), Exit::Setup);
+        assert_eq!(class(LocalError::NoSuchTarget { selector: "node9".into(), known: "node1".into() }), Exit::Usage);
+        assert_eq!(class(anyhow::anyhow!("something else")), Exit::Failed);
+    }
+
+    #[test]
+    fn context_does_not_hide_a_class() {
+        let store: Result<(), StoreError> = Err(StoreError::NoSuchRun(3));
+        assert_eq!(classify(&store.context("cannot read run 3").unwrap_err()), Exit::Usage);
+        let connect: Result<(), EngineError> = Err(EngineError::Tls("no CA".into()));
+        assert_eq!(classify(&connect.context("variant a").unwrap_err()), Exit::Setup);
+        let disk = anyhow::Error::new(std::io::Error::other("disk full")).context("cannot write report.html");
+        assert_eq!(classify(&disk), Exit::Failed);
+    }
+}
