@@ -3,7 +3,8 @@
 //! times each, interleaved. This module reads the file and builds each variant's workload by
 //! patching the base workload's resolved YAML; running and analysing live elsewhere.
 
-use crate::workload::{builtin, parse_duration_s, parse_workload, resolve_text, Workload, WorkloadError};
+use crate::units::parse_duration_s;
+use crate::workload::{builtin, parse_workload, resolve_text, Workload, WorkloadError};
 use serde_yaml::{Mapping, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -103,7 +104,7 @@ pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Res
     };
     let window_s = match get("window").and_then(scalar_text) {
         None => 60.0,
-        Some(w) => parse_duration_s(&w).map_err(|m| WorkloadError::new(&file, line_of(&src, "window"), m))?,
+        Some(w) => parse_duration_s(&w).map_err(|m| WorkloadError::new(&file, line_of(&src, "window"), m.to_string()))?,
     };
     let shared_keyspace = get("shared_keyspace").and_then(|v| v.as_bool()).unwrap_or(false);
     let common_params = params_of(get("params"), &file)?;

@@ -13,4 +13,6 @@ pub mod report;
 pub mod server;
 pub mod stats;
 pub mod store;
+pub mod suggest;
+pub mod units;
 pub mod workload;

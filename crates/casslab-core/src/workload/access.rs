@@ -8,7 +8,8 @@
 use super::error::WorkloadError;
 use super::parse::LineIndex;
 use super::Statement;
-use crate::gen::{did_you_mean, Scalar};
+use crate::gen::Scalar;
+use crate::suggest::did_you_mean;
 use serde::{Deserialize, Serialize};
 
 /// Largest set of partitions one execution may read.

@@ -13,7 +13,7 @@ pub use access::{marker_before_eq, to_in_statement, BatchKind, BatchSpec, Partit
 pub use builtin::{builtin, builtin_names, BUILTINS};
 pub use error::WorkloadError;
 pub use scenarios::{scenario, SCENARIOS};
-pub use parse::{count_markers, load_workload, parse_duration_s, parse_workload, resolve_text};
+pub use parse::{count_markers, load_workload, parse_workload, resolve_text};
 
 use crate::gen::GeneratorSpec;
 use serde::{Deserialize, Serialize};

@@ -3,9 +3,11 @@
 
 use super::error::WorkloadError;
 use super::{Consistency, LoadPhase, Operation, RunPhase, Statement, Workload};
-use crate::gen::{did_you_mean, GeneratorSpec};
+use crate::gen::GeneratorSpec;
+use crate::suggest::did_you_mean;
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use crate::units::parse_duration_s;
 use std::path::Path;
 
 /// Page size used when an operation does not set one.
@@ -142,7 +144,7 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
         Some(r) => {
             let run_line = lines.section("run");
             let dur = |key: &str, v: &str| -> Result<f64, WorkloadError> {
-                parse_duration_s(v).map_err(|m| WorkloadError::new(file, lines.key_in(run_line, key).or(run_line), m))
+                parse_duration_s(v).map_err(|m| WorkloadError::new(file, lines.key_in(run_line, key).or(run_line), m.to_string()))
             };
             let duration_s = dur("duration", &r.duration)?;
             let warmup_s = match &r.warmup {
@@ -161,7 +163,7 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
         .iter()
         .map(|spec| {
             let line = lines.text_after(events_line, spec.trim()).or(events_line);
-            crate::events::parse_event(spec).map_err(|m| WorkloadError::new(file, line, m))
+            crate::events::parse_event(spec).map_err(|m| WorkloadError::new(file, line, m.to_string()))
         })
         .collect::<Result<Vec<_>, _>>()?;
 
@@ -385,19 +387,6 @@ fn yaml_error(file: &str, e: &serde_yaml::Error) -> WorkloadError {
     WorkloadError::new(file, line, msg)
 }
 
-/// Parses `60s`, `1m`, `500ms`, `1h 30m` or a plain number of seconds.
-pub fn parse_duration_s(v: &str) -> Result<f64, String> {
-    let t = v.trim();
-    if let Ok(x) = t.parse::<f64>() {
-        if x >= 0.0 && x.is_finite() {
-            return Ok(x);
-        }
-    }
-    humantime::parse_duration(t)
-        .map(|d| d.as_secs_f64())
-        .map_err(|_| format!("bad duration \"{v}\": write e.g. 30s, 500ms, 5m or 1h"))
-}
-
 /// Counts bind markers (`?`) outside string literals and comments.
 pub fn count_markers(cql: &str) -> usize {
     let mut n = 0;
@@ -535,16 +524,6 @@ mod tests {
     fn markers_outside_strings_only() {
         assert_eq!(count_markers("SELECT * FROM t WHERE a = ? AND b = '?' AND c = ?"), 2);
         assert_eq!(count_markers("INSERT INTO t (a) VALUES ('x')"), 0);
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration_s("30s").unwrap(), 30.0);
-        assert_eq!(parse_duration_s("500ms").unwrap(), 0.5);
-        assert_eq!(parse_duration_s("2m").unwrap(), 120.0);
-        assert_eq!(parse_duration_s("12").unwrap(), 12.0);
-        assert!(parse_duration_s("ten seconds").is_err());
-        assert!(parse_duration_s("-3").is_err());
     }
 
     #[test]

@@ -6,7 +6,8 @@
 use super::error::WorkloadError;
 use super::parse::{count_markers, LineIndex};
 use super::Workload;
-use crate::gen::{did_you_mean, GeneratorSet};
+use crate::gen::GeneratorSet;
+use crate::suggest::did_you_mean;
 
 pub(crate) fn validate(w: &Workload, file: &str, lines: &LineIndex) -> Result<(), WorkloadError> {
     let err = |line: Option<usize>, msg: String| WorkloadError::new(file, line, msg);
