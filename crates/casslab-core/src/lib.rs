@@ -4,6 +4,7 @@
 
 pub mod analysis;
 pub mod config;
+pub mod cql;
 pub mod engine;
 pub mod events;
 pub mod experiment;

@@ -1,11 +1,12 @@
 //! The data-model linter: reads a workload's schema and operations (no cluster needed) and
 //! reports modelling mistakes a machine can spot before a request is sent, each a [`Finding`]
 //! with a severity, the statement or table at fault (file:line), why it hurts and what to do
-//! instead. `cql` reads the statements; one file per group of rules (`collections`, `queries`,
+//! instead. `crate::cql` reads the statements; one file per group of rules (`collections`, `queries`,
 //! `writes`, `partitions`, `consistency`) inspects them through the shared [`Model`]. This
 //! module does not print: the binary renders findings (`casslab lint`, and before `run`).
 
-pub mod cql;
+#[cfg(test)]
+mod agreement;
 mod collections;
 mod consistency;
 mod estimate;
@@ -18,7 +19,7 @@ mod writes;
 
 use crate::gen::GeneratorSpec;
 use crate::workload::{load_workload, Operation, Statement, Workload, WorkloadError};
-use cql::{Dml, SchemaStmt, Table, Term};
+use crate::cql::{self, Dml, SchemaStmt, Table, Term};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;

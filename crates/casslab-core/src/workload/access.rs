@@ -8,6 +8,7 @@
 use super::error::WorkloadError;
 use super::parse::LineIndex;
 use super::Statement;
+use crate::cql;
 use crate::gen::Scalar;
 use crate::suggest::did_you_mean;
 use serde::{Deserialize, Serialize};
@@ -146,7 +147,7 @@ pub(crate) fn build_access(
     let RawAccess { partitions, batch, timestamp } = raw;
     let at = |key: &str| lines.key_in(Some(op_line), key).unwrap_or(op_line);
     let err = |line: usize, msg: String| WorkloadError::new(file, Some(line), format!("operation \"{name}\": {msg}"));
-    let is_select = |st: &Statement| first_word(&st.cql).eq_ignore_ascii_case("SELECT");
+    let is_select = |st: &Statement| cql::first_keyword(&st.cql).as_deref() == Some("SELECT");
 
     if partitions.is_some() && batch.is_some() {
         return Err(err(at("batch"), "`partitions` reads and `batch` writes; an operation has one or the other".into()));
@@ -182,14 +183,14 @@ pub(crate) fn build_access(
             let Some(key_marker) = st.args.iter().position(|a| *a == key) else {
                 return Err(err(field("key"), format!("partitions.key \"{key}\" is not bound by the statement (its args: {})", st.args.join(", "))));
             };
-            if marker_before_eq(&st.cql, key_marker).is_none() {
+            if !cql::is_bound_by_eq(&st.cql, key_marker) {
                 return Err(err(
                     st.line,
                     format!("the partition key \"{key}\" must be bound as `pk = ?` (so it can become `pk IN ?`)"),
                 ));
             }
             let limit = p.limit.as_ref().map(|v| whole("limit", v, 1, 1_000_000)).transpose()?;
-            if limit.is_some() && has_word(&st.cql, "LIMIT") {
+            if limit.is_some() && cql::has_keyword(&st.cql, "LIMIT") {
                 return Err(err(field("limit"), "the statement has its own LIMIT; drop it or drop partitions.limit".into()));
             }
             let chunk = match &p.chunk {
@@ -240,41 +241,6 @@ pub(crate) fn build_access(
         Some(other) => return Err(err(at("timestamp"), format!("timestamp: \"{other}\" is neither `client` nor `server`"))),
     };
     Ok(Access { partitions, batch, client_timestamp })
-}
-
-fn first_word(cql: &str) -> &str {
-    cql.split_whitespace().next().unwrap_or("")
-}
-
-fn has_word(cql: &str, word: &str) -> bool {
-    cql.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w.eq_ignore_ascii_case(word))
-}
-
-/// The byte offset of bind marker `n` (0-based, outside string literals) when the text before
-/// it ends in `=`: returns (offset of `=`, offset of `?`).
-pub fn marker_before_eq(cql: &str, n: usize) -> Option<(usize, usize)> {
-    let mut seen = 0;
-    let mut in_str = false;
-    for (i, c) in cql.char_indices() {
-        match c {
-            '\'' => in_str = !in_str,
-            '?' if !in_str => {
-                if seen == n {
-                    let before = cql[..i].trim_end();
-                    return before.ends_with('=').then(|| (before.len() - 1, i));
-                }
-                seen += 1;
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// `… WHERE pk = ? …` → `… WHERE pk IN ? …` for bind marker `n` (see [`marker_before_eq`]).
-pub fn to_in_statement(cql: &str, n: usize) -> Option<String> {
-    let (eq, q) = marker_before_eq(cql, n)?;
-    Some(format!("{} IN ?{}", cql[..eq].trim_end(), &cql[q + 1..]))
 }
 
 #[cfg(test)]
@@ -346,12 +312,5 @@ mod tests {
     fn sub_operation_names_are_reserved() {
         let e = parse("  op.request:\n    cql: SELECT v FROM t WHERE pk = ?\n    args: [pk]\n").unwrap_err();
         assert!(e.starts_with("w.yaml:9:") && e.contains("reserved"), "{e}");
-    }
-
-    #[test]
-    fn key_marker_becomes_in() {
-        assert_eq!(super::to_in_statement("SELECT v FROM t WHERE pk = ? AND ck > ?", 0).as_deref(), Some("SELECT v FROM t WHERE pk IN ? AND ck > ?"));
-        assert_eq!(super::to_in_statement("SELECT v FROM t WHERE ck = '?' AND pk=?", 0).as_deref(), Some("SELECT v FROM t WHERE ck = '?' AND pk IN ?"));
-        assert_eq!(super::to_in_statement("SELECT v FROM t WHERE pk > ?", 0), None);
     }
 }

@@ -9,11 +9,13 @@ mod parse;
 mod scenarios;
 mod validate;
 
-pub use access::{marker_before_eq, to_in_statement, BatchKind, BatchSpec, PartitionSet, Strategy, MAX_BATCH_ROWS, MAX_PARTITIONS};
+pub use access::{BatchKind, BatchSpec, PartitionSet, Strategy, MAX_BATCH_ROWS, MAX_PARTITIONS};
 pub use builtin::{builtin, builtin_names, BUILTINS};
 pub use error::WorkloadError;
 pub use scenarios::{scenario, SCENARIOS};
-pub use parse::{count_markers, load_workload, parse_workload, resolve_text};
+pub use parse::{load_workload, parse_workload, resolve_text};
+/// The engine reads it from here; `crate::cql::to_in_statement` is its home.
+pub use crate::cql::to_in_statement;
 
 use crate::gen::GeneratorSpec;
 use serde::{Deserialize, Serialize};
@@ -141,6 +143,6 @@ impl Workload {
 
     /// Table names created by the schema (unqualified, lower case).
     pub fn tables(&self) -> Vec<String> {
-        self.schema.iter().filter_map(|s| parse::created_table(&s.cql)).collect()
+        self.schema.iter().filter_map(|s| crate::cql::created_table(&s.cql)).collect()
     }
 }

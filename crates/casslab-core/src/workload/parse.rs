@@ -233,7 +233,7 @@ fn build_op(file: &str, lines: &LineIndex, name: String, op: RawOp, line: usize)
     if page_size <= 0 {
         return Err(err("page_size", format!("page_size must be a positive number of rows, not {page_size}")));
     }
-    let idempotent = op.idempotent.unwrap_or_else(|| statements.iter().all(|s| !is_non_idempotent(&s.cql)));
+    let idempotent = op.idempotent.unwrap_or_else(|| statements.iter().all(|s| crate::cql::is_idempotent(&s.cql)));
     let raw = super::access::RawAccess { partitions: op.partitions, batch: op.batch, timestamp: op.timestamp };
     let access = super::access::build_access(file, lines, &name, line, &statements, raw)?;
     Ok(Operation {
@@ -248,12 +248,6 @@ fn build_op(file: &str, lines: &LineIndex, name: String, op: RawOp, line: usize)
         batch: access.batch,
         client_timestamp: access.client_timestamp,
     })
-}
-
-/// Counter updates, list appends and LWTs are not safe to retry.
-fn is_non_idempotent(cql: &str) -> bool {
-    let u = cql.to_ascii_uppercase();
-    u.contains(" IF ") || u.contains("+ ?") || u.contains("- ?") || u.contains("+?")
 }
 
 fn resolve_params(
@@ -387,36 +381,6 @@ fn yaml_error(file: &str, e: &serde_yaml::Error) -> WorkloadError {
     WorkloadError::new(file, line, msg)
 }
 
-/// Counts bind markers (`?`) outside string literals and comments.
-pub fn count_markers(cql: &str) -> usize {
-    let mut n = 0;
-    let mut in_str = false;
-    for c in cql.chars() {
-        match c {
-            '\'' => in_str = !in_str,
-            '?' if !in_str => n += 1,
-            _ => {}
-        }
-    }
-    n
-}
-
-/// The table a `CREATE TABLE` statement creates, unqualified and lower case.
-pub(crate) fn created_table(cql: &str) -> Option<String> {
-    let words: Vec<&str> = cql.split_whitespace().collect();
-    let upper: Vec<String> = words.iter().map(|w| w.to_ascii_uppercase()).collect();
-    if upper.len() < 3 || upper[0] != "CREATE" || (upper[1] != "TABLE" && upper[1] != "COLUMNFAMILY") {
-        return None;
-    }
-    let mut i = 2;
-    if upper.get(2).map(|s| s.as_str()) == Some("IF") {
-        i = 5;
-    }
-    let name = words.get(i)?.split('(').next()?;
-    let name = name.rsplit('.').next()?;
-    Some(name.trim_matches('"').to_ascii_lowercase()).filter(|s| !s.is_empty())
-}
-
 fn first_words(cql: &str) -> &str {
     let t = cql.trim();
     let end = t.char_indices().nth(30).map(|(i, _)| i).unwrap_or(t.len());
@@ -519,19 +483,6 @@ fn has_word(hay: &str, word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn markers_outside_strings_only() {
-        assert_eq!(count_markers("SELECT * FROM t WHERE a = ? AND b = '?' AND c = ?"), 2);
-        assert_eq!(count_markers("INSERT INTO t (a) VALUES ('x')"), 0);
-    }
-
-    #[test]
-    fn table_names_from_create_statements() {
-        assert_eq!(created_table("CREATE TABLE IF NOT EXISTS usertable (k text PRIMARY KEY)").as_deref(), Some("usertable"));
-        assert_eq!(created_table("create table ks.Kv(k blob primary key)").as_deref(), Some("kv"));
-        assert_eq!(created_table("CREATE INDEX i ON t (v)"), None);
-    }
 
     #[test]
     fn line_index_finds_nested_and_flow_keys() {

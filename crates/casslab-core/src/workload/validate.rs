@@ -4,7 +4,8 @@
 //! the cluster's prepared-statement metadata happen later, in the engine.
 
 use super::error::WorkloadError;
-use super::parse::{count_markers, LineIndex};
+use super::parse::LineIndex;
+use crate::cql::count_markers;
 use super::Workload;
 use crate::gen::GeneratorSet;
 use crate::suggest::did_you_mean;
