@@ -17,3 +17,4 @@ pub mod store;
 pub mod suggest;
 pub mod units;
 pub mod workload;
+pub mod yaml;
