@@ -246,7 +246,7 @@ mod tests {
     use super::*;
 
     fn error(yaml: &str) -> GenError {
-        let specs: BTreeMap<String, GeneratorSpec> = serde_yaml::from_str(yaml).unwrap();
+        let specs: BTreeMap<String, GeneratorSpec> = crate::yaml::from_str(yaml).unwrap();
         GeneratorSet::build(&specs).expect_err("the spec should be rejected")
     }
 
@@ -397,7 +397,7 @@ mod tests {
             "n: { type: int, dist: sequence, min: 5, max: 9 }\ng: { type: int, dist: latest, follows: n, min: 5 }",
             "n: { type: int, dist: sequence }\ng: { type: \"list<int>\", size: 2, dist: latest, follows: n }",
         ] {
-            let specs: BTreeMap<String, GeneratorSpec> = serde_yaml::from_str(yaml).unwrap();
+            let specs: BTreeMap<String, GeneratorSpec> = crate::yaml::from_str(yaml).unwrap();
             if let Err(e) = GeneratorSet::build(&specs) {
                 panic!("{yaml}: {e}");
             }

@@ -259,7 +259,7 @@ mod tests {
     use super::*;
 
     fn build(yaml: &str, ty: &CqlType) -> Dist {
-        let spec: GeneratorSpec = serde_yaml::from_str(yaml).unwrap();
+        let spec: GeneratorSpec = crate::yaml::from_str(yaml).unwrap();
         Dist::build(&Params::of_generator(&spec), &Domain::of_type(ty), &Ctx { generator: "g", field_prefix: "" })
             .unwrap()
     }

@@ -210,7 +210,7 @@ a: { type: text, dist: zipfian, min: "0", max: "100000", theta: "0.9" }
 b: { type: blob, size: { dist: uniform, min: 10, max: "1000" } }
 c: { type: "set<text>", size: "5", element: { size: 8 }, scrambled: "false" }
 "#;
-        let specs: BTreeMap<String, GeneratorSpec> = serde_yaml::from_str(yaml).unwrap();
+        let specs: BTreeMap<String, GeneratorSpec> = crate::yaml::from_str(yaml).unwrap();
         assert_eq!(specs["a"].max.as_ref().unwrap().as_i64(), Ok(100_000));
         assert_eq!(specs["a"].theta.as_ref().unwrap().as_f64(), Ok(0.9));
         match specs["b"].size.as_ref().unwrap() {
@@ -224,7 +224,7 @@ c: { type: "set<text>", size: "5", element: { size: 8 }, scrambled: "false" }
 
     #[test]
     fn unknown_fields_are_rejected() {
-        let r: Result<GeneratorSpec, _> = serde_yaml::from_str("{ type: text, thetta: 0.9 }");
+        let r: Result<GeneratorSpec, _> = crate::yaml::from_str("{ type: text, thetta: 0.9 }");
         assert!(r.unwrap_err().to_string().contains("thetta"));
     }
 
@@ -241,11 +241,11 @@ c: { type: "set<text>", size: "5", element: { size: 8 }, scrambled: "false" }
 
     #[test]
     fn spec_round_trips_through_yaml() {
-        let spec: GeneratorSpec = serde_yaml::from_str(
+        let spec: GeneratorSpec = crate::yaml::from_str(
             "{ type: \"map<text,bigint>\", size: { dist: uniform, min: 1, max: 10 }, key: { size: 4 } }",
         )
         .unwrap();
-        let back: GeneratorSpec = serde_yaml::from_str(&serde_yaml::to_string(&spec).unwrap()).unwrap();
+        let back: GeneratorSpec = crate::yaml::from_str(&crate::yaml::to_string(&spec).unwrap()).unwrap();
         assert_eq!(spec, back);
     }
 }
