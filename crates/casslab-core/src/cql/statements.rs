@@ -1,11 +1,11 @@
 //! Reading data statements: `SELECT`, `INSERT`, `UPDATE`, `DELETE` and `BATCH` with their
 //! tables, selectors, assignments (set, append, prepend, remove, element), `USING TTL`, `LIMIT`,
 //! `ALLOW FILTERING` and `IF` conditions, into a [`Dml`]. What is not understood comes back as
-//! `None`, never as an error: the linter then has no finding, and validation falls back on
+//! `None`, never as an error: the linter then has no finding, and `facts.rs` falls back on
 //! the tokens. Relations and terms are `clauses.rs`'s; executing CQL is the engine's.
 
 use super::clauses::{Relation, Term};
-use super::tokenizer::{tokenize, Parser, Tok};
+use super::tokenizer::{Parser, Tok};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AssignKind {
@@ -97,43 +97,6 @@ impl Dml {
         } else {
             vec![self]
         }
-    }
-}
-
-/// The statement's first keyword, upper case (`SELECT`, `INSERT`, `BEGIN`, …), comments skipped.
-pub fn first_keyword(cql: &str) -> Option<String> {
-    match tokenize(cql).into_iter().next()? {
-        Tok::Word(w, false) => Some(w.to_ascii_uppercase()),
-        _ => None,
-    }
-}
-
-/// Whether `word` appears as a keyword: unquoted, outside literals and comments.
-pub fn has_keyword(cql: &str, word: &str) -> bool {
-    tokenize(cql).iter().any(|t| matches!(t, Tok::Word(w, false) if w.eq_ignore_ascii_case(word)))
-}
-
-/// Whether a statement is a conditional write (a lightweight transaction: `IF NOT EXISTS`,
-/// `IF EXISTS`, `IF c = ?`), whose result has an `[applied]` column. An `IF` inside a string
-/// literal, a comment or a quoted name does not count, nor does one in a schema statement.
-pub fn is_conditional(cql: &str) -> bool {
-    if let Some(d) = parse_dml(cql) {
-        return d.conditional || d.children.iter().any(|c| c.conditional);
-    }
-    matches!(first_keyword(cql).as_deref(), Some("INSERT" | "UPDATE" | "DELETE" | "BEGIN")) && has_keyword(cql, "IF")
-}
-
-/// Whether running the statement twice has the effect of running it once, so the driver may
-/// retry it: not for conditional writes, nor for updates relative to the current value
-/// (counter increments, collection appends, prepends and removals).
-pub fn is_idempotent(cql: &str) -> bool {
-    if is_conditional(cql) {
-        return false;
-    }
-    match parse_dml(cql) {
-        Some(d) => !d.leaves().iter().flat_map(|l| &l.writes).any(|w| matches!(w.kind, AssignKind::Append | AssignKind::Prepend | AssignKind::Remove)),
-        // not understood: a `+` or `-` next to a bind marker is taken for a relative update
-        None => !tokenize(cql).windows(2).any(|w| matches!(w, [Tok::Sym("+" | "-"), Tok::Marker(_)] | [Tok::Marker(_), Tok::Sym("+" | "-")])),
     }
 }
 
@@ -404,33 +367,6 @@ mod tests {
         assert_eq!(b.batch, Some(BatchKind::Unlogged));
         assert_eq!(b.children.len(), 2);
         assert_eq!(b.children[1].writes[0].term, Term::Marker(2));
-    }
-
-    #[test]
-    fn conditional_writes_and_idempotence() {
-        assert!(is_conditional("INSERT INTO t (k) VALUES (?) IF NOT EXISTS"));
-        assert!(is_conditional("UPDATE t SET v = ? WHERE k = ? if v = ?"));
-        assert!(is_conditional("BEGIN BATCH UPDATE t SET v = ? WHERE k = ? IF v = ?; APPLY BATCH"));
-        assert!(!is_conditional("INSERT INTO t (k, v) VALUES (?, 'IF')"));
-        assert!(!is_conditional("INSERT INTO t (k, v) VALUES (?, ?) -- IF NOT EXISTS"));
-        assert!(!is_conditional("UPDATE t SET \"if\" = ? WHERE k = ?"));
-        assert!(!is_conditional("SELECT diff FROM t WHERE k = ?"));
-        assert!(!is_conditional("CREATE TABLE IF NOT EXISTS t (k int PRIMARY KEY)"));
-        assert!(is_conditional("UPDATE t SET v = ? WHERE k = ? IF v = ? AND ((("), "read by tokens when not understood");
-        assert!(is_idempotent("INSERT INTO t (k, v) VALUES (?, ?)"));
-        assert!(!is_idempotent("UPDATE c SET n = n + ? WHERE k = ?"));
-        assert!(!is_idempotent("UPDATE c SET l = ? + l WHERE k = ?"));
-        assert!(!is_idempotent("UPDATE c SET n = n - 1 WHERE k = ?"));
-        assert!(!is_idempotent("INSERT INTO t (k) VALUES (?) IF NOT EXISTS"));
-        assert!(is_idempotent("UPDATE t SET v = ? WHERE k = ? -- n = n + ?"));
-    }
-
-    #[test]
-    fn first_keyword_and_keywords_skip_comments_and_literals() {
-        assert_eq!(first_keyword("  -- reads\n select * FROM t").as_deref(), Some("SELECT"));
-        assert_eq!(first_keyword("'x'"), None);
-        assert!(has_keyword("SELECT v FROM t WHERE k = ? LIMIT 3", "limit"));
-        assert!(!has_keyword("SELECT v FROM t WHERE k = 'LIMIT' /* LIMIT 3 */", "LIMIT"));
     }
 
     #[test]

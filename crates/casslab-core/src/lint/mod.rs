@@ -289,8 +289,8 @@ pub fn lint_target_with(
 /// An experiment file has `workload:` and `variants:` at the top level.
 pub fn is_experiment(path: &Path) -> bool {
     let Ok(src) = std::fs::read_to_string(path) else { return false };
-    let top = |k: &str| src.lines().any(|l| l.starts_with(&format!("{k}:")));
-    top("workload") && top("variants")
+    let Ok(doc) = yaml::parse(&src) else { return false };
+    doc.get("workload").is_some() && doc.get("variants").is_some()
 }
 
 fn lint_experiment(

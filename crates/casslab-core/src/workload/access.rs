@@ -148,8 +148,8 @@ mod tests {
         )
     }
 
-    fn parse(ops: &str) -> Result<crate::workload::Workload, String> {
-        parse_workload(&wl(ops), "w.yaml", &BTreeMap::new()).map_err(|e| e.to_string())
+    fn parse(ops: &str) -> Result<crate::workload::Workload, crate::workload::WorkloadError> {
+        parse_workload(&wl(ops), "w.yaml", &BTreeMap::new())
     }
 
     #[test]
@@ -176,7 +176,7 @@ mod tests {
             ("  op:\n    cql: SELECT v FROM t WHERE pk = ?\n    args: [pk]\n    partitions: { count: 5, strategy: in, colour: red }\n", "w.yaml:", "unknown field `colour`"),
         ];
         for (ops, at, what) in cases {
-            let e = parse(ops).unwrap_err();
+            let e = parse(ops).unwrap_err().to_string();
             assert!(e.starts_with(at) && e.contains(what), "want {at} … {what}, got: {e}");
         }
     }
@@ -197,14 +197,14 @@ mod tests {
             ("  op:\n    cql: SELECT v FROM t WHERE pk = ?\n    args: [pk]\n    partitions: { count: 5, strategy: in }\n    batch: { kind: logged, size: 5 }\n", "w.yaml:13:", "one or the other"),
         ];
         for (ops, at, what) in cases {
-            let e = parse(ops).unwrap_err();
+            let e = parse(ops).unwrap_err().to_string();
             assert!(e.starts_with(at) && e.contains(what), "want {at} … {what}, got: {e}");
         }
     }
 
     #[test]
     fn sub_operation_names_are_reserved() {
-        let e = parse("  op.request:\n    cql: SELECT v FROM t WHERE pk = ?\n    args: [pk]\n").unwrap_err();
+        let e = parse("  op.request:\n    cql: SELECT v FROM t WHERE pk = ?\n    args: [pk]\n").unwrap_err().to_string();
         assert!(e.starts_with("w.yaml:9:") && e.contains("reserved"), "{e}");
     }
 }
