@@ -6,6 +6,7 @@
 //! `IntervalSample::start_ms`). Executing events is the binary's job; measuring their
 //! impact is `analysis::impact`'s.
 
+use crate::units::{parse_duration_s, DurationError};
 use serde::{Deserialize, Serialize};
 
 /// What an event does.
@@ -95,68 +96,103 @@ impl EventSpec {
     }
 }
 
+/// An event spec that cannot be read: the spec as written and what is wrong with it.
+#[derive(thiserror::Error, Debug, Clone, PartialEq)]
+#[error("event \"{spec}\": {problem}")]
+pub struct EventError {
+    pub spec: String,
+    pub problem: EventProblem,
+}
+
+/// What is wrong with an event spec, and what to write instead.
+#[derive(thiserror::Error, Debug, Clone, PartialEq)]
+pub enum EventProblem {
+    #[error("write TIME ACTION, e.g. '60s kill node2'; actions: {}", ACTIONS.join(", "))]
+    Usage,
+    #[error(transparent)]
+    Time(#[from] DurationError),
+    #[error("unknown action \"{action}\"{} (actions: {})", crate::suggest::hint(.action, action_words()), ACTIONS.join(", "))]
+    UnknownAction { action: String },
+    #[error("`{action}` takes one {what}")]
+    OneArgument { action: String, what: &'static str },
+    #[error("`{action}` takes at most one keyspace or keyspace.table")]
+    AtMostOneTable { action: String },
+    #[error("\"{0}\" is not a keyspace or keyspace.table")]
+    NotATable(String),
+    #[error("\"{0}\" is not a whole number of MiB/s (0 = unthrottled)")]
+    NotMibPerS(String),
+    #[error("\"{0}\" is not a probability between 0 and 1")]
+    NotAProbability(String),
+    #[error("`exec` needs a command, e.g. '60s exec ssh db3 sudo systemctl stop cassandra'")]
+    NoCommand,
+}
+
+/// The action words alone (`kill`, `compact`, ...), for suggestions.
+fn action_words() -> Vec<&'static str> {
+    ACTIONS.iter().map(|a| a.split(' ').next().unwrap_or(a)).collect()
+}
+
 /// A keyspace or `keyspace.table` argument: CQL identifiers only.
-fn table_arg(word: &str) -> Result<String, String> {
+fn table_arg(word: &str) -> Result<String, EventProblem> {
     let ok = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     let parts: Vec<&str> = word.split('.').collect();
     if parts.len() <= 2 && parts.iter().all(|p| ok(p)) {
         Ok(word.to_string())
     } else {
-        Err(format!("\"{word}\" is not a keyspace or keyspace.table"))
+        Err(EventProblem::NotATable(word.to_string()))
     }
 }
 
 /// Parses `60s kill node2`, `1m30s compact ks.t`, `45s exec ssh db3 'sudo systemctl stop cassandra'`.
-pub fn parse_event(text: &str) -> Result<EventSpec, String> {
+pub fn parse_event(text: &str) -> Result<EventSpec, EventError> {
     let t = text.trim();
-    let usage = || format!("event \"{t}\": write TIME ACTION, e.g. '60s kill node2'; actions: {}", ACTIONS.join(", "));
-    let (time, rest) = t.split_once(char::is_whitespace).ok_or_else(usage)?;
-    let at_s = crate::workload::parse_duration_s(time).map_err(|m| format!("event \"{t}\": {m}"))?;
+    parse_action(t).map_err(|problem| EventError { spec: t.to_string(), problem })
+}
+
+fn parse_action(t: &str) -> Result<EventSpec, EventProblem> {
+    let (time, rest) = t.split_once(char::is_whitespace).ok_or(EventProblem::Usage)?;
+    let at_s = parse_duration_s(time)?;
     let rest = rest.trim();
     let (word, arg) = match rest.split_once(char::is_whitespace) {
         Some((w, a)) => (w, a.trim()),
         None => (rest, ""),
     };
-    let err = |m: String| format!("event \"{t}\": {m}");
-    let one_arg = |what: &str| -> Result<String, String> {
+    let one_arg = |what: &'static str| -> Result<String, EventProblem> {
         if arg.is_empty() || arg.contains(char::is_whitespace) {
-            Err(err(format!("`{word}` takes one {what}")))
+            Err(EventProblem::OneArgument { action: word.to_string(), what })
         } else {
             Ok(arg.to_string())
         }
     };
-    let optional_table = || -> Result<Option<String>, String> {
+    let optional_table = || -> Result<Option<String>, EventProblem> {
         match arg {
             "" => Ok(None),
-            a if a.contains(char::is_whitespace) => Err(err(format!("`{word}` takes at most one keyspace or keyspace.table"))),
-            a => table_arg(a).map(Some).map_err(err),
+            a if a.contains(char::is_whitespace) => Err(EventProblem::AtMostOneTable { action: word.to_string() }),
+            a => table_arg(a).map(Some),
         }
     };
+    const NODE_OR_DC: &str = "node (node2, 127.0.0.2) or data center (dc2)";
     let action = match word.to_ascii_lowercase().as_str() {
-        "stop" => EventAction::Stop(one_arg("node (node2, 127.0.0.2) or data center (dc2)")?),
-        "kill" => EventAction::Kill(one_arg("node (node2, 127.0.0.2) or data center (dc2)")?),
-        "start" => EventAction::Start(one_arg("node (node2, 127.0.0.2) or data center (dc2)")?),
+        "stop" => EventAction::Stop(one_arg(NODE_OR_DC)?),
+        "kill" => EventAction::Kill(one_arg(NODE_OR_DC)?),
+        "start" => EventAction::Start(one_arg(NODE_OR_DC)?),
         "flush" => EventAction::Flush(optional_table()?),
         "compact" => EventAction::Compact(optional_table()?),
         "repair" => EventAction::Repair(optional_table()?),
         "setcompactionthroughput" => {
             let v = one_arg("number of MiB/s")?;
-            EventAction::SetCompactionThroughput(v.parse().map_err(|_| err(format!("\"{v}\" is not a whole number of MiB/s (0 = unthrottled)")))?)
+            EventAction::SetCompactionThroughput(v.parse().map_err(|_| EventProblem::NotMibPerS(v.clone()))?)
         }
         "settraceprobability" => {
             let v = one_arg("probability between 0 and 1")?;
             match v.parse::<f64>() {
                 Ok(p) if (0.0..=1.0).contains(&p) => EventAction::SetTraceProbability(p),
-                _ => return Err(err(format!("\"{v}\" is not a probability between 0 and 1"))),
+                _ => return Err(EventProblem::NotAProbability(v)),
             }
         }
         "exec" if !arg.is_empty() => EventAction::Exec(arg.to_string()),
-        "exec" => return Err(err("`exec` needs a command, e.g. '60s exec ssh db3 sudo systemctl stop cassandra'".into())),
-        other => {
-            let names: Vec<&str> = ACTIONS.iter().map(|a| a.split(' ').next().unwrap_or(a)).collect();
-            let hint = crate::gen::did_you_mean(other, &names).map(|s| format!("; did you mean \"{s}\"?")).unwrap_or_default();
-            return Err(err(format!("unknown action \"{other}\"{hint} (actions: {})", ACTIONS.join(", "))));
-        }
+        "exec" => return Err(EventProblem::NoCommand),
+        other => return Err(EventProblem::UnknownAction { action: other.to_string() }),
     };
     Ok(EventSpec { at_ms: (at_s * 1000.0).round() as u64, action, text: t.to_string() })
 }
@@ -260,8 +296,8 @@ mod tests {
             ("60s setcompactionthroughput fast", "whole number"),
             ("60s exec", "needs a command"),
         ] {
-            let e = parse_event(bad).unwrap_err();
-            assert!(e.contains(says), "{bad}: {e}");
+            let e = parse_event(bad).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("event \"{bad}\": ")) && e.contains(says), "{bad}: {e}");
         }
     }
 

@@ -3,8 +3,9 @@
 //! times each, interleaved. This module reads the file and builds each variant's workload by
 //! patching the base workload's resolved YAML; running and analysing live elsewhere.
 
-use crate::workload::{builtin, parse_duration_s, parse_workload, resolve_text, Workload, WorkloadError};
-use serde_yaml::{Mapping, Value};
+use crate::units::parse_duration_s;
+use crate::workload::{builtin, parse_workload, resolve_text, Problem, Workload, WorkloadError};
+use crate::yaml::{self, Node, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -38,34 +39,12 @@ const EXPERIMENT_KEYS: &[&str] = &["name", "description", "workload", "repetitio
 const VARIANT_KEYS: &[&str] =
     &["params", "schema", "operations", "generators", "load", "run", "consistency", "page_size", "table_options", "concurrency", "rate"];
 
-fn err(file: &str, msg: impl Into<String>) -> WorkloadError {
-    WorkloadError::new(file, None, msg)
-}
-
-fn line_of(src: &str, key: &str) -> Option<usize> {
-    let pat = format!("{key}:");
-    src.lines()
-        .position(|l| l.trim_start().starts_with(&pat) || l.contains(&format!(" {pat}")) || l.contains(&format!("{{{pat}")))
-        .map(|i| i + 1)
-}
-
-fn scalar_text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
-fn params_of(v: Option<&Value>, file: &str) -> Result<BTreeMap<String, String>, WorkloadError> {
+/// The `params:` of an experiment or a variant, as text.
+fn params_of(v: Option<&Node>, file: &str) -> Result<BTreeMap<String, String>, WorkloadError> {
     let mut out = BTreeMap::new();
-    if let Some(Value::Mapping(m)) = v {
-        for (k, v) in m {
-            let k = scalar_text(k).unwrap_or_default();
-            let v = scalar_text(v).ok_or_else(|| err(file, format!("params.{k}: give a string, number or boolean")))?;
-            out.insert(k, v);
-        }
+    for e in v.map(Node::entries).unwrap_or_default() {
+        let value = e.node.scalar_text().ok_or_else(|| WorkloadError::new(file, Some(e.key_line), Problem::ParamNotScalar { name: e.key.clone() }))?;
+        out.insert(e.key.clone(), value);
     }
     Ok(out)
 }
@@ -73,131 +52,85 @@ fn params_of(v: Option<&Value>, file: &str) -> Result<BTreeMap<String, String>, 
 /// Reads an experiment file; `overrides` (-P) apply to every variant.
 pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Result<Experiment, WorkloadError> {
     let file = path.display().to_string();
-    let src = std::fs::read_to_string(path).map_err(|e| err(&file, format!("cannot read experiment file: {e}")))?;
-    let doc: Value = serde_yaml::from_str(&src).map_err(|e| WorkloadError::new(&file, e.location().map(|l| l.line()), e.to_string()))?;
-    let Value::Mapping(top) = &doc else { return Err(err(&file, "an experiment file is a YAML mapping")) };
-    for k in top.keys() {
-        let k = scalar_text(k).unwrap_or_default();
-        if !EXPERIMENT_KEYS.contains(&k.as_str()) {
-            return Err(WorkloadError::new(&file, line_of(&src, &k), format!("unknown key `{k}` (known: {})", EXPERIMENT_KEYS.join(", "))));
-        }
+    let src = std::fs::read_to_string(path).map_err(|source| WorkloadError::new(&file, None, Problem::Read { what: "experiment file".into(), source }))?;
+    let doc = yaml::parse(&src).map_err(|e| WorkloadError::yaml(&file, None, e))?;
+    let err = |key: &str, p: Problem| WorkloadError::new(&file, doc.key_line(key), p);
+    if !matches!(doc.value, Value::Map(_)) {
+        return Err(WorkloadError::new(&file, None, Problem::NotAMapping { what: "an experiment file" }));
     }
-    let get = |k: &str| top.get(Value::String(k.into()));
-    let workload_ref = get("workload").and_then(scalar_text).ok_or_else(|| err(&file, "`workload:` is missing: a built-in name or a file path"))?;
+    if let Some(e) = doc.entries().iter().find(|e| !EXPERIMENT_KEYS.contains(&e.key.as_str())) {
+        return Err(WorkloadError::new(&file, Some(e.key_line), Problem::UnknownKey { context: String::new(), key: e.key.clone(), known: EXPERIMENT_KEYS }));
+    }
+    let get = |k: &str| doc.get(k);
+    let workload_ref = get("workload")
+        .and_then(Node::scalar_text)
+        .ok_or_else(|| err("workload", Problem::MissingKey { key: "workload", what: "a built-in name or a file path" }))?;
     let (base_src, base_origin) = match builtin(&workload_ref) {
         Some(s) => (s.to_string(), format!("builtin:{workload_ref}")),
         None => {
             let p = path.parent().unwrap_or(Path::new(".")).join(&workload_ref);
-            let s = std::fs::read_to_string(&p).map_err(|e| WorkloadError::new(&file, line_of(&src, "workload"), format!("cannot read workload {}: {e}", p.display())))?;
+            let s = std::fs::read_to_string(&p).map_err(|source| err("workload", Problem::Read { what: format!("workload {}", p.display()), source }))?;
             (s, p.display().to_string())
         }
     };
     let repetitions = match get("repetitions") {
         None => 3,
-        Some(v) => v.as_u64().filter(|n| (1..=1000).contains(n)).ok_or_else(|| WorkloadError::new(&file, line_of(&src, "repetitions"), "repetitions: give a whole number from 1 to 1000"))? as u32,
+        Some(v) => v
+            .as_u64()
+            .filter(|n| (1..=1000).contains(n))
+            .ok_or_else(|| err("repetitions", Problem::Expected { key: "repetitions".into(), expected: "a whole number from 1 to 1000" }))? as u32,
     };
-    let fresh_load = match get("load").and_then(scalar_text).as_deref() {
+    let fresh_load = match get("load").and_then(Node::scalar_text).as_deref() {
         None | Some("shared") => false,
         Some("fresh") => true,
-        Some(o) => return Err(WorkloadError::new(&file, line_of(&src, "load"), format!("load: \"{o}\" is neither `shared` nor `fresh`"))),
+        Some(o) => return Err(err("load", Problem::NeitherOf { key: "load", value: o.to_string(), one: "shared", other: "fresh" })),
     };
-    let window_s = match get("window").and_then(scalar_text) {
+    let window_s = match get("window").and_then(Node::scalar_text) {
         None => 60.0,
-        Some(w) => parse_duration_s(&w).map_err(|m| WorkloadError::new(&file, line_of(&src, "window"), m))?,
+        Some(w) => parse_duration_s(&w).map_err(|e| err("window", e.into()))?,
     };
-    let shared_keyspace = get("shared_keyspace").and_then(|v| v.as_bool()).unwrap_or(false);
+    let shared_keyspace = get("shared_keyspace").and_then(Node::as_bool).unwrap_or(false);
     let common_params = params_of(get("params"), &file)?;
-    let common_run = get("run").cloned();
-    let Some(Value::Mapping(variants_map)) = get("variants") else {
-        return Err(err(&file, "`variants:` is missing: a mapping of variant name → changes (the first is the baseline)"));
-    };
-    if variants_map.len() < 2 {
-        return Err(WorkloadError::new(&file, line_of(&src, "variants"), "an experiment needs at least two variants to compare"));
+    let variants_node = get("variants").filter(|v| matches!(v.value, Value::Map(_))).ok_or_else(|| {
+        err("variants", Problem::MissingKey { key: "variants", what: "a mapping of variant name → changes (the first is the baseline)" })
+    })?;
+    if variants_node.entries().len() < 2 {
+        return Err(err("variants", Problem::TooFewVariants));
     }
+    // variants get keyspaces of their own unless told to share, so their schemas never meet
+    let base_params = resolve_text(&base_src, &base_origin, &BTreeMap::new())?.1;
+    let own_keyspace = !shared_keyspace && base_params.contains_key("keyspace") && !overrides.contains_key("keyspace");
 
     let mut variants = Vec::new();
-    for (name, patch) in variants_map {
-        let name = scalar_text(name).unwrap_or_default();
+    for entry in variants_node.entries() {
+        let name = entry.key.clone();
         let vfile = format!("{file} (variant {name})");
-        let empty = Mapping::new();
-        let patch = match patch {
-            Value::Mapping(m) => m,
-            Value::Null => &empty,
-            _ => return Err(err(&vfile, "a variant is a mapping of changes (or empty for the base as it is)")),
-        };
-        for k in patch.keys() {
-            let k = scalar_text(k).unwrap_or_default();
-            if !VARIANT_KEYS.contains(&k.as_str()) {
-                return Err(WorkloadError::new(&file, line_of(&src, &k), format!("variant {name}: unknown key `{k}` (known: {})", VARIANT_KEYS.join(", "))));
-            }
+        let patch = &entry.node;
+        if !matches!(patch.value, Value::Map(_) | Value::Null) {
+            return Err(WorkloadError::new(&file, Some(entry.key_line), Problem::NotAMapping { what: "a variant (its changes; empty for the base as it is)" }));
         }
-        let pget = |k: &str| patch.get(Value::String(k.into()));
+        if let Some(e) = patch.entries().iter().find(|e| !VARIANT_KEYS.contains(&e.key.as_str())) {
+            let problem = Problem::UnknownKey { context: format!("variant {name}: "), key: e.key.clone(), known: VARIANT_KEYS };
+            return Err(WorkloadError::new(&file, Some(e.key_line), problem));
+        }
         let mut params = common_params.clone();
-        params.extend(params_of(pget("params"), &vfile)?);
+        params.extend(params_of(patch.get("params"), &file)?);
         params.extend(overrides.clone());
-        // variants get keyspaces of their own unless told to share, so their schemas never meet
-        let base_params = resolve_text(&base_src, &base_origin, &BTreeMap::new())?.1;
-        if !shared_keyspace && base_params.contains_key("keyspace") && !overrides.contains_key("keyspace") {
+        if own_keyspace {
             let ks = params.get("keyspace").cloned().unwrap_or_else(|| base_params["keyspace"].clone());
             params.insert("keyspace".into(), format!("{ks}_{}", sanitize(&name)));
         }
         let (text, final_params) = resolve_text(&base_src, &base_origin, &params)?;
-        let mut wl: Value = serde_yaml::from_str(&text).map_err(|e| err(&vfile, e.to_string()))?;
-        let Value::Mapping(w) = &mut wl else { return Err(err(&vfile, "the base workload is not a mapping")) };
-        let substitute = |v: &Value| -> Result<Value, WorkloadError> {
-            let t = serde_yaml::to_string(v).map_err(|e| err(&vfile, e.to_string()))?;
-            let mut out = t.clone();
-            for (k, val) in &final_params {
-                out = out.replace(&format!("${{{k}}}"), val);
-            }
-            serde_yaml::from_str(&out).map_err(|e| err(&vfile, e.to_string()))
-        };
-        w.insert("params".into(), Value::Mapping(final_params.iter().map(|(k, v)| (Value::String(k.clone()), Value::String(v.clone()))).collect()));
-        if let Some(run) = &common_run {
-            merge_into(w, "run", &substitute(run)?);
-        }
-        if let Some(s) = pget("schema") {
-            w.insert("schema".into(), substitute(s)?);
-        }
-        for section in ["generators", "operations", "run"] {
-            if let Some(v) = pget(section) {
-                merge_into(w, section, &substitute(v)?);
-            }
-        }
-        if let Some(l) = pget("load") {
-            w.insert("load".into(), substitute(l)?);
-        }
-        for key in ["consistency", "page_size"] {
-            if let Some(v) = pget(key) {
-                if let Some(Value::Mapping(ops)) = w.get_mut("operations") {
-                    for (_, op) in ops.iter_mut() {
-                        if let Value::Mapping(op) = op {
-                            op.insert(key.into(), v.clone());
-                        }
-                    }
-                }
-            }
-        }
-        if let Some(opts) = pget("table_options").and_then(scalar_text) {
-            if let Some(Value::Sequence(stmts)) = w.get_mut("schema") {
-                for st in stmts.iter_mut() {
-                    if let Value::String(cql) = st {
-                        *cql = with_table_options(cql, &opts);
-                    }
-                }
-            }
-        }
-        w.insert("name".into(), Value::String(name.to_string()));
-        let source = serde_yaml::to_string(&wl).map_err(|e| err(&vfile, e.to_string()))?;
+        let source = variant_source(&text, &vfile, &name, &final_params, get("run"), patch)?;
         let workload = parse_workload(&source, &vfile, &BTreeMap::new())?;
-        let concurrency = pget("concurrency").and_then(|v| v.as_u64()).map(|n| n.max(1) as usize);
-        let rate_per_s = pget("rate").and_then(|v| v.as_f64());
+        let concurrency = patch.get("concurrency").and_then(Node::as_u64).map(|n| n.max(1) as usize);
+        let rate_per_s = patch.get("rate").and_then(Node::as_f64);
         variants.push(Variant { name, workload, source, concurrency, rate_per_s });
     }
 
     Ok(Experiment {
-        name: get("name").and_then(scalar_text).unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()),
-        description: get("description").and_then(scalar_text).unwrap_or_default(),
+        name: get("name").and_then(Node::scalar_text).unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()),
+        description: get("description").and_then(Node::scalar_text).unwrap_or_default(),
         origin: file,
         repetitions,
         fresh_load,
@@ -206,17 +139,66 @@ pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Res
     })
 }
 
-/// Merges mapping `patch` into `w[section]` key by key (whole entries replaced).
-fn merge_into(w: &mut Mapping, section: &str, patch: &Value) {
-    match (w.get_mut(section), patch) {
-        (Some(Value::Mapping(base)), Value::Mapping(p)) => {
-            for (k, v) in p {
-                base.insert(k.clone(), v.clone());
+/// The complete YAML of variant `name`: the base workload's resolved `text`, patched with the
+/// experiment's `run:` and the variant's changes (`${param}`s in them replaced by `params`).
+fn variant_source(text: &str, vfile: &str, name: &str, params: &BTreeMap<String, String>, common_run: Option<&Node>, patch: &Node) -> Result<String, WorkloadError> {
+    let yaml_err = |e| WorkloadError::yaml(vfile, None, e);
+    let mut w = yaml::parse(text).map_err(yaml_err)?;
+    if !matches!(w.value, Value::Map(_)) {
+        return Err(WorkloadError::new(vfile, None, Problem::NotAMapping { what: "the base workload" }));
+    }
+    // written out and read back, so that a replaced `${param}` is typed like any YAML scalar
+    let substitute = |v: &Node| -> Result<Node, WorkloadError> {
+        let mut out = yaml::to_string(v).map_err(yaml_err)?;
+        for (k, val) in params {
+            out = out.replace(&format!("${{{k}}}"), val);
+        }
+        yaml::parse(&out).map_err(yaml_err)
+    };
+    w.insert("params", Node::string_map(params));
+    if let Some(run) = common_run {
+        merge_into(&mut w, "run", substitute(run)?);
+    }
+    if let Some(s) = patch.get("schema") {
+        w.insert("schema", substitute(s)?);
+    }
+    for section in ["generators", "operations", "run"] {
+        if let Some(v) = patch.get(section) {
+            merge_into(&mut w, section, substitute(v)?);
+        }
+    }
+    if let Some(l) = patch.get("load") {
+        w.insert("load", substitute(l)?);
+    }
+    for key in ["consistency", "page_size"] {
+        if let (Some(v), Some(Node { value: Value::Map(ops), .. })) = (patch.get(key), w.get_mut("operations")) {
+            for op in ops.iter_mut().filter(|op| matches!(op.node.value, Value::Map(_))) {
+                op.node.insert(key, v.clone());
             }
         }
-        _ => {
-            w.insert(section.into(), patch.clone());
+    }
+    if let Some(opts) = patch.get("table_options").and_then(Node::scalar_text) {
+        if let Some(Node { value: Value::Seq(stmts), .. }) = w.get_mut("schema") {
+            for st in stmts.iter_mut() {
+                if let Value::Str(cql) = &mut st.value {
+                    *cql = with_table_options(cql, &opts);
+                }
+            }
         }
+    }
+    w.insert("name", Node::str(name));
+    yaml::to_string(&w).map_err(yaml_err)
+}
+
+/// Merges mapping `patch` into `w[section]` key by key (whole entries replaced).
+fn merge_into(w: &mut Node, section: &str, patch: Node) {
+    match (w.get_mut(section), patch.value) {
+        (Some(base @ Node { value: Value::Map(_), .. }), Value::Map(entries)) => {
+            for e in entries {
+                base.insert(&e.key, e.node);
+            }
+        }
+        (_, value) => w.insert(section, Node { line: patch.line, value }),
     }
 }
 
@@ -338,6 +320,13 @@ variants:
         assert!(e.to_string().contains("at least two variants"), "{e}");
         let e = load_experiment(file("workload: kv\nvariants:\n  a: {}\n  b: { colour: red }\n").path(), &BTreeMap::new()).unwrap_err();
         assert!(e.to_string().contains("unknown key `colour`") && e.line == Some(4), "{e}");
+        // the line of the key in its own variant, not the first line that mentions it
+        let e = load_experiment(file("workload: kv\ndescription: \"b loda: x\"\nvariants:\n  a: {}\n  b:\n    load: { op: insert, count: 10 }\n    loda: x\n").path(), &BTreeMap::new()).unwrap_err();
+        assert_eq!(e.to_string(), format!("{}:7: variant b: unknown key `loda` (known: {})", e.file, VARIANT_KEYS.join(", ")));
+        let e = load_experiment(file("workload: kv\nrepetitions: 2\nwindow: ten seconds\nvariants:\n  a: {}\n  b: {}\n").path(), &BTreeMap::new()).unwrap_err();
+        assert!(e.line == Some(3) && e.to_string().contains("bad duration \"ten seconds\""), "{e}");
+        let e = load_experiment(file("workload: kv\nparams:\n  rows: [1]\nvariants:\n  a: {}\n  b: {}\n").path(), &BTreeMap::new()).unwrap_err();
+        assert!(e.line == Some(3) && e.to_string().contains("parameter \"rows\" must be"), "{e}");
         let e = load_experiment(file("workload: kv\nvariants:\n  a: {}\n  b:\n    run: { mix: { nope: 1 } }\n").path(), &BTreeMap::new()).unwrap_err();
         assert!(e.to_string().contains("variant b") && e.to_string().contains("unknown operation \"nope\""), "{e}");
         let e = load_experiment(file("variants: {}\n").path(), &BTreeMap::new()).unwrap_err();

@@ -5,6 +5,7 @@
 pub mod analysis;
 pub mod cluster;
 pub mod config;
+pub mod cql;
 pub mod engine;
 pub mod events;
 pub mod experiment;
@@ -15,5 +16,8 @@ pub mod server;
 pub mod session;
 pub mod stats;
 pub mod store;
+pub mod suggest;
 pub mod targets;
+pub mod units;
 pub mod workload;
+pub mod yaml;

@@ -424,7 +424,7 @@ pub struct ClusterArgs {
 }
 
 pub fn parse_duration_s(what: &str, v: &str) -> Result<f64> {
-    casslab_core::workload::parse_duration_s(v).map_err(|m| usage(format!("--{what}: {m}")))
+    casslab_core::units::parse_duration_s(v).map_err(|m| usage(format!("--{what}: {m}")))
 }
 
 pub fn parse_rate(v: &str) -> Result<f64> {

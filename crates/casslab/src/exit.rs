@@ -162,7 +162,7 @@ mod tests {
 
     #[test]
     fn library_errors_are_classed_by_what_went_wrong() {
-        assert_eq!(class(WorkloadError::new("w.yaml", Some(3), "unknown generator")), Exit::Usage);
+        assert_eq!(class(WorkloadError::new("w.yaml", Some(3), casslab_core::workload::Problem::TooFewVariants)), Exit::Usage);
         assert_eq!(class(StoreError::NoSuchRun(9)), Exit::Usage);
         assert_eq!(class(StoreError::Missing { path: "/nowhere/results.db".into() }), Exit::Usage);
         assert_eq!(class(StoreError::Corrupt { what: "x".into(), detail: "y".into() }), Exit::Failed);
@@ -170,7 +170,7 @@ mod tests {
         let connect = EngineError::Connect { hosts: "127.0.0.1:1".into(), message: "refused".into(), hint: "start it".into() };
         assert_eq!(class(connect), Exit::Setup);
         assert_eq!(class(EngineError::Schema { statement: "CREATE".into(), message: "no".into() }), Exit::Setup);
-        assert_eq!(class(EngineError::Workload(WorkloadError::new("w", None, "bad"))), Exit::Usage);
+        assert_eq!(class(EngineError::Workload(WorkloadError::new("w", None, casslab_core::workload::Problem::TooFewVariants))), Exit::Usage);
         assert_eq!(class(LocalError::NodeDied { node: "node1".into(), log_tail: String::new() }), Exit::Setup);
         assert_eq!(class(LocalError::NoSuchTarget { selector: "node9".into(), known: "node1".into() }), Exit::Usage);
         assert_eq!(class(anyhow::anyhow!("something else")), Exit::Failed);

@@ -4,10 +4,12 @@
 
 use super::dist::Dist;
 use super::params::{Ctx, Domain, Params};
-use super::render::{parse_start_ms, Body, Simple, Size, DEFAULT_START_MS};
+use super::render::{Body, Simple, Size, DEFAULT_START_MS};
 use super::spec::{ElementSpec, GeneratorSpec, Scalar, SizeSpec};
 use super::types::CqlType;
-use super::{did_you_mean, GenError};
+use super::GenError;
+use crate::suggest::hint;
+use crate::units::parse_start_ms;
 use std::collections::BTreeMap;
 
 /// Largest text or blob size, in characters or bytes.
@@ -61,8 +63,8 @@ fn latest(
     let cx = Ctx { generator: name, field_prefix: "" };
     let follows = spec.follows.as_deref().unwrap_or_default().trim();
     let Some(j) = specs.keys().position(|k| k == follows) else {
-        let hint = did_you_mean(follows, specs.keys()).map(|s| format!("; did you mean \"{s}\"?")).unwrap_or_default();
-        return Err(cx.err("follows", format!("no generator named \"{follows}\"{hint}")));
+        let sugg = hint(follows, specs.keys());
+        return Err(cx.err("follows", format!("no generator named \"{follows}\"{sugg}")));
     };
     let Some(seq) = parts[j].2.as_ref().and_then(Dist::as_sequence) else {
         let its = specs[follows].dist.as_deref().unwrap_or("uniform");
@@ -244,7 +246,7 @@ mod tests {
     use super::*;
 
     fn error(yaml: &str) -> GenError {
-        let specs: BTreeMap<String, GeneratorSpec> = serde_yaml::from_str(yaml).unwrap();
+        let specs: BTreeMap<String, GeneratorSpec> = crate::yaml::from_str(yaml).unwrap();
         GeneratorSet::build(&specs).expect_err("the spec should be rejected")
     }
 
@@ -395,7 +397,7 @@ mod tests {
             "n: { type: int, dist: sequence, min: 5, max: 9 }\ng: { type: int, dist: latest, follows: n, min: 5 }",
             "n: { type: int, dist: sequence }\ng: { type: \"list<int>\", size: 2, dist: latest, follows: n }",
         ] {
-            let specs: BTreeMap<String, GeneratorSpec> = serde_yaml::from_str(yaml).unwrap();
+            let specs: BTreeMap<String, GeneratorSpec> = crate::yaml::from_str(yaml).unwrap();
             if let Err(e) = GeneratorSet::build(&specs) {
                 panic!("{yaml}: {e}");
             }

@@ -140,7 +140,7 @@ mod tests {
     use rand::SeedableRng;
 
     fn build(yaml: &str, dom: &Domain) -> Dist {
-        let spec: SizeDistSpec = serde_yaml::from_str(yaml).unwrap();
+        let spec: SizeDistSpec = crate::yaml::from_str(yaml).unwrap();
         Dist::build(&Params::of_size(&spec), dom, &Ctx { generator: "g", field_prefix: "" }).unwrap()
     }
 

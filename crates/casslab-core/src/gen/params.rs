@@ -6,7 +6,8 @@ use super::dist::{Dist, Sequence};
 use super::spec::{GeneratorSpec, Scalar, SizeDistSpec};
 use super::types::CqlType;
 use super::zipf::{Zipf, DEFAULT_THETA};
-use super::{did_you_mean, GenError, DISTRIBUTIONS};
+use super::{GenError, DISTRIBUTIONS};
+use crate::suggest::did_you_mean;
 use rand_distr::Normal;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -18,11 +19,11 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    pub(crate) fn err(&self, field: &str, message: impl Into<String>) -> GenError {
+    pub(crate) fn err(&self, field: &str, message: impl std::fmt::Display) -> GenError {
         GenError {
             generator: self.generator.to_string(),
             field: Some(format!("{}{field}", self.field_prefix)),
-            message: message.into(),
+            message: message.to_string(),
         }
     }
 
@@ -258,7 +259,7 @@ mod tests {
     use super::*;
 
     fn build(yaml: &str, ty: &CqlType) -> Dist {
-        let spec: GeneratorSpec = serde_yaml::from_str(yaml).unwrap();
+        let spec: GeneratorSpec = crate::yaml::from_str(yaml).unwrap();
         Dist::build(&Params::of_generator(&spec), &Domain::of_type(ty), &Ctx { generator: "g", field_prefix: "" })
             .unwrap()
     }

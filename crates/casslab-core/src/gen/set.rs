@@ -122,7 +122,7 @@ flag:       { type: boolean }
 "#;
 
     fn set(yaml: &str) -> GeneratorSet {
-        GeneratorSet::build(&serde_yaml::from_str(yaml).unwrap()).unwrap()
+        GeneratorSet::build(&crate::yaml::from_str(yaml).unwrap()).unwrap()
     }
 
     fn rng() -> SmallRng {

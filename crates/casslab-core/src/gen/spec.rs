@@ -17,12 +17,12 @@ pub enum Scalar {
 
 impl Scalar {
     /// An integer: an int, a float without fraction, or a string holding either.
-    pub fn as_i64(&self) -> Result<i64, String> {
+    pub fn as_i64(&self) -> Result<i64, ScalarError> {
         let from_f64 = |f: f64| {
             if f.fract() == 0.0 && f >= -(2f64.powi(63)) && f < 2f64.powi(63) {
                 Ok(f as i64)
             } else {
-                Err(format!("expected an integer, got {f}"))
+                Err(ScalarError::NotInteger(f.to_string()))
             }
         };
         match self {
@@ -34,36 +34,36 @@ impl Scalar {
                     Ok(i) => Ok(i),
                     Err(_) => match t.parse::<f64>() {
                         Ok(f) => from_f64(f),
-                        Err(_) => Err(format!("expected an integer, got \"{s}\"")),
+                        Err(_) => Err(ScalarError::NotInteger(self.display())),
                     },
                 }
             }
-            Scalar::Bool(b) => Err(format!("expected an integer, got {b}")),
+            Scalar::Bool(_) => Err(ScalarError::NotInteger(self.display())),
         }
     }
 
     /// A finite number: an int, a float, or a string holding either.
-    pub fn as_f64(&self) -> Result<f64, String> {
+    pub fn as_f64(&self) -> Result<f64, ScalarError> {
         let f = match self {
             Scalar::Int(i) => *i as f64,
             Scalar::Float(f) => *f,
-            Scalar::Text(s) => s.trim().parse::<f64>().map_err(|_| format!("expected a number, got \"{s}\""))?,
-            Scalar::Bool(b) => return Err(format!("expected a number, got {b}")),
+            Scalar::Text(s) => s.trim().parse::<f64>().map_err(|_| ScalarError::NotNumber(self.display()))?,
+            Scalar::Bool(_) => return Err(ScalarError::NotNumber(self.display())),
         };
         if f.is_finite() {
             Ok(f)
         } else {
-            Err(format!("expected a finite number, got {f}"))
+            Err(ScalarError::NotFinite(f.to_string()))
         }
     }
 
     /// A boolean: `true`/`false`, or a string holding one.
-    pub fn as_bool(&self) -> Result<bool, String> {
+    pub fn as_bool(&self) -> Result<bool, ScalarError> {
         match self {
             Scalar::Bool(b) => Ok(*b),
             Scalar::Text(s) if s.trim().eq_ignore_ascii_case("true") => Ok(true),
             Scalar::Text(s) if s.trim().eq_ignore_ascii_case("false") => Ok(false),
-            other => Err(format!("expected true or false, got {}", other.display())),
+            other => Err(ScalarError::NotBool(other.display())),
         }
     }
 
@@ -75,6 +75,20 @@ impl Scalar {
             Scalar::Text(s) => format!("\"{s}\""),
         }
     }
+}
+
+/// A [`Scalar`] that is not the kind of value a field needs (the value as written, strings
+/// quoted).
+#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
+pub enum ScalarError {
+    #[error("expected an integer, got {0}")]
+    NotInteger(String),
+    #[error("expected a number, got {0}")]
+    NotNumber(String),
+    #[error("expected a finite number, got {0}")]
+    NotFinite(String),
+    #[error("expected true or false, got {0}")]
+    NotBool(String),
 }
 
 /// One entry of `generators:`. Which fields apply depends on `type` and `dist`; the builder
@@ -196,7 +210,7 @@ a: { type: text, dist: zipfian, min: "0", max: "100000", theta: "0.9" }
 b: { type: blob, size: { dist: uniform, min: 10, max: "1000" } }
 c: { type: "set<text>", size: "5", element: { size: 8 }, scrambled: "false" }
 "#;
-        let specs: BTreeMap<String, GeneratorSpec> = serde_yaml::from_str(yaml).unwrap();
+        let specs: BTreeMap<String, GeneratorSpec> = crate::yaml::from_str(yaml).unwrap();
         assert_eq!(specs["a"].max.as_ref().unwrap().as_i64(), Ok(100_000));
         assert_eq!(specs["a"].theta.as_ref().unwrap().as_f64(), Ok(0.9));
         match specs["b"].size.as_ref().unwrap() {
@@ -210,7 +224,7 @@ c: { type: "set<text>", size: "5", element: { size: 8 }, scrambled: "false" }
 
     #[test]
     fn unknown_fields_are_rejected() {
-        let r: Result<GeneratorSpec, _> = serde_yaml::from_str("{ type: text, thetta: 0.9 }");
+        let r: Result<GeneratorSpec, _> = crate::yaml::from_str("{ type: text, thetta: 0.9 }");
         assert!(r.unwrap_err().to_string().contains("thetta"));
     }
 
@@ -220,18 +234,18 @@ c: { type: "set<text>", size: "5", element: { size: 8 }, scrambled: "false" }
         assert_eq!(Scalar::Float(1e6).as_i64(), Ok(1_000_000));
         assert_eq!(Scalar::Text("1e3".into()).as_i64(), Ok(1000));
         assert!(Scalar::Float(1.5).as_i64().is_err());
-        assert!(Scalar::Text("ten".into()).as_i64().unwrap_err().contains("\"ten\""));
+        assert_eq!(Scalar::Text("ten".into()).as_i64().unwrap_err().to_string(), "expected an integer, got \"ten\"");
         assert!(Scalar::Text("NaN".into()).as_f64().is_err());
         assert!(Scalar::Int(1).as_bool().is_err());
     }
 
     #[test]
     fn spec_round_trips_through_yaml() {
-        let spec: GeneratorSpec = serde_yaml::from_str(
+        let spec: GeneratorSpec = crate::yaml::from_str(
             "{ type: \"map<text,bigint>\", size: { dist: uniform, min: 1, max: 10 }, key: { size: 4 } }",
         )
         .unwrap();
-        let back: GeneratorSpec = serde_yaml::from_str(&serde_yaml::to_string(&spec).unwrap()).unwrap();
+        let back: GeneratorSpec = crate::yaml::from_str(&crate::yaml::to_string(&spec).unwrap()).unwrap();
         assert_eq!(spec, back);
     }
 }

@@ -41,40 +41,40 @@ const COLLECTION_NAMES: &[&str] = &["list", "set", "map", "frozen"];
 
 impl CqlType {
     /// Parses a CQL type as written in a workload file.
-    pub fn parse(s: &str) -> Result<CqlType, String> {
+    pub fn parse(s: &str) -> Result<CqlType, TypeError> {
         let compact: String = s.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
         if compact.is_empty() {
-            return Err("empty type; expected e.g. text, bigint or list<int>".into());
+            return Err(TypeError::Empty);
         }
         Self::parse_compact(&compact, true)
     }
 
-    fn parse_compact(s: &str, top: bool) -> Result<CqlType, String> {
+    fn parse_compact(s: &str, top: bool) -> Result<CqlType, TypeError> {
         let Some(open) = s.find('<') else {
             return Self::parse_simple(s);
         };
         if !s.ends_with('>') {
-            return Err(format!("unbalanced '<' in \"{s}\""));
+            return Err(TypeError::Unbalanced(s.to_string()));
         }
         let outer = &s[..open];
         let inner = &s[open + 1..s.len() - 1];
         if !top && outer != "frozen" {
-            return Err(format!("nested collections are not supported (in \"{s}\"); use simple element types"));
+            return Err(TypeError::Nested(s.to_string()));
         }
         match outer {
             "frozen" => match Self::parse_compact(inner, top)? {
                 CqlType::List { element, .. } => Ok(CqlType::List { element, frozen: true }),
                 CqlType::Set { element, .. } => Ok(CqlType::Set { element, frozen: true }),
                 CqlType::Map { key, value, .. } => Ok(CqlType::Map { key, value, frozen: true }),
-                _ if !top => Err(format!("nested collections are not supported (in \"{s}\")")),
-                other => Err(format!("frozen<> applies to collections, not to {other}")),
+                _ if !top => Err(TypeError::Nested(s.to_string())),
+                other => Err(TypeError::FrozenSimple(other.to_string())),
             },
             "list" => Ok(CqlType::List { element: Box::new(Self::parse_element(inner)?), frozen: false }),
             "set" => Ok(CqlType::Set { element: Box::new(Self::parse_element(inner)?), frozen: false }),
             "map" => {
                 let parts: Vec<&str> = inner.split(',').collect();
                 if parts.len() != 2 {
-                    return Err(format!("map<...> takes a key and a value type, got \"{inner}\""));
+                    return Err(TypeError::MapArity(inner.to_string()));
                 }
                 Ok(CqlType::Map {
                     key: Box::new(Self::parse_element(parts[0])?),
@@ -82,21 +82,21 @@ impl CqlType {
                     frozen: false,
                 })
             }
-            other => Err(unknown(other, COLLECTION_NAMES)),
+            other => Err(TypeError::Unsupported { word: other.to_string(), known: COLLECTION_NAMES }),
         }
     }
 
-    fn parse_element(s: &str) -> Result<CqlType, String> {
+    fn parse_element(s: &str) -> Result<CqlType, TypeError> {
         if s.contains('<') {
-            return Err(format!("nested collections are not supported (element \"{s}\"); use simple element types"));
+            return Err(TypeError::Nested(s.to_string()));
         }
         if s.contains(',') {
-            return Err(format!("expected one element type, got \"{s}\""));
+            return Err(TypeError::ElementList(s.to_string()));
         }
         Self::parse_simple(s)
     }
 
-    fn parse_simple(s: &str) -> Result<CqlType, String> {
+    fn parse_simple(s: &str) -> Result<CqlType, TypeError> {
         Ok(match s {
             "text" | "varchar" | "ascii" => CqlType::Text,
             "blob" => CqlType::Blob,
@@ -107,8 +107,8 @@ impl CqlType {
             "uuid" => CqlType::Uuid,
             "timeuuid" => CqlType::TimeUuid,
             "timestamp" => CqlType::Timestamp,
-            "list" | "set" | "map" | "frozen" => return Err(format!("{s} needs element types, e.g. {s}<int>")),
-            other => return Err(unknown(other, SIMPLE_TYPE_NAMES)),
+            "list" | "set" | "map" | "frozen" => return Err(TypeError::NeedsElements(s.to_string())),
+            other => return Err(TypeError::Unsupported { word: other.to_string(), known: SIMPLE_TYPE_NAMES }),
         })
     }
 
@@ -144,15 +144,25 @@ impl CqlType {
     }
 }
 
-fn unknown(word: &str, known: &[&str]) -> String {
-    let hint = match super::did_you_mean(word, known) {
-        Some(s) => format!("; did you mean \"{s}\"?"),
-        None => String::new(),
-    };
-    format!(
-        "unsupported type \"{word}\" (supported: {}, list<T>, set<T>, map<K, V>, frozen<...>){hint}",
-        SIMPLE_TYPE_NAMES.join(", ")
-    )
+/// A `type:` that is not one generators can produce, and what to write instead.
+#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
+pub enum TypeError {
+    #[error("empty type; expected e.g. text, bigint or list<int>")]
+    Empty,
+    #[error("unbalanced '<' in \"{0}\"")]
+    Unbalanced(String),
+    #[error("nested collections are not supported (in \"{0}\"); use simple element types")]
+    Nested(String),
+    #[error("frozen<> applies to collections, not to {0}")]
+    FrozenSimple(String),
+    #[error("map<...> takes a key and a value type, got \"{0}\"")]
+    MapArity(String),
+    #[error("expected one element type, got \"{0}\"")]
+    ElementList(String),
+    #[error("{0} needs element types, e.g. {0}<int>")]
+    NeedsElements(String),
+    #[error("unsupported type \"{word}\" (supported: {}, list<T>, set<T>, map<K, V>, frozen<...>){}", SIMPLE_TYPE_NAMES.join(", "), crate::suggest::hint(.word, *.known))]
+    Unsupported { word: String, known: &'static [&'static str] },
 }
 
 impl fmt::Display for CqlType {
@@ -229,18 +239,18 @@ mod tests {
 
     #[test]
     fn rejects_bad_types() {
-        let e = CqlType::parse("bigitn").unwrap_err();
+        let e = CqlType::parse("bigitn").unwrap_err().to_string();
         assert!(e.contains("unsupported type \"bigitn\"") && e.contains("did you mean \"bigint\"?"), "{e}");
         assert!(CqlType::parse("").is_err());
-        assert!(CqlType::parse("float").unwrap_err().contains("unsupported"));
-        assert!(CqlType::parse("list<list<int>>").unwrap_err().contains("nested"));
-        assert!(CqlType::parse("list<frozen<list<int>>>").unwrap_err().contains("nested"));
-        assert!(CqlType::parse("map<text>").unwrap_err().contains("key and a value"));
-        assert!(CqlType::parse("map<text,int,int>").unwrap_err().contains("key and a value"));
-        assert!(CqlType::parse("frozen<int>").unwrap_err().contains("collections"));
-        assert!(CqlType::parse("list<int").unwrap_err().contains("unbalanced"));
-        assert!(CqlType::parse("list").unwrap_err().contains("needs element types"));
-        assert!(CqlType::parse("tuple<int>").unwrap_err().contains("unsupported"));
+        assert!(CqlType::parse("float").unwrap_err().to_string().contains("unsupported"));
+        assert!(CqlType::parse("list<list<int>>").unwrap_err().to_string().contains("nested"));
+        assert!(CqlType::parse("list<frozen<list<int>>>").unwrap_err().to_string().contains("nested"));
+        assert!(CqlType::parse("map<text>").unwrap_err().to_string().contains("key and a value"));
+        assert!(CqlType::parse("map<text,int,int>").unwrap_err().to_string().contains("key and a value"));
+        assert!(CqlType::parse("frozen<int>").unwrap_err().to_string().contains("collections"));
+        assert!(CqlType::parse("list<int").unwrap_err().to_string().contains("unbalanced"));
+        assert!(CqlType::parse("list").unwrap_err().to_string().contains("needs element types"));
+        assert!(CqlType::parse("tuple<int>").unwrap_err().to_string().contains("unsupported"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Rules about non-frozen collections: row TTL on them (a tombstone per element), writing
 //! them whole (a range tombstone per write), and appends to lists on a hot path.
 
-use super::cql::{AssignKind, CollectionKind, DmlKind, Term};
+use crate::cql::{AssignKind, CollectionKind, DmlKind, Term};
 use super::{Finding, Model, Rule, Severity};
 
 /// A share of the run mix at or above which an operation counts as a hot path.

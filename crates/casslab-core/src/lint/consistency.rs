@@ -3,7 +3,7 @@
 //! replicas, ANY for reads) are errors; levels that leave no room for a replica to be down are
 //! notes. Without a declared replication (the engine picks one) there is nothing to check.
 
-use super::cql::DmlKind;
+use crate::cql::DmlKind;
 use super::{Finding, Model, Rule, Severity};
 use crate::workload::{Consistency, Operation};
 use std::collections::BTreeMap;

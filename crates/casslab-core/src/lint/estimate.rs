@@ -152,7 +152,7 @@ mod tests {
     use super::*;
 
     fn spec(y: &str) -> GeneratorSpec {
-        serde_yaml::from_str(y).unwrap()
+        crate::yaml::from_str(y).unwrap()
     }
 
     #[test]

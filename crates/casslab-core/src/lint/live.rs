@@ -3,7 +3,7 @@
 //! what the workload declares (the cluster's definition wins: a table altered since, an index
 //! added by hand, the real replication). Connecting is the engine's; judging is the rules'.
 
-use super::cql::{parse_schema, SchemaStmt};
+use crate::cql::{parse_schema, SchemaStmt};
 use crate::workload::{Statement, Workload};
 use scylla::client::session::Session;
 use std::collections::{BTreeMap, HashMap};

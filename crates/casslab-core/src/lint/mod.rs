@@ -1,11 +1,12 @@
 //! The data-model linter: reads a workload's schema and operations (no cluster needed) and
 //! reports modelling mistakes a machine can spot before a request is sent, each a [`Finding`]
 //! with a severity, the statement or table at fault (file:line), why it hurts and what to do
-//! instead. `cql` reads the statements; one file per group of rules (`collections`, `queries`,
+//! instead. `crate::cql` reads the statements; one file per group of rules (`collections`, `queries`,
 //! `writes`, `partitions`, `consistency`) inspects them through the shared [`Model`]. This
 //! module does not print: the binary renders findings (`casslab lint`, and before `run`).
 
-pub mod cql;
+#[cfg(test)]
+mod agreement;
 mod collections;
 mod consistency;
 mod estimate;
@@ -18,7 +19,8 @@ mod writes;
 
 use crate::gen::GeneratorSpec;
 use crate::workload::{load_workload, Operation, Statement, Workload, WorkloadError};
-use cql::{Dml, SchemaStmt, Table, Term};
+use crate::yaml::{self, Node, Value};
+use crate::cql::{self, Dml, SchemaStmt, Table, Term};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -287,8 +289,8 @@ pub fn lint_target_with(
 /// An experiment file has `workload:` and `variants:` at the top level.
 pub fn is_experiment(path: &Path) -> bool {
     let Ok(src) = std::fs::read_to_string(path) else { return false };
-    let top = |k: &str| src.lines().any(|l| l.starts_with(&format!("{k}:")));
-    top("workload") && top("variants")
+    let Ok(doc) = yaml::parse(&src) else { return false };
+    doc.get("workload").is_some() && doc.get("variants").is_some()
 }
 
 fn lint_experiment(
@@ -301,8 +303,8 @@ fn lint_experiment(
     let exp_file = path.display().to_string();
     let exp_src = std::fs::read_to_string(path).unwrap_or_default();
     // the base workload, read as the experiment reads it, so its findings carry true lines
-    let doc: serde_yaml::Value = serde_yaml::from_str(&exp_src).map_err(|e| WorkloadError::new(&exp_file, None, e.to_string()))?;
-    let base_ref = doc.get("workload").and_then(|v| v.as_str()).unwrap_or_default().to_string();
+    let doc = yaml::parse(&exp_src).map_err(|e| WorkloadError::yaml(&exp_file, None, e))?;
+    let base_ref = doc.get("workload").and_then(Node::scalar_text).unwrap_or_default();
     let base_target = if crate::workload::builtin(&base_ref).is_some() {
         base_ref.clone()
     } else {
@@ -312,20 +314,17 @@ fn lint_experiment(
     let mut out = lint(&adjust(base), opts);
     let base_keys: Vec<(Rule, String)> = out.iter().map(|f| (f.rule, f.statement.clone())).collect();
     for v in &exp.variants {
+        let block = doc.at(&["variants"]).and_then(|vs| vs.entry(&v.name));
         for mut f in lint(&adjust(v.workload.clone()), opts) {
             if base_keys.contains(&(f.rule, f.statement.clone())) {
                 continue;
             }
             // the variant's patch caused it: point at the statement in the variant's block of
             // the experiment file, else at the variant itself
-            let block = variant_block(&exp_src, &v.name);
             let words: Vec<&str> = f.statement.split_whitespace().take(4).collect();
-            let needle = words.join(" ");
-            let in_block = block.and_then(|(from, to)| {
-                exp_src.lines().enumerate().skip(from - 1).take(to + 1 - from).find(|(_, l)| !needle.is_empty() && l.split_whitespace().collect::<Vec<_>>().join(" ").contains(&needle)).map(|(i, _)| i + 1)
-            });
+            let in_block = block.and_then(|b| line_of_text(&b.node, &words.join(" ")));
             f.file = exp_file.clone();
-            f.line = in_block.or(block.map(|(from, _)| from));
+            f.line = in_block.or(block.map(|b| b.key_line));
             f.subject = format!("{} (variant {})", f.subject, v.name);
             if !out.iter().any(|o| o.rule == f.rule && o.file == f.file && o.line == f.line && o.message == f.message) {
                 out.push(f);
@@ -336,18 +335,17 @@ fn lint_experiment(
     Ok(out)
 }
 
-/// The lines (first, last) of variant `name`'s block under `variants:` in an experiment file.
-fn variant_block(src: &str, name: &str) -> Option<(usize, usize)> {
-    let lines: Vec<&str> = src.lines().collect();
-    let top = lines.iter().position(|l| l.starts_with("variants:"))?;
-    let indent = |l: &str| l.len() - l.trim_start().len();
-    let start = (top + 1..lines.len()).find(|&i| {
-        let t = lines[i].trim_start();
-        indent(lines[i]) > 0 && (t.starts_with(&format!("{name}:")) || t.starts_with(&format!("\"{name}\":")) || t.starts_with(&format!("'{name}':")))
-    })?;
-    let ind = indent(lines[start]);
-    let end = (start + 1..lines.len()).find(|&i| !lines[i].trim().is_empty() && indent(lines[i]) <= ind).unwrap_or(lines.len());
-    Some((start + 1, end))
+/// The line of the first string under `node` whose words contain `needle`'s.
+fn line_of_text(node: &Node, needle: &str) -> Option<usize> {
+    if needle.is_empty() {
+        return None;
+    }
+    match &node.value {
+        Value::Str(s) => s.split_whitespace().collect::<Vec<_>>().join(" ").contains(needle).then_some(node.line),
+        Value::Seq(items) => items.iter().find_map(|n| line_of_text(n, needle)),
+        Value::Map(entries) => entries.iter().find_map(|e| line_of_text(&e.node, needle)),
+        _ => None,
+    }
 }
 
 /// The findings at `min` severity or worse.

@@ -3,7 +3,7 @@
 //! growing as the run writes rows with ever new clustering keys, and lends its estimates to the
 //! query rules (wide partitions read without a LIMIT).
 
-use super::cql::{Dml, DmlKind, RelOp, Table, Term};
+use crate::cql::{Dml, DmlKind, RelOp, Table, Term};
 use super::estimate::{cardinality, grows_without_bound, hottest_share, value_bytes};
 use super::{Finding, Model, OpStmt, Rule, Severity};
 

@@ -3,7 +3,7 @@
 //! `SELECT *` of wide rows read often, and scans (of a table, or of a wide partition) without a
 //! `LIMIT`.
 
-use super::cql::{Dml, DmlKind, RelOp, Relation, Table, Term};
+use crate::cql::{Dml, DmlKind, RelOp, Relation, Table, Term};
 use super::estimate::{cardinality, mean_size, value_bytes};
 use super::partitions::loaded_size;
 use super::{Finding, Model, OpStmt, Rule, Severity};

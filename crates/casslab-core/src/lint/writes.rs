@@ -1,7 +1,7 @@
 //! Rules about writes and deletes: batches spanning partitions (logged and unlogged), range
 //! deletes on partitions that keep growing, and reads of what is being deleted.
 
-use super::cql::{BatchKind, Dml, DmlKind, RelOp, Term};
+use crate::cql::{BatchKind, Dml, DmlKind, RelOp, Term};
 use super::{Finding, Model, OpStmt, Rule, Severity};
 use crate::workload::BatchSpec;
 use std::collections::BTreeSet;

@@ -5,101 +5,12 @@
 //! executes them. TTLs and explicit timestamps need nothing here: they are CQL
 //! (`USING TTL ?`, `USING TIMESTAMP ?`) bound to generators like any other value.
 
-use super::error::WorkloadError;
-use super::parse::LineIndex;
-use super::Statement;
-use crate::gen::{did_you_mean, Scalar};
-use serde::{Deserialize, Serialize};
-
-/// Largest set of partitions one execution may read.
-pub const MAX_PARTITIONS: u32 = 1000;
-/// Largest number of rows in one batch.
-pub const MAX_BATCH_ROWS: u32 = 10_000;
-
-/// How a set of partitions is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Strategy {
-    /// One single-partition SELECT at a time.
-    Sync,
-    /// Every single-partition SELECT in flight at once (up to `concurrency`).
-    Async,
-    /// `WHERE pk IN (…)`: one statement for the set (or one per `chunk` keys, in parallel).
-    In,
-    /// Keys grouped by the replicas that own them (the driver's token map); one IN statement
-    /// per group, sent to a replica of the group, the groups in parallel.
-    InByReplica,
-}
-
-impl Strategy {
-    pub const NAMES: &'static [&'static str] = &["sync", "async", "in", "in_by_replica"];
-    pub fn parse(s: &str) -> Option<Strategy> {
-        Some(match s.trim() {
-            "sync" => Strategy::Sync,
-            "async" => Strategy::Async,
-            "in" => Strategy::In,
-            "in_by_replica" => Strategy::InByReplica,
-            _ => return None,
-        })
-    }
-    pub fn as_str(self) -> &'static str {
-        Strategy::NAMES[self as usize]
-    }
-    /// Whether the strategy sends `IN` statements.
-    pub fn uses_in(self) -> bool {
-        matches!(self, Strategy::In | Strategy::InByReplica)
-    }
-}
-
-/// `partitions:` — each execution reads `count` distinct partitions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PartitionSet {
-    pub count: u32,
-    pub strategy: Strategy,
-    /// The generator whose values are the partition keys (bound to `pk = ?` in the statement).
-    pub key: String,
-    /// Position (0-based) of the key's bind marker in the statement.
-    pub key_marker: usize,
-    /// Rows per partition at most: each statement gets `LIMIT ?` = limit × its partitions, and
-    /// a page size at least that large, so the coordinator answers it in a single page.
-    pub limit: Option<u32>,
-    /// `in`/`in_by_replica`: partitions per IN statement at most (default: all).
-    pub chunk: u32,
-    /// Statements of one execution in flight at once, at most (default: all).
-    pub concurrency: u32,
-    pub line: usize,
-}
-
-/// Which kind of batch a write operation sends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BatchKind {
-    Unlogged,
-    Logged,
-    /// An unlogged batch whose rows all share the first row's partition key.
-    SinglePartition,
-}
-
-impl BatchKind {
-    pub const NAMES: &'static [&'static str] = &["unlogged", "logged", "single_partition"];
-    pub fn parse(s: &str) -> Option<BatchKind> {
-        Some(match s.trim() {
-            "unlogged" => BatchKind::Unlogged,
-            "logged" => BatchKind::Logged,
-            "single_partition" => BatchKind::SinglePartition,
-            _ => return None,
-        })
-    }
-}
-
-/// `batch:` — each execution sends one batch of `size` rows (every statement of the operation
-/// once per row, with values drawn per row).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BatchSpec {
-    pub kind: BatchKind,
-    pub size: u32,
-    pub line: usize,
-}
+use super::error::OpProblem;
+use super::model::{BatchKind, BatchSpec, PartitionSet, Statement, Strategy, MAX_BATCH_ROWS, MAX_PARTITIONS};
+use crate::cql;
+use crate::gen::Scalar;
+use crate::yaml::Node;
+use serde::Deserialize;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -133,73 +44,61 @@ pub(crate) struct RawAccess {
     pub timestamp: Option<String>,
 }
 
-/// Checks `partitions:`, `batch:` and `timestamp:` of operation `name` (declared at `op_line`).
-pub(crate) fn build_access(
-    file: &str,
-    lines: &LineIndex,
-    name: &str,
-    op_line: usize,
-    statements: &[Statement],
-    raw: RawAccess,
-) -> Result<Access, WorkloadError> {
+/// Checks `partitions:`, `batch:` and `timestamp:` of an operation declared at `op_line`,
+/// whose YAML is `node`; a problem comes with its line.
+pub(crate) fn build_access(node: &Node, op_line: usize, statements: &[Statement], raw: RawAccess) -> Result<Access, (usize, OpProblem)> {
     let RawAccess { partitions, batch, timestamp } = raw;
-    let at = |key: &str| lines.key_in(Some(op_line), key).unwrap_or(op_line);
-    let err = |line: usize, msg: String| WorkloadError::new(file, Some(line), format!("operation \"{name}\": {msg}"));
-    let is_select = |st: &Statement| first_word(&st.cql).eq_ignore_ascii_case("SELECT");
+    let at = |key: &str| node.key_line(key).unwrap_or(op_line);
+    let is_select = |st: &Statement| cql::first_keyword(&st.cql).as_deref() == Some("SELECT");
 
     if partitions.is_some() && batch.is_some() {
-        return Err(err(at("batch"), "`partitions` reads and `batch` writes; an operation has one or the other".into()));
+        return Err((at("batch"), OpProblem::PartitionsAndBatch));
     }
 
     let partitions = match partitions {
         None => None,
         Some(p) => {
             let line = at("partitions");
-            let field = |f: &str| lines.key_in(Some(line), f).unwrap_or(line);
-            let whole = |f: &str, v: &Scalar, min: u32, max: u32| -> Result<u32, WorkloadError> {
+            let field = |f: &str| node.line_at(&["partitions", f]).unwrap_or(line);
+            let whole = |f: &'static str, v: &Scalar, min: u32, max: u32| -> Result<u32, (usize, OpProblem)> {
+                let field_name = f.rsplit('.').next().unwrap_or(f);
                 v.as_i64()
                     .ok()
                     .filter(|n| (min as i64..=max as i64).contains(n))
                     .map(|n| n as u32)
-                    .ok_or_else(|| err(field(f), format!("partitions.{f} must be a whole number from {min} to {max}")))
+                    .ok_or((field(field_name), OpProblem::Whole { field: f, unit: "", min, max }))
             };
             let [st] = statements else {
-                return Err(err(line, "`partitions` needs a single `cql` statement (not `steps`)".into()));
+                return Err((line, OpProblem::PartitionsNeedOneStatement));
             };
             if !is_select(st) {
-                return Err(err(line, "`partitions` reads: its statement must be a SELECT of one partition (`… WHERE pk = ?`)".into()));
+                return Err((line, OpProblem::PartitionsNeedSelect));
             }
-            let count = whole("count", &p.count, 1, MAX_PARTITIONS)?;
-            let strategy = Strategy::parse(&p.strategy).ok_or_else(|| {
-                let sugg = did_you_mean(&p.strategy, Strategy::NAMES).map(|s| format!("; did you mean \"{s}\"?")).unwrap_or_default();
-                err(field("strategy"), format!("unknown strategy \"{}\"{sugg} (one of {})", p.strategy, Strategy::NAMES.join(", ")))
-            })?;
+            let count = whole("partitions.count", &p.count, 1, MAX_PARTITIONS)?;
+            let strategy = Strategy::parse(&p.strategy).ok_or((field("strategy"), OpProblem::UnknownSetting { what: "strategy", name: p.strategy.clone(), known: Strategy::NAMES }))?;
             let key = match p.key {
                 Some(k) => k,
-                None => st.args.first().cloned().ok_or_else(|| err(line, "`partitions` needs the statement to bind the partition key (`WHERE pk = ?`)".into()))?,
+                None => st.args.first().cloned().ok_or((line, OpProblem::NoPartitionKey))?,
             };
             let Some(key_marker) = st.args.iter().position(|a| *a == key) else {
-                return Err(err(field("key"), format!("partitions.key \"{key}\" is not bound by the statement (its args: {})", st.args.join(", "))));
+                return Err((field("key"), OpProblem::KeyNotBound { key, args: st.args.clone() }));
             };
-            if marker_before_eq(&st.cql, key_marker).is_none() {
-                return Err(err(
-                    st.line,
-                    format!("the partition key \"{key}\" must be bound as `pk = ?` (so it can become `pk IN ?`)"),
-                ));
+            if !cql::is_bound_by_eq(&st.cql, key_marker) {
+                return Err((st.line, OpProblem::KeyNotEq(key)));
             }
-            let limit = p.limit.as_ref().map(|v| whole("limit", v, 1, 1_000_000)).transpose()?;
-            if limit.is_some() && has_word(&st.cql, "LIMIT") {
-                return Err(err(field("limit"), "the statement has its own LIMIT; drop it or drop partitions.limit".into()));
+            let limit = p.limit.as_ref().map(|v| whole("partitions.limit", v, 1, 1_000_000)).transpose()?;
+            if limit.is_some() && cql::has_keyword(&st.cql, "LIMIT") {
+                return Err((field("limit"), OpProblem::OwnLimit));
             }
             let chunk = match &p.chunk {
                 None => count,
-                Some(v) if strategy.uses_in() => whole("chunk", v, 1, MAX_PARTITIONS)?.min(count),
-                Some(_) => return Err(err(field("chunk"), "partitions.chunk applies to the `in` and `in_by_replica` strategies only".into())),
+                Some(v) if strategy.uses_in() => whole("partitions.chunk", v, 1, MAX_PARTITIONS)?.min(count),
+                Some(_) => return Err((field("chunk"), OpProblem::ChunkNeedsIn)),
             };
             let concurrency = match &p.concurrency {
                 None => count,
-                Some(v) if strategy != Strategy::Sync => whole("concurrency", v, 1, MAX_PARTITIONS)?,
-                Some(_) => return Err(err(field("concurrency"), "partitions.concurrency has no effect with `sync` (one statement at a time)".into())),
+                Some(v) if strategy != Strategy::Sync => whole("partitions.concurrency", v, 1, MAX_PARTITIONS)?,
+                Some(_) => return Err((field("concurrency"), OpProblem::ConcurrencyWithSync)),
             };
             Some(PartitionSet { count, strategy, key, key_marker, limit, chunk, concurrency, line })
         }
@@ -209,20 +108,17 @@ pub(crate) fn build_access(
         None => None,
         Some(b) => {
             let line = at("batch");
-            let field = |f: &str| lines.key_in(Some(line), f).unwrap_or(line);
-            let kind = BatchKind::parse(&b.kind).ok_or_else(|| {
-                let sugg = did_you_mean(&b.kind, BatchKind::NAMES).map(|s| format!("; did you mean \"{s}\"?")).unwrap_or_default();
-                err(field("kind"), format!("unknown batch kind \"{}\"{sugg} (one of {})", b.kind, BatchKind::NAMES.join(", ")))
-            })?;
+            let field = |f: &str| node.line_at(&["batch", f]).unwrap_or(line);
+            let kind = BatchKind::parse(&b.kind).ok_or((field("kind"), OpProblem::UnknownSetting { what: "batch kind", name: b.kind.clone(), known: BatchKind::NAMES }))?;
             let size = b
                 .size
                 .as_i64()
                 .ok()
                 .filter(|n| (1..=MAX_BATCH_ROWS as i64).contains(n))
-                .ok_or_else(|| err(field("size"), format!("batch.size must be a whole number of rows from 1 to {MAX_BATCH_ROWS}")))?
+                .ok_or((field("size"), OpProblem::Whole { field: "batch.size", unit: "of rows ", min: 1, max: MAX_BATCH_ROWS }))?
                 as u32;
             if let Some(st) = statements.iter().find(|s| is_select(s)) {
-                return Err(err(st.line, "a batch holds writes (INSERT, UPDATE, DELETE), not SELECT".into()));
+                return Err((st.line, OpProblem::BatchOfSelect));
             }
             Some(BatchSpec { kind, size, line })
         }
@@ -232,48 +128,13 @@ pub(crate) fn build_access(
         None | Some("server") => false,
         Some("client") => {
             if statements.iter().any(is_select) {
-                return Err(err(at("timestamp"), "`timestamp: client` stamps writes; this operation reads".into()));
+                return Err((at("timestamp"), OpProblem::TimestampOnRead));
             }
             true
         }
-        Some(other) => return Err(err(at("timestamp"), format!("timestamp: \"{other}\" is neither `client` nor `server`"))),
+        Some(other) => return Err((at("timestamp"), OpProblem::TimestampMode(other.to_string()))),
     };
     Ok(Access { partitions, batch, client_timestamp })
-}
-
-fn first_word(cql: &str) -> &str {
-    cql.split_whitespace().next().unwrap_or("")
-}
-
-fn has_word(cql: &str, word: &str) -> bool {
-    cql.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w.eq_ignore_ascii_case(word))
-}
-
-/// The byte offset of bind marker `n` (0-based, outside string literals) when the text before
-/// it ends in `=`: returns (offset of `=`, offset of `?`).
-pub fn marker_before_eq(cql: &str, n: usize) -> Option<(usize, usize)> {
-    let mut seen = 0;
-    let mut in_str = false;
-    for (i, c) in cql.char_indices() {
-        match c {
-            '\'' => in_str = !in_str,
-            '?' if !in_str => {
-                if seen == n {
-                    let before = cql[..i].trim_end();
-                    return before.ends_with('=').then(|| (before.len() - 1, i));
-                }
-                seen += 1;
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// `… WHERE pk = ? …` → `… WHERE pk IN ? …` for bind marker `n` (see [`marker_before_eq`]).
-pub fn to_in_statement(cql: &str, n: usize) -> Option<String> {
-    let (eq, q) = marker_before_eq(cql, n)?;
-    Some(format!("{} IN ?{}", cql[..eq].trim_end(), &cql[q + 1..]))
 }
 
 #[cfg(test)]
@@ -287,8 +148,8 @@ mod tests {
         )
     }
 
-    fn parse(ops: &str) -> Result<crate::workload::Workload, String> {
-        parse_workload(&wl(ops), "w.yaml", &BTreeMap::new()).map_err(|e| e.to_string())
+    fn parse(ops: &str) -> Result<crate::workload::Workload, crate::workload::WorkloadError> {
+        parse_workload(&wl(ops), "w.yaml", &BTreeMap::new())
     }
 
     #[test]
@@ -315,7 +176,7 @@ mod tests {
             ("  op:\n    cql: SELECT v FROM t WHERE pk = ?\n    args: [pk]\n    partitions: { count: 5, strategy: in, colour: red }\n", "w.yaml:", "unknown field `colour`"),
         ];
         for (ops, at, what) in cases {
-            let e = parse(ops).unwrap_err();
+            let e = parse(ops).unwrap_err().to_string();
             assert!(e.starts_with(at) && e.contains(what), "want {at} … {what}, got: {e}");
         }
     }
@@ -336,21 +197,14 @@ mod tests {
             ("  op:\n    cql: SELECT v FROM t WHERE pk = ?\n    args: [pk]\n    partitions: { count: 5, strategy: in }\n    batch: { kind: logged, size: 5 }\n", "w.yaml:13:", "one or the other"),
         ];
         for (ops, at, what) in cases {
-            let e = parse(ops).unwrap_err();
+            let e = parse(ops).unwrap_err().to_string();
             assert!(e.starts_with(at) && e.contains(what), "want {at} … {what}, got: {e}");
         }
     }
 
     #[test]
     fn sub_operation_names_are_reserved() {
-        let e = parse("  op.request:\n    cql: SELECT v FROM t WHERE pk = ?\n    args: [pk]\n").unwrap_err();
+        let e = parse("  op.request:\n    cql: SELECT v FROM t WHERE pk = ?\n    args: [pk]\n").unwrap_err().to_string();
         assert!(e.starts_with("w.yaml:9:") && e.contains("reserved"), "{e}");
-    }
-
-    #[test]
-    fn key_marker_becomes_in() {
-        assert_eq!(super::to_in_statement("SELECT v FROM t WHERE pk = ? AND ck > ?", 0).as_deref(), Some("SELECT v FROM t WHERE pk IN ? AND ck > ?"));
-        assert_eq!(super::to_in_statement("SELECT v FROM t WHERE ck = '?' AND pk=?", 0).as_deref(), Some("SELECT v FROM t WHERE ck = '?' AND pk IN ?"));
-        assert_eq!(super::to_in_statement("SELECT v FROM t WHERE pk > ?", 0), None);
     }
 }

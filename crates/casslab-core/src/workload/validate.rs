@@ -1,90 +1,81 @@
 //! Checks a parsed workload before anything touches a cluster: every bound generator exists,
-//! every statement gets as many values as it has `?` markers, phases name real operations,
-//! ratios and durations make sense, and the generators themselves build. Type checks against
+//! every statement gets as many values as it has bind markers (counted by `crate::cql`, so
+//! markers in comments and literals do not count and `:name` markers do), phases name real
+//! operations, ratios and durations make sense, and the generators themselves build. Errors
+//! point at the line of the key at fault, read from the file's YAML tree. Type checks against
 //! the cluster's prepared-statement metadata happen later, in the engine.
 
-use super::error::WorkloadError;
-use super::parse::{count_markers, LineIndex};
-use super::Workload;
-use crate::gen::{did_you_mean, GeneratorSet};
+use super::error::{OpProblem, Problem, WorkloadError};
+use super::model::Workload;
+use crate::cql::count_markers;
+use crate::gen::GeneratorSet;
+use crate::yaml::Node;
 
-pub(crate) fn validate(w: &Workload, file: &str, lines: &LineIndex) -> Result<(), WorkloadError> {
-    let err = |line: Option<usize>, msg: String| WorkloadError::new(file, line, msg);
+/// Checks `w`, read from `file` whose YAML (after parameter substitution) is `doc`.
+pub(crate) fn validate(w: &Workload, file: &str, doc: &Node) -> Result<(), WorkloadError> {
+    let err = |line: Option<usize>, p: Problem| WorkloadError::new(file, line, p);
 
     if !is_identifier(&w.keyspace) {
-        return Err(err(
-            lines.section("keyspace"),
-            format!("keyspace \"{}\" is not a valid CQL name (letters, digits and _, at most 48, starting with a letter)", w.keyspace),
-        ));
+        return Err(err(doc.key_line("keyspace"), Problem::Keyspace(w.keyspace.clone())));
     }
 
     if let Err(e) = GeneratorSet::build(&w.generators) {
-        let gen_line = lines.key_in(lines.section("generators"), &e.generator);
-        let line = e.field.as_deref().and_then(|f| lines.key_in(gen_line, f)).or(gen_line);
-        return Err(err(line, format!("generator \"{}\": {}", e.generator, e.message)));
+        // the deepest key of the field that is written (`size.max`, else `size`), else the generator
+        let mut path = vec!["generators", e.generator.as_str()];
+        path.extend(e.field.as_deref().map(|f| f.split('.').collect::<Vec<_>>()).unwrap_or_default());
+        let line = (2..=path.len()).rev().find_map(|n| doc.line_at(&path[..n]));
+        return Err(err(line, e.into()));
     }
-    let gen_names: Vec<&str> = w.generators.keys().map(|s| s.as_str()).collect();
 
+    let gen_names: Vec<String> = w.generators.keys().cloned().collect();
     for op in &w.operations {
-        for st in &op.statements {
+        let op_node = doc.at(&["operations", &op.name]);
+        for (i, st) in op.statements.iter().enumerate() {
+            let st_node = if op.statements.len() > 1 { op_node.and_then(|n| n.get("steps")).and_then(|s| s.items().get(i)) } else { op_node };
+            let op_err = |line: usize, problem: OpProblem| err(Some(line), Problem::Operation { op: op.name.clone(), problem });
             for a in &st.args {
                 if !w.generators.contains_key(a) {
-                    let sugg = did_you_mean(a, &gen_names).map(|s| format!("; did you mean \"{s}\"?")).unwrap_or_default();
-                    let block = if op.statements.len() > 1 { st.line } else { op.line };
-                    let line = lines.word_after(block, a).unwrap_or(st.line);
-                    return Err(err(
-                        Some(line),
-                        format!("operation \"{}\" binds unknown generator \"{a}\"{sugg} (declare it under `generators:`)", op.name),
-                    ));
+                    let line = st_node.and_then(|n| n.get("args")).and_then(|args| args.items().iter().find(|x| x.as_str() == Some(a.as_str()))).map(|x| x.line);
+                    return Err(op_err(line.unwrap_or(st.line), OpProblem::UnknownGenerator { name: a.clone(), known: gen_names }));
                 }
             }
             let markers = count_markers(&st.cql);
             if markers != st.args.len() {
-                return Err(err(
-                    Some(st.line),
-                    format!(
-                        "operation \"{}\": the statement has {markers} bind marker(s) `?` but {} value(s) in `args`; give one generator per `?`",
-                        op.name,
-                        st.args.len()
-                    ),
-                ));
+                return Err(op_err(st.line, OpProblem::Markers { markers, args: st.args.len() }));
             }
         }
     }
 
-    let op_names: Vec<&str> = w.operations.iter().map(|o| o.name.as_str()).collect();
-    let unknown_op = |name: &str| {
-        let sugg = did_you_mean(name, &op_names).map(|s| format!("; did you mean \"{s}\"?")).unwrap_or_default();
-        format!("unknown operation \"{name}\"{sugg} (declared: {})", op_names.join(", "))
-    };
+    let op_names: Vec<String> = w.operations.iter().map(|o| o.name.clone()).collect();
+    let unknown_op = |phase: &'static str, name: &str| Problem::UnknownOperation { phase, name: name.to_string(), known: op_names.clone() };
 
     if w.load.is_none() && w.run.is_none() {
-        return Err(err(None, "the workload has neither a `load:` nor a `run:` phase; add at least one".into()));
+        return Err(err(None, Problem::NoPhase));
     }
     if let Some(l) = &w.load {
         if w.operation(&l.op).is_none() {
-            return Err(err(lines.key_in(Some(l.line), "op"), format!("load: {}", unknown_op(&l.op))));
+            return Err(err(doc.line_at(&["load", "op"]).or(Some(l.line)), unknown_op("load", &l.op)));
         }
     }
     if let Some(r) = &w.run {
-        let mix_line = lines.key_in(Some(r.line), "mix");
+        let mix_line = doc.line_at(&["run", "mix"]).or(Some(r.line));
         if r.mix.is_empty() {
-            return Err(err(mix_line, "run: `mix` is empty; give each operation a ratio, e.g. `mix: { read: 1, update: 1 }`".into()));
+            return Err(err(mix_line, Problem::EmptyMix));
         }
         for (name, ratio) in &r.mix {
-            let line = lines.key_in(mix_line, name).or(mix_line);
+            let line = doc.line_at(&["run", "mix", name]).or(mix_line);
             if w.operation(name).is_none() {
-                return Err(err(line, format!("run.mix: {}", unknown_op(name))));
+                return Err(err(line, unknown_op("run.mix", name)));
             }
             if !ratio.is_finite() || *ratio < 0.0 {
-                return Err(err(line, format!("run.mix: ratio of \"{name}\" must be a number ≥ 0, not {ratio}")));
+                return Err(err(line, Problem::BadRatio { name: name.clone(), ratio: *ratio }));
             }
         }
         if r.mix.iter().all(|(_, x)| *x == 0.0) {
-            return Err(err(mix_line, "run.mix: every ratio is 0, so nothing would run; give at least one operation a ratio > 0".into()));
+            return Err(err(mix_line, Problem::AllRatiosZero));
         }
         if r.duration_s <= 0.0 {
-            return Err(err(lines.key_in(Some(r.line), "duration"), "run.duration must be longer than 0s".into()));
+            return Err(err(doc.line_at(&["run", "duration"]).or(Some(r.line)), Problem::ZeroDuration));
         }
     }
     Ok(())
@@ -93,4 +84,78 @@ pub(crate) fn validate(w: &Workload, file: &str, lines: &LineIndex) -> Result<()
 fn is_identifier(s: &str) -> bool {
     let mut c = s.chars();
     matches!(c.next(), Some(f) if f.is_ascii_alphabetic()) && s.len() <= 48 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::workload::parse_workload;
+    use std::collections::BTreeMap;
+
+    const BASE: &str = "keyspace: ks
+schema:
+  - CREATE TABLE IF NOT EXISTS users_by_id (id int PRIMARY KEY, name text)
+  - CREATE TABLE IF NOT EXISTS users_by_name (name text PRIMARY KEY, id int)
+generators:
+  id: { type: int }
+  name:
+    type: text
+    size:
+      dist: uniform
+      min: 1
+      max: 20
+operations:
+  write:
+    steps:
+      - cql: INSERT INTO users_by_id (id, name) VALUES (?, ?)
+        args: [id, name]
+      - cql: INSERT INTO users_by_name (name, id) VALUES (?, ?)
+        args:
+          - name
+          - id
+run:
+  mix: { write: 1 }
+  duration: 10s
+events:
+  - 5s flush
+  - 5s flush
+";
+
+    fn error(src: &str) -> String {
+        parse_workload(src, "w.yaml", &BTreeMap::new()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn statements_and_events_that_start_alike_keep_their_own_lines() {
+        let w = parse_workload(BASE, "w.yaml", &BTreeMap::new()).unwrap();
+        assert_eq!(w.schema.iter().map(|s| s.line).collect::<Vec<_>>(), [3, 4]);
+        assert_eq!(w.operations[0].statements.iter().map(|s| s.line).collect::<Vec<_>>(), [16, 18]);
+        let e = error(&BASE.replace("  - 5s flush\n  - 5s flush", "  - 5s flush\n  - 5s flush ks.a.b"));
+        assert!(e.starts_with("w.yaml:27: event \"5s flush ks.a.b\""), "{e}");
+    }
+
+    #[test]
+    fn a_nested_generator_field_is_pointed_at() {
+        let e = error(&BASE.replace("max: 20", "max: 0"));
+        assert!(e.starts_with("w.yaml:12: generator \"name\""), "the line of size.max: {e}");
+        let e = error(&BASE.replace("dist: uniform", "dist: unifrom"));
+        assert!(e.starts_with("w.yaml:10: generator \"name\"") && e.contains("uniform"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_generator_is_pointed_at_in_its_own_step() {
+        let e = error(&BASE.replace("          - id\n", "          - idd\n"));
+        assert!(e.starts_with("w.yaml:21: operation \"write\": binds unknown generator \"idd\"; did you mean \"id\"?"), "{e}");
+        let e = error(&BASE.replace("args: [id, name]", "args: [id, nmae]"));
+        assert!(e.starts_with("w.yaml:17:") && e.contains("\"nmae\""), "{e}");
+    }
+
+    #[test]
+    fn yaml_mistakes_keep_their_lines() {
+        let e = error(&BASE.replace("  duration: 10s", "  duration: 10s\n  colour: red"));
+        assert!(e.starts_with("w.yaml:25: unknown field `colour`"), "{e}");
+        let e = error(&BASE.replace("  id: { type: int }", "  id: { type: int }\n  id: { type: bigint }"));
+        assert!(e.starts_with("w.yaml:7:") && e.contains("duplicate"), "{e}");
+        let e = error(&BASE.replace("  mix: { write: 1 }", "  mix: { write: 1 "));
+        assert!(e.starts_with("w.yaml:2") && !e.contains(" at line "), "{e}");
+    }
 }

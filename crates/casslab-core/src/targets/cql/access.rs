@@ -12,7 +12,8 @@ use super::planned::{driver_consistency, driver_serial, prepare_for, AccessPlan,
 use crate::engine::EngineError;
 use crate::gen::GeneratorSet;
 use crate::stats::OpStats;
-use crate::workload::{to_in_statement, BatchKind, Operation, Strategy, Workload};
+use crate::cql::to_in_statement;
+use crate::workload::{BatchKind, Operation, Strategy, Workload};
 use futures::stream::{FuturesUnordered, StreamExt};
 use rand::rngs::SmallRng;
 use scylla::client::session::Session;

@@ -11,22 +11,6 @@ use crate::workload::{Operation, Workload};
 use scylla::client::session::Session;
 use std::sync::Arc;
 
-/// Whether a statement is conditional (a lightweight transaction: `IF NOT EXISTS`, `IF c = ?`).
-fn is_conditional(cql: &str) -> bool {
-    // words outside string literals
-    let mut in_str = false;
-    let bare: String = cql
-        .chars()
-        .map(|c| {
-            if c == '\'' {
-                in_str = !in_str;
-            }
-            if in_str { ' ' } else { c }
-        })
-        .collect();
-    bare.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w.eq_ignore_ascii_case("IF"))
-}
-
 /// Prepares `op` and checks every bound generator's type against the column it feeds.
 pub(crate) async fn plan_op(session: &Session, w: &Workload, gens: &GeneratorSet, op: &Operation) -> Result<PlannedOp, EngineError> {
     let mut generators: Vec<usize> = Vec::new();
@@ -64,7 +48,7 @@ pub(crate) async fn plan_op(session: &Session, w: &Workload, gens: &GeneratorSet
             };
             slots.push(slot);
         }
-        let conditional = is_conditional(&st.cql);
+        let conditional = crate::cql::is_conditional(&st.cql);
         statements.push(PlannedStatement { prepared, slots, conditional });
     }
     let joint_sequences = generators.iter().filter(|g| gens.is_sequence(**g)).count() >= 2;
@@ -98,17 +82,4 @@ pub(crate) fn phase_plan(mut ops: Vec<PlannedOp>, weights: &[f64], gens: Arc<Gen
         }
     }
     Plan::new(ops, slot_names, weights, gens)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn conditional_statements_are_recognised() {
-        assert!(is_conditional("INSERT INTO t (k) VALUES (?) IF NOT EXISTS"));
-        assert!(is_conditional("UPDATE t SET v = ? WHERE k = ? if v = ?"));
-        assert!(!is_conditional("INSERT INTO t (k, v) VALUES (?, 'IF')"));
-        assert!(!is_conditional("SELECT diff FROM t WHERE k = ?"));
-    }
 }

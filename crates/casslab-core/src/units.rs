@@ -1,0 +1,141 @@
+//! The small units users write in workload files, experiment files, events and flags:
+//! durations (`30s`, `1m30s`, `500ms`, or plain seconds) and points in time (Unix
+//! milliseconds or RFC 3339 date-times). Each parser returns a typed error that says what to
+//! write instead; callers add where (file:line, or the flag) it was written.
+
+/// A duration that could not be read.
+#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
+#[error("bad duration \"{text}\": write e.g. 30s, 500ms, 5m or 1h")]
+pub struct DurationError {
+    pub text: String,
+}
+
+/// A point in time that could not be read.
+#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
+#[error("expected Unix milliseconds or a date-time like \"2026-01-01T00:00:00Z\", got \"{text}\"")]
+pub struct DateTimeError {
+    pub text: String,
+}
+
+/// Parses `60s`, `1m`, `500ms`, `1h 30m` or a plain number of seconds.
+pub fn parse_duration_s(v: &str) -> Result<f64, DurationError> {
+    let t = v.trim();
+    if let Ok(x) = t.parse::<f64>() {
+        if x >= 0.0 && x.is_finite() {
+            return Ok(x);
+        }
+    }
+    humantime::parse_duration(t).map(|d| d.as_secs_f64()).map_err(|_| DurationError { text: v.to_string() })
+}
+
+/// A `start:` value: Unix milliseconds, or an RFC 3339 date-time (`2026-01-01T00:00:00Z`,
+/// optional fraction, `Z` or `±HH:MM`) or a bare date (`2026-01-01`, midnight UTC).
+pub fn parse_start_ms(text: &str) -> Result<i64, DateTimeError> {
+    let t = text.trim();
+    if let Ok(ms) = t.parse::<i64>() {
+        return Ok(ms);
+    }
+    parse_rfc3339_ms(t).ok_or_else(|| DateTimeError { text: text.to_string() })
+}
+
+fn parse_rfc3339_ms(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if !s.is_ascii() || b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let part = s.get(r)?;
+        part.bytes().all(|c| c.is_ascii_digit()).then(|| part.parse().ok())?
+    };
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if !(1..=12).contains(&month) || day < 1 || day > month_days[month as usize - 1] {
+        return None;
+    }
+    let date_ms = days_from_civil(year, month, day) * 86_400_000;
+    if b.len() == 10 {
+        return Some(date_ms);
+    }
+    if b.len() < 20 || !matches!(b[10], b'T' | b't' | b' ') || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let mut rest = &s[19..];
+    let mut frac_ms = 0;
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        let first3 = format!("{:0<3}", &frac[..digits.min(3)]);
+        frac_ms = first3.parse::<i64>().ok()?;
+        rest = &frac[digits..];
+    }
+    let offset_min = match rest {
+        "Z" | "z" => 0,
+        _ if rest.len() == 6 && rest.as_bytes()[3] == b':' => {
+            let sign = match rest.as_bytes()[0] {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let hh: i64 = rest[1..3].parse().ok()?;
+            let mm: i64 = rest[4..6].parse().ok()?;
+            sign * (hh * 60 + mm)
+        }
+        _ => return None,
+    };
+    Some(date_ms + ((hour * 60 + minute - offset_min) * 60 + second) * 1000 + frac_ms)
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    // the caller checked the date; its four-digit years are within jiff's ±9999
+    let date = jiff::civil::Date::new(year as i16, month as i8, day as i8).expect("a checked date");
+    i64::from((date - jiff::civil::date(1970, 1, 1)).get_days())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_s("30s").unwrap(), 30.0);
+        assert_eq!(parse_duration_s("500ms").unwrap(), 0.5);
+        assert_eq!(parse_duration_s("2m").unwrap(), 120.0);
+        assert_eq!(parse_duration_s("1m30s").unwrap(), 90.0);
+        assert_eq!(parse_duration_s("12").unwrap(), 12.0);
+        assert!(parse_duration_s("-3").is_err());
+        let e = parse_duration_s("ten seconds").unwrap_err();
+        assert_eq!(e.to_string(), "bad duration \"ten seconds\": write e.g. 30s, 500ms, 5m or 1h");
+    }
+
+    #[test]
+    fn parses_start_dates() {
+        const START_2020: i64 = 1_577_836_800_000;
+        assert_eq!(parse_start_ms("2020-01-01T00:00:00Z"), Ok(START_2020));
+        assert_eq!(parse_start_ms("2026-01-01T00:00:00Z"), Ok(1_767_225_600_000));
+        assert_eq!(parse_start_ms("2026-01-01"), Ok(1_767_225_600_000));
+        assert_eq!(parse_start_ms("2000-02-29T12:34:56.789Z"), Ok(951_827_696_789));
+        assert_eq!(parse_start_ms("2000-02-29t12:34:56.7z"), Ok(951_827_696_700));
+        assert_eq!(parse_start_ms("1969-12-31T23:59:59Z"), Ok(-1000));
+        assert_eq!(parse_start_ms("2026-03-01T02:00:00+02:00"), Ok(1_772_323_200_000));
+        assert_eq!(parse_start_ms(" 1767225600000 "), Ok(1_767_225_600_000));
+        for bad in [
+            "2026-13-01T00:00:00Z",
+            "2026-02-29T00:00:00Z",
+            "2026-01-01T24:00:00Z",
+            "2026-01-01T00:00:00",
+            "yesterday",
+            "2026-01-01T00:00:00.Z",
+            "é026-01-01",
+        ] {
+            assert!(parse_start_ms(bad).unwrap_err().to_string().contains("2026-01-01T00:00:00Z"), "{bad} was accepted");
+        }
+    }
+}

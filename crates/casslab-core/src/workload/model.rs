@@ -1,0 +1,227 @@
+//! The workload model: what a workload file declares (keyspace, schema, parameters, value
+//! generators, operations and phases), after parameters are substituted and everything is
+//! checked. Plain data, read by the engine, the linter and experiments; reading files into it
+//! is `parse.rs`'s job (with `access.rs` for the access settings), and nothing here talks to a
+//! cluster.
+
+use crate::cql;
+use crate::events::EventSpec;
+use crate::gen::GeneratorSpec;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A consistency level, as written in workload files (`LOCAL_QUORUM`, `ONE`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Consistency {
+    Any,
+    One,
+    Two,
+    Three,
+    Quorum,
+    All,
+    LocalQuorum,
+    EachQuorum,
+    LocalOne,
+    Serial,
+    LocalSerial,
+}
+
+impl Consistency {
+    pub const NAMES: &'static [&'static str] = &[
+        "ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE", "SERIAL",
+        "LOCAL_SERIAL",
+    ];
+    pub fn parse(s: &str) -> Option<Consistency> {
+        use Consistency::*;
+        Some(match s.trim().to_ascii_uppercase().as_str() {
+            "ANY" => Any,
+            "ONE" => One,
+            "TWO" => Two,
+            "THREE" => Three,
+            "QUORUM" => Quorum,
+            "ALL" => All,
+            "LOCAL_QUORUM" => LocalQuorum,
+            "EACH_QUORUM" => EachQuorum,
+            "LOCAL_ONE" => LocalOne,
+            "SERIAL" => Serial,
+            "LOCAL_SERIAL" => LocalSerial,
+            _ => return None,
+        })
+    }
+    pub fn is_serial(self) -> bool {
+        matches!(self, Consistency::Serial | Consistency::LocalSerial)
+    }
+}
+
+/// One CQL statement of an operation, with the generators bound to its `?` markers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Statement {
+    pub cql: String,
+    pub args: Vec<String>,
+    /// 1-based line in the workload file.
+    pub line: usize,
+}
+
+/// A named operation: one statement, or several run in sequence as one timed operation
+/// (e.g. read-modify-write). A generator named twice within one execution yields one value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Operation {
+    pub name: String,
+    pub statements: Vec<Statement>,
+    pub consistency: Consistency,
+    pub serial_consistency: Option<Consistency>,
+    pub page_size: i32,
+    pub idempotent: bool,
+    pub line: usize,
+    /// `partitions:` — read a set of partitions per execution with a client-side strategy.
+    #[serde(default)]
+    pub partitions: Option<PartitionSet>,
+    /// `batch:` — write `size` rows per execution in one batch.
+    #[serde(default)]
+    pub batch: Option<BatchSpec>,
+    /// `timestamp: client` — the client stamps each write with its own (monotonic) clock.
+    #[serde(default)]
+    pub client_timestamp: bool,
+}
+
+/// The load phase: execute `op` `count` times as fast as the cluster allows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadPhase {
+    pub op: String,
+    pub count: u64,
+    pub line: usize,
+}
+
+/// The measured phase: a mix of operations in ratios, after an unmeasured warm-up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunPhase {
+    pub mix: Vec<(String, f64)>,
+    pub warmup_s: f64,
+    pub duration_s: f64,
+    pub line: usize,
+}
+
+/// A parsed, substituted and validated workload.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub name: String,
+    pub description: String,
+    /// Where it came from: a file path or `builtin:NAME`.
+    pub origin: String,
+    /// Every parameter with its final value.
+    pub params: BTreeMap<String, String>,
+    pub keyspace: String,
+    /// CQL replication map, e.g. `{'class': 'SimpleStrategy', 'replication_factor': 1}`;
+    /// `None` lets the engine choose one that fits the cluster.
+    pub replication: Option<String>,
+    /// `CREATE TABLE` / `CREATE TYPE` / `CREATE INDEX` statements, run inside the keyspace.
+    pub schema: Vec<Statement>,
+    pub generators: BTreeMap<String, GeneratorSpec>,
+    pub operations: Vec<Operation>,
+    pub load: Option<LoadPhase>,
+    pub run: Option<RunPhase>,
+    /// `events:` — disturbances during the run phase (`60s kill node2`), times since its start.
+    pub events: Vec<EventSpec>,
+}
+
+impl Workload {
+    pub fn operation(&self, name: &str) -> Option<&Operation> {
+        self.operations.iter().find(|o| o.name == name)
+    }
+
+    /// Table names created by the schema (unqualified, lower case).
+    pub fn tables(&self) -> Vec<String> {
+        self.schema.iter().filter_map(|s| cql::created_table(&s.cql)).collect()
+    }
+}
+
+/// Largest set of partitions one execution may read.
+pub const MAX_PARTITIONS: u32 = 1000;
+/// Largest number of rows in one batch.
+pub const MAX_BATCH_ROWS: u32 = 10_000;
+
+/// How a set of partitions is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// One single-partition SELECT at a time.
+    Sync,
+    /// Every single-partition SELECT in flight at once (up to `concurrency`).
+    Async,
+    /// `WHERE pk IN (…)`: one statement for the set (or one per `chunk` keys, in parallel).
+    In,
+    /// Keys grouped by the replicas that own them (the driver's token map); one IN statement
+    /// per group, sent to a replica of the group, the groups in parallel.
+    InByReplica,
+}
+
+impl Strategy {
+    pub const NAMES: &'static [&'static str] = &["sync", "async", "in", "in_by_replica"];
+    pub fn parse(s: &str) -> Option<Strategy> {
+        Some(match s.trim() {
+            "sync" => Strategy::Sync,
+            "async" => Strategy::Async,
+            "in" => Strategy::In,
+            "in_by_replica" => Strategy::InByReplica,
+            _ => return None,
+        })
+    }
+    pub fn as_str(self) -> &'static str {
+        Strategy::NAMES[self as usize]
+    }
+    /// Whether the strategy sends `IN` statements.
+    pub fn uses_in(self) -> bool {
+        matches!(self, Strategy::In | Strategy::InByReplica)
+    }
+}
+
+/// `partitions:` — each execution reads `count` distinct partitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartitionSet {
+    pub count: u32,
+    pub strategy: Strategy,
+    /// The generator whose values are the partition keys (bound to `pk = ?` in the statement).
+    pub key: String,
+    /// Position (0-based) of the key's bind marker in the statement.
+    pub key_marker: usize,
+    /// Rows per partition at most: each statement gets `LIMIT ?` = limit × its partitions, and
+    /// a page size at least that large, so the coordinator answers it in a single page.
+    pub limit: Option<u32>,
+    /// `in`/`in_by_replica`: partitions per IN statement at most (default: all).
+    pub chunk: u32,
+    /// Statements of one execution in flight at once, at most (default: all).
+    pub concurrency: u32,
+    pub line: usize,
+}
+
+/// Which kind of batch a write operation sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BatchKind {
+    Unlogged,
+    Logged,
+    /// An unlogged batch whose rows all share the first row's partition key.
+    SinglePartition,
+}
+
+impl BatchKind {
+    pub const NAMES: &'static [&'static str] = &["unlogged", "logged", "single_partition"];
+    pub fn parse(s: &str) -> Option<BatchKind> {
+        Some(match s.trim() {
+            "unlogged" => BatchKind::Unlogged,
+            "logged" => BatchKind::Logged,
+            "single_partition" => BatchKind::SinglePartition,
+            _ => return None,
+        })
+    }
+}
+
+/// `batch:` — each execution sends one batch of `size` rows (every statement of the operation
+/// once per row, with values drawn per row).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchSpec {
+    pub kind: BatchKind,
+    pub size: u32,
+    pub line: usize,
+}
