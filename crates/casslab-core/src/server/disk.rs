@@ -52,7 +52,8 @@ pub fn parse_tablehistograms(text: &str) -> Vec<(String, f64)> {
         if cols.len() < 6 {
             continue;
         }
-        let num = |i: usize| cols[i].parse::<f64>().ok();
+        // a table without SSTables yet prints NaN: no figure
+        let num = |i: usize| cols[i].parse::<f64>().ok().filter(|v| v.is_finite());
         for (i, what) in [(3, "disk.sstables_per_read"), (4, "disk.partition_bytes"), (5, "disk.cells_per_partition")] {
             if let Some(v) = num(i) {
                 out.push((format!("{what}_{pct}"), v));
@@ -147,6 +148,12 @@ mod tests {
         assert_eq!(get("disk.partition_bytes_p95"), Some(1109.0));
         assert_eq!(get("disk.cells_per_partition_max"), Some(1.0));
         assert_eq!(get("disk.partition_bytes_p75"), None, "only p50, p95, p99 and max");
+    }
+
+    #[test]
+    fn a_table_without_sstables_gives_no_figures() {
+        let text = "ks/t histograms\nPercentile  Read Latency     Write Latency     SSTables    Partition Size        Cell Count\n                              (micros)          (micros)                             (bytes)\n50%                NaN               NaN               NaN               NaN               NaN\nMax                NaN               NaN               NaN               NaN               NaN\n";
+        assert!(parse_tablehistograms(text).is_empty());
     }
 
     #[test]

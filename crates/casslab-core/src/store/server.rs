@@ -7,7 +7,8 @@ use crate::server::ServerSample;
 use rusqlite::params;
 
 impl Store {
-    /// Saves a batch of server samples of `run`, committed at once.
+    /// Saves a batch of server samples of `run`, committed at once. A sample whose value is not
+    /// a finite number says nothing and is left out (SQLite would store NaN as NULL).
     pub fn add_server_samples(&self, run: RunId, samples: &[ServerSample]) -> Result<(), StoreError> {
         if samples.is_empty() {
             return Ok(());
@@ -16,7 +17,7 @@ impl Store {
         let tx = conn.transaction()?;
         {
             let mut insert = tx.prepare_cached("INSERT INTO server_samples (run_id, node, metric, at_ms, value) VALUES (?1, ?2, ?3, ?4, ?5)")?;
-            for s in samples {
+            for s in samples.iter().filter(|s| s.value.is_finite()) {
                 insert.execute(params![run, s.node, s.metric, s.at_ms as i64, s.value])?;
             }
         }
@@ -76,6 +77,8 @@ mod tests {
         store.add_server_samples(a, &[s("n2", 2000, 3.0), s("n1", 1000, 1.5)]).unwrap();
         store.add_server_samples(b, &[s("n1", 500, 9.0)]).unwrap();
         store.add_server_samples(a, &[]).unwrap();
+        // a value that is no number is left out, not a failure of the batch
+        store.add_server_samples(b, &[s("n1", 600, f64::NAN), s("n1", 700, f64::INFINITY)]).unwrap();
         assert_eq!(store.server_samples(a).unwrap(), vec![s("n1", 1000, 1.5), s("n2", 2000, 3.0)]);
         assert_eq!(store.server_samples(b).unwrap().len(), 1);
         let t = |us| Trace { session_id: "s".into(), at_ms: 5, duration_us: us, coordinator: "n1".into(), query: "SELECT".into(), events: vec![] };
