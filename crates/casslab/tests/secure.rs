@@ -144,22 +144,22 @@ fn auth_and_tls_against_a_real_node() {
     assert_eq!(v["config"]["cluster"]["user"], ROLE, "{}", v["config"]);
     assert_eq!(v["config"]["cluster"]["tls"], true, "{}", v["config"]);
 
-    // 2. A wrong password: exit 1, says authentication failed, does not echo the password.
+    // 2. A wrong password: exit 3 (setup), says authentication failed, does not echo the password.
     let (code, out, err) = run(kv_run(&store, WRONG_PASSWORD).args(["--hosts", ADDR, "--user", ROLE, "--tls-ca", path_str(&ca)]));
-    assert_eq!(code, 1, "stdout:\n{out}\nstderr:\n{err}");
+    assert_eq!(code, 3, "a login refused is a setup failure:\nstdout:\n{out}\nstderr:\n{err}");
     assert!(err.to_lowercase().contains("authentication"), "{err}");
     assert_absent("stderr of the wrong-password run", err.as_bytes(), WRONG_PASSWORD);
     assert_absent("stdout of the wrong-password run", out.as_bytes(), WRONG_PASSWORD);
 
-    // 3. No TLS against a node that requires it: a connection error, exit 1.
+    // 3. No TLS against a node that requires it: a connection error, exit 3.
     let (code, out, err) = run(kv_run(&store, PASSWORD).args(["--hosts", ADDR, "--user", ROLE]));
-    assert_eq!(code, 1, "stdout:\n{out}\nstderr:\n{err}");
+    assert_eq!(code, 3, "no TLS against a TLS-only node is a setup failure:\nstdout:\n{out}\nstderr:\n{err}");
     assert!(err.contains(&format!("cannot connect to {ADDR}:9042")), "{err}");
     assert_absent("stderr of the plain-text run", err.as_bytes(), PASSWORD);
 
-    // 4. TLS without the CA file: the self-signed certificate does not verify, exit 1.
+    // 4. TLS without the CA file: the self-signed certificate does not verify, exit 3.
     let (code, out, err) = run(kv_run(&store, PASSWORD).args(["--hosts", ADDR, "--user", ROLE, "--tls"]));
-    assert_eq!(code, 1, "stdout:\n{out}\nstderr:\n{err}");
+    assert_eq!(code, 3, "an untrusted certificate is a setup failure:\nstdout:\n{out}\nstderr:\n{err}");
     assert!(err.contains("certificate verify failed"), "{err}");
 
     // 5. Without --hosts, casslab logs in to its local cluster and verifies TLS by itself.
