@@ -38,65 +38,17 @@ pub fn parse_start_ms(text: &str) -> Result<i64, DateTimeError> {
     parse_rfc3339_ms(t).ok_or_else(|| DateTimeError { text: text.to_string() })
 }
 
+/// RFC 3339 through jiff: a time with `Z` or an offset, or a bare date (midnight UTC).
 fn parse_rfc3339_ms(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    if !s.is_ascii() || b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+    if let Ok(ts) = s.parse::<jiff::Timestamp>() {
+        return Some(ts.as_millisecond());
+    }
+    // a bare date only: jiff's civil dates also accept a date-time without an offset
+    if s.len() != 10 {
         return None;
     }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let part = s.get(r)?;
-        part.bytes().all(|c| c.is_ascii_digit()).then(|| part.parse().ok())?
-    };
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    if !(1..=12).contains(&month) || day < 1 || day > month_days[month as usize - 1] {
-        return None;
-    }
-    let date_ms = days_from_civil(year, month, day) * 86_400_000;
-    if b.len() == 10 {
-        return Some(date_ms);
-    }
-    if b.len() < 20 || !matches!(b[10], b'T' | b't' | b' ') || b[13] != b':' || b[16] != b':' {
-        return None;
-    }
-    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
-    let mut rest = &s[19..];
-    let mut frac_ms = 0;
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return None;
-        }
-        let first3 = format!("{:0<3}", &frac[..digits.min(3)]);
-        frac_ms = first3.parse::<i64>().ok()?;
-        rest = &frac[digits..];
-    }
-    let offset_min = match rest {
-        "Z" | "z" => 0,
-        _ if rest.len() == 6 && rest.as_bytes()[3] == b':' => {
-            let sign = match rest.as_bytes()[0] {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            let hh: i64 = rest[1..3].parse().ok()?;
-            let mm: i64 = rest[4..6].parse().ok()?;
-            sign * (hh * 60 + mm)
-        }
-        _ => return None,
-    };
-    Some(date_ms + ((hour * 60 + minute - offset_min) * 60 + second) * 1000 + frac_ms)
-}
-
-/// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    // the caller checked the date; its four-digit years are within jiff's ±9999
-    let date = jiff::civil::Date::new(year as i16, month as i8, day as i8).expect("a checked date");
-    i64::from((date - jiff::civil::date(1970, 1, 1)).get_days())
+    let date = s.parse::<jiff::civil::Date>().ok()?;
+    Some(jiff::tz::Offset::UTC.to_timestamp(date.to_datetime(jiff::civil::Time::midnight())).ok()?.as_millisecond())
 }
 
 #[cfg(test)]
