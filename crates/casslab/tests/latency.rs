@@ -233,7 +233,11 @@ fn read_p50_matches_an_injected_delay() {
     // The delay adds to what the node and the proxy cost anyway, so casslab's accuracy is the
     // added latency it measures: within 10% of the 20 ms injected. (On an idle machine the
     // absolute p50 lands within 10% too; a busy one inflates the base, not the difference.)
-    let added_ms = d20.read_p50_ms - d0.read_p50_ms;
+    // The proxy measures how late it wrote each chunk after its due time; on a loaded machine
+    // that is milliseconds, which the replies really carried: it is the instrument's error,
+    // not casslab's, so it is taken off.
+    let proxy_extra_ms = (d20.proxy_late_ms - d0.proxy_late_ms).max(0.0);
+    let added_ms = d20.read_p50_ms - d0.read_p50_ms - proxy_extra_ms;
     assert!((18.0..=22.0).contains(&added_ms), "the measured added latency {added_ms:.3} ms is not within 10% of the injected 20 ms: {figures}");
     assert!(d20.read_p50_ms >= 20.0, "a p50 below the injected delay is impossible: {figures}");
 }
