@@ -67,8 +67,7 @@ pub fn export(store: &Store, id: RunId, args: &ExportArgs) -> Result<()> {
     let record = store.run(id)?;
     let intervals = store.intervals(id)?;
     if let Some(path) = &args.json {
-        let hists = store.histograms(id)?;
-        json::write_run_json(path, &record, &intervals, &hists).with_context(|| format!("cannot write {}", path.display()))?;
+        json::write_run_json(path, &store.run_data(id)?).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());
     }
     if let Some(path) = &args.hdr_log {
