@@ -558,28 +558,33 @@ impl RunOptions {
     /// `--shard I/N`, or `--shards N` with the index from $JOB_COMPLETION_INDEX; the run id is
     /// filled in by the caller when not given.
     fn shard_config(&self) -> Result<Option<ShardConfig>> {
-        let (index, count) = match (&self.shard, self.shards) {
-            (Some(text), _) => {
-                let parsed = text.split_once('/').and_then(|(i, n)| Some((i.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?)));
-                match parsed {
-                    Some((i, n)) if n >= 1 && i < n => (i, n),
-                    _ => bail_usage!("--shard {text}: write INDEX/COUNT with 0 <= INDEX < COUNT, e.g. --shard 0/4"),
-                }
-            }
-            (None, Some(n)) => {
-                let var = std::env::var("JOB_COMPLETION_INDEX").map_err(|_| usage(format!("--shards {n}: set JOB_COMPLETION_INDEX (a Kubernetes Indexed Job does), or give --shard I/{n}")))?;
-                match var.trim().parse::<u32>() {
-                    Ok(i) if n >= 1 && i < n => (i, n),
-                    _ => bail_usage!("--shards {n}: JOB_COMPLETION_INDEX is \"{var}\", not an index below {n}"),
-                }
-            }
-            (None, None) => return Ok(None),
-        };
+        let Some((index, count)) = shard_index(self.shard.as_deref(), self.shards, std::env::var("JOB_COMPLETION_INDEX").ok())? else { return Ok(None) };
         if self.reload && count > 1 {
             bail_usage!("--reload with shards: the loaders would empty each other's rows; reload once with a single `casslab run WORKLOAD --reload --load-only`, then start the shards");
         }
         let barrier_timeout_s = parse_duration_s("barrier-timeout", &self.barrier_timeout)?;
         Ok(Some(ShardConfig { index, count, run_id: self.run_id.clone().unwrap_or_default(), barrier_timeout_ms: (barrier_timeout_s * 1000.0) as u64 }))
+    }
+}
+
+/// This loader's (index, count) from `--shard I/N`, or `--shards N` and the job's index.
+fn shard_index(shard: Option<&str>, shards: Option<u32>, job_index: Option<String>) -> Result<Option<(u32, u32)>> {
+    match (shard, shards) {
+        (Some(text), _) => {
+            let parsed = text.split_once('/').and_then(|(i, n)| Some((i.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?)));
+            match parsed {
+                Some((i, n)) if n >= 1 && i < n => Ok(Some((i, n))),
+                _ => bail_usage!("--shard {text}: write INDEX/COUNT with 0 <= INDEX < COUNT, e.g. --shard 0/4"),
+            }
+        }
+        (None, Some(n)) => {
+            let var = job_index.ok_or_else(|| usage(format!("--shards {n}: set JOB_COMPLETION_INDEX (a Kubernetes Indexed Job does), or give --shard I/{n}")))?;
+            match var.trim().parse::<u32>() {
+                Ok(i) if n >= 1 && i < n => Ok(Some((i, n))),
+                _ => bail_usage!("--shards {n}: JOB_COMPLETION_INDEX is \"{var}\", not an index below {n}"),
+            }
+        }
+        (None, None) => Ok(None),
     }
 }
 
@@ -623,6 +628,23 @@ mod tests {
         use crate::exit::{classify, Exit};
         for e in [parse_rate("fast").unwrap_err(), parse_heap_mb("lots").unwrap_err(), parse_duration_s("duration", "soon").unwrap_err(), parse_params(&["rows".into()]).unwrap_err()] {
             assert_eq!(classify(&e), Exit::Usage, "{e}");
+        }
+    }
+
+    #[test]
+    fn shards_from_the_flag_or_the_job_index() {
+        assert_eq!(shard_index(Some("2/4"), None, None).unwrap(), Some((2, 4)));
+        assert_eq!(shard_index(None, Some(3), Some("1".into())).unwrap(), Some((1, 3)));
+        assert_eq!(shard_index(None, None, Some("1".into())).unwrap(), None);
+        for (flag, n, job, says) in [
+            (Some("4/4"), None, None, "0 <= INDEX < COUNT"),
+            (Some("two"), None, None, "INDEX/COUNT"),
+            (None, Some(3), None, "set JOB_COMPLETION_INDEX"),
+            (None, Some(3), Some("5".to_string()), "not an index below 3"),
+        ] {
+            let e = shard_index(flag, n, job).unwrap_err();
+            assert!(e.to_string().contains(says), "{e}");
+            assert_eq!(crate::exit::classify(&e), crate::exit::Exit::Usage);
         }
     }
 

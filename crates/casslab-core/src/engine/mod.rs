@@ -150,9 +150,10 @@ pub async fn run<T: Target>(
                 )));
             }
             _ => {
-                let _ = events.send(EngineEvent::PhaseStarted { phase: Phase::Load, count: Some(count), warmup_s: 0.0, duration_s: None, rate_per_s: None, at_ms: clock.now_ms() });
+                let load_start = tokio::time::Instant::now();
+                let _ = events.send(EngineEvent::PhaseStarted { phase: Phase::Load, count: Some(count), warmup_s: 0.0, duration_s: None, rate_per_s: None, at_ms: load_start.saturating_duration_since(clock.t0).as_millis() as u64 });
                 let names = plan.slot_names.clone();
-                let r = run_phase(target.clone(), Arc::new(plan), params(PhaseKind::Load { count }, cfg.interval_ms, seed, 0, None), &events, &mut stop).await;
+                let r = run_phase(target.clone(), Arc::new(plan), params(PhaseKind::Load { count }, cfg.interval_ms, seed, 0, Some(load_start)), &events, &mut stop).await;
                 let errors: u64 = r.measured.iter().map(|s| s.error_count()).sum();
                 let _ = events.send(EngineEvent::PhaseFinished {
                     phase: Phase::Load,
@@ -205,17 +206,19 @@ pub async fn run<T: Target>(
             _ = stop.wait_for(|s| *s) => return Ok(RunOutcome { interrupted: true }),
         }
     }
+    // the phase's start: its intervals, its schedule and its events' times count from here
+    let run_start = start_at.unwrap_or_else(tokio::time::Instant::now);
     let _ = events.send(EngineEvent::PhaseStarted {
         phase: Phase::Run,
         count: None,
         warmup_s,
         duration_s: Some(duration_s),
         rate_per_s: cfg.rate_per_s,
-        at_ms: clock.now_ms(),
+        at_ms: run_start.saturating_duration_since(clock.t0).as_millis() as u64,
     });
     let names: Vec<String> = plan.slot_names.clone();
     let kind = PhaseKind::Run { warmup_s, duration_s, rate_per_s: cfg.rate_per_s };
-    let res = run_phase(target, Arc::new(plan), params(kind, cfg.interval_ms, seed ^ 0x5eed, next_index, start_at), &events, &mut stop).await;
+    let res = run_phase(target, Arc::new(plan), params(kind, cfg.interval_ms, seed ^ 0x5eed, next_index, Some(run_start)), &events, &mut stop).await;
     let _ = events.send(EngineEvent::PhaseFinished {
         phase: Phase::Run,
         duration_s: res.measured_s,
