@@ -113,6 +113,44 @@ pub struct RunConfig {
     /// At the end of the run, wait for compactions to finish before reading what is on disk.
     #[serde(default)]
     pub settle: bool,
+    /// This run is one shard of a run spread over several loaders.
+    #[serde(default)]
+    pub shard: Option<ShardConfig>,
+    /// When the run phase starts on the wall clock (Unix milliseconds): every loader of a
+    /// sharded run starts together and cuts its intervals on the same boundaries. `None`: at
+    /// once (or when the shards' barrier says, for a sharded run).
+    #[serde(default)]
+    pub start_at_unix_ms: Option<i64>,
+}
+
+/// One loader's part of a run spread over several (`--shard I/N`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardConfig {
+    /// This loader's index, from 0.
+    pub index: u32,
+    /// How many loaders the run has.
+    pub count: u32,
+    /// The logical run's name, the same on every loader (the barrier's key; `merge` checks it).
+    pub run_id: String,
+    /// Longest wait at the barrier for the other shards, in milliseconds (without a
+    /// `start_at_unix_ms`).
+    pub barrier_timeout_ms: u64,
+}
+
+impl ShardConfig {
+    /// This shard's slice `[first, first + count)` of `total` operations: contiguous, without
+    /// overlap or gap over all shards.
+    pub fn slice(&self, total: u64) -> (u64, u64) {
+        let (i, n) = (self.index as u128, self.count.max(1) as u128);
+        let first = (total as u128 * i / n) as u64;
+        let end = (total as u128 * (i + 1) / n) as u64;
+        (first, end - first)
+    }
+
+    /// Whether this shard carries out events and polls the servers (one shard does: shard 0).
+    pub fn controls(&self) -> bool {
+        self.index == 0
+    }
 }
 
 fn yes() -> bool {
@@ -139,6 +177,8 @@ impl Default for RunConfig {
             trace_slowest: 0,
             trace_probability: 0.01,
             settle: false,
+            shard: None,
+            start_at_unix_ms: None,
         }
     }
 }
@@ -151,4 +191,39 @@ pub struct RunEnvironment {
     pub node_count: usize,
     pub client_cores: usize,
     pub hostname: Option<String>,
+    /// The wall-clock time (Unix milliseconds) of the run's time axis origin: interval times
+    /// are milliseconds since it.
+    #[serde(default)]
+    pub clock_t0_unix_ms: Option<i64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_slices_cover_the_whole_without_overlap() {
+        for (total, n) in [(10u64, 3u32), (2000, 3), (7, 7), (5, 8), (0, 2), (1_000_000_007, 4)] {
+            let mut next = 0;
+            for i in 0..n {
+                let s = ShardConfig { index: i, count: n, run_id: "r".into(), barrier_timeout_ms: 0 };
+                let (first, count) = s.slice(total);
+                assert_eq!(first, next, "shard {i}/{n} of {total} starts where the last ended");
+                next = first + count;
+            }
+            assert_eq!(next, total, "{n} shards of {total}");
+        }
+        let s = ShardConfig { index: 1, count: 3, run_id: "r".into(), barrier_timeout_ms: 0 };
+        assert_eq!(s.slice(2000), (666, 667));
+        assert!(!s.controls());
+    }
+
+    #[test]
+    fn old_configs_read_without_the_new_fields() {
+        let mut v = serde_json::to_value(RunConfig::default()).unwrap();
+        v.as_object_mut().unwrap().remove("shard");
+        v.as_object_mut().unwrap().remove("start_at_unix_ms");
+        let back: RunConfig = serde_json::from_value(v).unwrap();
+        assert_eq!(back, RunConfig::default());
+    }
 }

@@ -11,6 +11,7 @@ pub mod events;
 pub mod experiment;
 pub mod gen;
 pub mod lint;
+pub mod merge;
 pub mod report;
 pub mod server;
 pub mod session;

@@ -122,8 +122,7 @@ fn a_whole_session_runs_against_the_real_node_and_is_saved() {
     let (ev, impact) = &events[0];
     assert_eq!((ev.action.as_str(), ev.status), ("flush", EventStatus::Ok), "{}", ev.output_tail);
     assert!(ev.output_tail.contains("nodetool flush casslab_core_session"), "{}", ev.output_tail);
-    // (the phase starts a moment before its first interval opens: allow 100 ms)
-    assert!(ev.start_ms + 100 >= run_start_ms + 1_000 && ev.start_ms < run_start_ms + 3_000 && ev.end_ms >= ev.start_ms, "event at {} ms, run phase from {run_start_ms} ms", ev.start_ms);
+    assert!(ev.start_ms >= run_start_ms + 1_000 && ev.start_ms < run_start_ms + 3_000 && ev.end_ms >= ev.start_ms, "event at {} ms, run phase from {run_start_ms} ms", ev.start_ms);
     assert!(impact.is_some(), "an event inside the run has an impact");
 
     // server samples of the node (virtual tables, its process) and of the client, on the axis

@@ -4,7 +4,7 @@
 
 use crate::exit::{bail_usage, usage};
 use anyhow::Result;
-use casslab_core::config::{ClusterConfig, LoadMode, RunConfig, CONFIG_VERSION};
+use casslab_core::config::{ClusterConfig, LoadMode, RunConfig, ShardConfig, CONFIG_VERSION};
 use clap::{Args, Parser, Subcommand};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -55,6 +55,10 @@ pub enum Command {
     /// Compare saved runs with confidence intervals (windowed bootstrap): each figure per
     /// operation, the change against the baseline, verdicts in words; gates exit 1.
     Compare(CompareArgs),
+    /// Make one run of the shards of a run spread over several loaders (`run --shard I/N`):
+    /// checks they belong together, adds up their intervals' histograms (every percentile of
+    /// the merged run is exact) and saves it as an ordinary run with a per-loader breakdown.
+    Merge(MergeArgs),
     /// Check a workload's data model (or every variant of an experiment) without a cluster:
     /// findings by severity with file:line, why each hurts and what to do instead. With --hosts
     /// it judges the keyspace's live schema from that cluster instead (no local node is
@@ -90,6 +94,20 @@ pub struct LintArgs {
     /// Print the findings as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// The shards: their exports (`casslab show RUN --json FILE`), directories of exports, run
+    /// ids in --store, or `run-id:NAME` for every shard of run NAME in --store.
+    #[arg(required = true, value_name = "SHARD")]
+    pub shards: Vec<String>,
+    /// Write the merged run as JSON to FILE too.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Where the shards' runs are read from (ids, run-id:) and the merged run is saved.
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Args, Debug)]
@@ -340,6 +358,27 @@ pub struct RunOptions {
     /// ratio, partition size and SSTables-per-read percentiles; also done after --load-only).
     #[arg(long)]
     pub settle: bool,
+    /// Be shard I of N of one run spread over N loaders, e.g. --shard 2/4: this loader loads
+    /// its slice of the rows, takes its slots of the shared --rate schedule, and starts its run
+    /// phase with the others (--start-at, else a barrier through the cluster: see --run-id).
+    /// Events and the servers' metrics are shard 0's. `casslab merge` makes one run of them.
+    #[arg(long, value_name = "I/N", conflicts_with = "shards")]
+    pub shard: Option<String>,
+    /// Be one of N shards, the index taken from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job).
+    #[arg(long, value_name = "N")]
+    pub shards: Option<u32>,
+    /// The name of the sharded run, the same on every loader (the barrier's key, checked by
+    /// `merge`) [default: a digest of the workload, parameters, seed, rate and timing].
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+    /// Start the run phase at this wall-clock time, RFC 3339 (2026-11-24T10:00:00Z) or Unix
+    /// milliseconds; with shards, every loader gets the same time and no barrier is used.
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
+    /// With shards and no --start-at: longest wait at the barrier for the others (their load
+    /// phases included).
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub barrier_timeout: String,
     /// Find the highest fixed rate that meets an SLA, e.g. 'p99 < 10ms' or 'read.p99 < 5ms'
     /// (latency from the intended start; metrics mean, p50, p95, p99, p999, max, errors): a
     /// probe at maximum throughput, then a binary search of rates, each step a saved run of
@@ -507,7 +546,45 @@ impl RunOptions {
             trace_slowest: self.trace_slowest,
             trace_probability: self.trace_probability,
             settle: self.settle,
+            shard: self.shard_config()?,
+            start_at_unix_ms: self
+                .start_at
+                .as_deref()
+                .map(|t| casslab_core::units::parse_start_ms(t).map_err(|e| usage(format!("--start-at {t}: {e}"))))
+                .transpose()?,
         })
+    }
+
+    /// `--shard I/N`, or `--shards N` with the index from $JOB_COMPLETION_INDEX; the run id is
+    /// filled in by the caller when not given.
+    fn shard_config(&self) -> Result<Option<ShardConfig>> {
+        let Some((index, count)) = shard_index(self.shard.as_deref(), self.shards, std::env::var("JOB_COMPLETION_INDEX").ok())? else { return Ok(None) };
+        if self.reload && count > 1 {
+            bail_usage!("--reload with shards: the loaders would empty each other's rows; reload once with a single `casslab run WORKLOAD --reload --load-only`, then start the shards");
+        }
+        let barrier_timeout_s = parse_duration_s("barrier-timeout", &self.barrier_timeout)?;
+        Ok(Some(ShardConfig { index, count, run_id: self.run_id.clone().unwrap_or_default(), barrier_timeout_ms: (barrier_timeout_s * 1000.0) as u64 }))
+    }
+}
+
+/// This loader's (index, count) from `--shard I/N`, or `--shards N` and the job's index.
+fn shard_index(shard: Option<&str>, shards: Option<u32>, job_index: Option<String>) -> Result<Option<(u32, u32)>> {
+    match (shard, shards) {
+        (Some(text), _) => {
+            let parsed = text.split_once('/').and_then(|(i, n)| Some((i.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?)));
+            match parsed {
+                Some((i, n)) if n >= 1 && i < n => Ok(Some((i, n))),
+                _ => bail_usage!("--shard {text}: write INDEX/COUNT with 0 <= INDEX < COUNT, e.g. --shard 0/4"),
+            }
+        }
+        (None, Some(n)) => {
+            let var = job_index.ok_or_else(|| usage(format!("--shards {n}: set JOB_COMPLETION_INDEX (a Kubernetes Indexed Job does), or give --shard I/{n}")))?;
+            match var.trim().parse::<u32>() {
+                Ok(i) if n >= 1 && i < n => Ok(Some((i, n))),
+                _ => bail_usage!("--shards {n}: JOB_COMPLETION_INDEX is \"{var}\", not an index below {n}"),
+            }
+        }
+        (None, None) => Ok(None),
     }
 }
 
@@ -551,6 +628,23 @@ mod tests {
         use crate::exit::{classify, Exit};
         for e in [parse_rate("fast").unwrap_err(), parse_heap_mb("lots").unwrap_err(), parse_duration_s("duration", "soon").unwrap_err(), parse_params(&["rows".into()]).unwrap_err()] {
             assert_eq!(classify(&e), Exit::Usage, "{e}");
+        }
+    }
+
+    #[test]
+    fn shards_from_the_flag_or_the_job_index() {
+        assert_eq!(shard_index(Some("2/4"), None, None).unwrap(), Some((2, 4)));
+        assert_eq!(shard_index(None, Some(3), Some("1".into())).unwrap(), Some((1, 3)));
+        assert_eq!(shard_index(None, None, Some("1".into())).unwrap(), None);
+        for (flag, n, job, says) in [
+            (Some("4/4"), None, None, "0 <= INDEX < COUNT"),
+            (Some("two"), None, None, "INDEX/COUNT"),
+            (None, Some(3), None, "set JOB_COMPLETION_INDEX"),
+            (None, Some(3), Some("5".to_string()), "not an index below 3"),
+        ] {
+            let e = shard_index(flag, n, job).unwrap_err();
+            assert!(e.to_string().contains(says), "{e}");
+            assert_eq!(crate::exit::classify(&e), crate::exit::Exit::Usage);
         }
     }
 

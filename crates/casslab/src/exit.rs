@@ -15,6 +15,8 @@
 
 use casslab_core::analysis::{AnalysisError, GateError};
 use casslab_core::engine::EngineError;
+use casslab_core::merge::MergeError;
+use casslab_core::report::json::ExportError;
 use casslab_core::session::findmax::{FindMaxError, SlaError};
 use casslab_core::session::{EventCheckError, SessionError};
 use casslab_core::store::StoreError;
@@ -82,7 +84,7 @@ pub fn classify(e: &anyhow::Error) -> Exit {
 }
 
 fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
-    if e.is::<UsageError>() || e.is::<WorkloadError>() || e.is::<GateError>() || e.is::<AnalysisError>() || e.is::<SlaError>() || e.is::<EventCheckError>() {
+    if e.is::<UsageError>() || e.is::<WorkloadError>() || e.is::<GateError>() || e.is::<AnalysisError>() || e.is::<SlaError>() || e.is::<EventCheckError>() || e.is::<MergeError>() || e.is::<ExportError>() {
         return Some(Exit::Usage);
     }
     if let Some(e) = e.downcast_ref::<SessionError>() {

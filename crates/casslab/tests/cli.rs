@@ -161,6 +161,7 @@ fn every_command_has_help() {
         vec!["runs", "--help"],
         vec!["show", "--help"],
         vec!["report", "--help"],
+        vec!["merge", "--help"],
     ] {
         let (code, out, _) = run(casslab().args(&args));
         assert_eq!(code, 0, "{args:?}");

@@ -33,6 +33,10 @@ pub enum EngineError {
     },
     #[error("keyspace \"{0}\" was not created by casslab, so casslab will not truncate it for --reload; use a keyspace casslab creates (e.g. -P keyspace=casslab_mine) or truncate it yourself")]
     NotOurKeyspace(String),
+    #[error("this target cannot coordinate the loaders of a sharded run; give every loader the same --start-at TIME instead of a barrier")]
+    NoCoordination,
+    #[error("{0}")]
+    Shards(#[from] super::start::StartError),
     #[error(transparent)]
     Workload(#[from] WorkloadError),
     #[error(transparent)]

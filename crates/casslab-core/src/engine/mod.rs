@@ -10,13 +10,14 @@ mod clock;
 mod error;
 mod phase;
 mod plan;
+pub mod start;
 mod target;
 mod worker;
 
 pub use clock::{unix_now_ms, RunClock};
 pub use error::EngineError;
 pub use plan::Plan;
-pub use target::{Completion, Prepared, Target, TargetInfo};
+pub use target::{Claim, Completion, Prepared, SetupRole, Target, TargetInfo};
 
 use crate::config::{LoadMode, RunConfig};
 use crate::gen::GeneratorSet;
@@ -38,6 +39,9 @@ pub enum EngineEvent {
     /// [`IntervalSample::start_ms`]).
     PhaseStarted { phase: Phase, count: Option<u64>, warmup_s: f64, duration_s: Option<f64>, rate_per_s: Option<f64>, at_ms: u64 },
     Interval(IntervalSample),
+    /// The loaders of a sharded run agreed on when the run phase starts (Unix milliseconds);
+    /// `clock_offset_ms` is this loader's clock minus the server's, when measured.
+    CommonStart { at_unix_ms: i64, clock_offset_ms: Option<f64> },
     /// Totals of the measured part of a phase (warm-up excluded).
     PhaseFinished { phase: Phase, duration_s: f64, ops: Vec<(String, OpStats)>, target_rate_per_s: Option<f64> },
 }
@@ -59,11 +63,21 @@ pub async fn run<T: Target>(
     mut stop: watch::Receiver<bool>,
 ) -> Result<RunOutcome, EngineError> {
     let t0 = clock.t0;
-    for note in target.prepare(w).await?.notes {
+    let shard = cfg.shard.as_ref().filter(|s| s.count > 1);
+    let role = match shard {
+        Some(s) if !s.controls() => SetupRole::WaitsFor { timeout_ms: s.barrier_timeout_ms },
+        _ => SetupRole::Creates,
+    };
+    for note in target.prepare(w, role).await?.notes {
         let _ = events.send(EngineEvent::Info(note));
     }
     let workers = if cfg.threads > 0 { cfg.threads } else { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2) };
-    let params = |kind, interval_ms: u64, seed: u64, first_index: u32| PhaseParams {
+    // each shard draws its own random numbers, reproducibly
+    let seed = match shard {
+        Some(s) => cfg.seed ^ (s.index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
+        None => cfg.seed,
+    };
+    let params = |kind, interval_ms: u64, seed: u64, first_index: u32, start_at: Option<tokio::time::Instant>| PhaseParams {
         kind,
         workers,
         concurrency: cfg.concurrency.max(1),
@@ -72,6 +86,10 @@ pub async fn run<T: Target>(
         drain_timeout: Duration::from_millis(cfg.cluster.request_timeout_ms + 2_000),
         t0,
         first_index,
+        start_at,
+        // shards cut their intervals on the same wall-clock boundaries
+        aligned: (shard.is_some() || cfg.start_at_unix_ms.is_some()).then_some(clock),
+        shard: shard.map_or((0, 1), |s| (s.index, s.count)),
     };
 
     // Plan everything before loading, so a bad statement fails fast.
@@ -92,13 +110,35 @@ pub async fn run<T: Target>(
     };
 
     let mut next_index = 0u32;
-    if let Some((plan, count)) = load_plan {
+    if let Some((plan, total)) = load_plan {
+        // a shard loads its slice of the rows: its part of every sequence
+        let (first, count) = shard.map_or((0, total), |s| s.slice(total));
+        if first > 0 {
+            let op = w.operation(&w.load.as_ref().expect("a load plan").op).expect("validated");
+            for (name, draws) in sequence_draws(w, op) {
+                if let Some(g) = plan.gens.index_of(&name) {
+                    plan.gens.advance_sequence(g, first.saturating_mul(draws));
+                }
+            }
+        }
         if cfg.load == LoadMode::Reload {
             target.truncate_for_reload(w).await?;
             let _ = events.send(EngineEvent::Info(format!("truncated the tables of {} for --reload", w.keyspace)));
         }
-        let fp = load_fingerprint(w, cfg.seed);
-        let previous = if cfg.load == LoadMode::Skip { None } else { target.loaded(&fp).await? };
+        let whole_fp = load_fingerprint(w, cfg.seed);
+        // a shard records its own slice
+        let fp = match shard {
+            Some(s) => format!("{whole_fp}:{}/{}", s.index, s.count),
+            None => whole_fp.clone(),
+        };
+        let previous = match cfg.load {
+            LoadMode::Skip => None,
+            _ if shard.is_some() => match target.loaded(&whole_fp).await? {
+                Some(d) => Some(d),
+                None => target.loaded(&fp).await?,
+            },
+            _ => target.loaded(&fp).await?,
+        };
         match (cfg.load, previous) {
             (LoadMode::Skip, _) => {
                 let _ = events.send(EngineEvent::Info("load phase skipped (--skip-load)".into()));
@@ -110,9 +150,10 @@ pub async fn run<T: Target>(
                 )));
             }
             _ => {
-                let _ = events.send(EngineEvent::PhaseStarted { phase: Phase::Load, count: Some(count), warmup_s: 0.0, duration_s: None, rate_per_s: None, at_ms: clock.now_ms() });
+                let load_start = tokio::time::Instant::now();
+                let _ = events.send(EngineEvent::PhaseStarted { phase: Phase::Load, count: Some(count), warmup_s: 0.0, duration_s: None, rate_per_s: None, at_ms: load_start.saturating_duration_since(clock.t0).as_millis() as u64 });
                 let names = plan.slot_names.clone();
-                let r = run_phase(target.clone(), Arc::new(plan), params(PhaseKind::Load { count }, cfg.interval_ms, cfg.seed, 0), &events, &mut stop).await;
+                let r = run_phase(target.clone(), Arc::new(plan), params(PhaseKind::Load { count }, cfg.interval_ms, seed, 0, Some(load_start)), &events, &mut stop).await;
                 let errors: u64 = r.measured.iter().map(|s| s.error_count()).sum();
                 let _ = events.send(EngineEvent::PhaseFinished {
                     phase: Phase::Load,
@@ -125,7 +166,11 @@ pub async fn run<T: Target>(
                     return Ok(RunOutcome { interrupted: true });
                 }
                 if errors == 0 {
-                    target.record_load(&fp, &format!("{count} rows, workload {}, seed {}", w.name, cfg.seed)).await?;
+                    let what = match shard {
+                        Some(s) => format!("rows {first}..{} of {total} (shard {} of {}), workload {}, seed {}", first + count, s.index, s.count, w.name, cfg.seed),
+                        None => format!("{count} rows, workload {}, seed {}", w.name, cfg.seed),
+                    };
+                    target.record_load(&fp, &what).await?;
                 } else {
                     let _ = events.send(EngineEvent::Warning(format!(
                         "{errors} load operations failed; the data set is incomplete and will be loaded again next time"
@@ -143,24 +188,63 @@ pub async fn run<T: Target>(
     };
     let warmup_s = cfg.warmup_s.unwrap_or(r.warmup_s);
     let duration_s = cfg.duration_s.unwrap_or(r.duration_s);
+    let common = match (cfg.start_at_unix_ms, shard) {
+        (Some(at), _) => Some(start::at(at, cfg.interval_ms as i64)?),
+        (None, Some(s)) => {
+            let _ = events.send(EngineEvent::Info(format!("shard {} of {}: waiting at the barrier of run \"{}\" for the other shards", s.index, s.count, s.run_id)));
+            Some(start::barrier(&*target, s, cfg.interval_ms).await?)
+        }
+        (None, None) => None,
+    };
+    let start_at = common.map(|c| {
+        let _ = events.send(EngineEvent::CommonStart { at_unix_ms: c.at_unix_ms, clock_offset_ms: c.clock_offset_ms });
+        c.instant(&clock)
+    });
+    if let Some(at) = start_at {
+        tokio::select! {
+            _ = tokio::time::sleep_until(at) => {}
+            _ = stop.wait_for(|s| *s) => return Ok(RunOutcome { interrupted: true }),
+        }
+    }
+    // the phase's start: its intervals, its schedule and its events' times count from here
+    let run_start = start_at.unwrap_or_else(tokio::time::Instant::now);
     let _ = events.send(EngineEvent::PhaseStarted {
         phase: Phase::Run,
         count: None,
         warmup_s,
         duration_s: Some(duration_s),
         rate_per_s: cfg.rate_per_s,
-        at_ms: clock.now_ms(),
+        at_ms: run_start.saturating_duration_since(clock.t0).as_millis() as u64,
     });
     let names: Vec<String> = plan.slot_names.clone();
     let kind = PhaseKind::Run { warmup_s, duration_s, rate_per_s: cfg.rate_per_s };
-    let res = run_phase(target, Arc::new(plan), params(kind, cfg.interval_ms, cfg.seed ^ 0x5eed, next_index), &events, &mut stop).await;
+    let res = run_phase(target, Arc::new(plan), params(kind, cfg.interval_ms, seed ^ 0x5eed, next_index, Some(run_start)), &events, &mut stop).await;
     let _ = events.send(EngineEvent::PhaseFinished {
         phase: Phase::Run,
         duration_s: res.measured_s,
         ops: names.into_iter().zip(res.measured).collect(),
-        target_rate_per_s: cfg.rate_per_s,
+        // a shard's own share of the rate
+        target_rate_per_s: cfg.rate_per_s.map(|r| r / shard.map_or(1.0, |s| s.count as f64)),
     });
     Ok(RunOutcome { interrupted: res.interrupted })
+}
+
+/// The sequence generators `op` draws from, with how many values of each one execution takes
+/// (a batch draws once per row, a set read once per key).
+fn sequence_draws(w: &Workload, op: &crate::workload::Operation) -> Vec<(String, u64)> {
+    let per_execution = op.batch.as_ref().map_or(1, |b| b.size as u64);
+    let mut out: Vec<(String, u64)> = Vec::new();
+    for (pos, st) in op.statements.iter().enumerate() {
+        for (marker, a) in st.args.iter().enumerate() {
+            let is_sequence = w.generators.get(a).is_some_and(|g| g.is_sequence());
+            if !is_sequence || out.iter().any(|(n, _)| n == a) {
+                continue;
+            }
+            let set_key = op.partitions.as_ref().filter(|p| pos == 0 && p.key_marker == marker).map_or(1, |p| p.count as u64);
+            out.push((a.clone(), per_execution * set_key));
+        }
+    }
+    out
 }
 
 /// Identifies the data a load phase writes: schema, load statement, the generators it binds,

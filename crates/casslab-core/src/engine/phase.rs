@@ -3,7 +3,9 @@
 //! when the phase ends (count done, duration reached, or the caller asked to stop), and
 //! draining in-flight requests so the last partial interval is kept too.
 
+use super::clock::RunClock;
 use super::plan::Plan;
+use super::start::aligned_first_tick;
 use super::target::Target;
 use super::worker::{run_worker, Pace, Shared};
 use super::EngineEvent;
@@ -31,6 +33,15 @@ pub(crate) struct PhaseParams {
     pub t0: Instant,
     /// Index of the phase's first interval; intervals are numbered across the whole run.
     pub first_index: u32,
+    /// When the phase starts (a sharded run's common start, reached by the caller); now if
+    /// `None`.
+    pub start_at: Option<Instant>,
+    /// Cut intervals on wall-clock multiples of `interval` (the run's clock says where they
+    /// fall), so that loaders of one run can add theirs up.
+    pub aligned: Option<RunClock>,
+    /// `(index, count)` of this loader among the shards of the run; `(0, 1)` alone. Under a
+    /// fixed rate, the shards share one schedule and this loader takes its own slots of it.
+    pub shard: (u32, u32),
 }
 
 pub(crate) struct PhaseResult {
@@ -61,7 +72,7 @@ pub(crate) async fn run_phase<T: Target>(
         reported: (0..n_ops).map(|_| AtomicU64::new(0)).collect(),
         events: events.clone(),
     });
-    let start = Instant::now();
+    let start = p.start_at.unwrap_or_else(Instant::now);
     let claimed = Arc::new(AtomicU64::new(0));
     let mut handles = Vec::new();
     for id in 0..workers {
@@ -69,9 +80,12 @@ pub(crate) async fn run_phase<T: Target>(
         let pace = match &p.kind {
             PhaseKind::Load { count } => Pace::Count { claimed: claimed.clone(), total: *count },
             PhaseKind::Run { rate_per_s: Some(r), .. } => {
-                let period = Duration::from_secs_f64(workers as f64 / r.max(1e-9));
-                // stagger the workers' schedules evenly over one period
-                Pace::Rate { period, first: start + period.mul_f64(id as f64 / workers as f64) }
+                // One global schedule, a start every 1/r: shard i of n takes the slots
+                // i, i + n, i + 2n, ...; its worker w of W takes every W-th of those.
+                let (shard, shards) = (p.shard.0 as f64, p.shard.1.max(1) as f64);
+                let slot = Duration::from_secs_f64(1.0 / r.max(1e-9));
+                let period = slot.mul_f64(workers as f64 * shards);
+                Pace::Rate { period, first: start + slot.mul_f64(shard + shards * id as f64) }
             }
             PhaseKind::Run { .. } => Pace::Max,
         };
@@ -106,10 +120,14 @@ pub(crate) async fn run_phase<T: Target>(
     // a stop signal whose sender is gone can no longer ask for a stop
     let mut stop_open = true;
     let mut warned_backlog = false;
-    let mut ticker = tokio::time::interval_at(start + p.interval, p.interval);
+    let first_tick = match &p.aligned {
+        Some(clock) => aligned_first_tick(clock, start, p.interval),
+        None => start + p.interval,
+    };
+    let mut ticker = tokio::time::interval_at(first_tick, p.interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
 
-    let mut collect = |since: Instant, now: Instant, tick: u64, index: u32| -> IntervalSample {
+    let mut collect = |since: Instant, now: Instant, counted_until: Instant, tick: u64, index: u32| -> IntervalSample {
         let mut ops: Vec<OpStats> = vec![OpStats::default(); n_ops];
         for (w, slot) in shared.slots.iter().enumerate() {
             {
@@ -135,7 +153,7 @@ pub(crate) async fn run_phase<T: Target>(
             for (i, (_, s)) in sample.ops.iter().enumerate() {
                 measured[i].merge(s);
             }
-            measured_s += (now - since).as_secs_f64();
+            measured_s += counted_until.saturating_duration_since(since).as_secs_f64();
         }
         sample
     };
@@ -154,7 +172,7 @@ pub(crate) async fn run_phase<T: Target>(
             }
         }
         let now = Instant::now();
-        let sample = collect(last, now, tick_no, p.first_index + tick_no as u32);
+        let sample = collect(last, now, now, tick_no, p.first_index + tick_no as u32);
         last = now;
         tick_no += 1;
         if let Some(r) = rate {
@@ -171,6 +189,7 @@ pub(crate) async fn run_phase<T: Target>(
     }
 
     shared.stop.store(true, Ordering::Relaxed);
+    let stopped_at = Instant::now();
     let drain = async {
         for h in handles.iter_mut() {
             let _ = h.await;
@@ -184,7 +203,14 @@ pub(crate) async fn run_phase<T: Target>(
     }
     let now = Instant::now();
     if now > last {
-        let sample = collect(last, now, tick_no.min(end_ticks.saturating_sub(1)), p.first_index + tick_no as u32);
+        // A timed phase's measured time ends when it stopped starting operations: the wait for
+        // those still in flight adds their completions, not time (it would lower the rate). A
+        // load phase lasts until its last operation is done.
+        let counted_until = match p.kind {
+            PhaseKind::Run { .. } => stopped_at,
+            PhaseKind::Load { .. } => now,
+        };
+        let sample = collect(last, now, counted_until, tick_no.min(end_ticks.saturating_sub(1)), p.first_index + tick_no as u32);
         if sample.ops.iter().any(|(_, s)| s.ok + s.error_count() > 0) {
             let _ = events.send(EngineEvent::Interval(sample));
             tick_no += 1;

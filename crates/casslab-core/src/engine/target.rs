@@ -34,6 +34,27 @@ pub struct Completion {
     pub also: Option<usize>,
 }
 
+/// What a loader does about the workload's schema: one loader creates it (the only one of an
+/// unsharded run, shard 0 of a sharded one); the others wait until it exists, so that several
+/// clients never create the same table at once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SetupRole {
+    Creates,
+    WaitsFor { timeout_ms: u64 },
+}
+
+/// A key claimed through the server (see [`Target::claim`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// The value that holds: ours if we claimed it first, else the first claimer's.
+    pub value: String,
+    /// Whether it is ours.
+    pub ours: bool,
+    /// When the server wrote the value that holds, on the server's clock (Unix microseconds),
+    /// when it says.
+    pub written_at_unix_us: Option<i64>,
+}
+
 /// What preparing the server for a workload did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Prepared {
@@ -53,8 +74,9 @@ pub trait Target: Send + Sync + 'static {
 
     fn info(&self) -> &TargetInfo;
 
-    /// Creates what the workload needs on the server (keyspace, schema, bookkeeping) if missing.
-    fn prepare(&self, w: &Workload) -> impl Future<Output = Result<Prepared, EngineError>> + Send;
+    /// Creates what the workload needs on the server (keyspace, schema, bookkeeping) if missing,
+    /// or waits until another loader has (`role`).
+    fn prepare(&self, w: &Workload, role: SetupRole) -> impl Future<Output = Result<Prepared, EngineError>> + Send;
 
     /// Plans the operations `mix` names (with their weights) for one phase, drawing values from
     /// `gens`. The plan's stats slots are the operations, then the figures recorded beside them.
@@ -68,6 +90,21 @@ pub trait Target: Send + Sync + 'static {
 
     /// Empties the workload's data and forgets earlier loads — only where casslab created it.
     fn truncate_for_reload(&self, w: &Workload) -> impl Future<Output = Result<(), EngineError>> + Send;
+
+    /// Writes `value` under `key` unless the key holds a value already (atomically, as a
+    /// lightweight transaction), to expire after `ttl_s`; returns what holds. The loaders of a
+    /// sharded run agree on a common start through this. A target that cannot returns
+    /// [`EngineError::NoCoordination`].
+    fn claim(&self, key: &str, value: &str, ttl_s: u32) -> impl Future<Output = Result<Claim, EngineError>> + Send {
+        let _ = (key, value, ttl_s);
+        async { Err(EngineError::NoCoordination) }
+    }
+
+    /// The claimed values of those of `keys` that hold one.
+    fn claims(&self, keys: &[String]) -> impl Future<Output = Result<Vec<(String, String)>, EngineError>> + Send {
+        let _ = keys;
+        async { Err(EngineError::NoCoordination) }
+    }
 
     /// Starts one execution of `op`: draws its values from `gens` with `rng` now, and returns
     /// the request as a future. Figures recorded beside the operation (each statement of a set

@@ -68,6 +68,14 @@ impl GeneratorSet {
         self.gens[idx].dist.as_sequence().is_some()
     }
 
+    /// Moves sequence `idx` on by `draws` values, as if they had been drawn (a shard of a
+    /// sharded load starts at its slice). Does nothing to other generators.
+    pub fn advance_sequence(&self, idx: usize, draws: u64) {
+        if let Some(seq) = self.gens[idx].dist.as_sequence() {
+            seq.count.fetch_add(draws, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
     /// Held while one execution draws from two or more sequences, so that concurrent
     /// executions cannot interleave their draws: `(sensor, ts)` from two sequences then pairs
     /// up as (n, n) and every combination is written once, as the workload meant.
@@ -256,6 +264,18 @@ flag:       { type: boolean }
                 other => panic!("{other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn an_advanced_sequence_continues_where_another_loader_stops() {
+        let whole = set("k: { type: bigint, dist: sequence, min: 100, max: 110 }");
+        let drawn: Vec<_> = (0..10).map(|_| whole.value(0, &mut rng())).collect();
+        let shard = set("k: { type: bigint, dist: sequence, min: 100, max: 110 }");
+        shard.advance_sequence(0, 6);
+        assert_eq!(shard.value(0, &mut rng()), drawn[6]);
+        assert_eq!(shard.value(0, &mut rng()), drawn[7]);
+        let uniform = set("u: { type: bigint, dist: uniform, min: 0, max: 5 }");
+        uniform.advance_sequence(0, 3);
     }
 
     #[test]

@@ -91,6 +91,13 @@ pub enum ScalarError {
     NotBool(String),
 }
 
+impl GeneratorSpec {
+    /// Whether it draws a `sequence` (a counter shared by every worker).
+    pub fn is_sequence(&self) -> bool {
+        self.dist.as_deref().map(str::trim) == Some("sequence")
+    }
+}
+
 /// One entry of `generators:`. Which fields apply depends on `type` and `dist`; the builder
 /// rejects fields that would have no effect.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]

@@ -409,8 +409,8 @@ pub(crate) mod fixtures {
                 rate_per_s: rate,
                 ..RunConfig::default()
             },
-            env: RunEnvironment { casslab_version: "0.1.0".into(), cassandra_version: Some("5.0.6".into()), node_count: 1, client_cores: 2, hostname: None },
-            summary: Some(RunSummary { phases: summaries, notes: vec!["target rate 600/s not kept: achieved 500/s".into()] }),
+            env: RunEnvironment { casslab_version: "0.1.0".into(), cassandra_version: Some("5.0.6".into()), node_count: 1, client_cores: 2, hostname: None, ..RunEnvironment::default() },
+            summary: Some(RunSummary { phases: summaries, notes: vec!["target rate 600/s not kept: achieved 500/s".into()], ..RunSummary::default() }),
             tags: vec![],
         };
         RunView::new(record, &intervals, &hist)

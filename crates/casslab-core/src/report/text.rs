@@ -4,7 +4,7 @@
 
 use super::table::TextTable;
 use crate::stats::{LatencySummary, Phase};
-use crate::store::{PhaseSummary, RunRecord, RunStatus, RunSummary};
+use crate::store::{LoaderSummary, PhaseSummary, RunRecord, RunStatus, RunSummary};
 use std::fmt::Write;
 
 /// Nanoseconds as milliseconds with a precision that suits the size (it lives with the stats,
@@ -71,10 +71,43 @@ pub fn run_summary(r: &RunRecord, s: &RunSummary) -> String {
             let _ = writeln!(out, "  errors by kind: {}", parts.join(", "));
         }
     }
+    if !s.loaders.is_empty() {
+        let _ = write!(out, "\n{}", loaders_table(&s.loaders));
+    }
     for n in &s.notes {
         let _ = writeln!(out, "note: {n}");
     }
     out
+}
+
+/// A merged run's loaders, one row each: throughput, p99, errors, CPU, lag and start skew.
+pub fn loaders_table(loaders: &[LoaderSummary]) -> String {
+    let mut t = TextTable::new(["shard", "host", "ops/s", "of target", "p99", "errors", "client cpu", "max late", "start", "clock", "from"]).indent(2).right([0, 2, 3, 4, 5, 6, 7, 8, 9]);
+    for l in loaders {
+        let flags = match (l.saturated, l.behind) {
+            (true, true) => " saturated, behind",
+            (true, false) => " saturated",
+            (false, true) => " behind",
+            (false, false) => "",
+        };
+        t.row([
+            l.shard.to_string(),
+            format!("{}{flags}", l.host.as_deref().unwrap_or("?")),
+            format!("{:.0}", l.ops_per_s),
+            l.target_per_s.map_or("-".into(), |t| format!("{:.0}%", 100.0 * l.ops_per_s / t.max(1e-9))),
+            ms(l.p99_ns as f64),
+            l.errors.to_string(),
+            l.client_cpu_pct.map_or("-".into(), |c| format!("{c:.0}%/{}", l.client_cores)),
+            match l.max_lag_ms {
+                Some(lag) => format!("{} ({lag:.0} ms)", l.max_backlog),
+                None => l.max_backlog.to_string(),
+            },
+            format!("{:+} ms", l.start_skew_ms),
+            l.clock_offset_ms.map_or("-".into(), |o| format!("{o:+.1} ms")),
+            l.source.clone(),
+        ]);
+    }
+    format!("loaders (p99 from intended start, ms; client cpu in % of one core/cores; max late = most operations behind schedule at an interval's end):\n{t}")
 }
 
 /// The events of a run and their impact (empty when the run had none). Times are seconds
@@ -212,7 +245,7 @@ mod tests {
             summary: None,
             tags: vec![],
         };
-        let text = run_summary(&record, &RunSummary { phases: vec![phase], notes: vec![] });
+        let text = run_summary(&record, &RunSummary { phases: vec![phase], notes: vec![], ..RunSummary::default() });
         let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
         assert_eq!(rows.len(), 4, "{text}");
         assert_eq!(rows[2].split_whitespace().take(2).collect::<Vec<_>>(), ["read_by_partition_set.request", "100"], "{text}");

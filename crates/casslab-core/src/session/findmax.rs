@@ -171,7 +171,7 @@ mod tests {
         let read = OpSummary::of("read", &st, 2.0);
         let summary = RunSummary {
             phases: vec![PhaseSummary { phase: Phase::Run, duration_s: 2.0, target_rate_per_s: None, ops: vec![read.clone()], total: read.clone() }],
-            notes: Vec::new(),
+            ..RunSummary::default()
         };
         let (v, achieved, p99) = observed(&parse_sla("read.p99 < 1s").unwrap(), &summary).unwrap();
         assert_eq!((achieved, v), (500.0, p99));

@@ -25,7 +25,7 @@ use crate::cluster::ClusterControl;
 use crate::config::{Credentials, RunConfig, RunEnvironment};
 use crate::engine::{self, unix_now_ms, EngineError, EngineEvent, RunClock, Target};
 use crate::events::EventRecord;
-use crate::stats::{is_sub_op, OpStats, OpSummary, Phase};
+use crate::stats::Phase;
 use crate::store::{PhaseSummary, RunId, RunStatus, RunSummary};
 use crate::targets::cql::CqlTarget;
 use crate::workload::Workload;
@@ -96,7 +96,8 @@ impl<'a> RunSession<'a> {
     /// (a run record already begun is saved as failed first).
     pub async fn run(self) -> Result<RunResult, SessionError> {
         let cfg = &self.spec.config;
-        let server = server::start(cfg, &self.spec.workload.keyspace, &self.lab.credentials, self.clock, self.lab.control.as_ref());
+        let control = self.lab.control.as_ref().filter(|_| controls(cfg));
+        let server = server::start(cfg, &self.spec.workload.keyspace, &self.lab.credentials, self.clock, control, controls(cfg));
         let target = match CqlTarget::connect(&cfg.cluster, &self.lab.credentials).await {
             Ok(t) => Arc::new(t),
             Err(e) => {
@@ -119,6 +120,7 @@ impl<'a> RunSession<'a> {
             node_count: target.info().node_count,
             client_cores: num_cores(),
             hostname: std::fs::read_to_string("/etc/hostname").ok().map(|s| s.trim().to_string()),
+            clock_t0_unix_ms: Some(self.clock.t0_unix_ms),
         };
         observer.on(&SessionEvent::Connected { hosts: &cfg.cluster.hosts, info: target.info() });
         let started_at = unix_now_ms();
@@ -147,8 +149,14 @@ impl<'a> RunSession<'a> {
                     observer.on(&SessionEvent::Warning(&m));
                     summary.notes.push(m);
                 }
+                EngineEvent::CommonStart { at_unix_ms, clock_offset_ms } => {
+                    let offset = clock_offset_ms.map(|o| format!("; this loader's clock is {o:+.1} ms off the cluster's")).unwrap_or_default();
+                    observer.on(&SessionEvent::Info(&format!("the run phase starts at {} UTC{offset}", crate::report::text::utc(at_unix_ms))));
+                    summary.common_start_unix_ms = Some(at_unix_ms);
+                    summary.clock_offset_ms = clock_offset_ms;
+                }
                 EngineEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, at_ms } => {
-                    if phase == Phase::Run && !w.events.is_empty() {
+                    if phase == Phase::Run && !w.events.is_empty() && controls(cfg) {
                         timeline = Some(Timeline::start(w.events.clone(), self.clock, at_ms, lab.control.clone(), lab.observer.clone()));
                     }
                     observer.on(&SessionEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, concurrency: cfg.concurrency });
@@ -173,14 +181,16 @@ impl<'a> RunSession<'a> {
                             store_error.get_or_insert(e);
                         }
                     }
-                    summary.phases.push(phase_summary(phase, duration_s, &ops, target_rate_per_s, &mut summary.notes));
+                    summary.phases.push(PhaseSummary::of(phase, duration_s, &ops, target_rate_per_s, &mut summary.notes));
                 }
             }
         }
         let result = engine.await?;
         let records = match timeline {
             Some(t) => t.finish().await,
-            None => timeline::all_skipped(&w.events),
+            None if controls(cfg) => timeline::all_skipped(&w.events),
+            // another shard carries them out
+            None => Vec::new(),
         };
         if let Err(e) = save_events(lab.results, id, &points, &records) {
             store_error.get_or_insert(e);
@@ -214,6 +224,12 @@ pub async fn run(lab: &Lab<'_>, spec: &RunSpec) -> Result<RunResult, SessionErro
     RunSession::new(lab, spec).run().await
 }
 
+/// Whether this loader carries out the run's events and polls the servers: every run but the
+/// shards of a sharded run other than shard 0.
+fn controls(cfg: &RunConfig) -> bool {
+    cfg.shard.as_ref().is_none_or(|s| s.controls())
+}
+
 /// Saves a run's events with the impact each had on its intervals.
 fn save_events(results: &dyn ResultsSink, id: RunId, points: &[IntervalPoint], records: &[EventRecord]) -> Result<(), SinkError> {
     if records.is_empty() {
@@ -230,25 +246,10 @@ fn num_cores() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
 }
 
-/// A phase's totals; a fixed rate that was not kept is noted.
-fn phase_summary(phase: Phase, duration_s: f64, ops: &[(String, OpStats)], target: Option<f64>, notes: &mut Vec<String>) -> PhaseSummary {
-    let mut total = OpStats::default();
-    // figures recorded beside operations (`<op>.request`) are not operations of their own
-    for (_, s) in ops.iter().filter(|(n, _)| !is_sub_op(n)) {
-        total.merge(s);
-    }
-    let total = OpSummary::of("total", &total, duration_s);
-    if let Some(t) = target {
-        if total.ops_per_s < t * 0.95 {
-            notes.push(format!("target rate {t:.0}/s not kept: achieved {:.0}/s", total.ops_per_s));
-        }
-    }
-    PhaseSummary { phase, duration_s, target_rate_per_s: target, ops: ops.iter().map(|(n, s)| OpSummary::of(n, s, duration_s)).collect(), total }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::OpStats;
 
     #[test]
     fn a_rate_not_kept_is_noted_and_sub_figures_stay_out_of_the_total() {
@@ -259,12 +260,12 @@ mod tests {
             request.record_ok(500, 500);
         }
         let mut notes = Vec::new();
-        let p = phase_summary(Phase::Run, 1.0, &[("read".into(), read), ("read.request".into(), request)], Some(1_000.0), &mut notes);
+        let p = PhaseSummary::of(Phase::Run, 1.0, &[("read".into(), read), ("read.request".into(), request)], Some(1_000.0), &mut notes);
         assert_eq!(p.total.ops_per_s, 900.0);
         assert_eq!(p.ops.len(), 2);
         assert_eq!(notes, ["target rate 1000/s not kept: achieved 900/s"]);
         let mut notes = Vec::new();
-        phase_summary(Phase::Run, 1.0, &[], None, &mut notes);
+        PhaseSummary::of(Phase::Run, 1.0, &[], None, &mut notes);
         assert!(notes.is_empty());
     }
 }

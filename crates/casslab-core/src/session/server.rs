@@ -175,8 +175,9 @@ impl Tracing {
     }
 }
 
-/// Starts collecting, unless the run said not to.
-pub(crate) fn start(cfg: &RunConfig, keyspace: &str, creds: &Credentials, clock: RunClock, control: Option<&Arc<dyn ClusterControl>>) -> Option<ServerMetrics> {
+/// Starts collecting, unless the run said not to. A loader that does not poll the servers
+/// (`polls: false`: a shard other than 0) still samples its own process.
+pub(crate) fn start(cfg: &RunConfig, keyspace: &str, creds: &Credentials, clock: RunClock, control: Option<&Arc<dyn ClusterControl>>, polls: bool) -> Option<ServerMetrics> {
     let mut early_notes = Vec::new();
     let tracing = start_tracing(cfg, creds, clock, control, &mut early_notes);
     if !cfg.server_metrics && tracing.is_none() && !cfg.settle {
@@ -204,6 +205,10 @@ pub(crate) fn start(cfg: &RunConfig, keyspace: &str, creds: &Credentials, clock:
     let collecting = cfg.server_metrics;
     let task = tokio::spawn(async move {
         if !collecting {
+            return;
+        }
+        if !polls {
+            collect::run(None, setup, sink2, stop_rx).await;
             return;
         }
         let poller = match VirtualTablePoller::connect(&cluster, &creds, &keyspace).await {

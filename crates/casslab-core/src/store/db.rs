@@ -192,6 +192,14 @@ impl Store {
     }
 
     /// The id of the most recently begun run, if any.
+    /// The runs saved as shards of the sharded run `run_id`, by id.
+    pub fn shards_of(&self, run_id: &str) -> Result<Vec<RunId>, StoreError> {
+        let conn = self.conn();
+        let mut q = conn.prepare_cached("SELECT id FROM runs WHERE json_extract(config_json, '$.shard.run_id') = ?1 ORDER BY id")?;
+        let ids = q.query_map([run_id], |r| r.get(0))?.collect::<Result<Vec<RunId>, _>>()?;
+        Ok(ids)
+    }
+
     pub fn latest_run(&self) -> Result<Option<RunId>, StoreError> {
         Ok(self.conn().query_row("SELECT MAX(id) FROM runs", [], |r| r.get(0))?)
     }
@@ -312,6 +320,7 @@ mod tests {
                 total,
             }],
             notes: vec!["target rate 500/s not kept: achieved 333/s".into()],
+            ..RunSummary::default()
         }
     }
 

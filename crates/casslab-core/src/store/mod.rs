@@ -69,12 +69,71 @@ pub struct PhaseSummary {
     pub total: OpSummary,
 }
 
+impl PhaseSummary {
+    /// A phase's totals from its operations' records over `duration_s`; a fixed rate that was
+    /// not kept is noted in `notes`. Figures recorded beside operations (`<op>.request`) are
+    /// not operations of their own and stay out of the total.
+    pub fn of(phase: Phase, duration_s: f64, ops: &[(String, OpStats)], target: Option<f64>, notes: &mut Vec<String>) -> PhaseSummary {
+        let mut total = OpStats::default();
+        for (_, s) in ops.iter().filter(|(n, _)| !crate::stats::is_sub_op(n)) {
+            total.merge(s);
+        }
+        let total = OpSummary::of("total", &total, duration_s);
+        if let Some(t) = target {
+            if total.ops_per_s < t * 0.95 {
+                notes.push(format!("target rate {t:.0}/s not kept: achieved {:.0}/s", total.ops_per_s));
+            }
+        }
+        PhaseSummary { phase, duration_s, target_rate_per_s: target, ops: ops.iter().map(|(n, s)| OpSummary::of(n, s, duration_s)).collect(), total }
+    }
+}
+
+/// One loader of a run spread over several (a merged run's breakdown).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LoaderSummary {
+    pub shard: u32,
+    /// Where its run came from: `run 12` of a store, or an export file.
+    pub source: String,
+    pub host: Option<String>,
+    /// Its run phase's throughput, p99 (from the intended start) and errors.
+    pub ops_per_s: f64,
+    pub p99_ns: u64,
+    pub errors: u64,
+    /// Its share of a fixed rate, when the run had one.
+    pub target_per_s: Option<f64>,
+    /// Its own CPU over the run phase, in percent of one core, and its cores.
+    pub client_cpu_pct: Option<f64>,
+    pub client_cores: usize,
+    /// Most operations it had due but not started at an interval's end, and that many as time
+    /// at its share of the rate.
+    pub max_backlog: u64,
+    pub max_lag_ms: Option<f64>,
+    /// When its run phase started, against the earliest loader's.
+    pub start_skew_ms: i64,
+    /// Its clock minus the cluster's, measured at the barrier.
+    pub clock_offset_ms: Option<f64>,
+    /// Used nearly all of its cores: the load it offered may be lower than asked.
+    pub saturated: bool,
+    /// Did not keep its share of the rate.
+    pub behind: bool,
+}
+
 /// What a finished run amounted to, saved as JSON with it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct RunSummary {
     pub phases: Vec<PhaseSummary>,
     /// Remarks for the reader, e.g. "target rate 5000/s not kept: achieved 3100/s".
     pub notes: Vec<String>,
+    /// A sharded run (or one with `--start-at`): when its run phase started on the wall clock
+    /// (Unix milliseconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub common_start_unix_ms: Option<i64>,
+    /// This loader's clock minus the cluster's, as its shards' barrier measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_offset_ms: Option<f64>,
+    /// A merged run: each loader's figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loaders: Vec<LoaderSummary>,
 }
 
 /// A saved run as [`Store::run`] returns it (intervals and histograms are fetched separately).
@@ -92,6 +151,33 @@ pub struct RunRecord {
     /// `None` until the run is finished.
     pub summary: Option<RunSummary>,
     pub tags: Vec<String>,
+}
+
+/// Everything saved about one run: what exports carry and what `merge` adds up.
+#[derive(Debug, Clone)]
+pub struct RunData {
+    pub record: RunRecord,
+    /// One row per (interval, operation), in interval order.
+    pub intervals: Vec<StoredInterval>,
+    /// Each (phase, operation)'s whole-phase histograms.
+    pub histograms: Vec<(Phase, String, OpStats)>,
+    pub server_samples: Vec<crate::server::ServerSample>,
+    pub events: Vec<(crate::events::EventRecord, Option<EventImpact>)>,
+    pub traces: Vec<crate::server::traces::Trace>,
+}
+
+impl Store {
+    /// Everything saved about `run`.
+    pub fn run_data(&self, run: RunId) -> Result<RunData, StoreError> {
+        Ok(RunData {
+            record: self.run(run)?,
+            intervals: self.intervals(run)?,
+            histograms: self.histograms(run)?,
+            server_samples: self.server_samples(run)?,
+            events: self.events(run)?,
+            traces: self.traces(run)?,
+        })
+    }
 }
 
 /// One operation's records over one sampling interval, as saved.

@@ -7,6 +7,7 @@ mod experiment;
 mod findmax;
 mod lint;
 mod local;
+mod merge;
 mod report;
 mod results;
 mod run;
@@ -28,6 +29,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Report(args) => report::report(&args),
         Command::Compare(args) => compare::compare(&args),
         Command::Lint(args) => lint::lint_command(&args),
+        Command::Merge(args) => merge::merge(&args),
     }
 }
 

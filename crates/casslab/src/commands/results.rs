@@ -67,8 +67,10 @@ pub fn export(store: &Store, id: RunId, args: &ExportArgs) -> Result<()> {
     let record = store.run(id)?;
     let intervals = store.intervals(id)?;
     if let Some(path) = &args.json {
-        let hists = store.histograms(id)?;
-        json::write_run_json(path, &record, &intervals, &hists).with_context(|| format!("cannot write {}", path.display()))?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        json::write_run_json(path, &store.run_data(id)?).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());
     }
     if let Some(path) = &args.hdr_log {

@@ -25,6 +25,12 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let (mut workload, source) = load_workload(&args.workload, &cfg.params)?;
     cfg.workload_source = source;
     cfg.params = workload.params.clone();
+    if cfg.shard.as_ref().is_some_and(|s| s.run_id.is_empty()) {
+        let id = default_run_id(&cfg);
+        if let Some(shard) = cfg.shard.as_mut() {
+            shard.run_id = id;
+        }
+    }
     if !opts.no_lint {
         super::lint::print_before_run(&workload, cfg.concurrency, cfg.cluster.dc.as_deref());
     }
@@ -55,6 +61,16 @@ pub fn run(args: RunArgs) -> Result<i32> {
     results::export(&store, saved.run, &opts.export)?;
     eprintln!("saved as run {} in {} (`casslab show {}`)", saved.run, store_path(&opts.store).display(), saved.run);
     Ok(if saved.status == RunStatus::Interrupted { Exit::Interrupted } else { Exit::Success }.code())
+}
+
+/// The name a sharded run gets when --run-id is not given: the same on every loader started
+/// with the same workload, parameters, seed, shard count, rate and timing.
+fn default_run_id(cfg: &RunConfig) -> String {
+    let params = serde_json::to_string(&cfg.params).unwrap_or_default();
+    let count = cfg.shard.as_ref().map_or(1, |s| s.count).to_string();
+    let timing = format!("{:?} {:?} {:?} {}", cfg.rate_per_s, cfg.duration_s, cfg.warmup_s, cfg.interval_ms);
+    let fp = casslab_core::engine::fingerprint(&[&cfg.workload_source, &params, &cfg.seed.to_string(), &count, &timing]);
+    format!("{}-{}", cfg.workload.rsplit('/').next().unwrap_or("run").trim_end_matches(".yaml"), &fp[..10])
 }
 
 /// A saved run's summary, events and server side, as `run` prints them at its end.

@@ -68,6 +68,7 @@ pub fn save_run(store: &Store, shape: &Shape, seed: u64) -> RunId {
         node_count: 1,
         client_cores: 2,
         hostname: Some("lab".into()),
+        ..RunEnvironment::default()
     };
     let started = 1_795_000_000_000 + seed as i64 * 60_000;
     let id = store.begin_run("kv", &config, &env, &[], started).unwrap();
@@ -121,7 +122,7 @@ pub fn save_run(store: &Store, shape: &Shape, seed: u64) -> RunId {
         phases.push(PhaseSummary { phase, duration_s: d, target_rate_per_s: target, ops, total: OpSummary::of("total", &total, d) });
     }
     let notes = if fixed { vec!["target rate 850/s not kept: achieved 800/s".to_string()] } else { vec![] };
-    store.finish_run(id, RunStatus::Completed, &RunSummary { phases, notes }, started + 26_000).unwrap();
+    store.finish_run(id, RunStatus::Completed, &RunSummary { phases, notes, ..RunSummary::default() }, started + 26_000).unwrap();
     id
 }
 

@@ -16,7 +16,7 @@ pub use planned::PlannedOp;
 pub use schema::default_replication;
 
 use crate::config::{ClusterConfig, Credentials};
-use crate::engine::{Completion, EngineError, Plan, Prepared, Target, TargetInfo};
+use crate::engine::{Claim, Completion, EngineError, Plan, Prepared, SetupRole, Target, TargetInfo};
 use crate::gen::GeneratorSet;
 use crate::stats::{ErrorKind, OpStats};
 use crate::workload::Workload;
@@ -60,7 +60,10 @@ impl Target for CqlTarget {
         &self.info
     }
 
-    async fn prepare(&self, w: &Workload) -> Result<Prepared, EngineError> {
+    async fn prepare(&self, w: &Workload, role: SetupRole) -> Result<Prepared, EngineError> {
+        if let SetupRole::WaitsFor { timeout_ms } = role {
+            schema::wait_for_schema(&self.session, w, timeout_ms).await?;
+        }
         let state = schema::prepare_keyspace(&self.session, w, &self.info).await?;
         let _ = self.keyspace.set(state);
         let notes = if state.created_now { vec![format!("created keyspace {}", w.keyspace)] } else { Vec::new() };
@@ -83,6 +86,14 @@ impl Target for CqlTarget {
 
     async fn record_load(&self, fingerprint: &str, description: &str) -> Result<(), EngineError> {
         schema::record_load(&self.session, fingerprint, description).await
+    }
+
+    async fn claim(&self, key: &str, value: &str, ttl_s: u32) -> Result<Claim, EngineError> {
+        schema::claim(&self.session, key, value, ttl_s).await
+    }
+
+    async fn claims(&self, keys: &[String]) -> Result<Vec<(String, String)>, EngineError> {
+        schema::claims(&self.session, keys).await
     }
 
     async fn truncate_for_reload(&self, w: &Workload) -> Result<(), EngineError> {

@@ -3,7 +3,9 @@
 //! `casslab_meta` in that keyspace, which records whether casslab created the keyspace and which
 //! data sets it loaded. casslab truncates only keyspaces it created, and never drops one.
 
-use crate::engine::{EngineError, TargetInfo};
+use crate::engine::{Claim, EngineError, TargetInfo};
+use scylla::statement::unprepared::Statement;
+use scylla::statement::Consistency;
 use crate::workload::Workload;
 use scylla::client::session::Session;
 
@@ -43,6 +45,70 @@ async fn keyspace_exists(session: &Session, ks: &str) -> Result<bool, EngineErro
         .await
         .map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })?;
     Ok(rs.into_rows_result().map(|r| r.rows_num() > 0).unwrap_or(false))
+}
+
+/// Waits (up to `timeout_ms`) until the workload's keyspace holds casslab's bookkeeping table
+/// and every table the workload creates: another loader creates them.
+pub async fn wait_for_schema(session: &Session, w: &Workload, timeout_ms: u64) -> Result<(), EngineError> {
+    let cql = "SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?";
+    let mut wanted: Vec<String> = w.tables().into_iter().map(|t| t.trim_matches('"').to_string()).collect();
+    wanted.push("casslab_meta".into());
+    let since = std::time::Instant::now();
+    loop {
+        let rs = session.query_unpaged(cql, (w.keyspace.as_str(),)).await.map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })?;
+        let have: Vec<String> = rs.into_rows_result().ok().and_then(|r| r.rows::<(String,)>().ok().map(|it| it.flatten().map(|(t,)| t).collect())).unwrap_or_default();
+        if wanted.iter().all(|t| have.iter().any(|h| h.eq_ignore_ascii_case(t))) {
+            let _ = session.await_schema_agreement().await;
+            return Ok(());
+        }
+        if since.elapsed() > std::time::Duration::from_millis(timeout_ms) {
+            let missing: Vec<&str> = wanted.iter().filter(|t| !have.iter().any(|h| h.eq_ignore_ascii_case(t))).map(String::as_str).collect();
+            return Err(EngineError::Schema {
+                statement: format!("(waiting for shard 0 to create {}.{})", w.keyspace, missing.join(", ")),
+                message: format!("not there after {:.0} s: is shard 0 running?", since.elapsed().as_secs_f64()),
+            });
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+}
+
+/// Writes `value` under `key` in `casslab_meta` unless it holds one (a lightweight
+/// transaction), expiring after `ttl_s`; returns what holds and when the server wrote it.
+pub async fn claim(session: &Session, key: &str, value: &str, ttl_s: u32) -> Result<Claim, EngineError> {
+    let cql = "INSERT INTO casslab_meta (key, value) VALUES (?, ?) IF NOT EXISTS USING TTL ?";
+    let fail = |e: &dyn std::fmt::Display| EngineError::Schema { statement: cql.into(), message: e.to_string() };
+    let mut st = Statement::new(cql);
+    st.set_consistency(Consistency::Quorum);
+    let rs = session.query_unpaged(st, (key, value, ttl_s.min(i32::MAX as u32) as i32)).await.map_err(|e| fail(&e))?;
+    let rows = rs.into_rows_result().map_err(|e| fail(&e))?;
+    // [applied], then (when not applied) the row that holds: key, value
+    let (applied, _, held) = rows.single_row::<(bool, Option<String>, Option<String>)>().or_else(|_| rows.single_row::<(bool,)>().map(|(a,)| (a, None, None))).map_err(|e| fail(&e))?;
+    let read = "SELECT value, writetime(value) FROM casslab_meta WHERE key = ?";
+    let mut st = Statement::new(read);
+    st.set_consistency(Consistency::Quorum);
+    let written: Option<(Option<String>, Option<i64>)> = session
+        .query_unpaged(st, (key,))
+        .await
+        .ok()
+        .and_then(|r| r.into_rows_result().ok())
+        .and_then(|r| r.maybe_first_row::<(Option<String>, Option<i64>)>().ok().flatten());
+    let value = if applied { value.to_string() } else { held.or_else(|| written.as_ref().and_then(|w| w.0.clone())).unwrap_or_default() };
+    Ok(Claim { value, ours: applied, written_at_unix_us: written.and_then(|w| w.1) })
+}
+
+/// The values of those of `keys` that `casslab_meta` holds.
+pub async fn claims(session: &Session, keys: &[String]) -> Result<Vec<(String, String)>, EngineError> {
+    let cql = "SELECT key, value FROM casslab_meta WHERE key = ?";
+    let mut out = Vec::new();
+    for k in keys {
+        let mut st = Statement::new(cql);
+        st.set_consistency(Consistency::Quorum);
+        let rs = session.query_unpaged(st, (k.as_str(),)).await.map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })?;
+        if let Some((key, Some(value))) = rs.into_rows_result().ok().and_then(|r| r.maybe_first_row::<(String, Option<String>)>().ok().flatten()) {
+            out.push((key, value));
+        }
+    }
+    Ok(out)
 }
 
 /// Creates the keyspace if missing, switches the session to it, creates the bookkeeping table
