@@ -13,6 +13,8 @@ use casslab_core::report::table::TextTable;
 use anyhow::{Context, Result};
 use casslab_core::analysis::{LatencyKind, Metric};
 use casslab_core::cluster::ClusterControl;
+use casslab_core::config::Credentials;
+use casslab_core::workload::TargetKind;
 use casslab_core::experiment::{load_experiment, Experiment};
 use casslab_core::report::experiment_html::{ExperimentPage, OpFigures, VariantRuns};
 use casslab_core::session::experiment::run_experiment;
@@ -38,12 +40,18 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     for spec in &args.run.events {
         extra_events.push(casslab_core::events::parse_event(spec).map_err(|m| usage(format!("--event: {m}")))?);
     }
-    let local = run::local_target(&base_cfg, &args.run.local)?;
+    // Cassandra and Redis are aimed at (and started locally) only if a variant needs them
+    let any_cql = exp.variants.iter().any(|v| v.workload.target == TargetKind::Cql);
+    let any_redis = exp.variants.iter().any(|v| v.workload.target == TargetKind::Redis);
+    let local = if any_cql { run::local_target(&base_cfg, &args.run.local)? } else { None };
     for v in exp.variants.iter_mut() {
         v.workload.events.extend(extra_events.iter().cloned());
         check_events(&v.workload.events, local.as_ref().map(|c| c as &dyn ClusterControl)).with_context(|| format!("variant {}", v.name))?;
     }
-    let creds = run::connect_target(&mut base_cfg, local.as_ref())?;
+    let creds = if any_cql { run::connect_target(&mut base_cfg, local.as_ref())? } else { Credentials { password: None, redis_password: run::redis_password() } };
+    if any_redis {
+        run::aim_redis(&mut base_cfg, &args.run.local)?;
+    }
     let experiment_id = format!("{}-{}", exp.name, chrono_free_stamp());
     eprintln!(
         "experiment {} ({experiment_id}): {} variants × {repetitions} repetitions, interleaved; baseline: {}",
