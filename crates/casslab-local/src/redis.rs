@@ -204,15 +204,19 @@ impl LocalRedis {
     }
 }
 
-/// `redis-server` on PATH, or where the OS package puts it.
+/// `$CASSLAB_REDIS_SERVER` (another build, or a compatible server such as Valkey), else
+/// `redis-server` on PATH or where the OS package puts it.
 fn find_redis_server() -> Result<PathBuf, LocalError> {
+    let missing = || LocalError::MissingTool {
+        tool: "redis-server".into(),
+        hint: "install Redis from the OS packages (`apt-get install redis-server`; casslab starts a server of its own, the package's service need not run), or point casslab at a running server with --target redis://HOST:PORT".into(),
+    };
+    if let Some(p) = std::env::var_os("CASSLAB_REDIS_SERVER").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        return if p.is_file() { Ok(p) } else { Err(missing()) };
+    }
     let on_path = std::env::var_os("PATH").into_iter().flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>()).map(|d| d.join("redis-server"));
-    on_path.chain([PathBuf::from("/usr/bin/redis-server"), PathBuf::from("/usr/local/bin/redis-server")]).find(|p| p.is_file()).ok_or_else(|| {
-        LocalError::MissingTool {
-            tool: "redis-server".into(),
-            hint: "install Redis from the OS packages (`apt-get install redis-server`; casslab starts a server of its own, the package's service need not run), or point casslab at a running server with --target redis://HOST:PORT".into(),
-        }
-    })
+    on_path.chain([PathBuf::from("/usr/bin/redis-server"), PathBuf::from("/usr/local/bin/redis-server")]).find(|p| p.is_file()).ok_or_else(missing)
 }
 
 /// Sends PING; true when a Redis answers (`+PONG`, or an error such as NOAUTH: it is there).
