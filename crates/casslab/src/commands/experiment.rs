@@ -2,7 +2,8 @@
 //! interleaved (`casslab_core::session::experiment`), each run saved as an ordinary run tagged
 //! with the experiment, then compares every variant with the first one
 //! (the baseline) using the windowed bootstrap of `casslab compare`; with `-o FILE` it also
-//! writes the comparison as an HTML page (`casslab_core::report::experiment_html`).
+//! writes the comparison as an HTML page (`casslab_core::report::experiment_html`). With
+//! `rates:` the comparison is made rate by rate, with the SLA's verdicts (`sweep`).
 
 use super::{compare, run, store_path};
 use crate::cli::ExperimentArgs;
@@ -79,7 +80,12 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     out::print(&format!("\nexperiment {} — runs per variant:\n{list}", exp.name))?;
     let groups: Vec<(String, Vec<RunId>)> = made.variants.into_iter().filter(|(_, ids)| !ids.is_empty()).collect();
     if groups.len() >= 2 {
-        let analysis = compare::print_groups(&store, &groups, window_s, &args.analysis)?;
+        let analysis = if exp.rates.is_empty() {
+            compare::print_groups(&store, &groups, window_s, &args.analysis)?
+        } else {
+            super::sweep::print(&store, &exp, &groups, window_s, &args.analysis)?;
+            compare::analyse_groups(&store, &groups, window_s, &args.analysis)?
+        };
         if let Some(path) = &args.output {
             let page = page(&exp, &experiment_id, &groups, &analysis);
             std::fs::write(path, page.render()).with_context(|| format!("cannot write {}", path.display()))?;

@@ -10,6 +10,7 @@ mod local;
 mod report;
 mod results;
 mod run;
+mod sweep;
 mod workloads;
 
 use crate::cli::{Cli, Command, StoreArgs};
