@@ -178,6 +178,7 @@ pub struct Workload {
     pub params: BTreeMap<String, String>,
     /// What the operations are written for (CQL unless they are Redis commands).
     pub target: TargetKind,
+    /// The CQL keyspace; for Redis only a name for the data in messages (default `redis`).
     pub keyspace: String,
     /// CQL replication map, e.g. `{'class': 'SimpleStrategy', 'replication_factor': 1}`;
     /// `None` lets the engine choose one that fits the cluster.

@@ -129,7 +129,7 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
     let target = target_of(&operations).map_err(|p| err(operations.iter().find(|o| !o.redis.is_empty()).map(|o| o.line), p))?;
     let keyspace = match (raw.keyspace, target) {
         (Some(k), _) => k.trim().to_string(),
-        (None, TargetKind::Redis) => "casslab".to_string(),
+        (None, TargetKind::Redis) => "redis".to_string(),
         (None, TargetKind::Cql) => return Err(err(None, Problem::MissingKey { key: "keyspace", what: "the CQL keyspace the workload's tables live in" })),
     };
     if target == TargetKind::Redis {
@@ -396,7 +396,7 @@ run:
     fn redis_workloads_are_read_with_their_commands() {
         use crate::workload::{RedisArg, RedisMode, TargetKind};
         let w = parse_workload(REDIS, "r.yaml", &BTreeMap::new()).unwrap();
-        assert_eq!((w.target, w.keyspace.as_str()), (TargetKind::Redis, "casslab"));
+        assert_eq!((w.target, w.keyspace.as_str()), (TargetKind::Redis, "redis"));
         let write = w.operation("write").unwrap();
         assert_eq!(write.redis[0].args, vec![RedisArg::Bound("key".into()), RedisArg::Literal("field0".into()), RedisArg::Bound("v".into())]);
         let rmw = w.operation("rmw").unwrap();

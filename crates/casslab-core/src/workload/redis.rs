@@ -27,8 +27,8 @@ impl Arity {
             Arity::Exactly(k) => n == k,
             Arity::AtLeast(k) => n >= k,
             Arity::Between(a, b) => (a..=b).contains(&n),
-            Arity::KeyThenPairs => n >= 3 && n % 2 == 1,
-            Arity::Pairs => n >= 2 && n % 2 == 0,
+            Arity::KeyThenPairs => n >= 3 && !n.is_multiple_of(2),
+            Arity::Pairs => n >= 2 && n.is_multiple_of(2),
         }
     }
 

@@ -6,6 +6,9 @@
 //! server's version and how many nodes answer) and turns connection failures into errors that
 //! say what to check.
 
+// setup failures are the engine's `EngineError`, large as it is, as in `targets::cql`
+#![allow(clippy::result_large_err)]
+
 use crate::config::{Credentials, RedisConfig};
 use crate::engine::{EngineError, TargetInfo};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig, ConnectionLike};

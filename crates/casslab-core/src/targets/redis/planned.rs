@@ -105,11 +105,6 @@ impl PlannedOp {
             }
         }
     }
-
-    /// How many commands an execution sends.
-    pub fn len(&self) -> usize {
-        self.commands.len()
-    }
 }
 
 impl PlannedCommand {
@@ -169,7 +164,7 @@ run: { mix: { w: 1 }, duration: 1s }
         let w = parse_workload(src, "r.yaml", &BTreeMap::new()).unwrap();
         let gens = GeneratorSet::build(&w.generators).unwrap();
         let op = plan_op(w.operation("w").unwrap(), &gens);
-        assert_eq!((op.len(), op.mode, op.joint_sequences), (2, RedisMode::Pipeline, true));
+        assert_eq!((op.commands.len(), op.mode, op.joint_sequences), (2, RedisMode::Pipeline, true));
         let Request::Pipeline(p) = op.request(&gens, &mut SmallRng::seed_from_u64(1)) else { panic!("a pipeline") };
         let cmds: Vec<Vec<String>> = p.cmd_iter().map(|c| c.args_iter().map(|a| match a {
             redis::Arg::Simple(b) => String::from_utf8_lossy(b).into_owned(),
