@@ -3,7 +3,9 @@
 //! default 127.0.0.66, port 6390, under the test home). They check that every shipped Redis
 //! workload loads, runs and reads back what it wrote; that a server stopped in the middle of a
 //! run gives counted errors, not a failed run; and that a bad workload, an unreachable server
-//! and a missing redis-server are clear errors. The server is stopped when the last test ends.
+//! and a missing redis-server are clear errors; and the shipped redis-vs-cassandra experiment
+//! runs at a tiny scale against both servers (the Cassandra one is the suite's test node). The
+//! Redis server is stopped when the last test ends.
 
 mod common;
 use common::{casslab, load_lock, run, summary_rows, temp_store};
@@ -11,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// Tests of this file that need the server; the last one to finish stops it.
-const USERS: usize = 2;
+const USERS: usize = 3;
 static DONE: AtomicUsize = AtomicUsize::new(0);
 
 fn address() -> &'static str {
@@ -102,6 +104,27 @@ fn a_server_stopped_mid_run_gives_counted_errors_not_a_failure() {
     // requests succeeded again once the server was back
     assert!(total[0].parse::<u64>().unwrap() > errors, "{out}");
     assert_eq!(redis_cli(&["PING"]).trim(), "PONG", "the server is up again");
+    release();
+}
+
+#[test]
+fn the_redis_vs_cassandra_experiment_compares_both_rate_by_rate_against_its_sla() {
+    let _g = load_lock();
+    let url = server();
+    let host = common::node();
+    let (_d, store) = temp_store();
+    let path = format!("{}/../../experiments/redis-vs-cassandra.yaml", env!("CARGO_MANIFEST_DIR"));
+    let (code, out, err) = run(casslab().args([
+        "experiment", &path, "-P", "rows=200", "--repetitions", "1", "--duration", "1s", "--warmup", "0s", "--window", "1s",
+        "--resamples", "200", "--min-windows", "1", "--concurrency", "16", "--hosts", host, "--target", &url, "--store", store.to_str().unwrap(),
+    ]));
+    assert_eq!(code, 0, "{out}\n{err}");
+    for rate in ["500", "1000", "2000", "4000"] {
+        assert!(out.contains(&format!("at {rate} ops/s:")) && out.contains(&format!("redis@{rate} against cassandra@{rate}")), "{out}");
+    }
+    assert!(out.contains("SLA p99 < 5ms (95% intervals;") && out.contains("highest rate meeting it"), "{out}");
+    let table = &out[out.find("SLA p99").unwrap()..];
+    assert_eq!(table.lines().filter(|l| l.trim_start().starts_with("redis ") || l.trim_start().starts_with("cassandra ")).count(), 8, "{table}");
     release();
 }
 
