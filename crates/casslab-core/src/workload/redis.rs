@@ -224,4 +224,67 @@ mod tests {
             assert_eq!(parse_command(cmd, &names, 1).is_ok(), ok, "{cmd}");
         }
     }
+
+    const REDIS: &str = "name: r
+generators:
+  key: { type: text, prefix: user, dist: sequence, min: 0, max: 10 }
+  v: { type: text, size: 8 }
+  tags: { type: \"set<text>\", size: 3 }
+operations:
+  write:
+    redis: HSET ? field0 ?
+    args: [key, v]
+  rmw:
+    pipeline:
+      - { redis: HGETALL ?, args: [key] }
+      - redis: EXPIRE ? 60
+        args: [key]
+  two:
+    steps:
+      - { redis: GET ?, args: [key] }
+      - { redis: INCR ?, args: [key] }
+run:
+  mix: { write: 1, rmw: 1, two: 1 }
+  duration: 10s
+";
+
+    fn redis_error(src: &str) -> String {
+        crate::workload::parse_workload(src, "r.yaml", &std::collections::BTreeMap::new()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn redis_workloads_are_read_with_their_commands() {
+        use crate::workload::{RedisArg, RedisMode, TargetKind};
+        let w = crate::workload::parse_workload(REDIS, "r.yaml", &std::collections::BTreeMap::new()).unwrap();
+        assert_eq!((w.target, w.keyspace.as_str()), (TargetKind::Redis, "redis"));
+        let write = w.operation("write").unwrap();
+        assert_eq!(write.redis[0].args, vec![RedisArg::Bound("key".into()), RedisArg::Literal("field0".into()), RedisArg::Bound("v".into())]);
+        let rmw = w.operation("rmw").unwrap();
+        assert_eq!(rmw.redis_mode, RedisMode::Pipeline);
+        assert_eq!(rmw.redis.iter().map(|c| (c.name.as_str(), c.line)).collect::<Vec<_>>(), [("HGETALL", 12), ("EXPIRE", 13)]);
+        assert_eq!(w.operation("two").unwrap().redis_mode, RedisMode::Sequence);
+        assert!(w.operation("write").unwrap().statements.is_empty());
+    }
+
+    #[test]
+    fn redis_mistakes_point_at_their_line() {
+        let e = redis_error(&REDIS.replace("HSET ? field0 ?", "HSTE ? field0 ?"));
+        assert!(e.starts_with("r.yaml:8: operation \"write\": unknown Redis command \"HSTE\"; did you mean \"HSET\"?"), "{e}");
+        let e = redis_error(&REDIS.replace("EXPIRE ? 60", "EXPIRE ?"));
+        assert!(e.starts_with("r.yaml:13: operation \"rmw\": `EXPIRE` takes 2 to 3 arguments, not 1"), "{e}");
+        let e = redis_error(&REDIS.replace("args: [key, v]", "args: [key, vv]"));
+        assert!(e.starts_with("r.yaml:9: operation \"write\": binds unknown generator \"vv\"; did you mean \"v\"?"), "{e}");
+        let e = redis_error(&REDIS.replace("{ redis: GET ?, args: [key] }", "{ redis: GET ?, args: [tags] }"));
+        assert!(e.starts_with("r.yaml:17: operation \"two\": binds generator \"tags\" of type set<text>"), "{e}");
+        let e = redis_error(&REDIS.replace("args: [key, v]", "args: [key]"));
+        assert!(e.starts_with("r.yaml:8: operation \"write\": `HSET` has 2 marker(s)"), "{e}");
+        let e = redis_error(&REDIS.replace("    args: [key, v]\n", "    args: [key, v]\n    consistency: ONE\n"));
+        assert!(e.starts_with("r.yaml:10: operation \"write\": `consistency` is a CQL setting"), "{e}");
+        let e = redis_error(&REDIS.replace("  two:\n", "  c:\n    cql: SELECT now() FROM system.local\n  two:\n"));
+        assert!(e.contains("operation \"c\" is CQL and \"write\" is Redis"), "{e}");
+        let e = redis_error(&format!("schema: [CREATE TABLE t (k int PRIMARY KEY)]\n{REDIS}"));
+        assert!(e.starts_with("r.yaml:1: `schema:` is about CQL tables"), "{e}");
+        let e = redis_error("operations:\n  r: { cql: SELECT now() FROM system.local }\nrun: { mix: { r: 1 }, duration: 1s }\n");
+        assert!(e.contains("`keyspace:` is missing"), "{e}");
+    }
 }
