@@ -24,8 +24,9 @@ if [ -z "${CASSLAB:-}" ]; then
   CASSLAB="$PWD/target/release/casslab"
 fi
 
-"$CASSLAB" local up >/dev/null
-"$CASSLAB" local redis up >/dev/null
+# the servers already running (as `local up` / `local redis up` left them), else default ones
+"$CASSLAB" local status >/dev/null 2>&1 || "$CASSLAB" local up >/dev/null
+"$CASSLAB" local redis status >/dev/null 2>&1 || "$CASSLAB" local redis up >/dev/null
 
 echo "loading both data sets (skipped when already loaded) ..." >&2
 "$CASSLAB" run ycsb-a -P rows=$ROWS --load-only --concurrency $CONC --store "$OUT/load.db" >/dev/null
