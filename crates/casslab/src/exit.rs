@@ -129,7 +129,7 @@ fn session_class(e: &SessionError) -> Option<Exit> {
 /// arm in `class_of` calls this.)
 fn engine_class(e: &EngineError) -> Exit {
     match e {
-        EngineError::Workload(_) | EngineError::TypeMismatch { .. } | EngineError::NotOurKeyspace(_) => Exit::Usage,
+        EngineError::Workload(_) | EngineError::TypeMismatch { .. } | EngineError::NotOurKeyspace(_) | EngineError::NotOurTable { .. } => Exit::Usage,
         _ => Exit::Setup,
     }
 }

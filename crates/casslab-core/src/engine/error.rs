@@ -33,6 +33,8 @@ pub enum EngineError {
     },
     #[error("keyspace \"{0}\" was not created by casslab, so casslab will not truncate it for --reload; use a keyspace casslab creates (e.g. -P keyspace=casslab_mine) or truncate it yourself")]
     NotOurKeyspace(String),
+    #[error("{file}:{line}: schema: `{statement}` would change table {keyspace}.{table}, which casslab did not create (it was there before, in a keyspace casslab did not create); casslab changes only tables it created: use a keyspace casslab creates (e.g. -P keyspace=casslab_mine)")]
+    NotOurTable { file: String, line: usize, statement: String, keyspace: String, table: String },
     #[error(transparent)]
     Workload(#[from] WorkloadError),
     #[error(transparent)]

@@ -112,6 +112,8 @@ pub enum OpProblem {
     SerialConsistency,
     #[error("`serial_consistency` must be SERIAL or LOCAL_SERIAL")]
     NotSerial,
+    #[error("`idempotent: true` on a statement that is not (a counter or collection update relative to its value, or a conditional write): the driver would retry it on another node and apply it twice; remove `idempotent`")]
+    NotIdempotent,
     #[error("page_size must be a positive number of rows, not {0}")]
     PageSize(i32),
     #[error("binds unknown generator \"{name}\"{} (declare it under `generators:`)", hint(.name, .known))]
