@@ -1,7 +1,7 @@
 //! The [`Store`] itself: one SQLite connection and the statements that write a run as it goes
 //! and read runs back. Table layout lives in `schema.rs`, row decoding in `rows.rs`.
 
-use super::rows::{decode_phase, decode_stats, encode, Cols, RawRun, SELECT_RUN};
+use super::rows::{decode_phase, decode_stats, encode, Cols, RawRun, SELECT_RUN, STATS_COLUMNS};
 use super::{serialize_histogram, RunId, RunRecord, RunStatus, RunSummary, StoreError, StoredInterval};
 use crate::config::{RunConfig, RunEnvironment};
 use crate::stats::{IntervalSample, LatencySummary, OpStats, OpSummary, Phase};
@@ -64,9 +64,9 @@ impl Store {
                     ok, error_count, errors_json, ops_per_s,
                     lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns,
                     svc_mean_ns, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_p999_ns, svc_max_ns,
-                    intended_hdr, service_hdr)
+                    intended_hdr, service_hdr, late, max_lag_ns, empty_reads)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                    ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
+                    ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
             )?;
             for (seq, (op, stats)) in sample.ops.iter().enumerate() {
                 let s = OpSummary::of(op, stats, duration_s);
@@ -99,6 +99,9 @@ impl Store {
                         v.5,
                         serialize_histogram(&stats.intended),
                         serialize_histogram(&stats.service),
+                        stats.late,
+                        stats.max_lag_ns,
+                        stats.empty_reads,
                     ])
                     .map_err(|e| missing_run(run, e))?;
             }
@@ -115,9 +118,9 @@ impl Store {
                 "INSERT OR REPLACE INTO phase_histograms (run_id, phase, op, ok, error_count, errors_json,
                     lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns,
                     svc_mean_ns, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_p999_ns, svc_max_ns,
-                    intended_hdr, service_hdr)
+                    intended_hdr, service_hdr, late, max_lag_ns, empty_reads)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                    ?18, ?19, ?20)",
+                    ?18, ?19, ?20, ?21, ?22, ?23)",
                 params![
                     run,
                     phase.as_str(),
@@ -139,6 +142,9 @@ impl Store {
                     v.5,
                     serialize_histogram(&stats.intended),
                     serialize_histogram(&stats.service),
+                    stats.late,
+                    stats.max_lag_ns,
+                    stats.empty_reads,
                 ],
             )
             .map_err(|e| missing_run(run, e))?;
@@ -212,10 +218,9 @@ impl Store {
     pub fn for_each_interval(&self, run: RunId, mut f: impl FnMut(StoredInterval) -> Result<(), StoreError>) -> Result<(), StoreError> {
         let conn = self.conn();
         ensure_run(&conn, run)?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT idx, phase, start_ms, end_ms, backlog, op, ok, errors_json, intended_hdr, service_hdr
-             FROM intervals WHERE run_id = ?1 ORDER BY idx, seq",
-        )?;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT idx, phase, start_ms, end_ms, backlog, op, {STATS_COLUMNS} FROM intervals WHERE run_id = ?1 ORDER BY idx, seq"
+        ))?;
         let mut rows = stmt.query([run])?;
         while let Some(r) = rows.next()? {
             let index: u32 = r.get(0)?;
@@ -237,10 +242,7 @@ impl Store {
     pub fn histograms(&self, run: RunId) -> Result<Vec<(Phase, String, OpStats)>, StoreError> {
         let conn = self.conn();
         ensure_run(&conn, run)?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT phase, op, ok, errors_json, intended_hdr, service_hdr
-             FROM phase_histograms WHERE run_id = ?1 ORDER BY rowid",
-        )?;
+        let mut stmt = conn.prepare_cached(&format!("SELECT phase, op, {STATS_COLUMNS} FROM phase_histograms WHERE run_id = ?1 ORDER BY rowid"))?;
         let mut rows = stmt.query([run])?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
@@ -280,6 +282,8 @@ mod tests {
             s.record_ok(i * 1_000 * seed, i * 900 * seed);
         }
         s.record_error(ErrorKind::Timeout);
+        s.record_start_lag(2_500_000 * seed);
+        s.empty_reads = seed;
         s
     }
 
@@ -342,6 +346,7 @@ mod tests {
             assert_eq!(&g.op, op);
             assert_eq!(g.stats.ok, st.ok);
             assert_eq!(g.stats.errors, st.errors);
+            assert_eq!((g.stats.late, g.stats.max_lag_ns, g.stats.empty_reads), (st.late, st.max_lag_ns, st.empty_reads));
             assert_same_histogram(&g.stats.intended, &st.intended);
             assert_same_histogram(&g.stats.service, &st.service);
         }

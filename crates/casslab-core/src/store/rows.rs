@@ -79,7 +79,10 @@ pub(super) fn decode_phase(s: &str, what: impl Fn() -> String) -> Result<Phase, 
     Phase::parse(s).ok_or_else(|| StoreError::Corrupt { what: what(), detail: format!("unknown phase {s:?}") })
 }
 
-/// Reads `ok, errors_json, intended_hdr, service_hdr` starting at column `first`.
+/// The columns [`decode_stats`] reads, in its order.
+pub(super) const STATS_COLUMNS: &str = "ok, errors_json, intended_hdr, service_hdr, late, max_lag_ns, empty_reads";
+
+/// Reads [`STATS_COLUMNS`] starting at column `first`.
 pub(super) fn decode_stats(r: &Row<'_>, first: usize, what: impl Fn() -> String) -> Result<OpStats, StoreError> {
     let corrupt = |detail: String| StoreError::Corrupt { what: what(), detail };
     let errors: BTreeMap<ErrorKind, u64> =
@@ -91,5 +94,13 @@ pub(super) fn decode_stats(r: &Row<'_>, first: usize, what: impl Fn() -> String)
             e => e,
         })
     };
-    Ok(OpStats { ok: r.get(first)?, errors, intended: hist(first + 2)?, service: hist(first + 3)? })
+    Ok(OpStats {
+        ok: r.get(first)?,
+        errors,
+        intended: hist(first + 2)?,
+        service: hist(first + 3)?,
+        late: r.get(first + 4)?,
+        max_lag_ns: r.get(first + 5)?,
+        empty_reads: r.get(first + 6)?,
+    })
 }
