@@ -261,7 +261,7 @@ h3 .sub{font-weight:400;color:var(--muted);font-size:13px;margin-left:6px}
 h4{margin:12px 0 6px;font-size:13px;color:var(--muted);font-weight:600}
 .status{font-size:12px;font-weight:600;padding:2px 8px;border-radius:10px;background:#ddf4e4;color:#1a7f37}
 .status.interrupted,.status.running{background:#fff1c2;color:#7d4e00}
-.status.failed{background:#ffe1e1;color:#b42318}
+.status.failed,.status.crashed{background:#ffe1e1;color:#b42318}
 dl.meta{display:grid;grid-template-columns:repeat(auto-fill,minmax(220px,1fr));gap:8px 18px;margin:0 0 8px}
 dl.meta div{min-width:0}
 dt{font-size:11px;text-transform:uppercase;letter-spacing:.05em;color:var(--muted)}

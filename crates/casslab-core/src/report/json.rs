@@ -7,7 +7,7 @@
 //! ```text
 //! {
 //!   "format": "casslab-run", "format_version": 1,
-//!   "id": 12, "workload": "kv", "status": "completed" | "running" | "interrupted" | "failed",
+//!   "id": 12, "workload": "kv", "status": "completed" | "running" | "interrupted" | "failed" | "crashed",
 //!   "started_at_ms": <unix ms>, "ended_at_ms": <unix ms> | null, "tags": ["..."],
 //!   "config": { ...RunConfig as saved with the run, with its own "version"... },
 //!   "env": { ...RunEnvironment... },
@@ -154,6 +154,7 @@ mod tests {
             env: RunEnvironment { casslab_version: "0.1.0".into(), ..Default::default() },
             summary: Some(RunSummary { phases: vec![], notes: vec!["a note".into()] }),
             tags: vec!["t1".into()],
+            process: None,
         }
     }
 

@@ -2,7 +2,7 @@
 //! and read runs back. Table layout lives in `schema.rs`, row decoding in `rows.rs`.
 
 use super::rows::{decode_phase, decode_stats, encode, Cols, RawRun, SELECT_RUN, STATS_COLUMNS};
-use super::{serialize_histogram, RunId, RunRecord, RunStatus, RunSummary, StoreError, StoredInterval};
+use super::{serialize_histogram, RunId, RunProcess, RunRecord, RunStatus, RunSummary, StoreError, StoredInterval};
 use crate::config::{RunConfig, RunEnvironment};
 use crate::stats::{IntervalSample, LatencySummary, OpStats, OpSummary, Phase};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -27,7 +27,7 @@ impl Store {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Records the start of a run (status `Running`) and returns its id.
+    /// Records the start of a run (status `Running`, made by this process) and returns its id.
     pub fn begin_run(
         &self,
         workload: &str,
@@ -38,12 +38,17 @@ impl Store {
     ) -> Result<RunId, StoreError> {
         let config_json = encode("the run config", config)?;
         let env_json = encode("the run environment", env)?;
+        let process = RunProcess::current();
+        let (pid, host, started) = match &process {
+            Some(p) => (Some(p.pid), Some(p.host.as_str()), p.started.as_deref()),
+            None => (None, None, None),
+        };
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         tx.execute(
-            "INSERT INTO runs (workload, status, started_at_ms, config_version, config_json, env_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![workload, RunStatus::Running.as_str(), started_at_ms, config.version, config_json, env_json],
+            "INSERT INTO runs (workload, status, started_at_ms, config_version, config_json, env_json, pid, host, process_started)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![workload, RunStatus::Running.as_str(), started_at_ms, config.version, config_json, env_json, pid, host, started],
         )?;
         let id = tx.last_insert_rowid();
         for tag in tags {
@@ -445,7 +450,17 @@ mod tests {
         let store = Store::open(&path).unwrap();
         let runs = store.runs(10).unwrap();
         assert_eq!(runs.len(), 1);
-        assert_eq!((runs[0].id, runs[0].status), (id, RunStatus::Running));
+        assert_eq!((runs[0].id, runs[0].status), (id, RunStatus::Running), "its process (this one) still runs");
+        assert_eq!(runs[0].process, RunProcess::current());
+        assert_eq!(store.intervals(id).unwrap().len(), 4);
+        // the process that began it is gone: the run reads as crashed, its intervals kept
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let dead_pid = gone.id();
+        gone.wait().unwrap();
+        store.conn().execute("UPDATE runs SET pid = ?1 WHERE id = ?2", params![dead_pid, id]).unwrap();
+        let rec = store.run(id).unwrap();
+        assert_eq!((rec.status, rec.summary.is_none()), (RunStatus::Crashed, true));
+        assert_eq!(store.runs(1).unwrap()[0].status, RunStatus::Crashed);
         assert_eq!(store.intervals(id).unwrap().len(), 4);
     }
 

@@ -146,6 +146,9 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
             add_column(&tx, table, column, decl)?;
         }
     }
+    for (column, decl) in RUN_COLUMNS {
+        add_column(&tx, "runs", column, decl)?;
+    }
     tx.commit()?;
     Ok(())
 }
@@ -156,6 +159,10 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
 /// record them read as 0 (the run's environment says what its build recorded).
 pub(super) const OP_COLUMNS: [(&str, &str); 3] =
     [("late", "INTEGER NOT NULL DEFAULT 0"), ("max_lag_ns", "INTEGER NOT NULL DEFAULT 0"), ("empty_reads", "INTEGER NOT NULL DEFAULT 0")];
+
+/// Columns added to `runs` beside version 1: the process that makes the run
+/// (`store::RunProcess`), so a run whose process is gone reads as crashed.
+const RUN_COLUMNS: [(&str, &str); 3] = [("pid", "INTEGER"), ("host", "TEXT"), ("process_started", "TEXT")];
 
 /// `ALTER TABLE table ADD COLUMN column decl`, unless the table has that column.
 fn add_column(conn: &Connection, table: &str, column: &str, decl: &str) -> rusqlite::Result<()> {
