@@ -140,6 +140,11 @@ pub struct AnalysisArgs {
     /// Compare service time (from the actual send) instead of latency from the intended start.
     #[arg(long)]
     pub service_time: bool,
+    /// Use runs whose validity verdict is "invalid" (a client behind its schedule or
+    /// saturated, a missed rate, many errors, reads that found nothing); they are refused
+    /// otherwise, with the reasons.
+    #[arg(long)]
+    pub allow_invalid: bool,
 }
 
 #[derive(Args, Debug)]

@@ -12,11 +12,16 @@
 //!   "config": { ...RunConfig as saved with the run, with its own "version"... },
 //!   "env": { ...RunEnvironment... },
 //!   "summary": { "phases": [...], "notes": ["..."] } | null,
+//!   "validity": { "verdict": "valid" | "suspect" | "invalid", "reasons": [{ "check", "verdict", "message" }],
+//!                 "figures": { "late_share", "max_lag_ms", "target_ops_per_s", "achieved_ops_per_s",
+//!                              "client_cpu_pct", "client_cores", "error_share", "empty_reads", ... },
+//!                 "not_checked": ["..."] } | null,
 //!   "histogram_encoding": "hdrhistogram-v2-deflate-base64",
 //!   "intervals": [
 //!     { "index": 0, "phase": "run", "start_ms": 0, "end_ms": 1000, "duration_s": 1.0, "backlog": 0,
 //!       "ops": [ { "op": "read", "ok": 980, "errors": { "timeout": 2 }, "ops_per_s": 980.0,
-//!                  "latency": <LatencySummary>, "service": <LatencySummary> } ] } ],
+//!                  "latency": <LatencySummary>, "service": <LatencySummary>,
+//!                  "late": 0, "max_lag_ns": 0, "empty_reads": 0 } ] } ],
 //!   "histograms": [
 //!     { "phase": "run", "op": "read", "ok": 58000, "errors": {},
 //!       "latency": <LatencySummary>, "service": <LatencySummary>,
@@ -28,6 +33,9 @@
 //! Every latency is in nanoseconds. `latency` is measured from each request's intended start
 //! time (so it includes queueing when the client falls behind a target rate); `service` from
 //! the moment the request was sent. `start_ms`/`end_ms` are milliseconds since the run started.
+//! `late` counts operations started more than 1 ms after their intended start (fixed rate),
+//! `max_lag_ns` is the largest such delay, `empty_reads` the executions whose reads returned no
+//! row; `validity` is the run's verdict (`crate::validity`).
 //! `intervals` holds one entry per sampling interval with its operations in workload order.
 //! `histograms` holds each operation's whole-phase histograms, serialized as HdrHistogram's
 //! V2 compressed format (what the Java `HistogramLogWriter` writes) in standard base64; decode
@@ -35,6 +43,7 @@
 
 use crate::stats::{LatencySummary, OpStats, OpSummary, Phase};
 use crate::store::{serialize_histogram, RunRecord, StoredInterval};
+use crate::validity::Validity;
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::io::{self, Write};
@@ -46,7 +55,7 @@ pub const FORMAT_VERSION: u32 = 1;
 pub const HISTOGRAM_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 
 /// The whole run as one JSON value (see the module docs for its shape).
-pub fn run_json(record: &RunRecord, intervals: &[StoredInterval], histograms: &[(Phase, String, OpStats)]) -> Value {
+pub fn run_json(record: &RunRecord, intervals: &[StoredInterval], histograms: &[(Phase, String, OpStats)], validity: Option<&Validity>) -> Value {
     json!({
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -59,6 +68,7 @@ pub fn run_json(record: &RunRecord, intervals: &[StoredInterval], histograms: &[
         "config": record.config,
         "env": record.env,
         "summary": record.summary,
+        "validity": validity,
         "histogram_encoding": HISTOGRAM_ENCODING,
         "intervals": intervals_json(intervals),
         "histograms": histograms.iter().map(|(phase, op, stats)| histogram_json(*phase, op, stats)).collect::<Vec<_>>(),
@@ -71,9 +81,10 @@ pub fn write_run_json(
     record: &RunRecord,
     intervals: &[StoredInterval],
     histograms: &[(Phase, String, OpStats)],
+    validity: Option<&Validity>,
 ) -> io::Result<()> {
     let mut w = io::BufWriter::new(std::fs::File::create(path)?);
-    serde_json::to_writer_pretty(&mut w, &run_json(record, intervals, histograms))?;
+    serde_json::to_writer_pretty(&mut w, &run_json(record, intervals, histograms, validity))?;
     w.write_all(b"\n")?;
     w.flush()
 }
@@ -86,7 +97,16 @@ fn intervals_json(intervals: &[StoredInterval]) -> Vec<Value> {
         .map(|rows| {
             let first = &rows[0];
             let duration_s = first.duration_s();
-            let ops: Vec<OpSummary> = rows.iter().map(|r| OpSummary::of(&r.op, &r.stats, duration_s)).collect();
+            let ops: Vec<Value> = rows
+                .iter()
+                .map(|r| {
+                    let mut op = serde_json::to_value(OpSummary::of(&r.op, &r.stats, duration_s)).unwrap_or_default();
+                    op["late"] = r.stats.late.into();
+                    op["max_lag_ns"] = r.stats.max_lag_ns.into();
+                    op["empty_reads"] = r.stats.empty_reads.into();
+                    op
+                })
+                .collect();
             json!({
                 "index": first.index,
                 "phase": first.phase,
@@ -164,7 +184,8 @@ mod tests {
         let hists = vec![(Phase::Run, "read".to_string(), stats(5))];
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.json");
-        write_run_json(&path, &record(), &intervals, &hists).unwrap();
+        let validity = crate::validity::assess(&record(), &crate::validity::Tally::of(&intervals), &[], false);
+        write_run_json(&path, &record(), &intervals, &hists, Some(&validity)).unwrap();
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
 
         assert_eq!(v["format"], "casslab-run");
@@ -179,6 +200,8 @@ mod tests {
         assert_eq!(config, record().config);
         assert_eq!(v["env"]["casslab_version"], "0.1.0");
         assert_eq!(v["summary"]["notes"][0], "a note");
+        assert_eq!(v["validity"]["verdict"], "suspect", "an error in 201 operations: {}", v["validity"]);
+        assert_eq!(v["validity"]["reasons"][0]["check"], "errors");
 
         let ivs = v["intervals"].as_array().unwrap();
         assert_eq!(ivs.len(), 2);
@@ -191,6 +214,7 @@ mod tests {
         assert_eq!(ops[0]["ok"], 200);
         assert_eq!(ops[0]["ops_per_s"], 400.0);
         assert_eq!(ops[0]["errors"]["overloaded"], 1);
+        assert_eq!((ops[0]["late"].as_u64(), ops[0]["empty_reads"].as_u64()), (Some(0), Some(0)));
         let s = stats(1);
         assert_eq!(ops[0]["latency"]["p99_ns"], LatencySummary::of(&s.intended).p99_ns);
         assert_eq!(ops[0]["service"]["max_ns"], LatencySummary::of(&s.service).max_ns);
@@ -209,7 +233,7 @@ mod tests {
     #[test]
     fn an_unfinished_run_exports_nulls_not_errors() {
         let rec = RunRecord { ended_at_ms: None, summary: None, status: RunStatus::Running, ..record() };
-        let v = run_json(&rec, &[], &[]);
+        let v = run_json(&rec, &[], &[], None);
         assert!(v["ended_at_ms"].is_null() && v["summary"].is_null());
         assert_eq!(v["status"], "running");
         assert_eq!(v["intervals"], json!([]));

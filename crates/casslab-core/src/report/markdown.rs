@@ -44,7 +44,11 @@ fn overview(s: &mut String, report: &Report) {
             }
             None => "– | – | – | – | –".into(),
         };
-        let _ = writeln!(s, "| {} | {} | {} | {} | {figures} |", r.label, cell(&r.record.workload), r.record.status.as_str(), cell(&r.load_shape().describe()));
+        let status = match &r.validity {
+            Some(v) => format!("{}, {}", r.record.status.as_str(), v.verdict.as_str()),
+            None => r.record.status.as_str().to_string(),
+        };
+        let _ = writeln!(s, "| {} | {} | {status} | {} | {figures} |", r.label, cell(&r.record.workload), cell(&r.load_shape().describe()));
     }
     if !report.config_differences.is_empty() {
         let _ = write!(s, "\n**Config differences**\n\n| key |");
@@ -98,6 +102,11 @@ fn run_section(s: &mut String, run: &RunView, several: bool) {
         utc(r.started_at_ms),
         run.load_shape().describe()
     );
+    if let Some(v) = &run.validity {
+        let reasons: Vec<String> = v.reasons.iter().map(|r| format!("{}: {}", r.verdict.as_str(), cell(&r.message))).collect();
+        let why = if reasons.is_empty() { String::new() } else { format!(" — {}", reasons.join("; ")) };
+        let _ = writeln!(s, "**Validity: {}**{why}\n\n{}\n", v.verdict.as_str(), cell(&v.figures.line()));
+    }
     for phase in [Phase::Run, Phase::Load] {
         let Some(p) = run.phase(phase) else { continue };
         let name = if phase == Phase::Run { "Measured run" } else { "Load phase" };

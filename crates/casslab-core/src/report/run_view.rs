@@ -105,6 +105,9 @@ pub struct RunView {
     pub server: Vec<crate::server::ServerSample>,
     /// Query traces of the slowest requests (empty unless the caller adds them).
     pub traces: Vec<crate::server::traces::Trace>,
+    /// Whether the run's figures can be trusted (`None` unless the caller adds it: the client's
+    /// CPU is among the server samples).
+    pub validity: Option<crate::validity::Validity>,
 }
 
 impl RunView {
@@ -137,7 +140,7 @@ impl RunView {
                 .map(|((phase, op), st)| OpSpectrum { phase, op, intended: spectrum(&st.intended), service: spectrum(&st.service) })
                 .collect();
         }
-        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new(), traces: Vec::new(), events: Vec::new() }
+        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new(), traces: Vec::new(), events: Vec::new(), validity: None }
     }
 
     /// The view with the run's events, as [`crate::store::Store::events`] returns them.

@@ -316,5 +316,29 @@ pub fn may_compare(run: RunId, v: &Validity, allow_invalid: bool) -> Result<(), 
     Err(Refused { run, reasons: v.reasons.iter().filter(|r| r.verdict == Verdict::Invalid).map(|r| r.message.clone()).collect() })
 }
 
+/// What [`may_compare`] says of several saved runs: the refused ones, and warnings for the
+/// invalid ones used because allowed and for the suspect ones.
+#[derive(Debug, Clone, Default)]
+pub struct Screened {
+    pub refused: Vec<Refused>,
+    pub warnings: Vec<String>,
+}
+
+/// Applies [`may_compare`] to every run of `runs`.
+pub fn screen(store: &Store, runs: &[RunId], allow_invalid: bool) -> Result<Screened, StoreError> {
+    let mut out = Screened::default();
+    for &run in runs {
+        let v = of_run(store, run)?;
+        let reasons = || v.reasons.iter().map(|r| r.message.clone()).collect::<Vec<_>>().join("; ");
+        match may_compare(run, &v, allow_invalid) {
+            Err(refused) => out.refused.push(refused),
+            Ok(()) if v.verdict == Verdict::Invalid => out.warnings.push(format!("run {run} is invalid, used because of --allow-invalid: {}", reasons())),
+            Ok(()) if v.verdict == Verdict::Suspect => out.warnings.push(format!("run {run} is suspect: {}", reasons())),
+            Ok(()) => {}
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests;

@@ -12,6 +12,7 @@ use casslab_core::report::run_view::summary_of;
 use casslab_core::report::{json, text};
 use casslab_core::stats::LatencyKind;
 use casslab_core::store::{RunId, Store};
+use casslab_core::validity;
 
 pub fn runs(limit: usize, args: &StoreArgs) -> Result<i32> {
     let store = store_to_read(args)?;
@@ -40,6 +41,7 @@ pub fn show(run: &str, export_args: &ExportArgs, args: &StoreArgs) -> Result<i32
         Some(s) => out::print(&text::run_summary(&record, &s))?,
         None => out::println(&format!("run {id} ({}) has no summary and no saved interval yet: status {}", record.workload, record.status.as_str()))?,
     }
+    out::print(&validity::of_run(&store, id)?.text())?;
     out::print(&text::events_table(&store.events(id)?))?;
     out::print(&server_text(&store, id))?;
     export(&store, id, export_args)?;
@@ -67,7 +69,8 @@ pub fn export(store: &Store, id: RunId, args: &ExportArgs) -> Result<()> {
     let intervals = store.intervals(id)?;
     if let Some(path) = &args.json {
         let hists = store.histograms(id)?;
-        json::write_run_json(path, &record, &intervals, &hists).with_context(|| format!("cannot write {}", path.display()))?;
+        let validity = validity::of_run(store, id)?;
+        json::write_run_json(path, &record, &intervals, &hists, Some(&validity)).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());
     }
     if let Some(path) = &args.hdr_log {
