@@ -8,6 +8,7 @@
 //! parse command lines, print, or exit: callers get progress lines through a callback
 //! and typed `LocalError`s. Linux only (it reads `/proc`).
 
+mod belongs;
 mod cluster;
 mod config_files;
 mod control;
@@ -24,6 +25,7 @@ mod tls;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
+pub use belongs::wipe_command;
 pub use cluster::{normalize_home, LocalCluster, NodeStatus, UpReport};
 pub use cql_probe::cql_answers;
 pub use error::LocalError;

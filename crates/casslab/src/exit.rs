@@ -106,7 +106,11 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
     }
     if let Some(e) = e.downcast_ref::<LocalError>() {
         return Some(match e {
-            LocalError::InvalidOptions { .. } | LocalError::NoSuchNode { .. } | LocalError::NoSuchTarget { .. } | LocalError::OptionsMismatch { .. } => {
+            LocalError::InvalidOptions { .. }
+            | LocalError::NoSuchNode { .. }
+            | LocalError::NoSuchTarget { .. }
+            | LocalError::OptionsMismatch { .. }
+            | LocalError::DataOfAnotherCluster { .. } => {
                 Exit::Usage
             }
             _ => Exit::Setup,
