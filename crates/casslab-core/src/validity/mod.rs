@@ -23,11 +23,12 @@ const LAG_SUSPECT_MS: f64 = 500.0;
 /// Achieved rate, as a share of the target, below which a run is suspect / invalid.
 const RATE_SUSPECT: f64 = 0.95;
 const RATE_INVALID: f64 = 0.80;
-/// Share of its usable cores from which the client counts as saturated in a sample, and the
-/// share of samples saturated from which a run is suspect / invalid.
+/// Share of its usable cores from which the client counts as saturated in a sample (its CPU
+/// demand: used plus waited for), and the share of samples saturated from which a run is
+/// suspect / invalid.
 const CPU_BUSY: f64 = 0.90;
-const CPU_SUSPECT: f64 = 0.10;
-const CPU_INVALID: f64 = 0.50;
+const CPU_SUSPECT: f64 = 0.20;
+const CPU_INVALID: f64 = 0.75;
 /// Share of failed operations from which a run is suspect / invalid (at most suspect in a run
 /// with events, whose disturbances cause errors on purpose).
 const ERRORS_SUSPECT: f64 = 0.001;
@@ -100,6 +101,8 @@ pub struct Figures {
     pub achieved_ops_per_s: f64,
     /// casslab's CPU over the measured phase, in percent of one core.
     pub client_cpu_pct: Option<f64>,
+    /// casslab's demand for CPU (used plus waited for), in percent of one core.
+    pub client_demand_pct: Option<f64>,
     /// The cores the client could use (`--threads`, else the machine's).
     pub client_cores: usize,
     /// Share of the CPU samples in which the client used 90% of those cores or more.
@@ -232,18 +235,24 @@ pub fn assess(record: &RunRecord, tally: &Tally, server: &[ServerSample], had_ev
         (t, c) => t.min(c),
     };
     f.client_cores = cores;
-    let cpu: Vec<f64> = server.iter().filter(|s| s.node == CLIENT && s.metric == metric::CPU_PCT && s.at_ms > t.from_ms && s.at_ms <= t.to_ms + 1000).map(|s| s.value).collect();
-    if cpu.is_empty() || cores == 0 {
+    let client = |name: &str| -> Vec<f64> { server.iter().filter(|s| s.node == CLIENT && s.metric == name && s.at_ms > t.from_ms && s.at_ms <= t.to_ms + 1000).map(|s| s.value).collect() };
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let (cpu, demand) = (client(metric::CPU_PCT), client(metric::CPU_DEMAND_PCT));
+    // demand (used plus waited for) where recorded: a machine whose cores others take does not hide a saturated client
+    let judged = if demand.is_empty() { &cpu } else { &demand };
+    (f.client_cpu_pct, f.client_demand_pct) = (mean(&cpu), mean(&demand));
+    if judged.is_empty() || cores == 0 {
         not_checked.push("client CPU (no samples of it: the run had --no-server-metrics, or was too short)".to_string());
     } else {
-        let mean = cpu.iter().sum::<f64>() / cpu.len() as f64;
-        let busy = cpu.iter().filter(|p| **p >= CPU_BUSY * cores as f64 * 100.0).count();
-        let share = busy as f64 / cpu.len() as f64;
-        (f.client_cpu_pct, f.client_saturated_share) = (Some(mean), Some(share));
+        let busy = judged.iter().filter(|p| **p >= CPU_BUSY * cores as f64 * 100.0).count();
+        let share = busy as f64 / judged.len() as f64;
+        f.client_saturated_share = Some(share);
         let verdict = if share >= CPU_INVALID { Verdict::Invalid } else if share >= CPU_SUSPECT && busy >= 2 { Verdict::Suspect } else { Verdict::Valid };
         if verdict != Verdict::Valid {
+            let used = f.client_cpu_pct.map(|c| format!("used {c:.0}%")).unwrap_or_default();
+            let wanted = f.client_demand_pct.map(|d| format!(", used or waited for {d:.0}%")).unwrap_or_default();
             reason(Check::ClientCpu, verdict, format!(
-                "the client was saturated: casslab used 90% or more of its {cores} core(s) in {} of the measured time (mean {mean:.0}% of one core), so its own queueing is in the figures; give it more cores (--threads), lighter generators, or a rate it can keep",
+                "the client was saturated: it wanted 90% or more of its {cores} usable core(s) in {} of the measured time (of one core, on average: {used}{wanted}), so its own queueing is in the figures; give it more cores (--threads), lighter generators, or a rate it can keep",
                 render::pct(share)
             ));
         }

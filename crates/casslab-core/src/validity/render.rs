@@ -40,8 +40,9 @@ impl Figures {
             None => format!("{:.0} ops/s", self.achieved_ops_per_s),
         });
         if let Some(cpu) = self.client_cpu_pct {
+            let demand = self.client_demand_pct.map(|d| format!(" (used or waited for: {d:.0}%)")).unwrap_or_default();
             let busy = self.client_saturated_share.map(|s| format!(", saturated in {}", pct(s))).unwrap_or_default();
-            parts.push(format!("client CPU {cpu:.0}% of one core, {} core(s) usable{busy}", self.client_cores));
+            parts.push(format!("client CPU {cpu:.0}%{demand} of one core, {} core(s) usable{busy}", self.client_cores));
         }
         parts.push(format!("errors {}", pct(self.error_share)));
         if self.empty_reads.is_empty() {

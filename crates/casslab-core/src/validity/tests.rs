@@ -43,6 +43,10 @@ fn cpu(pct: f64) -> Vec<ServerSample> {
     (1..=10).map(|i| ServerSample { node: CLIENT.into(), metric: metric::CPU_PCT.into(), at_ms: i * 1000, value: pct }).collect()
 }
 
+fn demand(pct: f64) -> Vec<ServerSample> {
+    (1..=10).map(|i| ServerSample { node: CLIENT.into(), metric: metric::CPU_DEMAND_PCT.into(), at_ms: i * 1000, value: pct }).collect()
+}
+
 fn verdict(r: &RunRecord, iv: &[StoredInterval], server: &[ServerSample]) -> Validity {
     assess(r, &Tally::of(iv), server, false)
 }
@@ -82,7 +86,13 @@ fn a_saturated_client_is_judged_against_the_cores_it_could_use() {
     let one_thread = record(None, 1);
     let v = verdict(&one_thread, &intervals(100, 0, 0, 0, 0), &cpu(97.0));
     assert_eq!(checks(&v), [(Check::ClientCpu, Verdict::Invalid)]);
-    assert!(v.reasons[0].message.contains("90% or more of its 1 core(s) in 100.0% of the measured time"), "{}", v.reasons[0].message);
+    assert!(v.reasons[0].message.contains("90% or more of its 1 usable core(s) in 100.0% of the measured time"), "{}", v.reasons[0].message);
+    // on a busy machine the client gets less CPU than it wants: its demand says it is saturated
+    let starved = [cpu(40.0), demand(99.0)].concat();
+    let v = verdict(&one_thread, &intervals(100, 0, 0, 0, 0), &starved);
+    assert_eq!(checks(&v), [(Check::ClientCpu, Verdict::Invalid)]);
+    assert!(v.reasons[0].message.contains("used 40%, used or waited for 99%"), "{}", v.reasons[0].message);
+    assert_eq!(verdict(&one_thread, &intervals(100, 0, 0, 0, 0), &[cpu(95.0), demand(60.0)].concat()).verdict, Verdict::Valid, "demand decides where recorded");
     assert_eq!(verdict(&record(None, 0), &intervals(100, 0, 0, 0, 0), &cpu(97.0)).verdict, Verdict::Valid, "97% of one core is half of two");
     let v = verdict(&one_thread, &intervals(100, 0, 0, 0, 0), &[]);
     assert!(v.verdict == Verdict::Valid && v.not_checked[0].starts_with("client CPU"), "{v:?}");
