@@ -15,11 +15,16 @@ use crate::stats::{is_sub_op, Phase};
 use crate::store::{RunId, RunRecord, RunStatus, Store, StoreError, StoredInterval};
 use serde::Serialize;
 
-/// Share of operations started late from which a fixed-rate run is suspect / invalid.
-const LATE_SUSPECT: f64 = 0.02;
-const LATE_INVALID: f64 = 0.20;
-/// A start lag from which a fixed-rate run is suspect whatever the share, in ms.
+/// Share of operations started late (over `stats::LATE_NS`) from which a fixed-rate run is
+/// suspect / invalid. A busy machine's wake-up jitter starts a fair share a few ms late (up to
+/// a quarter, measured on a shared 2-core machine at a load of 8); a client short of
+/// concurrency starts nearly all late, by ever more.
+const LATE_SUSPECT: f64 = 0.05;
+const LATE_INVALID: f64 = 0.50;
+/// A start lag from which a fixed-rate run is suspect whatever the share, and from which it
+/// is invalid with at least [`LATE_SUSPECT`] of its operations late, in ms.
 const LAG_SUSPECT_MS: f64 = 500.0;
+const LAG_INVALID_MS: f64 = 1000.0;
 /// Achieved rate, as a share of the target, below which a run is suspect / invalid.
 const RATE_SUSPECT: f64 = 0.95;
 const RATE_INVALID: f64 = 0.80;
@@ -210,7 +215,13 @@ pub fn assess(record: &RunRecord, tally: &Tally, server: &[ServerSample], had_ev
         let share = t.late as f64 / started.max(1) as f64;
         let lag_ms = t.max_lag_ns as f64 / 1e6;
         (f.late_share, f.max_lag_ms) = (Some(share), Some(lag_ms));
-        let verdict = if share >= LATE_INVALID { Verdict::Invalid } else if share >= LATE_SUSPECT || lag_ms >= LAG_SUSPECT_MS { Verdict::Suspect } else { Verdict::Valid };
+        let verdict = if share >= LATE_INVALID || (share >= LATE_SUSPECT && lag_ms >= LAG_INVALID_MS) {
+            Verdict::Invalid
+        } else if share >= LATE_SUSPECT || lag_ms >= LAG_SUSPECT_MS {
+            Verdict::Suspect
+        } else {
+            Verdict::Valid
+        };
         if verdict != Verdict::Valid {
             reason(Check::LateStarts, verdict, format!(
                 "the client fell behind its schedule: {} of operations started more than 1 ms late (largest lag {}); raise --concurrency (now {}; it must exceed rate × latency) or lower --rate",
