@@ -44,11 +44,7 @@ fn overview(s: &mut String, report: &Report) {
             }
             None => "– | – | – | – | –".into(),
         };
-        let status = match &r.validity {
-            Some(v) => format!("{}, {}", r.record.status.as_str(), v.verdict.as_str()),
-            None => r.record.status.as_str().to_string(),
-        };
-        let _ = writeln!(s, "| {} | {} | {status} | {} | {figures} |", r.label, cell(&r.record.workload), cell(&r.load_shape().describe()));
+        let _ = writeln!(s, "| {} | {} | {} | {} | {figures} |", r.label, cell(&r.record.workload), r.record.status.as_str(), cell(&r.load_shape().describe()));
     }
     if !report.config_differences.is_empty() {
         let _ = write!(s, "\n**Config differences**\n\n| key |");
