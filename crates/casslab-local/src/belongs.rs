@@ -94,9 +94,12 @@ pub fn check_data_belongs(opts: &LocalOptions) -> Result<(), LocalError> {
     Ok(())
 }
 
-/// The ring entries of nodes this cluster does not have: peers a node's data remembers.
+/// The ring entries of nodes this cluster does not have (peers a node's data remembers), by
+/// address.
 pub fn strangers<'a>(ring: &'a [RingEntry], nodes: &[NodeLayout]) -> Vec<&'a RingEntry> {
-    ring.iter().filter(|e| !nodes.iter().any(|n| n.address == e.address)).collect()
+    let mut out: Vec<&RingEntry> = ring.iter().filter(|e| !nodes.iter().any(|n| n.address == e.address)).collect();
+    out.sort_by_key(|e| e.address);
+    out
 }
 
 /// `127.0.0.82 (DN), 127.0.0.83 (DN)`.

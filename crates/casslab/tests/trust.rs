@@ -3,7 +3,7 @@
 //! variant, and a foreign keyspace's row still there afterwards); a run whose process is
 //! killed shows as crashed, with its intervals, in `runs`, `show` and `report`; and each reason
 //! a run is not valid made to happen for real — too little concurrency for the rate, a
-//! saturated client, reads of keys never loaded — and honoured by `compare`.
+//! saturated client, reads of keys never loaded — and honoured by `compare` and experiments.
 
 mod common;
 use common::{casslab, load_lock, node, run, temp_store};
@@ -225,4 +225,31 @@ fn reads_of_keys_never_loaded_are_invalid() {
     let (code, md, err) = run(casslab().args(["report", "latest", "--format", "md"]).args(store_arg(&store)));
     assert_eq!(code, 0, "{err}");
     assert!(md.contains("**Validity: invalid** — invalid: reads found nothing"), "{md}");
+}
+
+#[test]
+fn an_experiment_leaves_its_invalid_runs_out() {
+    let _g = load_lock();
+    let host = node();
+    let (dir, store) = temp_store();
+    // variant "missing" reads keys the load never wrote
+    let exp = dir.path().join("exp.yaml");
+    std::fs::write(
+        &exp,
+        "workload: kv\nload: shared\nparams: { rows: 2000, keyspace: casslab_trust_exp }\nvariants:\n  loaded: {}\n  missing:\n    generators:\n      key: { type: blob, dist: uniform, min: 1000000000, max: 2000000000 }\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(casslab()
+        .args(["experiment", exp.to_str().unwrap(), "--repetitions", "1", "--duration", "2s", "--warmup", "0s", "--window", "1s", "--resamples", "200", "--min-windows", "2"])
+        .args(["--concurrency", "8", "--hosts", host, "--no-lint"])
+        .args(store_arg(&store)));
+    assert_eq!(code, 1, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(err.contains("left out of the comparison: run 2 is invalid: reads found nothing: read returned no row in"), "{err}");
+    assert!(!out.contains("missing against loaded"), "{out}");
+    let (code, out, err) = run(casslab()
+        .args(["experiment", exp.to_str().unwrap(), "--repetitions", "1", "--duration", "2s", "--warmup", "0s", "--window", "1s", "--resamples", "200", "--min-windows", "2"])
+        .args(["--concurrency", "8", "--hosts", host, "--no-lint", "--allow-invalid"])
+        .args(store_arg(&store)));
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("missing against loaded") && err.contains("is invalid, used because of --allow-invalid"), "{out}\n{err}");
 }

@@ -108,7 +108,8 @@ pub fn local(cmd: LocalCommand) -> Result<i32> {
                 ]);
             }
             // peers the ring remembers that this cluster does not start (its data belongs to a bigger one)
-            let strangers: Vec<_> = ring.iter().filter(|e| !nodes.iter().any(|n| n.address == e.address)).collect();
+            let mut strangers: Vec<_> = ring.iter().filter(|e| !nodes.iter().any(|n| n.address == e.address)).collect();
+            strangers.sort_by_key(|e| e.address);
             for e in &strangers {
                 t.row(["(peer)".into(), e.address.to_string(), e.dc.clone(), e.state.clone(), "-".into(), "not casslab's".into(), "-".into(), e.load.clone(), "-".into()]);
             }
