@@ -302,7 +302,7 @@ pub fn assess(record: &RunRecord, tally: &Tally, server: &[ServerSample], had_ev
         reason(Check::Crashed, Verdict::Suspect, format!("the run crashed (its process is gone) after {measured_s:.1} s measured; its figures cover only that time"));
     }
 
-    reasons.sort_by(|a, b| b.verdict.cmp(&a.verdict));
+    reasons.sort_by_key(|r| std::cmp::Reverse(r.verdict));
     let verdict = reasons.iter().map(|r| r.verdict).max().unwrap_or(Verdict::Valid);
     Validity { verdict, reasons, figures: f, not_checked }
 }
