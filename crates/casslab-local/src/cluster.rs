@@ -158,7 +158,8 @@ impl LocalCluster {
             }
         }
         check_data_belongs(&self.opts)?;
-        let restarted_with_data = nodes.iter().zip(&pids).any(|(n, pid)| pid.is_none() && wanted_node(n.index) && has_data(&self.opts.home, n.index));
+        // `up` of a stopped cluster on its data (not a restart of chosen nodes, whose peers run)
+        let restarted_with_data = only.is_none() && nodes.iter().zip(&pids).any(|(n, pid)| pid.is_none() && has_data(&self.opts.home, n.index));
         // Fail fast, before any fetch or start, if a port a stopped node needs is taken.
         for (node, _) in nodes.iter().zip(&pids).filter(|(n, pid)| pid.is_none() && wanted_node(n.index)) {
             check_ports(node)?;
