@@ -7,7 +7,7 @@ use crate::out;
 use casslab_core::report::table::TextTable;
 use anyhow::Result;
 use casslab_local::redis::{LocalRedis, RedisOptions};
-use casslab_local::{LocalCluster, LocalOptions, DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
+use casslab_local::{LocalCluster, LocalOptions, SavedCluster, DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 use std::path::PathBuf;
 
 /// The home directory, spelled one way whether or not it exists yet (see
@@ -86,22 +86,40 @@ fn print_security(cluster: &LocalCluster) {
 pub fn local(cmd: LocalCommand) -> Result<i32> {
     match cmd {
         LocalCommand::Up(a) => {
-            let dcs = a.dcs.as_deref().map(casslab_local::parse_dcs).transpose()?.unwrap_or_default();
-            let nodes = if dcs.is_empty() { a.nodes.max(1) } else { dcs.iter().map(|(_, n)| n).sum() };
-            let heap_mb = match &a.heap {
-                Some(h) => parse_heap_mb(h)?,
-                None => casslab_local::default_heap_mb(nodes),
-            };
-            let opts = LocalOptions {
-                home: home(&a.home),
-                version: a.version.clone(),
-                nodes,
-                dcs,
-                heap_mb,
-                base_address: a.base_address,
-                auth: a.auth,
-                tls: a.tls,
-                ..LocalOptions::default()
+            let home = home(&a.home);
+            let saved = SavedCluster::load(&home).ok().filter(|_| a.nodes.is_none() && a.dcs.is_none() && a.base_address.is_none());
+            let opts = match saved {
+                // without a shape, the cluster the data under the home belongs to, as it was started
+                Some(s) => {
+                    eprintln!("starting the cluster saved in {}: {} node(s) from {} (--nodes, --dcs or --base-address ask for another)", home.display(), s.nodes, s.base_address);
+                    let mut o = s.to_options(&home);
+                    if let Some(h) = &a.heap {
+                        o.heap_mb = parse_heap_mb(h)?;
+                    }
+                    o.version = a.version.clone().unwrap_or(o.version);
+                    (o.auth, o.tls) = (o.auth || a.auth, o.tls || a.tls);
+                    o
+                }
+                None => {
+                    let dcs = a.dcs.as_deref().map(casslab_local::parse_dcs).transpose()?.unwrap_or_default();
+                    let nodes = if dcs.is_empty() { a.nodes.unwrap_or(1).max(1) } else { dcs.iter().map(|(_, n)| n).sum() };
+                    let heap_mb = match &a.heap {
+                        Some(h) => parse_heap_mb(h)?,
+                        None => casslab_local::default_heap_mb(nodes),
+                    };
+                    let defaults = LocalOptions::default();
+                    LocalOptions {
+                        home,
+                        version: a.version.clone().unwrap_or(defaults.version.clone()),
+                        nodes,
+                        dcs,
+                        heap_mb,
+                        base_address: a.base_address.unwrap_or(defaults.base_address),
+                        auth: a.auth,
+                        tls: a.tls,
+                        ..defaults
+                    }
+                }
             };
             let cluster = LocalCluster::new(opts);
             up_with_progress(&cluster)?;
@@ -127,9 +145,24 @@ pub fn local(cmd: LocalCommand) -> Result<i32> {
                     n.data_dir.display().to_string(),
                 ]);
             }
+            // peers the ring remembers that this cluster does not start (its data belongs to a bigger one)
+            let mut strangers: Vec<_> = ring.iter().filter(|e| !nodes.iter().any(|n| n.address == e.address)).collect();
+            strangers.sort_by_key(|e| e.address);
+            for e in &strangers {
+                t.row(["(peer)".into(), e.address.to_string(), e.dc.clone(), e.state.clone(), "-".into(), "not casslab's".into(), "-".into(), e.load.clone(), "-".into()]);
+            }
             out::print(&t.to_string())?;
             print_security(&cluster);
-            Ok(if nodes.iter().all(|n| n.running && n.cql_up) { Exit::Success } else { Exit::Setup }.code())
+            let down: Vec<String> = strangers.iter().filter(|e| !e.is_up_normal()).map(|e| format!("{} ({})", e.address, e.state)).collect();
+            if !down.is_empty() {
+                eprintln!(
+                    "the ring remembers nodes this cluster does not start, and they are down: {}; quorum requests that need them fail. Stop this cluster (`casslab local down`) and start the one its data belongs to, or start afresh with `{}`",
+                    down.join(", "),
+                    casslab_local::wipe_command(&cluster.options().home)
+                );
+            }
+            let healthy = nodes.iter().all(|n| n.running && n.cql_up) && down.is_empty();
+            Ok(if healthy { Exit::Success } else { Exit::Setup }.code())
         }
         LocalCommand::Stop(a) => {
             let cluster = cluster_for(&a.home)?;
