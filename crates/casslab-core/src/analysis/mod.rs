@@ -13,15 +13,18 @@
 //! [`Metric`]) → [`Resampled::estimate`] / [`compare`] ([`Comparison`], with its sentence).
 
 mod bootstrap;
+mod checks;
 mod compare;
 mod gate;
 pub mod impact;
 mod sample;
+pub mod study;
 #[cfg(test)]
 mod validation;
 mod window;
 
 pub use bootstrap::{normal_quantile, seed_for, Estimate, Resampled};
+pub use checks::{check_gates, GateFailure, GateReport};
 pub use compare::{approx_duration, compare, Comparison, Outcome};
 pub use gate::{Cmp, Gate, GateError, GateMetric, MaxRegression};
 pub use sample::Sample;

@@ -7,6 +7,7 @@
 
 use super::html_charts::color;
 use super::svg_chart::{esc, Bar, BarChart, BarSeries};
+use crate::analysis::study::Study;
 use crate::analysis::{Estimate, Metric};
 use std::fmt::Write;
 
@@ -43,6 +44,38 @@ const GROUPS: [(&str, &str, &[Metric]); 2] =
     [("throughput", "ops/s", &[Metric::OpsPerS]), ("latency", "ms", &[Metric::P50, Metric::P99])];
 
 impl ExperimentPage {
+    /// The page of an experiment's study: its sides are the variants, in the file's order.
+    pub fn of_study(name: &str, description: &str, experiment_id: &str, a: &Study) -> ExperimentPage {
+        let o = &a.plan.opts;
+        let method = format!(
+            "windows of {} s, {} resamples, {}% intervals; {}; baseline: {}",
+            o.window_s,
+            o.resamples,
+            o.confidence * 100.0,
+            super::comparison::latency_kind(a.plan.kind),
+            a.sides[0].label
+        );
+        let variants = a.sides.iter().map(|s| VariantRuns { name: s.label.clone(), runs: s.runs.iter().map(|i| format!("run {i}")).collect() }).collect();
+        let ops = a
+            .ops
+            .iter()
+            .enumerate()
+            .map(|(oi, op)| OpFigures {
+                name: op.name().to_string(),
+                metrics: Metric::ALL.iter().map(|&m| (m, a.sides.iter().map(|s| s.figures[oi].as_ref().and_then(|f| f.estimate(m, o.confidence))).collect())).collect(),
+            })
+            .collect();
+        ExperimentPage {
+            name: name.to_string(),
+            description: description.to_string(),
+            experiment_id: experiment_id.to_string(),
+            method,
+            variants,
+            ops,
+            verdicts: super::comparison::verdict_lines(a),
+        }
+    }
+
     /// The page as one HTML document.
     pub fn render(&self) -> String {
         let mut s = String::with_capacity(32 * 1024);

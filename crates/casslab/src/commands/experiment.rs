@@ -1,23 +1,24 @@
 //! `casslab experiment FILE`: has the library run every variant of an experiment R times,
 //! interleaved (`casslab_core::session::experiment`), each run saved as an ordinary run tagged
-//! with the experiment, then compares every variant with the first one
-//! (the baseline) using the windowed bootstrap of `casslab compare`; with `-o FILE` it also
-//! writes the comparison as an HTML page (`casslab_core::report::experiment_html`).
+//! with the experiment, then has it compare every variant with the first one (the baseline,
+//! `casslab_core::analysis::study`) and prints the comparison as `casslab compare` does; with
+//! `-o FILE` it also writes it as an HTML page (`casslab_core::report::experiment_html`).
 
 use super::{compare, run, store_path};
 use crate::cli::ExperimentArgs;
 use crate::exit::{usage, Exit};
 use crate::out;
 use crate::terminal::Terminal;
-use casslab_core::report::table::TextTable;
 use anyhow::{Context, Result};
-use casslab_core::analysis::{LatencyKind, Metric};
+use casslab_core::analysis::study::{study, Group};
 use casslab_core::cluster::ClusterControl;
-use casslab_core::experiment::{load_experiment, Experiment};
-use casslab_core::report::experiment_html::{ExperimentPage, OpFigures, VariantRuns};
+use casslab_core::experiment::load_experiment;
+use casslab_core::report::comparison;
+use casslab_core::report::experiment_html::ExperimentPage;
+use casslab_core::report::table::TextTable;
 use casslab_core::session::experiment::run_experiment;
 use casslab_core::session::{check_events, Lab};
-use casslab_core::store::{RunId, Store};
+use casslab_core::store::Store;
 use std::sync::Arc;
 
 pub fn experiment(args: ExperimentArgs) -> Result<i32> {
@@ -69,11 +70,12 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         list.row([name.clone(), ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(" ")]);
     }
     out::print(&format!("\nexperiment {} — runs per variant:\n{list}", exp.name))?;
-    let groups: Vec<(String, Vec<RunId>)> = made.variants.into_iter().filter(|(_, ids)| !ids.is_empty()).collect();
+    let groups: Vec<Group> = made.variants.into_iter().filter(|(_, ids)| !ids.is_empty()).map(|(label, runs)| Group { label, runs }).collect();
     if groups.len() >= 2 {
-        let analysis = compare::print_groups(&store, &groups, window_s, &args.analysis)?;
+        let s = study(&store, &groups, compare::plan(&args.analysis, window_s)?)?;
+        out::print(&comparison::text(&s))?;
         if let Some(path) = &args.output {
-            let page = page(&exp, &experiment_id, &groups, &analysis);
+            let page = ExperimentPage::of_study(&exp.name, &exp.description, &experiment_id, &s);
             std::fs::write(path, page.render()).with_context(|| format!("cannot write {}", path.display()))?;
             eprintln!("wrote {}", path.display());
         }
@@ -81,38 +83,6 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         eprintln!("no page written to {}: fewer than two variants have runs to compare", path.display());
     }
     Ok(if made.interrupted { Exit::Interrupted } else { Exit::Success }.code())
-}
-
-/// The experiment's HTML page from the comparison's figures.
-fn page(exp: &Experiment, experiment_id: &str, groups: &[(String, Vec<RunId>)], a: &compare::Analysis) -> ExperimentPage {
-    let o = &a.plan.opts;
-    let what = match a.plan.kind {
-        LatencyKind::Intended => "latency from intended start",
-        LatencyKind::Service => "service time",
-    };
-    let method = format!("windows of {} s, {} resamples, {}% intervals; {what}; baseline: {}", o.window_s, o.resamples, o.confidence * 100.0, groups[0].0);
-    let variants = groups.iter().map(|(name, ids)| VariantRuns { name: name.clone(), runs: ids.iter().map(|i| format!("run {i}")).collect() }).collect();
-    let ops = a
-        .ops
-        .iter()
-        .enumerate()
-        .map(|(oi, op)| OpFigures {
-            name: op.name().to_string(),
-            metrics: Metric::ALL
-                .iter()
-                .map(|&m| (m, a.sides.iter().map(|s| s.figures[oi].as_ref().and_then(|f| f.resampled.estimate(m, o.confidence))).collect()))
-                .collect(),
-        })
-        .collect();
-    ExperimentPage {
-        name: exp.name.clone(),
-        description: exp.description.clone(),
-        experiment_id: experiment_id.to_string(),
-        method,
-        variants,
-        ops,
-        verdicts: compare::verdict_lines(a),
-    }
 }
 
 /// `YYYYMMDD-HHMMSS` in UTC, to tell experiments apart.
