@@ -14,7 +14,8 @@
 //! smaller window count, h the half-width, d the observed change and z the interval's normal
 //! quantile (1.96 at 95 %).
 
-use super::bootstrap::{interval, normal_quantile, Estimate, Resampled};
+use super::bootstrap::{interval, Estimate, Resampled};
+use super::dist::normal_quantile;
 use super::{AnalysisOptions, Metric};
 
 /// What a comparison concluded.

@@ -15,6 +15,7 @@
 mod bootstrap;
 mod checks;
 mod compare;
+mod dist;
 mod gate;
 pub mod impact;
 mod sample;
@@ -23,7 +24,8 @@ pub mod study;
 mod validation;
 mod window;
 
-pub use bootstrap::{normal_quantile, seed_for, Estimate, Resampled};
+pub use bootstrap::{seed_for, Estimate, Resampled};
+pub use dist::{normal_quantile, t_cdf, t_quantile};
 pub use checks::{check_gates, GateFailure, GateReport};
 pub use compare::{approx_duration, compare, Comparison, Outcome};
 pub use gate::{Cmp, Gate, GateError, GateMetric, MaxRegression};

@@ -27,7 +27,7 @@
 //! Run with `--nocapture` to see them.
 
 use super::window::{Buckets, Window, WindowOp, Windows};
-use super::{bootstrap, compare, AnalysisOptions, LatencyKind, Metric, OpRef, Resampled, Sample};
+use super::{compare, AnalysisOptions, LatencyKind, Metric, OpRef, Resampled, Sample};
 use crate::stats::{new_histogram, Phase};
 use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
@@ -130,7 +130,7 @@ fn lognormal_windows(g: &mut Gauss, n: usize, per_window: usize, tau: f64, log_s
 fn true_lognormal(m: Metric, tau: f64) -> f64 {
     let s = (SIGMA * SIGMA + tau * tau).sqrt();
     match m.quantile() {
-        Some(q) => (MU + s * bootstrap::normal_quantile(q)).exp(),
+        Some(q) => (MU + s * super::normal_quantile(q)).exp(),
         None => (MU + s * s / 2.0).exp(),
     }
 }
