@@ -140,6 +140,11 @@ pub struct AnalysisArgs {
     /// Compare service time (from the actual send) instead of latency from the intended start.
     #[arg(long)]
     pub service_time: bool,
+    /// The method casslab used before repetitions were the unit (every variant's windows
+    /// pooled and resampled as if independent, each figure judged on its own), to show what it
+    /// gets wrong; bench/aa.sh uses it.
+    #[arg(long, hide = true)]
+    pub pool_windows: bool,
 }
 
 #[derive(Args, Debug)]

@@ -210,7 +210,7 @@ const COMPARED: [Metric; 4] = [Metric::OpsPerS, Metric::Mean, Metric::P50, Metri
 fn significant(a: &Windows, b: &Windows, seed: u64) -> [bool; 4] {
     let opts = AnalysisOptions { resamples: RESAMPLES, ..AnalysisOptions::default() };
     let (ra, rb) = (resampled(a, 2 * seed), resampled(b, 2 * seed + 1));
-    COMPARED.map(|m| compare(&ra, &rb, m, &opts).is_significant())
+    COMPARED.map(|m| compare(&ra, &rb, m, &opts, 1).is_significant())
 }
 
 #[test]

@@ -62,7 +62,7 @@ impl ExperimentPage {
             .enumerate()
             .map(|(oi, op)| OpFigures {
                 name: op.name().to_string(),
-                metrics: Metric::ALL.iter().map(|&m| (m, a.sides.iter().map(|s| s.figures[oi].as_ref().and_then(|f| f.estimate(m, o.confidence))).collect())).collect(),
+                metrics: Metric::ALL.iter().map(|&m| (m, a.sides.iter().map(|s| s.figures[oi].as_ref().and_then(|f| f.estimate(m))).collect())).collect(),
             })
             .collect();
         ExperimentPage {

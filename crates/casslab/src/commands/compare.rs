@@ -76,5 +76,5 @@ pub(crate) fn plan(args: &AnalysisArgs, window_s: f64) -> Result<StudyPlan> {
     let opts = AnalysisOptions { window_s, resamples: args.resamples, confidence, min_windows: args.min_windows, ..AnalysisOptions::default() };
     opts.validate()?;
     let kind = if args.service_time { LatencyKind::Service } else { LatencyKind::Intended };
-    Ok(StudyPlan { opts, kind, server_cores: args.server_cores })
+    Ok(StudyPlan { opts, kind, server_cores: args.server_cores, pool_windows: args.pool_windows })
 }
