@@ -26,6 +26,8 @@ mod gate;
 pub mod impact;
 mod likeness;
 mod repeated;
+#[cfg(test)]
+mod repeated_validation;
 mod saturation;
 mod sample;
 pub mod study;

@@ -42,17 +42,17 @@ const TAU_MILD: f64 = 0.05;
 const TAU_STRONG: f64 = 0.15;
 
 /// Standard normal draws (Box–Muller), two at a time.
-struct Gauss {
+pub(super) struct Gauss {
     rng: SmallRng,
     spare: Option<f64>,
 }
 
 impl Gauss {
-    fn new(seed: u64) -> Gauss {
+    pub(super) fn new(seed: u64) -> Gauss {
         Gauss { rng: SmallRng::seed_from_u64(seed), spare: None }
     }
 
-    fn next(&mut self) -> f64 {
+    pub(super) fn next(&mut self) -> f64 {
         if let Some(z) = self.spare.take() {
             return z;
         }
@@ -66,7 +66,7 @@ impl Gauss {
 }
 
 /// Windows of one operation, "read", from (ok count, duration, latencies) per window.
-fn windows(per_window: Vec<(u64, f64, Vec<u64>)>) -> Windows {
+pub(super) fn windows(per_window: Vec<(u64, f64, Vec<u64>)>) -> Windows {
     let h = new_histogram();
     let windows = per_window
         .into_iter()
