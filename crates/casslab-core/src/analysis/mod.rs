@@ -32,6 +32,8 @@ mod saturation;
 mod sample;
 pub mod study;
 #[cfg(test)]
+mod study_tests;
+#[cfg(test)]
 mod validation;
 mod window;
 

@@ -20,7 +20,7 @@
 
 use super::bootstrap::{Estimate, Resampled};
 use super::compare::{Comparison, Outcome};
-use super::dist::t_quantile;
+use super::dist::{normal_quantile, t_quantile};
 use super::{AnalysisOptions, Metric};
 
 /// One run's figures of one operation: each metric's point estimate and the variance of its
@@ -120,14 +120,26 @@ pub fn compare_repeated(a: &[RunFigure], b: &[RunFigure], metric: Metric, opts: 
     let half = t_quantile(1.0 - (1.0 - c.level()) / 2.0, df) * var_d.sqrt();
     let change = Estimate { point: d.exp() - 1.0, lo: (d - half).exp() - 1.0, hi: (d + half).exp() - 1.0 };
     c.decide(change, na.min(nb));
-    if var_d == 0.0 && d == 0.0 {
-        c.outcome = Outcome::NoDifference { needed: None };
+    let level = c.level();
+    if let Outcome::NoDifference { needed } = &mut c.outcome {
+        *needed = repetitions_needed(d, var_d / (1.0 / fa + 1.0 / fb), level);
     }
     let within = mean(&la.within) / fa + mean(&lb.within) / fb;
     if within.is_finite() && var_d > 0.0 {
         c.between_share = Some((1.0 - within / var_d).clamp(0.0, 1.0));
     }
     c
+}
+
+/// Repetitions per side that would tell a true change of `d` (in logarithms) with an 80 %
+/// chance, at interval level `level`, given the variance `var_run` of one run's logarithm:
+/// `n = 2 · var_run · (z_{1−α/2} + z_{0.8})² / d²` (normal quantiles: it is an estimate).
+fn repetitions_needed(d: f64, var_run: f64, level: f64) -> Option<usize> {
+    if !(d.abs() > 1e-9 && var_run.is_finite() && var_run > 0.0) {
+        return None;
+    }
+    let z = normal_quantile(1.0 - (1.0 - level) / 2.0) + normal_quantile(0.8);
+    Some((2.0 * var_run * z * z / (d * d)).ceil().max(2.0) as usize)
 }
 
 /// A repetition that disagrees with the others of its side on one figure.

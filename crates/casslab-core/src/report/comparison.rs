@@ -232,7 +232,7 @@ pub fn disagreement(a: &Study, d: &Disagreement) -> String {
         .figures
         .iter()
         .take(shown)
-        .map(|(op, m, o)| format!("{op} {} {} against {}–{}", m.noun(), with_unit(*m, o.value), with_unit(*m, o.others.0), with_unit(*m, o.others.1)))
+        .map(|(op, m, o)| format!("{op} {} {} against {}–{}", m.noun(), with_unit(*m, o.value), number(*m, o.others.0), with_unit(*m, o.others.1)))
         .collect();
     if d.figures.len() > shown {
         figures.push(format!("and {} more figures", d.figures.len() - shown));
