@@ -1,6 +1,7 @@
-//! `casslab experiment FILE`: has the library run every variant of an experiment R times,
-//! interleaved (`casslab_core::session::experiment`), each run saved as an ordinary run tagged
-//! with the experiment, then has it compare every variant with the first one (the baseline,
+//! `casslab experiment FILE`: resolves the file's settings against the flags (order, unmeasured
+//! round, settling, where latency is measured), has the library run every variant R times
+//! (`casslab_core::session::experiment`), each run saved as an ordinary run tagged with the
+//! experiment, then has it compare every variant with the first one (the baseline,
 //! `casslab_core::analysis::study`) and prints the comparison as `casslab compare` does; with
 //! `-o FILE` it also writes it as an HTML page (`casslab_core::report::experiment_html`).
 
@@ -12,11 +13,11 @@ use crate::terminal::Terminal;
 use anyhow::{Context, Result};
 use casslab_core::analysis::study::{study, Group};
 use casslab_core::cluster::ClusterControl;
-use casslab_core::experiment::load_experiment;
+use casslab_core::experiment::{load_experiment, Experiment, Order, RunOrder};
 use casslab_core::report::comparison;
 use casslab_core::report::experiment_html::ExperimentPage;
 use casslab_core::report::table::TextTable;
-use casslab_core::session::experiment::run_experiment;
+use casslab_core::session::experiment::{run_experiment, undeclared_load_point};
 use casslab_core::session::{check_events, Lab};
 use casslab_core::store::Store;
 use std::sync::Arc;
@@ -30,7 +31,19 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         None => exp.window_s,
     };
     let store = Arc::new(Store::open(&store_path(&args.run.store)).context("cannot open the results store")?);
+    let run_order = run_order(&args, &exp)?;
     let mut base_cfg = args.run.to_config(&args.file.display().to_string())?;
+    // the experiment's load point, unless the command line gives one
+    if let (None, Some(c)) = (args.run.concurrency, exp.concurrency) {
+        base_cfg.concurrency = c;
+    }
+    if let (None, Some(r)) = (&args.run.rate, exp.rate_per_s) {
+        base_cfg.rate_per_s = Some(r);
+    }
+    let load_point = undeclared_load_point(&exp, &base_cfg, args.run.concurrency.is_some() || exp.concurrency.is_some());
+    if let Some(w) = &load_point {
+        eprintln!("warning: {w}");
+    }
     if !args.run.no_lint {
         super::lint::print_before_experiment(&args.file.display().to_string(), &overrides, base_cfg.concurrency, base_cfg.cluster.dc.as_deref());
     }
@@ -46,10 +59,17 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     }
     let creds = run::connect_target(&mut base_cfg, local.as_ref())?;
     let experiment_id = format!("{}-{}", exp.name, chrono_free_stamp());
+    let before = match (run_order.unmeasured_round, run_order.settle) {
+        (true, true) => "after settling and an unmeasured round",
+        (true, false) => "after an unmeasured round",
+        (false, true) => "after settling",
+        (false, false) => "with nothing before",
+    };
     eprintln!(
-        "experiment {} ({experiment_id}): {} variants × {repetitions} repetitions, interleaved; baseline: {}",
+        "experiment {} ({experiment_id}): {} variants × {repetitions} repetitions, {} order, {before}; baseline: {}",
         exp.name,
         exp.variants.len(),
+        run_order.order.as_str(),
         exp.variants[0].name
     );
     let rt = run::runtime(base_cfg.threads)?;
@@ -60,7 +80,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         observer: Arc::new(Terminal::with_summaries(store.clone())),
         stop: run::stop_on_ctrl_c(&rt),
     };
-    let made = rt.block_on(run_experiment(&lab, &exp, &base_cfg, repetitions, &experiment_id, &args.run.tags))?;
+    let made = rt.block_on(run_experiment(&lab, &exp, &base_cfg, repetitions, run_order, &experiment_id, &args.run.tags))?;
     if made.interrupted {
         eprintln!("interrupted: stopping the experiment; the runs so far are saved and compared");
     }
@@ -69,20 +89,50 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     for (name, ids) in &made.variants {
         list.row([name.clone(), ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(" ")]);
     }
-    out::print(&format!("\nexperiment {} — runs per variant:\n{list}", exp.name))?;
+    let ids = |v: &[i64]| v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(" ");
+    if !made.unmeasured.is_empty() {
+        list.row(["(unmeasured round)".to_string(), ids(&made.unmeasured)]);
+    }
+    if !made.loads.is_empty() {
+        list.row(["(loads before settling)".to_string(), ids(&made.loads)]);
+    }
+    let seed = made.run_order.seed.map(|s| format!(", seed {s}")).unwrap_or_default();
+    let order = format!("order ({}{seed}): {}", made.run_order.order.as_str(), made.order.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>().join(" "));
+    out::print(&format!("\nexperiment {} — runs per variant:\n{list}  {order}\n", exp.name))?;
+    let mut notes = vec![format!("measured {order}; {before}")];
+    notes.extend(made.notes.iter().cloned());
+    notes.extend(load_point.iter().map(|w| format!("warning: {w}")));
     let groups: Vec<Group> = made.variants.into_iter().filter(|(_, ids)| !ids.is_empty()).map(|(label, runs)| Group { label, runs }).collect();
     if groups.len() >= 2 {
         let s = study(&store, &groups, compare::plan(&args.analysis, window_s)?)?;
         out::print(&comparison::text(&s))?;
         if let Some(path) = &args.output {
-            let page = ExperimentPage::of_study(&exp.name, &exp.description, &experiment_id, &s);
+            let mut page = ExperimentPage::of_study(&exp.name, &exp.description, &experiment_id, &s);
+            page.notes.splice(0..0, notes);
             std::fs::write(path, page.render()).with_context(|| format!("cannot write {}", path.display()))?;
             eprintln!("wrote {}", path.display());
         }
     } else if let Some(path) = &args.output {
         eprintln!("no page written to {}: fewer than two variants have runs to compare", path.display());
     }
+    if let Some(w) = &load_point {
+        eprintln!("warning: {w}");
+    }
     Ok(if made.interrupted { Exit::Interrupted } else { Exit::Success }.code())
+}
+
+/// The file's order settings with the flags' overrides.
+fn run_order(args: &ExperimentArgs, exp: &Experiment) -> Result<RunOrder> {
+    let mut r = exp.run_order;
+    if let Some(o) = &args.order {
+        r.order = Order::parse(o).ok_or_else(|| usage(format!("--order {o}: write {}", Order::NAMES)))?;
+    }
+    if args.order_seed.is_some() {
+        r.seed = args.order_seed;
+    }
+    r.unmeasured_round &= !args.no_unmeasured_round;
+    r.settle &= !args.no_settle;
+    Ok(r)
 }
 
 /// `YYYYMMDD-HHMMSS` in UTC, to tell experiments apart.
