@@ -34,18 +34,16 @@ pub fn method_lines(a: &Study) -> Vec<String> {
         Method::PooledWindows => "method: every variant's windows pooled and resampled as if independent, each figure judged on its own (the old method: it cannot see run-to-run variation)".to_string(),
     }];
     if a.method == Method::Windows && a.sides.len() > 1 {
-        lines.push("note: one run per side: these intervals cover the noise within each run, not how much another run of the same thing would differ; `casslab experiment` repeats runs to see that".into());
+        lines.push("note: one run per side: these intervals cover the noise within each run, not how much another run of the same thing would differ; repeat the runs (`casslab experiment`, 2 repetitions or more) to see that".into());
     }
     if a.method != Method::PooledWindows && !a.pairs.is_empty() {
         let (lo, hi) = a.pairs.iter().fold((usize::MAX, 0), |(lo, hi), p| (lo.min(p.judged), hi.max(p.judged)));
-        let family = hi.max(1);
-        let count = if lo == hi { format!("{hi}") } else { format!("{lo}–{hi}") };
-        let each = 100.0 - (1.0 - o.confidence) * 100.0 / family as f64;
+        let each = |n: usize| trim_percent(100.0 - (1.0 - o.confidence) * 100.0 / n.max(1) as f64);
+        let (count, level) = if lo == hi { (format!("{hi}"), each(hi)) } else { (format!("{lo}–{hi}"), format!("{}–{}", each(lo), each(hi))) };
         let total = if a.ops.contains(&OpRef::Total) { "; total is shown, not judged: it contains the operations" } else { "" };
         lines.push(format!(
-            "changes: {}% intervals that hold together over the {count} figures judged in each comparison (Bonferroni: each at {}%){total}",
-            o.confidence * 100.0,
-            trim_percent(each)
+            "changes: {}% intervals that hold together over the {count} figures judged in each comparison (Bonferroni: each at {level}%){total}",
+            o.confidence * 100.0
         ));
     }
     lines

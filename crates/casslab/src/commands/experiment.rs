@@ -100,7 +100,13 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     let order = format!("order ({}{seed}): {}", made.run_order.order.as_str(), made.order.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>().join(" "));
     out::print(&format!("\nexperiment {} — runs per variant:\n{list}  {order}\n", exp.name))?;
     let mut notes = vec![format!("measured {order}; {before}")];
-    notes.extend(made.notes.iter().cloned());
+    for n in &made.notes {
+        let times = made.notes.iter().filter(|m| *m == n).count();
+        let line = if times > 1 { format!("{n} (each of {times} times)") } else { n.clone() };
+        if !notes.contains(&line) {
+            notes.push(line);
+        }
+    }
     notes.extend(load_point.iter().map(|w| format!("warning: {w}")));
     let groups: Vec<Group> = made.variants.into_iter().filter(|(_, ids)| !ids.is_empty()).map(|(label, runs)| Group { label, runs }).collect();
     if groups.len() >= 2 {
