@@ -102,7 +102,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     let mut notes = vec![format!("measured {order}; {before}")];
     for n in &made.notes {
         let times = made.notes.iter().filter(|m| *m == n).count();
-        let line = if times > 1 { format!("{n} (each of {times} times)") } else { n.clone() };
+        let line = if times > 1 { format!("{n} ({times} times)") } else { n.clone() };
         if !notes.contains(&line) {
             notes.push(line);
         }
