@@ -113,7 +113,11 @@ fn table(a: &Study) -> String {
     }
     for s in &a.sides {
         let w = &s.windows;
-        let dropped = if w.dropped_s > 0.0 { format!("; last {:.0} s left out", w.dropped_s) } else { String::new() };
+        let dropped = match w.dropped_s {
+            d if d >= 0.5 && s.runs.len() == 1 => format!("; last {d:.0} s left out"),
+            d if d >= 0.05 => format!("; {d:.1} s of partial windows at the ends left out"),
+            _ => String::new(),
+        };
         let reps = if s.runs.len() > 1 { format!("{} repetitions, ", s.runs.len()) } else { String::new() };
         let _ = writeln!(out, "  {}: {} · {reps}{} windows, {:.0} s of the {} phase{dropped}", s.label, s.about, w.len(), w.measured_s(), w.phase.as_str());
     }
