@@ -49,14 +49,19 @@ one() {
   echo "$marked $shown $claims $odd"
 }
 
-for method in $( [ "$METHOD" = both ] && echo old new || echo "$METHOD" ); do
-  tm=0 ts=0 tc=0 te=0 td=0
-  for i in $(seq 1 "$N"); do
-    read -r marked shown claims odd < <(one "$method" "$i")
-    echo "$method $i: $marked of $shown figures marked, $claims verdicts claim a difference, $odd repetitions named as disagreeing"
-    tm=$((tm + marked)); ts=$((ts + shown)); tc=$((tc + claims)); td=$((td + odd))
-    [ "$claims" -gt 0 ] && te=$((te + 1))
+METHODS=$( [ "$METHOD" = both ] && echo old new || echo "$METHOD" )
+declare -A TM TS TC TE TD
+for m in $METHODS; do TM[$m]=0 TS[$m]=0 TC[$m]=0 TE[$m]=0 TD[$m]=0; done
+# the methods alternate, so that both meet the same machine
+for i in $(seq 1 "$N"); do
+  for m in $METHODS; do
+    read -r marked shown claims odd < <(one "$m" "$i")
+    echo "$m $i: $marked of $shown figures marked, $claims verdicts claim a difference, $odd repetitions named as disagreeing"
+    TM[$m]=$((TM[$m] + marked)); TS[$m]=$((TS[$m] + shown)); TC[$m]=$((TC[$m] + claims)); TD[$m]=$((TD[$m] + odd))
+    if [ "$claims" -gt 0 ]; then TE[$m]=$((TE[$m] + 1)); fi
   done
-  echo "== $method: $N A/A experiments: $tm of $ts figures marked; $tc verdicts claimed a difference, in $te of $N experiments; $td repetitions named as disagreeing"
+done
+for m in $METHODS; do
+  echo "== $m: $N A/A experiments: ${TM[$m]} of ${TS[$m]} figures marked; ${TC[$m]} verdicts claimed a difference, in ${TE[$m]} of $N experiments; ${TD[$m]} repetitions named as disagreeing"
 done
 echo "the node keeps running: '$CASSLAB local down' stops it" >&2
