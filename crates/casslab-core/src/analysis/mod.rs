@@ -42,7 +42,7 @@ pub use dist::{normal_quantile, t_cdf, t_quantile};
 pub use checks::{check_gates, GateFailure, GateReport};
 pub use compare::{approx_duration, compare, Comparison, Outcome};
 pub use likeness::{likeness, Likeness};
-pub use repeated::{compare_repeated, outlier, side_estimate, Outlier, RunFigure};
+pub use repeated::{compare_repeated, outlier, side_estimate, Outlier, RunFigure, MIN_FIGURES, OUTLIER_METRICS};
 pub use saturation::RunLoad;
 pub use gate::{Cmp, Gate, GateError, GateMetric, MaxRegression};
 pub use sample::Sample;

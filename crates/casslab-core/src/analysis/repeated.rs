@@ -13,10 +13,10 @@
 //! better with three repetitions: its draws never leave the range of the runs it has, so its
 //! intervals cover the truth far less than they claim.)
 //!
-//! Each run's own windowed bootstrap ([`RunFigure::within_var_ln`]) is used for two things
-//! only: to say how much of the spread lies between repetitions rather than within runs (a
-//! one-way analysis of variance), and to tell a repetition that disagrees with the others of
-//! its variant ([`outlier`]) from ordinary noise.
+//! Each run's own windowed bootstrap ([`RunFigure::within_var_ln`]) says how much of the
+//! spread lies between repetitions rather than within runs (a one-way analysis of variance).
+//! A repetition that disagrees with the others of its variant ([`outlier`]) is told from
+//! ordinary run-to-run variation by that variation itself, pooled over every variant's runs.
 
 use super::bootstrap::{Estimate, Resampled};
 use super::compare::{Comparison, Outcome};
@@ -154,28 +154,50 @@ pub struct Outlier {
     pub factor: f64,
 }
 
-/// The run whose figure lies well outside the range of the side's other runs — further than
-/// those runs spread among themselves, than three standard errors of the runs' own noise
-/// (their windowed bootstraps) and than 10 % — or `None`. Needs three runs or more.
-pub fn outlier(runs: &[RunFigure], m: Metric) -> Option<Outlier> {
+/// The figures a disagreeing repetition is looked for in: the tail percentiles of a short run
+/// are too noisy (and too far from normal) to single a run out by.
+pub const OUTLIER_METRICS: [Metric; 4] = [Metric::OpsPerS, Metric::Mean, Metric::P50, Metric::P95];
+
+/// A repetition is named as disagreeing when it is singled out ([`outlier`]) in at least this
+/// many figures of one operation: a run that really differs (run right after a load) differs
+/// in several, while one noisy figure alone is what chance produces.
+pub const MIN_FIGURES: usize = 2;
+
+/// The run of a side that lies further from the side's other runs than run-to-run variation
+/// explains, or `None`. The variation is pooled over the side's other runs and the runs of
+/// every `reference` side (the other variants: their runs vary alike, and a side of three has
+/// too few of its own; a run's figure carries its own noise, so the variation includes it); the
+/// run's deviation from the mean of its side's others, divided by `s √(1 + 1/others)`, must
+/// exceed Student's t at 99.5 % (two-sided), and the run must lie at least 10 % outside the
+/// others' range. Needs three runs on the side.
+pub fn outlier(runs: &[RunFigure], m: Metric, reference: &[&[RunFigure]]) -> Option<Outlier> {
     let l = logs(runs, m);
     if l.ln.len() < 3 {
         return None;
     }
+    let (mut ss_ref, mut df_ref) = (0.0, 0.0);
+    for r in reference {
+        let x = logs(r, m).ln;
+        if x.len() >= 2 {
+            ss_ref += variance(&x) * (x.len() - 1) as f64;
+            df_ref += (x.len() - 1) as f64;
+        }
+    }
     let mut best: Option<(f64, Outlier)> = None;
     for k in 0..l.ln.len() {
-        let others: Vec<usize> = (0..l.ln.len()).filter(|&j| j != k).collect();
-        let lo = others.iter().map(|&j| l.ln[j]).fold(f64::INFINITY, f64::min);
-        let hi = others.iter().map(|&j| l.ln[j]).fold(f64::NEG_INFINITY, f64::max);
+        let others: Vec<f64> = (0..l.ln.len()).filter(|&j| j != k).map(|j| l.ln[j]).collect();
+        let n = others.len() as f64;
+        let df = n - 1.0 + df_ref;
+        let s2 = (variance(&others) * (n - 1.0) + ss_ref) / df;
         let x = l.ln[k];
+        let (lo, hi) = (others.iter().copied().fold(f64::INFINITY, f64::min), others.iter().copied().fold(f64::NEG_INFINITY, f64::max));
         let gap = if x > hi { x - hi } else if x < lo { lo - x } else { 0.0 };
-        let noisiest = others.iter().map(|&j| l.within[j]).fold(0.0, f64::max);
-        let noise = 3.0 * (l.within[k] + noisiest).sqrt();
-        if noise.is_nan() || gap <= (hi - lo).max(noise).max(1.1f64.ln()) {
+        let t = (x - mean(&others)).abs() / (s2 * (1.0 + 1.0 / n)).sqrt();
+        if gap <= 1.1f64.ln() || !(t > t_quantile(0.9975, df)) {
             continue;
         }
-        if best.as_ref().is_none_or(|(g, _)| gap > *g) {
-            best = Some((gap, Outlier { run: l.index[k], value: x.exp(), others: (lo.exp(), hi.exp()), factor: gap.exp() }));
+        if best.as_ref().is_none_or(|(b, _)| t > *b) {
+            best = Some((t, Outlier { run: l.index[k], value: x.exp(), others: (lo.exp(), hi.exp()), factor: gap.exp() }));
         }
     }
     best.map(|(_, o)| o)
@@ -214,10 +236,10 @@ mod tests {
         assert!(matches!(c.outcome, Outcome::NoDifference { .. }), "{c:?}");
         assert_eq!(c.repetitions, Some((3, 3)));
         assert!(c.between_share.unwrap() > 0.95, "{c:?}");
-        let o = outlier(&a, Metric::P95).unwrap();
+        let o = outlier(&a, Metric::P95, &[&b]).unwrap();
         assert_eq!(o.run, 0);
         assert!((o.others.0 - 0.75e6).abs() < 1.0 && (o.others.1 - 0.76e6).abs() < 1.0);
-        assert_eq!(outlier(&b, Metric::P95), None);
+        assert_eq!(outlier(&b, Metric::P95, &[&a]), None);
     }
 
     #[test]
@@ -238,12 +260,16 @@ mod tests {
     }
 
     #[test]
-    fn noise_within_runs_is_not_called_a_disagreement() {
-        // 30% apart, but each run's own figure is uncertain by ±20%: no claim.
-        let runs = [run(1.0, 0.2), run(1.02, 0.2), run(1.3, 0.2)];
-        assert_eq!(outlier(&runs, Metric::P95), None);
+    fn ordinary_run_to_run_variation_is_not_called_a_disagreement() {
+        // 30% apart, but the other variant's runs spread as much: no claim.
+        let runs = [run(1.0, 0.01), run(1.02, 0.01), run(1.3, 0.01)];
+        let other = [run(1.0, 0.01), run(1.25, 0.01), run(0.9, 0.01)];
+        assert_eq!(outlier(&runs, Metric::P95, &[&other]), None);
+        // with nothing to compare the spread with, three runs cannot tell
+        assert_eq!(outlier(&runs, Metric::P95, &[]), None);
+        let tight = [run(1.0, 0.01), run(1.001, 0.01), run(1.002, 0.01)];
         // a small step beyond a tight range is not one either (under 10%)
         let runs = [run(1.0, 0.001), run(1.001, 0.001), run(1.05, 0.001)];
-        assert_eq!(outlier(&runs, Metric::P95), None);
+        assert_eq!(outlier(&runs, Metric::P95, &[&tight]), None);
     }
 }

@@ -22,7 +22,7 @@ use super::likeness::{likeness, Likeness};
 use super::saturation::RunLoad;
 use super::{
     compare, compare_repeated, outlier, seed_for, side_estimate, AnalysisError, AnalysisOptions, Comparison, Estimate, LatencyKind, Metric, OpRef,
-    Outlier, Resampled, RunFigure, Sample, WindowBuilder, Windows,
+    Outlier, Resampled, RunFigure, Sample, WindowBuilder, Windows, MIN_FIGURES, OUTLIER_METRICS,
 };
 use crate::stats::is_sub_op;
 use crate::store::{RunId, RunRecord, Store, StoreError};
@@ -360,23 +360,25 @@ fn compare_sides(a: &Side, b: &Side, ops: &[OpRef], plan: &StudyPlan) -> (Vec<Ve
     (comparisons, pair)
 }
 
-/// The repetitions that disagree with the others of their side (three runs or more).
+/// The repetitions that disagree with the others of their side (three runs or more): singled
+/// out in at least [`MIN_FIGURES`] figures of an operation.
 fn disagreements(sides: &[Side], ops: &[OpRef]) -> Vec<Disagreement> {
     let mut out: Vec<Disagreement> = Vec::new();
     for (si, s) in sides.iter().enumerate() {
-        for (op, f) in ops.iter().zip(&s.figures) {
+        for (oi, (op, f)) in ops.iter().zip(&s.figures).enumerate() {
             let Some(f) = f.as_ref().filter(|_| *op != OpRef::Total) else { continue };
-            for m in Metric::ALL {
-                let Some(o) = outlier(&f.runs, m) else { continue };
-                let run = s.runs[o.run];
-                let d = match out.iter_mut().position(|d| d.side == si && d.run == run) {
-                    Some(i) => &mut out[i],
-                    None => {
-                        out.push(Disagreement { side: si, run, figures: Vec::new() });
-                        out.last_mut().expect("just pushed")
-                    }
-                };
-                d.figures.push((op.name().to_string(), m, o));
+            let reference: Vec<&[RunFigure]> =
+                sides.iter().enumerate().filter(|(j, _)| *j != si).filter_map(|(_, t)| t.figures[oi].as_ref().map(|g| &g.runs[..])).collect();
+            let found: Vec<(Metric, Outlier)> = OUTLIER_METRICS.iter().filter_map(|&m| outlier(&f.runs, m, &reference).map(|o| (m, o))).collect();
+            for (r, &run) in s.runs.iter().enumerate() {
+                let mine: Vec<(String, Metric, Outlier)> = found.iter().filter(|(_, o)| o.run == r).map(|(m, o)| (op.name().to_string(), *m, *o)).collect();
+                if mine.len() < MIN_FIGURES {
+                    continue;
+                }
+                match out.iter_mut().find(|d| d.side == si && d.run == run) {
+                    Some(d) => d.figures.extend(mine),
+                    None => out.push(Disagreement { side: si, run, figures: mine }),
+                }
             }
         }
     }
