@@ -193,7 +193,7 @@ pub fn outlier(runs: &[RunFigure], m: Metric, reference: &[&[RunFigure]]) -> Opt
         let (lo, hi) = (others.iter().copied().fold(f64::INFINITY, f64::min), others.iter().copied().fold(f64::NEG_INFINITY, f64::max));
         let gap = if x > hi { x - hi } else if x < lo { lo - x } else { 0.0 };
         let t = (x - mean(&others)).abs() / (s2 * (1.0 + 1.0 / n)).sqrt();
-        if gap <= 1.1f64.ln() || !(t > t_quantile(0.9975, df)) {
+        if gap <= 1.1f64.ln() || t.is_nan() || t <= t_quantile(0.9975, df) {
             continue;
         }
         if best.as_ref().is_none_or(|(b, _)| t > *b) {

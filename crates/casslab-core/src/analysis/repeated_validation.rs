@@ -29,8 +29,8 @@
 //! with three runs a side), a variant's figures 94.1–95.4 %; A/A comparisons marked any of
 //! their six figures in 2.3 % of experiments (each figure alone 4.0 %). Pooled windows on the
 //! same runs: 42–59 % coverage, and 87 % of A/A comparisons marked something (45 % of figures).
-A repetition was named as disagreeing by chance in 2.7 % of those experiments (1.3 % among
-runs that agree within about 5 %), and a first run twice as slow as two such others in 94 %.
+//! A repetition was named as disagreeing by chance in 2.7 % of those experiments (1.3 % among
+//! runs that agree within about 5 %), and a first run twice as slow as two such others in 94 %.
 
 use super::validation::{windows, Gauss};
 use super::{compare, compare_repeated, outlier, side_estimate, MIN_FIGURES, OUTLIER_METRICS, AnalysisOptions, LatencyKind, Metric, OpRef, Resampled, RunFigure, Sample, Windows};
