@@ -96,7 +96,7 @@ impl Observer for Terminal {
             SessionEvent::SearchJudged { step, achieved_per_s, figure, met } => {
                 self.say(&format!("step {step}: {achieved_per_s:.0} ops/s, {figure} → SLA {}", if *met { "met" } else { "not met" }))
             }
-            SessionEvent::VariantRun { variant, repetition, repetitions } => self.say(&format!("\n== {variant} · repetition {repetition}/{repetitions}")),
+            SessionEvent::VariantRun { variant, step } => self.say(&format!("\n== {variant} · {step}")),
         }
     }
 }

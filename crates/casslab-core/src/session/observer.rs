@@ -34,8 +34,9 @@ pub enum SessionEvent<'a> {
     SearchStep { step: usize, rate_per_s: Option<f64> },
     /// A step of a `find_max` search was judged against the SLA.
     SearchJudged { step: usize, achieved_per_s: f64, figure: &'a str, met: bool },
-    /// An experiment starts a run of a variant.
-    VariantRun { variant: &'a str, repetition: u32, repetitions: u32 },
+    /// An experiment starts a run of a variant: `step` says which ("unmeasured round",
+    /// "load", "repetition 2/3, 4 of 6 measured").
+    VariantRun { variant: &'a str, step: &'a str },
 }
 
 /// Receives a session's events.
