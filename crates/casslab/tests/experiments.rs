@@ -15,7 +15,10 @@ fn experiment(file: &str, params: &[&str], variants: &[&str], page: Option<&std:
     let path = format!("{}/../../experiments/{file}", env!("CARGO_MANIFEST_DIR"));
     let mut cmd = casslab();
     cmd.args(["experiment", &path, "--repetitions", "2", "--duration", "2s", "--warmup", "0s", "--window", "1s"])
-        .args(["--resamples", "500", "--min-windows", "2", "--concurrency", "8", "--hosts", host, "--store", store.to_str().unwrap()]);
+        .args(["--resamples", "500", "--min-windows", "2", "--concurrency", "8", "--hosts", host, "--store", store.to_str().unwrap()])
+        // runs this short on a busy test machine may fall behind their schedule; what is tested
+        // here is the experiment's course, not the runs' validity (tests/trust.rs does that)
+        .arg("--allow-invalid");
     for p in params {
         cmd.args(["-P", p]);
     }
