@@ -9,6 +9,8 @@
 mod access;
 mod builtin;
 mod error;
+#[cfg(test)]
+mod examples;
 mod model;
 mod params;
 mod parse;
