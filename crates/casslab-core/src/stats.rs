@@ -82,6 +82,9 @@ pub struct OpStats {
     pub max_lag_ns: u64,
     /// Completed executions whose reads all returned no row.
     pub empty_reads: u64,
+    /// Rows returned by the reads of completed executions (counted on the plain statement
+    /// path; 0 for writes and set reads).
+    pub rows_read: u64,
 }
 
 /// How much later than intended an operation may start before it counts as started late:
@@ -90,7 +93,7 @@ pub const LATE_NS: u64 = 1_000_000;
 
 impl Default for OpStats {
     fn default() -> Self {
-        OpStats { intended: new_histogram(), service: new_histogram(), ok: 0, errors: BTreeMap::new(), late: 0, max_lag_ns: 0, empty_reads: 0 }
+        OpStats { intended: new_histogram(), service: new_histogram(), ok: 0, errors: BTreeMap::new(), late: 0, max_lag_ns: 0, empty_reads: 0, rows_read: 0 }
     }
 }
 
@@ -131,6 +134,7 @@ impl OpStats {
         self.late += other.late;
         self.max_lag_ns = self.max_lag_ns.max(other.max_lag_ns);
         self.empty_reads += other.empty_reads;
+        self.rows_read += other.rows_read;
     }
 
     pub fn reset(&mut self) {
@@ -141,6 +145,7 @@ impl OpStats {
         self.late = 0;
         self.max_lag_ns = 0;
         self.empty_reads = 0;
+        self.rows_read = 0;
     }
 }
 
@@ -222,6 +227,12 @@ pub struct OpSummary {
     pub latency: LatencySummary,
     /// Service time (from the actual send).
     pub service: LatencySummary,
+    /// Executions whose reads all returned no row (0 in runs saved before it was kept).
+    #[serde(default)]
+    pub empty_reads: u64,
+    /// Rows the reads returned, over all executions.
+    #[serde(default)]
+    pub rows_read: u64,
 }
 
 impl OpSummary {
@@ -233,7 +244,19 @@ impl OpSummary {
             ops_per_s: if duration_s > 0.0 { stats.ok as f64 / duration_s } else { 0.0 },
             latency: LatencySummary::of(&stats.intended),
             service: LatencySummary::of(&stats.service),
+            empty_reads: stats.empty_reads,
+            rows_read: stats.rows_read,
         }
+    }
+
+    /// Whether the operation reads (its reads returned rows, or came back empty).
+    pub fn reads(&self) -> bool {
+        self.rows_read > 0 || self.empty_reads > 0
+    }
+
+    /// Rows returned per execution.
+    pub fn rows_per_op(&self) -> f64 {
+        self.rows_read as f64 / self.ok.max(1) as f64
     }
     pub fn error_count(&self) -> u64 {
         self.errors.values().sum()

@@ -160,16 +160,20 @@ impl Node {
             _ => None,
         }
     }
+    /// A whole number ≥ 0, written as a number or quoted (`"${rows}"`).
     pub fn as_u64(&self) -> Option<u64> {
-        match self.value {
-            Value::Int(i) => u64::try_from(i).ok(),
+        match &self.value {
+            Value::Int(i) => u64::try_from(*i).ok(),
+            Value::Str(s) => s.trim().parse().ok(),
             _ => None,
         }
     }
+    /// A number, written as such or quoted.
     pub fn as_f64(&self) -> Option<f64> {
-        match self.value {
-            Value::Int(i) => Some(i as f64),
-            Value::Float(f) => Some(f),
+        match &self.value {
+            Value::Int(i) => Some(*i as f64),
+            Value::Float(f) => Some(*f),
+            Value::Str(s) => s.trim().parse().ok().filter(|f: &f64| f.is_finite()),
             _ => None,
         }
     }

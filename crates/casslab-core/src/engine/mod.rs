@@ -95,14 +95,14 @@ pub async fn run<T: Target>(
     // Plan everything before loading, so a bad statement fails fast.
     let load_plan = match &w.load {
         Some(l) => {
-            let gens = Arc::new(GeneratorSet::build(&w.generators)?);
+            let gens = Arc::new(GeneratorSet::build(&w.generators)?.in_keyspace(&w.keyspace));
             Some((target.plan(w, &[(l.op.clone(), 1.0)], gens).await?, l.count))
         }
         None => None,
     };
     let run_plan = match &w.run {
         Some(r) => {
-            let gens = Arc::new(GeneratorSet::build(&w.generators)?);
+            let gens = Arc::new(GeneratorSet::build(&w.generators)?.in_keyspace(&w.keyspace));
             let mix: Vec<(String, f64)> = r.mix.iter().filter(|(_, x)| *x > 0.0).map(|(n, x)| (n.clone(), *x)).collect();
             Some(target.plan(w, &mix, gens).await?)
         }

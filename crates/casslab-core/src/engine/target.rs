@@ -34,6 +34,8 @@ pub struct Completion {
     pub also: Option<usize>,
     /// A read that returned no row (counted as the operation's `empty_reads`).
     pub empty: bool,
+    /// The rows the operation's reads returned (counted as its `rows_read`).
+    pub rows: u64,
 }
 
 /// What a loader does about the workload's schema: one loader creates it (the only one of an

@@ -87,6 +87,7 @@ fn record<T: Target>(sh: &Shared<T>, id: usize, done: Done<T::Error>) {
             if completion.empty {
                 g[op_idx].empty_reads += 1;
             }
+            g[op_idx].rows_read += completion.rows;
             if let Some(slot) = completion.also {
                 g[slot].record_ok(intended_ns, service_ns);
             }

@@ -1,11 +1,11 @@
 //! Checking and building generator specs: parses types, rejects fields that would be ignored
-//! or values that cannot work (with the field to fix), and wires each `latest` to the counter of
-//! the sequence it follows. The result is assembled into a [`GeneratorSet`](super::GeneratorSet).
+//! or values that cannot work (with the field to fix), wires each `latest` to the counter of
+//! the sequence it follows, and checks `values_of` against the generator it names. The result is assembled into a [`GeneratorSet`](super::GeneratorSet).
 
 use super::dist::Dist;
 use super::params::{Ctx, Domain, Params};
-use super::render::{Body, Simple, Size, DEFAULT_START_MS};
-use super::spec::{ElementSpec, GeneratorSpec, Scalar, SizeSpec};
+use super::render::{default_start_ms, default_step_ms, Body, Simple, Size};
+use super::spec::{ElementSpec, FieldSpec, GeneratorSpec, Scalar, SizeSpec};
 use super::types::CqlType;
 use super::GenError;
 use crate::suggest::hint;
@@ -23,6 +23,8 @@ pub(super) struct Built {
     pub ty: CqlType,
     pub dist: Dist,
     pub body: Body,
+    /// The name whose content this generator makes (its own unless `values_of`).
+    pub content_of: String,
 }
 
 /// Checks and builds every spec, in name order; the first problem found is returned.
@@ -38,17 +40,41 @@ pub(super) fn build_all(specs: &BTreeMap<String, GeneratorSpec>) -> Result<Vec<B
             dists[i] = Some(latest(name, spec, &parts[i].0, specs, &parts)?);
         }
     }
+    let mut content = Vec::with_capacity(specs.len());
+    for (i, (name, spec)) in specs.iter().enumerate() {
+        content.push(content_of(name, spec, &parts[i].0, specs, &parts)?);
+    }
     Ok(specs
         .keys()
         .zip(parts)
         .zip(dists)
-        .map(|((name, (ty, body, _)), dist)| Built {
+        .zip(content)
+        .map(|(((name, (ty, body, _)), dist), content_of)| Built {
             name: name.clone(),
             ty,
             dist: dist.expect("every distribution is built above"),
             body,
+            content_of,
         })
         .collect())
+}
+
+/// The name whose values generator `name` makes: its own, or the one `values_of` names (which
+/// must exist and make the same type).
+fn content_of(name: &str, spec: &GeneratorSpec, ty: &CqlType, specs: &BTreeMap<String, GeneratorSpec>, parts: &[(CqlType, Body, Option<Dist>)]) -> Result<String, GenError> {
+    let cx = Ctx { generator: name, field_prefix: "" };
+    let Some(other) = spec.values_of.as_deref().map(str::trim) else { return Ok(name.to_string()) };
+    let Some(j) = specs.keys().position(|k| k == other) else {
+        return Err(cx.err("values_of", format!("no generator named \"{other}\"{}", hint(other, specs.keys()))));
+    };
+    if parts[j].0 != *ty {
+        return Err(cx.err("values_of", format!("\"{other}\" makes {}, this generator {ty}; give both the same type", parts[j].0)));
+    }
+    // follow a chain to the name whose content both make
+    match specs[other].values_of.as_deref() {
+        Some(next) if next.trim() != other => content_of(other, &specs[other], ty, specs, parts),
+        _ => Ok(other.to_string()),
+    }
 }
 
 /// A `latest` generator: checks that `follows` names a sequence whose values fit this
@@ -90,7 +116,7 @@ fn latest(
         }
         Some(m) => m,
     };
-    let dom = Domain::of_type(if ty.is_collection() { &CqlType::BigInt } else { ty });
+    let dom = Domain::of_type(if ty.is_composite() { &CqlType::BigInt } else { ty });
     let top = seq_span.map_or(i64::MAX as i128, |s| seq_min as i128 + s as i128 - 1);
     if (base as i128) < dom.lowest as i128 || top > dom.highest as i128 {
         return Err(
@@ -103,7 +129,16 @@ fn latest(
 /// Type, body and (except for `latest`, built later) distribution of one generator.
 fn build_one(name: &str, spec: &GeneratorSpec) -> Result<(CqlType, Body, Option<Dist>), GenError> {
     let cx = Ctx { generator: name, field_prefix: "" };
-    let ty = CqlType::parse(&spec.cql_type).map_err(|m| cx.err("type", m))?;
+    let (ty, udt_fields) = match (CqlType::parse(&spec.cql_type), &spec.fields, CqlType::udt_name(&spec.cql_type)) {
+        (Err(_), Some(fields), Some((udt, frozen))) => {
+            let fields = udt_fields(fields, name)?;
+            let types = fields.iter().map(|(f, s)| (f.clone(), s.ty.clone())).collect();
+            (CqlType::Udt { name: udt, fields: types, frozen }, Some(fields))
+        }
+        (Ok(t), _, _) => (t, None),
+        (Err(m), None, Some(_)) => return Err(cx.err("type", format!("{m}; a user-defined type needs `fields:`, e.g. `fields: {{ street: {{ type: text }} }}`"))),
+        (Err(m), _, _) => return Err(cx.err("type", m)),
+    };
     let is = |ok: bool, field: &str, what: &str| {
         if ok {
             Ok(())
@@ -111,7 +146,7 @@ fn build_one(name: &str, spec: &GeneratorSpec) -> Result<(CqlType, Body, Option<
             Err(cx.err(field, format!("applies to {what}, not to {ty}")))
         }
     };
-    let timed = matches!(ty, CqlType::Timestamp | CqlType::TimeUuid);
+    let timed = matches!(ty, CqlType::Timestamp | CqlType::TimeUuid | CqlType::Date | CqlType::Time | CqlType::Duration);
     if spec.prefix.is_some() {
         is(ty == CqlType::Text, "prefix", "text (for text elements use `element: { prefix: ... }`)")?;
     }
@@ -119,10 +154,13 @@ fn build_one(name: &str, spec: &GeneratorSpec) -> Result<(CqlType, Body, Option<
         is(matches!(ty, CqlType::Text | CqlType::Blob) || ty.is_collection(), "size", "text, blob and collections")?;
     }
     if spec.start.is_some() {
-        is(timed, "start", "timestamp and timeuuid")?;
+        is(timed, "start", "timestamp, timeuuid, date, time and duration")?;
     }
     if spec.step_ms.is_some() {
-        is(timed, "step_ms", "timestamp and timeuuid")?;
+        is(timed, "step_ms", "timestamp, timeuuid, date, time and duration")?;
+    }
+    if spec.fields.is_some() {
+        is(matches!(ty, CqlType::Udt { .. }), "fields", "user-defined types (`type: address` with the type's name)")?;
     }
     if spec.element.is_some() {
         is(
@@ -153,9 +191,11 @@ fn build_one(name: &str, spec: &GeneratorSpec) -> Result<(CqlType, Body, Option<
             key: element_body(key, spec.key.as_ref(), "key.", name)?,
             value: element_body(value, spec.value.as_ref(), "value.", name)?,
         },
+        CqlType::Tuple(elements) => Body::Tuple(elements.iter().map(|t| element_body(t, None, "type.", name)).collect::<Result<_, _>>()?),
+        CqlType::Udt { name: udt, .. } => Body::Udt { keyspace: String::new(), name: udt.clone(), fields: udt_fields.unwrap_or_default() },
         simple => {
             let start_ms = match &spec.start {
-                None => DEFAULT_START_MS,
+                None => default_start_ms(simple),
                 Some(Scalar::Text(t)) => parse_start_ms(t).map_err(|m| cx.err("start", m))?,
                 Some(other) => other.as_i64().map_err(|m| cx.err("start", m))?,
             };
@@ -164,7 +204,7 @@ fn build_one(name: &str, spec: &GeneratorSpec) -> Result<(CqlType, Body, Option<
                 prefix: spec.prefix.clone().unwrap_or_default(),
                 size: size(spec.size.as_ref(), MAX_SIZE, &Ctx { generator: name, field_prefix: "size" })?,
                 start_ms,
-                step_ms: cx.int("step_ms", spec.step_ms.as_ref())?.unwrap_or(1),
+                step_ms: cx.int("step_ms", spec.step_ms.as_ref())?.unwrap_or_else(|| default_step_ms(simple)),
             })
         }
     };
@@ -186,7 +226,7 @@ fn build_one(name: &str, spec: &GeneratorSpec) -> Result<(CqlType, Body, Option<
     if spec.follows.is_some() {
         return Err(cx.err("follows", "applies to dist latest only"));
     }
-    let domain = Domain::of_type(if ty.is_collection() { &CqlType::BigInt } else { &ty });
+    let domain = Domain::of_type(if ty.is_composite() { &CqlType::BigInt } else { &ty });
     let dist = Dist::build(&params, &domain, &cx)?;
     Ok((ty, body, Some(dist)))
 }
@@ -235,9 +275,28 @@ fn element_body(ty: &CqlType, spec: Option<&ElementSpec>, field: &str, generator
         ty: ty.clone(),
         prefix: spec.prefix.unwrap_or_default(),
         size: size(spec.size.as_ref(), MAX_SIZE, &Ctx { generator, field_prefix: &size_field })?,
-        start_ms: DEFAULT_START_MS,
-        step_ms: 1,
+        start_ms: default_start_ms(ty),
+        step_ms: default_step_ms(ty),
     })
+}
+
+/// The fields of a user-defined type, each a simple type with the look of a collection element.
+fn udt_fields(fields: &BTreeMap<String, FieldSpec>, generator: &str) -> Result<Vec<(String, Simple)>, GenError> {
+    if fields.is_empty() {
+        return Err(GenError { generator: generator.to_string(), field: Some("fields".into()), message: "name at least one field of the type".into() });
+    }
+    let mut out = Vec::with_capacity(fields.len());
+    for (f, spec) in fields {
+        let prefix = format!("fields.{f}.");
+        let cx = Ctx { generator, field_prefix: &prefix };
+        let ty = CqlType::parse(&spec.cql_type).map_err(|m| cx.err("type", m))?;
+        if ty.is_composite() || ty == CqlType::Counter {
+            return Err(cx.err("type", format!("a field here is a simple type, not {ty}")));
+        }
+        let look = ElementSpec { size: spec.size.clone(), prefix: spec.prefix.clone() };
+        out.push((f.to_ascii_lowercase(), element_body(&ty, Some(&look), &prefix, generator)?));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -261,7 +320,13 @@ mod tests {
                 "(known: sequence, uniform, zipfian, latest, hotspot, gaussian)",
             ),
             ("g: { type: bigitn }", "type", "did you mean \"bigint\"?"),
-            ("g: { type: float }", "type", "unsupported type \"float\""),
+            ("g: { type: floot }", "type", "did you mean \"float\"?"),
+            ("g: { type: address }", "type", "a user-defined type needs `fields:`"),
+            ("g: { type: address, fields: { zip: { type: \"list<int>\" } } }", "fields.zip.type", "a simple type"),
+            ("g: { type: int, fields: { zip: { type: int } } }", "fields", "applies to user-defined types"),
+            ("g: { type: smallint, max: 40000 }", "max", "too large: at most 32768"),
+            ("g: { type: uuid, values_of: kee }\nkey: { type: uuid }", "values_of", "no generator named \"kee\"; did you mean \"key\"?"),
+            ("g: { type: uuid, values_of: k }\nk: { type: text }", "values_of", "\"k\" makes text, this generator uuid"),
             ("g: { type: \"list<list<int>>\", size: 1 }", "type", "nested collections"),
             ("g: { type: bigint, min: 10, max: 10 }", "max", "min (10) must be below max (10)"),
             ("g: { type: bigint, dist: zipfian, min: 5, max: 1 }", "max", "must be below max"),
@@ -346,8 +411,8 @@ mod tests {
             ("g: { type: \"list<int>\", size: 200000 }", "size", "between 0 and 100000"),
             ("g: { type: int, prefix: k }", "prefix", "applies to text"),
             ("g: { type: int, size: 3 }", "size", "applies to text, blob and collections"),
-            ("g: { type: text, start: 0 }", "start", "applies to timestamp and timeuuid"),
-            ("g: { type: uuid, step_ms: 10 }", "step_ms", "applies to timestamp and timeuuid"),
+            ("g: { type: text, start: 0 }", "start", "applies to timestamp, timeuuid, date"),
+            ("g: { type: uuid, step_ms: 10 }", "step_ms", "applies to timestamp, timeuuid, date"),
             ("g: { type: timestamp, start: \"2026-02-30T00:00:00Z\" }", "start", "like \"2026-01-01T00:00:00Z\""),
             ("g: { type: timestamp, step_ms: fast }", "step_ms", "expected an integer"),
             ("g: { type: text, element: { size: 1 } }", "element", "applies to lists and sets"),

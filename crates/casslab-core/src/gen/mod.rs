@@ -17,7 +17,7 @@ mod types;
 mod zipf;
 
 pub use set::GeneratorSet;
-pub use spec::{ElementSpec, GeneratorSpec, Scalar, ScalarError, SizeDistSpec, SizeSpec};
+pub use spec::{ElementSpec, FieldSpec, GeneratorSpec, Scalar, ScalarError, SizeDistSpec, SizeSpec};
 pub use types::{CqlType, TypeError};
 
 /// The distribution names accepted in `dist:`.

@@ -131,21 +131,20 @@ pub(crate) struct Domain {
 }
 
 impl Domain {
-    /// `int` holds i32; everything else takes any i64 and defaults to max 2^62.
+    /// `int`, `smallint` and `tinyint` hold what their bits do, `inet` (IPv4) 0 to 2^32 − 1;
+    /// everything else takes any i64 and defaults to max 2^62.
     pub(crate) fn of_type(t: &CqlType) -> Domain {
+        let bounded = |lowest: i64, highest: i64| Domain { lowest, highest, default_max: Some(highest + 1), float: false, stateful: true };
         match t {
-            CqlType::Int => Domain {
-                lowest: i32::MIN as i64,
-                highest: i32::MAX as i64,
-                default_max: Some(1 << 31),
-                float: false,
-                stateful: true,
-            },
+            CqlType::Int => bounded(i32::MIN as i64, i32::MAX as i64),
+            CqlType::SmallInt => bounded(i16::MIN as i64, i16::MAX as i64),
+            CqlType::TinyInt => bounded(i8::MIN as i64, i8::MAX as i64),
+            CqlType::Inet => bounded(0, u32::MAX as i64),
             other => Domain {
                 lowest: i64::MIN,
                 highest: i64::MAX,
                 default_max: Some(1 << 62),
-                float: *other == CqlType::Double,
+                float: matches!(other, CqlType::Double | CqlType::Float | CqlType::Decimal),
                 stateful: true,
             },
         }

@@ -1,18 +1,39 @@
 //! Turning a drawn `n` into a CQL value: the hashing that makes content a function of
-//! (generator name, n), the per-type rules (text, blob, uuid, timeuuid, timestamp, ...),
-//! collections with distinct set elements and map keys. Which rules apply to a generator is
+//! (generator name, n), the per-type rules (text, blob, uuid, timeuuid, timestamp, date, time,
+//! decimal, inet, ...), collections with distinct set elements and map keys, tuples and
+//! user-defined types. Which rules apply to a generator is
 //! decided when the set is built (`set.rs`); `start:` dates are read by `crate::units`.
 
 use super::dist::{Dist, Drawn};
 use super::types::CqlType;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use scylla::value::{CqlTimestamp, CqlTimeuuid, CqlValue};
+use scylla::value::{Counter, CqlDate, CqlDecimal, CqlDuration, CqlTime, CqlTimestamp, CqlTimeuuid, CqlValue, CqlVarint};
 use std::cmp::Ordering;
 use std::fmt::Write;
 
-/// 2020-01-01T00:00:00Z, the default `start` of timestamps and timeuuids.
+/// 2020-01-01T00:00:00Z, the default `start` of timestamps, timeuuids and dates.
 pub(crate) const DEFAULT_START_MS: i64 = 1_577_836_800_000;
+
+const DAY_MS: i64 = 86_400_000;
+
+/// The `step_ms` of a type when none is given: a day per `n` for dates, 1 ms otherwise.
+pub(crate) fn default_step_ms(ty: &CqlType) -> i64 {
+    if *ty == CqlType::Date {
+        DAY_MS
+    } else {
+        1
+    }
+}
+
+/// The `start` of a type when none is given: 2020-01-01 for points in time, 0 for `time` of
+/// day and `duration`.
+pub(crate) fn default_start_ms(ty: &CqlType) -> i64 {
+    match ty {
+        CqlType::Time | CqlType::Duration => 0,
+        _ => DEFAULT_START_MS,
+    }
+}
 
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 const SIZE_SALT: u64 = 0x5349_5a45_5349_5a45;
@@ -128,7 +149,21 @@ impl Simple {
             },
             CqlType::Int => CqlValue::Int(n as i32),
             CqlType::BigInt => CqlValue::BigInt(n),
+            CqlType::SmallInt => CqlValue::SmallInt(n as i16),
+            CqlType::TinyInt => CqlValue::TinyInt(n as i8),
+            CqlType::Counter => CqlValue::Counter(Counter(n)),
+            CqlType::Varint => CqlValue::Varint(CqlVarint::from_signed_bytes_be(n.to_be_bytes().to_vec())),
             CqlType::Double => CqlValue::Double(float.unwrap_or(n as f64)),
+            CqlType::Float => CqlValue::Float(float.unwrap_or(n as f64) as f32),
+            // hundredths: n = 1234 is 12.34 (a gaussian's float is rounded to hundredths)
+            CqlType::Decimal => {
+                let cents = float.map_or(n, |f| (f * 100.0).round() as i64);
+                CqlValue::Decimal(CqlDecimal::from_signed_be_bytes_and_exponent(cents.to_be_bytes().to_vec(), 2))
+            }
+            CqlType::Inet => CqlValue::Inet(std::net::IpAddr::V4(std::net::Ipv4Addr::from(n as u32))),
+            CqlType::Date => CqlValue::Date(CqlDate(((1i64 << 31) + self.time_ms(n).div_euclid(DAY_MS)) as u32)),
+            CqlType::Time => CqlValue::Time(CqlTime(self.time_ms(n).rem_euclid(DAY_MS) * 1_000_000)),
+            CqlType::Duration => CqlValue::Duration(CqlDuration { months: 0, days: 0, nanoseconds: self.time_ms(n).saturating_mul(1_000_000) }),
             CqlType::Boolean => CqlValue::Boolean(hash & 1 == 1),
             CqlType::Uuid => {
                 let mut b = [0u8; 16];
@@ -138,8 +173,8 @@ impl Simple {
             }
             CqlType::TimeUuid => CqlValue::Timeuuid(timeuuid(self.time_ms(n), hash)),
             CqlType::Timestamp => CqlValue::Timestamp(CqlTimestamp(self.time_ms(n))),
-            CqlType::List { .. } | CqlType::Set { .. } | CqlType::Map { .. } => {
-                unreachable!("collections are rendered by Body")
+            CqlType::List { .. } | CqlType::Set { .. } | CqlType::Map { .. } | CqlType::Tuple(_) | CqlType::Udt { .. } => {
+                unreachable!("collections, tuples and user-defined types are rendered by Body")
             }
         }
     }
@@ -155,7 +190,12 @@ impl Simple {
         let m = hash >> 2;
         match self.ty {
             CqlType::Int => (m % (1 << 31)) as i64,
-            CqlType::Timestamp | CqlType::TimeUuid => (m % (1 << 40)) as i64,
+            CqlType::SmallInt => (m % (1 << 15)) as i64,
+            CqlType::TinyInt => (m % (1 << 7)) as i64,
+            CqlType::Inet => (m % (1 << 32)) as i64,
+            CqlType::Date => (m % (1 << 16)) as i64,
+            CqlType::Time => (m % DAY_MS as u64) as i64,
+            CqlType::Timestamp | CqlType::TimeUuid | CqlType::Duration => (m % (1 << 40)) as i64,
             _ => m as i64,
         }
     }
@@ -187,6 +227,9 @@ pub(crate) enum Body {
     List { size: Size, element: Simple },
     Set { size: Size, element: Simple },
     Map { size: Size, key: Simple, value: Simple },
+    Tuple(Vec<Simple>),
+    /// A user-defined type: its keyspace (set when the workload's is known), name and fields.
+    Udt { keyspace: String, name: String, fields: Vec<(String, Simple)> },
 }
 
 impl Body {
@@ -222,6 +265,12 @@ impl Body {
                 v.dedup_by(|a, b| a.0 == b.0);
                 CqlValue::Map(v)
             }
+            Body::Tuple(elements) => CqlValue::Tuple(elements.iter().enumerate().map(|(i, e)| Some(e.element(hash_of(hash, i as u64)))).collect()),
+            Body::Udt { keyspace, name, fields } => CqlValue::UserDefinedType {
+                keyspace: keyspace.clone(),
+                name: name.clone(),
+                fields: fields.iter().enumerate().map(|(i, (f, e))| (f.clone(), Some(e.element(hash_of(hash, i as u64))))).collect(),
+            },
         }
     }
 }
@@ -239,7 +288,15 @@ fn cmp_simple(a: &CqlValue, b: &CqlValue) -> Ordering {
         (CqlValue::Uuid(x), CqlValue::Uuid(y)) => x.cmp(y),
         (CqlValue::Timeuuid(x), CqlValue::Timeuuid(y)) => x.cmp(y),
         (CqlValue::Timestamp(x), CqlValue::Timestamp(y)) => x.0.cmp(&y.0),
-        _ => Ordering::Equal,
+        (CqlValue::Float(x), CqlValue::Float(y)) => x.total_cmp(y),
+        (CqlValue::SmallInt(x), CqlValue::SmallInt(y)) => x.cmp(y),
+        (CqlValue::TinyInt(x), CqlValue::TinyInt(y)) => x.cmp(y),
+        (CqlValue::Date(x), CqlValue::Date(y)) => x.0.cmp(&y.0),
+        (CqlValue::Time(x), CqlValue::Time(y)) => x.0.cmp(&y.0),
+        (CqlValue::Inet(x), CqlValue::Inet(y)) => x.cmp(y),
+        (CqlValue::Counter(x), CqlValue::Counter(y)) => x.0.cmp(&y.0),
+        // decimals, varints and durations: any total order consistent with equality
+        (a, b) => format!("{a:?}").cmp(&format!("{b:?}")),
     }
 }
 

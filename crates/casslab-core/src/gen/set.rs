@@ -35,9 +35,20 @@ impl GeneratorSet {
     pub fn build(specs: &BTreeMap<String, GeneratorSpec>) -> Result<GeneratorSet, GenError> {
         let gens = build_all(specs)?
             .into_iter()
-            .map(|b| Generator { seed: name_seed(&b.name), name: b.name, ty: b.ty, dist: b.dist, body: b.body })
+            .map(|b| Generator { seed: name_seed(&b.content_of), name: b.name, ty: b.ty, dist: b.dist, body: b.body })
             .collect();
         Ok(GeneratorSet { gens, joint: Arc::new(Mutex::new(())) })
+    }
+
+    /// The set with its user-defined types' values named in `keyspace` (the driver binds a
+    /// user-defined type's value only to the type of that keyspace).
+    pub fn in_keyspace(mut self, keyspace: &str) -> GeneratorSet {
+        for g in &mut self.gens {
+            if let Body::Udt { keyspace: ks, .. } = &mut g.body {
+                *ks = keyspace.to_ascii_lowercase();
+            }
+        }
+        self
     }
 
     pub fn len(&self) -> usize {
@@ -225,6 +236,63 @@ flag:       { type: boolean }
         assert_ne!(two.value_at(2, 5), two.value_at(3, 5));
         let blob = set("b: { type: blob }");
         assert_eq!(blob.value_at(0, 258), CqlValue::Blob(vec![0, 0, 0, 0, 0, 0, 1, 2]));
+    }
+
+    #[test]
+    fn values_of_makes_another_generators_values() {
+        let g = set("insert_id: { type: uuid, dist: sequence, max: 100 }\nid: { type: uuid, max: 100 }\nkey: { type: uuid, max: 100, values_of: insert_id }\nk2: { type: uuid, max: 100, values_of: key }");
+        let idx = |name| g.index_of(name).unwrap();
+        assert_ne!(g.value_at(idx("insert_id"), 7), g.value_at(idx("id"), 7), "content is a function of the name");
+        assert_eq!(g.value_at(idx("insert_id"), 7), g.value_at(idx("key"), 7));
+        assert_eq!(g.value_at(idx("insert_id"), 7), g.value_at(idx("k2"), 7), "a chain ends at the first name");
+    }
+
+    #[test]
+    fn newer_types_render_from_n() {
+        use scylla::value::{CqlDate, CqlTime};
+        let g = set(r#"
+f: { type: float }
+s: { type: smallint, min: -5, max: 5 }
+t: { type: tinyint }
+d: { type: date, start: "2026-01-01" }
+tm: { type: time, step_ms: 1000 }
+dec: { type: decimal }
+vi: { type: varint }
+ip: { type: inet }
+du: { type: duration, step_ms: 60000 }
+c: { type: counter, min: 1, max: 2 }
+tu: { type: "tuple<int, text, date>" }
+addr: { type: "frozen<address>", fields: { street: { type: text, size: 12 }, zip: { type: int } } }
+ips: { type: "set<inet>", size: 3 }
+"#)
+        .in_keyspace("KS");
+        let idx = |name| g.index_of(name).unwrap();
+        assert_eq!(g.value_at(idx("f"), 3), CqlValue::Float(3.0));
+        assert_eq!(g.value_at(idx("s"), -3), CqlValue::SmallInt(-3));
+        assert_eq!(g.value_at(idx("t"), 100), CqlValue::TinyInt(100));
+        // 2026-01-01 is day 20454 since the epoch; the driver counts from 2^31 days before it
+        assert_eq!(g.value_at(idx("d"), 2), CqlValue::Date(CqlDate((1 << 31) + 20_454 + 2)));
+        assert_eq!(g.value_at(idx("tm"), 90), CqlValue::Time(CqlTime(90_000_000_000)));
+        assert_eq!(g.value_at(idx("tm"), 86_401), CqlValue::Time(CqlTime(1_000_000_000)), "time wraps at midnight");
+        assert_eq!(format!("{:?}", g.value_at(idx("dec"), 1234)), format!("{:?}", CqlValue::Decimal(scylla::value::CqlDecimal::from_signed_be_bytes_and_exponent(1234i64.to_be_bytes().to_vec(), 2))));
+        assert!(matches!(g.value_at(idx("vi"), 9), CqlValue::Varint(_)));
+        assert_eq!(g.value_at(idx("ip"), 0x0A00_0001), CqlValue::Inet("10.0.0.1".parse().unwrap()));
+        assert!(matches!(g.value_at(idx("du"), 2), CqlValue::Duration(d) if d.nanoseconds == 120_000_000_000));
+        let mut r = rng();
+        assert!((0..20).all(|_| g.value(idx("c"), &mut r) == CqlValue::Counter(scylla::value::Counter(1))));
+        match g.value_at(idx("tu"), 5) {
+            CqlValue::Tuple(t) => assert!(matches!(t.as_slice(), [Some(CqlValue::Int(_)), Some(CqlValue::Text(_)), Some(CqlValue::Date(_))])),
+            other => panic!("{other:?}"),
+        }
+        match g.value_at(idx("addr"), 5) {
+            CqlValue::UserDefinedType { keyspace, name, fields } => {
+                assert_eq!((keyspace.as_str(), name.as_str()), ("ks", "address"));
+                assert!(matches!(fields.as_slice(), [(s, Some(CqlValue::Text(t))), (z, Some(CqlValue::Int(_)))] if s == "street" && t.len() == 12 && z == "zip"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(g.value_at(idx("ips"), 1), CqlValue::Set(s) if !s.is_empty()));
+        assert_eq!(g.cql_type(idx("addr")).to_string(), "frozen<address>");
     }
 
     #[test]

@@ -157,6 +157,26 @@ pub struct GeneratorSpec {
     /// `map`: how each value looks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<ElementSpec>,
+    /// A user-defined type (`type: address`): the fields to fill, each with its type and look.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields: Option<std::collections::BTreeMap<String, FieldSpec>>,
+    /// Make the values another generator makes for the same `n` (content is otherwise a
+    /// function of this generator's own name): a read generator `key` with `values_of:
+    /// insert_key` finds the rows `insert_key` wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values_of: Option<String>,
+}
+
+/// One field of a user-defined type: its CQL type (simple) and, for text and blob, its look.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldSpec {
+    #[serde(rename = "type")]
+    pub cql_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<SizeSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
 }
 
 /// A size: a fixed count (`size: 100`) or a distribution drawn per value

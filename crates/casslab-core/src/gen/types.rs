@@ -1,6 +1,8 @@
 //! The CQL types generators can produce, parsed from a spec's `type:` string
-//! (`frozen<map<text, bigint>>`, case-insensitive, whitespace-tolerant), printed back in CQL
-//! syntax, and compared with the driver's column types. Collections hold simple types only.
+//! (`frozen<map<text, bigint>>`, `tuple<int, text>`, case-insensitive, whitespace-tolerant),
+//! printed back in CQL syntax, and compared with the driver's column types. Collections and
+//! tuples hold simple types only; a user-defined type is named by `type:` and described by the
+//! spec's `fields:` (built in `build.rs`).
 
 use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
 use std::fmt;
@@ -18,6 +20,25 @@ pub enum CqlType {
     Uuid,
     TimeUuid,
     Timestamp,
+    Float,
+    SmallInt,
+    TinyInt,
+    Date,
+    Time,
+    Decimal,
+    Varint,
+    Inet,
+    Duration,
+    /// A counter increment (`UPDATE … SET c = c + ?`).
+    Counter,
+    /// `tuple<int, text>` (always frozen).
+    Tuple(Vec<CqlType>),
+    /// A user-defined type with the fields a generator makes (a subset of the type's).
+    Udt {
+        name: String,
+        fields: Vec<(String, CqlType)>,
+        frozen: bool,
+    },
     List {
         element: Box<CqlType>,
         frozen: bool,
@@ -34,10 +55,12 @@ pub enum CqlType {
 }
 
 /// The simple type names `CqlType::parse` accepts, for error messages and suggestions.
-pub(crate) const SIMPLE_TYPE_NAMES: &[&str] =
-    &["text", "varchar", "ascii", "blob", "int", "bigint", "double", "boolean", "uuid", "timeuuid", "timestamp"];
+pub(crate) const SIMPLE_TYPE_NAMES: &[&str] = &[
+    "text", "varchar", "ascii", "blob", "int", "bigint", "smallint", "tinyint", "varint", "double", "float", "decimal", "boolean", "uuid", "timeuuid",
+    "timestamp", "date", "time", "duration", "inet", "counter",
+];
 
-const COLLECTION_NAMES: &[&str] = &["list", "set", "map", "frozen"];
+const COLLECTION_NAMES: &[&str] = &["list", "set", "map", "tuple", "frozen"];
 
 impl CqlType {
     /// Parses a CQL type as written in a workload file.
@@ -66,11 +89,13 @@ impl CqlType {
                 CqlType::List { element, .. } => Ok(CqlType::List { element, frozen: true }),
                 CqlType::Set { element, .. } => Ok(CqlType::Set { element, frozen: true }),
                 CqlType::Map { key, value, .. } => Ok(CqlType::Map { key, value, frozen: true }),
+                t @ CqlType::Tuple(_) => Ok(t),
                 _ if !top => Err(TypeError::Nested(s.to_string())),
                 other => Err(TypeError::FrozenSimple(other.to_string())),
             },
             "list" => Ok(CqlType::List { element: Box::new(Self::parse_element(inner)?), frozen: false }),
             "set" => Ok(CqlType::Set { element: Box::new(Self::parse_element(inner)?), frozen: false }),
+            "tuple" => Ok(CqlType::Tuple(inner.split(',').map(Self::parse_simple_element).collect::<Result<_, _>>()?)),
             "map" => {
                 let parts: Vec<&str> = inner.split(',').collect();
                 if parts.len() != 2 {
@@ -96,6 +121,26 @@ impl CqlType {
         Self::parse_simple(s)
     }
 
+    fn parse_simple_element(s: &str) -> Result<CqlType, TypeError> {
+        if s.contains('<') {
+            return Err(TypeError::Nested(s.to_string()));
+        }
+        Self::parse_simple(s)
+    }
+
+    /// The name of a user-defined type as written in `type:` (`address`, `frozen<address>`,
+    /// `ks.address`), lowercased; `None` when it is not a plain name.
+    pub fn udt_name(s: &str) -> Option<(String, bool)> {
+        let compact: String = s.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
+        let (inner, frozen) = match compact.strip_prefix("frozen<").and_then(|r| r.strip_suffix('>')) {
+            Some(i) => (i.to_string(), true),
+            None => (compact, false),
+        };
+        let name = inner.rsplit('.').next().unwrap_or_default().to_string();
+        let ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !SIMPLE_TYPE_NAMES.contains(&name.as_str()) && !COLLECTION_NAMES.contains(&name.as_str());
+        ok.then_some((name, frozen))
+    }
+
     fn parse_simple(s: &str) -> Result<CqlType, TypeError> {
         Ok(match s {
             "text" | "varchar" | "ascii" => CqlType::Text,
@@ -107,7 +152,17 @@ impl CqlType {
             "uuid" => CqlType::Uuid,
             "timeuuid" => CqlType::TimeUuid,
             "timestamp" => CqlType::Timestamp,
-            "list" | "set" | "map" | "frozen" => return Err(TypeError::NeedsElements(s.to_string())),
+            "float" => CqlType::Float,
+            "smallint" => CqlType::SmallInt,
+            "tinyint" => CqlType::TinyInt,
+            "date" => CqlType::Date,
+            "time" => CqlType::Time,
+            "decimal" => CqlType::Decimal,
+            "varint" => CqlType::Varint,
+            "inet" => CqlType::Inet,
+            "duration" => CqlType::Duration,
+            "counter" => CqlType::Counter,
+            "list" | "set" | "map" | "tuple" | "frozen" => return Err(TypeError::NeedsElements(s.to_string())),
             other => return Err(TypeError::Unsupported { word: other.to_string(), known: SIMPLE_TYPE_NAMES }),
         })
     }
@@ -123,6 +178,11 @@ impl CqlType {
             (CqlType::Map { key, value, .. }, ColumnType::Collection { typ: CollectionType::Map(k, v), .. }) => {
                 key.matches(k) && value.matches(v)
             }
+            (CqlType::Tuple(ours), ColumnType::Tuple(theirs)) => ours.len() == theirs.len() && ours.iter().zip(theirs).all(|(a, b)| a.matches(b)),
+            (CqlType::Udt { name, fields, .. }, ColumnType::UserDefinedType { definition, .. }) => {
+                definition.name.eq_ignore_ascii_case(name)
+                    && fields.iter().all(|(f, t)| definition.field_types.iter().any(|(n, ct)| n.eq_ignore_ascii_case(f) && t.matches(ct)))
+            }
             (simple, ColumnType::Native(native)) => matches!(
                 (simple, native),
                 (CqlType::Text, NativeType::Text | NativeType::Ascii)
@@ -134,6 +194,16 @@ impl CqlType {
                     | (CqlType::Uuid, NativeType::Uuid)
                     | (CqlType::TimeUuid, NativeType::Timeuuid)
                     | (CqlType::Timestamp, NativeType::Timestamp)
+                    | (CqlType::Float, NativeType::Float)
+                    | (CqlType::SmallInt, NativeType::SmallInt)
+                    | (CqlType::TinyInt, NativeType::TinyInt)
+                    | (CqlType::Date, NativeType::Date)
+                    | (CqlType::Time, NativeType::Time)
+                    | (CqlType::Decimal, NativeType::Decimal)
+                    | (CqlType::Varint, NativeType::Varint)
+                    | (CqlType::Inet, NativeType::Inet)
+                    | (CqlType::Duration, NativeType::Duration)
+                    | (CqlType::Counter, NativeType::Counter)
             ),
             _ => false,
         }
@@ -141,6 +211,32 @@ impl CqlType {
 
     pub fn is_collection(&self) -> bool {
         matches!(self, CqlType::List { .. } | CqlType::Set { .. } | CqlType::Map { .. })
+    }
+
+    /// A collection, tuple or user-defined type: several values in one.
+    pub fn is_composite(&self) -> bool {
+        self.is_collection() || matches!(self, CqlType::Tuple(_) | CqlType::Udt { .. })
+    }
+
+    /// Whether this type and a column type declared in a `CREATE TABLE` (`text`, `varchar`,
+    /// `frozen<list<int>>`, a user-defined type's name) hold the same values, as far as the
+    /// declaration tells; `None` when it cannot tell (a type it does not know).
+    pub fn matches_declared(&self, declared: &str) -> Option<bool> {
+        if let CqlType::Udt { name, .. } = self {
+            return Some(CqlType::udt_name(declared).is_some_and(|(n, _)| n == *name));
+        }
+        match CqlType::parse(declared) {
+            Ok(t) => Some(self.same_ignoring_frozen(&t)),
+            Err(_) => CqlType::udt_name(declared).map(|_| false),
+        }
+    }
+
+    fn same_ignoring_frozen(&self, other: &CqlType) -> bool {
+        match (self, other) {
+            (CqlType::List { element: a, .. }, CqlType::List { element: b, .. }) | (CqlType::Set { element: a, .. }, CqlType::Set { element: b, .. }) => a == b,
+            (CqlType::Map { key: k1, value: v1, .. }, CqlType::Map { key: k2, value: v2, .. }) => k1 == k2 && v1 == v2,
+            _ => self == other,
+        }
     }
 }
 
@@ -183,6 +279,19 @@ impl fmt::Display for CqlType {
             CqlType::Uuid => f.write_str("uuid"),
             CqlType::TimeUuid => f.write_str("timeuuid"),
             CqlType::Timestamp => f.write_str("timestamp"),
+            CqlType::Float => f.write_str("float"),
+            CqlType::SmallInt => f.write_str("smallint"),
+            CqlType::TinyInt => f.write_str("tinyint"),
+            CqlType::Date => f.write_str("date"),
+            CqlType::Time => f.write_str("time"),
+            CqlType::Decimal => f.write_str("decimal"),
+            CqlType::Varint => f.write_str("varint"),
+            CqlType::Inet => f.write_str("inet"),
+            CqlType::Duration => f.write_str("duration"),
+            CqlType::Counter => f.write_str("counter"),
+            CqlType::Tuple(ts) => write!(f, "tuple<{}>", ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")),
+            CqlType::Udt { name, frozen: true, .. } => write!(f, "frozen<{name}>"),
+            CqlType::Udt { name, .. } => f.write_str(name),
             CqlType::List { element, .. } => write!(f, "{pre}list<{element}>{post}"),
             CqlType::Set { element, .. } => write!(f, "{pre}set<{element}>{post}"),
             CqlType::Map { key, value, .. } => write!(f, "{pre}map<{key}, {value}>{post}"),
@@ -230,6 +339,19 @@ mod tests {
             "frozen<set<timeuuid>>",
             "map<text, bigint>",
             "frozen<map<uuid, double>>",
+            "float",
+            "smallint",
+            "tinyint",
+            "date",
+            "time",
+            "decimal",
+            "varint",
+            "inet",
+            "duration",
+            "counter",
+            "tuple<int, text, date>",
+            "list<inet>",
+            "map<smallint, decimal>",
         ] {
             let t = CqlType::parse(s).unwrap();
             assert_eq!(t.to_string(), s);
@@ -242,7 +364,7 @@ mod tests {
         let e = CqlType::parse("bigitn").unwrap_err().to_string();
         assert!(e.contains("unsupported type \"bigitn\"") && e.contains("did you mean \"bigint\"?"), "{e}");
         assert!(CqlType::parse("").is_err());
-        assert!(CqlType::parse("float").unwrap_err().to_string().contains("unsupported"));
+        assert!(CqlType::parse("floot").unwrap_err().to_string().contains("did you mean \"float\"?"));
         assert!(CqlType::parse("list<list<int>>").unwrap_err().to_string().contains("nested"));
         assert!(CqlType::parse("list<frozen<list<int>>>").unwrap_err().to_string().contains("nested"));
         assert!(CqlType::parse("map<text>").unwrap_err().to_string().contains("key and a value"));
@@ -250,7 +372,8 @@ mod tests {
         assert!(CqlType::parse("frozen<int>").unwrap_err().to_string().contains("collections"));
         assert!(CqlType::parse("list<int").unwrap_err().to_string().contains("unbalanced"));
         assert!(CqlType::parse("list").unwrap_err().to_string().contains("needs element types"));
-        assert!(CqlType::parse("tuple<int>").unwrap_err().to_string().contains("unsupported"));
+        assert!(CqlType::parse("tuple<list<int>>").unwrap_err().to_string().contains("nested"));
+        assert!(CqlType::parse("address").unwrap_err().to_string().contains("unsupported"));
     }
 
     #[test]
@@ -274,5 +397,35 @@ mod tests {
         assert!(CqlType::parse("map<text, bigint>").unwrap().matches(&map));
         assert!(!CqlType::parse("map<text, int>").unwrap().matches(&map));
         assert!(!CqlType::parse("set<text>").unwrap().matches(&map));
+        assert!(CqlType::Counter.matches(&native(NativeType::Counter)));
+        assert!(!CqlType::BigInt.matches(&native(NativeType::Counter)));
+        assert!(CqlType::Float.matches(&native(NativeType::Float)) && !CqlType::Double.matches(&native(NativeType::Float)));
+        let tuple = ColumnType::Tuple(vec![native(NativeType::Int), native(NativeType::Text)]);
+        assert!(CqlType::parse("frozen<tuple<int, text>>").unwrap().matches(&tuple));
+        assert!(!CqlType::parse("tuple<int, int>").unwrap().matches(&tuple));
+        let udt = ColumnType::UserDefinedType {
+            frozen: true,
+            definition: std::sync::Arc::new(scylla::frame::response::result::UserDefinedType {
+                name: "address".into(),
+                keyspace: "ks".into(),
+                field_types: vec![("street".into(), native(NativeType::Text)), ("zip".into(), native(NativeType::Int))],
+            }),
+        };
+        let ours = |fields: Vec<(String, CqlType)>| CqlType::Udt { name: "address".into(), fields, frozen: true };
+        assert!(ours(vec![("zip".into(), CqlType::Int)]).matches(&udt));
+        assert!(!ours(vec![("zip".into(), CqlType::BigInt)]).matches(&udt));
+        assert!(!ours(vec![("city".into(), CqlType::Text)]).matches(&udt));
+    }
+
+    #[test]
+    fn declared_column_types_are_compared() {
+        assert_eq!(CqlType::Double.matches_declared("text"), Some(false));
+        assert_eq!(CqlType::Text.matches_declared("VARCHAR"), Some(true));
+        assert_eq!(CqlType::parse("list<int>").unwrap().matches_declared("frozen<list<int>>"), Some(true));
+        assert_eq!(CqlType::Int.matches_declared("frozen<address>"), Some(false));
+        assert_eq!(CqlType::Udt { name: "address".into(), fields: vec![], frozen: false }.matches_declared("frozen<address>"), Some(true));
+        assert_eq!(CqlType::Int.matches_declared("vector<float, 3>"), None);
+        assert_eq!(CqlType::udt_name("frozen< ks.Address >"), Some(("address".to_string(), true)));
+        assert_eq!(CqlType::udt_name("int"), None);
     }
 }

@@ -1,12 +1,13 @@
 //! The data-model linter: reads a workload's schema and operations (no cluster needed) and
 //! reports modelling mistakes a machine can spot before a request is sent, each a [`Finding`]
 //! with a severity, the statement or table at fault (file:line), why it hurts and what to do
-//! instead. `crate::cql` reads the statements; one file per group of rules (`collections`, `queries`,
-//! `writes`, `partitions`, `consistency`) inspects them through the shared [`Model`]. This
+//! instead. `crate::cql` reads the statements; one file per group of rules (`bindings`,
+//! `collections`, `queries`, `writes`, `partitions`, `consistency`) inspects them through the shared [`Model`]. This
 //! module does not print: the binary renders findings (`casslab lint`, and before `run`).
 
 #[cfg(test)]
 mod agreement;
+mod bindings;
 mod collections;
 mod consistency;
 mod estimate;
@@ -63,6 +64,8 @@ pub enum Rule {
     SelectStarWideRow,
     ScanWithoutLimit,
     ConsistencyUnmet,
+    GeneratorTypeMismatch,
+    ReadsNeverMatch,
 }
 
 impl Rule {
@@ -82,6 +85,8 @@ impl Rule {
         Rule::SelectStarWideRow,
         Rule::ScanWithoutLimit,
         Rule::ConsistencyUnmet,
+        Rule::GeneratorTypeMismatch,
+        Rule::ReadsNeverMatch,
     ];
 
     pub fn id(self) -> &'static str {
@@ -101,6 +106,8 @@ impl Rule {
             Rule::SelectStarWideRow => "select-star-wide-row",
             Rule::ScanWithoutLimit => "scan-without-limit",
             Rule::ConsistencyUnmet => "consistency-unmet",
+            Rule::GeneratorTypeMismatch => "generator-type-mismatch",
+            Rule::ReadsNeverMatch => "reads-never-match",
         }
     }
 }
@@ -251,6 +258,7 @@ fn one_line(cql: &str) -> String {
 pub fn lint(w: &Workload, opts: &LintOptions) -> Vec<Finding> {
     let m = Model::new(w, opts);
     let mut out = Vec::new();
+    bindings::check(&m, &mut out);
     collections::check(&m, &mut out);
     queries::check(&m, &mut out);
     writes::check(&m, &mut out);

@@ -202,6 +202,9 @@ fn phase_section(s: &mut String, run: &RunView, phase: Phase, pos: usize) {
             s.push_str("<h4>Service time, from the actual send (ms)</h4>");
             summary_table(s, p, true);
         }
+        if let Some(reads) = super::text::reads_line(p) {
+            let _ = write!(s, r#"<p class="reads">{}</p>"#, esc(&reads));
+        }
         if !p.total.errors.is_empty() {
             let parts: Vec<String> = p.total.errors.iter().map(|(k, v)| format!("{} {}", k.as_str(), grouped(*v))).collect();
             let _ = write!(s, r#"<p class="errors">Errors by kind: {}</p>"#, esc(&parts.join(", ")));

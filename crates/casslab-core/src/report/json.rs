@@ -22,7 +22,7 @@
 //!       "ops": [ { "op": "read", "ok": 980, "errors": { "timeout": 2 }, "ops_per_s": 980.0,
 //!                  "latency": <LatencySummary>, "service": <LatencySummary>,
 //!                  "latency_hdr": "HISTFAA...", "service_hdr": "HISTFAA...",
-//!                  "late": 0, "max_lag_ns": 0, "empty_reads": 0 } ] } ],
+//!                  "late": 0, "max_lag_ns": 0, "empty_reads": 0, "rows_read": 0 } ] } ],
 //!   "histograms": [
 //!     { "phase": "run", "op": "read", "ok": 58000, "errors": {},
 //!       "latency": <LatencySummary>, "service": <LatencySummary>,
@@ -42,7 +42,7 @@
 //! `casslab merge`). Version 1 had no interval histograms, server samples, events or traces.
 //! `late` counts operations started more than 1 ms after their intended start (fixed rate),
 //! `max_lag_ns` is the largest such delay, `empty_reads` the executions whose reads returned no
-//! row; `validity` is the run's verdict (`crate::validity`).
+//! row, `rows_read` the rows the reads returned (plain statements; not set reads); `validity` is the run's verdict (`crate::validity`).
 //! `histograms` holds each operation's whole-phase histograms, serialized as HdrHistogram's
 //! V2 compressed format (what the Java `HistogramLogWriter` writes) in standard base64; decode
 //! them with any HdrHistogram implementation. [`read_run_json`] reads a file back.
@@ -204,6 +204,7 @@ pub fn read_run_json(path: &Path) -> Result<RunData, ExportError> {
             late: o["late"].as_u64().unwrap_or(0),
             max_lag_ns: o["max_lag_ns"].as_u64().unwrap_or(0),
             empty_reads: o["empty_reads"].as_u64().unwrap_or(0),
+            rows_read: o["rows_read"].as_u64().unwrap_or(0),
         })
     };
     let mut intervals = Vec::new();

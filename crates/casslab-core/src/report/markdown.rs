@@ -117,6 +117,9 @@ fn run_section(s: &mut String, run: &RunView, several: bool) {
             let _ = writeln!(s, "Service time (from the actual send), ms:\n");
             table(s, p, true);
         }
+        if let Some(reads) = super::text::reads_line(p) {
+            let _ = writeln!(s, "{}\n", cell(&reads));
+        }
         if !p.total.errors.is_empty() {
             let parts: Vec<String> = p.total.errors.iter().map(|(k, v)| format!("{} {}", k.as_str(), grouped(*v))).collect();
             let _ = writeln!(s, "Errors by kind: {}\n", parts.join(", "));

@@ -34,6 +34,26 @@ fn table(out: &mut String, p: &PhaseSummary, service: bool) {
     let _ = write!(out, "{t}");
 }
 
+/// What the reads of a phase returned, one operation after the other: rows per execution
+/// and the executions that found nothing (`None` when no operation read on the plain path).
+pub fn reads_line(p: &PhaseSummary) -> Option<String> {
+    let parts: Vec<String> = p
+        .ops
+        .iter()
+        .filter(|o| o.reads())
+        .map(|o| {
+            let rows = o.rows_per_op();
+            let rows = if rows >= 10.0 { format!("{rows:.0}") } else { format!("{rows:.2}") };
+            let empty = match o.empty_reads {
+                0 => "none found nothing".to_string(),
+                n => format!("{} of {} ({:.0}%) found nothing", super::run_view::grouped(n), super::run_view::grouped(o.ok), 100.0 * n as f64 / o.ok.max(1) as f64),
+            };
+            format!("{} {rows} rows per execution, {empty}", o.op)
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("rows read: {}", parts.join("; ")))
+}
+
 /// The summary printed after a run and by `casslab show`.
 pub fn run_summary(r: &RunRecord, s: &RunSummary) -> String {
     let mut out = String::new();
@@ -66,6 +86,9 @@ pub fn run_summary(r: &RunRecord, s: &RunSummary) -> String {
         if p.target_rate_per_s.is_some() {
             let _ = writeln!(out, "  service time (from actual send), ms:");
             table(&mut out, p, true);
+        }
+        if let Some(reads) = reads_line(p) {
+            let _ = writeln!(out, "  {reads}");
         }
         let errs = &p.total.errors;
         if !errs.is_empty() {
@@ -227,6 +250,25 @@ pub fn utc(unix_ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_say_rows_per_execution_and_how_many_found_nothing() {
+        use crate::stats::{OpStats, OpSummary};
+        let mut read = OpStats::default();
+        (1..=100u64).for_each(|i| read.record_ok(i * 1_000, i * 1_000));
+        read.rows_read = 150;
+        read.empty_reads = 25;
+        let mut miss = OpStats::default();
+        (1..=40u64).for_each(|i| miss.record_ok(i * 1_000, i * 1_000));
+        miss.empty_reads = 40;
+        let mut write = OpStats::default();
+        write.record_ok(1_000, 1_000);
+        let ops = vec![OpSummary::of("read", &read, 10.0), OpSummary::of("lookup", &miss, 10.0), OpSummary::of("insert", &write, 10.0)];
+        let p = PhaseSummary { phase: Phase::Run, duration_s: 10.0, target_rate_per_s: None, total: OpSummary::of("total", &read, 10.0), ops };
+        assert_eq!(reads_line(&p).unwrap(), "rows read: read 1.50 rows per execution, 25 of 100 (25%) found nothing; lookup 0.00 rows per execution, 40 of 40 (100%) found nothing");
+        let writes_only = PhaseSummary { ops: vec![OpSummary::of("insert", &write, 10.0)], ..p };
+        assert_eq!(reads_line(&writes_only), None);
+    }
 
     #[test]
     fn summary_columns_line_up_with_long_operation_names() {

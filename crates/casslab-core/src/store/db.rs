@@ -69,9 +69,9 @@ impl Store {
                     ok, error_count, errors_json, ops_per_s,
                     lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns,
                     svc_mean_ns, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_p999_ns, svc_max_ns,
-                    intended_hdr, service_hdr, late, max_lag_ns, empty_reads)
+                    intended_hdr, service_hdr, late, max_lag_ns, empty_reads, rows_read)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                    ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
+                    ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
             )?;
             for (seq, (op, stats)) in sample.ops.iter().enumerate() {
                 let s = OpSummary::of(op, stats, duration_s);
@@ -107,6 +107,7 @@ impl Store {
                         stats.late,
                         stats.max_lag_ns,
                         stats.empty_reads,
+                        stats.rows_read,
                     ])
                     .map_err(|e| missing_run(run, e))?;
             }
@@ -123,9 +124,9 @@ impl Store {
                 "INSERT OR REPLACE INTO phase_histograms (run_id, phase, op, ok, error_count, errors_json,
                     lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns,
                     svc_mean_ns, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_p999_ns, svc_max_ns,
-                    intended_hdr, service_hdr, late, max_lag_ns, empty_reads)
+                    intended_hdr, service_hdr, late, max_lag_ns, empty_reads, rows_read)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                    ?18, ?19, ?20, ?21, ?22, ?23)",
+                    ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
                 params![
                     run,
                     phase.as_str(),
@@ -150,6 +151,7 @@ impl Store {
                     stats.late,
                     stats.max_lag_ns,
                     stats.empty_reads,
+                    stats.rows_read,
                 ],
             )
             .map_err(|e| missing_run(run, e))?;
@@ -297,6 +299,7 @@ mod tests {
         s.record_error(ErrorKind::Timeout);
         s.record_start_lag(2_500_000 * seed);
         s.empty_reads = seed;
+        s.rows_read = 10 * seed;
         s
     }
 
@@ -360,7 +363,7 @@ mod tests {
             assert_eq!(&g.op, op);
             assert_eq!(g.stats.ok, st.ok);
             assert_eq!(g.stats.errors, st.errors);
-            assert_eq!((g.stats.late, g.stats.max_lag_ns, g.stats.empty_reads), (st.late, st.max_lag_ns, st.empty_reads));
+            assert_eq!((g.stats.late, g.stats.max_lag_ns, g.stats.empty_reads, g.stats.rows_read), (st.late, st.max_lag_ns, st.empty_reads, st.rows_read));
             assert_same_histogram(&g.stats.intended, &st.intended);
             assert_same_histogram(&g.stats.service, &st.service);
         }

@@ -94,7 +94,7 @@ pub(super) fn decode_phase(s: &str, what: impl Fn() -> String) -> Result<Phase, 
 }
 
 /// The columns [`decode_stats`] reads, in its order.
-pub(super) const STATS_COLUMNS: &str = "ok, errors_json, intended_hdr, service_hdr, late, max_lag_ns, empty_reads";
+pub(super) const STATS_COLUMNS: &str = "ok, errors_json, intended_hdr, service_hdr, late, max_lag_ns, empty_reads, rows_read";
 
 /// Reads [`STATS_COLUMNS`] starting at column `first`.
 pub(super) fn decode_stats(r: &Row<'_>, first: usize, what: impl Fn() -> String) -> Result<OpStats, StoreError> {
@@ -116,5 +116,6 @@ pub(super) fn decode_stats(r: &Row<'_>, first: usize, what: impl Fn() -> String)
         late: r.get(first + 4)?,
         max_lag_ns: r.get(first + 5)?,
         empty_reads: r.get(first + 6)?,
+        rows_read: r.get(first + 7)?,
     })
 }

@@ -155,10 +155,15 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
 
 /// Columns added to `intervals` and `phase_histograms` beside version 1: an operation's
 /// starts later than intended and its largest start lag (`stats::OpStats::late`,
-/// `max_lag_ns`), and its reads that returned no row. Rows written by builds that did not
-/// record them read as 0 (the run's environment says what its build recorded).
-pub(super) const OP_COLUMNS: [(&str, &str); 3] =
-    [("late", "INTEGER NOT NULL DEFAULT 0"), ("max_lag_ns", "INTEGER NOT NULL DEFAULT 0"), ("empty_reads", "INTEGER NOT NULL DEFAULT 0")];
+/// `max_lag_ns`), its reads that returned no row, and the rows its reads returned. Rows
+/// written by builds that did not record them read as 0 (the run's environment says what its
+/// build recorded).
+pub(super) const OP_COLUMNS: [(&str, &str); 4] = [
+    ("late", "INTEGER NOT NULL DEFAULT 0"),
+    ("max_lag_ns", "INTEGER NOT NULL DEFAULT 0"),
+    ("empty_reads", "INTEGER NOT NULL DEFAULT 0"),
+    ("rows_read", "INTEGER NOT NULL DEFAULT 0"),
+];
 
 /// Columns added to `runs` beside version 1: the process that makes the run
 /// (`store::RunProcess`), so a run whose process is gone reads as crashed.
@@ -191,7 +196,9 @@ mod tests {
         migrate(&mut conn).unwrap();
         let (late, lag, empty): (i64, i64, i64) = conn.query_row("SELECT late, max_lag_ns, empty_reads FROM intervals", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap();
         assert_eq!((late, lag, empty), (0, 0, 0));
-        let cols: i64 = conn.query_row("SELECT count(*) FROM pragma_table_info('phase_histograms') WHERE name IN ('late', 'max_lag_ns', 'empty_reads')", [], |r| r.get(0)).unwrap();
-        assert_eq!(cols, 3);
+        let cols: i64 = conn.query_row("SELECT count(*) FROM pragma_table_info('phase_histograms') WHERE name IN ('late', 'max_lag_ns', 'empty_reads', 'rows_read')", [], |r| r.get(0)).unwrap();
+        assert_eq!(cols, 4);
+        let rows: i64 = conn.query_row("SELECT rows_read FROM intervals", [], |r| r.get(0)).unwrap();
+        assert_eq!(rows, 0);
     }
 }

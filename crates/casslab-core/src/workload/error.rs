@@ -31,6 +31,16 @@ impl WorkloadError {
         WorkloadError { file: file.to_string(), line, problem: Box::new(problem.into()) }
     }
 
+    /// A YAML error in `text` at its line; a `{A..B}` range left unquoted inside `[...]`
+    /// (where YAML reads `{` as the start of a mapping) gets a hint.
+    pub fn yaml_in(file: &str, text: &str, e: YamlError) -> Self {
+        let line = e.line.and_then(|l| text.lines().nth(l.saturating_sub(1)));
+        if line.is_some_and(|l| l.contains('[') && super::repeat::has_range(l)) {
+            return WorkloadError::new(file, e.line, Problem::RangeInFlowList(e));
+        }
+        WorkloadError::yaml(file, None, e)
+    }
+
     /// A YAML error at its own line (or at `fallback` when it has none).
     pub fn yaml(file: &str, fallback: Option<usize>, e: YamlError) -> Self {
         WorkloadError::new(file, e.line.or(fallback), Problem::Yaml(e))
@@ -46,6 +56,10 @@ pub enum Problem {
     Read { what: String, source: std::io::Error },
     #[error("{0}")]
     Yaml(YamlError),
+    #[error("{0} (a `{{A..B}}` range inside `[...]` is written quoted: `args: [id, \"v{{0..99}}\"]`)")]
+    RangeInFlowList(YamlError),
+    #[error("{0}")]
+    Repeat(#[from] crate::workload::repeat::RepeatError),
     #[error("{what} is a YAML mapping")]
     NotAMapping { what: &'static str },
     #[error("`{key}:` is missing: {what}")]
@@ -119,7 +133,9 @@ pub enum OpProblem {
     #[error("`idempotent: true` on a statement that is not (a counter or collection update relative to its value, or a conditional write): the driver would retry it on another node and apply it twice; remove `idempotent`")]
     NotIdempotent,
     #[error("page_size must be a positive number of rows, not {0}")]
-    PageSize(i32),
+    PageSize(String),
+    #[error("{0}")]
+    Repeat(crate::workload::repeat::RepeatError),
     #[error("binds unknown generator \"{name}\"{} (declare it under `generators:`)", hint(.name, .known))]
     UnknownGenerator { name: String, known: Vec<String> },
     #[error("the statement has {markers} bind marker(s) `?` but {args} value(s) in `args`; give one generator per `?`")]

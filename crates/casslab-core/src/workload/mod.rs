@@ -1,7 +1,7 @@
 //! Workload files: the model of a workload (`model`), reading one from a file or a built-in
 //! name with its parameters (`parse`, `params`), the client access settings of operations
 //! (`access`), the checks made before anything touches a cluster (`validate`), the errors they
-//! report with file:line (`error`), what a `schema:` list may do (`schema_guard`: only create,
+//! report with file:line (`error`), items written once with a `{A..B}` range (`repeat`), what a `schema:` list may do (`schema_guard`: only create,
 //! inside the workload's own keyspace), and the workloads and scenarios shipped in the binary
 //! (`builtin`, `scenarios`). YAML is read through `crate::yaml`, CQL through `crate::cql`.
 //! Nothing here talks to a cluster.
@@ -9,10 +9,13 @@
 mod access;
 mod builtin;
 mod error;
+#[cfg(test)]
+mod examples;
 mod model;
 mod params;
 mod parse;
 pub mod redis;
+pub mod repeat;
 mod scenarios;
 mod schema_guard;
 mod validate;

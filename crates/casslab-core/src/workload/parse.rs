@@ -2,13 +2,15 @@
 //! substitution (`params.rs`), typed YAML decoding (`crate::yaml`, whose errors carry their
 //! line), and the building of operations and phases with the line of every key, so that each
 //! later error can say `file:line`. Checks that need the whole workload are `validate.rs`'s;
-//! an operation's access settings are `access.rs`'s.
+//! an operation's access settings are `access.rs`'s. Items written once with a `{A..B}` range
+//! are repeated here (`repeat.rs`). Numbers may be written quoted (`count: "${rows}"`).
 
 use super::access::{build_access, RawAccess, RawBatch, RawPartitions};
 use super::error::{OpProblem, Problem, WorkloadError};
 use super::model::{Consistency, LoadPhase, Operation, RedisMode, RunPhase, Statement, TargetKind, Workload};
 use super::params::{resolve_params, substitute};
-use crate::gen::GeneratorSpec;
+use super::repeat::{expand_cql, expand_keys, expand_list};
+use crate::gen::{GeneratorSpec, Scalar};
 use crate::units::parse_duration_s;
 use crate::yaml::{self, Node};
 use serde::Deserialize;
@@ -51,7 +53,7 @@ struct RawOp {
     steps: Option<Vec<RawStep>>,
     consistency: Option<String>,
     serial_consistency: Option<String>,
-    page_size: Option<i32>,
+    page_size: Option<Scalar>,
     idempotent: Option<bool>,
     partitions: Option<RawPartitions>,
     batch: Option<RawBatch>,
@@ -71,13 +73,13 @@ struct RawStep {
 #[serde(deny_unknown_fields)]
 struct RawLoad {
     op: String,
-    count: u64,
+    count: Scalar,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRun {
-    mix: BTreeMap<String, f64>,
+    mix: BTreeMap<String, Scalar>,
     warmup: Option<String>,
     duration: String,
 }
@@ -110,9 +112,10 @@ pub fn resolve_text(src: &str, file: &str, overrides: &BTreeMap<String, String>)
 /// Parses workload text. `file` is only used in error messages.
 pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String>) -> Result<Workload, WorkloadError> {
     let (text, params) = resolve_text(src, file, overrides)?;
-    let raw: RawWorkload = yaml::from_str(&text).map_err(|e| WorkloadError::yaml(file, None, e))?;
-    let doc = yaml::parse(&text).map_err(|e| WorkloadError::yaml(file, None, e))?;
+    let raw: RawWorkload = yaml::from_str(&text).map_err(|e| WorkloadError::yaml_in(file, &text, e))?;
+    let doc = yaml::parse(&text).map_err(|e| WorkloadError::yaml_in(file, &text, e))?;
     let err = |line: Option<usize>, p: Problem| WorkloadError::new(file, line, p);
+    let generators = expand_keys(raw.generators, "generator").map_err(|e| err(doc.key_line("generators"), e.into()))?;
 
     let no_node = Node::new(yaml::Value::Null);
     let ops_node = doc.get("operations").unwrap_or(&no_node);
@@ -148,11 +151,20 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
         .enumerate()
         .map(|(i, cql)| {
             let line = schema_items.get(i).map(|n| n.line).unwrap_or(schema_line);
-            Statement { cql: cql.trim().trim_end_matches(';').to_string(), args: vec![], line }
+            let cql = expand_cql(cql.trim().trim_end_matches(';')).map_err(|e| err(Some(line), e.into()))?;
+            Ok(Statement { cql, args: vec![], line })
         })
-        .collect();
+        .collect::<Result<_, WorkloadError>>()?;
 
-    let load = raw.load.map(|l| LoadPhase { op: l.op, count: l.count, line: doc.key_line("load").unwrap_or(1) });
+    let load = match raw.load {
+        None => None,
+        Some(l) => {
+            let line = doc.key_line("load").unwrap_or(1);
+            let count = l.count.as_i64().ok().and_then(|n| u64::try_from(n).ok());
+            let count = count.ok_or_else(|| err(doc.line_at(&["load", "count"]).or(Some(line)), Problem::Expected { key: "load.count".into(), expected: "a whole number of executions (0 or more)" }))?;
+            Some(LoadPhase { op: l.op, count, line })
+        }
+    };
     let run = match raw.run {
         None => None,
         Some(r) => {
@@ -163,7 +175,12 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
                 Some(w) => dur("warmup", w)?,
                 None => 0.0,
             };
-            let mut mix: Vec<(String, f64)> = r.mix.into_iter().collect();
+            let mut mix = Vec::with_capacity(r.mix.len());
+            for (name, ratio) in r.mix {
+                let line = doc.line_at(&["run", "mix", &name]).or(run_line);
+                let ratio = ratio.as_f64().map_err(|_| err(line, Problem::Expected { key: format!("run.mix.{name}"), expected: "a ratio: a number ≥ 0" }))?;
+                mix.push((name, ratio));
+            }
             mix.sort_by_key(|(n, _)| doc.line_at(&["run", "mix", n]).unwrap_or(usize::MAX));
             Some(RunPhase { mix, warmup_s, duration_s, line: run_line.unwrap_or(1) })
         }
@@ -189,7 +206,7 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
         keyspace,
         replication: raw.replication,
         schema,
-        generators: raw.generators,
+        generators,
         operations,
         load,
         run,
@@ -204,8 +221,12 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
 fn build_op(file: &str, node: &Node, name: String, op: RawOp, line: usize) -> Result<Operation, WorkloadError> {
     let at = |key: &str| node.key_line(key).unwrap_or(line);
     let err = |key: &str, problem: OpProblem| WorkloadError::new(file, Some(at(key)), Problem::Operation { op: name.clone(), problem });
+    let repeat = |line: usize, cql: &str, args: Vec<String>| -> Result<Statement, WorkloadError> {
+        let problem = |e: super::repeat::RepeatError| WorkloadError::new(file, Some(line), Problem::Operation { op: name.clone(), problem: OpProblem::Repeat(e) });
+        Ok(Statement { cql: expand_cql(cql.trim()).map_err(problem)?, args: expand_list(args).map_err(problem)?, line })
+    };
     let statements = match (op.cql, op.steps) {
-        (Some(cql), None) => vec![Statement { cql: cql.trim().to_string(), args: op.args, line: at("cql") }],
+        (Some(cql), None) => vec![repeat(at("cql"), &cql, op.args)?],
         (None, Some(steps)) if !steps.is_empty() => {
             if !op.args.is_empty() {
                 return Err(err("args", OpProblem::ArgsWithSteps));
@@ -215,7 +236,7 @@ fn build_op(file: &str, node: &Node, name: String, op: RawOp, line: usize) -> Re
             let mut statements = Vec::with_capacity(steps.len());
             for (i, s) in steps.into_iter().enumerate() {
                 let cql = s.cql.ok_or_else(|| WorkloadError::new(file, Some(step_line(i)), Problem::Operation { op: name.clone(), problem: OpProblem::NoCql }))?;
-                statements.push(Statement { cql: cql.trim().to_string(), args: s.args, line: step_line(i) });
+                statements.push(repeat(step_line(i), &cql, s.args)?);
             }
             statements
         }
@@ -238,10 +259,13 @@ fn build_op(file: &str, node: &Node, name: String, op: RawOp, line: usize) -> Re
     if serial_consistency.is_some_and(|sc| !sc.is_serial()) {
         return Err(err("serial_consistency", OpProblem::NotSerial));
     }
-    let page_size = op.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
-    if page_size <= 0 {
-        return Err(err("page_size", OpProblem::PageSize(page_size)));
-    }
+    let page_size = match &op.page_size {
+        None => DEFAULT_PAGE_SIZE,
+        Some(v) => match v.as_i64() {
+            Ok(n) if n > 0 && n <= i32::MAX as i64 => n as i32,
+            _ => return Err(err("page_size", OpProblem::PageSize(v.as_f64().map_or_else(|_| format!("{v:?}"), |f| f.to_string())))),
+        },
+    };
     let retry_safe = statements.iter().all(|s| crate::cql::is_idempotent(&s.cql));
     if op.idempotent == Some(true) && !retry_safe {
         return Err(err("idempotent", OpProblem::NotIdempotent));
@@ -370,6 +394,29 @@ mod tests {
         assert!(parse("SELECT v FROM t WHERE k = ?", "").unwrap().operations[0].idempotent, "reads may be retried");
         assert!(parse("INSERT INTO t (k, v) VALUES (?, 1)", "").unwrap().operations[0].idempotent, "plain writes may be retried");
         assert!(!parse("INSERT INTO t (k, v) VALUES (?, 1)", "    idempotent: false\n").unwrap().operations[0].idempotent);
+    }
+
+    #[test]
+    fn numbers_may_be_quoted_and_items_repeated() {
+        let src = "keyspace: ks\nparams:\n  rows: 10\nschema:\n  - CREATE TABLE IF NOT EXISTS t (id bigint PRIMARY KEY, c{0..2} int)\ngenerators:\n  id: { type: bigint }\n  v{0..2}: { type: int, max: \"${rows}\" }\noperations:\n  w:\n    cql: INSERT INTO t (id, c{0..2}) VALUES (:id, :v{0..2})\n    args: [id, \"v{0..2}\"]\n    page_size: \"100\"\n  r:\n    cql: SELECT c{0..2} FROM t WHERE id = ?\n    args: [id]\nload:\n  op: w\n  count: \"${rows}\"\nrun:\n  mix: { r: \"3\", w: 1 }\n  duration: 1s\n";
+        let w = parse_workload(src, "f.yaml", &BTreeMap::new()).unwrap();
+        assert_eq!(w.load.as_ref().unwrap().count, 10);
+        assert_eq!(w.run.as_ref().unwrap().mix, [("r".to_string(), 3.0), ("w".to_string(), 1.0)]);
+        assert_eq!(w.schema[0].cql, "CREATE TABLE IF NOT EXISTS t (id bigint PRIMARY KEY, c0 int, c1 int, c2 int)");
+        assert_eq!(w.generators.keys().collect::<Vec<_>>(), ["id", "v0", "v1", "v2"]);
+        let op = w.operation("w").unwrap();
+        assert_eq!(op.statements[0].cql, "INSERT INTO t (id, c0, c1, c2) VALUES (:id, :v0, :v1, :v2)");
+        assert_eq!(op.statements[0].args, ["id", "v0", "v1", "v2"]);
+        assert_eq!(op.page_size, 100);
+        assert_eq!(w.operation("r").unwrap().statements[0].cql, "SELECT c0, c1, c2 FROM t WHERE id = ?");
+        let e = parse_workload(&src.replace("\"v{0..2}\"]", "v{0..2}]"), "f.yaml", &BTreeMap::new()).unwrap_err().to_string();
+        assert!(e.starts_with("f.yaml:12:") && e.contains("is written quoted"), "{e}");
+        let e = parse_workload(&src.replace("count: \"${rows}\"", "count: lots"), "f.yaml", &BTreeMap::new()).unwrap_err().to_string();
+        assert!(e.starts_with("f.yaml:19: load.count: give a whole number"), "{e}");
+        let e = parse_workload(&src.replace("v{0..2}: {", "v{2..0}: {"), "f.yaml", &BTreeMap::new()).unwrap_err().to_string();
+        assert!(e.contains("counts down"), "{e}");
+        let e = parse_workload(&src.replace("max: \"${rows}\"", "max: \"${rows}\", theta: 0.5"), "f.yaml", &BTreeMap::new()).unwrap_err().to_string();
+        assert!(e.starts_with("f.yaml:8: generator \"v0\""), "a repeated generator's error is at its line: {e}");
     }
 
     #[test]

@@ -25,7 +25,10 @@ pub(crate) fn validate(w: &Workload, file: &str, doc: &Node) -> Result<(), Workl
         Ok(g) => g,
         Err(e) => {
         // the deepest key of the field that is written (`size.max`, else `size`), else the generator
-        let mut path = vec!["generators", e.generator.as_str()];
+        // a generator made by a `{A..B}` range is at the line of the key that makes it
+        let keys: Vec<&str> = doc.get("generators").map(|g| g.entries().iter().map(|e| e.key.as_str()).collect()).unwrap_or_default();
+        let written = super::repeat::key_making(&e.generator, keys.iter().copied()).unwrap_or(e.generator.as_str());
+        let mut path = vec!["generators", written];
         path.extend(e.field.as_deref().map(|f| f.split('.').collect::<Vec<_>>()).unwrap_or_default());
         let line = (2..=path.len()).rev().find_map(|n| doc.line_at(&path[..n]));
         return Err(err(line, e.into()));
@@ -61,7 +64,7 @@ pub(crate) fn validate(w: &Workload, file: &str, doc: &Node) -> Result<(), Workl
                 let Some(idx) = gens.index_of(a) else {
                     return Err(op_err(line, OpProblem::UnknownGenerator { name: a.to_string(), known: gen_names }));
                 };
-                if gens.cql_type(idx).is_collection() {
+                if gens.cql_type(idx).is_composite() {
                     return Err(op_err(line, OpProblem::NotARedisValue { generator: a.to_string(), ty: gens.cql_type(idx).to_string() }));
                 }
             }

@@ -114,8 +114,9 @@ impl Target for CqlTarget {
             let outcome = if op.is_special() { access::execute(&self.session, op, values, stats).await? } else { run_plain(&self.session, op, &values).await? };
             Ok(match outcome {
                 Outcome::Done => Completion::default(),
-                Outcome::NotApplied => Completion { also: op.not_applied_slot, empty: false },
-                Outcome::Empty => Completion { also: None, empty: true },
+                Outcome::NotApplied => Completion { also: op.not_applied_slot, ..Completion::default() },
+                Outcome::Empty => Completion { empty: true, ..Completion::default() },
+                Outcome::Rows(rows) => Completion { rows, ..Completion::default() },
             })
         }
     }
@@ -144,7 +145,11 @@ async fn run_plain(session: &Session, op: &PlannedOp, values: &[CqlValue]) -> Re
             }
         }
     }
-    Ok(if reads && rows == 0 { Outcome::Empty } else { Outcome::Done })
+    Ok(match (reads, rows) {
+        (false, _) => Outcome::Done,
+        (true, 0) => Outcome::Empty,
+        (true, n) => Outcome::Rows(n as u64),
+    })
 }
 
 /// Which counted kind a failed request belongs to.

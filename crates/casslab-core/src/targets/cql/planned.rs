@@ -103,6 +103,8 @@ pub(crate) enum Outcome {
     NotApplied,
     /// Every read of the operation returned no row.
     Empty,
+    /// The operation's reads returned this many rows (at least one).
+    Rows(u64),
 }
 
 /// What an operation needs beyond its statements.
