@@ -190,6 +190,10 @@ pub struct ReportArgs {
     /// Output format [default: from the output file's extension (.md, .json), else html]
     #[arg(long, value_enum)]
     pub format: Option<ReportFormatArg>,
+    /// HTML time charts on the wall clock (UTC time of day) instead of seconds since the
+    /// run started, to line a run up with the cluster's own dashboards.
+    #[arg(long)]
+    pub wall_clock: bool,
     #[command(flatten)]
     pub store: StoreArgs,
 }

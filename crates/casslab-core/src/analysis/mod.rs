@@ -28,7 +28,7 @@ mod likeness;
 mod repeated;
 #[cfg(test)]
 mod repeated_validation;
-mod saturation;
+pub mod saturation;
 mod sample;
 pub mod study;
 #[cfg(test)]
