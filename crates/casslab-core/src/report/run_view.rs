@@ -335,6 +335,16 @@ mod tests {
     }
 
     #[test]
+    fn charts_leave_out_a_partial_last_interval() {
+        let mut ivs = vec![interval(1, Phase::Run, "read"), interval(2, Phase::Run, "read")];
+        // the last 16 ms of the phase: few operations, a false drop if drawn
+        ivs.push(StoredInterval { end_ms: 3016, ..interval(3, Phase::Run, "read") });
+        let v = RunView::new(RunRecord { config: RunConfig { interval_ms: 1000, ..RunConfig::default() }, ..record(None) }, &ivs, &[]);
+        assert_eq!(v.timeline(Phase::Run).len(), 3);
+        assert_eq!(v.chart_timeline(Phase::Run).iter().map(|iv| iv.index).collect::<Vec<_>>(), [1, 2]);
+    }
+
+    #[test]
     fn grouped_digits() {
         assert_eq!(grouped(0), "0");
         assert_eq!(grouped(999), "999");

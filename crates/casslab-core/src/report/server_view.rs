@@ -327,4 +327,19 @@ mod tests {
         assert!(rows[2].trim_start().starts_with(CLIENT), "the client comes last:\n{text}");
         assert!(text_section(&[], &[]).is_empty());
     }
+
+    #[test]
+    fn a_tombstones_p99_at_the_histograms_floor_is_not_drawn_as_tombstones() {
+        let mut run = crate::report::run_view::fixtures::view(5, None);
+        let at = |s: u64| s * 1000 + 500;
+        let tomb = |v: f64| -> Vec<ServerSample> { (5..13).map(|s| ServerSample { node: "127.0.0.1".into(), metric: format!("{}kv", metric::TOMBSTONES_P99_PREFIX), at_ms: at(s), value: v }).collect() };
+        run.server = tomb(1.0);
+        let mut html = String::new();
+        html_section(&mut html, &run, 0);
+        assert!(!html.contains("r0-server-tombstones") && html.contains("tombstones per read: none seen"), "{html}");
+        run.server = tomb(40.0);
+        let mut html = String::new();
+        html_section(&mut html, &run, 0);
+        assert!(html.contains("r0-server-tombstones") && !html.contains("none seen"), "{html}");
+    }
 }
