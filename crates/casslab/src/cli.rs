@@ -98,6 +98,9 @@ pub struct LintArgs {
     /// Print the findings as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Exit 1 when any finding is a warning too (not only an error), e.g. in CI.
+    #[arg(long)]
+    pub deny_warnings: bool,
 }
 
 #[derive(Args, Debug)]
@@ -123,9 +126,10 @@ pub struct CompareArgs {
     #[arg(long, value_name = "RUN")]
     pub baseline: Option<String>,
     /// Window length: the measured phase is cut into windows of this length, which the
-    /// bootstrap resamples.
-    #[arg(long, default_value = "60s")]
-    pub window: String,
+    /// bootstrap resamples [default: from the runs' length, about 10 windows of the shortest
+    /// run, at most 60s]
+    #[arg(long)]
+    pub window: Option<String>,
     #[command(flatten)]
     pub analysis: AnalysisArgs,
     /// Exit 1 when OP.METRIC CMP VALUE holds for a compared run (or for a lone run), e.g.
@@ -186,6 +190,10 @@ pub struct ReportArgs {
     /// Output format [default: from the output file's extension (.md, .json), else html]
     #[arg(long, value_enum)]
     pub format: Option<ReportFormatArg>,
+    /// HTML time charts on the wall clock (UTC time of day) instead of seconds since the
+    /// run started, to line a run up with the cluster's own dashboards.
+    #[arg(long)]
+    pub wall_clock: bool,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -484,6 +492,14 @@ pub struct ExperimentArgs {
     /// Do not flush and wait for compactions after loading, before measuring.
     #[arg(long)]
     pub no_settle: bool,
+    /// Exit 1 when OP.METRIC CMP VALUE holds for a variant, as `compare --fail-if` (e.g.
+    /// 'read.p99 > 45ms'), so an experiment can gate CI. Repeatable.
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<casslab_core::analysis::Gate>,
+    /// Exit 1 when a variant is significantly worse than the baseline by more than this, as
+    /// `compare --max-regression`, e.g. 10%.
+    #[arg(long, value_name = "PERCENT")]
+    pub max_regression: Option<casslab_core::analysis::MaxRegression>,
     #[command(flatten)]
     pub run: RunOptions,
     #[command(flatten)]

@@ -173,7 +173,7 @@ mod tests {
         assert_eq!(class(StoreError::Missing { path: "/nowhere/results.db".into() }), Exit::Usage);
         assert_eq!(class(StoreError::Corrupt { what: "x".into(), detail: "y".into() }), Exit::Failed);
         assert_eq!(class(AnalysisError::BadWindow(-1.0)), Exit::Usage);
-        let connect = EngineError::Connect { hosts: "127.0.0.1:1".into(), message: "refused".into(), hint: "start it".into() };
+        let connect = EngineError::ConnectCql { hosts: "127.0.0.1:1".into(), problem: "nothing answers there".into(), driver: "refused".into() };
         assert_eq!(class(connect), Exit::Setup);
         assert_eq!(class(EngineError::Schema { statement: "CREATE".into(), message: "no".into() }), Exit::Setup);
         assert_eq!(class(EngineError::Workload(WorkloadError::new("w", None, casslab_core::workload::Problem::TooFewVariants))), Exit::Usage);

@@ -183,7 +183,8 @@ fn a_short_run_is_called_too_short() {
     let (a, short) = (r.baseline.to_string(), r.short.to_string());
     let (code, out, err) = compare(&[&a, &short, "--max-regression", "10%"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains(&format!("too short: run {short} has 3 windows of 60 s; needs at least 5 (≈ 5 min)")), "{out}");
+    assert!(out.contains(&format!("run {short} vs run {a}: too short to judge (")), "{out}");
+    assert!(out.contains(&format!("not judged): run {short} has 3 windows of 60 s; needs at least 5 (≈ 5 min)")), "{out}");
     assert!(err.contains("warning: --max-regression not checked"), "{err}");
     // With 30-second windows the same run has 6 windows: enough to judge.
     let (_, out, _) = compare(&[&a, &short, "--window", "30s"]);
@@ -218,4 +219,49 @@ fn mistakes_get_clear_messages() {
     let (code, _, err) = compare(&["999999"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no saved run with id 999999"), "{err}");
+}
+
+/// Two finished runs of 20 s measured each (the length `casslab run` saves in its summary).
+fn default_length_runs() -> (tempfile::TempDir, PathBuf) {
+    use common::runs::{save_run, Shape};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let store = Store::open(&path).unwrap();
+    for seed in [1, 2] {
+        save_run(&store, &Shape { rate_per_s: None, rows: "100000", spike_at_s: 30, finish: true }, seed);
+    }
+    (dir, path)
+}
+
+#[test]
+fn the_window_follows_the_runs_length_and_too_short_is_said_once() {
+    let (_d, store) = default_length_runs();
+    let cmp = |args: &[&str]| run(casslab().arg("compare").args(args).arg("--store").arg(&store));
+    // no --window: 2 s windows, 10 of each run, and verdicts rather than "too short"
+    let (code, out, err) = cmp(&["1", "2"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("window: 2 s (from the runs' length: the shortest measured 20 s, so 10 windows); --window sets it"), "{err}");
+    assert!(out.starts_with("windows of 2 s,"), "{out}");
+    assert!(!out.contains("too short"), "{out}");
+    assert!(out.contains("run 2 vs run 1, read p99: ") || out.contains("run 2's read p99 is "), "a verdict on read p99:\n{out}");
+    // windows too long for the runs: one explanation, not one line per figure
+    let (code, out, err) = cmp(&["1", "2", "--window", "60s"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let verdicts: Vec<&str> = out.lines().filter(|l| l.contains("too short") && l.starts_with("  run ")).collect();
+    assert_eq!(verdicts.len(), 1, "{out}");
+    assert!(verdicts[0].contains("run 2 vs run 1: too short to judge (") && verdicts[0].contains("figures not judged): run 1 has 1 and run 2 has 1 window of 60 s; needs at least 5"), "{}", verdicts[0]);
+    assert!(verdicts[0].ends_with("compare longer runs, or pass a shorter --window"), "{}", verdicts[0]);
+    assert!(!err.contains("window: "), "a window given is not chosen: {err}");
+}
+
+#[test]
+fn a_run_compared_with_itself_is_warned_about() {
+    let (_d, store) = default_length_runs();
+    let (code, out, err) = run(casslab().args(["compare", "1", "1", "--store"]).arg(&store));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("warning: run 1 is named more than once; a run is never compared with itself and it is the only run"), "{err}");
+    let (_, _, err) = run(casslab().args(["compare", "2", "latest", "--store"]).arg(&store));
+    assert!(err.contains("warning: run 2 is named more than once"), "`latest` is run 2: {err}");
+    let (_, _, err) = run(casslab().args(["compare", "1", "2", "--baseline", "2", "--store"]).arg(&store));
+    assert!(!err.contains("named more than once"), "the baseline may also be listed: {err}");
 }

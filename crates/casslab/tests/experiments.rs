@@ -98,3 +98,22 @@ fn compaction_strategies() {
     let _ = std::fs::remove_file(&page);
     experiment("compaction-strategies.yaml", &["rows=300"], &["leveled", "size-tiered", "unified"], Some(&page));
 }
+
+#[test]
+fn an_experiment_gates_ci_like_compare() {
+    let _g = load_lock();
+    let host = node();
+    let (_d, store) = temp_store();
+    let path = format!("{}/../../experiments/bins-list-vs-columns.yaml", env!("CARGO_MANIFEST_DIR"));
+    let mut cmd = casslab();
+    cmd.args(["experiment", &path, "-P", "rows=300", "--repetitions", "2", "--duration", "2s", "--warmup", "0s", "--window", "1s"])
+        .args(["--resamples", "500", "--min-windows", "2", "--concurrency", "8", "--no-unmeasured-round", "--no-settle"])
+        .args(["--hosts", host, "--store", store.to_str().unwrap()])
+        // every latency is above 0 ms: the gate fails whatever the cluster does
+        .args(["--fail-if", "total.p99 > 0ms", "--max-regression", "1000%"]);
+    let (code, out, err) = run(&mut cmd);
+    assert_eq!(code, 1, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("columns against list"), "the comparison is printed before the gates: {out}");
+    assert!(err.contains("gate failed: --fail-if 'total.p99 > 0ms': columns"), "{err}");
+    assert!(!err.contains("gates passed"), "{err}");
+}

@@ -63,6 +63,19 @@ fn exit_codes_follow_the_worst_finding() {
 }
 
 #[test]
+fn deny_warnings_fails_on_warnings_for_ci() {
+    // the same four warnings that exit 0 above fail the check with --deny-warnings
+    let (code, out, err) = run(casslab().args(["lint", "tombstones-ttl-set", "--deny-warnings"]));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("failed: 4 warnings and --deny-warnings"), "{err}");
+    let (code, _, err) = run(casslab().args(["lint", "tombstones-ttl-set", "--deny-warnings", "--json"]));
+    assert_eq!(code, 1, "{err}");
+    // a clean workload still passes
+    let (code, out, err) = run(casslab().args(["lint", "tombstones-ttl-frozen", "--deny-warnings"]));
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
 fn json_output_and_options() {
     let (code, out, err) = run(casslab().args(["lint", "tombstones-range-deletes", "--json"]));
     assert_eq!(code, 0, "{err}");

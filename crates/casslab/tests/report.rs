@@ -240,3 +240,26 @@ fn bad_run_arguments_say_what_to_do() {
     assert_eq!(code, 0, "{err}");
     assert!(html.starts_with("<!DOCTYPE html>") && html.contains("run 3 · kv"));
 }
+
+#[test]
+fn html_charts_end_with_the_data_name_their_phase_and_show_values_on_hover() {
+    let (_dir, store) = lab();
+    let out = artifacts().join("run1-wall-clock.html");
+    let (code, _, err) = report(&store, &["1", "--wall-clock", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    // load-phase charts are told from the measured run's
+    assert!(html.contains("run 1 · measured run · throughput per interval") && html.contains("run 1 · load phase · throughput per interval"), "titles");
+    assert!(html.contains("run 1 · load phase · insert · latency by percentile"), "a lone operation is named");
+    // the wall clock: run 1 started at 1_795_000_060_000 ms = 11:07:40 UTC
+    assert!(html.contains("time of day (UTC)") && !html.contains("time since the run started"), "wall-clock axes");
+    assert!(html.contains(">11:07:45</text>"), "a tick on a round wall-clock time");
+    // hover: each x a strip whose tooltip gives its time and every series' value there
+    assert!(html.contains("<rect class=\"hover\""), "no hover strips");
+    assert!(html.contains("<title>11:07:45.5\nread: ") || html.contains("<title>11:07:45.5&#10;read: ") || html.contains("11:07:45.5\nread: "), "a tooltip with the time and values");
+    // the time axis ends where the data ends: no tick past the last interval
+    let probes = probe_charts(&out);
+    assert!(probes.iter().all(|p| p.drawn >= 1 && p.outside == 0), "{probes:?}");
+    let time_ticks: Vec<&str> = html.split("<text class=\"tick\"").skip(1).filter_map(|t| t.split('>').nth(1)?.split('<').next()).filter(|t| t.len() == 8 && t.as_bytes()[2] == b':').collect();
+    assert!(!time_ticks.is_empty() && time_ticks.iter().all(|t| *t <= "11:08:05"), "ticks past the data (the run's intervals end at 11:08:05): {time_ticks:?}");
+}

@@ -164,6 +164,21 @@ impl Comparison {
         format!("; {ra} and {rb} repetitions{share}")
     }
 
+    /// Why a comparison is too short, the same for every figure of two sides: "run 1 has 3
+    /// windows of 60 s; needs at least 5 (≈ 5 min)".
+    pub fn too_short(&self, a: &str, b: &str) -> String {
+        let short: Vec<String> =
+            [(a, self.baseline_windows), (b, self.windows)].iter().filter(|(_, n)| *n < self.min_windows).map(|(name, n)| format!("{name} has {n}")).collect();
+        format!(
+            "{} window{} of {}; needs at least {} (≈ {})",
+            short.join(" and "),
+            if [self.baseline_windows, self.windows].iter().all(|n| *n == 1 || *n >= self.min_windows) { "" } else { "s" },
+            approx_duration(self.window_s),
+            self.min_windows,
+            approx_duration(self.min_windows as f64 * self.window_s)
+        )
+    }
+
     /// The verdict as a sentence. `a` and `b` name the sides (e.g. "run 4"), `what` the
     /// operation (e.g. "read"): "run 5's read p99 is 18% lower than run 4's (95% CI 11%–24%)".
     pub fn sentence(&self, a: &str, b: &str, what: &str) -> String {
@@ -201,21 +216,7 @@ impl Comparison {
                 };
                 format!("{b} vs {a}, {subject}: no difference detectable at this run length ({seen}){need}")
             }
-            Outcome::TooShort => {
-                let short: Vec<String> = [(a, self.baseline_windows), (b, self.windows)]
-                    .iter()
-                    .filter(|(_, n)| *n < self.min_windows)
-                    .map(|(name, n)| format!("{name} has {n}"))
-                    .collect();
-                format!(
-                    "{b} vs {a}, {subject}: too short: {} window{} of {}; needs at least {} (≈ {})",
-                    short.join(" and "),
-                    if short.len() == 1 && self.baseline_windows.min(self.windows) == 1 { "" } else { "s" },
-                    approx_duration(self.window_s),
-                    self.min_windows,
-                    approx_duration(self.min_windows as f64 * self.window_s)
-                )
-            }
+            Outcome::TooShort => format!("{b} vs {a}, {subject}: too short: {}", self.too_short(a, b)),
             Outcome::NotJudged => format!("{b} vs {a}, {subject}: {} (shown, not judged)", signed_pct(ch.point)),
             Outcome::Undefined => format!("{b} vs {a}, {subject}: not comparable"),
         }

@@ -28,7 +28,7 @@ mod likeness;
 mod repeated;
 #[cfg(test)]
 mod repeated_validation;
-mod saturation;
+pub mod saturation;
 mod sample;
 pub mod study;
 #[cfg(test)]
@@ -46,7 +46,7 @@ pub use repeated::{compare_repeated, outlier, side_estimate, Outlier, RunFigure,
 pub use saturation::RunLoad;
 pub use gate::{Cmp, Gate, GateError, GateMetric, MaxRegression};
 pub use sample::Sample;
-pub use window::{Buckets, OpRef, Window, WindowBuilder, WindowOp, Windows};
+pub use window::{auto_window_s, Buckets, OpRef, Window, WindowBuilder, WindowOp, Windows};
 
 pub use crate::stats::LatencyKind;
 

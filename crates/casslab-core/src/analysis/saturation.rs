@@ -88,7 +88,7 @@ fn seconds(s: f64) -> String {
 
 /// The median, over the sampling times within `[from_ms, to_ms]`, of the CPU of every process
 /// sampled at that time (nodes and casslab), as a share of `cores`.
-fn cpu_share(samples: &[ServerSample], from_ms: u64, to_ms: u64, cores: usize) -> Option<f64> {
+pub fn cpu_share(samples: &[ServerSample], from_ms: u64, to_ms: u64, cores: usize) -> Option<f64> {
     if cores == 0 {
         return None;
     }

@@ -285,6 +285,24 @@ impl WindowBuilder {
     }
 }
 
+/// Windows a comparison aims for when the window length is chosen from the runs' length.
+pub const AUTO_WINDOWS: f64 = 10.0;
+/// The longest window chosen by itself: the default of a long run.
+pub const AUTO_WINDOW_MAX_S: f64 = 60.0;
+
+/// The window length for runs whose measured phases last `measured_s` seconds, sampled every
+/// `interval_s`: about [`AUTO_WINDOWS`] windows of the shortest run, a whole number of
+/// intervals, at least one interval and at most [`AUTO_WINDOW_MAX_S`].
+pub fn auto_window_s(measured_s: &[f64], interval_s: f64) -> f64 {
+    let interval_s = if interval_s.is_finite() && interval_s > 0.0 { interval_s } else { 1.0 };
+    let shortest = measured_s.iter().copied().filter(|s| s.is_finite() && *s > 0.0).fold(f64::INFINITY, f64::min);
+    if !shortest.is_finite() {
+        return AUTO_WINDOW_MAX_S;
+    }
+    let intervals = (shortest / AUTO_WINDOWS / interval_s).floor().max(1.0);
+    (intervals * interval_s).min(AUTO_WINDOW_MAX_S.max(interval_s))
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -392,5 +410,18 @@ pub(crate) mod tests {
         let load = Windows::of_run(&run(&[(Phase::Load, 20)], 0), 10.0).unwrap();
         let run_w = Windows::of_run(&run(&[(Phase::Run, 20)], 0), 10.0).unwrap();
         assert_eq!(Windows::pool(vec![run_w, load]), Err(AnalysisError::MixedPhases("run", "load")));
+    }
+
+    #[test]
+    fn the_window_is_chosen_from_the_shortest_run() {
+        // default-length runs (30 s): 10 windows of 3 s
+        assert_eq!(auto_window_s(&[30.0, 31.0], 1.0), 3.0);
+        assert_eq!(auto_window_s(&[600.0, 30.0], 1.0), 3.0);
+        // long runs keep the 60 s windows
+        assert_eq!(auto_window_s(&[3600.0], 1.0), 60.0);
+        // whole intervals, never under one
+        assert_eq!(auto_window_s(&[25.0], 2.0), 2.0);
+        assert_eq!(auto_window_s(&[5.0], 1.0), 1.0);
+        assert_eq!(auto_window_s(&[], 1.0), 60.0);
     }
 }

@@ -10,6 +10,10 @@ use crate::workload::WorkloadError;
 pub enum EngineError {
     #[error("cannot connect to {hosts}: {message}\n  hint: {hint}")]
     Connect { hosts: String, message: String, hint: String },
+    /// A CQL cluster that cannot be reached or refuses the session: `problem` says what went
+    /// wrong and what to do (first line), `driver` is the driver's own message.
+    #[error("cannot connect to {hosts}: {problem}\n  the driver said: {driver}")]
+    ConnectCql { hosts: String, problem: String, driver: String },
     #[error("--user {user} needs a password: set CASSLAB_PASSWORD or answer the prompt")]
     MissingPassword { user: String },
     #[error("--translate: cannot resolve \"{address}\" (write HOST:PORT)")]

@@ -210,10 +210,25 @@ pub fn verdict_lines(a: &Study) -> Vec<(String, Vec<String>)> {
     for (si, per_op) in a.comparisons.iter().enumerate() {
         let (base, side) = (&a.sides[0].label, &a.sides[si + 1].label);
         let mut lines: Vec<String> = a.disagreements.iter().filter(|d| d.side == 0 || d.side == si + 1).map(|d| disagreement(a, d)).collect();
+        // figures too short to judge share one reason (the sides' windows): said once
+        let mut short: Vec<&Comparison> = Vec::new();
         for (oi, per_metric) in per_op.iter().enumerate() {
             for c in per_metric.iter().flatten().filter(|c| c.outcome != Outcome::NotJudged) {
-                lines.push(c.sentence(base, side, a.ops[oi].name()));
+                if c.outcome == Outcome::TooShort && c.change.is_some() {
+                    short.push(c);
+                } else {
+                    lines.push(c.sentence(base, side, a.ops[oi].name()));
+                }
             }
+        }
+        if let Some(c) = short.first() {
+            let n = short.len();
+            let what = if n == 1 { "1 figure".to_string() } else { format!("{n} figures") };
+            let fix = if a.method == Method::Repetitions { "run longer, or pass a shorter --window or a lower --min-windows" } else { "compare longer runs, or pass a shorter --window" };
+            lines.insert(
+                0,
+                format!("{side} vs {base}: too short to judge ({what} not judged): {}; {fix}", c.too_short(base, side)),
+            );
         }
         for (op, why) in &a.pairs[si].left_out {
             lines.push(format!("{side} vs {base}, {op}: left out: {why}"));

@@ -1,6 +1,6 @@
 //! The HTML report: one self-contained page (inline CSS and SVG, no script, nothing fetched)
 //! that shows each run's header, summary tables (latency from intended start and, under a
-//! fixed rate, service time), charts and full config; for several runs, an overview table,
+//! fixed rate, service time), what the figures say in words (`explain`), charts and full config; for several runs, an overview table,
 //! the config keys that differ (highlighted) and their latency spectra overlaid. Charts come
 //! from `html_charts`, their drawing from `svg_chart`; this file owns the page and its tables.
 
@@ -162,6 +162,14 @@ fn run_section(s: &mut String, run: &RunView, pos: usize) {
         }
         s.push_str("</div>");
     }
+    let said = super::explain::findings(run);
+    if !said.is_empty() {
+        s.push_str(r#"<div class="explain"><h4>What the figures say</h4><ul>"#);
+        for line in &said {
+            let _ = write!(s, "<li>{}</li>", esc(line));
+        }
+        s.push_str("</ul></div>");
+    }
     if !run.notes.is_empty() {
         s.push_str(r#"<ul class="notes">"#);
         for n in &run.notes {
@@ -291,6 +299,7 @@ dl.meta{display:grid;grid-template-columns:repeat(auto-fill,minmax(220px,1fr));g
 dl.meta div{min-width:0}
 dt{font-size:11px;text-transform:uppercase;letter-spacing:.05em;color:var(--muted)}
 dd{margin:0;overflow-wrap:anywhere}
+div.explain{margin:10px 0;padding:2px 14px 4px;background:#eef4fb;border:1px solid #c8dcf0;border-radius:6px}div.explain h4{margin:8px 0 2px;color:#1f2d3d}div.explain ul{margin:4px 0 6px;padding-left:20px}
 ul.notes{margin:10px 0;padding:8px 12px 8px 28px;background:#fff8e6;border:1px solid #f0d98c;border-radius:6px}
 p.errors{color:#b42318;margin:6px 0}
 p.hint{color:var(--muted);font-size:12px;margin:4px 0 10px}
@@ -320,6 +329,8 @@ svg .axis{stroke:#8c959f;fill:none;stroke-width:1}
 svg .tick{font-size:11.5px;fill:#57606a}
 svg .axis-label{font-size:12.5px;fill:#444c56}
 svg path.series{fill:none;stroke-linejoin:round;stroke-linecap:round}
+svg rect.hover{fill:transparent;pointer-events:all}
+svg rect.hover:hover{fill:rgba(31,35,40,.07)}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12px;color:#444c56;margin:2px 4px 2px}
 .legend span{display:inline-flex;align-items:center;gap:5px;white-space:nowrap}
 details.config{margin-top:16px;border-top:1px solid var(--line);padding-top:10px}

@@ -6,7 +6,7 @@
 
 use super::run_view::{IntervalView, LoadShape, OpSpectrum, RunView, SpectrumPoint};
 use super::svg_chart::{Axis, Band, LineChart, Scale, Series};
-use crate::events::{EventRecord, EventStatus};
+use crate::events::EventStatus;
 use crate::stats::{ErrorKind, LatencySummary, Phase};
 
 /// Colors of operations (and of runs when several are compared), in order.
@@ -17,6 +17,7 @@ const TARGET_COLOR: &str = "#8a8a8a";
 const PERCENTILE_COLORS: [&str; 3] = ["#4e79a7", "#f28e2b", "#e15759"];
 
 const TIME_LABEL: &str = "time since the run started (s)";
+const CLOCK_LABEL: &str = "time of day (UTC)";
 const PERCENTILE_LABEL: &str = "percentile (log scale of 1 in N)";
 
 pub fn color(i: usize) -> &'static str {
@@ -27,8 +28,9 @@ fn ms(ns: f64) -> f64 {
     ns / 1e6
 }
 
-/// The x axis of a timeline, its warm-up band (if any) and the run's events as marked spans.
-fn time_axis(ivs: &[&IntervalView], events: &[EventRecord]) -> (Axis, Vec<Band>) {
+/// The x axis of a timeline (seconds since the start, or the wall clock), its warm-up band
+/// (if any) and the run's events as marked spans.
+fn time_axis(run: &RunView, ivs: &[&IntervalView]) -> (Axis, Vec<Band>) {
     let start = ivs.first().map_or(0.0, |iv| iv.start_ms as f64 / 1000.0);
     let end = ivs.last().map_or(1.0, |iv| iv.end_ms as f64 / 1000.0);
     let warm: Vec<&&IntervalView> = ivs.iter().filter(|iv| iv.phase == Phase::Warmup).collect();
@@ -36,17 +38,34 @@ fn time_axis(ivs: &[&IntervalView], events: &[EventRecord]) -> (Axis, Vec<Band>)
         (Some(a), Some(b)) => vec![Band { x0: a.start_ms as f64 / 1000.0, x1: b.end_ms as f64 / 1000.0, label: "warm-up (not measured)".into(), event: false }],
         _ => Vec::new(),
     };
-    bands.extend(events.iter().filter(|e| e.status != EventStatus::Skipped).map(|e| Band {
+    bands.extend(run.events.iter().filter(|e| e.status != EventStatus::Skipped).map(|e| Band {
         x0: e.start_ms as f64 / 1000.0,
         x1: e.end_ms as f64 / 1000.0,
         label: e.label(),
         event: true,
     }));
-    (Axis::linear(TIME_LABEL, start, end, false), bands)
+    (time_axis_of(run, start, end), bands)
+}
+
+/// A time axis from `start_s` to `end_s` as the run's report shows time.
+pub fn time_axis_of(run: &RunView, start_s: f64, end_s: f64) -> Axis {
+    match run.clock_origin_ms() {
+        Some(t0) => Axis::time(CLOCK_LABEL, start_s, end_s, Some(t0)),
+        None => Axis::time(TIME_LABEL, start_s, end_s, None),
+    }
+}
+
+/// "measured run" or "load phase", for chart titles.
+fn phase_name(phase: Phase) -> &'static str {
+    if phase == Phase::Load {
+        "load phase"
+    } else {
+        "measured run"
+    }
 }
 
 /// A latency axis in ms: log when the values span more than 20×, else linear from 0.
-fn latency_axis(label: &str, values: impl Iterator<Item = f64>) -> Axis {
+pub(super) fn latency_axis(label: &str, values: impl Iterator<Item = f64>) -> Axis {
     let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
     for v in values.filter(|v| *v > 0.0 && v.is_finite()) {
         lo = lo.min(v);
@@ -68,8 +87,8 @@ fn series_y_values(series: &[Series]) -> impl Iterator<Item = f64> + '_ {
 
 /// Operations per second per interval, per operation and in total.
 pub fn throughput(run: &RunView, phase: Phase, id: &str) -> LineChart {
-    let ivs = run.timeline(phase);
-    let (x, bands) = time_axis(&ivs, &run.events);
+    let ivs = run.chart_timeline(phase);
+    let (x, bands) = time_axis(run, &ivs);
     let ops = run.op_names(phase);
     let mut series: Vec<Series> = ops
         .iter()
@@ -89,7 +108,7 @@ pub fn throughput(run: &RunView, phase: Phase, id: &str) -> LineChart {
     let hi = series_y_values(&series).fold(0.0, f64::max) * 1.05;
     LineChart {
         id: id.to_string(),
-        title: format!("{} · throughput per interval", run.label),
+        title: format!("{} · {} · throughput per interval", run.label, phase_name(phase)),
         y: Axis::linear("operations per second", 0.0, hi, true),
         x,
         series,
@@ -100,8 +119,8 @@ pub fn throughput(run: &RunView, phase: Phase, id: &str) -> LineChart {
 /// p50, p99 and p99.9 of one operation per interval (intended start), and under a fixed rate
 /// the service time's p99 dashed beside them.
 pub fn latency_over_time(run: &RunView, phase: Phase, op: &str, id: &str) -> LineChart {
-    let ivs = run.timeline(phase);
-    let (x, bands) = time_axis(&ivs, &run.events);
+    let ivs = run.chart_timeline(phase);
+    let (x, bands) = time_axis(run, &ivs);
     let pick = |f: fn(&LatencySummary) -> u64, service: bool| -> Vec<(f64, f64)> {
         ivs.iter()
             .map(|iv| {
@@ -122,7 +141,7 @@ pub fn latency_over_time(run: &RunView, phase: Phase, op: &str, id: &str) -> Lin
     let what = if fixed { "latency from intended start" } else { "latency" };
     LineChart {
         id: id.to_string(),
-        title: format!("{} · {op} · {what} per interval", run.label),
+        title: format!("{} · {} · {op} · {what} per interval", run.label, phase_name(phase)),
         y: latency_axis("latency (ms)", series_y_values(&series)),
         x,
         series,
@@ -132,13 +151,13 @@ pub fn latency_over_time(run: &RunView, phase: Phase, op: &str, id: &str) -> Lin
 
 /// Failed operations per second by kind, all operations together; `None` when none failed.
 pub fn errors_over_time(run: &RunView, phase: Phase, id: &str) -> Option<LineChart> {
-    let ivs = run.timeline(phase);
+    let ivs = run.chart_timeline(phase);
     let per_iv: Vec<_> = ivs.iter().map(|iv| iv.errors()).collect();
     let kinds: Vec<ErrorKind> = ErrorKind::ALL.into_iter().filter(|k| per_iv.iter().any(|e| e.get(k).is_some_and(|n| *n > 0))).collect();
     if kinds.is_empty() {
         return None;
     }
-    let (x, bands) = time_axis(&ivs, &run.events);
+    let (x, bands) = time_axis(run, &ivs);
     let series: Vec<Series> = kinds
         .iter()
         .map(|k| {
@@ -157,7 +176,7 @@ pub fn errors_over_time(run: &RunView, phase: Phase, id: &str) -> Option<LineCha
     let hi = series_y_values(&series).fold(0.0, f64::max) * 1.05;
     Some(LineChart {
         id: id.to_string(),
-        title: format!("{} · errors per second by kind", run.label),
+        title: format!("{} · {} · errors per second by kind", run.label, phase_name(phase)),
         y: Axis::linear("errors per second", 0.0, hi, true),
         x,
         series,
@@ -206,7 +225,9 @@ pub fn spectrum(run: &RunView, phase: Phase, id: &str) -> Option<LineChart> {
             series.push(Series::new(format!("{} (service time)", s.op), c, spectrum_points(&s.service)).dashed());
         }
     }
-    Some(spectrum_chart(id, format!("{} · latency by percentile", run.label), series))
+    // one line has no legend: the title names its operation
+    let only = if series.len() == 1 { format!("{} · ", spectra[0].op) } else { String::new() };
+    Some(spectrum_chart(id, format!("{} · {} · {only}latency by percentile", run.label, phase_name(phase)), series))
 }
 
 /// One operation's run-phase spectrum (from intended start) in each run that has it.

@@ -8,6 +8,7 @@
 pub mod comparison;
 pub mod config_table;
 pub mod experiment_html;
+pub mod explain;
 pub mod hdrlog;
 pub mod html;
 pub mod html_charts;

@@ -108,6 +108,8 @@ pub struct RunView {
     /// Whether the run's figures can be trusted (`None` unless the caller adds it: the client's
     /// CPU is among the server samples).
     pub validity: Option<crate::validity::Validity>,
+    /// Time charts on the wall clock (UTC time of day) rather than seconds since the start.
+    pub wall_clock: bool,
 }
 
 impl RunView {
@@ -140,7 +142,7 @@ impl RunView {
                 .map(|((phase, op), st)| OpSpectrum { phase, op, intended: spectrum(&st.intended), service: spectrum(&st.service) })
                 .collect();
         }
-        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new(), traces: Vec::new(), events: Vec::new(), validity: None }
+        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new(), traces: Vec::new(), events: Vec::new(), validity: None, wall_clock: false }
     }
 
     /// The view with the run's events, as [`crate::store::Store::events`] returns them.
@@ -169,6 +171,19 @@ impl RunView {
     pub fn timeline(&self, phase: Phase) -> Vec<&IntervalView> {
         let wanted = |p: Phase| p == phase || (phase == Phase::Run && p == Phase::Warmup);
         self.intervals.iter().filter(|iv| wanted(iv.phase)).collect()
+    }
+
+    /// The intervals a time chart draws: the timeline without partial intervals (shorter than
+    /// half the sampling interval, such as the last few ms of a phase), whose few operations
+    /// would draw a false drop.
+    pub fn chart_timeline(&self, phase: Phase) -> Vec<&IntervalView> {
+        let nominal = self.record.config.interval_ms;
+        self.timeline(phase).into_iter().filter(|iv| nominal == 0 || 2 * (iv.end_ms - iv.start_ms.min(iv.end_ms)) >= nominal).collect()
+    }
+
+    /// The wall-clock time (Unix ms) of the time axis' origin when charts show the wall clock.
+    pub fn clock_origin_ms(&self) -> Option<i64> {
+        self.wall_clock.then(|| self.record.env.clock_t0_unix_ms.unwrap_or(self.record.started_at_ms))
     }
 
     /// Operation names in the order they appear in the phase's timeline.
@@ -317,6 +332,16 @@ mod tests {
             tags: vec![],
             process: None,
         }
+    }
+
+    #[test]
+    fn charts_leave_out_a_partial_last_interval() {
+        let mut ivs = vec![interval(1, Phase::Run, "read"), interval(2, Phase::Run, "read")];
+        // the last 16 ms of the phase: few operations, a false drop if drawn
+        ivs.push(StoredInterval { end_ms: 3016, ..interval(3, Phase::Run, "read") });
+        let v = RunView::new(RunRecord { config: RunConfig { interval_ms: 1000, ..RunConfig::default() }, ..record(None) }, &ivs, &[]);
+        assert_eq!(v.timeline(Phase::Run).len(), 3);
+        assert_eq!(v.chart_timeline(Phase::Run).iter().map(|iv| iv.index).collect::<Vec<_>>(), [1, 2]);
     }
 
     #[test]

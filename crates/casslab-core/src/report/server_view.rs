@@ -1,9 +1,10 @@
 //! The server side of a saved run in the reports: a per-node summary and the suspects list for
 //! the terminal, and for the HTML page charts of server series on the same time axis as the
-//! client's p99 (GC pause time, pending tasks, compactions, tombstones per read, CPU) with the
-//! suspects under them. The analysis itself is `server::suspects`.
+//! client's p99 (the client's p99 beside Cassandra's own coordinator and local p99, GC pause
+//! time, pending tasks, compactions, tombstones per read above the histogram's floor of 1, CPU)
+//! with the suspects under them. The analysis itself is `server::suspects`.
 
-use super::html_charts::color;
+use super::html_charts::{color, latency_axis, time_axis_of};
 use super::run_view::RunView;
 use super::svg_chart::{esc, Axis, LineChart, Series};
 use super::table::TextTable;
@@ -15,7 +16,8 @@ use crate::store::StoredInterval;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-const TIME_LABEL: &str = "time since the run started (s)";
+/// Cassandra's tombstones-per-read histogram has no bucket under 1: a p99 of 1 can mean none.
+pub const TOMBSTONE_FLOOR: f64 = 1.0;
 
 /// Client p99 per (measured or load) interval and operation, from the store's rows.
 pub fn client_intervals(intervals: &[StoredInterval]) -> Vec<ClientInterval> {
@@ -173,23 +175,48 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
     if run.server.is_empty() {
         return;
     }
-    let ivs: Vec<_> = run.intervals.iter().collect();
+    // partial intervals (the last few ms of a phase) would draw false drops
+    let nominal = run.record.config.interval_ms;
+    let ivs: Vec<_> = run.intervals.iter().filter(|iv| nominal == 0 || 2 * iv.end_ms.saturating_sub(iv.start_ms) >= nominal).collect();
     if ivs.is_empty() {
         return;
     }
     let bounds: Vec<(u64, u64)> = ivs.iter().map(|iv| (iv.start_ms, iv.end_ms)).collect();
     let mids: Vec<f64> = ivs.iter().map(|iv| iv.mid_s()).collect();
-    let x = Axis::linear(TIME_LABEL, ivs[0].start_ms as f64 / 1000.0, ivs[ivs.len() - 1].end_ms as f64 / 1000.0, false);
+    let x = time_axis_of(run, ivs[0].start_ms as f64 / 1000.0, ivs[ivs.len() - 1].end_ms as f64 / 1000.0);
     let mut charts = Vec::new();
+    let mut notes = Vec::new();
 
+    // the client's p99 beside Cassandra's own: queueing in the client shows as the gap
     let mut p99: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
     for (iv, mid) in ivs.iter().zip(&mids) {
-        for o in iv.ops.iter().filter(|o| o.latency.count > 0) {
+        for o in iv.ops.iter().filter(|o| o.latency.count > 0 && !crate::stats::is_sub_op(&o.op)) {
             p99.entry(o.op.as_str()).or_default().push((*mid, o.latency.p99_ns as f64 / 1e6));
         }
     }
-    let series: Vec<Series> = p99.into_iter().enumerate().map(|(i, (op, pts))| Series::new(format!("{op} p99"), color(i), pts)).collect();
-    charts.push(chart(format!("r{pos}-server-p99"), "client p99 per interval", "p99 latency (ms)", &x, series));
+    let mut series: Vec<Series> = p99.into_iter().enumerate().map(|(i, (op, pts))| Series::new(format!("client {op} p99"), color(i), pts).bold()).collect();
+    let to_ms = crate::server::vtables::latency_column_to_ms(run.record.env.cassandra_version.as_deref());
+    let server_p99 = |what: IntervalSeries, name: &str, c: &str, dashed: bool| -> Series {
+        let pts = suspects::per_interval(&run.server, &bounds, what).into_iter().zip(&mids).map(|(v, m)| (*m, v.map_or(f64::NAN, |v| v * to_ms))).collect();
+        let se = Series::new(name, c, pts);
+        if dashed {
+            se.dashed()
+        } else {
+            se
+        }
+    };
+    for se in [
+        server_p99(IntervalSeries::CoordinatorReadP99, "Cassandra coordinator read p99", "#59a14f", true),
+        server_p99(IntervalSeries::CoordinatorWriteP99, "Cassandra coordinator write p99", "#b07aa1", true),
+        server_p99(IntervalSeries::LocalReadP99, "Cassandra local read p99", "#76b7b2", true),
+        server_p99(IntervalSeries::LocalWriteP99, "Cassandra local write p99", "#9c755f", true),
+    ] {
+        if se.points.iter().any(|p| p.1.is_finite()) {
+            series.push(se);
+        }
+    }
+    let y = latency_axis("p99 latency (ms)", series.iter().flat_map(|se| se.points.iter().map(|p| p.1)));
+    charts.push(LineChart { id: format!("r{pos}-server-p99"), title: "p99 per interval: client against Cassandra's own (coordinator, local)".into(), x: x.clone(), y, series, bands: Vec::new() });
 
     let one = |what: IntervalSeries, name: &str, c: usize| -> Series {
         let pts = suspects::per_interval(&run.server, &bounds, what).into_iter().zip(&mids).map(|(v, m)| (*m, v.unwrap_or(f64::NAN))).collect();
@@ -204,8 +231,11 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
         vec![one(IntervalSeries::PendingTasks, "pending tasks", 1), one(IntervalSeries::Compactions, "compactions", 2)],
     ));
     let tomb = one(IntervalSeries::TombstonesP99, "tombstones per read, p99", 4);
-    if tomb.points.iter().any(|p| p.1.is_finite()) {
-        charts.push(chart(format!("r{pos}-server-tombstones"), "tombstones per read (p99, workload tables)", "tombstones", &x, vec![tomb]));
+    // Cassandra's histogram has no bucket under 1: a read that scanned none reads as 1
+    if tomb.points.iter().any(|p| p.1 > TOMBSTONE_FLOOR) {
+        charts.push(chart(format!("r{pos}-server-tombstones"), "tombstones per read (p99, workload tables; Cassandra's histogram shows 0 as 1)", "tombstones", &x, vec![tomb]));
+    } else if tomb.points.iter().any(|p| p.1.is_finite()) {
+        notes.push("tombstones per read: none seen (Cassandra's histogram reports 1 at least, even for reads that scanned none)".to_string());
     }
     let redis_ops = per_interval_mean(&run.server, &bounds, crate::server::redis_info::names::OPS_PER_S);
     if redis_ops.iter().any(|v| v.is_some()) {
@@ -229,6 +259,9 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
     for l in crate::server::disk::describe(&run.server) {
         let _ = write!(s, "<li>on disk at the end: {}</li>", esc(&l));
     }
+    for n in &notes {
+        let _ = write!(s, "<li>{}</li>", esc(n));
+    }
     s.push_str("</ul>");
     s.push_str(r#"<div class="charts">"#);
     for c in charts.iter().filter(|c| c.series.iter().any(|se| se.points.iter().any(|p| p.1.is_finite()))) {
@@ -236,7 +269,7 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
     }
     s.push_str("</div>");
     let found = suspects::find(&client_intervals_of(run), &run.server, SPIKE_FACTOR);
-    let _ = write!(s, r#"<h4>Suspects <span class="sub">intervals whose p99 exceeds {SPIKE_FACTOR:.0}× the run's median interval p99</span></h4><ul class="suspects">"#);
+    let _ = write!(s, r#"<h4>Suspects: intervals whose p99 exceeded {SPIKE_FACTOR:.0}× the run's median interval p99</h4><ul class="suspects">"#);
     if found.is_empty() {
         s.push_str("<li>none</li>");
     }
@@ -293,5 +326,20 @@ mod tests {
         assert!(at.iter().all(|a| *a == at[0]), "figures start in one column:\n{text}");
         assert!(rows[2].trim_start().starts_with(CLIENT), "the client comes last:\n{text}");
         assert!(text_section(&[], &[]).is_empty());
+    }
+
+    #[test]
+    fn a_tombstones_p99_at_the_histograms_floor_is_not_drawn_as_tombstones() {
+        let mut run = crate::report::run_view::fixtures::view(5, None);
+        let at = |s: u64| s * 1000 + 500;
+        let tomb = |v: f64| -> Vec<ServerSample> { (5..13).map(|s| ServerSample { node: "127.0.0.1".into(), metric: format!("{}kv", metric::TOMBSTONES_P99_PREFIX), at_ms: at(s), value: v }).collect() };
+        run.server = tomb(1.0);
+        let mut html = String::new();
+        html_section(&mut html, &run, 0);
+        assert!(!html.contains("r0-server-tombstones") && html.contains("tombstones per read: none seen"), "{html}");
+        run.server = tomb(40.0);
+        let mut html = String::new();
+        html_section(&mut html, &run, 0);
+        assert!(html.contains("r0-server-tombstones") && !html.contains("none seen"), "{html}");
     }
 }

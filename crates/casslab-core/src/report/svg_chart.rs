@@ -1,6 +1,8 @@
 //! Line charts as inline SVG for the HTML report: linear and log axes with readable ticks,
+//! time axes that end where the data ends (seconds since the start, or the wall clock in UTC),
 //! series drawn as paths (a NaN y leaves a gap), shaded x ranges (e.g. the warm-up), axis
-//! labels and an HTML legend. Charts scale with the page through their viewBox and need no
+//! labels, an HTML legend, and values on hover (each x a strip whose tooltip gives every
+//! series' value there, SVG `<title>`s, no script). Charts scale with the page through their viewBox and need no
 //! script or network. It knows nothing of runs or latency; `html_charts.rs` decides what to
 //! plot.
 
@@ -20,7 +22,46 @@ pub enum Scale {
     Log,
 }
 
-/// An axis: its range, scale, ticks (value, label) and title.
+/// How a value of an axis reads in a tooltip.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ValueFormat {
+    Number,
+    /// Seconds since the run started: "12.5 s".
+    Seconds,
+    /// Seconds since `t0_unix_ms`, shown as the UTC time of day: "14:03:12".
+    Clock { t0_unix_ms: i64 },
+    /// A "1 in N" value, shown as a percentile: "99.9%".
+    Percentile,
+}
+
+impl ValueFormat {
+    pub fn show(self, v: f64) -> String {
+        match self {
+            ValueFormat::Number => fmt_num(v),
+            ValueFormat::Seconds => format!("{v:.1} s"),
+            ValueFormat::Clock { t0_unix_ms } => clock_of_day(t0_unix_ms + (v * 1000.0).round() as i64, v.fract().abs() > 1e-6),
+            ValueFormat::Percentile if v > 1.0 => {
+                let p = 100.0 * (1.0 - 1.0 / v);
+                let digits = ((1.0 / (1.0 - p / 100.0)).log10().floor() as usize).saturating_sub(2).min(5);
+                format!("{p:.digits$}%")
+            }
+            ValueFormat::Percentile => "0%".into(),
+        }
+    }
+}
+
+/// "14:03:12" (or "14:03:12.5" with `tenths`) in UTC.
+fn clock_of_day(unix_ms: i64, tenths: bool) -> String {
+    let day_ms = unix_ms.rem_euclid(86_400_000);
+    let (h, m, s) = (day_ms / 3_600_000, day_ms / 60_000 % 60, day_ms / 1000 % 60);
+    if tenths {
+        format!("{h:02}:{m:02}:{s:02}.{}", day_ms % 1000 / 100)
+    } else {
+        format!("{h:02}:{m:02}:{s:02}")
+    }
+}
+
+/// An axis: its range, scale, ticks (value, label), title and how its values read.
 #[derive(Debug, Clone)]
 pub struct Axis {
     pub label: String,
@@ -28,6 +69,7 @@ pub struct Axis {
     pub min: f64,
     pub max: f64,
     pub ticks: Vec<(f64, String)>,
+    pub format: ValueFormat,
 }
 
 impl Axis {
@@ -44,7 +86,7 @@ impl Axis {
         let (min, max) = ((lo / step).floor() * step, (hi / step).ceil() * step);
         let n = ((max - min) / step).round() as usize;
         let ticks = (0..=n).map(|i| min + step * i as f64).map(|v| (v, fmt_num(v))).collect();
-        Axis { label: label.to_string(), scale: Scale::Linear, min, max, ticks }
+        Axis { label: label.to_string(), scale: Scale::Linear, min, max, ticks, format: ValueFormat::Number }
     }
 
     /// A log axis from the decade at or below `lo` to the one at or above `hi` (both > 0);
@@ -66,7 +108,7 @@ impl Axis {
                 }
             }
         }
-        Axis { label: label.to_string(), scale: Scale::Log, min: 10f64.powi(d0), max: 10f64.powi(d1), ticks }
+        Axis { label: label.to_string(), scale: Scale::Log, min: 10f64.powi(d0), max: 10f64.powi(d1), ticks, format: ValueFormat::Number }
     }
 
     /// The "1 in N" percentile axis of HdrHistogram plots: log from 1 to a little past
@@ -83,7 +125,39 @@ impl Axis {
                 (10f64.powi(d), label)
             })
             .collect();
-        Axis { label: label.to_string(), scale: Scale::Log, min: 1.0, max, ticks }
+        Axis { label: label.to_string(), scale: Scale::Log, min: 1.0, max, ticks, format: ValueFormat::Percentile }
+    }
+
+    /// A time axis from `lo_s` to `hi_s` exactly (it ends where the data ends), in seconds
+    /// since the run started, or with `t0_unix_ms` as the UTC time of day, ticks on round
+    /// seconds (or round wall-clock times).
+    pub fn time(label: &str, lo_s: f64, hi_s: f64, t0_unix_ms: Option<i64>) -> Axis {
+        let (lo, hi) = if lo_s.is_finite() && hi_s.is_finite() && hi_s > lo_s { (lo_s, hi_s) } else { (lo_s.min(0.0), lo_s.max(0.0) + 1.0) };
+        let mut step = nice_step((hi - lo) / 5.0);
+        if t0_unix_ms.is_some() {
+            // wall-clock ticks on 1, 2, 5, 10, 15, 30 s, 1, 2, 5, 10, 15, 30 min, 1 h …
+            step = [1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0]
+                .into_iter()
+                .find(|s| (hi - lo) / s <= 7.0)
+                .unwrap_or(step.max(3600.0));
+        }
+        let offset_s = t0_unix_ms.map_or(0.0, |t| t as f64 / 1000.0);
+        let format = match t0_unix_ms {
+            Some(t0_unix_ms) => ValueFormat::Clock { t0_unix_ms },
+            None => ValueFormat::Number,
+        };
+        let mut ticks = Vec::new();
+        let mut v = ((lo + offset_s) / step - 1e-9).ceil() * step - offset_s;
+        while v <= hi + 1e-9 {
+            let label = match format {
+                ValueFormat::Clock { t0_unix_ms } => clock_of_day(t0_unix_ms + (v * 1000.0).round() as i64, false),
+                _ => fmt_num(v),
+            };
+            ticks.push((v, label));
+            v += step;
+        }
+        let format = if t0_unix_ms.is_some() { format } else { ValueFormat::Seconds };
+        Axis { label: label.to_string(), scale: Scale::Linear, min: lo, max: hi, ticks, format }
     }
 
     /// Position of `v` along the axis, 0.0 at `min` to 1.0 at `max` (NaN if not drawable).
@@ -221,7 +295,9 @@ impl LineChart {
         for series in &self.series {
             draw_series(&mut s, series, &px, &py);
         }
-        s.push_str("</g></svg>");
+        s.push_str("</g>");
+        self.hover_strips(&mut s, &px);
+        s.push_str("</svg>");
         if self.series.len() > 1 || self.series.iter().any(|x| x.dashed) {
             s.push_str(r#"<div class="legend">"#);
             for series in &self.series {
@@ -238,6 +314,35 @@ impl LineChart {
         }
         s.push_str("</figure>");
         s
+    }
+}
+
+impl LineChart {
+    /// A transparent strip around each x that has data, whose tooltip gives that x and every
+    /// series' value there: hovering shows the values without a script.
+    fn hover_strips(&self, s: &mut String, px: &impl Fn(f64) -> f64) {
+        let (pw, ph) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
+        let mut xs: Vec<f64> = self.series.iter().flat_map(|se| se.points.iter().filter(|p| p.0.is_finite() && p.1.is_finite()).map(|p| p.0)).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        let pos: Vec<f64> = xs.iter().map(|x| px(*x)).collect();
+        s.push_str(r#"<g class="hover">"#);
+        for (i, x) in xs.iter().enumerate() {
+            let p = pos[i];
+            if !(p.is_finite() && (LEFT - 0.5..=LEFT + pw + 0.5).contains(&p)) {
+                continue;
+            }
+            let x0 = if i == 0 { LEFT } else { ((pos[i - 1] + p) / 2.0).max(LEFT) };
+            let x1 = if i + 1 == xs.len() { LEFT + pw } else { ((pos[i + 1] + p) / 2.0).min(LEFT + pw) };
+            let mut text = self.x.format.show(*x);
+            for se in &self.series {
+                if let Some((_, y)) = se.points.iter().find(|q| q.0 == *x && q.1.is_finite()) {
+                    let _ = write!(text, "\n{}: {}", se.name, fmt_num(*y));
+                }
+            }
+            let _ = write!(s, r#"<rect class="hover" x="{x0:.1}" y="{TOP}" width="{:.1}" height="{ph}"><title>{}</title></rect>"#, (x1 - x0).max(0.5), esc(&text));
+        }
+        s.push_str("</g>");
     }
 }
 

@@ -187,6 +187,26 @@ pub enum IntervalSeries {
     NodeCpuPct,
     /// CPU use of casslab itself (percent of a core).
     ClientCpuPct,
+    /// Largest p99 over nodes and the workload's tables of Cassandra's own latency, in ms:
+    /// coordinator reads and writes (the whole request inside Cassandra), local reads and
+    /// writes (one replica's part of it).
+    CoordinatorReadP99,
+    CoordinatorWriteP99,
+    LocalReadP99,
+    LocalWriteP99,
+}
+
+impl IntervalSeries {
+    /// The metric prefix of a server latency series (`coordinator_read_latency.p99th_ms:`).
+    fn latency_prefix(self) -> Option<&'static str> {
+        match self {
+            IntervalSeries::CoordinatorReadP99 => Some("coordinator_read_latency.p99th_ms:"),
+            IntervalSeries::CoordinatorWriteP99 => Some("coordinator_write_latency.p99th_ms:"),
+            IntervalSeries::LocalReadP99 => Some("local_read_latency.p99th_ms:"),
+            IntervalSeries::LocalWriteP99 => Some("local_write_latency.p99th_ms:"),
+            _ => None,
+        }
+    }
 }
 
 /// One value per `(start_ms, end_ms)` interval. Polls are assigned to the interval that holds
@@ -212,6 +232,10 @@ pub fn per_interval(samples: &[ServerSample], intervals: &[(u64, u64)], what: In
                 ),
                 IntervalSeries::NodeCpuPct => max_of(samples.iter().filter(inside).filter(|s| s.metric == metric::CPU_PCT && s.node != CLIENT)),
                 IntervalSeries::ClientCpuPct => max_of(samples.iter().filter(inside).filter(|s| s.metric == metric::CPU_PCT && s.node == CLIENT)),
+                IntervalSeries::CoordinatorReadP99 | IntervalSeries::CoordinatorWriteP99 | IntervalSeries::LocalReadP99 | IntervalSeries::LocalWriteP99 => {
+                    let prefix = what.latency_prefix().unwrap_or_default();
+                    max_of(samples.iter().filter(inside).filter(|s| s.metric.starts_with(prefix) && !s.metric.ends_with(":casslab_meta")))
+                }
             }
         })
         .collect()
@@ -312,5 +336,19 @@ mod tests {
         assert_eq!(per_interval(&samples, &ivs, IntervalSeries::NodeCpuPct), [Some(80.0), None, None]);
         assert_eq!(per_interval(&samples, &ivs, IntervalSeries::ClientCpuPct), [Some(150.0), None, None]);
         assert_eq!(clock(151_000), "02:31");
+    }
+
+    #[test]
+    fn cassandras_own_latency_is_the_largest_p99_of_the_workload_tables() {
+        let samples = vec![
+            s("127.0.0.1", "coordinator_read_latency.p99th_ms:usertable", 500, 4.0),
+            s("127.0.0.2", "coordinator_read_latency.p99th_ms:usertable", 600, 6.5),
+            s("127.0.0.1", "coordinator_read_latency.p99th_ms:casslab_meta", 700, 90.0),
+            s("127.0.0.1", "local_write_latency.p99th_ms:usertable", 1500, 0.2),
+        ];
+        let ivs = [(0, 1000), (1000, 2000)];
+        assert_eq!(per_interval(&samples, &ivs, IntervalSeries::CoordinatorReadP99), [Some(6.5), None]);
+        assert_eq!(per_interval(&samples, &ivs, IntervalSeries::LocalWriteP99), [None, Some(0.2)]);
+        assert_eq!(per_interval(&samples, &ivs, IntervalSeries::CoordinatorWriteP99), [None, None]);
     }
 }

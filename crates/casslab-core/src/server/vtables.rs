@@ -162,6 +162,19 @@ fn text<'a>(row: &'a Columns, column: &str) -> Option<&'a str> {
     })
 }
 
+/// What the `_ms` columns of the latency tables (`coordinator_read_latency.p99th_ms`, …) must
+/// be multiplied by to give milliseconds. Cassandra up to 5.0 converts its timers' values,
+/// which are microseconds, as if they were nanoseconds: the columns hold seconds, rounded to
+/// three decimals (so 1 ms resolution, and under half a millisecond reads as 0). Later
+/// versions report milliseconds. An unknown version is taken as the 5.0 it most likely is.
+pub fn latency_column_to_ms(cassandra_version: Option<&str>) -> f64 {
+    let mut parts = cassandra_version.unwrap_or("5.0").split(['.', '-']).map(|p| p.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) if (major, minor) > (5, 0) => 1.0,
+        _ => 1000.0,
+    }
+}
+
 /// Rows of one virtual table → samples. Metric names: `<table>.<column>` for node totals,
 /// `<table>.<column>:<pool or table>` for one thread pool or one of the workload's tables;
 /// `sstable_tasks` (running compactions and other SSTable tasks), `clients` (connections).
@@ -270,5 +283,14 @@ mod tests {
         assert!(is_missing_table("Database returned an error: The query is syntactically correct but invalid, Error message: table sstable_tasks does not exist"));
         assert!(is_missing_table("unconfigured table thread_pools"));
         assert!(!is_missing_table("Request timeout"));
+    }
+
+    #[test]
+    fn latency_columns_are_seconds_up_to_cassandra_5_0() {
+        assert_eq!(latency_column_to_ms(Some("5.0.6")), 1000.0);
+        assert_eq!(latency_column_to_ms(Some("4.1.3")), 1000.0);
+        assert_eq!(latency_column_to_ms(None), 1000.0);
+        assert_eq!(latency_column_to_ms(Some("5.1.0")), 1.0);
+        assert_eq!(latency_column_to_ms(Some("6.0-alpha1")), 1.0);
     }
 }

@@ -3,6 +3,7 @@
 //! (`casslab_core::report::comparison`) and judges the `--fail-if` / `--max-regression`
 //! gates that make the exit code 1. `casslab experiment` shares [`plan`].
 //!
+//! Without `--window` the window length is chosen from the runs' length (and said on stderr).
 //! Tables and verdicts go to stdout; gate failures (one line each) and warnings to stderr.
 //! Flags are checked before the store is opened, and the store is never created here.
 
@@ -12,24 +13,39 @@ use crate::cli::{AnalysisArgs, CompareArgs};
 use crate::exit::{bail_usage, Exit};
 use crate::out;
 use anyhow::Result;
-use casslab_core::analysis::study::{study, Group, StudyPlan};
-use casslab_core::analysis::{check_gates, AnalysisOptions, GateFailure, LatencyKind};
+use casslab_core::analysis::study::{study, Group, Study, StudyPlan};
+use casslab_core::analysis::{approx_duration, auto_window_s, check_gates, AnalysisOptions, Gate, GateFailure, LatencyKind, MaxRegression};
 use casslab_core::report::comparison::{self, signed};
+use casslab_core::stats::Phase;
+use casslab_core::store::{RunId, Store};
 use casslab_core::validity;
 
 pub fn compare(args: &CompareArgs) -> Result<i32> {
-    let window_s = crate::cli::parse_duration_s("window", &args.window)?;
-    let plan = plan(&args.analysis, window_s)?;
+    let window_s = args.window.as_deref().map(|w| crate::cli::parse_duration_s("window", w)).transpose()?;
+    let mut plan = plan(&args.analysis, window_s.unwrap_or(AnalysisOptions::default().window_s))?;
     let store = store_to_read(&args.store)?;
     let mut ids = Vec::new();
+    let mut named_twice = Vec::new();
     if let Some(b) = &args.baseline {
         ids.push(resolve(&store, b)?);
     }
+    let mut listed = Vec::new();
     for r in &args.runs {
         let id = resolve(&store, r)?;
+        if listed.contains(&id) && !named_twice.contains(&id) {
+            named_twice.push(id);
+        }
+        listed.push(id);
         if !ids.contains(&id) {
             ids.push(id);
         }
+    }
+    for id in &named_twice {
+        let alone = if ids.len() == 1 { " and it is the only run: it is shown alone, compared with nothing" } else { "" };
+        eprintln!("warning: run {id} is named more than once; a run is never compared with itself{alone}; name two different runs, e.g. `casslab compare {id} latest`");
+    }
+    if window_s.is_none() {
+        plan.opts.window_s = chosen_window(&store, &ids, plan.opts.min_windows)?;
     }
     // an invalid run is neither compared nor judged by a gate unless --allow-invalid
     let screened = validity::screen(&store, &ids, args.analysis.allow_invalid)?;
@@ -41,18 +57,45 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
     let groups: Vec<Group> = ids.iter().map(|id| Group { label: format!("run {id}"), runs: vec![*id] }).collect();
     let s = study(&store, &groups, plan)?;
     out::print(&comparison::text(&s))?;
-    let report = check_gates(&s, &args.fail_if, args.max_regression)?;
+    Ok(if gates_pass(&s, &args.fail_if, args.max_regression)? { Exit::Success } else { Exit::Failed }.code())
+}
+
+/// Judges the `--fail-if` and `--max-regression` gates on a study (for `compare` and
+/// `experiment`): a failed gate is one line on stderr; `false` when any failed.
+pub(crate) fn gates_pass(s: &Study, fail_if: &[Gate], max_regression: Option<MaxRegression>) -> Result<bool> {
+    let report = check_gates(s, fail_if, max_regression)?;
     report.unchecked.iter().for_each(|w| eprintln!("warning: {w}"));
     for f in &report.failures {
         eprintln!("gate failed: {}", failure_line(f, s.plan.opts.confidence));
     }
     if !report.failures.is_empty() {
-        return Ok(Exit::Failed.code());
+        return Ok(false);
     }
-    if !args.fail_if.is_empty() || args.max_regression.is_some() {
+    if !fail_if.is_empty() || max_regression.is_some() {
         eprintln!("gates passed");
     }
-    Ok(Exit::Success.code())
+    Ok(true)
+}
+
+/// The window length chosen from the runs' measured length (no `--window`), said on stderr.
+fn chosen_window(store: &Store, ids: &[RunId], min_windows: usize) -> Result<f64> {
+    let mut measured = Vec::new();
+    for id in ids {
+        let r = store.run(*id)?;
+        let phase = r.summary.as_ref().and_then(|s| s.phases.iter().find(|p| p.phase == Phase::Run).or_else(|| s.phases.iter().find(|p| p.phase == Phase::Load)));
+        if let Some(s) = phase.map(|p| p.duration_s).or(r.config.duration_s) {
+            measured.push(s);
+        }
+    }
+    let interval_s = store.run(ids[0])?.config.interval_ms as f64 / 1000.0;
+    let w = auto_window_s(&measured, interval_s);
+    let shortest = measured.iter().copied().fold(f64::INFINITY, f64::min);
+    if shortest.is_finite() {
+        let n = (shortest / w).floor() as usize;
+        let enough = if n < min_windows { format!(", fewer than the {min_windows} a verdict needs: run longer") } else { String::new() };
+        eprintln!("window: {} (from the runs' length: the shortest measured {shortest:.0} s, so {n} windows{enough}); --window sets it", approx_duration(w));
+    }
+    Ok(w)
 }
 
 /// A failed gate in one line, named by its flag.

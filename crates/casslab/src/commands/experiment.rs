@@ -5,7 +5,8 @@
 //! `casslab_core::analysis::study`) and prints the comparison as `casslab compare` does; with
 //! `-o FILE` it also writes it as an HTML page (`casslab_core::report::experiment_html`). With
 //! `rates:` the comparison is made rate by rate, with the SLA's verdicts (`sweep`). Invalid runs
-//! are left out of the comparison unless `--allow-invalid`.
+//! are left out of the comparison unless `--allow-invalid`. `--fail-if` and `--max-regression`
+//! are judged on the comparison as `compare` judges them (exit 1 when one fails).
 
 use super::{compare, run, store_path};
 use crate::cli::ExperimentArgs;
@@ -132,6 +133,8 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         .map(|(label, ids)| Group { label, runs: ids.into_iter().filter(|id| !refused.contains(id)).collect() })
         .filter(|g| !g.runs.is_empty())
         .collect();
+    let gated = !args.fail_if.is_empty() || args.max_regression.is_some();
+    let mut gates_ok = true;
     if groups.len() >= 2 {
         if !exp.rates.is_empty() {
             super::sweep::print(&store, &exp, &groups, window_s, &args.analysis)?;
@@ -146,15 +149,22 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
             std::fs::write(path, page.render()).with_context(|| format!("cannot write {}", path.display()))?;
             eprintln!("wrote {}", path.display());
         }
-    } else if let Some(path) = &args.output {
-        eprintln!("no page written to {}: fewer than two variants have runs to compare", path.display());
+        gates_ok = compare::gates_pass(&s, &args.fail_if, args.max_regression)?;
+    } else {
+        if let Some(path) = &args.output {
+            eprintln!("no page written to {}: fewer than two variants have runs to compare", path.display());
+        }
+        if gated {
+            eprintln!("gate failed: fewer than two variants have runs to compare, so the gates cannot be judged");
+            gates_ok = false;
+        }
     }
     if let Some(w) = &load_point {
         eprintln!("warning: {w}");
     }
     Ok(if made.interrupted {
         Exit::Interrupted
-    } else if !refused.is_empty() {
+    } else if !refused.is_empty() || !gates_ok {
         Exit::Failed
     } else {
         Exit::Success

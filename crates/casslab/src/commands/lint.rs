@@ -1,6 +1,6 @@
 //! `casslab lint`: runs the data-model linter (`casslab_core::lint`) over a workload or an
 //! experiment and prints the findings grouped by severity (or as JSON); exit code 1 when any
-//! finding is an error. Also the short list `casslab run` prints on stderr before it starts.
+//! finding is an error (or, with `--deny-warnings`, a warning). Also the short list `casslab run` prints on stderr before it starts.
 
 use crate::cli::{parse_params, LintArgs};
 use crate::exit::{bail_usage, Exit};
@@ -33,6 +33,7 @@ pub fn lint_command(args: &LintArgs) -> Result<i32> {
     };
     let shown: Vec<&Finding> = findings.iter().filter(|f| f.severity >= min).collect();
     let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
+    let denied = if args.deny_warnings { findings.iter().filter(|f| f.severity == Severity::Warning).count() } else { 0 };
     if args.json {
         let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
         let report = serde_json::json!({
@@ -47,7 +48,10 @@ pub fn lint_command(args: &LintArgs) -> Result<i32> {
         out::print(&render(&shown))?;
         eprintln!("{}", tally(&findings));
     }
-    Ok(if errors > 0 { Exit::Failed } else { Exit::Success }.code())
+    if errors == 0 && denied > 0 {
+        eprintln!("failed: {denied} warning{} and --deny-warnings", if denied == 1 { "" } else { "s" });
+    }
+    Ok(if errors + denied > 0 { Exit::Failed } else { Exit::Success }.code())
 }
 
 /// Lints with the live schema of each workload's keyspace, read from the --hosts cluster.

@@ -27,7 +27,7 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
     let mut runs = Vec::with_capacity(args.runs.len());
     for arg in &args.runs {
         let id = resolve(&store, arg)?;
-        runs.push(load(&store, id).map_err(|e| match e {
+        runs.push(load(&store, id, args.wall_clock).map_err(|e| match e {
             StoreError::NoSuchRun(id) => usage(format!("no saved run with id {id} in {} (see `casslab runs`)", path.display())),
             e => anyhow::Error::new(e).context(format!("cannot read run {id}")),
         })?);
@@ -67,7 +67,7 @@ pub(super) fn resolve(store: &Store, arg: &str) -> Result<RunId> {
     arg.parse().map_err(|_| usage(format!("\"{arg}\" is not a run id: give a number from `casslab runs`, or latest")))
 }
 
-fn load(store: &Store, id: RunId) -> Result<RunView, StoreError> {
+fn load(store: &Store, id: RunId, wall_clock: bool) -> Result<RunView, StoreError> {
     let record = store.run(id)?;
     let intervals = store.intervals(id)?;
     let histograms = store.histograms(id)?;
@@ -75,6 +75,7 @@ fn load(store: &Store, id: RunId) -> Result<RunView, StoreError> {
     view.server = store.server_samples(id)?;
     view.traces = store.traces(id)?;
     view.events = store.events(id)?.into_iter().map(|(e, _)| e).collect();
+    view.wall_clock = wall_clock;
     view.validity = Some(validity::assess(&view.record, &validity::Tally::of(&intervals), &view.server, !view.events.is_empty()));
     Ok(view)
 }

@@ -56,22 +56,33 @@ pub async fn connect(cfg: &ClusterConfig, creds: &Credentials) -> Result<Session
         b = b.address_translator(Arc::new(map));
     }
     b.build().await.map_err(|e| {
-        let message = e.to_string();
-        EngineError::Connect { hosts: nodes.join(","), hint: connect_hint(&message, cfg).to_string(), message }
+        let driver = e.to_string();
+        EngineError::ConnectCql { hosts: nodes.join(","), problem: connect_problem(&driver, cfg), driver }
     })
 }
 
-/// What to check, judging by the driver's message.
-fn connect_hint(message: &str, cfg: &ClusterConfig) -> &'static str {
+/// What went wrong, told apart by the driver's message, and what to do about it.
+fn connect_problem(message: &str, cfg: &ClusterConfig) -> String {
     let m = message.to_ascii_lowercase();
-    if m.contains("authentication") || m.contains("bad credentials") || m.contains("authenticator") {
-        "check --user and the password (CASSLAB_PASSWORD or the prompt)"
-    } else if m.contains("certificate verify failed") || m.contains("certificate") {
-        "the node's TLS certificate is not trusted: pass the CA that signed it with --tls-ca FILE"
-    } else if !cfg.tls && (m.contains("connection reset") || m.contains("unexpected eof") || m.contains("broken pipe")) {
-        "the node closed the connection: if it requires TLS, add --tls (and --tls-ca FILE)"
+    let any = |words: &[&str]| words.iter().any(|w| m.contains(w));
+    if any(&["authentication is required", "requires authentication", "no authenticator provided"]) {
+        "the cluster requires a login and none was given: pass --user NAME and set CASSLAB_PASSWORD (or answer the prompt)".into()
+    } else if any(&["bad credentials", "are incorrect", "authentication failed"]) {
+        let user = cfg.user.as_deref().map(|u| format!(" as {u}")).unwrap_or_default();
+        format!("the login{user} was refused: check --user and the password in CASSLAB_PASSWORD")
+    } else if any(&["certificate verify failed", "certificate"]) {
+        "the node's TLS certificate is not trusted: pass the CA that signed it with --tls-ca FILE".into()
+    } else if any(&["wrong version number", "packet length too long", "ssl routines"]) && cfg.tls {
+        "the TLS handshake failed: does the node serve CQL over TLS on this port? Drop --tls for a plain-text node".into()
+    } else if !cfg.tls && any(&["connection reset", "unexpected eof", "broken pipe", "failed to read the frame header"]) {
+        "the node closed the connection at once, as a node that serves only TLS does to plain text: add --tls --tls-ca FILE (the CA that signed its certificate)".into()
+    } else if any(&["connection refused", "timed out", "timeout", "no route to host", "network is unreachable", "host is down", "failed to lookup", "name or service not known"]) {
+        format!(
+            "nothing answers there: check the address and port (--hosts, --port {}) and that the node is up (`casslab local up` starts a local one)",
+            cfg.port
+        )
     } else {
-        "is Cassandra running there? Start a local node with `casslab local up`, or point --hosts at your cluster"
+        "check the address and port (--hosts, --port), that the node is up, and whether it needs --tls or --user".into()
     }
 }
 
@@ -110,13 +121,27 @@ pub async fn cluster_info(session: &Session) -> TargetInfo {
 mod tests {
     use super::*;
 
+    /// The driver's messages as Cassandra 5.0 and the driver give them.
+    const POOL: &str = "Failed to perform initial cluster metadata fetch: Control connection pool error: The pool is broken; Last connection failed with: ";
+
     #[test]
-    fn hints_follow_the_failure() {
+    fn problems_are_told_apart_by_the_drivers_message() {
         let plain = ClusterConfig::default();
-        assert!(connect_hint("Authentication failed - bad credentials", &plain).contains("--user"));
-        assert!(connect_hint("error:0A000086:SSL routines::certificate verify failed", &plain).contains("--tls-ca"));
-        assert!(connect_hint("Connection reset by peer (os error 104)", &plain).contains("requires TLS"));
-        assert!(connect_hint("Connection refused (os error 111)", &plain).contains("casslab local up"));
+        let user = ClusterConfig { user: Some("bench".into()), ..ClusterConfig::default() };
+        let tls = ClusterConfig { tls: true, ..ClusterConfig::default() };
+        let missing = format!("{POOL}Failed to perform a connection setup request. Request: AUTH_RESPONSE, reason: Authentication is required. You can use SessionBuilder::user(\"user\", \"pass\") to provide credentials");
+        assert!(connect_problem(&missing, &plain).starts_with("the cluster requires a login and none was given: pass --user NAME and set CASSLAB_PASSWORD"));
+        let wrong = format!("{POOL}Failed to perform a connection setup request. Request: AUTH_RESPONSE, reason: Database returned an error: Authentication failed - bad credentials, Error message: Provided username bench and/or password are incorrect");
+        assert_eq!(connect_problem(&wrong, &user), "the login as bench was refused: check --user and the password in CASSLAB_PASSWORD");
+        let reset = format!("{POOL}Failed to perform a connection setup request. Request: OPTIONS, reason: Connection broken, reason: Failed to deserialize frame: Failed to read the frame header: Connection reset by peer (os error 104)");
+        assert!(connect_problem(&reset, &plain).contains("serves only TLS does to plain text: add --tls --tls-ca FILE"));
+        let untrusted = format!("{POOL}error:0A000086:SSL routines:tls_post_process_server_certificate:certificate verify failed:../ssl/statem/statem_clnt.c:1889:");
+        assert!(connect_problem(&untrusted, &tls).contains("not trusted: pass the CA that signed it with --tls-ca FILE"));
+        let refused = format!("{POOL}Connection refused (os error 111)");
+        assert!(connect_problem(&refused, &plain).starts_with("nothing answers there: check the address and port (--hosts, --port 9042) and that the node is up"));
+        // four failures, four first lines
+        let firsts: std::collections::BTreeSet<String> = [&missing, &wrong, &reset, &refused].iter().map(|m| connect_problem(m, &user)).collect();
+        assert_eq!(firsts.len(), 4);
     }
 
     #[test]
