@@ -74,7 +74,7 @@ fn load(store: &Store, id: RunId) -> Result<RunView, StoreError> {
     let mut view = RunView::new(record, &intervals, &histograms);
     view.server = store.server_samples(id)?;
     view.traces = store.traces(id)?;
-    view.events = store.events(id)?.into_iter().map(|(e, _)| e).collect();
+    (view.events, view.event_impacts) = store.events(id)?.into_iter().unzip();
     view.validity = Some(validity::assess(&view.record, &validity::Tally::of(&intervals), &view.server, !view.events.is_empty()));
     Ok(view)
 }
