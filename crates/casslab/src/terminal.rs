@@ -70,6 +70,7 @@ impl Observer for Terminal {
                 eprintln!("{what}");
             }
             SessionEvent::Interval(s) => self.progress().interval(s),
+            SessionEvent::RunStarted { .. } => {}
             SessionEvent::PhaseFinished { .. } => self.progress().clear(),
             SessionEvent::EventStarted { spec } => self.say(&format!("event {}: {} ...", fmt_s(spec.at_ms), spec.label())),
             SessionEvent::EventFinished { spec, record } => self.say(&format!(
