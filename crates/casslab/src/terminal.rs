@@ -43,6 +43,10 @@ fn fmt_s(ms: u64) -> String {
 
 impl Observer for Terminal {
     fn on(&self, event: &SessionEvent<'_>) {
+        // --quiet: warnings, and the summaries that are results, only
+        if crate::out::quiet() && !matches!(event, SessionEvent::Warning(_) | SessionEvent::RunFinished { .. }) {
+            return;
+        }
         match event {
             SessionEvent::Connected { hosts, info } => self.say(&format!(
                 "connected to {} ({} node{}, {})",

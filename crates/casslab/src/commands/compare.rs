@@ -8,13 +8,14 @@
 
 use super::report::resolve;
 use super::store_to_read;
-use crate::cli::{AnalysisArgs, CompareArgs};
+use crate::cli::{AnalysisArgs, CompareArgs, OutputFormat};
 use crate::exit::{bail_usage, Exit};
 use crate::out;
 use anyhow::Result;
 use casslab_core::analysis::study::{study, Group, StudyPlan};
 use casslab_core::analysis::{check_gates, AnalysisOptions, GateFailure, LatencyKind};
 use casslab_core::report::comparison::{self, signed};
+use casslab_core::report::{comparison_json, csv};
 use casslab_core::validity;
 
 pub fn compare(args: &CompareArgs) -> Result<i32> {
@@ -40,7 +41,11 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
     }
     let groups: Vec<Group> = ids.iter().map(|id| Group { label: format!("run {id}"), runs: vec![*id] }).collect();
     let s = study(&store, &groups, plan)?;
-    out::print(&comparison::text(&s))?;
+    match args.format {
+        OutputFormat::Text => out::print(&comparison::text(&s))?,
+        OutputFormat::Json => out::print(&format!("{}\n", serde_json::to_string_pretty(&comparison_json::comparison_json(&s))?))?,
+        OutputFormat::Csv => out::print(&csv::comparison_csv(&s))?,
+    }
     let report = check_gates(&s, &args.fail_if, args.max_regression)?;
     report.unchecked.iter().for_each(|w| eprintln!("warning: {w}"));
     for f in &report.failures {
@@ -50,7 +55,7 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
         return Ok(Exit::Failed.code());
     }
     if !args.fail_if.is_empty() || args.max_regression.is_some() {
-        eprintln!("gates passed");
+        out::note("gates passed");
     }
     Ok(Exit::Success.code())
 }
