@@ -3,6 +3,7 @@
 //! does not parse is a usage error (exit code 2).
 
 use crate::exit::{bail_usage, usage};
+use crate::help;
 use anyhow::Result;
 use casslab_core::config::{ClusterConfig, LoadMode, RedisConfig, RunConfig, ShardConfig, CONFIG_VERSION};
 use clap::{Args, Parser, Subcommand};
@@ -13,41 +14,61 @@ use std::path::PathBuf;
 pub const DEFAULT_CONCURRENCY: usize = 128;
 
 #[derive(Parser, Debug)]
-#[command(name = "casslab", version, about = "A performance lab for Apache Cassandra: declarative workloads, open-loop latency, saved results", long_about = None)]
+#[command(name = "casslab", version, about = "A performance lab for Apache Cassandra: declarative workloads, open-loop latency, saved results", long_about = None, after_help = help::TOP)]
 pub struct Cli {
+    /// Print only results and errors: no progress, notes or "wrote FILE" lines on stderr
+    /// (warnings still show).
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The command line's definition as clap builds it, with the help texts that differ between
+/// commands sharing a group of flags. `main`, the shell completions and the man page use it.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    Cli::command().mut_subcommand("lint", |c| {
+        c.mut_arg("hosts", |a| {
+            a.help("Contact points of a cluster whose live schema (tables, indexes, replication) is judged instead of the workload's own (comma separated, host or host:port). Without it no cluster is used.")
+        })
+    })
 }
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run a workload (built-in name or YAML file): schema, load, warm-up and measured run.
     /// Without --hosts it uses the local node, starting one if none is running.
+    #[command(after_help = help::RUN)]
     Run(RunArgs),
     /// Run an experiment: every variant of a base workload R times, interleaved, then compare
     /// each variant with the first (windowed bootstrap intervals and verdicts).
+    #[command(after_help = help::EXPERIMENT)]
     Experiment(ExperimentArgs),
     /// Start, inspect and stop real local Cassandra nodes on loopback (and, with `local redis`,
     /// a local redis-server).
-    #[command(subcommand)]
+    #[command(subcommand, after_help = help::LOCAL)]
     Local(LocalCommand),
     /// List the built-in workloads, or print one with `workloads show NAME`.
+    #[command(after_help = help::WORKLOADS)]
     Workloads {
         #[command(subcommand)]
         command: Option<WorkloadsCommand>,
     },
-    /// List saved runs, newest first.
-    Runs {
-        #[arg(long, default_value_t = 20)]
-        limit: usize,
-        #[command(flatten)]
-        store: StoreArgs,
-    },
-    /// Print a saved run's summary; optionally export it as JSON or an HdrHistogram log.
+    /// List saved runs, newest first (filtered by workload and tags); `runs delete` and
+    /// `runs tag` look after them.
+    #[command(args_conflicts_with_subcommands = true, after_help = help::RUNS)]
+    Runs(RunsArgs),
+    /// Print a saved run's summary; optionally export it as JSON, CSV or an HdrHistogram log.
+    #[command(after_help = help::SHOW)]
     Show {
         /// Run id, or `latest`.
         #[arg(default_value = "latest")]
         run: String,
+        /// What to print on stdout: the summary (text), the whole run as JSON (the export of
+        /// --json), or its intervals per operation as CSV.
+        #[arg(long, value_enum, default_value = "text")]
+        format: OutputFormat,
         #[command(flatten)]
         export: ExportArgs,
         #[command(flatten)]
@@ -55,19 +76,96 @@ pub enum Command {
     },
     /// Write a report of saved runs: a self-contained HTML page with charts (default),
     /// Markdown to paste into a pull request, or JSON for machines.
+    #[command(after_help = help::REPORT)]
     Report(ReportArgs),
     /// Compare saved runs with confidence intervals (windowed bootstrap): each figure per
     /// operation, the change against the baseline, verdicts in words; gates exit 1.
+    #[command(after_help = help::COMPARE)]
     Compare(CompareArgs),
     /// Make one run of the shards of a run spread over several loaders (`run --shard I/N`):
     /// checks they belong together, adds up their intervals' histograms (every percentile of
     /// the merged run is exact) and saves it as an ordinary run with a per-loader breakdown.
+    #[command(after_help = help::MERGE)]
     Merge(MergeArgs),
     /// Check a workload's data model (or every variant of an experiment) without a cluster:
     /// findings by severity with file:line, why each hurts and what to do instead. With --hosts
     /// it judges the keyspace's live schema from that cluster instead (no local node is
     /// started). Exits 1 when a finding is an error, 2 when the workload cannot be read.
+    #[command(after_help = help::LINT)]
     Lint(LintArgs),
+    /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
+    #[command(after_help = help::COMPLETIONS)]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print casslab's man page (roff) on stdout, or write one page per command into a directory.
+    #[command(after_help = help::MAN)]
+    Man {
+        /// Write casslab.1, casslab-run.1, … into DIR instead.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
+/// What a command prints on stdout.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    Csv,
+}
+
+#[derive(Args, Debug)]
+pub struct RunsArgs {
+    #[command(subcommand)]
+    pub command: Option<RunsCommand>,
+    #[command(flatten)]
+    pub list: RunsListArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct RunsListArgs {
+    /// Most runs to list, newest first (0: all of them); counted after the filters.
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// Only runs of this workload (its short name, e.g. kv or ycsb-a).
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
+    /// Only runs with this tag: `key=value` or a plain tag (repeatable: every one must match;
+    /// a bare `key` matches any value of it).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// text (a table), json or csv.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: OutputFormat,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RunsCommand {
+    /// Delete saved runs and everything saved with them; a run still running is refused.
+    Delete {
+        /// Run ids, or `latest`.
+        #[arg(required = true, value_name = "RUN")]
+        runs: Vec<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Tag a saved run: `key=value` replaces the run's tag of that key, a plain word is added.
+    Tag {
+        /// Run id, or `latest`.
+        run: String,
+        /// Tags to set.
+        #[arg(value_name = "TAG")]
+        tags: Vec<String>,
+        /// Remove the run's tags of this key (`key` itself or `key=…`); repeatable.
+        #[arg(long, value_name = "KEY")]
+        remove: Vec<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -109,7 +207,7 @@ pub struct MergeArgs {
     /// ids in --store, or `run-id:NAME` for every shard of run NAME in --store.
     #[arg(required = true, value_name = "SHARD")]
     pub shards: Vec<String>,
-    /// Write the merged run as JSON to FILE too.
+    /// Write the merged run as JSON to FILE too (`-`: stdout).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Where the shards' runs are read from (ids, run-id:) and the merged run is saved.
@@ -143,6 +241,10 @@ pub struct CompareArgs {
     /// short to judge are reported on stderr and do not fail.
     #[arg(long, value_name = "PERCENT")]
     pub max_regression: Option<casslab_core::analysis::MaxRegression>,
+    /// text (tables and verdicts), json (figures, changes and verdicts as data) or csv (one
+    /// line per side, operation and figure).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: OutputFormat,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -183,8 +285,8 @@ pub struct ReportArgs {
     /// Run ids, or `latest`; several runs are shown side by side with their config differences.
     #[arg(required = true, value_name = "RUN")]
     pub runs: Vec<String>,
-    /// Output file. Without it Markdown and JSON go to stdout, and so does HTML when stdout is
-    /// not a terminal.
+    /// Output file (`-`: stdout). Without it Markdown and JSON go to stdout, and so does HTML
+    /// when stdout is not a terminal.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Output format [default: from the output file's extension (.md, .json), else html]
@@ -208,8 +310,11 @@ pub enum ReportFormatArg {
 
 #[derive(Subcommand, Debug)]
 pub enum WorkloadsCommand {
-    /// Print a built-in workload's YAML (a starting point for your own file).
-    Show { name: String },
+    /// Print a built-in workload's or scenario's YAML (a starting point for your own file).
+    Show {
+        /// A name from `casslab workloads`, e.g. ycsb-a or node-loss.
+        name: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -258,6 +363,7 @@ pub enum LocalRedisCommand {
         /// Loopback address it listens on.
         #[arg(long, default_value = "127.0.0.1")]
         address: std::net::Ipv4Addr,
+        /// TCP port it listens on.
         #[arg(long, default_value_t = casslab_local::redis::DEFAULT_REDIS_PORT)]
         port: u16,
         #[command(flatten)]
@@ -280,8 +386,8 @@ pub struct LocalNodeArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct LocalHomeArgs {
-    /// Directory holding the local nodes [env: CASSLAB_HOME; default: the user's data dir/casslab]
-    #[arg(long)]
+    /// Directory holding the local nodes [default: the user's data dir/casslab]
+    #[arg(long, env = "CASSLAB_HOME", value_name = "DIR")]
     pub home: Option<PathBuf>,
 }
 
@@ -322,17 +428,19 @@ pub struct LocalUpArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct StoreArgs {
-    /// Results database (SQLite) [env: CASSLAB_STORE; default: the user's data dir/casslab/results.db]
-    #[arg(long)]
+    /// Results database (SQLite) [default: the user's data dir/casslab/results.db]
+    #[arg(long, env = "CASSLAB_STORE", value_name = "FILE")]
     pub store: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]
 pub struct ExportArgs {
-    /// Write the whole run (config, intervals, full histograms) as JSON to FILE.
+    /// Write the whole run (config, intervals, full histograms, server side, events, traces)
+    /// as JSON to FILE (`-`: stdout); docs/run-export.schema.json describes it.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write interval histograms in HdrHistogram's log format to FILE (latency from the intended start).
+    /// Write interval histograms in HdrHistogram's log format to FILE (`-`: stdout; latency
+    /// from the intended start).
     #[arg(long, value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
     /// With --hdr-log: write service time instead of latency from the intended start.
@@ -456,12 +564,31 @@ pub struct RunOptions {
     /// stored. Without it casslab uses its local redis-server, starting one if needed.
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
+    /// Serve the run's live figures for Prometheus at http://ADDR/metrics while it goes
+    /// (per operation: completed and failed operations, throughput, latency quantiles), e.g.
+    /// 127.0.0.1:9464 or 0.0.0.0:9464.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Write one line per interval as it closes, with wall-clock times, to FILE (`-`: stdout,
+    /// instead of the summary).
+    #[arg(long, value_name = "FILE")]
+    pub stream: Option<PathBuf>,
+    /// Format of --stream: jsonl (one JSON object per interval) or csv (one line per
+    /// interval and operation) [default: csv for a .csv file, else jsonl]
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub stream_format: Option<StreamFormatArg>,
     #[command(flatten)]
     pub export: ExportArgs,
     #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]
     pub local: LocalHomeArgs,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamFormatArg {
+    Jsonl,
+    Csv,
 }
 
 #[derive(Args, Debug)]
@@ -474,8 +601,8 @@ pub struct ExperimentArgs {
     /// Bootstrap window (overrides the file's `window`), e.g. 60s.
     #[arg(long)]
     pub window: Option<String>,
-    /// Also write the experiment as one self-contained HTML page: bars per variant with
-    /// their intervals, the baseline marked, the verdicts.
+    /// Also write the experiment as one self-contained HTML page (`-`: stdout): bars per
+    /// variant with their intervals, the baseline marked, the verdicts.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Order of the variants in each repetition (overrides the file's `order`):
@@ -512,12 +639,14 @@ pub struct ClusterArgs {
     /// uses its local node.
     #[arg(long, value_delimiter = ',')]
     pub hosts: Vec<String>,
+    /// CQL port of the hosts given without one.
     #[arg(long, default_value_t = 9042)]
     pub port: u16,
     /// Local data center (for routing and LOCAL_* consistency levels).
     #[arg(long)]
     pub dc: Option<String>,
-    /// User name; the password comes from CASSLAB_PASSWORD or a prompt, and is never stored.
+    /// User name; the password comes from the environment variable CASSLAB_PASSWORD or a
+    /// prompt, and is never stored.
     #[arg(long)]
     pub user: Option<String>,
     /// Connect with TLS.
@@ -841,7 +970,40 @@ mod tests {
 
     #[test]
     fn cli_definition_is_consistent() {
-        use clap::CommandFactory;
-        Cli::command().debug_assert();
+        command().debug_assert();
+    }
+
+    #[test]
+    fn every_command_has_examples_and_the_environment_is_listed() {
+        let mut cmd = command();
+        let top = cmd.render_help().to_string();
+        for var in ["CASSLAB_STORE", "CASSLAB_HOME", "CASSLAB_PASSWORD"] {
+            assert!(top.contains(var), "{var} in --help:\n{top}");
+        }
+        for sub in cmd.get_subcommands_mut().filter(|s| s.get_name() != "help") {
+            let name = sub.get_name().to_string();
+            let help = sub.render_help().to_string();
+            assert!(help.contains("EXAMPLES:\n  casslab "), "casslab {name} --help has no examples:\n{help}");
+        }
+        let store = command().find_subcommand("runs").unwrap().get_arguments().find(|a| a.get_id() == "store").unwrap().get_env().map(|e| e.to_os_string());
+        assert_eq!(store, Some("CASSLAB_STORE".into()));
+        let hosts = command().find_subcommand("lint").unwrap().get_arguments().find(|a| a.get_id() == "hosts").unwrap().get_help().unwrap().to_string();
+        assert!(hosts.contains("live schema") && !hosts.contains("local node"), "{hosts}");
+        for (sub, arg) in [("runs", "limit"), ("run", "port")] {
+            let a = command().find_subcommand(sub).unwrap().get_arguments().find(|a| a.get_id() == arg).unwrap().get_help().map(|h| h.to_string());
+            assert!(a.is_some_and(|h| !h.is_empty()), "{sub} --{arg} is described");
+        }
+    }
+
+    #[test]
+    fn output_flags_are_the_same_everywhere() {
+        for args in [&["casslab", "runs", "--format", "csv"][..], &["casslab", "show", "3", "--format", "json"], &["casslab", "compare", "1", "2", "--format", "csv"], &["casslab", "-q", "runs"], &["casslab", "runs", "delete", "3", "4"], &["casslab", "runs", "tag", "3", "k=v", "--remove", "old"]] {
+            assert!(Cli::try_parse_from(args).is_ok(), "{args:?}");
+        }
+        let cli = Cli::try_parse_from(["casslab", "runs", "--workload", "kv", "--tag", "a=b", "--tag", "c", "--quiet"]).unwrap();
+        assert!(cli.quiet);
+        let Command::Runs(r) = cli.command else { unreachable!() };
+        assert_eq!((r.list.workload.as_deref(), r.list.tags.len(), r.command.is_none()), (Some("kv"), 2, true));
+        assert!(Cli::try_parse_from(["casslab", "show", "--format", "xml"]).is_err());
     }
 }

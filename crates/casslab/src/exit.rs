@@ -98,7 +98,7 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
     }
     if let Some(e) = e.downcast_ref::<StoreError>() {
         return match e {
-            StoreError::Missing { .. } | StoreError::NoSuchRun(_) | StoreError::UnsupportedSchema { .. } => Some(Exit::Usage),
+            StoreError::Missing { .. } | StoreError::NoSuchRun(_) | StoreError::StillRunning(_) | StoreError::UnsupportedSchema { .. } => Some(Exit::Usage),
             // the store's own failures (disk, SQLite) are no one's input
             _ => None,
         };

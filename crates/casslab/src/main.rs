@@ -5,15 +5,20 @@
 mod cli;
 mod commands;
 mod exit;
+mod help;
 mod out;
 mod progress;
 mod terminal;
 
-use clap::Parser;
+use clap::FromArgMatches;
 use exit::Exit;
 
 fn main() {
-    let args = cli::Cli::parse();
+    let args = match cli::Cli::from_arg_matches(&cli::command().get_matches()) {
+        Ok(args) => args,
+        Err(e) => e.exit(),
+    };
+    out::set_quiet(args.quiet);
     let code = match commands::dispatch(args) {
         Ok(code) => code,
         Err(e) => {

@@ -6,7 +6,8 @@
 //! Why not die on the closed pipe (SIGPIPE's default, or exit 0 at the first failed write as
 //! ripgrep does): a `compare` gate that failed must still exit 1 under `| head`, and `run`
 //! or `show --json` must still save and export what they were asked to. It owns nothing
-//! else: progress, warnings and errors go to stderr directly.
+//! else: progress, warnings and errors go to stderr; [`note`] is the stderr line that `--quiet`
+//! silences. A file option given `-` writes to stdout through [`write_to_file_or_stdout`].
 
 use anyhow::{Context, Result};
 use std::io::{ErrorKind, Write};
@@ -14,6 +15,51 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set once a write found standard output closed.
 static CLOSED: AtomicBool = AtomicBool::new(false);
+/// `--quiet`: no notes on stderr.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// A line on stderr that is neither a result nor a warning (progress, "wrote FILE"): left out
+/// with `--quiet`.
+pub fn note(line: &str) {
+    if !quiet() {
+        eprintln!("{line}");
+    }
+}
+
+/// The path that names standard output.
+pub fn stdout_path() -> std::path::PathBuf {
+    std::path::PathBuf::from("-")
+}
+
+/// Whether a file option names standard output (`-`).
+pub fn is_stdout(path: &std::path::Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Writes what `write` produces to the file `path` (its directory made when missing), or to
+/// stdout for `-`; says "wrote FILE" for a file.
+pub fn write_to_file_or_stdout(path: &std::path::Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+    if is_stdout(path) {
+        let mut buf = Vec::new();
+        write(&mut buf).context("cannot write to standard output")?;
+        return print(&String::from_utf8_lossy(&buf));
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?);
+    write(&mut f).and_then(|()| f.flush()).with_context(|| format!("cannot write {}", path.display()))?;
+    note(&format!("wrote {}", path.display()));
+    Ok(())
+}
 
 /// Writes `text` to standard output and flushes it (so a closed pipe is seen at once).
 pub fn print(text: &str) -> Result<()> {

@@ -43,6 +43,10 @@ fn fmt_s(ms: u64) -> String {
 
 impl Observer for Terminal {
     fn on(&self, event: &SessionEvent<'_>) {
+        // --quiet: warnings, and the summaries that are results, only
+        if crate::out::quiet() && !matches!(event, SessionEvent::Warning(_) | SessionEvent::RunFinished { .. }) {
+            return;
+        }
         match event {
             SessionEvent::Connected { hosts, info } => self.say(&format!(
                 "connected to {} ({} node{}, {})",
@@ -70,6 +74,7 @@ impl Observer for Terminal {
                 eprintln!("{what}");
             }
             SessionEvent::Interval(s) => self.progress().interval(s),
+            SessionEvent::RunStarted { .. } => {}
             SessionEvent::PhaseFinished { .. } => self.progress().clear(),
             SessionEvent::EventStarted { spec } => self.say(&format!("event {}: {} ...", fmt_s(spec.at_ms), spec.label())),
             SessionEvent::EventFinished { spec, record } => self.say(&format!(

@@ -10,16 +10,19 @@
 //! otherwise does) whether the timestamps are relative.
 //!
 //! Histogram values are nanoseconds, as recorded. `HistogramLogProcessor`'s default
-//! `-outputValueUnitRatio` of 1e6 therefore prints milliseconds. The `Interval_Max` column,
-//! which readers only show and never use, is written with the `hdrhistogram` crate's default
-//! divisor of 1 and so is in nanoseconds too (Java's writer would divide it by 1e6).
+//! `-outputValueUnitRatio` of 1e6 therefore prints milliseconds. The `Interval_Max` column is
+//! in milliseconds, as Java's writer writes it (its `maxValueUnitRatio` of 1e6) and as
+//! HistogramLogAnalyzer and the plotters show it: each line is written here exactly as Java's
+//! `HistogramLogWriter.outputIntervalHistogram` formats it, `%.3f,%.3f,%.3f,<base64>`.
 
 use crate::stats::{LatencyKind, Phase};
 use crate::store::StoredInterval;
-use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, IntervalLogWriterError, Tag};
-use hdrhistogram::serialization::V2DeflateSerializer;
+use base64::Engine as _;
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use std::io::{self, Write};
-use std::time::Duration;
+
+/// What `Interval_Max` is divided by: nanoseconds to milliseconds (Java's `maxValueUnitRatio`).
+pub const MAX_VALUE_UNIT_RATIO: f64 = 1e6;
 
 /// Writes `intervals` (as [`crate::store::Store::intervals`] returns them) as an interval log.
 /// `run_started_at_ms` (unix ms) is the instant the intervals' `start_ms` count from.
@@ -42,19 +45,20 @@ pub fn write_hdr_log(
     writeln!(w, "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"")?;
 
     let mut serializer = V2DeflateSerializer::new();
-    let mut log = IntervalLogWriterBuilder::new().begin_log_with(w, &mut serializer)?;
+    let mut bytes = Vec::new();
     for iv in intervals {
-        let tag = tag(iv.phase, &iv.op);
-        log.write_histogram(
-            which.histogram(&iv.stats),
-            Duration::from_millis(iv.start_ms),
-            Duration::from_millis(iv.end_ms.saturating_sub(iv.start_ms)),
-            Tag::new(&tag),
-        )
-        .map_err(|e| match e {
-            IntervalLogWriterError::IoError(e) => e,
-            IntervalLogWriterError::SerializeError(e) => io::Error::other(e),
-        })?;
+        let h = which.histogram(&iv.stats);
+        bytes.clear();
+        serializer.serialize(h, &mut bytes).map_err(|e| io::Error::other(format!("{e:?}")))?;
+        writeln!(
+            w,
+            "Tag={},{:.3},{:.3},{:.3},{}",
+            tag(iv.phase, &iv.op),
+            iv.start_ms as f64 / 1000.0,
+            iv.end_ms.saturating_sub(iv.start_ms) as f64 / 1000.0,
+            h.max() as f64 / MAX_VALUE_UNIT_RATIO,
+            base64::engine::general_purpose::STANDARD.encode(&bytes)
+        )?;
     }
     Ok(())
 }
@@ -70,8 +74,8 @@ mod tests {
     use super::*;
     use crate::stats::OpStats;
     use crate::store::deserialize_histogram;
-    use base64::Engine as _;
-    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry, Tag};
+    use std::time::Duration;
 
     fn interval(index: u32, phase: Phase, op: &str, n: u64) -> StoredInterval {
         let mut stats = OpStats::default();
@@ -98,6 +102,10 @@ mod tests {
             write_hdr_log(&mut buf, started_at_ms, &intervals, which).unwrap();
             let text = String::from_utf8(buf.clone()).unwrap();
             assert!(text.contains("#[Histogram log format version 1.3]\n"), "{text}");
+            if which == LatencyKind::Intended {
+                // Java's line: start and length in seconds, the max in milliseconds, 3 decimals
+                assert!(text.contains("\nTag=run.read,2.250,1.000,0.500,HIST"), "{text}");
+            }
             assert!(text.contains("#[StartTime: 1700000000.123 (seconds since epoch), 2023-11-14T22:13:20.123Z]\n"));
             assert!(text.contains(
                 "\n\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n"
@@ -128,7 +136,10 @@ mod tests {
                     deserialize_histogram(&base64::engine::general_purpose::STANDARD.decode(encoded).unwrap()).unwrap();
                 assert_eq!(h.len(), want.len());
                 assert!(h == *want);
-                assert_eq!(*max, want.max() as f64, "Interval_Max is in nanoseconds");
+                // milliseconds with three decimals, as Java's writer prints `max / 1e6`
+                let want_ms: f64 = format!("{:.3}", want.max() as f64 / 1e6).parse().unwrap();
+                assert_eq!(*max, want_ms, "Interval_Max is in milliseconds");
+                assert!(*max < 1000.0, "at most {} ns is under a second", want.max());
             }
         }
     }

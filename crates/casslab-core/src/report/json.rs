@@ -29,6 +29,7 @@
 //!       "latency_hdr": "HISTFAA...", "service_hdr": "HISTFAA..." } ],
 //!   "server_samples": [ { "node": "127.0.0.1", "metric": "cpu_pct", "at_ms": 1000, "value": 93.5 } ],
 //!   "events": [ { "record": <EventRecord>, "impact": <EventImpact> | null } ],
+//!   "suspects": [ { "op", "start_ms", "end_ms", "p99_ms", "typical_p99_ms", "findings": ["..."], "text" } ],
 //!   "traces": [ <Trace> ]
 //! }
 //! ```
@@ -40,6 +41,10 @@
 //! `intervals` holds one entry per sampling interval with its operations in workload order,
 //! each with its histograms (so that the intervals of several loaders can be added exactly:
 //! `casslab merge`). Version 1 had no interval histograms, server samples, events or traces.
+//! `suspects` are the intervals whose p99 exceeds 3× the operation's median interval p99, with
+//! what the servers did then (`server::suspects`); computed from the rest, so a reader ignores
+//! them. `docs/run-export.schema.json` describes the whole format; a test checks real exports
+//! against it.
 //! `late` counts operations started more than 1 ms after their intended start (fixed rate),
 //! `max_lag_ns` is the largest such delay, `empty_reads` the executions whose reads returned no
 //! row, `rows_read` the rows the reads returned (plain statements; not set reads); `validity` is the run's verdict (`crate::validity`).
@@ -48,6 +53,8 @@
 //! them with any HdrHistogram implementation. [`read_run_json`] reads a file back.
 
 use crate::events::EventRecord;
+use super::server_view::client_intervals;
+use crate::server::suspects;
 use crate::server::traces::Trace;
 use crate::server::ServerSample;
 use crate::stats::{ErrorKind, LatencySummary, OpStats, OpSummary, Phase};
@@ -85,14 +92,19 @@ pub fn run_json(run: &RunData, validity: Option<&Validity>) -> Value {
         "histograms": run.histograms.iter().map(|(phase, op, stats)| histogram_json(*phase, op, stats)).collect::<Vec<_>>(),
         "server_samples": run.server_samples,
         "events": run.events.iter().map(|(record, impact)| json!({ "record": record, "impact": impact })).collect::<Vec<_>>(),
+        "suspects": suspects::find(&client_intervals(&run.intervals), &run.server_samples, suspects::SPIKE_FACTOR).iter().map(suspects::to_json).collect::<Vec<_>>(),
         "traces": run.traces,
     })
 }
 
 /// Writes [`run_json`] to `path`, pretty-printed.
 pub fn write_run_json(path: &Path, run: &RunData, validity: Option<&Validity>) -> io::Result<()> {
-    let mut w = io::BufWriter::new(std::fs::File::create(path)?);
-    serde_json::to_writer_pretty(&mut w, &run_json(run, validity))?;
+    to_writer(&mut io::BufWriter::new(std::fs::File::create(path)?), run, validity)
+}
+
+/// Writes [`run_json`] to `w`, pretty-printed, with a final line break.
+pub fn to_writer(w: &mut impl Write, run: &RunData, validity: Option<&Validity>) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *w, &run_json(run, validity))?;
     w.write_all(b"\n")?;
     w.flush()
 }
@@ -348,6 +360,26 @@ mod tests {
         assert_eq!(back.record.config, run.record.config);
         assert_eq!(back.record.summary, run.record.summary);
         assert_eq!(back.server_samples, run.server_samples);
+        assert_eq!(v["suspects"], json!([]), "no interval stands out");
+    }
+
+    #[test]
+    fn a_latency_spike_is_exported_as_a_suspect_with_what_the_servers_did() {
+        let mut intervals: Vec<StoredInterval> = (0..6).map(|i| interval(i, "read")).collect();
+        let mut slow = OpStats::default();
+        for i in 1..=200u64 {
+            slow.record_ok(50_000_000 + i * 1_000, 40_000_000);
+        }
+        intervals[4].stats = slow;
+        let mut run = data(intervals, Vec::new());
+        run.server_samples.push(ServerSample { node: "127.0.0.1".into(), metric: format!("{}G1 Young", crate::server::metric::GC_PAUSE_PREFIX), at_ms: 2_100, value: 180.0 });
+        let v = run_json(&run, None);
+        let s = &v["suspects"];
+        assert_eq!(s.as_array().unwrap().len(), 1, "{s}");
+        assert_eq!((s[0]["op"].as_str(), s[0]["start_ms"].as_u64(), s[0]["end_ms"].as_u64()), (Some("read"), Some(2_000), Some(2_500)));
+        assert!(s[0]["p99_ms"].as_f64().unwrap() > 50.0 && s[0]["typical_p99_ms"].as_f64().unwrap() < 1.0, "{s}");
+        assert!(s[0]["text"].as_str().unwrap().starts_with("p99 of read rose to"), "{s}");
+        assert!(s[0]["findings"][0].as_str().unwrap().contains("paused 180 ms in GC"), "{s}");
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! The Markdown report, to paste into a pull request or an issue: per run a header line,
-//! tables per operation (latency from intended start, and service time under a fixed rate),
-//! the key config, notes and the full config folded in a `<details>`; for several runs, an
-//! overview table and the config keys that differ. GitHub-flavoured tables; no charts.
+//! The Markdown report, to paste into a pull request: per run a header line, tables per
+//! operation (latency from intended start, and service time under a fixed rate), the events
+//! with their impact, the server side (per-node figures and the suspects) and the slowest
+//! traced requests as the terminal shows them (in `text` blocks), the key config, notes and the
+//! full config folded in a `<details>`; for several runs, an overview table and the config
+//! keys that differ. GitHub-flavoured tables; no charts.
 
 use super::config_table::config_rows;
 use super::run_view::{grouped, Report, ReportFormat, RunView};
@@ -84,6 +86,15 @@ fn table(s: &mut String, p: &PhaseSummary, service: bool) {
     s.push('\n');
 }
 
+/// A terminal section under a bold title, as a `text` block (nothing when it is empty).
+fn block(s: &mut String, title: &str, text: &str) {
+    let text = text.trim_matches('\n');
+    if text.trim().is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "**{title}**\n\n```text\n{}\n```\n", text.replace("```", "` ` `"));
+}
+
 fn run_section(s: &mut String, run: &RunView, several: bool) {
     let r = &run.record;
     if several {
@@ -125,6 +136,10 @@ fn run_section(s: &mut String, run: &RunView, several: bool) {
             let _ = writeln!(s, "Errors by kind: {}\n", parts.join(", "));
         }
     }
+    let events: Vec<_> = run.events.iter().cloned().zip(run.event_impacts.iter().cloned().chain(std::iter::repeat(None))).collect();
+    block(s, "Events", &super::text::events_table(&events));
+    block(s, "Server side", &super::server_view::text_section_of(run));
+    block(s, "Slowest traced requests", &super::server_view::traces_text(&run.traces));
     let c = &r.config;
     let mut key = vec![format!("workload `{}`", c.workload), format!("concurrency {}", c.concurrency)];
     if let Some(rate) = c.rate_per_s {
@@ -168,6 +183,43 @@ mod tests {
         assert!(md.contains("> **Note:** target rate 600/s not kept"));
         assert!(md.contains("| `params.rows` | 1000 |"));
         assert!(!md.contains("Config differences"));
+    }
+
+    #[test]
+    fn events_server_side_suspects_and_traces_are_in_the_report() {
+        use crate::events::{EventRecord, EventStatus};
+        use crate::server::traces::{Trace, TraceEvent};
+        use crate::server::{metric, ServerSample};
+        let mut run = view(3, Some(600.0));
+        run.events = vec![EventRecord { seq: 0, spec: "4s flush".into(), action: "flush".into(), target: None, start_ms: 4_000, end_ms: 4_300, status: EventStatus::Ok, exit_code: None, output_tail: String::new() }];
+        run.event_impacts = vec![Some(crate::store::EventImpact {
+            baseline_from_ms: Some(0),
+            baseline_to_ms: Some(4_000),
+            baseline_ops_per_s: Some(500.0),
+            during_ops_per_s: Some(250.0),
+            after_ops_per_s: Some(500.0),
+            p99: vec![],
+            errors: [(crate::stats::ErrorKind::Timeout, 3)].into(),
+            recovery_ms: Some(2_000),
+        })];
+        run.server = vec![ServerSample { node: "127.0.0.1".into(), metric: metric::CPU_PCT.into(), at_ms: 6_000, value: 150.0 }];
+        run.traces = vec![Trace {
+            session_id: "s1".into(),
+            at_ms: 7_000,
+            duration_us: 12_345,
+            coordinator: "127.0.0.1".into(),
+            query: "SELECT v FROM kv WHERE k = ?".into(),
+            events: vec![TraceEvent { elapsed_us: 100, source: "127.0.0.1".into(), thread: "ReadStage-1".into(), activity: "Merged data from memtables and 2 sstables".into() }],
+        }];
+        let md = MarkdownReport.render(&Report::new(vec![run]));
+        assert!(md.contains("**Events**\n\n```text\n"), "{md}");
+        assert!(md.contains("4.0s  flush") && md.contains("-50%") && md.contains("timeout 3") && md.contains("after 2.0 s"), "{md}");
+        assert!(md.contains("**Server side**") && md.contains("CPU avg 150% max 150% of a core"), "{md}");
+        assert!(md.contains("suspects (intervals whose p99 exceeds 3×"), "{md}");
+        assert!(md.contains("**Slowest traced requests**") && md.contains("Merged data from memtables and 2 sstables"), "{md}");
+        // and nothing of it for a run without them
+        let plain = MarkdownReport.render(&Report::new(vec![view(3, Some(600.0))]));
+        assert!(!plain.contains("**Events**") && !plain.contains("**Server side**") && !plain.contains("traced"), "{plain}");
     }
 
     #[test]

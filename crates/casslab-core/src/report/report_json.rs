@@ -1,6 +1,7 @@
 //! The machine-readable report (`casslab report --format json`): per run its meta data, load
-//! shape, config, per-phase summaries per operation, the per-interval series and the latency
-//! percentile spectra; for several runs, the config keys that differ. Unlike `json.rs` (the
+//! shape, config, per-phase summaries per operation, the per-interval series, the latency
+//! percentile spectra, the server-side series, the events with their impact, the suspects and
+//! the traced requests; for several runs, the config keys that differ. Unlike `json.rs` (the
 //! lossless export of one run, histograms included) it holds only figures. Its shape is
 //! described by `docs/run-report.schema.json`, which a test checks the output against.
 //!
@@ -8,6 +9,8 @@
 //! `mode` is `{"kind": "fixed_rate", "target_rate_per_s": …}` or
 //! `{"kind": "max_throughput", "concurrency": …}`.
 
+use super::server_view;
+use crate::server::suspects;
 use super::run_view::{IntervalView, LoadShape, Report, ReportFormat, RunView, SpectrumPoint};
 use serde_json::{json, Value};
 
@@ -64,6 +67,10 @@ fn run_json(run: &RunView) -> Value {
             "intended": points(&s.intended),
             "service": points(&s.service),
         })).collect::<Vec<_>>(),
+        "server_samples": run.server,
+        "events": run.events.iter().enumerate().map(|(i, e)| json!({ "record": e, "impact": run.event_impacts.get(i).cloned().flatten() })).collect::<Vec<_>>(),
+        "suspects": server_view::suspects_of(run).iter().map(suspects::to_json).collect::<Vec<_>>(),
+        "traces": run.traces,
     })
 }
 
@@ -110,5 +117,8 @@ mod tests {
         assert_eq!(spectra.len(), 3);
         assert_eq!(spectra[1]["intended"][0]["percentile"], 0.0);
         assert_eq!(v["config_differences"][0]["key"], "rate_per_s");
+        for k in ["server_samples", "events", "suspects", "traces"] {
+            assert!(run[k].is_array(), "{k}: {}", run[k]);
+        }
     }
 }

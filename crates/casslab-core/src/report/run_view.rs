@@ -101,6 +101,8 @@ pub struct RunView {
     pub spectra: Vec<OpSpectrum>,
     /// Events during the run (`--event`), drawn on the time charts; see [`RunView::with_events`].
     pub events: Vec<crate::events::EventRecord>,
+    /// Each event's measured impact, in the order of `events` (`None` where none was measured).
+    pub event_impacts: Vec<Option<crate::store::EventImpact>>,
     /// The nodes' own metrics during the run (empty unless the caller adds them).
     pub server: Vec<crate::server::ServerSample>,
     /// Query traces of the slowest requests (empty unless the caller adds them).
@@ -142,7 +144,7 @@ impl RunView {
                 .map(|((phase, op), st)| OpSpectrum { phase, op, intended: spectrum(&st.intended), service: spectrum(&st.service) })
                 .collect();
         }
-        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new(), traces: Vec::new(), events: Vec::new(), validity: None, wall_clock: false }
+        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new(), traces: Vec::new(), events: Vec::new(), event_impacts: Vec::new(), validity: None, wall_clock: false }
     }
 
     /// The view with the run's events, as [`crate::store::Store::events`] returns them.

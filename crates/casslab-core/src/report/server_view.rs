@@ -92,10 +92,25 @@ fn node_lines(samples: &[ServerSample], run_ms: u64) -> Vec<(String, String)> {
 
 /// The terminal section: per-node lines and the suspects. Empty when nothing was collected.
 pub fn text_section(intervals: &[StoredInterval], samples: &[ServerSample]) -> String {
+    let run_ms = intervals.iter().map(|iv| iv.end_ms).max().unwrap_or(0);
+    text_of(&client_intervals(intervals), samples, run_ms)
+}
+
+/// [`text_section`] of a run as the reports see it (the Markdown report shows it as is).
+pub fn text_section_of(run: &RunView) -> String {
+    let run_ms = run.intervals.iter().map(|iv| iv.end_ms).max().unwrap_or(0);
+    text_of(&client_intervals_of(run), &run.server, run_ms)
+}
+
+/// The suspects of a run as the reports see it.
+pub fn suspects_of(run: &RunView) -> Vec<suspects::Suspect> {
+    suspects::find(&client_intervals_of(run), &run.server, SPIKE_FACTOR)
+}
+
+fn text_of(points: &[ClientInterval], samples: &[ServerSample], run_ms: u64) -> String {
     if samples.is_empty() {
         return String::new();
     }
-    let run_ms = intervals.iter().map(|iv| iv.end_ms).max().unwrap_or(0);
     let mut out = format!("\nserver side ({}):\n", source(samples));
     let mut nodes = TextTable::headless().indent(2);
     for (node, figures) in node_lines(samples, run_ms) {
@@ -109,7 +124,7 @@ pub fn text_section(intervals: &[StoredInterval], samples: &[ServerSample]) -> S
             let _ = writeln!(out, "  {l}");
         }
     }
-    let found = suspects::find(&client_intervals(intervals), samples, SPIKE_FACTOR);
+    let found = suspects::find(points, samples, SPIKE_FACTOR);
     let _ = writeln!(out, "suspects (intervals whose p99 exceeds {SPIKE_FACTOR:.0}× the run's median interval p99):");
     if found.is_empty() {
         out.push_str("  none\n");

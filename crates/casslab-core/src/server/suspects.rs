@@ -17,7 +17,7 @@ pub struct ClientInterval {
 }
 
 /// A latency spike and what happened on the servers around it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Suspect {
     pub op: String,
     pub start_ms: u64,
@@ -80,6 +80,13 @@ pub fn find(points: &[ClientInterval], samples: &[ServerSample], factor: f64) ->
     out.truncate(MAX_SUSPECTS);
     out.sort_by_key(|s| (s.start_ms, s.op.clone()));
     out
+}
+
+/// A suspect as the JSON exports hold it: its fields and the line [`describe`] prints.
+pub fn to_json(s: &Suspect) -> serde_json::Value {
+    let mut v = serde_json::to_value(s).unwrap_or_default();
+    v["text"] = describe(s).into();
+    v
 }
 
 /// One line per suspect, e.g. `p99 of read rose to 84.0 ms at 02:31 (typical 3.1 ms): 127.0.0.1 paused 210 ms in GC (Full (System.gc())) at 02:31; ...`.

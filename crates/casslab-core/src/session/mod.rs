@@ -155,6 +155,7 @@ impl<'a> RunSession<'a> {
             }
         };
 
+        observer.on(&SessionEvent::RunStarted { run: id, workload: &w.name, t0_unix_ms: self.clock.t0_unix_ms });
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let (cfg2, w2, clock, stop) = (cfg.clone(), w.clone(), self.clock, lab.stop.clone());
         let engine = tokio::spawn(async move { engine::run(target, &cfg2, &w2, clock, tx, stop).await });

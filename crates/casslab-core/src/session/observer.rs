@@ -19,6 +19,9 @@ pub enum SessionEvent<'a> {
     Warning(&'a str),
     /// A remark of the server view, tracing or on-disk figures (also saved in the run's notes).
     Note(&'a str),
+    /// The run was begun in the results store as `run`; its time axis (every `start_ms`)
+    /// counts from `t0_unix_ms` on the wall clock.
+    RunStarted { run: RunId, workload: &'a str, t0_unix_ms: i64 },
     PhaseStarted { phase: Phase, count: Option<u64>, warmup_s: f64, duration_s: Option<f64>, rate_per_s: Option<f64>, concurrency: usize },
     /// An interval closed (and was saved).
     Interval(&'a IntervalSample),

@@ -7,6 +7,7 @@
 
 mod db;
 mod events;
+mod manage;
 mod open;
 mod process;
 mod rows;
@@ -15,6 +16,7 @@ mod server;
 
 pub use db::Store;
 pub use events::{EventImpact, P99Change};
+pub use manage::tag_key;
 pub use process::RunProcess;
 pub use schema::SCHEMA_VERSION;
 
@@ -235,6 +237,8 @@ pub enum StoreError {
     UnsupportedSchema { found: i64, supported: i64 },
     #[error("no saved run with id {0}")]
     NoSuchRun(RunId),
+    #[error("run {0} is still running (its process is alive); wait for it to end or stop it first")]
+    StillRunning(RunId),
     #[error("results database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[error("cannot encode {what} for the results database: {source}")]

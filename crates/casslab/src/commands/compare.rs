@@ -9,13 +9,14 @@
 
 use super::report::resolve;
 use super::store_to_read;
-use crate::cli::{AnalysisArgs, CompareArgs};
+use crate::cli::{AnalysisArgs, CompareArgs, OutputFormat};
 use crate::exit::{bail_usage, Exit};
 use crate::out;
 use anyhow::Result;
 use casslab_core::analysis::study::{study, Group, Study, StudyPlan};
 use casslab_core::analysis::{approx_duration, auto_window_s, check_gates, AnalysisOptions, Gate, GateFailure, LatencyKind, MaxRegression};
 use casslab_core::report::comparison::{self, signed};
+use casslab_core::report::{comparison_json, csv};
 use casslab_core::stats::Phase;
 use casslab_core::store::{RunId, Store};
 use casslab_core::validity;
@@ -56,7 +57,11 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
     }
     let groups: Vec<Group> = ids.iter().map(|id| Group { label: format!("run {id}"), runs: vec![*id] }).collect();
     let s = study(&store, &groups, plan)?;
-    out::print(&comparison::text(&s))?;
+    match args.format {
+        OutputFormat::Text => out::print(&comparison::text(&s))?,
+        OutputFormat::Json => out::print(&format!("{}\n", serde_json::to_string_pretty(&comparison_json::comparison_json(&s))?))?,
+        OutputFormat::Csv => out::print(&csv::comparison_csv(&s))?,
+    }
     Ok(if gates_pass(&s, &args.fail_if, args.max_regression)? { Exit::Success } else { Exit::Failed }.code())
 }
 
@@ -72,7 +77,7 @@ pub(crate) fn gates_pass(s: &Study, fail_if: &[Gate], max_regression: Option<Max
         return Ok(false);
     }
     if !fail_if.is_empty() || max_regression.is_some() {
-        eprintln!("gates passed");
+        out::note("gates passed");
     }
     Ok(true)
 }

@@ -146,8 +146,8 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         if let Some(path) = &args.output {
             let mut page = ExperimentPage::of_study(&exp.name, &exp.description, &experiment_id, &s);
             page.notes.splice(0..0, notes);
-            std::fs::write(path, page.render()).with_context(|| format!("cannot write {}", path.display()))?;
-            eprintln!("wrote {}", path.display());
+            let html = page.render();
+            out::write_to_file_or_stdout(path, |w| w.write_all(html.as_bytes()))?;
         }
         gates_ok = compare::gates_pass(&s, &args.fail_if, args.max_regression)?;
     } else {

@@ -37,7 +37,7 @@ fn redis(cmd: LocalRedisCommand) -> Result<i32> {
     match cmd {
         LocalRedisCommand::Up { address, port, home: h } => {
             let server = LocalRedis::new(RedisOptions { home: home(&h), address, port });
-            let pid = server.up(&mut |line| eprintln!("{line}"))?;
+            let pid = server.up(&mut |line| out::note(line))?;
             eprintln!("redis-server pid {pid} — home {}, log {}", server.dir().display(), server.log_file().display());
             out::println(&server.url())?;
             Ok(Exit::Success.code())
@@ -57,7 +57,7 @@ fn redis(cmd: LocalRedisCommand) -> Result<i32> {
             Ok(if st.pid.is_some() && st.answers { Exit::Success } else { Exit::Setup }.code())
         }
         LocalRedisCommand::Down(h) => {
-            redis_for(&h)?.down(&mut |line| eprintln!("{line}"))?;
+            redis_for(&h)?.down(&mut |line| out::note(line))?;
             Ok(Exit::Success.code())
         }
     }
@@ -65,7 +65,7 @@ fn redis(cmd: LocalRedisCommand) -> Result<i32> {
 
 /// Starts (or finds running) the cluster's nodes, with progress on stderr.
 pub fn up_with_progress(cluster: &LocalCluster) -> Result<()> {
-    let report = cluster.up(&mut |line| eprintln!("{line}"))?;
+    let report = cluster.up(&mut |line| out::note(line))?;
     for n in &report.nodes {
         eprintln!("{}: {}:{} pid {} — data {}, log {}", n.name, n.address, n.cql_port, n.pid.map(|p| p.to_string()).unwrap_or("-".into()), n.data_dir.display(), n.log_file.display());
     }
@@ -166,17 +166,17 @@ pub fn local(cmd: LocalCommand) -> Result<i32> {
         }
         LocalCommand::Stop(a) => {
             let cluster = cluster_for(&a.home)?;
-            cluster.stop_nodes(&cluster.select(&a.target)?, false, &mut |line| eprintln!("{line}"))?;
+            cluster.stop_nodes(&cluster.select(&a.target)?, false, &mut |line| out::note(line))?;
             Ok(Exit::Success.code())
         }
         LocalCommand::Kill(a) => {
             let cluster = cluster_for(&a.home)?;
-            cluster.stop_nodes(&cluster.select(&a.target)?, true, &mut |line| eprintln!("{line}"))?;
+            cluster.stop_nodes(&cluster.select(&a.target)?, true, &mut |line| out::note(line))?;
             Ok(Exit::Success.code())
         }
         LocalCommand::Start(a) => {
             let cluster = cluster_for(&a.home)?;
-            cluster.start_nodes(&cluster.select(&a.target)?, &mut |line| eprintln!("{line}"))?;
+            cluster.start_nodes(&cluster.select(&a.target)?, &mut |line| out::note(line))?;
             Ok(Exit::Success.code())
         }
         LocalCommand::Nodetool { node, args, home: h } => {
@@ -195,7 +195,7 @@ pub fn local(cmd: LocalCommand) -> Result<i32> {
         LocalCommand::Redis(c) => redis(c),
         LocalCommand::Down { wipe, home: h } => {
             let cluster = cluster_for(&h)?;
-            cluster.down(wipe, &mut |line| eprintln!("{line}"))?;
+            cluster.down(wipe, &mut |line| out::note(line))?;
             Ok(Exit::Success.code())
         }
     }

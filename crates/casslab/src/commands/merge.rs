@@ -31,11 +31,9 @@ pub fn merge(args: &MergeArgs) -> Result<i32> {
         out::print(&results::server_text(&store, id))?;
     }
     if let Some(file) = &args.json {
-        let validity = casslab_core::validity::of_run(&store, id)?;
-        json::write_run_json(file, &store.run_data(id)?, Some(&validity)).with_context(|| format!("cannot write {}", file.display()))?;
-        eprintln!("wrote {}", file.display());
+        results::json_to(&store, id, file)?;
     }
-    eprintln!("merged {count} shards into run {id} in {} (`casslab show {id}`)", path.display());
+    out::note(&format!("merged {count} shards into run {id} in {} (`casslab show {id}`)", path.display()));
     Ok(Exit::Success.code())
 }
 

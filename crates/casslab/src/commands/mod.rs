@@ -6,6 +6,8 @@ mod compare;
 mod experiment;
 mod findmax;
 mod lint;
+mod live;
+mod manual;
 mod local;
 mod merge;
 mod report;
@@ -25,12 +27,14 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Experiment(args) => experiment::experiment(args),
         Command::Local(c) => local::local(c),
         Command::Workloads { command } => workloads::workloads(command),
-        Command::Runs { limit, store } => results::runs(limit, &store),
-        Command::Show { run, export, store } => results::show(&run, &export, &store),
+        Command::Runs(args) => results::runs(args),
+        Command::Show { run, format, export, store } => results::show(&run, format, &export, &store),
         Command::Report(args) => report::report(&args),
         Command::Compare(args) => compare::compare(&args),
         Command::Lint(args) => lint::lint_command(&args),
         Command::Merge(args) => merge::merge(&args),
+        Command::Completions { shell } => manual::completions(shell),
+        Command::Man { dir } => manual::man(dir.as_deref()),
     }
 }
 

@@ -19,7 +19,8 @@ use std::path::Path;
 
 pub fn report(args: &ReportArgs) -> Result<i32> {
     let format = args.format.unwrap_or_else(|| format_for(args.output.as_deref()));
-    if args.output.is_none() && format == ReportFormatArg::Html && std::io::stdout().is_terminal() {
+    let to_stdout = args.output.as_deref().is_none_or(out::is_stdout);
+    if to_stdout && format == ReportFormatArg::Html && std::io::stdout().is_terminal() {
         bail_usage!("the HTML report is a file to open in a browser: add -o report.html (or --format md for the terminal)");
     }
     let path = store_path(&args.store);
@@ -39,11 +40,11 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
         ReportFormatArg::Json => JsonReport.render(&report),
     };
     match &args.output {
-        Some(out) => {
-            std::fs::write(out, &text).with_context(|| format!("cannot write {}", out.display()))?;
-            eprintln!("wrote {} ({} KiB)", out.display(), text.len().div_ceil(1024));
+        Some(path) if !out::is_stdout(path) => {
+            std::fs::write(path, &text).with_context(|| format!("cannot write {}", path.display()))?;
+            out::note(&format!("wrote {} ({} KiB)", path.display(), text.len().div_ceil(1024)));
         }
-        None => out::print(&text)?,
+        _ => out::print(&text)?,
     }
     Ok(Exit::Success.code())
 }
@@ -74,7 +75,7 @@ fn load(store: &Store, id: RunId, wall_clock: bool) -> Result<RunView, StoreErro
     let mut view = RunView::new(record, &intervals, &histograms);
     view.server = store.server_samples(id)?;
     view.traces = store.traces(id)?;
-    view.events = store.events(id)?.into_iter().map(|(e, _)| e).collect();
+    (view.events, view.event_impacts) = store.events(id)?.into_iter().unzip();
     view.wall_clock = wall_clock;
     view.validity = Some(validity::assess(&view.record, &validity::Tally::of(&intervals), &view.server, !view.events.is_empty()));
     Ok(view)

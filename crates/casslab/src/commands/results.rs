@@ -1,49 +1,113 @@
 //! `casslab runs` and `casslab show`: reading saved runs back from the store, printing them
-//! and exporting them (JSON, HdrHistogram log). Neither creates a store: a path where no run
-//! was saved is a usage error.
+//! (as text, JSON or CSV) and exporting them (JSON, HdrHistogram log), and `runs delete` /
+//! `runs tag`, which look after them. Neither creates a store: a path where no run was saved
+//! is a usage error.
 
+use super::report::resolve;
 use super::{store_path, store_to_read};
-use crate::cli::{ExportArgs, StoreArgs};
-use crate::exit::{bail_usage, usage, Exit};
+use crate::cli::{ExportArgs, OutputFormat, RunsArgs, RunsCommand, RunsListArgs, StoreArgs};
+use crate::exit::{bail_usage, Exit};
 use crate::out;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use casslab_core::report::hdrlog::write_hdr_log;
 use casslab_core::report::run_view::summary_of;
-use casslab_core::report::{json, text};
+use casslab_core::report::{csv, json, runs_json, text};
 use casslab_core::stats::LatencyKind;
-use casslab_core::store::{RunId, Store};
+use casslab_core::store::{tag_key, RunId, RunRecord, Store};
 use casslab_core::validity;
 
-pub fn runs(limit: usize, args: &StoreArgs) -> Result<i32> {
-    let store = store_to_read(args)?;
-    let runs = store.runs(limit)?;
-    if runs.is_empty() {
-        eprintln!("no saved runs in {} yet; `casslab run ycsb-a` makes one", store_path(args).display());
-        return Ok(Exit::Success.code());
+pub fn runs(args: RunsArgs) -> Result<i32> {
+    match args.command {
+        None => list(&args.list),
+        Some(RunsCommand::Delete { runs, store }) => delete(&runs, &store),
+        Some(RunsCommand::Tag { run, tags, remove, store }) => tag(&run, &tags, &remove, &store),
     }
-    out::print(&text::runs_table(&runs))?;
+}
+
+fn list(args: &RunsListArgs) -> Result<i32> {
+    let store = store_to_read(&args.store)?;
+    let runs: Vec<RunRecord> = store.runs(usize::MAX)?.into_iter().filter(|r| matches(r, args.workload.as_deref(), &args.tags)).take(if args.limit == 0 { usize::MAX } else { args.limit }).collect();
+    match args.format {
+        OutputFormat::Json => out::print(&format!("{}\n", serde_json::to_string_pretty(&runs_json::runs_json(&runs))?))?,
+        OutputFormat::Csv => out::print(&csv::runs_csv(&runs))?,
+        OutputFormat::Text if runs.is_empty() => {
+            let filtered = args.workload.is_some() || !args.tags.is_empty();
+            if filtered {
+                out::note("no saved run matches");
+            } else {
+                out::note(&format!("no saved runs in {} yet; `casslab run ycsb-a` makes one", store_path(&args.store).display()));
+            }
+        }
+        OutputFormat::Text => out::print(&text::runs_table(&runs))?,
+    }
     Ok(Exit::Success.code())
 }
 
-pub fn show(run: &str, export_args: &ExportArgs, args: &StoreArgs) -> Result<i32> {
+/// Whether a run is of `workload` (when given) and has every tag of `tags`: `key=value` as
+/// written, a bare `key` with any value (or as a plain tag).
+fn matches(r: &RunRecord, workload: Option<&str>, tags: &[String]) -> bool {
+    workload.is_none_or(|w| r.workload == w || r.config.workload == w)
+        && tags.iter().all(|want| r.tags.iter().any(|t| t == want || (!want.contains('=') && tag_key(t) == want)))
+}
+
+fn delete(runs: &[String], args: &StoreArgs) -> Result<i32> {
     let store = store_to_read(args)?;
-    let id: RunId = if run == "latest" {
-        match store.latest_run()? {
-            Some(id) => id,
-            None => bail_usage!("no saved runs in {} yet; `casslab run ycsb-a` makes one", store_path(args).display()),
-        }
-    } else {
-        run.parse().map_err(|_| usage(format!("\"{run}\" is not a run id: give a number from `casslab runs`, or latest")))?
-    };
-    let record = store.run(id)?;
-    // a run that did not finish (crashed, or still running) is summed up from its intervals
-    match summary_of(&record, &store.intervals(id)?) {
-        Some(s) => out::print(&text::run_summary(&record, &s))?,
-        None => out::println(&format!("run {id} ({}) has no summary and no saved interval yet: status {}", record.workload, record.status.as_str()))?,
+    let mut ids = Vec::new();
+    for r in runs {
+        let id = resolve(&store, r)?;
+        store.run(id)?;
+        ids.push(id);
     }
-    out::print(&validity::of_run(&store, id)?.text())?;
-    out::print(&text::events_table(&store.events(id)?))?;
-    out::print(&server_text(&store, id))?;
+    // every id is checked before anything is deleted
+    for id in &ids {
+        if store.run(*id)?.status == casslab_core::store::RunStatus::Running {
+            return Err(casslab_core::store::StoreError::StillRunning(*id).into());
+        }
+    }
+    for id in ids {
+        store.delete_run(id)?;
+        out::note(&format!("deleted run {id}"));
+    }
+    Ok(Exit::Success.code())
+}
+
+fn tag(run: &str, tags: &[String], remove: &[String], args: &StoreArgs) -> Result<i32> {
+    if tags.is_empty() && remove.is_empty() {
+        bail_usage!("runs tag {run}: give tags to set (key=value or a word) or --remove KEY");
+    }
+    let store = store_to_read(args)?;
+    let id = resolve(&store, run)?;
+    for key in remove {
+        store.remove_tag(id, key)?;
+    }
+    for t in tags {
+        if t.trim().is_empty() {
+            bail_usage!("runs tag: an empty tag");
+        }
+        store.set_tag(id, t.trim())?;
+    }
+    out::note(&format!("run {id}: tags {}", store.run(id)?.tags.join(", ")));
+    Ok(Exit::Success.code())
+}
+
+pub fn show(run: &str, format: OutputFormat, export_args: &ExportArgs, args: &StoreArgs) -> Result<i32> {
+    let store = store_to_read(args)?;
+    let id: RunId = resolve(&store, run)?;
+    let record = store.run(id)?;
+    match format {
+        OutputFormat::Json => json_to(&store, id, &out::stdout_path())?,
+        OutputFormat::Csv => out::print(&csv::intervals_csv(&store.intervals(id)?, record.env.clock_t0_unix_ms.unwrap_or(record.started_at_ms)))?,
+        OutputFormat::Text => {
+            // a run that did not finish (crashed, or still running) is summed up from its intervals
+            match summary_of(&record, &store.intervals(id)?) {
+                Some(s) => out::print(&text::run_summary(&record, &s))?,
+                None => out::println(&format!("run {id} ({}) has no summary and no saved interval yet: status {}", record.workload, record.status.as_str()))?,
+            }
+            out::print(&validity::of_run(&store, id)?.text())?;
+            out::print(&text::events_table(&store.events(id)?))?;
+            out::print(&server_text(&store, id))?;
+        }
+    }
     export(&store, id, export_args)?;
     Ok(Exit::Success.code())
 }
@@ -60,26 +124,23 @@ pub fn server_text(store: &Store, run: RunId) -> String {
     }
 }
 
+/// Writes the run's JSON export to `path` (`-`: stdout).
+pub fn json_to(store: &Store, id: RunId, path: &std::path::Path) -> Result<()> {
+    let validity = validity::of_run(store, id)?;
+    let data = store.run_data(id)?;
+    out::write_to_file_or_stdout(path, |mut w| json::to_writer(&mut w, &data, Some(&validity)))
+}
+
 /// Writes the exports asked for in `args`.
 pub fn export(store: &Store, id: RunId, args: &ExportArgs) -> Result<()> {
-    if args.json.is_none() && args.hdr_log.is_none() {
-        return Ok(());
-    }
-    let record = store.run(id)?;
-    let intervals = store.intervals(id)?;
     if let Some(path) = &args.json {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        }
-        let validity = validity::of_run(store, id)?;
-        json::write_run_json(path, &store.run_data(id)?, Some(&validity)).with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        json_to(store, id, path)?;
     }
     if let Some(path) = &args.hdr_log {
+        let record = store.run(id)?;
+        let intervals = store.intervals(id)?;
         let kind = if args.hdr_service_time { LatencyKind::Service } else { LatencyKind::Intended };
-        let mut f = std::io::BufWriter::new(std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?);
-        write_hdr_log(&mut f, record.started_at_ms, &intervals, kind).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        out::write_to_file_or_stdout(path, |mut w| write_hdr_log(&mut w, record.started_at_ms, &intervals, kind))?;
     }
     Ok(())
 }

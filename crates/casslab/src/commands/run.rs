@@ -4,7 +4,7 @@
 //! search), and print what it saved: the summary, the events' impact, the server side, and
 //! the requested exports.
 
-use super::{local, results, store_path};
+use super::{live, local, results, store_path};
 use crate::cli::{LocalHomeArgs, RunArgs};
 use crate::exit::{usage, Exit};
 use crate::out;
@@ -50,11 +50,16 @@ pub fn run(args: RunArgs) -> Result<i32> {
     };
     let store = Arc::new(Store::open(&store_path(&opts.store)).context("cannot open the results store")?);
     let rt = runtime(cfg.threads)?;
+    let live = live::Live::new(Arc::new(Terminal::new()), opts)?;
+    if let Some(addr) = opts.metrics_listen {
+        live.serve(&rt, addr)?;
+        out::note(&format!("live figures for Prometheus at http://{addr}/metrics"));
+    }
     let lab = Lab {
         credentials: creds,
         control: local.map(|c| Arc::new(c) as Arc<dyn ClusterControl>),
         results: &*store,
-        observer: Arc::new(Terminal::new()),
+        observer: Arc::new(live),
         stop: stop_on_ctrl_c(&rt),
     };
     let spec = RunSpec { config: cfg, workload, tags: opts.tags.clone() };
@@ -65,9 +70,12 @@ pub fn run(args: RunArgs) -> Result<i32> {
     }
 
     let saved = rt.block_on(session::run(&lab, &spec))?;
-    print_saved(&store, saved.run)?;
+    // `--stream -` has stdout: the summary stays off it
+    if !opts.stream.as_deref().is_some_and(out::is_stdout) {
+        print_saved(&store, saved.run)?;
+    }
     results::export(&store, saved.run, &opts.export)?;
-    eprintln!("saved as run {} in {} (`casslab show {}`)", saved.run, store_path(&opts.store).display(), saved.run);
+    out::note(&format!("saved as run {} in {} (`casslab show {}`)", saved.run, store_path(&opts.store).display(), saved.run));
     Ok(if saved.status == RunStatus::Interrupted { Exit::Interrupted } else { Exit::Success }.code())
 }
 
@@ -109,7 +117,7 @@ pub fn connect_target(cfg: &mut RunConfig, local: Option<&LocalCluster>) -> Resu
     let mut local_password = None;
     if let Some(cluster) = local {
         if !cluster.is_running() {
-            eprintln!("no --hosts given: starting a local Cassandra node (`casslab local up`); it keeps running after the run, `casslab local down` stops it");
+            out::note("no --hosts given: starting a local Cassandra node (`casslab local up`); it keeps running after the run, `casslab local down` stops it");
             local::up_with_progress(cluster)?;
         }
         local_password = cluster.aim_client(&mut cfg.cluster);
@@ -134,8 +142,8 @@ pub fn aim_redis(cfg: &mut RunConfig, local_args: &LocalHomeArgs) -> Result<()> 
     }
     let server = local::redis_for(local_args)?;
     if !server.is_running() {
-        eprintln!("no --target given: starting casslab's local redis-server (`casslab local redis up`); it keeps running after the run, `casslab local redis down` stops it");
-        server.up(&mut |line| eprintln!("{line}"))?;
+        out::note("no --target given: starting casslab's local redis-server (`casslab local redis up`); it keeps running after the run, `casslab local redis down` stops it");
+        server.up(&mut |line| out::note(line))?;
     }
     cfg.redis = Some(RedisConfig {
         url: server.url(),

@@ -26,7 +26,7 @@ pub fn workloads(cmd: Option<WorkloadsCommand>) -> Result<i32> {
                 lines.join("\n"),
                 scenarios.join("\n")
             ))?;
-            eprintln!("\n`casslab workloads show NAME` prints one; `casslab run NAME` runs it.");
+            out::note("\n`casslab workloads show NAME` prints one; `casslab run NAME` runs it.");
         }
         Some(WorkloadsCommand::Show { name }) => match builtin(&name).or_else(|| scenario(&name)) {
             Some(src) => out::print(src)?,
