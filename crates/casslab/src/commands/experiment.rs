@@ -13,6 +13,7 @@ use casslab_core::report::table::TextTable;
 use anyhow::{Context, Result};
 use casslab_core::analysis::{LatencyKind, Metric};
 use casslab_core::cluster::ClusterControl;
+use casslab_local::LocalControl;
 use casslab_core::experiment::{load_experiment, Experiment};
 use casslab_core::report::experiment_html::{ExperimentPage, OpFigures, VariantRuns};
 use casslab_core::session::experiment::run_experiment;
@@ -38,12 +39,12 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     for spec in &args.run.events {
         extra_events.push(casslab_core::events::parse_event(spec).map_err(|m| usage(format!("--event: {m}")))?);
     }
-    let local = run::local_target(&base_cfg, &args.run.local)?;
+    let local = run::local_target(&base_cfg, &args.run.local)?.map(|c| Arc::new(LocalControl::new(c)));
     for v in exp.variants.iter_mut() {
         v.workload.events.extend(extra_events.iter().cloned());
-        check_events(&v.workload.events, local.as_ref().map(|c| c as &dyn ClusterControl)).with_context(|| format!("variant {}", v.name))?;
+        check_events(&v.workload.events, local.as_deref().map(|c| c as &dyn ClusterControl)).with_context(|| format!("variant {}", v.name))?;
     }
-    let creds = run::connect_target(&mut base_cfg, local.as_ref())?;
+    let creds = run::connect_target(&mut base_cfg, local.as_ref().map(|c| c.cluster()).as_ref())?;
     let experiment_id = format!("{}-{}", exp.name, chrono_free_stamp());
     eprintln!(
         "experiment {} ({experiment_id}): {} variants × {repetitions} repetitions, interleaved; baseline: {}",
@@ -54,7 +55,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     let rt = run::runtime(base_cfg.threads)?;
     let lab = Lab {
         credentials: creds,
-        control: local.map(|c| Arc::new(c) as Arc<dyn ClusterControl>),
+        control: local.map(|c| c as Arc<dyn ClusterControl>),
         results: &*store,
         observer: Arc::new(Terminal::with_summaries(store.clone())),
         stop: run::stop_on_ctrl_c(&rt),

@@ -10,6 +10,7 @@ use crate::out;
 use crate::terminal::Terminal;
 use anyhow::{Context, Result};
 use casslab_core::cluster::ClusterControl;
+use casslab_local::LocalControl;
 use casslab_core::config::{Credentials, RunConfig};
 use casslab_core::session::{self, check_events, findmax, Lab, RunSpec};
 use casslab_core::store::{RunId, RunStatus, Store};
@@ -37,14 +38,14 @@ pub fn run(args: RunArgs) -> Result<i32> {
     for spec in &opts.events {
         workload.events.push(casslab_core::events::parse_event(spec).map_err(|m| usage(format!("--event: {m}")))?);
     }
-    let local = local_target(&cfg, &opts.local)?;
-    check_events(&workload.events, local.as_ref().map(|c| c as &dyn ClusterControl))?;
-    let creds = connect_target(&mut cfg, local.as_ref())?;
+    let local = local_target(&cfg, &opts.local)?.map(|c| Arc::new(LocalControl::new(c)));
+    check_events(&workload.events, local.as_deref().map(|c| c as &dyn ClusterControl))?;
+    let creds = connect_target(&mut cfg, local.as_ref().map(|c| c.cluster()).as_ref())?;
     let store = Arc::new(Store::open(&store_path(&opts.store)).context("cannot open the results store")?);
     let rt = runtime(cfg.threads)?;
     let lab = Lab {
         credentials: creds,
-        control: local.map(|c| Arc::new(c) as Arc<dyn ClusterControl>),
+        control: local.map(|c| c as Arc<dyn ClusterControl>),
         results: &*store,
         observer: Arc::new(Terminal::new()),
         stop: stop_on_ctrl_c(&rt),
