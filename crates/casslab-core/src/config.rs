@@ -51,15 +51,42 @@ impl Default for ClusterConfig {
     }
 }
 
-/// A password, kept out of Debug output and never serialized.
+/// Where a Redis server (or Redis Cluster) is and how to talk to it, for workloads of Redis
+/// commands. Never holds a password: that is [`Credentials::redis_password`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RedisConfig {
+    /// `redis://[user@]host:port[/db]`, or `rediss://…` for TLS; never with a password in it.
+    /// A Redis Cluster is recognised from the node's `INFO` and used through every node.
+    pub url: String,
+    /// CA certificate (PEM) to verify the server with, for `rediss://`.
+    pub tls_ca_file: Option<PathBuf>,
+    /// Multiplexed connections (requests are spread over them).
+    pub connections: usize,
+    pub request_timeout_ms: u64,
+    /// True when casslab itself started the server (`casslab local redis up`): only then
+    /// does `--reload` empty its database.
+    pub local: bool,
+}
+
+impl Default for RedisConfig {
+    fn default() -> Self {
+        RedisConfig { url: "redis://127.0.0.1:6379".into(), tls_ca_file: None, connections: 1, request_timeout_ms: 12_000, local: false }
+    }
+}
+
+/// Passwords, kept out of Debug output and never serialized.
 #[derive(Clone, Default)]
 pub struct Credentials {
+    /// The CQL login's.
     pub password: Option<String>,
+    /// The Redis server's (`AUTH`), with the URL's user name if it has one.
+    pub redis_password: Option<String>,
 }
 
 impl std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.password.is_some() { "Credentials(<password>)" } else { "Credentials(none)" })
+        let said = |p: &Option<String>| if p.is_some() { "<password>" } else { "none" };
+        write!(f, "Credentials(cql: {}, redis: {})", said(&self.password), said(&self.redis_password))
     }
 }
 
@@ -89,6 +116,9 @@ pub struct RunConfig {
     /// Every parameter with its final value (defaults and `-P` overrides applied).
     pub params: BTreeMap<String, String>,
     pub cluster: ClusterConfig,
+    /// Where the Redis server is, for workloads of Redis commands (`None`: the run has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redis: Option<RedisConfig>,
     /// Requests in flight at once.
     pub concurrency: usize,
     /// Fixed total rate for the run phase; `None` = as fast as possible.
@@ -165,6 +195,7 @@ impl Default for RunConfig {
             workload_source: String::new(),
             params: BTreeMap::new(),
             cluster: ClusterConfig::default(),
+            redis: None,
             concurrency: 128,
             rate_per_s: None,
             duration_s: None,
@@ -225,5 +256,26 @@ mod tests {
         v.as_object_mut().unwrap().remove("start_at_unix_ms");
         let back: RunConfig = serde_json::from_value(v).unwrap();
         assert_eq!(back, RunConfig::default());
+    }
+}
+
+/// The server as people name it, from a saved version: `Cassandra 5.0.6`, `Redis 7.0.15`
+/// (a Redis target saves its version with its name).
+pub fn server_label(version: Option<&str>) -> String {
+    match version {
+        Some(v) if v.starts_with("Redis") => v.to_string(),
+        Some(v) => format!("Cassandra {v}"),
+        None => "server version unknown".to_string(),
+    }
+}
+
+impl RunConfig {
+    /// Where the run's load went: the Redis URL for a Redis run (its environment says so),
+    /// else the CQL contact points.
+    pub fn server_address(&self, env: &RunEnvironment) -> String {
+        match &self.redis {
+            Some(r) if env.cassandra_version.as_deref().is_some_and(|v| v.starts_with("Redis")) => r.url.clone(),
+            _ => self.cluster.hosts.join(","),
+        }
     }
 }

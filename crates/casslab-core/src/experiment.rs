@@ -1,7 +1,10 @@
 //! Experiment files: a base workload and named variants of it (schema, operations, generators,
 //! parameters, phases, consistency, page size, table options, client settings), run several
-//! times each, interleaved. This module reads the file and builds each variant's workload by
-//! patching the base workload's resolved YAML; running and analysing live elsewhere.
+//! times each, interleaved. A variant may name a base workload of its own (`workload:`, e.g.
+//! the Redis version of a CQL workload), and `rates:` runs every variant at each of several
+//! fixed rates (variants `name@rate`), judged against an `sla:`. This module reads the file and
+//! builds each variant's workload by patching its base workload's resolved YAML; running and
+//! analysing live elsewhere.
 
 use crate::units::parse_duration_s;
 use crate::workload::{builtin, parse_workload, resolve_text, Problem, Workload, WorkloadError};
@@ -13,6 +16,8 @@ use std::path::Path;
 #[derive(Debug, Clone)]
 pub struct Variant {
     pub name: String,
+    /// The variant as the file names it (`name` without its `@rate`).
+    pub base: String,
     pub workload: Workload,
     /// The variant's complete workload YAML (saved with each of its runs).
     pub source: String,
@@ -33,11 +38,28 @@ pub struct Experiment {
     pub window_s: f64,
     /// The first variant is the baseline.
     pub variants: Vec<Variant>,
+    /// `rates:` every variant ran at each of these fixed rates (ops/s), in this order.
+    pub rates: Vec<f64>,
+    /// `sla:` what a rate must meet (`p99 < 5ms`), as written.
+    pub sla: Option<String>,
 }
 
-const EXPERIMENT_KEYS: &[&str] = &["name", "description", "workload", "repetitions", "load", "window", "params", "run", "variants", "shared_keyspace"];
+const EXPERIMENT_KEYS: &[&str] = &["name", "description", "workload", "repetitions", "load", "window", "params", "run", "variants", "shared_keyspace", "rates", "sla"];
 const VARIANT_KEYS: &[&str] =
-    &["params", "schema", "operations", "generators", "load", "run", "consistency", "page_size", "table_options", "concurrency", "rate"];
+    &["workload", "params", "schema", "operations", "generators", "load", "run", "consistency", "page_size", "table_options", "concurrency", "rate"];
+
+/// A base workload named in an experiment file (built-in, or a path relative to it): its text
+/// and origin.
+fn base_workload(path: &Path, name: &str, err: impl Fn(Problem) -> WorkloadError) -> Result<(String, String), WorkloadError> {
+    match builtin(name) {
+        Some(s) => Ok((s.to_string(), format!("builtin:{name}"))),
+        None => {
+            let p = path.parent().unwrap_or(Path::new(".")).join(name);
+            let s = std::fs::read_to_string(&p).map_err(|source| err(Problem::Read { what: format!("workload {}", p.display()), source }))?;
+            Ok((s, p.display().to_string()))
+        }
+    }
+}
 
 /// The `params:` of an experiment or a variant, as text.
 fn params_of(v: Option<&Node>, file: &str) -> Result<BTreeMap<String, String>, WorkloadError> {
@@ -65,14 +87,7 @@ pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Res
     let workload_ref = get("workload")
         .and_then(Node::scalar_text)
         .ok_or_else(|| err("workload", Problem::MissingKey { key: "workload", what: "a built-in name or a file path" }))?;
-    let (base_src, base_origin) = match builtin(&workload_ref) {
-        Some(s) => (s.to_string(), format!("builtin:{workload_ref}")),
-        None => {
-            let p = path.parent().unwrap_or(Path::new(".")).join(&workload_ref);
-            let s = std::fs::read_to_string(&p).map_err(|source| err("workload", Problem::Read { what: format!("workload {}", p.display()), source }))?;
-            (s, p.display().to_string())
-        }
-    };
+    let (base_src, base_origin) = base_workload(path, &workload_ref, |p| err("workload", p))?;
     let repetitions = match get("repetitions") {
         None => 3,
         Some(v) => v
@@ -97,15 +112,28 @@ pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Res
     if variants_node.entries().len() < 2 {
         return Err(err("variants", Problem::TooFewVariants));
     }
-    // variants get keyspaces of their own unless told to share, so their schemas never meet
-    let base_params = resolve_text(&base_src, &base_origin, &BTreeMap::new())?.1;
-    let own_keyspace = !shared_keyspace && base_params.contains_key("keyspace") && !overrides.contains_key("keyspace");
+    let rates = match get("rates") {
+        None => Vec::new(),
+        Some(n) => {
+            let rates: Option<Vec<f64>> = n.items().iter().map(|r| r.as_f64().filter(|x| *x > 0.0 && x.is_finite())).collect();
+            rates.filter(|r| !r.is_empty()).ok_or_else(|| err("rates", Problem::Expected { key: "rates".into(), expected: "a list of fixed rates in operations per second, e.g. [1000, 2000, 4000]" }))?
+        }
+    };
+    let sla = get("sla").and_then(Node::scalar_text);
 
     let mut variants = Vec::new();
     for entry in variants_node.entries() {
         let name = entry.key.clone();
         let vfile = format!("{file} (variant {name})");
         let patch = &entry.node;
+        // a variant may start from a base workload of its own
+        let (base_src, base_origin) = match patch.get("workload").and_then(Node::scalar_text) {
+            Some(w) => base_workload(path, &w, |p| WorkloadError::new(&file, patch.key_line("workload"), p))?,
+            None => (base_src.clone(), base_origin.clone()),
+        };
+        // variants get keyspaces of their own unless told to share, so their schemas never meet
+        let base_params = resolve_text(&base_src, &base_origin, &BTreeMap::new())?.1;
+        let own_keyspace = !shared_keyspace && base_params.contains_key("keyspace") && !overrides.contains_key("keyspace");
         if !matches!(patch.value, Value::Map(_) | Value::Null) {
             return Err(WorkloadError::new(&file, Some(entry.key_line), Problem::NotAMapping { what: "a variant (its changes; empty for the base as it is)" }));
         }
@@ -125,7 +153,14 @@ pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Res
         let workload = parse_workload(&source, &vfile, &BTreeMap::new())?;
         let concurrency = patch.get("concurrency").and_then(Node::as_u64).map(|n| n.max(1) as usize);
         let rate_per_s = patch.get("rate").and_then(Node::as_f64);
-        variants.push(Variant { name, workload, source, concurrency, rate_per_s });
+        variants.push(Variant { base: name.clone(), name, workload, source, concurrency, rate_per_s });
+    }
+    // with rates, every variant at every rate: the variants of one rate side by side
+    if !rates.is_empty() {
+        variants = rates
+            .iter()
+            .flat_map(|r| variants.iter().map(move |v| Variant { name: format!("{}@{r}", v.base), rate_per_s: Some(*r), ..v.clone() }))
+            .collect();
     }
 
     Ok(Experiment {
@@ -136,6 +171,8 @@ pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Res
         fresh_load,
         window_s,
         variants,
+        rates,
+        sla,
     })
 }
 
@@ -312,6 +349,26 @@ variants:
         assert_eq!(pages, vec![864, 432, 216, 108]);
         assert!(e.variants.iter().all(|v| v.workload.keyspace == "casslab_wide"), "shared keyspace");
         assert_eq!(e.variants[0].workload.load.as_ref().unwrap().count, 864 * 7);
+        let e = load_experiment(&dir.join("redis-vs-cassandra.yaml"), &tiny).unwrap();
+        assert_eq!(e.variants.len(), 8);
+        assert_eq!((e.variants[1].name.as_str(), e.variants[1].workload.name.as_str()), ("redis@500", "redis"));
+    }
+
+    #[test]
+    fn variants_may_start_from_their_own_workload_and_run_at_several_rates() {
+        let f = file("name: rvc\nworkload: ycsb-a\nparams: { rows: 100 }\nrates: [100, 200]\nsla: p99 < 5ms\nvariants:\n  cassandra: {}\n  redis:\n    workload: ycsb-a-redis\n");
+        let e = load_experiment(f.path(), &BTreeMap::new()).unwrap();
+        let names: Vec<&str> = e.variants.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ["cassandra@100", "redis@100", "cassandra@200", "redis@200"]);
+        assert_eq!((e.rates.clone(), e.sla.as_deref()), (vec![100.0, 200.0], Some("p99 < 5ms")));
+        let (c, r) = (&e.variants[2], &e.variants[3]);
+        assert_eq!((c.base.as_str(), c.rate_per_s), ("cassandra", Some(200.0)));
+        assert_eq!(c.workload.target, crate::workload::TargetKind::Cql);
+        assert_eq!(c.workload.keyspace, "casslab_ycsb_cassandra", "one keyspace per variant, whatever the rate");
+        assert_eq!(r.workload.target, crate::workload::TargetKind::Redis);
+        assert_eq!(r.workload.load.as_ref().unwrap().count, 100, "the experiment's params apply to every base");
+        let e = load_experiment(file("workload: kv\nrates: [fast]\nvariants:\n  a: {}\n  b: {}\n").path(), &BTreeMap::new()).unwrap_err();
+        assert!(e.line == Some(2) && e.to_string().contains("a list of fixed rates"), "{e}");
     }
 
     #[test]

@@ -58,6 +58,10 @@ pub enum LocalError {
         port: u16,
     },
 
+    /// The address and port a local redis-server needs are taken by another process.
+    #[error("{address}:{port} is already in use by another process (the OS package's redis-server service?); point casslab at that server with --target redis://{address}:{port}, or start casslab's on another port: `casslab local redis up --port 6380`")]
+    RedisPortBusy { address: Ipv4Addr, port: u16 },
+
     /// The loopback address of a node cannot be bound on this machine.
     #[error("{node}: cannot bind {address} ({reason}); on Linux all of 127.0.0.0/8 is loopback, on macOS add an alias first (sudo ifconfig lo0 alias {address})")]
     AddressUnavailable {

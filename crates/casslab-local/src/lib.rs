@@ -6,7 +6,9 @@
 //! TLS (a keystore made with the JDK's keytool), and the cluster-control seam of casslab-core's
 //! run session (`control`). It does not talk CQL beyond a liveness probe,
 //! parse command lines, print, or exit: callers get progress lines through a callback
-//! and typed `LocalError`s. Linux only (it reads `/proc`).
+//! and typed `LocalError`s. Linux only (it reads `/proc`). Beside the Cassandra nodes it
+//! starts a local `redis-server` (module `redis`) for workloads of Redis commands, with the
+//! same rules: its own home, loopback only, and it stops only what it started.
 
 mod cluster;
 mod config_files;
@@ -19,6 +21,7 @@ mod java;
 mod jvm;
 mod layout;
 mod process;
+pub mod redis;
 mod ring;
 mod state;
 mod tls;

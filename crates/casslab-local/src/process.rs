@@ -169,19 +169,42 @@ pub fn spawn_detached(
     args: &[OsString],
     node: &NodeLayout,
 ) -> Result<Child, LocalError> {
-    let log_path = node.stdout_log();
+    let banner = format!("{START_BANNER}{} at {} ===", node.name, node.address);
+    spawn_in_session(java, args, &node.dir, &node.stdout_log(), &banner).map_err(|e| match e {
+        LocalError::MissingTool { tool, .. } => LocalError::MissingTool {
+            tool,
+            hint: "install a JDK 17+ (apt-get install openjdk-17-jre-headless) or set JAVA_HOME"
+                .into(),
+        },
+        LocalError::Io { source, .. } => {
+            LocalError::io(format!("starting java for {}", node.name), source)
+        }
+        other => other,
+    })
+}
+
+/// Starts `program args` in `dir` in a new session (so a Ctrl-C of the caller does not reach
+/// it), stdin closed, stdout and stderr appended to `log_path` after a `banner` line. A
+/// program that is not installed is a [`LocalError::MissingTool`] (its hint is the caller's).
+pub fn spawn_in_session(
+    program: &Path,
+    args: &[OsString],
+    dir: &Path,
+    log_path: &Path,
+    banner: &str,
+) -> Result<Child, LocalError> {
     let mut log = OpenOptions::new()
         .create(true)
         .append(true)
-        .open(&log_path)
+        .open(log_path)
         .context(|| format!("opening {}", log_path.display()))?;
-    let _ = writeln!(log, "{START_BANNER}{} at {} ===", node.name, node.address);
+    let _ = writeln!(log, "{banner}");
     let err_log = log
         .try_clone()
         .context(|| format!("duplicating {}", log_path.display()))?;
-    let mut cmd = Command::new(java);
+    let mut cmd = Command::new(program);
     cmd.args(args)
-        .current_dir(&node.dir)
+        .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(err_log);
@@ -196,11 +219,10 @@ pub fn spawn_detached(
     }
     cmd.spawn().map_err(|e| match e.kind() {
         ErrorKind::NotFound => LocalError::MissingTool {
-            tool: java.display().to_string(),
-            hint: "install a JDK 17+ (apt-get install openjdk-17-jre-headless) or set JAVA_HOME"
-                .into(),
+            tool: program.display().to_string(),
+            hint: String::new(),
         },
-        _ => LocalError::io(format!("starting java for {}", node.name), e),
+        _ => LocalError::io(format!("starting {}", program.display()), e),
     })
 }
 
@@ -234,6 +256,12 @@ pub enum Stopped {
 /// Sends SIGTERM, waits up to `grace`, then SIGKILL. Only call with a pid that
 /// `is_node_pid` accepted.
 pub fn stop_pid(pid: u32, grace: Duration, node: &NodeLayout) -> Result<Stopped, LocalError> {
+    stop_process(pid, grace, &node.name)
+}
+
+/// Sends SIGTERM, waits up to `grace`, then SIGKILL; `name` names the process in the error.
+/// Only call with a pid checked to be the process casslab started.
+pub fn stop_process(pid: u32, grace: Duration, name: &str) -> Result<Stopped, LocalError> {
     signal(pid, libc::SIGTERM);
     if wait_gone(pid, grace) {
         return Ok(Stopped::Gracefully);
@@ -243,7 +271,7 @@ pub fn stop_pid(pid: u32, grace: Duration, node: &NodeLayout) -> Result<Stopped,
         Ok(Stopped::Killed)
     } else {
         Err(LocalError::StopFailed {
-            node: node.name.clone(),
+            node: name.to_string(),
             pid,
         })
     }

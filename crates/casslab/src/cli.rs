@@ -4,7 +4,7 @@
 
 use crate::exit::{bail_usage, usage};
 use anyhow::Result;
-use casslab_core::config::{ClusterConfig, LoadMode, RunConfig, ShardConfig, CONFIG_VERSION};
+use casslab_core::config::{ClusterConfig, LoadMode, RedisConfig, RunConfig, ShardConfig, CONFIG_VERSION};
 use clap::{Args, Parser, Subcommand};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -24,7 +24,8 @@ pub enum Command {
     /// Run an experiment: every variant of a base workload R times, interleaved, then compare
     /// each variant with the first (windowed bootstrap intervals and verdicts).
     Experiment(ExperimentArgs),
-    /// Start, inspect and stop real local Cassandra nodes on loopback.
+    /// Start, inspect and stop real local Cassandra nodes on loopback (and, with `local redis`,
+    /// a local redis-server).
     #[command(subcommand)]
     Local(LocalCommand),
     /// List the built-in workloads, or print one with `workloads show NAME`.
@@ -214,6 +215,10 @@ pub enum LocalCommand {
         #[command(flatten)]
         home: LocalHomeArgs,
     },
+    /// A local redis-server (from the OS package) for workloads of Redis commands: `up`,
+    /// `status`, `down`. `casslab run` of a Redis workload without --target starts it itself.
+    #[command(subcommand)]
+    Redis(LocalRedisCommand),
     /// Stop the local nodes casslab started (data is kept unless --wipe).
     Down {
         /// Also delete the nodes' data and logs.
@@ -222,6 +227,25 @@ pub enum LocalCommand {
         #[command(flatten)]
         home: LocalHomeArgs,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LocalRedisCommand {
+    /// Start casslab's redis-server (no persistence: everything in memory) and wait until it
+    /// answers; a server already running there is reused. Prints its URL.
+    Up {
+        /// Loopback address it listens on.
+        #[arg(long, default_value = "127.0.0.1")]
+        address: std::net::Ipv4Addr,
+        #[arg(long, default_value_t = casslab_local::redis::DEFAULT_REDIS_PORT)]
+        port: u16,
+        #[command(flatten)]
+        home: LocalHomeArgs,
+    },
+    /// Show casslab's redis-server: address, pid, whether it answers.
+    Status(LocalHomeArgs),
+    /// Stop the redis-server casslab started (never one it did not start); its data is gone.
+    Down(LocalHomeArgs),
 }
 
 #[derive(Args, Debug)]
@@ -402,6 +426,12 @@ pub struct RunOptions {
     pub events: Vec<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    /// Where a workload of Redis commands runs: redis://[USER@]HOST:PORT[/DB], rediss:// for
+    /// TLS (with --tls-ca FILE for a private CA); a node of a Redis Cluster is recognised and
+    /// the whole cluster used. The password comes from CASSLAB_REDIS_PASSWORD and is never
+    /// stored. Without it casslab uses its local redis-server, starting one if needed.
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
     #[command(flatten)]
     pub export: ExportArgs,
     #[command(flatten)]
@@ -526,6 +556,7 @@ impl RunOptions {
             workload_source: String::new(),
             params: parse_params(&self.params)?,
             cluster: self.cluster.to_config()?,
+            redis: self.target.as_deref().map(|t| self.redis_config(t)).transpose()?,
             concurrency: self.concurrency,
             rate_per_s: self.rate.as_deref().map(parse_rate).transpose()?,
             duration_s: self.duration.as_deref().map(|d| parse_duration_s("duration", d)).transpose()?,
@@ -588,6 +619,28 @@ fn shard_index(shard: Option<&str>, shards: Option<u32>, job_index: Option<Strin
     }
 }
 
+impl RunOptions {
+    /// The Redis target of `--target URL`.
+    fn redis_config(&self, url: &str) -> Result<RedisConfig> {
+        let url = url.trim();
+        if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+            bail_usage!("--target {url}: write redis://HOST:PORT (rediss:// for TLS); a CQL cluster is given with --hosts");
+        }
+        let authority = url.split_once("://").map(|(_, r)| r.split('/').next().unwrap_or("")).unwrap_or("");
+        if authority.rsplit_once('@').is_some_and(|(user, _)| user.contains(':')) {
+            bail_usage!("--target: the URL holds a password, which would be saved with the run; drop it and set CASSLAB_REDIS_PASSWORD");
+        }
+        let timeout_s = parse_duration_s("request-timeout", &self.cluster.request_timeout)?;
+        Ok(RedisConfig {
+            url: url.to_string(),
+            tls_ca_file: self.cluster.tls_ca.clone(),
+            connections: self.cluster.connections.max(1),
+            request_timeout_ms: (timeout_s * 1000.0) as u64,
+            local: false,
+        })
+    }
+}
+
 /// Parses `1G`, `768M`, `1024` (MiB) into MiB.
 pub fn parse_heap_mb(v: &str) -> Result<u32> {
     let t = v.trim().to_ascii_uppercase();
@@ -646,6 +699,20 @@ mod tests {
             assert!(e.to_string().contains(says), "{e}");
             assert_eq!(crate::exit::classify(&e), crate::exit::Exit::Usage);
         }
+    }
+
+    #[test]
+    fn redis_targets_keep_no_password() {
+        let opts = |target: &str| {
+            let cli = Cli::try_parse_from(["casslab", "run", "ycsb-a-redis", "--target", target, "--connections", "2"]).unwrap();
+            let Command::Run(a) = cli.command else { unreachable!() };
+            a.opts.to_config("ycsb-a-redis")
+        };
+        let cfg = opts("redis://bench@127.0.0.66:6390/1").unwrap();
+        let r = cfg.redis.unwrap();
+        assert_eq!((r.url.as_str(), r.connections, r.local), ("redis://bench@127.0.0.66:6390/1", 2, false));
+        assert!(opts("redis://:pw@127.0.0.66:6390").unwrap_err().to_string().contains("CASSLAB_REDIS_PASSWORD"));
+        assert!(opts("127.0.0.66:6390").unwrap_err().to_string().contains("redis://HOST:PORT"));
     }
 
     #[test]

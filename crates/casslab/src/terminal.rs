@@ -45,11 +45,11 @@ impl Observer for Terminal {
     fn on(&self, event: &SessionEvent<'_>) {
         match event {
             SessionEvent::Connected { hosts, info } => self.say(&format!(
-                "connected to {} ({} node{}, Cassandra {})",
+                "connected to {} ({} node{}, {})",
                 hosts.join(","),
                 info.node_count,
                 if info.node_count == 1 { "" } else { "s" },
-                info.server_version.as_deref().unwrap_or("?")
+                casslab_core::config::server_label(info.server_version.as_deref())
             )),
             SessionEvent::Info(m) => self.say(m),
             SessionEvent::Warning(m) => self.say(&format!("warning: {m}")),

@@ -48,7 +48,7 @@ fn create_role(ca: &Path) {
         tls_ca_file: Some(ca.to_path_buf()),
         ..ClusterConfig::default()
     };
-    let creds = Credentials { password: Some("cassandra".into()) };
+    let creds = Credentials { password: Some("cassandra".into()), ..Credentials::default() };
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let started = Instant::now();

@@ -37,6 +37,12 @@ pub enum EngineError {
     NoCoordination,
     #[error("{0}")]
     Shards(#[from] super::start::StartError),
+    #[error("the Redis URL holds a password, which would be saved with the run; drop it from the URL and set CASSLAB_REDIS_PASSWORD instead")]
+    RedisPasswordInUrl,
+    #[error("workload \"{0}\" is written in Redis commands, but the run has no Redis server: give --target redis://HOST:PORT, or leave --target out to use a local redis-server")]
+    NoRedisTarget(String),
+    #[error("casslab empties a Redis database for --reload only on the redis-server it started itself; empty it yourself (FLUSHDB) or drop --reload")]
+    NotOurRedis,
     #[error(transparent)]
     Workload(#[from] WorkloadError),
     #[error(transparent)]

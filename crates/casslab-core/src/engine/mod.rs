@@ -253,11 +253,14 @@ fn load_fingerprint(w: &Workload, seed: u64) -> String {
     let Some(l) = &w.load else { return String::new() };
     let op = w.operation(&l.op).expect("validated");
     let mut parts: Vec<String> = w.schema.iter().map(|s| s.cql.clone()).collect();
+    let gen = |a: &str| format!("{a}={}", serde_json::to_string(&w.generators[a]).unwrap_or_default());
     for st in &op.statements {
         parts.push(st.cql.clone());
-        for a in &st.args {
-            parts.push(format!("{a}={}", serde_json::to_string(&w.generators[a]).unwrap_or_default()));
-        }
+        parts.extend(st.args.iter().map(|a| gen(a)));
+    }
+    for c in &op.redis {
+        parts.push(format!("{} {:?}", c.name, c.args));
+        parts.extend(c.bound().map(gen));
     }
     parts.push(l.count.to_string());
     parts.push(seed.to_string());

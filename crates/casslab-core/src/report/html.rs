@@ -132,7 +132,7 @@ fn run_section(s: &mut String, run: &RunView, pos: usize) {
     };
     let source = if r.config.workload == r.workload || r.config.workload.is_empty() { String::new() } else { format!(" ({})", r.config.workload) };
     item("workload", format!("{}{source}", r.workload));
-    item("Cassandra", r.env.cassandra_version.clone().unwrap_or_else(|| "unknown".into()));
+    item("Server", crate::config::server_label(r.env.cassandra_version.as_deref()));
     item("nodes", format!("{} · {}", r.env.node_count, r.config.cluster.hosts.join(", ")));
     item("started", format!("{} UTC", utc(r.started_at_ms)));
     item("wall time", run.wall_time_s().map_or_else(|| "not finished".into(), |t| format!("{t:.0} s")));

@@ -91,9 +91,9 @@ fn run_section(s: &mut String, run: &RunView, several: bool) {
     }
     let _ = writeln!(
         s,
-        "{} · Cassandra {} · {} node(s) · started {} UTC · {}\n",
+        "{} · {} · {} node(s) · started {} UTC · {}\n",
         r.status.as_str(),
-        r.env.cassandra_version.as_deref().unwrap_or("unknown"),
+        crate::config::server_label(r.env.cassandra_version.as_deref()),
         r.env.node_count,
         utc(r.started_at_ms),
         run.load_shape().describe()

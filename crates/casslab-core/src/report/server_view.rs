@@ -77,8 +77,9 @@ fn node_lines(samples: &[ServerSample], run_ms: u64) -> Vec<(String, String)> {
         if let Some((_, max)) = stats(&of(metric::SSTABLE_TASKS)) {
             parts.push(format!("compactions max {max:.0}"));
         }
+        parts.extend(crate::server::redis_info::describe_node(samples, node));
         if let Some((avg, max)) = stats(&of(metric::POLL_MS)) {
-            parts.push(format!("system_views poll avg {avg:.0} ms max {max:.0} ms"));
+            parts.push(format!("server metrics poll avg {avg:.0} ms max {max:.0} ms"));
         }
         if !parts.is_empty() {
             out.push((node.to_string(), parts.join(" · ")));
@@ -93,7 +94,7 @@ pub fn text_section(intervals: &[StoredInterval], samples: &[ServerSample]) -> S
         return String::new();
     }
     let run_ms = intervals.iter().map(|iv| iv.end_ms).max().unwrap_or(0);
-    let mut out = String::from("\nserver side (system_views every interval; GC log and /proc for nodes casslab started):\n");
+    let mut out = format!("\nserver side ({}):\n", source(samples));
     let mut nodes = TextTable::headless().indent(2);
     for (node, figures) in node_lines(samples, run_ms) {
         nodes.row([node, figures]);
@@ -206,6 +207,11 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
     if tomb.points.iter().any(|p| p.1.is_finite()) {
         charts.push(chart(format!("r{pos}-server-tombstones"), "tombstones per read (p99, workload tables)", "tombstones", &x, vec![tomb]));
     }
+    let redis_ops = per_interval_mean(&run.server, &bounds, crate::server::redis_info::names::OPS_PER_S);
+    if redis_ops.iter().any(|v| v.is_some()) {
+        let pts = |v: Vec<Option<f64>>| v.into_iter().zip(&mids).map(|(v, m)| (*m, v.unwrap_or(f64::NAN))).collect();
+        charts.push(chart(format!("r{pos}-server-redis"), "Redis: commands per second (INFO)", "commands/s", &x, vec![Series::new("commands/s", color(0), pts(redis_ops))]));
+    }
     charts.push(chart(
         format!("r{pos}-server-cpu"),
         "CPU: busiest node and casslab itself",
@@ -214,7 +220,7 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
         vec![one(IntervalSeries::NodeCpuPct, "busiest node", 0), one(IntervalSeries::ClientCpuPct, "casslab", 5)],
     ));
 
-    s.push_str(r#"<h3>Server side <span class="sub">system_views every interval; GC log and /proc for nodes casslab started</span></h3>"#);
+    let _ = write!(s, r#"<h3>Server side <span class="sub">{}</span></h3>"#, source(&run.server));
     let run_ms = ivs.iter().map(|iv| iv.end_ms).max().unwrap_or(0);
     s.push_str(r#"<ul class="notes server-nodes">"#);
     for (node, figures) in node_lines(&run.server, run_ms) {
@@ -238,6 +244,26 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
         let _ = write!(s, "<li>{}</li>", esc(&suspects::describe(f)));
     }
     s.push_str("</ul>");
+}
+
+/// Where the server samples come from, in words.
+fn source(samples: &[ServerSample]) -> &'static str {
+    if samples.iter().any(|s| s.metric.starts_with("redis.")) {
+        "Redis INFO every interval"
+    } else {
+        "system_views every interval; GC log and /proc for nodes casslab started"
+    }
+}
+
+/// The mean of `metric` over the samples of each interval (all nodes), `None` where it has none.
+fn per_interval_mean(samples: &[ServerSample], bounds: &[(u64, u64)], metric: &str) -> Vec<Option<f64>> {
+    bounds
+        .iter()
+        .map(|(a, b)| {
+            let v: Vec<f64> = samples.iter().filter(|s| s.metric == metric && s.at_ms > *a && s.at_ms <= *b).map(|s| s.value).collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        })
+        .collect()
 }
 
 fn chart(id: String, title: &str, y_label: &str, x: &Axis, series: Vec<Series>) -> LineChart {

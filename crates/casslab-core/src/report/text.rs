@@ -45,13 +45,13 @@ pub fn run_summary(r: &RunRecord, s: &RunSummary) -> String {
     };
     let _ = writeln!(
         out,
-        "run {} · {} · {} · Cassandra {} on {} node(s) · {}",
+        "run {} · {} · {} · {} on {} node(s) · {}",
         r.id,
         r.workload,
         status,
-        r.env.cassandra_version.as_deref().unwrap_or("?"),
+        crate::config::server_label(r.env.cassandra_version.as_deref()),
         r.env.node_count,
-        r.config.cluster.hosts.join(",")
+        r.config.server_address(&r.env)
     );
     for p in &s.phases {
         let mode = match (p.phase, p.target_rate_per_s) {

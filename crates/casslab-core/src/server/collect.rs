@@ -1,4 +1,5 @@
-//! The collection loop of a run: once per interval it polls the virtual tables of every node,
+//! The collection loop of a run: once per interval it polls the server's own metrics through
+//! a [`Poller`] (the virtual tables of every Cassandra node, or a Redis server's `INFO`),
 //! reads the new pauses from the GC logs of the nodes casslab started, and samples CPU and
 //! memory of those nodes and of casslab itself. Samples and notes go into a shared
 //! [`Collected`] that the caller drains (and stores) as the run goes. It runs as its own
@@ -6,13 +7,20 @@
 
 use super::gclog::GcLogTail;
 use super::procstat::{self, ProcReading};
-use super::vtables::VirtualTablePoller;
 use super::{metric, ServerSample, CLIENT};
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
+
+/// A server's own metrics, read once per interval on a connection of the poller's own.
+pub trait Poller: Send {
+    /// Reads every node once. Samples are stamped `at_ms`; the notes are things to tell the
+    /// user (each said once per run).
+    fn poll(&mut self, at_ms: u64) -> impl Future<Output = (Vec<ServerSample>, Vec<String>)> + Send;
+}
 
 /// A node process on this machine (one that casslab started).
 #[derive(Debug, Clone)]
@@ -52,7 +60,7 @@ impl Collected {
 const CLIENT_BUSY_SHARE: f64 = 0.9;
 
 /// Runs until `stop` turns true (or its sender is dropped).
-pub async fn run(mut poller: Option<VirtualTablePoller>, setup: CollectSetup, sink: Arc<Mutex<Collected>>, mut stop: watch::Receiver<bool>) {
+pub async fn run<P: Poller>(mut poller: Option<P>, setup: CollectSetup, sink: Arc<Mutex<Collected>>, mut stop: watch::Receiver<bool>) {
     let mut tails: Vec<(String, GcLogTail)> =
         setup.local.iter().filter_map(|p| p.gc_log.clone().map(|path| (p.node.clone(), GcLogTail::new(path)))).collect();
     let mut procs: Vec<(String, u32, Option<ProcReading>)> = setup.local.iter().map(|p| (p.node.clone(), p.pid, procstat::read(p.pid))).collect();

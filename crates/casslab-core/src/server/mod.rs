@@ -1,14 +1,16 @@
 //! The server-side view of a run: what the nodes did while the client measured. Owns the
 //! sample model ([`ServerSample`]: node, metric, time on the run's axis, value), the metric
-//! names, and the parts that make samples — the `system_views` poller (`vtables`), the JVM
-//! GC log follower (`gclog`), `/proc` readings (`procstat`), the loop that drives them once
-//! per interval (`collect`) — and the analysis that lines them up with client latency
-//! (`suspects`). Storing is `store::server`; printing and charts are in `report`.
+//! names, and the parts that make samples — the pollers of a server's own metrics behind
+//! `collect::Poller` (Cassandra's `system_views` in `vtables`, Redis's `INFO` in
+//! `redis_info`), the JVM GC log follower (`gclog`), `/proc` readings (`procstat`), the loop
+//! that drives them once per interval (`collect`) — and the analysis that lines them up with
+//! client latency (`suspects`). Storing is `store::server`; printing and charts are in `report`.
 
 pub mod collect;
 pub mod disk;
 pub mod gclog;
 pub mod procstat;
+pub mod redis_info;
 pub mod suspects;
 pub mod traces;
 pub mod vtables;

@@ -4,6 +4,7 @@
 //! policy. Each poll turns the rows into [`ServerSample`]s; a table a node does not have
 //! (older Cassandra, ScyllaDB) is skipped from then on and reported once.
 
+use super::collect::Poller;
 use super::ServerSample;
 use crate::config::{ClusterConfig, Credentials};
 use crate::engine::EngineError;
@@ -206,6 +207,12 @@ pub fn to_samples(table: &str, node: &str, at_ms: u64, rows: &[Columns]) -> Vec<
         }
     }
     out
+}
+
+impl Poller for VirtualTablePoller {
+    async fn poll(&mut self, at_ms: u64) -> (Vec<ServerSample>, Vec<String>) {
+        VirtualTablePoller::poll(self, at_ms).await
+    }
 }
 
 #[cfg(test)]

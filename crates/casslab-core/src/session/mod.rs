@@ -6,8 +6,9 @@
 //! credentials, the cluster control seam, the results sink, the observer, the stop signal —
 //! is a [`Lab`]. `find_max` and `experiment` are built on it.
 //!
-//! Seams: the engine's [`crate::engine::Target`] (CQL today), [`ClusterControl`] (the local
-//! cluster casslab started; none for `--hosts`) and [`ResultsSink`] (the SQLite store).
+//! Seams: the engine's [`crate::engine::Target`] (CQL or Redis, chosen by the workload's kind;
+//! Redis needs the run config's `redis`), [`ClusterControl`] (the local cluster casslab
+//! started; none for `--hosts`) and [`ResultsSink`] (the SQLite store).
 
 pub mod experiment;
 pub mod findmax;
@@ -28,7 +29,8 @@ use crate::events::EventRecord;
 use crate::stats::Phase;
 use crate::store::{PhaseSummary, RunId, RunStatus, RunSummary};
 use crate::targets::cql::CqlTarget;
-use crate::workload::Workload;
+use crate::targets::redis::RedisTarget;
+use crate::workload::{TargetKind, Workload};
 use std::sync::Arc;
 use timeline::Timeline;
 use tokio::sync::watch;
@@ -92,26 +94,45 @@ impl<'a> RunSession<'a> {
         RunSession { lab, spec, clock: RunClock::start() }
     }
 
-    /// Connects, runs the workload's phases and saves everything; a setup failure is an error
-    /// (a run record already begun is saved as failed first).
+    /// Connects to the workload's kind of server (CQL, or the Redis of the run's config), runs
+    /// the workload's phases and saves everything; a setup failure is an error (a run record
+    /// already begun is saved as failed first).
     pub async fn run(self) -> Result<RunResult, SessionError> {
-        let cfg = &self.spec.config;
-        let control = self.lab.control.as_ref().filter(|_| controls(cfg));
-        let server = server::start(cfg, &self.spec.workload.keyspace, &self.lab.credentials, self.clock, control, controls(cfg));
-        let target = match CqlTarget::connect(&cfg.cluster, &self.lab.credentials).await {
-            Ok(t) => Arc::new(t),
+        let (cfg, w, lab) = (&self.spec.config, &self.spec.workload, self.lab);
+        match w.target {
+            TargetKind::Cql => {
+                // a shard other than 0 polls no server and carries out no event
+                let control = lab.control.as_ref().filter(|_| controls(cfg));
+                let polled = if controls(cfg) { server::Polled::Cql } else { server::Polled::ClientOnly };
+                let server = server::start(cfg, &w.keyspace, &lab.credentials, self.clock, control, polled);
+                let target = CqlTarget::connect(&cfg.cluster, &lab.credentials).await;
+                self.connected(target, server, cfg.cluster.hosts.clone()).await
+            }
+            TargetKind::Redis => {
+                let Some(rc) = &cfg.redis else { return Err(EngineError::NoRedisTarget(w.name.clone()).into()) };
+                let polled = if controls(cfg) { server::Polled::Redis(rc.clone()) } else { server::Polled::ClientOnly };
+                let server = server::start(cfg, &w.keyspace, &lab.credentials, self.clock, None, polled);
+                let target = RedisTarget::connect(rc, &lab.credentials).await;
+                self.connected(target, server, vec![rc.url.clone()]).await
+            }
+        }
+    }
+
+    /// Drives a target that connected; one that did not stops the collector and is the error.
+    async fn connected<T: Target>(self, target: Result<T, EngineError>, server: Option<server::ServerMetrics>, hosts: Vec<String>) -> Result<RunResult, SessionError> {
+        match target {
+            Ok(t) => self.drive(Arc::new(t), server, &hosts).await,
             Err(e) => {
                 if let Some(sm) = server {
                     sm.finish(self.lab.results, None).await;
                 }
-                return Err(e.into());
+                Err(e.into())
             }
-        };
-        self.drive(target, server).await
+        }
     }
 
     /// Runs the engine against a connected target and consumes its events.
-    async fn drive<T: Target>(self, target: Arc<T>, server: Option<server::ServerMetrics>) -> Result<RunResult, SessionError> {
+    async fn drive<T: Target>(self, target: Arc<T>, server: Option<server::ServerMetrics>, hosts: &[String]) -> Result<RunResult, SessionError> {
         let (lab, cfg, w) = (self.lab, &self.spec.config, &self.spec.workload);
         let observer = &*lab.observer;
         let env = RunEnvironment {
@@ -122,7 +143,7 @@ impl<'a> RunSession<'a> {
             hostname: std::fs::read_to_string("/etc/hostname").ok().map(|s| s.trim().to_string()),
             clock_t0_unix_ms: Some(self.clock.t0_unix_ms),
         };
-        observer.on(&SessionEvent::Connected { hosts: &cfg.cluster.hosts, info: target.info() });
+        observer.on(&SessionEvent::Connected { hosts, info: target.info() });
         let started_at = unix_now_ms();
         let id = match lab.results.begin_run(&w.name, cfg, &env, &self.spec.tags, started_at) {
             Ok(id) => id,

@@ -4,13 +4,16 @@
 //! `server_metrics: false`. With `trace_slowest` the controlled nodes trace a sample of
 //! requests and the traces of the slowest are saved at the end. Last, with `settle` (which
 //! first waits for compactions) or a load-only run, it reads what the data looks like on disk
-//! on the controlled nodes. Everything it has to say goes into notes.
+//! on the controlled nodes. Everything it has to say goes into notes. What is polled depends
+//! on the run's target ([`Polled`]): Cassandra's `system_views`, or a Redis server's `INFO`
+//! (tracing and on-disk figures are Cassandra's only).
 
 use super::sink::ResultsSink;
 use crate::cluster::ClusterControl;
-use crate::config::{ClusterConfig, Credentials, LoadMode, RunConfig};
+use crate::config::{ClusterConfig, Credentials, LoadMode, RedisConfig, RunConfig};
 use crate::engine::{unix_now_ms, RunClock};
 use crate::server::collect::{self, CollectSetup, Collected, LocalProcess};
+use crate::server::redis_info::RedisInfoPoller;
 use crate::server::vtables::VirtualTablePoller;
 use crate::server::{disk, metric, ServerSample};
 use crate::store::RunId;
@@ -175,11 +178,25 @@ impl Tracing {
     }
 }
 
-/// Starts collecting, unless the run said not to. A loader that does not poll the servers
-/// (`polls: false`: a shard other than 0) still samples its own process.
-pub(crate) fn start(cfg: &RunConfig, keyspace: &str, creds: &Credentials, clock: RunClock, control: Option<&Arc<dyn ClusterControl>>, polls: bool) -> Option<ServerMetrics> {
+/// Whose metrics the collector polls.
+pub(crate) enum Polled {
+    /// The CQL cluster's `system_views`.
+    Cql,
+    /// A Redis server's `INFO`.
+    Redis(RedisConfig),
+    /// No server: a shard other than 0 samples only its own process.
+    ClientOnly,
+}
+
+/// Starts collecting, unless the run said not to.
+pub(crate) fn start(cfg: &RunConfig, keyspace: &str, creds: &Credentials, clock: RunClock, control: Option<&Arc<dyn ClusterControl>>, polled: Polled) -> Option<ServerMetrics> {
     let mut early_notes = Vec::new();
-    let tracing = start_tracing(cfg, creds, clock, control, &mut early_notes);
+    let is_redis = matches!(polled, Polled::Redis(_));
+    let control = if is_redis { None } else { control };
+    if is_redis && (cfg.trace_slowest > 0 || cfg.settle) {
+        early_notes.push("--trace-slowest and --settle are about Cassandra nodes; a Redis run has neither".into());
+    }
+    let tracing = if is_redis { None } else { start_tracing(cfg, creds, clock, control, &mut early_notes) };
     if !cfg.server_metrics && tracing.is_none() && !cfg.settle {
         return None;
     }
@@ -193,7 +210,7 @@ pub(crate) fn start(cfg: &RunConfig, keyspace: &str, creds: &Credentials, clock:
         client_cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
     };
     let disk = DiskCheck {
-        settle: cfg.settle,
+        settle: cfg.settle && !is_redis,
         // nodetool costs a JVM start per call: only when asked (settle) or right after a load
         control: control.filter(|_| cfg.settle || cfg.load == LoadMode::Only).cloned(),
         keyspace: keyspace.to_string(),
@@ -207,18 +224,18 @@ pub(crate) fn start(cfg: &RunConfig, keyspace: &str, creds: &Credentials, clock:
         if !collecting {
             return;
         }
-        if !polls {
-            collect::run(None, setup, sink2, stop_rx).await;
-            return;
-        }
-        let poller = match VirtualTablePoller::connect(&cluster, &creds, &keyspace).await {
-            Ok(p) => Some(p),
-            Err(e) => {
-                sink2.lock().unwrap_or_else(|e| e.into_inner()).notes.push(format!("server metrics: cannot open a session for the system_views tables: {e}"));
-                None
+        let note = |what: &str, e: crate::engine::EngineError| sink2.lock().unwrap_or_else(|e| e.into_inner()).notes.push(format!("server metrics: cannot open {what}: {e}"));
+        match polled {
+            Polled::Cql => {
+                let poller = VirtualTablePoller::connect(&cluster, &creds, &keyspace).await.map_err(|e| note("a session for the system_views tables", e)).ok();
+                collect::run(poller, setup, sink2, stop_rx).await;
             }
-        };
-        collect::run(poller, setup, sink2, stop_rx).await;
+            Polled::Redis(rc) => {
+                let poller = RedisInfoPoller::connect(&rc, &creds).await.map_err(|e| note("a connection for INFO", e)).ok();
+                collect::run(poller, setup, sink2, stop_rx).await;
+            }
+            Polled::ClientOnly => collect::run(None::<VirtualTablePoller>, setup, sink2, stop_rx).await,
+        }
     });
     Some(ServerMetrics { sink, stop, task, tracing, disk })
 }

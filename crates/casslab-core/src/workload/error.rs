@@ -83,6 +83,10 @@ pub enum Problem {
 
     #[error("the workload has neither a `load:` nor a `run:` phase; add at least one")]
     NoPhase,
+    #[error("operation \"{cql}\" is CQL and \"{redis}\" is Redis; a workload targets one or the other")]
+    MixedTargets { cql: String, redis: String },
+    #[error("`{key}:` is about CQL tables; a Redis workload has none (drop it)")]
+    CqlKeyInRedis { key: &'static str },
     #[error("{phase}: unknown operation \"{name}\"{} (declared: {})", hint(.name, .known), .known.join(", "))]
     UnknownOperation { phase: &'static str, name: String, known: Vec<String> },
     #[error("run: `mix` is empty; give each operation a ratio, e.g. `mix: {{ read: 1, update: 1 }}`")]
@@ -145,6 +149,27 @@ pub enum OpProblem {
     TimestampOnRead,
     #[error("timestamp: \"{0}\" is neither `client` nor `server`")]
     TimestampMode(String),
+
+    #[error("unknown Redis command \"{name}\"{} (casslab runs: {})", hint(.name, .known), .known.join(", "))]
+    UnknownRedisCommand { name: String, known: Vec<String> },
+    #[error("`{command}` takes {expected}, not {got}")]
+    RedisArity { command: String, expected: String, got: usize },
+    #[error("`{command}` has {markers} marker(s) `?` but {args} value(s) in `args`; give one generator per `?`")]
+    RedisMarkers { command: String, markers: usize, args: usize },
+    #[error("the Redis command is empty; write e.g. `redis: GET ?`")]
+    EmptyRedisCommand,
+    #[error("a command starts with its name, not a `?` marker")]
+    MarkerAsCommand,
+    #[error("a quote is not closed")]
+    UnclosedQuote,
+    #[error("it has both CQL (`cql`) and Redis (`redis`, `pipeline`) commands; an operation is one or the other")]
+    CqlAndRedis,
+    #[error("`{0}` is a CQL setting; a Redis operation has `redis: COMMAND` (or `pipeline:` / `steps:`) and `args`")]
+    CqlSettingOnRedis(&'static str),
+    #[error("`pipeline` needs a non-empty list of `{{ redis: COMMAND, args: [...] }}`")]
+    EmptyPipeline,
+    #[error("binds generator \"{generator}\" of type {ty}; a Redis argument is one string: use text, blob or a number type")]
+    NotARedisValue { generator: String, ty: String },
 }
 
 impl From<GenError> for Problem {

@@ -11,12 +11,16 @@ mod error;
 mod model;
 mod params;
 mod parse;
+pub mod redis;
 mod scenarios;
 mod validate;
 
 pub use builtin::{builtin, builtin_names, BUILTINS};
 pub use error::{OpProblem, Problem, WorkloadError};
-pub use model::{BatchKind, BatchSpec, Consistency, LoadPhase, Operation, PartitionSet, RunPhase, Statement, Strategy, Workload, MAX_BATCH_ROWS, MAX_PARTITIONS};
+pub use model::{
+    BatchKind, BatchSpec, Consistency, LoadPhase, Operation, PartitionSet, RedisArg, RedisCommand, RedisMode, RunPhase, Statement, Strategy, TargetKind, Workload,
+    MAX_BATCH_ROWS, MAX_PARTITIONS,
+};
 pub use parse::{load_workload, parse_workload, resolve_text};
 pub use scenarios::{scenario, SCENARIOS};
 

@@ -63,12 +63,77 @@ pub struct Statement {
     pub line: usize,
 }
 
+/// The kind of server a workload is written for: its operations are all CQL statements or all
+/// Redis commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    #[default]
+    Cql,
+    Redis,
+}
+
+impl TargetKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetKind::Cql => "CQL",
+            TargetKind::Redis => "Redis",
+        }
+    }
+}
+
+/// One argument of a Redis command: written as is, or a value drawn from a generator (`?`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RedisArg {
+    Literal(String),
+    /// The generator bound to this `?` marker.
+    Bound(String),
+}
+
+/// One Redis command of an operation (`HSET ? field0 ?` with `args: [key, f0]`): its name in
+/// upper case and its arguments, checked against the command's arity (`workload::redis`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RedisCommand {
+    pub name: String,
+    pub args: Vec<RedisArg>,
+    /// 1-based line in the workload file.
+    pub line: usize,
+}
+
+impl RedisCommand {
+    /// The generators bound by this command, in marker order.
+    pub fn bound(&self) -> impl Iterator<Item = &str> {
+        self.args.iter().filter_map(|a| match a {
+            RedisArg::Bound(g) => Some(g.as_str()),
+            RedisArg::Literal(_) => None,
+        })
+    }
+}
+
+/// How the commands of a Redis operation are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RedisMode {
+    /// One command, or `steps:` one after the other (a round trip each).
+    #[default]
+    Sequence,
+    /// `pipeline:` every command written at once, the replies read together (one round trip).
+    Pipeline,
+}
+
 /// A named operation: one statement, or several run in sequence as one timed operation
 /// (e.g. read-modify-write). A generator named twice within one execution yields one value.
+/// A Redis operation has `redis` commands instead of `statements`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Operation {
     pub name: String,
     pub statements: Vec<Statement>,
+    /// The Redis commands of a Redis operation (empty for CQL).
+    #[serde(default)]
+    pub redis: Vec<RedisCommand>,
+    #[serde(default)]
+    pub redis_mode: RedisMode,
     pub consistency: Consistency,
     pub serial_consistency: Option<Consistency>,
     pub page_size: i32,
@@ -111,6 +176,9 @@ pub struct Workload {
     pub origin: String,
     /// Every parameter with its final value.
     pub params: BTreeMap<String, String>,
+    /// What the operations are written for (CQL unless they are Redis commands).
+    pub target: TargetKind,
+    /// The CQL keyspace; for Redis only a name for the data in messages (default `redis`).
     pub keyspace: String,
     /// CQL replication map, e.g. `{'class': 'SimpleStrategy', 'replication_factor': 1}`;
     /// `None` lets the engine choose one that fits the cluster.

@@ -6,7 +6,7 @@
 
 use super::access::{build_access, RawAccess, RawBatch, RawPartitions};
 use super::error::{OpProblem, Problem, WorkloadError};
-use super::model::{Consistency, LoadPhase, Operation, RunPhase, Statement, Workload};
+use super::model::{Consistency, LoadPhase, Operation, RedisMode, RunPhase, Statement, TargetKind, Workload};
 use super::params::{resolve_params, substitute};
 use crate::gen::GeneratorSpec;
 use crate::units::parse_duration_s;
@@ -26,7 +26,8 @@ struct RawWorkload {
     /// Read in a first pass (`params::resolve_params`).
     #[serde(default, rename = "params")]
     _params: serde::de::IgnoredAny,
-    keyspace: String,
+    /// Required for CQL; for Redis it only names casslab's bookkeeping.
+    keyspace: Option<String>,
     replication: Option<String>,
     #[serde(default)]
     schema: Vec<String>,
@@ -43,6 +44,8 @@ struct RawWorkload {
 #[serde(deny_unknown_fields)]
 struct RawOp {
     cql: Option<String>,
+    redis: Option<String>,
+    pipeline: Option<Vec<RawStep>>,
     #[serde(default)]
     args: Vec<String>,
     steps: Option<Vec<RawStep>>,
@@ -58,7 +61,8 @@ struct RawOp {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawStep {
-    cql: String,
+    cql: Option<String>,
+    redis: Option<String>,
     #[serde(default)]
     args: Vec<String>,
 }
@@ -118,9 +122,23 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
         if let Some(sub) = crate::stats::SUB_OPS.iter().find(|s| name.ends_with(&format!(".{s}"))) {
             return Err(err(Some(line), Problem::Operation { op: name, problem: OpProblem::ReservedName(sub) }));
         }
-        operations.push(build_op(file, ops_node.get(&name).unwrap_or(&no_node), name, op, line)?);
+        let node = ops_node.get(&name).unwrap_or(&no_node);
+        operations.push(if op.is_redis() { build_redis_op(file, node, name, op, line)? } else { build_op(file, node, name, op, line)? });
     }
     operations.sort_by_key(|o| o.line);
+    let target = target_of(&operations).map_err(|p| err(operations.iter().find(|o| !o.redis.is_empty()).map(|o| o.line), p))?;
+    let keyspace = match (raw.keyspace, target) {
+        (Some(k), _) => k.trim().to_string(),
+        (None, TargetKind::Redis) => "redis".to_string(),
+        (None, TargetKind::Cql) => return Err(err(None, Problem::MissingKey { key: "keyspace", what: "the CQL keyspace the workload's tables live in" })),
+    };
+    if target == TargetKind::Redis {
+        for key in ["schema", "replication"] {
+            if doc.get(key).is_some() {
+                return Err(err(doc.key_line(key), Problem::CqlKeyInRedis { key }));
+            }
+        }
+    }
 
     let schema_line = doc.key_line("schema").unwrap_or(1);
     let schema_items = doc.get("schema").map(Node::items).unwrap_or_default();
@@ -167,7 +185,8 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
         description: raw.description.unwrap_or_default(),
         origin: file.to_string(),
         params,
-        keyspace: raw.keyspace.trim().to_string(),
+        target,
+        keyspace,
         replication: raw.replication,
         schema,
         generators: raw.generators,
@@ -193,7 +212,12 @@ fn build_op(file: &str, node: &Node, name: String, op: RawOp, line: usize) -> Re
             }
             let items = node.get("steps").map(Node::items).unwrap_or_default();
             let step_line = |i: usize| items.get(i).and_then(|s| s.key_line("cql").or(Some(s.line))).unwrap_or(line);
-            steps.into_iter().enumerate().map(|(i, s)| Statement { cql: s.cql.trim().to_string(), args: s.args, line: step_line(i) }).collect()
+            let mut statements = Vec::with_capacity(steps.len());
+            for (i, s) in steps.into_iter().enumerate() {
+                let cql = s.cql.ok_or_else(|| WorkloadError::new(file, Some(step_line(i)), Problem::Operation { op: name.clone(), problem: OpProblem::NoCql }))?;
+                statements.push(Statement { cql: cql.trim().to_string(), args: s.args, line: step_line(i) });
+            }
+            statements
         }
         (Some(_), Some(_)) => return Err(err("steps", OpProblem::CqlAndSteps)),
         _ => return Err(err("cql", OpProblem::NoCql)),
@@ -224,6 +248,8 @@ fn build_op(file: &str, node: &Node, name: String, op: RawOp, line: usize) -> Re
     Ok(Operation {
         name,
         statements,
+        redis: Vec::new(),
+        redis_mode: RedisMode::Sequence,
         consistency,
         serial_consistency,
         page_size,
@@ -233,6 +259,90 @@ fn build_op(file: &str, node: &Node, name: String, op: RawOp, line: usize) -> Re
         batch: access.batch,
         client_timestamp: access.client_timestamp,
     })
+}
+
+impl RawOp {
+    /// Written as Redis commands (`redis:`, `pipeline:`, or `steps:` of `redis:`).
+    fn is_redis(&self) -> bool {
+        self.redis.is_some() || self.pipeline.is_some() || self.steps.as_ref().is_some_and(|s| s.iter().any(|s| s.redis.is_some()))
+    }
+}
+
+/// Builds Redis operation `name`: one command, `steps:` sent one after the other, or a
+/// `pipeline:` sent at once. CQL settings are refused.
+fn build_redis_op(file: &str, node: &Node, name: String, op: RawOp, line: usize) -> Result<Operation, WorkloadError> {
+    let at = |key: &str| node.key_line(key).unwrap_or(line);
+    let err = |l: usize, problem: OpProblem| WorkloadError::new(file, Some(l), Problem::Operation { op: name.clone(), problem });
+    let settings = [
+        ("consistency", op.consistency.is_some()),
+        ("serial_consistency", op.serial_consistency.is_some()),
+        ("page_size", op.page_size.is_some()),
+        ("idempotent", op.idempotent.is_some()),
+        ("partitions", op.partitions.is_some()),
+        ("batch", op.batch.is_some()),
+        ("timestamp", op.timestamp.is_some()),
+    ];
+    if let Some((key, _)) = settings.iter().find(|(_, set)| *set) {
+        return Err(err(at(key), OpProblem::CqlSettingOnRedis(key)));
+    }
+    if op.cql.is_some() {
+        return Err(err(at("cql"), OpProblem::CqlAndRedis));
+    }
+    let (list_key, steps, mode) = match (op.redis, op.steps, op.pipeline) {
+        (Some(text), None, None) => {
+            let c = super::redis::parse_command(&text, &op.args, at("redis")).map_err(|p| err(at("redis"), p))?;
+            return Ok(redis_op(name, vec![c], RedisMode::Sequence, line));
+        }
+        (None, Some(steps), None) => ("steps", steps, RedisMode::Sequence),
+        (None, None, Some(steps)) => ("pipeline", steps, RedisMode::Pipeline),
+        (Some(_), _, _) => return Err(err(at("redis"), OpProblem::CqlAndSteps)),
+        _ => return Err(err(at("pipeline"), OpProblem::CqlAndSteps)),
+    };
+    if steps.is_empty() {
+        return Err(err(at(list_key), OpProblem::EmptyPipeline));
+    }
+    if !op.args.is_empty() {
+        return Err(err(at("args"), OpProblem::ArgsWithSteps));
+    }
+    let items = node.get(list_key).map(Node::items).unwrap_or_default();
+    let mut commands = Vec::with_capacity(steps.len());
+    for (i, s) in steps.into_iter().enumerate() {
+        let item = items.get(i);
+        let l = item.and_then(|s| s.key_line("redis").or(Some(s.line))).unwrap_or(line);
+        if s.cql.is_some() {
+            return Err(err(item.and_then(|n| n.key_line("cql")).unwrap_or(l), OpProblem::CqlAndRedis));
+        }
+        let text = s.redis.ok_or_else(|| err(l, OpProblem::EmptyRedisCommand))?;
+        commands.push(super::redis::parse_command(&text, &s.args, l).map_err(|p| err(l, p))?);
+    }
+    Ok(redis_op(name, commands, mode, line))
+}
+
+fn redis_op(name: String, redis: Vec<super::model::RedisCommand>, redis_mode: RedisMode, line: usize) -> Operation {
+    Operation {
+        name,
+        statements: Vec::new(),
+        redis,
+        redis_mode,
+        consistency: Consistency::LocalQuorum,
+        serial_consistency: None,
+        page_size: DEFAULT_PAGE_SIZE,
+        idempotent: false,
+        line,
+        partitions: None,
+        batch: None,
+        client_timestamp: false,
+    }
+}
+
+/// The kind of server the operations are written for; mixing both is an error.
+fn target_of(ops: &[Operation]) -> Result<TargetKind, Problem> {
+    let redis = ops.iter().find(|o| !o.redis.is_empty());
+    match (ops.iter().find(|o| o.redis.is_empty()), redis) {
+        (Some(c), Some(r)) => Err(Problem::MixedTargets { cql: c.name.clone(), redis: r.name.clone() }),
+        (_, Some(_)) => Ok(TargetKind::Redis),
+        _ => Ok(TargetKind::Cql),
+    }
 }
 
 fn default_name(file: &str) -> String {

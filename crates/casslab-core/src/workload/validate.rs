@@ -19,13 +19,16 @@ pub(crate) fn validate(w: &Workload, file: &str, doc: &Node) -> Result<(), Workl
         return Err(err(doc.key_line("keyspace"), Problem::Keyspace(w.keyspace.clone())));
     }
 
-    if let Err(e) = GeneratorSet::build(&w.generators) {
+    let gens = match GeneratorSet::build(&w.generators) {
+        Ok(g) => g,
+        Err(e) => {
         // the deepest key of the field that is written (`size.max`, else `size`), else the generator
         let mut path = vec!["generators", e.generator.as_str()];
         path.extend(e.field.as_deref().map(|f| f.split('.').collect::<Vec<_>>()).unwrap_or_default());
         let line = (2..=path.len()).rev().find_map(|n| doc.line_at(&path[..n]));
         return Err(err(line, e.into()));
-    }
+        }
+    };
 
     let gen_names: Vec<String> = w.generators.keys().cloned().collect();
     for op in &w.operations {
@@ -42,6 +45,23 @@ pub(crate) fn validate(w: &Workload, file: &str, doc: &Node) -> Result<(), Workl
             let markers = count_markers(&st.cql);
             if markers != st.args.len() {
                 return Err(op_err(st.line, OpProblem::Markers { markers, args: st.args.len() }));
+            }
+        }
+        let list = if op.redis.len() > 1 || op_node.is_some_and(|n| n.get("redis").is_none()) { ["steps", "pipeline"].iter().find_map(|k| op_node.and_then(|n| n.get(k))) } else { None };
+        for (i, c) in op.redis.iter().enumerate() {
+            let c_node = match list {
+                Some(l) => l.items().get(i),
+                None => op_node,
+            };
+            let op_err = |line: usize, problem: OpProblem| err(Some(line), Problem::Operation { op: op.name.clone(), problem });
+            for a in c.bound() {
+                let line = c_node.and_then(|n| n.get("args")).and_then(|args| args.items().iter().find(|x| x.as_str() == Some(a)).map(|x| x.line)).unwrap_or(c.line);
+                let Some(idx) = gens.index_of(a) else {
+                    return Err(op_err(line, OpProblem::UnknownGenerator { name: a.to_string(), known: gen_names }));
+                };
+                if gens.cql_type(idx).is_collection() {
+                    return Err(op_err(line, OpProblem::NotARedisValue { generator: a.to_string(), ty: gens.cql_type(idx).to_string() }));
+                }
             }
         }
     }

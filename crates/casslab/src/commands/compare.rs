@@ -95,6 +95,11 @@ pub(crate) fn print_groups(store: &Store, groups: &[(String, Vec<RunId>)], windo
     Ok(a)
 }
 
+/// The analysis of named groups of runs, as [`print_groups`] makes it, without printing.
+pub(crate) fn analyse_groups(store: &Store, groups: &[(String, Vec<RunId>)], window_s: f64, args: &AnalysisArgs) -> Result<Analysis> {
+    analyse(store, groups, plan(args, window_s)?)
+}
+
 fn plan(args: &AnalysisArgs, window_s: f64) -> Result<Plan> {
     let t = args.confidence.trim().trim_end_matches('%').trim();
     let confidence = match t.parse::<f64>() {

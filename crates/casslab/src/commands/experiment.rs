@@ -2,7 +2,8 @@
 //! interleaved (`casslab_core::session::experiment`), each run saved as an ordinary run tagged
 //! with the experiment, then compares every variant with the first one
 //! (the baseline) using the windowed bootstrap of `casslab compare`; with `-o FILE` it also
-//! writes the comparison as an HTML page (`casslab_core::report::experiment_html`).
+//! writes the comparison as an HTML page (`casslab_core::report::experiment_html`). With
+//! `rates:` the comparison is made rate by rate, with the SLA's verdicts (`sweep`).
 
 use super::{compare, run, store_path};
 use crate::cli::ExperimentArgs;
@@ -14,6 +15,8 @@ use anyhow::{Context, Result};
 use casslab_core::analysis::{LatencyKind, Metric};
 use casslab_core::cluster::ClusterControl;
 use casslab_local::LocalControl;
+use casslab_core::config::Credentials;
+use casslab_core::workload::TargetKind;
 use casslab_core::experiment::{load_experiment, Experiment};
 use casslab_core::report::experiment_html::{ExperimentPage, OpFigures, VariantRuns};
 use casslab_core::session::experiment::run_experiment;
@@ -39,12 +42,18 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     for spec in &args.run.events {
         extra_events.push(casslab_core::events::parse_event(spec).map_err(|m| usage(format!("--event: {m}")))?);
     }
-    let local = run::local_target(&base_cfg, &args.run.local)?.map(|c| Arc::new(LocalControl::new(c)));
+    // Cassandra and Redis are aimed at (and started locally) only if a variant needs them
+    let any_cql = exp.variants.iter().any(|v| v.workload.target == TargetKind::Cql);
+    let any_redis = exp.variants.iter().any(|v| v.workload.target == TargetKind::Redis);
+    let local = if any_cql { run::local_target(&base_cfg, &args.run.local)?.map(|c| Arc::new(LocalControl::new(c))) } else { None };
     for v in exp.variants.iter_mut() {
         v.workload.events.extend(extra_events.iter().cloned());
         check_events(&v.workload.events, local.as_deref().map(|c| c as &dyn ClusterControl)).with_context(|| format!("variant {}", v.name))?;
     }
-    let creds = run::connect_target(&mut base_cfg, local.as_ref().map(|c| c.cluster()).as_ref())?;
+    let creds = if any_cql { run::connect_target(&mut base_cfg, local.as_ref().map(|c| c.cluster()).as_ref())? } else { Credentials { password: None, redis_password: run::redis_password() } };
+    if any_redis {
+        run::aim_redis(&mut base_cfg, &args.run.local)?;
+    }
     let experiment_id = format!("{}-{}", exp.name, chrono_free_stamp());
     eprintln!(
         "experiment {} ({experiment_id}): {} variants × {repetitions} repetitions, interleaved; baseline: {}",
@@ -72,7 +81,12 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     out::print(&format!("\nexperiment {} — runs per variant:\n{list}", exp.name))?;
     let groups: Vec<(String, Vec<RunId>)> = made.variants.into_iter().filter(|(_, ids)| !ids.is_empty()).collect();
     if groups.len() >= 2 {
-        let analysis = compare::print_groups(&store, &groups, window_s, &args.analysis)?;
+        let analysis = if exp.rates.is_empty() {
+            compare::print_groups(&store, &groups, window_s, &args.analysis)?
+        } else {
+            super::sweep::print(&store, &exp, &groups, window_s, &args.analysis)?;
+            compare::analyse_groups(&store, &groups, window_s, &args.analysis)?
+        };
         if let Some(path) = &args.output {
             let page = page(&exp, &experiment_id, &groups, &analysis);
             std::fs::write(path, page.render()).with_context(|| format!("cannot write {}", path.display()))?;

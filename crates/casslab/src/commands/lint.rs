@@ -53,7 +53,7 @@ pub fn lint_command(args: &LintArgs) -> Result<i32> {
 /// Lints with the live schema of each workload's keyspace, read from the --hosts cluster.
 fn lint_live(args: &LintArgs, overrides: &BTreeMap<String, String>, opts: &LintOptions) -> Result<Vec<Finding>> {
     let cfg = args.cluster.to_config()?;
-    let creds = Credentials { password: std::env::var("CASSLAB_PASSWORD").ok() };
+    let creds = Credentials { password: std::env::var("CASSLAB_PASSWORD").ok(), ..Credentials::default() };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let session = rt.block_on(casslab_core::targets::cql::connect(&cfg, &creds))?;
     let mut cache: BTreeMap<String, Option<LiveSchema>> = BTreeMap::new();

@@ -1,11 +1,12 @@
 //! `casslab local up|status|down|stop|kill|start|nodetool`: real Cassandra nodes on loopback,
-//! through casslab-local.
+//! and `casslab local redis up|status|down`: a local redis-server, through casslab-local.
 
-use crate::cli::{parse_heap_mb, LocalCommand, LocalHomeArgs};
+use crate::cli::{parse_heap_mb, LocalCommand, LocalHomeArgs, LocalRedisCommand};
 use crate::exit::Exit;
 use crate::out;
 use casslab_core::report::table::TextTable;
 use anyhow::Result;
+use casslab_local::redis::{LocalRedis, RedisOptions};
 use casslab_local::{LocalCluster, LocalOptions, DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 use std::path::PathBuf;
 
@@ -23,6 +24,43 @@ pub fn cluster_for(args: &LocalHomeArgs) -> Result<LocalCluster> {
         return Ok(LocalCluster::open(&home)?);
     }
     Ok(LocalCluster::new(LocalOptions { home, ..LocalOptions::default() }))
+}
+
+/// casslab's local redis-server under the home directory: as the last `local redis up` left
+/// it, or the default one.
+pub fn redis_for(args: &LocalHomeArgs) -> Result<LocalRedis> {
+    Ok(LocalRedis::open(&home(args))?)
+}
+
+/// `casslab local redis up|status|down`.
+fn redis(cmd: LocalRedisCommand) -> Result<i32> {
+    match cmd {
+        LocalRedisCommand::Up { address, port, home: h } => {
+            let server = LocalRedis::new(RedisOptions { home: home(&h), address, port });
+            let pid = server.up(&mut |line| eprintln!("{line}"))?;
+            eprintln!("redis-server pid {pid} — home {}, log {}", server.dir().display(), server.log_file().display());
+            out::println(&server.url())?;
+            Ok(Exit::Success.code())
+        }
+        LocalRedisCommand::Status(h) => {
+            let st = redis_for(&h)?.status();
+            let mut t = TextTable::new(["server", "address", "pid", "process", "answers", "log"]).right([2]);
+            t.row([
+                "redis-server".to_string(),
+                format!("{}:{}", st.address, st.port),
+                st.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+                (if st.pid.is_some() { "running" } else { "stopped" }).to_string(),
+                (if st.answers { "yes" } else { "no" }).to_string(),
+                st.log_file.display().to_string(),
+            ]);
+            out::print(&t.to_string())?;
+            Ok(if st.pid.is_some() && st.answers { Exit::Success } else { Exit::Setup }.code())
+        }
+        LocalRedisCommand::Down(h) => {
+            redis_for(&h)?.down(&mut |line| eprintln!("{line}"))?;
+            Ok(Exit::Success.code())
+        }
+    }
 }
 
 /// Starts (or finds running) the cluster's nodes, with progress on stderr.
@@ -121,6 +159,7 @@ pub fn local(cmd: LocalCommand) -> Result<i32> {
             std::io::stderr().write_all(&out.stderr)?;
             Ok(out.status.code().unwrap_or(1))
         }
+        LocalCommand::Redis(c) => redis(c),
         LocalCommand::Down { wipe, home: h } => {
             let cluster = cluster_for(&h)?;
             cluster.down(wipe, &mut |line| eprintln!("{line}"))?;

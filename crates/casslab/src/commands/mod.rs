@@ -11,6 +11,7 @@ mod merge;
 mod report;
 mod results;
 mod run;
+mod sweep;
 mod workloads;
 
 use crate::cli::{Cli, Command, StoreArgs};

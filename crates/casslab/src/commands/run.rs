@@ -1,5 +1,6 @@
 //! `casslab run`: resolve the workload and config, aim at a cluster (starting the local node
-//! when no --hosts are given), hand the run to the library's run session (or its find-max
+//! when no --hosts are given) or, for a workload of Redis commands, at a Redis server
+//! (starting casslab's local redis-server when no --target is given), hand the run to the library's run session (or its find-max
 //! search), and print what it saved: the summary, the events' impact, the server side, and
 //! the requested exports.
 
@@ -11,10 +12,10 @@ use crate::terminal::Terminal;
 use anyhow::{Context, Result};
 use casslab_core::cluster::ClusterControl;
 use casslab_local::LocalControl;
-use casslab_core::config::{Credentials, RunConfig};
+use casslab_core::config::{Credentials, RedisConfig, RunConfig};
 use casslab_core::session::{self, check_events, findmax, Lab, RunSpec};
 use casslab_core::store::{RunId, RunStatus, Store};
-use casslab_core::workload::load_workload;
+use casslab_core::workload::{load_workload, TargetKind};
 use casslab_local::LocalCluster;
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -32,15 +33,22 @@ pub fn run(args: RunArgs) -> Result<i32> {
             shard.run_id = id;
         }
     }
-    if !opts.no_lint {
+    let is_redis = workload.target == TargetKind::Redis;
+    if !opts.no_lint && !is_redis {
         super::lint::print_before_run(&workload, cfg.concurrency, cfg.cluster.dc.as_deref());
     }
     for spec in &opts.events {
         workload.events.push(casslab_core::events::parse_event(spec).map_err(|m| usage(format!("--event: {m}")))?);
     }
-    let local = local_target(&cfg, &opts.local)?.map(|c| Arc::new(LocalControl::new(c)));
+    // a Redis workload needs no Cassandra: its server is --target or casslab's redis-server
+    let local = if is_redis { None } else { local_target(&cfg, &opts.local)?.map(|c| Arc::new(LocalControl::new(c))) };
     check_events(&workload.events, local.as_deref().map(|c| c as &dyn ClusterControl))?;
-    let creds = connect_target(&mut cfg, local.as_ref().map(|c| c.cluster()).as_ref())?;
+    let creds = if is_redis {
+        aim_redis(&mut cfg, &opts.local)?;
+        Credentials { password: None, redis_password: redis_password() }
+    } else {
+        connect_target(&mut cfg, local.as_ref().map(|c| c.cluster()).as_ref())?
+    };
     let store = Arc::new(Store::open(&store_path(&opts.store)).context("cannot open the results store")?);
     let rt = runtime(cfg.threads)?;
     let lab = Lab {
@@ -110,7 +118,33 @@ pub fn connect_target(cfg: &mut RunConfig, local: Option<&LocalCluster>) -> Resu
         Some(p) if std::env::var_os("CASSLAB_PASSWORD").is_none() => Some(p),
         _ => password_for(cfg)?,
     };
-    Ok(Credentials { password })
+    Ok(Credentials { password, redis_password: redis_password() })
+}
+
+/// The Redis password, from the environment only (never a flag: it would show in `ps`).
+pub fn redis_password() -> Option<String> {
+    std::env::var("CASSLAB_REDIS_PASSWORD").ok().filter(|p| !p.is_empty())
+}
+
+/// Aims `cfg` at the Redis server of a Redis workload: `--target` as given, else casslab's
+/// local redis-server, started if it is not running (it keeps running after the run).
+pub fn aim_redis(cfg: &mut RunConfig, local_args: &LocalHomeArgs) -> Result<()> {
+    if cfg.redis.is_some() {
+        return Ok(());
+    }
+    let server = local::redis_for(local_args)?;
+    if !server.is_running() {
+        eprintln!("no --target given: starting casslab's local redis-server (`casslab local redis up`); it keeps running after the run, `casslab local redis down` stops it");
+        server.up(&mut |line| eprintln!("{line}"))?;
+    }
+    cfg.redis = Some(RedisConfig {
+        url: server.url(),
+        tls_ca_file: None,
+        connections: cfg.cluster.connections_per_host.max(1),
+        request_timeout_ms: cfg.cluster.request_timeout_ms,
+        local: true,
+    });
+    Ok(())
 }
 
 /// The runtime the runs of a command share: `--threads` workers, else one per core.
