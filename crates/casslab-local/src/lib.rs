@@ -33,6 +33,7 @@ use std::path::PathBuf;
 
 pub use cluster::{normalize_home, LocalCluster, NodeStatus, UpReport};
 pub use control::LocalControl;
+pub use definition::{check as check_options, options_for};
 pub use cql_probe::cql_answers;
 pub use error::LocalError;
 pub use jars::{cached_jars, ensure_jars, jar_cache_dir};

@@ -2,7 +2,8 @@
 //! and `casslab local redis up|status|down`: a local redis-server, through casslab-local.
 
 use crate::cli::{parse_heap_mb, LocalCommand, LocalHomeArgs, LocalRedisCommand};
-use crate::exit::Exit;
+use crate::exit::{usage, Exit};
+use casslab_core::cluster::Gc;
 use crate::out;
 use casslab_core::report::table::TextTable;
 use anyhow::Result;
@@ -101,8 +102,15 @@ pub fn local(cmd: LocalCommand) -> Result<i32> {
                 base_address: a.base_address,
                 auth: a.auth,
                 tls: a.tls,
+                build: a.build.clone(),
+                java_home: a.java_home.clone(),
+                gc: Gc::parse(&a.gc).ok_or_else(|| usage(format!("--gc {}: write g1, zgc, shenandoah or parallel", a.gc)))?,
+                jvm_options: a.jvm_options.clone(),
+                settings: crate::cli::parse_settings(&a.settings)?,
                 ..LocalOptions::default()
             };
+            // what can be checked is, before any node starts
+            casslab_local::check_options(&opts, &mut |line| eprintln!("{line}"))?;
             let cluster = LocalCluster::new(opts);
             up_with_progress(&cluster)?;
             out::println(&cluster.contact_points().join(","))?;
