@@ -150,7 +150,7 @@ pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Res
         }
         let (text, final_params) = resolve_text(&base_src, &base_origin, &params)?;
         let source = variant_source(&text, &vfile, &name, &final_params, get("run"), patch)?;
-        let workload = parse_workload(&source, &vfile, &BTreeMap::new())?;
+        let workload = parse_workload(&source, &vfile, &BTreeMap::new()).map_err(|e| schema_error_at_source(e, &file, patch, &base_origin, &text))?;
         let concurrency = patch.get("concurrency").and_then(Node::as_u64).map(|n| n.max(1) as usize);
         let rate_per_s = patch.get("rate").and_then(Node::as_f64);
         variants.push(Variant { base: name.clone(), name, workload, source, concurrency, rate_per_s });
@@ -225,6 +225,24 @@ fn variant_source(text: &str, vfile: &str, name: &str, params: &BTreeMap<String,
     }
     w.insert("name", Node::str(name));
     yaml::to_string(&w).map_err(yaml_err)
+}
+
+/// A refused `schema:` statement of a variant, pointed at where it is written: in the
+/// variant's own `schema:` of the experiment file, else in the base workload (whose resolved
+/// `base_text` keeps the lines of its file). Other errors are returned as they are.
+fn schema_error_at_source(e: WorkloadError, file: &str, patch: &Node, base_origin: &str, base_text: &str) -> WorkloadError {
+    let Problem::Schema { cql, .. } = &*e.problem else { return e };
+    let words = |s: &str| s.split_whitespace().take(8).collect::<Vec<_>>().join(" ");
+    let wanted = words(cql);
+    let line_in = |list: &Node| list.items().iter().find(|i| i.as_str().is_some_and(|s| words(s) == wanted)).map(|i| i.line).or(Some(list.line));
+    let (file, line) = match patch.get("schema") {
+        Some(list) => (file.to_string(), line_in(list)),
+        None => match yaml::parse(base_text).ok().and_then(|doc| doc.get("schema").and_then(line_in)) {
+            Some(line) => (base_origin.to_string(), Some(line)),
+            None => return e,
+        },
+    };
+    WorkloadError { file, line, problem: e.problem }
 }
 
 /// Merges mapping `patch` into `w[section]` key by key (whole entries replaced).
@@ -388,5 +406,21 @@ variants:
         assert!(e.to_string().contains("variant b") && e.to_string().contains("unknown operation \"nope\""), "{e}");
         let e = load_experiment(file("variants: {}\n").path(), &BTreeMap::new()).unwrap_err();
         assert!(e.to_string().contains("`workload:` is missing"), "{e}");
+    }
+
+    #[test]
+    fn a_variant_schema_that_destroys_is_refused_where_it_is_written() {
+        let f = file("workload: kv\nvariants:\n  a: {}\n  b:\n    schema:\n      - CREATE TABLE IF NOT EXISTS kv (key blob PRIMARY KEY, value blob)\n      - DROP KEYSPACE IF EXISTS other_ks\n");
+        let e = load_experiment(f.path(), &BTreeMap::new()).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), (f.path().to_str().unwrap(), Some(7)), "{e}");
+        assert!(e.to_string().contains("schema: `DROP KEYSPACE IF EXISTS other_ks` would destroy"), "{e}");
+        // a base workload's statement is pointed at in the base workload's file
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("base.yaml"), crate::workload::builtin("kv").unwrap().replace("  - CREATE TABLE IF NOT EXISTS kv", "  - TRUNCATE kv\n  - CREATE TABLE IF NOT EXISTS kv")).unwrap();
+        let exp = dir.path().join("exp.yaml");
+        std::fs::write(&exp, "workload: base.yaml\nvariants:\n  a: {}\n  b: { consistency: ONE }\n").unwrap();
+        let e = load_experiment(&exp, &BTreeMap::new()).unwrap_err();
+        let base_line = crate::workload::builtin("kv").unwrap().lines().position(|l| l.contains("CREATE TABLE IF NOT EXISTS kv")).unwrap() + 1;
+        assert!(e.file.ends_with("base.yaml") && e.line == Some(base_line), "{e}");
     }
 }

@@ -20,5 +20,6 @@ pub mod store;
 pub mod suggest;
 pub mod targets;
 pub mod units;
+pub mod validity;
 pub mod workload;
 pub mod yaml;

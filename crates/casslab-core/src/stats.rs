@@ -75,11 +75,22 @@ pub struct OpStats {
     /// Successful operations (errors are not in the histograms).
     pub ok: u64,
     pub errors: BTreeMap<ErrorKind, u64>,
+    /// Operations (completed or failed) started more than [`LATE_NS`] after their intended
+    /// start: a client behind its fixed-rate schedule.
+    pub late: u64,
+    /// The largest delay between an operation's intended and actual start.
+    pub max_lag_ns: u64,
+    /// Completed executions whose reads all returned no row.
+    pub empty_reads: u64,
 }
+
+/// How much later than intended an operation may start before it counts as started late:
+/// more than the engine's timer granularity and a busy machine's wake-up jitter.
+pub const LATE_NS: u64 = 1_000_000;
 
 impl Default for OpStats {
     fn default() -> Self {
-        OpStats { intended: new_histogram(), service: new_histogram(), ok: 0, errors: BTreeMap::new() }
+        OpStats { intended: new_histogram(), service: new_histogram(), ok: 0, errors: BTreeMap::new(), late: 0, max_lag_ns: 0, empty_reads: 0 }
     }
 }
 
@@ -100,6 +111,15 @@ impl OpStats {
         self.errors.values().sum()
     }
 
+    /// Records how long after its intended start an operation was sent.
+    #[inline]
+    pub fn record_start_lag(&mut self, lag_ns: u64) {
+        if lag_ns > LATE_NS {
+            self.late += 1;
+        }
+        self.max_lag_ns = self.max_lag_ns.max(lag_ns);
+    }
+
     /// Adds another span's records into this one.
     pub fn merge(&mut self, other: &OpStats) {
         self.intended.add(&other.intended).expect("same histogram bounds");
@@ -108,6 +128,9 @@ impl OpStats {
         for (k, v) in &other.errors {
             *self.errors.entry(*k).or_default() += v;
         }
+        self.late += other.late;
+        self.max_lag_ns = self.max_lag_ns.max(other.max_lag_ns);
+        self.empty_reads += other.empty_reads;
     }
 
     pub fn reset(&mut self) {
@@ -115,6 +138,9 @@ impl OpStats {
         self.service.reset();
         self.ok = 0;
         self.errors.clear();
+        self.late = 0;
+        self.max_lag_ns = 0;
+        self.empty_reads = 0;
     }
 }
 
@@ -286,11 +312,18 @@ mod tests {
         b.record_ok(3_000_000, 2_000_000);
         b.record_error(ErrorKind::Timeout);
         b.record_error(ErrorKind::Overloaded);
+        a.record_start_lag(LATE_NS / 2);
+        b.record_start_lag(3 * LATE_NS);
+        b.empty_reads = 2;
         a.merge(&b);
+        assert_eq!((a.late, a.max_lag_ns, a.empty_reads), (1, 3 * LATE_NS, 2), "a start within LATE_NS is on time");
         assert_eq!(a.ok, 2);
         assert_eq!(a.errors[&ErrorKind::Timeout], 2);
         assert_eq!(a.errors[&ErrorKind::Overloaded], 1);
         assert_eq!(a.error_count(), 3);
+        let mut r = a.clone();
+        r.reset();
+        assert_eq!((r.late, r.max_lag_ns, r.empty_reads, r.ok), (0, 0, 0, 0));
         assert_eq!(a.intended.len(), 2);
         let s = LatencySummary::of(&a.intended);
         assert!((s.max_ns as f64 - 3_000_000.0).abs() / 3e6 < 0.001, "max {}", s.max_ns);

@@ -1,6 +1,7 @@
 //! `LocalCluster`: the life cycle of the nodes under one `home` — `up` (idempotent,
 //! one node at a time, waiting for CQL, and for a multi-node cluster until every node sees
-//! every other as up; making the TLS keystore first when asked for), `status` and `ring`,
+//! every other as up; making the TLS keystore first when asked for; only the cluster the
+//! data under `home` belongs to, see `belongs`), `status` and `ring`,
 //! `down` (only processes casslab started, optionally wiping their directories), stopping,
 //! killing and restarting chosen nodes (`select`, `stop_nodes`, `start_nodes`) and `nodetool`. It composes the other modules and reports progress through a callback;
 //! it never prints.
@@ -11,13 +12,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
+use crate::belongs::{check_data_belongs, describe, has_data, strangers, wipe_command};
 use crate::config_files::{write_node_files, Security};
 use crate::cql_probe::cql_answers;
 use crate::error::{IoContext, LocalError};
 use crate::jars::{cached_jars, check_java, jar_cache_dir, jars_for};
 use crate::java::{find_java, JavaRuntime};
 use crate::jvm::{nodetool_args, server_args};
-use crate::layout::{layouts, node_address, NodeLayout};
+use crate::layout::{layouts, node_address, node_dir, NodeLayout};
 use crate::ring::{parse_ring, RingEntry};
 use crate::process::{
     check_port_free, find_node_pid, is_alive, kill_pid, node_log_tail, read_pid_file, remove_if_present,
@@ -156,6 +158,9 @@ impl LocalCluster {
                 });
             }
         }
+        check_data_belongs(&self.opts)?;
+        // `up` of a stopped cluster on its data (not a restart of chosen nodes, whose peers run)
+        let restarted_with_data = only.is_none() && nodes.iter().zip(&pids).any(|(n, pid)| pid.is_none() && has_data(&self.opts.home, n.index));
         // Fail fast, before any fetch or start, if a port a stopped node needs is taken.
         for (node, _) in nodes.iter().zip(&pids).filter(|(n, pid)| pid.is_none() && wanted_node(n.index)) {
             check_ports(node)?;
@@ -217,8 +222,27 @@ impl LocalCluster {
         if self.opts.is_multi_node() && !report.started.is_empty() {
             self.wait_for_ring(&nodes, progress)?;
         }
+        if restarted_with_data && !report.started.is_empty() {
+            self.check_ring_knows_only_us(&nodes, &report.started, progress)?;
+        }
         report.nodes = self.status()?;
         Ok(report)
+    }
+
+    /// After nodes restarted with their data: errs, stopping the nodes just `started`, when the
+    /// ring remembers peers this cluster does not have.
+    fn check_ring_knows_only_us(&self, nodes: &[NodeLayout], started: &[String], progress: &mut dyn FnMut(&str)) -> Result<(), LocalError> {
+        let Some(ring) = self.ring()? else { return Ok(()) };
+        let others = strangers(&ring, nodes);
+        if others.is_empty() {
+            return Ok(());
+        }
+        let peers = describe(&others);
+        let node = nodes.iter().find(|n| find_node_pid(n).is_some()).map_or_else(|| "the node".to_string(), |n| n.name.clone());
+        progress(&format!("{node}'s ring remembers {peers}, which this cluster does not start; stopping what was started"));
+        let indices: Vec<usize> = nodes.iter().filter(|n| started.contains(&n.name)).map(|n| n.index).collect();
+        self.stop_nodes(&indices, false, progress)?;
+        Err(LocalError::RingRemembersPeers { node, peers, wipe: wipe_command(&self.opts.home) })
     }
 
     /// Waits until every running node's `nodetool status` lists every running node as `UN`
@@ -424,14 +448,19 @@ impl LocalCluster {
             .collect())
     }
 
-    /// The nodes `down` acts on: those of the options, or of `cluster.json` if it has more.
+    /// The nodes `down` acts on: those of the options, or of `cluster.json` if it has more,
+    /// and the node directories beyond them (left by a bigger cluster).
     fn nodes_for_down(&self) -> Result<Vec<NodeLayout>, LocalError> {
-        match SavedCluster::load(&self.opts.home) {
-            Ok(saved) if saved.nodes > self.opts.nodes => {
-                layouts(&saved.to_options(&self.opts.home))
-            }
-            _ => layouts(&self.opts),
+        let mut opts = match SavedCluster::load(&self.opts.home) {
+            Ok(saved) if saved.nodes > self.opts.nodes => saved.to_options(&self.opts.home),
+            _ => self.opts.clone(),
+        };
+        let on_disk = (0..).take_while(|i| node_dir(&opts.home, *i).is_dir()).count();
+        if on_disk > opts.nodes {
+            opts.nodes = on_disk;
+            opts.dcs.clear();
         }
+        layouts(&opts)
     }
 
     /// Stops the nodes casslab started (SIGTERM, then SIGKILL after 60 s), last node

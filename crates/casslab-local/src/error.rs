@@ -86,6 +86,14 @@ pub enum LocalError {
     #[error("the cluster in {home} is running with different options ({difference}); run `casslab local down` first, or use another --home")]
     OptionsMismatch { home: PathBuf, difference: String },
 
+    /// The data under the home belongs to a cluster of another shape than the one asked for.
+    #[error("the data under {home} belongs to a cluster of {holds}, not the {asked} asked for: a node started without the others comes up remembering peers that are down, and every quorum fails. Start the cluster it belongs to with `{start}`, or delete that data first with `{wipe}`")]
+    DataOfAnotherCluster { home: PathBuf, holds: String, asked: String, start: String, wipe: String },
+
+    /// A node restarted with its data remembers peers this cluster does not start.
+    #[error("{node} came up remembering nodes this cluster does not start: {peers} (its data belongs to a bigger cluster whose other nodes' data is gone), so casslab stopped what it started; delete that data with `{wipe}` and start afresh")]
+    RingRemembersPeers { node: String, peers: String, wipe: String },
+
     /// A node index that the cluster does not have.
     #[error("there is no node {index} (the cluster has {nodes} node(s), numbered from 0)")]
     NoSuchNode { index: usize, nodes: usize },

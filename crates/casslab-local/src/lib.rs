@@ -10,6 +10,7 @@
 //! starts a local `redis-server` (module `redis`) for workloads of Redis commands, with the
 //! same rules: its own home, loopback only, and it stops only what it started.
 
+mod belongs;
 mod cluster;
 mod config_files;
 mod control;
@@ -31,6 +32,7 @@ use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
+pub use belongs::wipe_command;
 pub use cluster::{normalize_home, LocalCluster, NodeStatus, UpReport};
 pub use control::LocalControl;
 pub use definition::{check as check_options, options_for};

@@ -9,7 +9,8 @@ use std::net::Ipv4Addr;
 pub struct RingEntry {
     pub address: Ipv4Addr,
     pub dc: String,
-    /// Status and state letters: `UN` (up, normal), `DN` (down), `UJ` (joining), ...
+    /// Status and state letters: `UN` (up, normal), `DN` (down), `UJ` (joining), `?N` (a peer
+    /// the node has not heard of since it started), ...
     pub state: String,
     /// As nodetool prints it, e.g. `70.21 KiB`, or `?`.
     pub load: String,
@@ -34,7 +35,7 @@ pub fn parse_ring(output: &str) -> Vec<RingEntry> {
         let words: Vec<&str> = line.split_whitespace().collect();
         let [state, address, rest @ ..] = words.as_slice() else { continue };
         let letters: Vec<char> = state.chars().collect();
-        let is_state = letters.len() == 2 && "UD".contains(letters[0]) && "NLJM".contains(letters[1]);
+        let is_state = letters.len() == 2 && "UD?".contains(letters[0]) && "NLJM".contains(letters[1]);
         let Ok(address) = address.parse::<Ipv4Addr>() else { continue };
         if !is_state {
             continue;
@@ -67,12 +68,14 @@ Status=Up/Down
 |/ State=Normal/Leaving/Joining/Moving
 --  Address     Load       Tokens  Owns (effective)  Host ID                               Rack
 UJ  127.0.0.73  70.2 KiB   16      64.7%             2e3b7a63-4bb5-4a5c-9b0c-4a6ff1b0f0d3  rack1
+?N  127.0.0.74  ?          16      0.0%              3f3b7a63-4bb5-4a5c-9b0c-4a6ff1b0f0d4  rack1
 ";
 
     #[test]
     fn nodes_states_and_loads_by_data_center() {
         let ring = parse_ring(STATUS);
-        assert_eq!(ring.len(), 3);
+        assert_eq!(ring.len(), 4);
+        assert_eq!((ring[3].state.as_str(), ring[3].is_up_normal()), ("?N", false));
         assert_eq!(
             ring[0],
             RingEntry { address: Ipv4Addr::new(127, 0, 0, 71), dc: "dc1".into(), state: "UN".into(), load: "104.37 KiB".into() }

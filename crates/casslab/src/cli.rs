@@ -159,6 +159,11 @@ pub struct AnalysisArgs {
     /// Compare service time (from the actual send) instead of latency from the intended start.
     #[arg(long)]
     pub service_time: bool,
+    /// Use runs whose validity verdict is "invalid" (a client behind its schedule or
+    /// saturated, a missed rate, many errors, reads that found nothing); they are refused
+    /// otherwise, with the reasons.
+    #[arg(long)]
+    pub allow_invalid: bool,
 }
 
 #[derive(Args, Debug)]
@@ -266,9 +271,10 @@ pub struct LocalHomeArgs {
 
 #[derive(Args, Debug)]
 pub struct LocalUpArgs {
-    /// Number of nodes, on consecutive addresses from --base-address, in one data center.
-    #[arg(long, default_value_t = 1, conflicts_with = "dcs")]
-    pub nodes: usize,
+    /// Number of nodes, on consecutive addresses from --base-address, in one data center
+    /// [default: the cluster the data under --home belongs to, else 1]
+    #[arg(long, conflicts_with = "dcs")]
+    pub nodes: Option<usize>,
     /// Data centers and their nodes, e.g. dc1:3,dc2:2 (addresses in that order); the nodes
     /// announce their data center with the GossipingPropertyFileSnitch.
     #[arg(long, value_name = "DC:N,...")]
@@ -276,12 +282,14 @@ pub struct LocalUpArgs {
     /// JVM heap per node, e.g. 1G or 768M [default: 1G for one node, 768M for up to three, 640M beyond]
     #[arg(long)]
     pub heap: Option<String>,
-    /// Apache Cassandra version (from Maven Central's cassandra-all).
-    #[arg(long, default_value = casslab_local::DEFAULT_CASSANDRA_VERSION)]
-    pub version: String,
-    /// Address of the first node; node i gets the next addresses (127.0.0.0/8 is all loopback).
-    #[arg(long, default_value = "127.0.0.1")]
-    pub base_address: std::net::Ipv4Addr,
+    /// Apache Cassandra version (from Maven Central's cassandra-all) [default: the saved
+    /// cluster's, else 5.0.6]
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Address of the first node; node i gets the next addresses (127.0.0.0/8 is all loopback)
+    /// [default: the saved cluster's, else 127.0.0.1]
+    #[arg(long)]
+    pub base_address: Option<std::net::Ipv4Addr>,
     /// Require a login (PasswordAuthenticator, CassandraAuthorizer) as user cassandra,
     /// password cassandra (Cassandra's default superuser). `casslab run` without --hosts
     /// logs in as that user by itself.
@@ -300,9 +308,9 @@ pub struct LocalUpArgs {
     /// machine, or for 4.x fetched once from PyPI]
     #[arg(long, value_name = "DIR")]
     pub java_home: Option<PathBuf>,
-    /// Garbage collector of the nodes: g1, zgc, shenandoah or parallel.
-    #[arg(long, value_name = "GC", default_value = "g1")]
-    pub gc: String,
+    /// Garbage collector of the nodes: g1 (the default), zgc, shenandoah or parallel.
+    #[arg(long, value_name = "GC")]
+    pub gc: Option<String>,
     /// A JVM option for the nodes, after casslab's own (repeatable), e.g. --jvm-opt=-XX:+AlwaysPreTouch.
     #[arg(long = "jvm-opt", value_name = "OPTION", allow_hyphen_values = true)]
     pub jvm_options: Vec<String>,

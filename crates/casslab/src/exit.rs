@@ -108,7 +108,11 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
     }
     if let Some(e) = e.downcast_ref::<LocalError>() {
         return Some(match e {
-            LocalError::InvalidOptions { .. } | LocalError::NoSuchNode { .. } | LocalError::NoSuchTarget { .. } | LocalError::OptionsMismatch { .. } => {
+            LocalError::InvalidOptions { .. }
+            | LocalError::NoSuchNode { .. }
+            | LocalError::NoSuchTarget { .. }
+            | LocalError::OptionsMismatch { .. }
+            | LocalError::DataOfAnotherCluster { .. } => {
                 Exit::Usage
             }
             _ => Exit::Setup,
@@ -131,7 +135,7 @@ fn session_class(e: &SessionError) -> Option<Exit> {
 /// arm in `class_of` calls this.)
 fn engine_class(e: &EngineError) -> Exit {
     match e {
-        EngineError::Workload(_) | EngineError::TypeMismatch { .. } | EngineError::NotOurKeyspace(_) => Exit::Usage,
+        EngineError::Workload(_) | EngineError::TypeMismatch { .. } | EngineError::NotOurKeyspace(_) | EngineError::NotOurTable { .. } => Exit::Usage,
         _ => Exit::Setup,
     }
 }

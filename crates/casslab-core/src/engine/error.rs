@@ -43,6 +43,8 @@ pub enum EngineError {
     NoRedisTarget(String),
     #[error("casslab empties a Redis database for --reload only on the redis-server it started itself; empty it yourself (FLUSHDB) or drop --reload")]
     NotOurRedis,
+    #[error("{file}:{line}: schema: `{statement}` would change table {keyspace}.{table}, which casslab did not create (it was there before, in a keyspace casslab did not create); casslab changes only tables it created: use a keyspace casslab creates (e.g. -P keyspace=casslab_mine)")]
+    NotOurTable { file: String, line: usize, statement: String, keyspace: String, table: String },
     #[error(transparent)]
     Workload(#[from] WorkloadError),
     #[error(transparent)]

@@ -32,6 +32,8 @@ pub struct Completion {
     /// conditional write the server did not apply, under `<op>.not_applied`): a stats slot of
     /// the plan.
     pub also: Option<usize>,
+    /// A read that returned no row (counted as the operation's `empty_reads`).
+    pub empty: bool,
 }
 
 /// What a loader does about the workload's schema: one loader creates it (the only one of an

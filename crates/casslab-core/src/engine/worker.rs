@@ -77,18 +77,27 @@ fn start<'a, T: Target>(
 fn record<T: Target>(sh: &Shared<T>, id: usize, done: Done<T::Error>) {
     let (op_idx, intended, sent, res) = done;
     let now = Instant::now();
+    let lag_ns = (sent - intended).as_nanos() as u64;
     match res {
         Ok(completion) => {
             let mut g = sh.slots[id].lock().unwrap();
             let (intended_ns, service_ns) = ((now - intended).as_nanos() as u64, (now - sent).as_nanos() as u64);
             g[op_idx].record_ok(intended_ns, service_ns);
+            g[op_idx].record_start_lag(lag_ns);
+            if completion.empty {
+                g[op_idx].empty_reads += 1;
+            }
             if let Some(slot) = completion.also {
                 g[slot].record_ok(intended_ns, service_ns);
             }
         }
         Err(e) => {
             let kind = T::classify(&e);
-            sh.slots[id].lock().unwrap()[op_idx].record_error(kind);
+            {
+                let mut g = sh.slots[id].lock().unwrap();
+                g[op_idx].record_error(kind);
+                g[op_idx].record_start_lag(lag_ns);
+            }
             let bit = 1u64 << (kind as u32);
             if sh.reported[op_idx].fetch_or(bit, Ordering::Relaxed) & bit == 0 {
                 let _ = sh.events.send(EngineEvent::Warning(format!(

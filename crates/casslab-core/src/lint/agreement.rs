@@ -12,7 +12,7 @@ fn workload(cql: &str, args: &str) -> String {
     format!(
         "keyspace: ks
 schema:
-  - CREATE TABLE t (pk int, ck int, v text, PRIMARY KEY ((pk), ck))
+  - CREATE TABLE IF NOT EXISTS t (pk int, ck int, v text, PRIMARY KEY ((pk), ck))
 generators:
   pk: {{ type: int, dist: uniform, min: 0, max: 100 }}
   ck: {{ type: int }}

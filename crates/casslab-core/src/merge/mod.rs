@@ -224,6 +224,7 @@ pub fn merge(shards: Vec<Shard>) -> Result<Merged, MergeError> {
         env,
         summary: Some(summary),
         tags,
+        process: None,
     };
     // the servers were polled and the events carried out by shard 0; move them onto the axis
     let shift = (t0(&shards[0]) - merged_t0).max(0) as u64;

@@ -39,6 +39,7 @@ fn shard(index: u32, count: u32, run_id: &str, t0_offset_ms: i64, base_us: u64, 
         env: RunEnvironment { client_cores: 2, hostname: Some(format!("loader{index}")), clock_t0_unix_ms: Some(t0), ..Default::default() },
         summary: Some(RunSummary { phases: vec![run], notes, clock_offset_ms: Some(index as f64), ..RunSummary::default() }),
         tags: vec![],
+        process: None,
     };
     let data = RunData { record, intervals, histograms: vec![(Phase::Run, "read".into(), whole)], server_samples: vec![], events: vec![], traces: vec![] };
     Shard { source: format!("run {}", index + 10), data }

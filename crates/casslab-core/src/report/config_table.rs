@@ -146,6 +146,7 @@ mod tests {
             env: RunEnvironment { cassandra_version: Some("5.0.6".into()), node_count: 1, ..Default::default() },
             summary: None,
             tags: vec![],
+            process: None,
         }
     }
 

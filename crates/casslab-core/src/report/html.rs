@@ -45,6 +45,11 @@ fn status_badge(st: RunStatus) -> String {
     format!(r#"<span class="status {0}">{0}</span>"#, st.as_str())
 }
 
+/// The run's validity verdict as a badge beside its status.
+fn validity_badge(v: &crate::validity::Validity) -> String {
+    format!(r#" <span class="status verdict-{0}">{0}</span>"#, v.verdict.as_str())
+}
+
 fn mode_text(run: &RunView) -> String {
     let shape = run.load_shape().describe();
     match run.phase(Phase::Run) {
@@ -63,7 +68,7 @@ fn overview(s: &mut String, report: &Report) {
             charts::color(i),
             esc(&r.label),
             esc(&r.record.workload),
-            status_badge(r.record.status),
+            status_badge(r.record.status) + &r.validity.as_ref().map(validity_badge).unwrap_or_default(),
             esc(&mode_text(r))
         );
         match r.main_phase() {
@@ -142,6 +147,21 @@ fn run_section(s: &mut String, run: &RunView, pos: usize) {
         item("tags", r.tags.join(", "));
     }
     s.push_str("</dl>");
+    if let Some(v) = &run.validity {
+        let _ = write!(s, r#"<div class="validity {0}"><p>{1}</p>"#, v.verdict.as_str(), validity_badge(v));
+        if !v.reasons.is_empty() {
+            s.push_str("<ul>");
+            for reason in &v.reasons {
+                let _ = write!(s, "<li><b>{}</b> {}</li>", reason.verdict.as_str(), esc(&reason.message));
+            }
+            s.push_str("</ul>");
+        }
+        let _ = write!(s, r#"<p class="hint">{}</p>"#, esc(&v.figures.line()));
+        if !v.not_checked.is_empty() {
+            let _ = write!(s, r#"<p class="hint">not checked: {}</p>"#, esc(&v.not_checked.join("; ")));
+        }
+        s.push_str("</div>");
+    }
     if !run.notes.is_empty() {
         s.push_str(r#"<ul class="notes">"#);
         for n in &run.notes {
@@ -261,7 +281,9 @@ h3 .sub{font-weight:400;color:var(--muted);font-size:13px;margin-left:6px}
 h4{margin:12px 0 6px;font-size:13px;color:var(--muted);font-weight:600}
 .status{font-size:12px;font-weight:600;padding:2px 8px;border-radius:10px;background:#ddf4e4;color:#1a7f37}
 .status.interrupted,.status.running{background:#fff1c2;color:#7d4e00}
-.status.failed{background:#ffe1e1;color:#b42318}
+.status.failed,.status.crashed,.status.verdict-invalid{background:#ffe1e1;color:#b42318}
+.status.verdict-suspect{background:#fff1c2;color:#7d4e00}
+.validity{margin:8px 0;padding:4px 12px;border-left:4px solid #1a7f37}.validity.suspect{border-color:#d4a72c}.validity.invalid{border-color:#b42318}
 dl.meta{display:grid;grid-template-columns:repeat(auto-fill,minmax(220px,1fr));gap:8px 18px;margin:0 0 8px}
 dl.meta div{min-width:0}
 dt{font-size:11px;text-transform:uppercase;letter-spacing:.05em;color:var(--muted)}

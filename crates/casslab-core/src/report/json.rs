@@ -7,17 +7,22 @@
 //! ```text
 //! {
 //!   "format": "casslab-run", "format_version": 1,
-//!   "id": 12, "workload": "kv", "status": "completed" | "running" | "interrupted" | "failed",
+//!   "id": 12, "workload": "kv", "status": "completed" | "running" | "interrupted" | "failed" | "crashed",
 //!   "started_at_ms": <unix ms>, "ended_at_ms": <unix ms> | null, "tags": ["..."],
 //!   "config": { ...RunConfig as saved with the run, with its own "version"... },
 //!   "env": { ...RunEnvironment... },
 //!   "summary": { "phases": [...], "notes": ["..."] } | null,
+//!   "validity": { "verdict": "valid" | "suspect" | "invalid", "reasons": [{ "check", "verdict", "message" }],
+//!                 "figures": { "late_share", "max_lag_ms", "target_ops_per_s", "achieved_ops_per_s",
+//!                              "client_cpu_pct", "client_cores", "error_share", "empty_reads", ... },
+//!                 "not_checked": ["..."] } | null,
 //!   "histogram_encoding": "hdrhistogram-v2-deflate-base64",
 //!   "intervals": [
 //!     { "index": 0, "phase": "run", "start_ms": 0, "end_ms": 1000, "duration_s": 1.0, "backlog": 0,
 //!       "ops": [ { "op": "read", "ok": 980, "errors": { "timeout": 2 }, "ops_per_s": 980.0,
 //!                  "latency": <LatencySummary>, "service": <LatencySummary>,
-//!                  "latency_hdr": "HISTFAA...", "service_hdr": "HISTFAA..." } ] } ],
+//!                  "latency_hdr": "HISTFAA...", "service_hdr": "HISTFAA...",
+//!                  "late": 0, "max_lag_ns": 0, "empty_reads": 0 } ] } ],
 //!   "histograms": [
 //!     { "phase": "run", "op": "read", "ok": 58000, "errors": {},
 //!       "latency": <LatencySummary>, "service": <LatencySummary>,
@@ -35,6 +40,9 @@
 //! `intervals` holds one entry per sampling interval with its operations in workload order,
 //! each with its histograms (so that the intervals of several loaders can be added exactly:
 //! `casslab merge`). Version 1 had no interval histograms, server samples, events or traces.
+//! `late` counts operations started more than 1 ms after their intended start (fixed rate),
+//! `max_lag_ns` is the largest such delay, `empty_reads` the executions whose reads returned no
+//! row; `validity` is the run's verdict (`crate::validity`).
 //! `histograms` holds each operation's whole-phase histograms, serialized as HdrHistogram's
 //! V2 compressed format (what the Java `HistogramLogWriter` writes) in standard base64; decode
 //! them with any HdrHistogram implementation. [`read_run_json`] reads a file back.
@@ -44,6 +52,7 @@ use crate::server::traces::Trace;
 use crate::server::ServerSample;
 use crate::stats::{ErrorKind, LatencySummary, OpStats, OpSummary, Phase};
 use crate::store::{deserialize_histogram, serialize_histogram, EventImpact, RunData, RunRecord, RunStatus, StoredInterval};
+use crate::validity::Validity;
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -56,7 +65,7 @@ pub const FORMAT_VERSION: u32 = 2;
 pub const HISTOGRAM_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 
 /// The whole run as one JSON value (see the module docs for its shape).
-pub fn run_json(run: &RunData) -> Value {
+pub fn run_json(run: &RunData, validity: Option<&Validity>) -> Value {
     let record = &run.record;
     json!({
         "format": FORMAT,
@@ -70,6 +79,7 @@ pub fn run_json(run: &RunData) -> Value {
         "config": record.config,
         "env": record.env,
         "summary": record.summary,
+        "validity": validity,
         "histogram_encoding": HISTOGRAM_ENCODING,
         "intervals": intervals_json(&run.intervals),
         "histograms": run.histograms.iter().map(|(phase, op, stats)| histogram_json(*phase, op, stats)).collect::<Vec<_>>(),
@@ -80,9 +90,9 @@ pub fn run_json(run: &RunData) -> Value {
 }
 
 /// Writes [`run_json`] to `path`, pretty-printed.
-pub fn write_run_json(path: &Path, run: &RunData) -> io::Result<()> {
+pub fn write_run_json(path: &Path, run: &RunData, validity: Option<&Validity>) -> io::Result<()> {
     let mut w = io::BufWriter::new(std::fs::File::create(path)?);
-    serde_json::to_writer_pretty(&mut w, &run_json(run))?;
+    serde_json::to_writer_pretty(&mut w, &run_json(run, validity))?;
     w.write_all(b"\n")?;
     w.flush()
 }
@@ -105,6 +115,9 @@ fn intervals_json(intervals: &[StoredInterval]) -> Vec<Value> {
                     let mut v = serde_json::to_value(OpSummary::of(&r.op, &r.stats, duration_s)).unwrap_or(Value::Null);
                     v["latency_hdr"] = b64(&r.stats.intended).into();
                     v["service_hdr"] = b64(&r.stats.service).into();
+                    v["late"] = r.stats.late.into();
+                    v["max_lag_ns"] = r.stats.max_lag_ns.into();
+                    v["empty_reads"] = r.stats.empty_reads.into();
                     v
                 })
                 .collect();
@@ -175,6 +188,7 @@ pub fn read_run_json(path: &Path) -> Result<RunData, ExportError> {
         env: parse_field(&v, "env", path)?,
         summary: parse_field(&v, "summary", path)?,
         tags: parse_field(&v, "tags", path)?,
+        process: None,
     };
     let stats = |o: &Value, what: &str| -> Result<OpStats, ExportError> {
         let hist = |k: &str| -> Result<_, ExportError> {
@@ -182,7 +196,15 @@ pub fn read_run_json(path: &Path) -> Result<RunData, ExportError> {
             deserialize_histogram(&bytes).map_err(|_| bad(&format!("{what}.{k}")))
         };
         let errors: BTreeMap<ErrorKind, u64> = serde_json::from_value(o["errors"].clone()).map_err(|_| bad(&format!("{what}.errors")))?;
-        Ok(OpStats { ok: o["ok"].as_u64().ok_or_else(|| bad(&format!("{what}.ok")))?, errors, intended: hist("latency_hdr")?, service: hist("service_hdr")? })
+        Ok(OpStats {
+            ok: o["ok"].as_u64().ok_or_else(|| bad(&format!("{what}.ok")))?,
+            errors,
+            intended: hist("latency_hdr")?,
+            service: hist("service_hdr")?,
+            late: o["late"].as_u64().unwrap_or(0),
+            max_lag_ns: o["max_lag_ns"].as_u64().unwrap_or(0),
+            empty_reads: o["empty_reads"].as_u64().unwrap_or(0),
+        })
     };
     let mut intervals = Vec::new();
     for (i, iv) in v["intervals"].as_array().ok_or_else(|| bad("intervals"))?.iter().enumerate() {
@@ -258,6 +280,7 @@ mod tests {
             env: RunEnvironment { casslab_version: "0.1.0".into(), ..Default::default() },
             summary: Some(RunSummary { phases: vec![], notes: vec!["a note".into()], ..RunSummary::default() }),
             tags: vec!["t1".into()],
+            process: None,
         }
     }
 
@@ -273,7 +296,8 @@ mod tests {
         run.server_samples.push(ServerSample { node: "127.0.0.1".into(), metric: "cpu_pct".into(), at_ms: 500, value: 42.5 });
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.json");
-        write_run_json(&path, &run).unwrap();
+        let validity = crate::validity::assess(&record(), &crate::validity::Tally::of(&run.intervals), &[], false);
+        write_run_json(&path, &run, Some(&validity)).unwrap();
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
 
         assert_eq!(v["format"], "casslab-run");
@@ -286,6 +310,8 @@ mod tests {
         assert_eq!(v["env"]["casslab_version"], "0.1.0");
         assert_eq!(v["summary"]["notes"][0], "a note");
         assert_eq!(v["server_samples"][0]["value"], 42.5);
+        assert_eq!(v["validity"]["verdict"], "suspect", "an error in 201 operations: {}", v["validity"]);
+        assert_eq!(v["validity"]["reasons"][0]["check"], "errors");
 
         let ivs = v["intervals"].as_array().unwrap();
         assert_eq!(ivs.len(), 2);
@@ -295,6 +321,7 @@ mod tests {
         assert_eq!(ops[0]["ok"], 200);
         assert_eq!(ops[0]["ops_per_s"], 400.0);
         assert_eq!(ops[0]["errors"]["overloaded"], 1);
+        assert_eq!((ops[0]["late"].as_u64(), ops[0]["empty_reads"].as_u64()), (Some(0), Some(0)));
         let s = stats(1);
         assert_eq!(ops[0]["latency"]["p99_ns"], LatencySummary::of(&s.intended).p99_ns);
         assert_eq!(ops[0]["service"]["max_ns"], LatencySummary::of(&s.service).max_ns);
@@ -339,7 +366,7 @@ mod tests {
     fn an_unfinished_run_exports_nulls_not_errors() {
         let mut run = data(Vec::new(), Vec::new());
         run.record = RunRecord { ended_at_ms: None, summary: None, status: RunStatus::Running, ..record() };
-        let v = run_json(&run);
+        let v = run_json(&run, None);
         assert!(v["ended_at_ms"].is_null() && v["summary"].is_null());
         assert_eq!(v["status"], "running");
         assert_eq!(v["intervals"], json!([]));

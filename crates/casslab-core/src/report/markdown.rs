@@ -98,6 +98,11 @@ fn run_section(s: &mut String, run: &RunView, several: bool) {
         utc(r.started_at_ms),
         run.load_shape().describe()
     );
+    if let Some(v) = &run.validity {
+        let reasons: Vec<String> = v.reasons.iter().map(|r| format!("{}: {}", r.verdict.as_str(), cell(&r.message))).collect();
+        let why = if reasons.is_empty() { String::new() } else { format!(" — {}", reasons.join("; ")) };
+        let _ = writeln!(s, "**Validity: {}**{why}\n\n{}\n", v.verdict.as_str(), cell(&v.figures.line()));
+    }
     for phase in [Phase::Run, Phase::Load] {
         let Some(p) = run.phase(phase) else { continue };
         let name = if phase == Phase::Run { "Measured run" } else { "Load phase" };

@@ -55,6 +55,7 @@ fn run_json(run: &RunView) -> Value {
         "env": r.env,
         "config": r.config,
         "notes": run.notes,
+        "validity": run.validity,
         "phases": run.phases,
         "intervals": run.intervals.iter().map(interval_json).collect::<Vec<_>>(),
         "spectra": run.spectra.iter().map(|s| json!({

@@ -9,7 +9,7 @@
 use super::config_table::{config_differences, ConfigDifference};
 pub use super::spectrum::{spectrum, OpSpectrum, SpectrumPoint};
 use crate::stats::{is_sub_op, ErrorKind, OpStats, OpSummary, Phase};
-use crate::store::{PhaseSummary, RunRecord, StoredInterval};
+use crate::store::{PhaseSummary, RunRecord, RunSummary, StoredInterval};
 use std::collections::BTreeMap;
 
 /// An output format of `casslab report`: renders a whole report as one document.
@@ -105,6 +105,9 @@ pub struct RunView {
     pub server: Vec<crate::server::ServerSample>,
     /// Query traces of the slowest requests (empty unless the caller adds them).
     pub traces: Vec<crate::server::traces::Trace>,
+    /// Whether the run's figures can be trusted (`None` unless the caller adds it: the client's
+    /// CPU is among the server samples).
+    pub validity: Option<crate::validity::Validity>,
 }
 
 impl RunView {
@@ -126,19 +129,7 @@ impl RunView {
                 }
             })
             .collect();
-        let mut notes = record.summary.as_ref().map(|s| s.notes.clone()).unwrap_or_default();
-        let phases = match &record.summary {
-            Some(s) if !s.phases.is_empty() => s.phases.clone(),
-            _ => {
-                if !intervals.is_empty() {
-                    notes.push(format!(
-                        "the run has no final summary (status {}): its figures are computed from the saved intervals",
-                        record.status.as_str()
-                    ));
-                }
-                rebuild_phases(intervals, record.config.rate_per_s)
-            }
-        };
+        let RunSummary { phases, notes, .. } = summary_of(&record, intervals).unwrap_or_default();
         let mut spectra: Vec<OpSpectrum> = histograms
             .iter()
             .map(|(phase, op, st)| OpSpectrum { phase: *phase, op: op.clone(), intended: spectrum(&st.intended), service: spectrum(&st.service) })
@@ -149,7 +140,7 @@ impl RunView {
                 .map(|((phase, op), st)| OpSpectrum { phase, op, intended: spectrum(&st.intended), service: spectrum(&st.service) })
                 .collect();
         }
-        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new(), traces: Vec::new(), events: Vec::new() }
+        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new(), traces: Vec::new(), events: Vec::new(), validity: None }
     }
 
     /// The view with the run's events, as [`crate::store::Store::events`] returns them.
@@ -233,12 +224,33 @@ fn merged_by_op(intervals: &[StoredInterval]) -> Vec<((Phase, String), OpStats)>
     out
 }
 
-/// Phase summaries of a run that never finished, from its saved intervals.
+/// A saved run's summary: as saved when it finished, else rebuilt from its saved intervals
+/// (a crashed run's, up to the crash) with a note that says so; `None` when it has neither.
+pub fn summary_of(record: &RunRecord, intervals: &[StoredInterval]) -> Option<RunSummary> {
+    match &record.summary {
+        Some(s) if !s.phases.is_empty() => Some(s.clone()),
+        saved if intervals.is_empty() => saved.clone(),
+        saved => {
+            let mut notes = saved.as_ref().map(|s| s.notes.clone()).unwrap_or_default();
+            let (first, last) = (intervals[0].start_ms, intervals[intervals.len() - 1].end_ms);
+            notes.push(format!(
+                "the run has no final summary (status {}): its figures are computed from the intervals saved from {:.1} s to {:.1} s",
+                record.status.as_str(),
+                first as f64 / 1000.0,
+                last as f64 / 1000.0
+            ));
+            Some(RunSummary { phases: rebuild_phases(intervals, record.config.rate_per_s), notes, ..RunSummary::default() })
+        }
+    }
+}
+
+/// Phase summaries of a run that never finished, from its saved intervals (the measured
+/// phases: load and run; warm-up is not measured).
 fn rebuild_phases(intervals: &[StoredInterval], rate_per_s: Option<f64>) -> Vec<PhaseSummary> {
     let merged = merged_by_op(intervals);
     let mut phases: Vec<Phase> = Vec::new();
     for ((p, _), _) in &merged {
-        if !phases.contains(p) {
+        if *p != Phase::Warmup && !phases.contains(p) {
             phases.push(*p);
         }
     }
@@ -303,6 +315,7 @@ mod tests {
             env: RunEnvironment::default(),
             summary: None,
             tags: vec![],
+            process: None,
         }
     }
 
@@ -412,6 +425,7 @@ pub(crate) mod fixtures {
             env: RunEnvironment { casslab_version: "0.1.0".into(), cassandra_version: Some("5.0.6".into()), node_count: 1, client_cores: 2, hostname: None, ..RunEnvironment::default() },
             summary: Some(RunSummary { phases: summaries, notes: vec!["target rate 600/s not kept: achieved 500/s".into()], ..RunSummary::default() }),
             tags: vec![],
+            process: None,
         };
         RunView::new(record, &intervals, &hist)
     }

@@ -41,6 +41,8 @@ pub fn run_summary(r: &RunRecord, s: &RunSummary) -> String {
         RunStatus::Completed => "completed",
         RunStatus::Interrupted => "interrupted (partial results)",
         RunStatus::Failed => "failed",
+        RunStatus::Crashed => "crashed (its figures are those of the intervals saved before)",
+        RunStatus::Running if r.process.is_some() => "running",
         RunStatus::Running => "running or crashed",
     };
     let _ = writeln!(
@@ -244,6 +246,7 @@ mod tests {
             env: RunEnvironment::default(),
             summary: None,
             tags: vec![],
+            process: None,
         };
         let text = run_summary(&record, &RunSummary { phases: vec![phase], notes: vec![], ..RunSummary::default() });
         let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();

@@ -65,6 +65,7 @@ pub async fn run<P: Poller>(mut poller: Option<P>, setup: CollectSetup, sink: Ar
         setup.local.iter().filter_map(|p| p.gc_log.clone().map(|path| (p.node.clone(), GcLogTail::new(path)))).collect();
     let mut procs: Vec<(String, u32, Option<ProcReading>)> = setup.local.iter().map(|p| (p.node.clone(), p.pid, procstat::read(p.pid))).collect();
     procs.push((CLIENT.to_string(), std::process::id(), procstat::read(std::process::id())));
+    let mut client_wait_s = procstat::run_wait_s(std::process::id());
     let mut ticker = tokio::time::interval_at(Instant::now() + setup.interval, setup.interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_tick = Instant::now();
@@ -119,6 +120,15 @@ pub async fn run<P: Poller>(mut poller: Option<P>, setup: CollectSetup, sink: Ar
             if let Some(pct) = before.as_ref().and_then(|b| procstat::cpu_pct(b, &after)) {
                 samples.push(ServerSample { node: node.clone(), metric: metric::CPU_PCT.into(), at_ms, value: pct });
                 if node == CLIENT {
+                    let wait_s = procstat::run_wait_s(*pid);
+                    let wall_s = before.as_ref().map_or(0.0, |b| after.at.duration_since(b.at).as_secs_f64());
+                    if let (Some(w0), Some(w1)) = (client_wait_s, wait_s) {
+                        if wall_s > 0.0 {
+                            let demand = pct + (w1 - w0).max(0.0) / wall_s * 100.0;
+                            samples.push(ServerSample { node: node.clone(), metric: metric::CPU_DEMAND_PCT.into(), at_ms, value: demand });
+                        }
+                    }
+                    client_wait_s = wait_s;
                     let cores = setup.client_cores.max(1) as f64;
                     busy_streak = if pct >= CLIENT_BUSY_SHARE * cores * 100.0 { busy_streak + 1 } else { 0 };
                     if busy_streak >= 2 && !warned_busy {

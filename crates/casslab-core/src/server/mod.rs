@@ -40,6 +40,9 @@ pub mod metric {
     pub const GC_STW_PCT: &str = "gc_stw_pct";
     /// CPU used since the last poll, in percent of one core.
     pub const CPU_PCT: &str = "cpu_pct";
+    /// casslab only: CPU used plus time its threads waited to run since the last poll, in
+    /// percent of one core — its demand for CPU, which a busy machine does not hide.
+    pub const CPU_DEMAND_PCT: &str = "cpu_demand_pct";
     pub const RSS_MIB: &str = "rss_mib";
     /// Thread-pool tasks waiting, summed over pools.
     pub const PENDING_TASKS: &str = "thread_pools.pending_tasks";

@@ -1,6 +1,8 @@
 //! CPU time and resident memory of a process on this machine, read from `/proc/<pid>/stat`
-//! (Linux only), and the CPU share between two readings. Used for the nodes casslab started
-//! and for casslab itself.
+//! (Linux only), the CPU share between two readings, and the time its threads spent waiting
+//! to run (`/proc/<pid>/task/*/schedstat`). Used for the nodes casslab started and for
+//! casslab itself (whose demand for CPU, used plus waited for, says whether it is saturated
+//! even on a machine whose cores others take).
 
 use std::time::Instant;
 
@@ -30,6 +32,22 @@ pub fn parse_stat(text: &str) -> Option<(u64, u64)> {
     let stime: u64 = f.get(12)?.parse().ok()?;
     let rss: u64 = f.get(21)?.parse().ok()?;
     Some((utime + stime, rss))
+}
+
+/// The time the threads of `pid` now alive have spent runnable but waiting for a core, in
+/// seconds; `None` when the kernel does not say.
+pub fn run_wait_s(pid: u32) -> Option<f64> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut wait_ns = 0u64;
+    let mut any = false;
+    for t in tasks.flatten() {
+        let Ok(text) = std::fs::read_to_string(t.path().join("schedstat")) else { continue };
+        if let Some(ns) = text.split_whitespace().nth(1).and_then(|w| w.parse::<u64>().ok()) {
+            wait_ns += ns;
+            any = true;
+        }
+    }
+    any.then_some(wait_ns as f64 / 1e9)
 }
 
 /// CPU used between two readings, in percent of one core (200 = two cores busy).
@@ -76,5 +94,7 @@ mod tests {
         assert!((cpu_pct(&a, &b).unwrap() - 50.0).abs() < 1e-9);
         assert_eq!(cpu_pct(&a, &a), None);
         assert!(read(u32::MAX).is_none());
+        assert!(run_wait_s(std::process::id()).is_some_and(|w| w >= 0.0));
+        assert!(run_wait_s(u32::MAX).is_none());
     }
 }

@@ -45,6 +45,11 @@ struct DiskCheck {
 impl DiskCheck {
     async fn run(self, results: &dyn ResultsSink, run: Option<RunId>) -> Vec<String> {
         let mut notes = Vec::new();
+        // what the run wrote is on disk only once the memtables are flushed
+        if let Some(control) = self.control.clone() {
+            let ks = self.keyspace.clone();
+            notes.extend(tokio::task::spawn_blocking(move || flush(&*control, &ks)).await.unwrap_or_default());
+        }
         if self.settle {
             notes.extend(self.settle().await);
         }
@@ -82,6 +87,20 @@ impl DiskCheck {
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
     }
+}
+
+/// `nodetool flush KEYSPACE` on every running node; the notes say what failed.
+fn flush(control: &dyn ClusterControl, keyspace: &str) -> Vec<String> {
+    let Ok(nodes) = control.nodes() else { return Vec::new() };
+    let mut notes = Vec::new();
+    for (i, node) in nodes.iter().enumerate().filter(|(_, n)| n.running) {
+        match control.nodetool(i, &["flush", keyspace]) {
+            Ok(o) if o.status.success() => {}
+            Ok(o) => notes.push(format!("nodetool flush on {}: {}", node.name, String::from_utf8_lossy(&o.stderr).trim())),
+            Err(e) => notes.push(format!("nodetool flush on {}: {e}", node.name)),
+        }
+    }
+    notes
 }
 
 /// `nodetool tablestats` and `tablehistograms` of the keyspace's tables on every running node.

@@ -1,8 +1,8 @@
 //! The [`Store`] itself: one SQLite connection and the statements that write a run as it goes
 //! and read runs back. Table layout lives in `schema.rs`, row decoding in `rows.rs`.
 
-use super::rows::{decode_phase, decode_stats, encode, Cols, RawRun, SELECT_RUN};
-use super::{serialize_histogram, RunId, RunRecord, RunStatus, RunSummary, StoreError, StoredInterval};
+use super::rows::{decode_phase, decode_stats, encode, Cols, RawRun, SELECT_RUN, STATS_COLUMNS};
+use super::{serialize_histogram, RunId, RunProcess, RunRecord, RunStatus, RunSummary, StoreError, StoredInterval};
 use crate::config::{RunConfig, RunEnvironment};
 use crate::stats::{IntervalSample, LatencySummary, OpStats, OpSummary, Phase};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -27,7 +27,7 @@ impl Store {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Records the start of a run (status `Running`) and returns its id.
+    /// Records the start of a run (status `Running`, made by this process) and returns its id.
     pub fn begin_run(
         &self,
         workload: &str,
@@ -38,12 +38,17 @@ impl Store {
     ) -> Result<RunId, StoreError> {
         let config_json = encode("the run config", config)?;
         let env_json = encode("the run environment", env)?;
+        let process = RunProcess::current();
+        let (pid, host, started) = match &process {
+            Some(p) => (Some(p.pid), Some(p.host.as_str()), p.started.as_deref()),
+            None => (None, None, None),
+        };
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         tx.execute(
-            "INSERT INTO runs (workload, status, started_at_ms, config_version, config_json, env_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![workload, RunStatus::Running.as_str(), started_at_ms, config.version, config_json, env_json],
+            "INSERT INTO runs (workload, status, started_at_ms, config_version, config_json, env_json, pid, host, process_started)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![workload, RunStatus::Running.as_str(), started_at_ms, config.version, config_json, env_json, pid, host, started],
         )?;
         let id = tx.last_insert_rowid();
         for tag in tags {
@@ -64,9 +69,9 @@ impl Store {
                     ok, error_count, errors_json, ops_per_s,
                     lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns,
                     svc_mean_ns, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_p999_ns, svc_max_ns,
-                    intended_hdr, service_hdr)
+                    intended_hdr, service_hdr, late, max_lag_ns, empty_reads)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                    ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
+                    ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
             )?;
             for (seq, (op, stats)) in sample.ops.iter().enumerate() {
                 let s = OpSummary::of(op, stats, duration_s);
@@ -99,6 +104,9 @@ impl Store {
                         v.5,
                         serialize_histogram(&stats.intended),
                         serialize_histogram(&stats.service),
+                        stats.late,
+                        stats.max_lag_ns,
+                        stats.empty_reads,
                     ])
                     .map_err(|e| missing_run(run, e))?;
             }
@@ -115,9 +123,9 @@ impl Store {
                 "INSERT OR REPLACE INTO phase_histograms (run_id, phase, op, ok, error_count, errors_json,
                     lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns,
                     svc_mean_ns, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_p999_ns, svc_max_ns,
-                    intended_hdr, service_hdr)
+                    intended_hdr, service_hdr, late, max_lag_ns, empty_reads)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                    ?18, ?19, ?20)",
+                    ?18, ?19, ?20, ?21, ?22, ?23)",
                 params![
                     run,
                     phase.as_str(),
@@ -139,6 +147,9 @@ impl Store {
                     v.5,
                     serialize_histogram(&stats.intended),
                     serialize_histogram(&stats.service),
+                    stats.late,
+                    stats.max_lag_ns,
+                    stats.empty_reads,
                 ],
             )
             .map_err(|e| missing_run(run, e))?;
@@ -220,10 +231,9 @@ impl Store {
     pub fn for_each_interval(&self, run: RunId, mut f: impl FnMut(StoredInterval) -> Result<(), StoreError>) -> Result<(), StoreError> {
         let conn = self.conn();
         ensure_run(&conn, run)?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT idx, phase, start_ms, end_ms, backlog, op, ok, errors_json, intended_hdr, service_hdr
-             FROM intervals WHERE run_id = ?1 ORDER BY idx, seq",
-        )?;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT idx, phase, start_ms, end_ms, backlog, op, {STATS_COLUMNS} FROM intervals WHERE run_id = ?1 ORDER BY idx, seq"
+        ))?;
         let mut rows = stmt.query([run])?;
         while let Some(r) = rows.next()? {
             let index: u32 = r.get(0)?;
@@ -245,10 +255,7 @@ impl Store {
     pub fn histograms(&self, run: RunId) -> Result<Vec<(Phase, String, OpStats)>, StoreError> {
         let conn = self.conn();
         ensure_run(&conn, run)?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT phase, op, ok, errors_json, intended_hdr, service_hdr
-             FROM phase_histograms WHERE run_id = ?1 ORDER BY rowid",
-        )?;
+        let mut stmt = conn.prepare_cached(&format!("SELECT phase, op, {STATS_COLUMNS} FROM phase_histograms WHERE run_id = ?1 ORDER BY rowid"))?;
         let mut rows = stmt.query([run])?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
@@ -288,6 +295,8 @@ mod tests {
             s.record_ok(i * 1_000 * seed, i * 900 * seed);
         }
         s.record_error(ErrorKind::Timeout);
+        s.record_start_lag(2_500_000 * seed);
+        s.empty_reads = seed;
         s
     }
 
@@ -351,6 +360,7 @@ mod tests {
             assert_eq!(&g.op, op);
             assert_eq!(g.stats.ok, st.ok);
             assert_eq!(g.stats.errors, st.errors);
+            assert_eq!((g.stats.late, g.stats.max_lag_ns, g.stats.empty_reads), (st.late, st.max_lag_ns, st.empty_reads));
             assert_same_histogram(&g.stats.intended, &st.intended);
             assert_same_histogram(&g.stats.service, &st.service);
         }
@@ -449,7 +459,17 @@ mod tests {
         let store = Store::open(&path).unwrap();
         let runs = store.runs(10).unwrap();
         assert_eq!(runs.len(), 1);
-        assert_eq!((runs[0].id, runs[0].status), (id, RunStatus::Running));
+        assert_eq!((runs[0].id, runs[0].status), (id, RunStatus::Running), "its process (this one) still runs");
+        assert_eq!(runs[0].process, RunProcess::current());
+        assert_eq!(store.intervals(id).unwrap().len(), 4);
+        // the process that began it is gone: the run reads as crashed, its intervals kept
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let dead_pid = gone.id();
+        gone.wait().unwrap();
+        store.conn().execute("UPDATE runs SET pid = ?1 WHERE id = ?2", params![dead_pid, id]).unwrap();
+        let rec = store.run(id).unwrap();
+        assert_eq!((rec.status, rec.summary.is_none()), (RunStatus::Crashed, true));
+        assert_eq!(store.runs(1).unwrap()[0].status, RunStatus::Crashed);
         assert_eq!(store.intervals(id).unwrap().len(), 4);
     }
 

@@ -8,12 +8,14 @@
 mod db;
 mod events;
 mod open;
+mod process;
 mod rows;
 mod schema;
 mod server;
 
 pub use db::Store;
 pub use events::{EventImpact, P99Change};
+pub use process::RunProcess;
 pub use schema::SCHEMA_VERSION;
 
 use crate::config::{RunConfig, RunEnvironment};
@@ -26,7 +28,8 @@ use std::path::PathBuf;
 /// A run's number in the store; ids are never reused.
 pub type RunId = i64;
 
-/// Where a run stands. A run whose process died still says `Running`; it is shown as it is.
+/// Where a run stands. A run whose process died is saved as `Running`; readers on its host see
+/// it as `Crashed` (see [`RunProcess`]), which no writer saves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
@@ -36,6 +39,9 @@ pub enum RunStatus {
     Interrupted,
     /// Ended by a setup or fatal error.
     Failed,
+    /// Saved as running, but its process is gone: killed or crashed before it finished. Its
+    /// intervals up to then are kept.
+    Crashed,
 }
 
 impl RunStatus {
@@ -45,6 +51,7 @@ impl RunStatus {
             RunStatus::Completed => "completed",
             RunStatus::Interrupted => "interrupted",
             RunStatus::Failed => "failed",
+            RunStatus::Crashed => "crashed",
         }
     }
     pub fn parse(s: &str) -> Option<RunStatus> {
@@ -53,6 +60,7 @@ impl RunStatus {
             "completed" => Some(RunStatus::Completed),
             "interrupted" => Some(RunStatus::Interrupted),
             "failed" => Some(RunStatus::Failed),
+            "crashed" => Some(RunStatus::Crashed),
             _ => None,
         }
     }
@@ -151,6 +159,16 @@ pub struct RunRecord {
     /// `None` until the run is finished.
     pub summary: Option<RunSummary>,
     pub tags: Vec<String>,
+    /// The process that made the run (`None` for runs saved before casslab recorded it).
+    pub process: Option<RunProcess>,
+}
+
+impl RunRecord {
+    /// Whether the run's build recorded each operation's late starts and empty reads (they
+    /// came with the process record, so runs without one read 0 there for lack of data).
+    pub fn records_starts_and_reads(&self) -> bool {
+        self.process.is_some()
+    }
 }
 
 /// Everything saved about one run: what exports carry and what `merge` adds up.
@@ -266,7 +284,7 @@ mod tests {
 
     #[test]
     fn statuses_round_trip_through_their_names() {
-        for s in [RunStatus::Running, RunStatus::Completed, RunStatus::Interrupted, RunStatus::Failed] {
+        for s in [RunStatus::Running, RunStatus::Completed, RunStatus::Interrupted, RunStatus::Failed, RunStatus::Crashed] {
             assert_eq!(RunStatus::parse(s.as_str()), Some(s));
             assert_eq!(serde_json::to_string(&s).unwrap(), format!("\"{}\"", s.as_str()));
         }

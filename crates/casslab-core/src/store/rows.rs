@@ -2,7 +2,7 @@
 //! columns, the quick-query latency columns and the histogram blobs. No SQL statements live
 //! here except the shared column list of a run.
 
-use super::{deserialize_histogram, RunId, RunRecord, RunStatus, StoreError};
+use super::{deserialize_histogram, RunId, RunProcess, RunRecord, RunStatus, StoreError};
 use crate::stats::{ErrorKind, LatencySummary, OpStats, Phase};
 use hdrhistogram::Histogram;
 use rusqlite::{Connection, Row};
@@ -10,7 +10,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub(super) const SELECT_RUN: &str =
-    "SELECT id, workload, status, started_at_ms, ended_at_ms, config_json, env_json, summary_json FROM runs";
+    "SELECT id, workload, status, started_at_ms, ended_at_ms, config_json, env_json, summary_json, pid, host, process_started FROM runs";
 
 /// A `runs` row before its JSON columns are decoded.
 pub(super) struct RawRun {
@@ -22,6 +22,9 @@ pub(super) struct RawRun {
     config_json: String,
     env_json: String,
     summary_json: Option<String>,
+    pid: Option<u32>,
+    host: Option<String>,
+    process_started: Option<String>,
 }
 
 impl RawRun {
@@ -35,6 +38,9 @@ impl RawRun {
             config_json: r.get(5)?,
             env_json: r.get(6)?,
             summary_json: r.get(7)?,
+            pid: r.get(8)?,
+            host: r.get(9)?,
+            process_started: r.get(10)?,
         })
     }
 
@@ -44,10 +50,18 @@ impl RawRun {
         let json = |field: &str, e: serde_json::Error| corrupt(field, e.to_string());
         let mut stmt = conn.prepare_cached("SELECT tag FROM run_tags WHERE run_id = ?1 ORDER BY rowid")?;
         let tags = stmt.query_map([id], |r| r.get(0))?.collect::<Result<Vec<String>, _>>()?;
+        let process = match (self.pid, self.host) {
+            (Some(pid), Some(host)) => Some(RunProcess { pid, host, started: self.process_started }),
+            _ => None,
+        };
+        let status = match RunStatus::parse(&self.status).ok_or_else(|| corrupt("status", format!("unknown status {:?}", self.status)))? {
+            RunStatus::Running if process.as_ref().is_some_and(RunProcess::is_gone) => RunStatus::Crashed,
+            s => s,
+        };
         Ok(RunRecord {
             id,
-            status: RunStatus::parse(&self.status)
-                .ok_or_else(|| corrupt("status", format!("unknown status {:?}", self.status)))?,
+            status,
+            process,
             config: serde_json::from_str(&self.config_json).map_err(|e| json("config", e))?,
             env: serde_json::from_str(&self.env_json).map_err(|e| json("environment", e))?,
             summary: match &self.summary_json {
@@ -79,7 +93,10 @@ pub(super) fn decode_phase(s: &str, what: impl Fn() -> String) -> Result<Phase, 
     Phase::parse(s).ok_or_else(|| StoreError::Corrupt { what: what(), detail: format!("unknown phase {s:?}") })
 }
 
-/// Reads `ok, errors_json, intended_hdr, service_hdr` starting at column `first`.
+/// The columns [`decode_stats`] reads, in its order.
+pub(super) const STATS_COLUMNS: &str = "ok, errors_json, intended_hdr, service_hdr, late, max_lag_ns, empty_reads";
+
+/// Reads [`STATS_COLUMNS`] starting at column `first`.
 pub(super) fn decode_stats(r: &Row<'_>, first: usize, what: impl Fn() -> String) -> Result<OpStats, StoreError> {
     let corrupt = |detail: String| StoreError::Corrupt { what: what(), detail };
     let errors: BTreeMap<ErrorKind, u64> =
@@ -91,5 +108,13 @@ pub(super) fn decode_stats(r: &Row<'_>, first: usize, what: impl Fn() -> String)
             e => e,
         })
     };
-    Ok(OpStats { ok: r.get(first)?, errors, intended: hist(first + 2)?, service: hist(first + 3)? })
+    Ok(OpStats {
+        ok: r.get(first)?,
+        errors,
+        intended: hist(first + 2)?,
+        service: hist(first + 3)?,
+        late: r.get(first + 4)?,
+        max_lag_ns: r.get(first + 5)?,
+        empty_reads: r.get(first + 6)?,
+    })
 }

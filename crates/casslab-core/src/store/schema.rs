@@ -1,6 +1,7 @@
 //! The results database's schema and connection settings: the DDL, its version (kept in
-//! `PRAGMA user_version`) and the upgrade path between versions. Nothing here reads or writes
-//! runs; that is `store/mod.rs`.
+//! `PRAGMA user_version`), the upgrade path between versions, and the additions made beside a
+//! version (tables and columns every build that knows them adds when missing, and builds that
+//! do not know them ignore). Nothing here reads or writes runs; that is `store/mod.rs`.
 
 use super::StoreError;
 use rusqlite::{Connection, TransactionBehavior};
@@ -140,6 +141,57 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     }
     tx.execute_batch(super::events::RUN_EVENTS)?;
     tx.execute_batch(SERVER_SAMPLES)?;
+    for table in ["intervals", "phase_histograms"] {
+        for (column, decl) in OP_COLUMNS {
+            add_column(&tx, table, column, decl)?;
+        }
+    }
+    for (column, decl) in RUN_COLUMNS {
+        add_column(&tx, "runs", column, decl)?;
+    }
     tx.commit()?;
     Ok(())
+}
+
+/// Columns added to `intervals` and `phase_histograms` beside version 1: an operation's
+/// starts later than intended and its largest start lag (`stats::OpStats::late`,
+/// `max_lag_ns`), and its reads that returned no row. Rows written by builds that did not
+/// record them read as 0 (the run's environment says what its build recorded).
+pub(super) const OP_COLUMNS: [(&str, &str); 3] =
+    [("late", "INTEGER NOT NULL DEFAULT 0"), ("max_lag_ns", "INTEGER NOT NULL DEFAULT 0"), ("empty_reads", "INTEGER NOT NULL DEFAULT 0")];
+
+/// Columns added to `runs` beside version 1: the process that makes the run
+/// (`store::RunProcess`), so a run whose process is gone reads as crashed.
+const RUN_COLUMNS: [(&str, &str); 3] = [("pid", "INTEGER"), ("host", "TEXT"), ("process_started", "TEXT")];
+
+/// `ALTER TABLE table ADD COLUMN column decl`, unless the table has that column.
+fn add_column(conn: &Connection, table: &str, column: &str, decl: &str) -> rusqlite::Result<()> {
+    let has: bool = conn.query_row(&format!("SELECT count(*) FROM pragma_table_info('{table}') WHERE name = ?1"), [column], |r| r.get::<_, i64>(0))? > 0;
+    if !has {
+        conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}"))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_1_database_gets_the_new_columns_and_its_rows_read_as_zero() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA_V1).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute_batch(
+            "INSERT INTO runs (workload, status, started_at_ms, config_version, config_json, env_json) VALUES ('kv', 'completed', 1, 1, '{}', '{}');
+             INSERT INTO intervals VALUES (1, 0, 'run', 0, 1000, 0, 0, 'read', 5, 0, '{}', 5.0, 1.0, 1, 1, 1, 1, 1, 1.0, 1, 1, 1, 1, 1, x'', x'');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        migrate(&mut conn).unwrap();
+        let (late, lag, empty): (i64, i64, i64) = conn.query_row("SELECT late, max_lag_ns, empty_reads FROM intervals", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap();
+        assert_eq!((late, lag, empty), (0, 0, 0));
+        let cols: i64 = conn.query_row("SELECT count(*) FROM pragma_table_info('phase_histograms') WHERE name IN ('late', 'max_lag_ns', 'empty_reads')", [], |r| r.get(0)).unwrap();
+        assert_eq!(cols, 3);
+    }
 }

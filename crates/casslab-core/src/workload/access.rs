@@ -144,7 +144,7 @@ mod tests {
 
     fn wl(ops: &str) -> String {
         format!(
-            "keyspace: ks\nschema:\n  - CREATE TABLE t (pk int, ck int, v text, PRIMARY KEY ((pk), ck))\ngenerators:\n  pk: {{ type: int, dist: uniform, min: 0, max: 100 }}\n  ck: {{ type: int }}\n  v: {{ type: text, size: 10 }}\noperations:\n{ops}run:\n  mix: {{ op: 1 }}\n  duration: 1s\n"
+            "keyspace: ks\nschema:\n  - CREATE TABLE IF NOT EXISTS t (pk int, ck int, v text, PRIMARY KEY ((pk), ck))\ngenerators:\n  pk: {{ type: int, dist: uniform, min: 0, max: 100 }}\n  ck: {{ type: int }}\n  v: {{ type: text, size: 10 }}\noperations:\n{ops}run:\n  mix: {{ op: 1 }}\n  duration: 1s\n"
         )
     }
 

@@ -80,6 +80,8 @@ pub enum Problem {
     Duration(#[from] DurationError),
     #[error("operation \"{op}\": {problem}")]
     Operation { op: String, problem: OpProblem },
+    #[error("schema: `{}` {problem}", short(.cql))]
+    Schema { cql: String, problem: SchemaProblem },
 
     #[error("the workload has neither a `load:` nor a `run:` phase; add at least one")]
     NoPhase,
@@ -114,6 +116,8 @@ pub enum OpProblem {
     SerialConsistency,
     #[error("`serial_consistency` must be SERIAL or LOCAL_SERIAL")]
     NotSerial,
+    #[error("`idempotent: true` on a statement that is not (a counter or collection update relative to its value, or a conditional write): the driver would retry it on another node and apply it twice; remove `idempotent`")]
+    NotIdempotent,
     #[error("page_size must be a positive number of rows, not {0}")]
     PageSize(i32),
     #[error("binds unknown generator \"{name}\"{} (declare it under `generators:`)", hint(.name, .known))]
@@ -170,6 +174,40 @@ pub enum OpProblem {
     EmptyPipeline,
     #[error("binds generator \"{generator}\" of type {ty}; a Redis argument is one string: use text, blob or a number type")]
     NotARedisValue { generator: String, ty: String },
+}
+
+/// Why casslab refuses to run a statement of `schema:` (it checks them all before connecting).
+#[derive(thiserror::Error, Debug, Clone, PartialEq)]
+pub enum SchemaProblem {
+    #[error("would destroy or overwrite what exists ({what}); casslab never runs DROP, TRUNCATE, DELETE, INSERT, UPDATE or ALTER … DROP/RENAME from `schema:`, so that it never touches data it did not create: remove it")]
+    Destructive { what: String },
+    #[error("is not a creating statement; `schema:` takes CREATE TABLE/TYPE/INDEX/MATERIALIZED VIEW/FUNCTION … IF NOT EXISTS, and ALTER TABLE … ADD/WITH on a table the schema creates")]
+    NotSchema,
+    #[error("creates a keyspace; casslab creates the workload's keyspace itself from `keyspace:` (and `replication:`): remove it")]
+    CreatesKeyspace,
+    #[error("is outside the workload's keyspace: it names keyspace \"{named}\", and a workload creates and changes only its own (\"{own}\"); drop the `{named}.` prefix or change `keyspace:`")]
+    OtherKeyspace { named: String, own: String },
+    #[error("needs IF NOT EXISTS (`CREATE {object} IF NOT EXISTS …`), so that a second run keeps what the first created")]
+    NeedsIfNotExists { object: String },
+    #[error("would replace a function that may exist already; write CREATE FUNCTION IF NOT EXISTS")]
+    OrReplace,
+    #[error("creates a {object}; `schema:` creates only tables, types, indexes, materialized views and functions")]
+    UnsupportedObject { object: String },
+    #[error("changes table \"{table}\", which the workload's schema does not create before this statement; casslab alters, indexes and builds views only on tables it creates")]
+    NotOwnTable { table: String },
+    #[error("alters a {object}; the only ALTER a workload may run is ALTER TABLE … ADD or … WITH on a table its schema creates")]
+    AlterNotTable { object: String },
+    #[error("holds more than one statement; give each its own `- ` entry")]
+    Several,
+}
+
+/// A statement cut to its first 60 characters, on one line.
+fn short(cql: &str) -> String {
+    let one_line = cql.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(60) {
+        Some((i, _)) => format!("{} …", &one_line[..i]),
+        None => one_line,
+    }
 }
 
 impl From<GenError> for Problem {

@@ -1,7 +1,8 @@
 //! Workload files: the model of a workload (`model`), reading one from a file or a built-in
 //! name with its parameters (`parse`, `params`), the client access settings of operations
 //! (`access`), the checks made before anything touches a cluster (`validate`), the errors they
-//! report with file:line (`error`), and the workloads and scenarios shipped in the binary
+//! report with file:line (`error`), what a `schema:` list may do (`schema_guard`: only create,
+//! inside the workload's own keyspace), and the workloads and scenarios shipped in the binary
 //! (`builtin`, `scenarios`). YAML is read through `crate::yaml`, CQL through `crate::cql`.
 //! Nothing here talks to a cluster.
 
@@ -13,10 +14,11 @@ mod params;
 mod parse;
 pub mod redis;
 mod scenarios;
+mod schema_guard;
 mod validate;
 
 pub use builtin::{builtin, builtin_names, BUILTINS};
-pub use error::{OpProblem, Problem, WorkloadError};
+pub use error::{OpProblem, Problem, SchemaProblem, WorkloadError};
 pub use model::{
     BatchKind, BatchSpec, Consistency, LoadPhase, Operation, PartitionSet, RedisArg, RedisCommand, RedisMode, RunPhase, Statement, Strategy, TargetKind, Workload,
     MAX_BATCH_ROWS, MAX_PARTITIONS,

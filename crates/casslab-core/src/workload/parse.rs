@@ -242,7 +242,11 @@ fn build_op(file: &str, node: &Node, name: String, op: RawOp, line: usize) -> Re
     if page_size <= 0 {
         return Err(err("page_size", OpProblem::PageSize(page_size)));
     }
-    let idempotent = op.idempotent.unwrap_or_else(|| statements.iter().all(|s| crate::cql::is_idempotent(&s.cql)));
+    let retry_safe = statements.iter().all(|s| crate::cql::is_idempotent(&s.cql));
+    if op.idempotent == Some(true) && !retry_safe {
+        return Err(err("idempotent", OpProblem::NotIdempotent));
+    }
+    let idempotent = op.idempotent.unwrap_or(retry_safe);
     let raw = RawAccess { partitions: op.partitions, batch: op.batch, timestamp: op.timestamp };
     let access = build_access(node, line, &statements, raw).map_err(|(l, problem)| WorkloadError::new(file, Some(l), Problem::Operation { op: name.clone(), problem }))?;
     Ok(Operation {
@@ -353,6 +357,20 @@ fn default_name(file: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counters_appends_and_conditional_writes_cannot_be_declared_idempotent() {
+        let src = |cql: &str, extra: &str| format!("keyspace: ks\noperations:\n  w:\n    cql: {cql}\n    args: [k]\n{extra}generators:\n  k: {{ type: int }}\nrun:\n  mix: {{ w: 1 }}\n  duration: 1s\n");
+        let parse = |cql: &str, extra: &str| parse_workload(&src(cql, extra), "f.yaml", &BTreeMap::new());
+        let e = parse("UPDATE c SET n = n + 1 WHERE k = ?", "    idempotent: true\n").unwrap_err().to_string();
+        assert!(e.starts_with("f.yaml:6: operation \"w\": `idempotent: true`"), "{e}");
+        assert!(parse("INSERT INTO t (k) VALUES (?) IF NOT EXISTS", "    idempotent: true\n").is_err());
+        assert!(!parse("UPDATE c SET n = n + 1 WHERE k = ?", "").unwrap().operations[0].idempotent);
+        assert!(!parse("INSERT INTO t (k) VALUES (?) IF NOT EXISTS", "").unwrap().operations[0].idempotent);
+        assert!(parse("SELECT v FROM t WHERE k = ?", "").unwrap().operations[0].idempotent, "reads may be retried");
+        assert!(parse("INSERT INTO t (k, v) VALUES (?, 1)", "").unwrap().operations[0].idempotent, "plain writes may be retried");
+        assert!(!parse("INSERT INTO t (k, v) VALUES (?, 1)", "    idempotent: false\n").unwrap().operations[0].idempotent);
+    }
 
     #[test]
     fn events_are_parsed_with_their_lines() {

@@ -1,4 +1,5 @@
-//! Checks a parsed workload before anything touches a cluster: every bound generator exists,
+//! Checks a parsed workload before anything touches a cluster: its `schema:` only creates, in
+//! its own keyspace (`schema_guard`), every bound generator exists,
 //! every statement gets as many values as it has bind markers (counted by `crate::cql`, so
 //! markers in comments and literals do not count and `:name` markers do), phases name real
 //! operations, ratios and durations make sense, and the generators themselves build. Errors
@@ -18,6 +19,7 @@ pub(crate) fn validate(w: &Workload, file: &str, doc: &Node) -> Result<(), Workl
     if !is_identifier(&w.keyspace) {
         return Err(err(doc.key_line("keyspace"), Problem::Keyspace(w.keyspace.clone())));
     }
+    super::schema_guard::check(w).map_err(|(line, p)| err(Some(line), p))?;
 
     let gens = match GeneratorSet::build(&w.generators) {
         Ok(g) => g,

@@ -21,6 +21,7 @@ use casslab_core::analysis::{
 use casslab_core::report::table::TextTable;
 use casslab_core::report::text::ms;
 use casslab_core::store::{RunId, Store};
+use casslab_core::validity;
 use std::fmt::Write;
 
 /// The plain form of the analysis options on the command line.
@@ -70,6 +71,13 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
         if !ids.contains(&id) {
             ids.push(id);
         }
+    }
+    // an invalid run is neither compared nor judged by a gate unless --allow-invalid
+    let screened = validity::screen(&store, &ids, args.analysis.allow_invalid)?;
+    screened.warnings.iter().for_each(|w| eprintln!("warning: {w}"));
+    if !screened.refused.is_empty() {
+        screened.refused.iter().for_each(|r| eprintln!("refused: {r}"));
+        return Ok(Exit::Failed.code());
     }
     let groups: Vec<(String, Vec<RunId>)> = ids.iter().map(|id| (format!("run {id}"), vec![*id])).collect();
     let a = analyse(&store, &groups, plan)?;

@@ -22,6 +22,7 @@ use casslab_core::report::experiment_html::{ExperimentPage, OpFigures, VariantRu
 use casslab_core::session::experiment::run_experiment;
 use casslab_core::session::{check_events, Lab};
 use casslab_core::store::{RunId, Store};
+use casslab_core::validity;
 use std::sync::Arc;
 
 pub fn experiment(args: ExperimentArgs) -> Result<i32> {
@@ -79,7 +80,18 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         list.row([name.clone(), ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(" ")]);
     }
     out::print(&format!("\nexperiment {} — runs per variant:\n{list}", exp.name))?;
-    let groups: Vec<(String, Vec<RunId>)> = made.variants.into_iter().filter(|(_, ids)| !ids.is_empty()).collect();
+    // invalid runs are left out of their variant's figures unless --allow-invalid
+    let all: Vec<RunId> = made.variants.iter().flat_map(|(_, ids)| ids.iter().copied()).collect();
+    let screened = validity::screen(&store, &all, args.analysis.allow_invalid)?;
+    screened.warnings.iter().for_each(|w| eprintln!("warning: {w}"));
+    screened.refused.iter().for_each(|r| eprintln!("left out of the comparison: {r}"));
+    let refused: Vec<RunId> = screened.refused.iter().map(|r| r.run).collect();
+    let groups: Vec<(String, Vec<RunId>)> = made
+        .variants
+        .into_iter()
+        .map(|(name, ids)| (name, ids.into_iter().filter(|id| !refused.contains(id)).collect::<Vec<_>>()))
+        .filter(|(_, ids)| !ids.is_empty())
+        .collect();
     if groups.len() >= 2 {
         let analysis = if exp.rates.is_empty() {
             compare::print_groups(&store, &groups, window_s, &args.analysis)?
@@ -95,7 +107,14 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     } else if let Some(path) = &args.output {
         eprintln!("no page written to {}: fewer than two variants have runs to compare", path.display());
     }
-    Ok(if made.interrupted { Exit::Interrupted } else { Exit::Success }.code())
+    Ok(if made.interrupted {
+        Exit::Interrupted
+    } else if !refused.is_empty() {
+        Exit::Failed
+    } else {
+        Exit::Success
+    }
+    .code())
 }
 
 /// The experiment's HTML page from the comparison's figures.

@@ -8,7 +8,7 @@ use crate::out;
 use casslab_core::report::table::TextTable;
 use anyhow::Result;
 use casslab_local::redis::{LocalRedis, RedisOptions};
-use casslab_local::{LocalCluster, LocalOptions, DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
+use casslab_local::{LocalCluster, LocalOptions, SavedCluster, DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 use std::path::PathBuf;
 
 /// The home directory, spelled one way whether or not it exists yet (see
@@ -87,28 +87,56 @@ fn print_security(cluster: &LocalCluster) {
 pub fn local(cmd: LocalCommand) -> Result<i32> {
     match cmd {
         LocalCommand::Up(a) => {
-            let dcs = a.dcs.as_deref().map(casslab_local::parse_dcs).transpose()?.unwrap_or_default();
-            let nodes = if dcs.is_empty() { a.nodes.max(1) } else { dcs.iter().map(|(_, n)| n).sum() };
-            let heap_mb = match &a.heap {
-                Some(h) => parse_heap_mb(h)?,
-                None => casslab_local::default_heap_mb(nodes),
+            let home = home(&a.home);
+            let saved = SavedCluster::load(&home).ok().filter(|_| a.nodes.is_none() && a.dcs.is_none() && a.base_address.is_none());
+            let opts = match saved {
+                // without a shape, the cluster the data under the home belongs to, as it was started
+                Some(s) => {
+                    eprintln!("starting the cluster saved in {}: {} node(s) from {} (--nodes, --dcs or --base-address ask for another)", home.display(), s.nodes, s.base_address);
+                    let mut o = s.to_options(&home);
+                    if let Some(h) = &a.heap {
+                        o.heap_mb = parse_heap_mb(h)?;
+                    }
+                    o.version = a.version.clone().unwrap_or(o.version);
+                    (o.auth, o.tls) = (o.auth || a.auth, o.tls || a.tls);
+                    o
+                }
+                None => {
+                    let dcs = a.dcs.as_deref().map(casslab_local::parse_dcs).transpose()?.unwrap_or_default();
+                    let nodes = if dcs.is_empty() { a.nodes.unwrap_or(1).max(1) } else { dcs.iter().map(|(_, n)| n).sum() };
+                    let heap_mb = match &a.heap {
+                        Some(h) => parse_heap_mb(h)?,
+                        None => casslab_local::default_heap_mb(nodes),
+                    };
+                    let defaults = LocalOptions::default();
+                    LocalOptions {
+                        home,
+                        version: a.version.clone().unwrap_or(defaults.version.clone()),
+                        nodes,
+                        dcs,
+                        heap_mb,
+                        base_address: a.base_address.unwrap_or(defaults.base_address),
+                        auth: a.auth,
+                        tls: a.tls,
+                        ..defaults
+                    }
+                }
             };
-            let opts = LocalOptions {
-                home: home(&a.home),
-                version: a.version.clone(),
-                nodes,
-                dcs,
-                heap_mb,
-                base_address: a.base_address,
-                auth: a.auth,
-                tls: a.tls,
-                build: a.build.clone(),
-                java_home: a.java_home.clone(),
-                gc: Gc::parse(&a.gc).ok_or_else(|| usage(format!("--gc {}: write g1, zgc, shenandoah or parallel", a.gc)))?,
-                jvm_options: a.jvm_options.clone(),
-                settings: crate::cli::parse_settings(&a.settings)?,
-                ..LocalOptions::default()
-            };
+            // the server's definition: what the flags set
+            let mut opts = opts;
+            if a.build.is_some() {
+                opts.build = a.build.clone();
+            }
+            if a.java_home.is_some() {
+                opts.java_home = a.java_home.clone();
+            }
+            if let Some(gc) = &a.gc {
+                opts.gc = Gc::parse(gc).ok_or_else(|| usage(format!("--gc {gc}: write g1, zgc, shenandoah or parallel")))?;
+            }
+            if !a.jvm_options.is_empty() {
+                opts.jvm_options = a.jvm_options.clone();
+            }
+            opts.settings.extend(crate::cli::parse_settings(&a.settings)?);
             // what can be checked is, before any node starts
             casslab_local::check_options(&opts, &mut |line| eprintln!("{line}"))?;
             let cluster = LocalCluster::new(opts);
@@ -135,9 +163,24 @@ pub fn local(cmd: LocalCommand) -> Result<i32> {
                     n.data_dir.display().to_string(),
                 ]);
             }
+            // peers the ring remembers that this cluster does not start (its data belongs to a bigger one)
+            let mut strangers: Vec<_> = ring.iter().filter(|e| !nodes.iter().any(|n| n.address == e.address)).collect();
+            strangers.sort_by_key(|e| e.address);
+            for e in &strangers {
+                t.row(["(peer)".into(), e.address.to_string(), e.dc.clone(), e.state.clone(), "-".into(), "not casslab's".into(), "-".into(), e.load.clone(), "-".into()]);
+            }
             out::print(&t.to_string())?;
             print_security(&cluster);
-            Ok(if nodes.iter().all(|n| n.running && n.cql_up) { Exit::Success } else { Exit::Setup }.code())
+            let down: Vec<String> = strangers.iter().filter(|e| !e.is_up_normal()).map(|e| format!("{} ({})", e.address, e.state)).collect();
+            if !down.is_empty() {
+                eprintln!(
+                    "the ring remembers nodes this cluster does not start, and they are down: {}; quorum requests that need them fail. Stop this cluster (`casslab local down`) and start the one its data belongs to, or start afresh with `{}`",
+                    down.join(", "),
+                    casslab_local::wipe_command(&cluster.options().home)
+                );
+            }
+            let healthy = nodes.iter().all(|n| n.running && n.cql_up) && down.is_empty();
+            Ok(if healthy { Exit::Success } else { Exit::Setup }.code())
         }
         LocalCommand::Stop(a) => {
             let cluster = cluster_for(&a.home)?;

@@ -31,7 +31,8 @@ pub fn merge(args: &MergeArgs) -> Result<i32> {
         out::print(&results::server_text(&store, id))?;
     }
     if let Some(file) = &args.json {
-        json::write_run_json(file, &store.run_data(id)?).with_context(|| format!("cannot write {}", file.display()))?;
+        let validity = casslab_core::validity::of_run(&store, id)?;
+        json::write_run_json(file, &store.run_data(id)?, Some(&validity)).with_context(|| format!("cannot write {}", file.display()))?;
         eprintln!("wrote {}", file.display());
     }
     eprintln!("merged {count} shards into run {id} in {} (`casslab show {id}`)", path.display());

@@ -13,6 +13,7 @@ use casslab_core::report::markdown::MarkdownReport;
 use casslab_core::report::report_json::JsonReport;
 use casslab_core::report::run_view::{Report, ReportFormat, RunView};
 use casslab_core::store::{RunId, Store, StoreError};
+use casslab_core::validity;
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -74,6 +75,7 @@ fn load(store: &Store, id: RunId) -> Result<RunView, StoreError> {
     view.server = store.server_samples(id)?;
     view.traces = store.traces(id)?;
     view.events = store.events(id)?.into_iter().map(|(e, _)| e).collect();
+    view.validity = Some(validity::assess(&view.record, &validity::Tally::of(&intervals), &view.server, !view.events.is_empty()));
     Ok(view)
 }
 

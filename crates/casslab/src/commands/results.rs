@@ -8,9 +8,11 @@ use crate::exit::{bail_usage, usage, Exit};
 use crate::out;
 use anyhow::{Context, Result};
 use casslab_core::report::hdrlog::write_hdr_log;
+use casslab_core::report::run_view::summary_of;
 use casslab_core::report::{json, text};
 use casslab_core::stats::LatencyKind;
 use casslab_core::store::{RunId, Store};
+use casslab_core::validity;
 
 pub fn runs(limit: usize, args: &StoreArgs) -> Result<i32> {
     let store = store_to_read(args)?;
@@ -34,13 +36,12 @@ pub fn show(run: &str, export_args: &ExportArgs, args: &StoreArgs) -> Result<i32
         run.parse().map_err(|_| usage(format!("\"{run}\" is not a run id: give a number from `casslab runs`, or latest")))?
     };
     let record = store.run(id)?;
-    match &record.summary {
-        Some(s) => out::print(&text::run_summary(&record, s))?,
-        None => out::println(&format!(
-            "run {id} ({}) has no summary: status {:?} (it may still be running, or it crashed; its intervals are saved)",
-            record.workload, record.status
-        ))?,
+    // a run that did not finish (crashed, or still running) is summed up from its intervals
+    match summary_of(&record, &store.intervals(id)?) {
+        Some(s) => out::print(&text::run_summary(&record, &s))?,
+        None => out::println(&format!("run {id} ({}) has no summary and no saved interval yet: status {}", record.workload, record.status.as_str()))?,
     }
+    out::print(&validity::of_run(&store, id)?.text())?;
     out::print(&text::events_table(&store.events(id)?))?;
     out::print(&server_text(&store, id))?;
     export(&store, id, export_args)?;
@@ -70,7 +71,8 @@ pub fn export(store: &Store, id: RunId, args: &ExportArgs) -> Result<()> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         }
-        json::write_run_json(path, &store.run_data(id)?).with_context(|| format!("cannot write {}", path.display()))?;
+        let validity = validity::of_run(store, id)?;
+        json::write_run_json(path, &store.run_data(id)?, Some(&validity)).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());
     }
     if let Some(path) = &args.hdr_log {

@@ -87,6 +87,7 @@ fn print_saved(store: &Store, run: RunId) -> Result<()> {
     let record = store.run(run)?;
     if let Some(summary) = &record.summary {
         out::print(&casslab_core::report::text::run_summary(&record, summary))?;
+        out::print(&casslab_core::validity::of_run(store, run)?.text())?;
         out::print(&casslab_core::report::text::events_table(&store.events(run)?))?;
         out::print(&results::server_text(store, run))?;
     }

@@ -92,7 +92,7 @@ fn tls_context(cfg: &ClusterConfig) -> Result<openssl::ssl::SslContext, EngineEr
 /// Reads the server version and the ring's shape.
 pub async fn cluster_info(session: &Session) -> TargetInfo {
     let version = async {
-        let rs = session.query_unpaged("SELECT release_version FROM system.local", &[]).await.ok()?;
+        let rs = session.query_unpaged(super::schema::setup("SELECT release_version FROM system.local"), &[]).await.ok()?;
         let rows = rs.into_rows_result().ok()?;
         let (v,): (String,) = rows.single_row::<(String,)>().ok()?;
         Some(v)

@@ -114,7 +114,8 @@ impl Target for CqlTarget {
             let outcome = if op.is_special() { access::execute(&self.session, op, values, stats).await? } else { run_plain(&self.session, op, &values).await? };
             Ok(match outcome {
                 Outcome::Done => Completion::default(),
-                Outcome::NotApplied => Completion { also: op.not_applied_slot },
+                Outcome::NotApplied => Completion { also: op.not_applied_slot, empty: false },
+                Outcome::Empty => Completion { also: None, empty: true },
             })
         }
     }
@@ -124,20 +125,26 @@ impl Target for CqlTarget {
     }
 }
 
-/// The plain path: each statement of the operation once, to its last page.
+/// The plain path: each statement of the operation once, to its last page. The rows its
+/// reads return are counted (from the row count the response carries; no row is decoded).
 async fn run_plain(session: &Session, op: &PlannedOp, values: &[CqlValue]) -> Result<Outcome, ExecutionError> {
+    let (mut reads, mut rows) = (false, 0usize);
     for st in &op.statements {
         let row: Vec<&CqlValue> = st.slots.iter().map(|i| &values[*i]).collect();
         let mut paging = PagingState::start();
         loop {
-            let (_, next) = session.execute_single_page(&st.prepared, &row, paging).await?;
+            let (result, next) = session.execute_single_page(&st.prepared, &row, paging).await?;
+            if st.read {
+                reads = true;
+                rows += result.into_rows_result().map_or(0, |r| r.rows_num());
+            }
             match next.into_paging_control_flow() {
                 ControlFlow::Break(()) => break,
                 ControlFlow::Continue(p) => paging = p,
             }
         }
     }
-    Ok(Outcome::Done)
+    Ok(if reads && rows == 0 { Outcome::Empty } else { Outcome::Done })
 }
 
 /// Which counted kind a failed request belongs to.

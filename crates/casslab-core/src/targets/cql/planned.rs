@@ -21,6 +21,9 @@ pub(crate) struct PlannedStatement {
     pub slots: Vec<usize>,
     /// A conditional statement (`IF …`): its `[applied]` column is read.
     pub conditional: bool,
+    /// A SELECT: the plain path counts the rows it returns (an execution whose reads all came
+    /// back empty is recorded as an empty read).
+    pub read: bool,
 }
 
 /// One operation ready to run (opaque outside the CQL target).
@@ -98,6 +101,8 @@ pub(crate) enum Outcome {
     Done,
     /// A conditional write (LWT) the cluster did not apply.
     NotApplied,
+    /// Every read of the operation returned no row.
+    Empty,
 }
 
 /// What an operation needs beyond its statements.

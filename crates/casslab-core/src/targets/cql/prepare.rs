@@ -49,7 +49,8 @@ pub(crate) async fn plan_op(session: &Session, w: &Workload, gens: &GeneratorSet
             slots.push(slot);
         }
         let conditional = crate::cql::is_conditional(&st.cql);
-        statements.push(PlannedStatement { prepared, slots, conditional });
+        let read = crate::cql::first_keyword(&st.cql).as_deref() == Some("SELECT");
+        statements.push(PlannedStatement { prepared, slots, conditional, read });
     }
     let joint_sequences = generators.iter().filter(|g| gens.is_sequence(**g)).count() >= 2;
     let mut planned = PlannedOp {

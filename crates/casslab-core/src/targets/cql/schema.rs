@@ -1,15 +1,21 @@
 //! Preparing the cluster for a workload: the keyspace (created only if missing, with a
 //! replication that fits the cluster), the workload's tables, and casslab's bookkeeping table
-//! `casslab_meta` in that keyspace, which records whether casslab created the keyspace and which
-//! data sets it loaded. casslab truncates only keyspaces it created, and never drops one.
+//! `casslab_meta` in that keyspace, which records whether casslab created the keyspace, which
+//! tables it created there and which data sets it loaded. casslab truncates only keyspaces it
+//! created, never drops one, and in a keyspace it did not create alters or indexes only the
+//! tables it created (the workload validation has already refused everything destructive).
 
+use crate::cql::read_ddl;
 use crate::engine::{Claim, EngineError, TargetInfo};
-use scylla::statement::unprepared::Statement;
+use crate::workload::{Statement, Workload};
+use scylla::statement::unprepared::Statement as CqlStatement;
 use scylla::statement::Consistency;
-use crate::workload::Workload;
 use scylla::client::session::Session;
+use scylla::statement::unprepared::Statement as Query;
 
 const CREATED_KEY: &str = "created_by_casslab";
+/// `table:<name>` in `casslab_meta`: casslab created that table.
+const TABLE_PREFIX: &str = "table:";
 
 /// What `prepare_keyspace` found or did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,7 +38,7 @@ pub fn default_replication(info: &TargetInfo) -> String {
 
 async fn exec(session: &Session, cql: &str) -> Result<(), EngineError> {
     session
-        .query_unpaged(cql, &[])
+        .query_unpaged(setup(cql), &[])
         .await
         .map(|_| ())
         .map_err(|e| EngineError::Schema { statement: cql.to_string(), message: e.to_string() })
@@ -41,7 +47,7 @@ async fn exec(session: &Session, cql: &str) -> Result<(), EngineError> {
 async fn keyspace_exists(session: &Session, ks: &str) -> Result<bool, EngineError> {
     let cql = "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?";
     let rs = session
-        .query_unpaged(cql, (ks,))
+        .query_unpaged(setup(cql), (ks,))
         .await
         .map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })?;
     Ok(rs.into_rows_result().map(|r| r.rows_num() > 0).unwrap_or(false))
@@ -77,14 +83,14 @@ pub async fn wait_for_schema(session: &Session, w: &Workload, timeout_ms: u64) -
 pub async fn claim(session: &Session, key: &str, value: &str, ttl_s: u32) -> Result<Claim, EngineError> {
     let cql = "INSERT INTO casslab_meta (key, value) VALUES (?, ?) IF NOT EXISTS USING TTL ?";
     let fail = |e: &dyn std::fmt::Display| EngineError::Schema { statement: cql.into(), message: e.to_string() };
-    let mut st = Statement::new(cql);
+    let mut st = CqlStatement::new(cql);
     st.set_consistency(Consistency::Quorum);
     let rs = session.query_unpaged(st, (key, value, ttl_s.min(i32::MAX as u32) as i32)).await.map_err(|e| fail(&e))?;
     let rows = rs.into_rows_result().map_err(|e| fail(&e))?;
     // [applied], then (when not applied) the row that holds: key, value
     let (applied, _, held) = rows.single_row::<(bool, Option<String>, Option<String>)>().or_else(|_| rows.single_row::<(bool,)>().map(|(a,)| (a, None, None))).map_err(|e| fail(&e))?;
     let read = "SELECT value, writetime(value) FROM casslab_meta WHERE key = ?";
-    let mut st = Statement::new(read);
+    let mut st = CqlStatement::new(read);
     st.set_consistency(Consistency::Quorum);
     let written: Option<(Option<String>, Option<i64>)> = session
         .query_unpaged(st, (key,))
@@ -101,7 +107,7 @@ pub async fn claims(session: &Session, keys: &[String]) -> Result<Vec<(String, S
     let cql = "SELECT key, value FROM casslab_meta WHERE key = ?";
     let mut out = Vec::new();
     for k in keys {
-        let mut st = Statement::new(cql);
+        let mut st = CqlStatement::new(cql);
         st.set_consistency(Consistency::Quorum);
         let rs = session.query_unpaged(st, (k.as_str(),)).await.map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })?;
         if let Some((key, Some(value))) = rs.into_rows_result().ok().and_then(|r| r.maybe_first_row::<(String, Option<String>)>().ok().flatten()) {
@@ -130,18 +136,69 @@ pub async fn prepare_keyspace(session: &Session, w: &Workload, info: &TargetInfo
     if created_now {
         set_meta(session, CREATED_KEY, &now_text()).await?;
     }
+    let ours = created_now || get_meta(session, CREATED_KEY).await?.is_some();
+    let before = tables_of(session, ks).await?;
+    if !ours {
+        check_tables_are_ours(session, w, &before).await?;
+    }
     for st in &w.schema {
         exec(session, &st.cql).await?;
+        if let Some(t) = crate::cql::created_table(&st.cql).filter(|t| !before.contains(t)) {
+            set_meta(session, &format!("{TABLE_PREFIX}{t}"), &now_text()).await?;
+        }
     }
     let _ = session.await_schema_agreement().await;
-    let ours = created_now || get_meta(session, CREATED_KEY).await?.is_some();
     Ok(KeyspaceState { created_now, ours })
+}
+
+/// The tables of keyspace `ks` now.
+async fn tables_of(session: &Session, ks: &str) -> Result<Vec<String>, EngineError> {
+    let cql = "SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?";
+    let rs = session.query_unpaged(setup(cql), (ks,)).await.map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })?;
+    let rows = rs.into_rows_result().map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })?;
+    let names = rows.rows::<(String,)>().map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })?;
+    Ok(names.filter_map(Result::ok).map(|(t,)| t).collect())
+}
+
+/// In a keyspace casslab did not create: every statement that changes a table (ALTER TABLE,
+/// an index, a materialized view) must be about a table this schema creates now or casslab
+/// created before (recorded in `casslab_meta`). Checked before any statement runs.
+async fn check_tables_are_ours(session: &Session, w: &Workload, before: &[String]) -> Result<(), EngineError> {
+    let mut new_tables: Vec<String> = Vec::new();
+    for st in &w.schema {
+        if let Some(t) = crate::cql::created_table(&st.cql).filter(|t| !before.contains(t)) {
+            new_tables.push(t);
+            continue;
+        }
+        let Some(d) = read_ddl(&st.cql) else { continue };
+        if d.verb != "ALTER" && d.base.is_none() {
+            continue;
+        }
+        let Some((_, table)) = d.table() else { continue };
+        let ours = new_tables.iter().any(|t| t == table) || get_meta(session, &format!("{TABLE_PREFIX}{table}")).await?.is_some();
+        if !ours {
+            return Err(not_our_table(w, st, table));
+        }
+    }
+    Ok(())
+}
+
+fn not_our_table(w: &Workload, st: &Statement, table: &str) -> EngineError {
+    EngineError::NotOurTable { file: w.origin.clone(), line: st.line, statement: st.cql.clone(), keyspace: w.keyspace.clone(), table: table.to_string() }
+}
+
+/// A setup statement: idempotent, so the driver may retry it on another node when the one it
+/// was sent to dies (schema statements here are all `IF NOT EXISTS`, bookkeeping is upserts).
+pub(crate) fn setup(cql: &str) -> Query {
+    let mut q = Query::new(cql);
+    q.set_is_idempotent(true);
+    q
 }
 
 async fn set_meta(session: &Session, key: &str, value: &str) -> Result<(), EngineError> {
     let cql = "INSERT INTO casslab_meta (key, value) VALUES (?, ?)";
     session
-        .query_unpaged(cql, (key, value))
+        .query_unpaged(setup(cql), (key, value))
         .await
         .map(|_| ())
         .map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })
@@ -150,7 +207,7 @@ async fn set_meta(session: &Session, key: &str, value: &str) -> Result<(), Engin
 async fn get_meta(session: &Session, key: &str) -> Result<Option<String>, EngineError> {
     let cql = "SELECT value FROM casslab_meta WHERE key = ?";
     let rs = session
-        .query_unpaged(cql, (key,))
+        .query_unpaged(setup(cql), (key,))
         .await
         .map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })?;
     let rows = rs.into_rows_result().map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })?;
@@ -176,7 +233,7 @@ pub async fn truncate_for_reload(session: &Session, w: &Workload, state: Keyspac
         exec(session, &format!("TRUNCATE {}.{t}", w.keyspace)).await?;
     }
     let rs = session
-        .query_unpaged("SELECT key FROM casslab_meta", &[])
+        .query_unpaged(setup("SELECT key FROM casslab_meta"), &[])
         .await
         .map_err(|e| EngineError::Schema { statement: "SELECT key FROM casslab_meta".into(), message: e.to_string() })?;
     if let Ok(rows) = rs.into_rows_result() {
@@ -184,7 +241,7 @@ pub async fn truncate_for_reload(session: &Session, w: &Workload, state: Keyspac
             for (k,) in iter.flatten() {
                 if k.starts_with("load:") {
                     session
-                        .query_unpaged("DELETE FROM casslab_meta WHERE key = ?", (k.as_str(),))
+                        .query_unpaged(setup("DELETE FROM casslab_meta WHERE key = ?"), (k.as_str(),))
                         .await
                         .map_err(|e| EngineError::Schema { statement: "DELETE FROM casslab_meta".into(), message: e.to_string() })?;
                 }
@@ -202,6 +259,11 @@ fn now_text() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn setup_statements_may_be_retried_elsewhere() {
+        assert!(setup("SELECT value FROM casslab_meta WHERE key = ?").get_is_idempotent());
+    }
 
     #[test]
     fn replication_fits_the_cluster() {
