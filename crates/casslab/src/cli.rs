@@ -622,6 +622,7 @@ impl RunOptions {
                 .as_deref()
                 .map(|t| casslab_core::units::parse_start_ms(t).map_err(|e| usage(format!("--start-at {t}: {e}"))))
                 .transpose()?,
+            server: None,
         })
     }
 

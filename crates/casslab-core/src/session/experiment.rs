@@ -26,6 +26,21 @@ pub struct VariantError {
     pub source: SessionError,
 }
 
+/// Checks every variant's server definition before the first run, so that a wrong one stops
+/// the experiment before any node does.
+async fn check_servers(lab: &Lab<'_>, exp: &Experiment) -> Result<(), VariantError> {
+    let mut checked: Vec<&crate::cluster::ServerSpec> = Vec::new();
+    for v in &exp.variants {
+        let Some(spec) = &v.workload.cluster else { continue };
+        if checked.contains(&spec) {
+            continue;
+        }
+        super::check_server(lab, &v.workload.name, spec).await.map_err(|source| VariantError { variant: v.name.clone(), source })?;
+        checked.push(spec);
+    }
+    Ok(())
+}
+
 /// The run of variant `v` in repetition `rep`: the base config with the variant's workload,
 /// parameters and client settings, tagged.
 pub fn variant_spec(exp: &Experiment, v: &Variant, base: &RunConfig, rep: u32, experiment_id: &str, extra_tags: &[String]) -> RunSpec {
@@ -63,6 +78,7 @@ pub async fn run_experiment(
     extra_tags: &[String],
 ) -> Result<ExperimentRuns, VariantError> {
     let mut out = ExperimentRuns { variants: exp.variants.iter().map(|v| (v.name.clone(), Vec::new())).collect(), interrupted: false };
+    check_servers(lab, exp).await?;
     for rep in 1..=repetitions {
         for (i, v) in exp.variants.iter().enumerate() {
             lab.observer.on(&SessionEvent::VariantRun { variant: &v.name, repetition: rep, repetitions });
