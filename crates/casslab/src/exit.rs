@@ -112,7 +112,10 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
             | LocalError::NoSuchNode { .. }
             | LocalError::NoSuchTarget { .. }
             | LocalError::OptionsMismatch { .. }
-            | LocalError::DataOfAnotherCluster { .. } => {
+            | LocalError::DataOfAnotherCluster { .. }
+            | LocalError::BadDefinition { .. }
+            | LocalError::JavaUnsuitable { .. }
+            | LocalError::NoSuitableJava { .. } => {
                 Exit::Usage
             }
             _ => Exit::Setup,
@@ -179,6 +182,13 @@ mod tests {
         assert_eq!(class(EngineError::Workload(WorkloadError::new("w", None, casslab_core::workload::Problem::TooFewVariants))), Exit::Usage);
         assert_eq!(class(LocalError::NodeDied { node: "node1".into(), log_tail: String::new() }), Exit::Setup);
         assert_eq!(class(LocalError::NoSuchTarget { selector: "node9".into(), known: "node1".into() }), Exit::Usage);
+        assert_eq!(class(LocalError::BadDefinition { reason: "heap".into() }), Exit::Usage);
+        // a server definition refused through the session keeps its class
+        let refused = casslab_core::session::SessionError::Server {
+            workload: "kv".into(),
+            source: casslab_core::cluster::ControlError::new(LocalError::BadDefinition { reason: "unknown setting".into() }),
+        };
+        assert_eq!(class(refused), Exit::Usage);
         assert_eq!(class(anyhow::anyhow!("something else")), Exit::Failed);
     }
 
