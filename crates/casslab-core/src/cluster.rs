@@ -68,9 +68,9 @@ pub trait ClusterControl: Send + Sync {
     fn check(&self, spec: &ServerSpec, log: &mut dyn FnMut(&str)) -> Result<(), ControlError>;
 
     /// Runs the cluster as `spec` says (over its starting definition): nothing when it runs so
-    /// already, else stops every node, wipes the data when the storage changes, and starts
-    /// them again.
-    fn apply(&self, spec: &ServerSpec, log: &mut dyn FnMut(&str)) -> Result<Applied, ControlError>;
+    /// already and `restart` is false, else stops every node, wipes the data when the storage
+    /// changes, and starts them again.
+    fn apply(&self, spec: &ServerSpec, restart: bool, log: &mut dyn FnMut(&str)) -> Result<Applied, ControlError>;
 }
 
 /// The garbage collector a node's JVM runs.

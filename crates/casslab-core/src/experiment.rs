@@ -1,10 +1,16 @@
 //! Experiment files: a base workload and named variants of it (schema, operations, generators,
 //! parameters, phases, consistency, page size, table options, client settings), run several
-//! times each, interleaved. A variant may name a base workload of its own (`workload:`, e.g.
-//! the Redis version of a CQL workload), and `rates:` runs every variant at each of several
-//! fixed rates (variants `name@rate`), judged against an `sla:`. This module reads the file and
-//! builds each variant's workload by patching its base workload's resolved YAML; running and
-//! analysing live elsewhere.
+//! times each in a recorded order (`order`: settling, an unmeasured round, counterbalanced or
+//! shuffled repetitions), and where latency means something: a fixed `rate` or an in-flight
+//! `concurrency` for every variant. A variant may name a base workload of its own
+//! (`workload:`, e.g. the Redis version of a CQL workload), and `rates:` runs every variant at
+//! each of several fixed rates (variants `name@rate`), judged against an `sla:`. This module
+//! reads the file and builds each variant's workload by patching its base workload's resolved
+//! YAML; running and analysing live elsewhere.
+
+mod order;
+
+pub use order::{schedule, Order, RunOrder};
 
 use crate::cluster::ServerSpec;
 use crate::units::parse_duration_s;
@@ -37,6 +43,12 @@ pub struct Experiment {
     pub fresh_load: bool,
     /// Window length of the bootstrap analysis.
     pub window_s: f64,
+    /// What runs before the measured repetitions, and their order.
+    pub run_order: RunOrder,
+    /// A fixed rate for every variant that sets none (ops/s).
+    pub rate_per_s: Option<f64>,
+    /// Requests in flight for every variant that sets none.
+    pub concurrency: Option<usize>,
     /// The first variant is the baseline.
     pub variants: Vec<Variant>,
     /// `rates:` every variant ran at each of these fixed rates (ops/s), in this order.
@@ -45,7 +57,27 @@ pub struct Experiment {
     pub sla: Option<String>,
 }
 
-const EXPERIMENT_KEYS: &[&str] = &["name", "description", "workload", "repetitions", "load", "window", "params", "run", "variants", "shared_keyspace", "rates", "sla", "cluster"];
+const EXPERIMENT_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "workload",
+    "repetitions",
+    "load",
+    "window",
+    "params",
+    "run",
+    "variants",
+    "shared_keyspace",
+    "rate",
+    "concurrency",
+    "order",
+    "order_seed",
+    "unmeasured_round",
+    "settle",
+    "rates",
+    "sla",
+    "cluster",
+];
 const VARIANT_KEYS: &[&str] =
     &["workload", "params", "schema", "operations", "generators", "load", "run", "consistency", "page_size", "table_options", "concurrency", "rate", "cluster"];
 
@@ -115,6 +147,15 @@ pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Res
         Some(w) => parse_duration_s(&w).map_err(|e| err("window", e.into()))?,
     };
     let shared_keyspace = get("shared_keyspace").and_then(Node::as_bool).unwrap_or(false);
+    let run_order = order::run_order(get).map_err(|(key, p)| err(key, p))?;
+    let rate_per_s = match get("rate") {
+        None => None,
+        Some(v) => Some(v.as_f64().filter(|r| *r > 0.0).ok_or_else(|| err("rate", Problem::Expected { key: "rate".into(), expected: "operations per second, above 0" }))?),
+    };
+    let concurrency = match get("concurrency") {
+        None => None,
+        Some(v) => Some(v.as_u64().filter(|c| *c >= 1).ok_or_else(|| err("concurrency", Problem::Expected { key: "concurrency".into(), expected: "a whole number of requests in flight, at least 1" }))? as usize),
+    };
     let common_params = params_of(get("params"), &file)?;
     let variants_node = get("variants").filter(|v| matches!(v.value, Value::Map(_))).ok_or_else(|| {
         err("variants", Problem::MissingKey { key: "variants", what: "a mapping of variant name → changes (the first is the baseline)" })
@@ -195,6 +236,9 @@ pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Res
         repetitions,
         fresh_load,
         window_s,
+        run_order,
+        rate_per_s,
+        concurrency,
         variants,
         rates,
         sla,
@@ -374,7 +418,17 @@ variants:
         assert!(!one.workload.schema[0].cql.contains("Leveled"));
         assert_eq!((q.concurrency, q.rate_per_s), (Some(16), Some(500.0)));
         assert_eq!(one.workload.run.as_ref().unwrap().duration_s, 20.0);
+        assert_eq!(e.run_order, RunOrder::default());
+        assert_eq!((e.rate_per_s, e.concurrency), (None, None));
         assert_eq!(one.workload.load.as_ref().unwrap().count, 100);
+    }
+
+    #[test]
+    fn order_and_load_point_keys_are_read() {
+        let f = file("workload: kv\norder: shuffled\norder_seed: 9\nunmeasured_round: false\nsettle: false\nrate: 300\nconcurrency: 1\nvariants:\n  a: {}\n  b: {}\n");
+        let e = load_experiment(f.path(), &BTreeMap::new()).unwrap();
+        assert_eq!(e.run_order, RunOrder { order: Order::Shuffled, seed: Some(9), unmeasured_round: false, settle: false });
+        assert_eq!((e.rate_per_s, e.concurrency), (Some(300.0), Some(1)));
     }
 
     #[test]
@@ -429,6 +483,12 @@ variants:
         assert!(e.line == Some(3) && e.to_string().contains("parameter \"rows\" must be"), "{e}");
         let e = load_experiment(file("workload: kv\nvariants:\n  a: {}\n  b:\n    run: { mix: { nope: 1 } }\n").path(), &BTreeMap::new()).unwrap_err();
         assert!(e.to_string().contains("variant b") && e.to_string().contains("unknown operation \"nope\""), "{e}");
+        let e = load_experiment(file("workload: kv\norder: random\nvariants:\n  a: {}\n  b: {}\n").path(), &BTreeMap::new()).unwrap_err();
+        assert!(e.line == Some(2) && e.to_string().contains("order: give counterbalanced, shuffled or interleaved"), "{e}");
+        let e = load_experiment(file("workload: kv\nsettle: maybe\nvariants:\n  a: {}\n  b: {}\n").path(), &BTreeMap::new()).unwrap_err();
+        assert!(e.line == Some(2) && e.to_string().contains("settle: give true or false"), "{e}");
+        let e = load_experiment(file("workload: kv\nrate: 0\nvariants:\n  a: {}\n  b: {}\n").path(), &BTreeMap::new()).unwrap_err();
+        assert!(e.line == Some(2) && e.to_string().contains("rate: give operations per second"), "{e}");
         let e = load_experiment(file("variants: {}\n").path(), &BTreeMap::new()).unwrap_err();
         assert!(e.to_string().contains("`workload:` is missing"), "{e}");
     }

@@ -87,10 +87,10 @@ impl ClusterControl for LocalControl {
         check(&options_for(&self.base, spec), log).map(|_| ()).map_err(ControlError::new)
     }
 
-    fn apply(&self, spec: &ServerSpec, log: &mut dyn FnMut(&str)) -> Result<Applied, ControlError> {
+    fn apply(&self, spec: &ServerSpec, restart: bool, log: &mut dyn FnMut(&str)) -> Result<Applied, ControlError> {
         let wanted = options_for(&self.base, spec);
         let current = self.cluster();
-        if *current.options() == wanted && current.is_running() {
+        if *current.options() == wanted && current.is_running() && !restart {
             return Ok(Applied::default());
         }
         check(&wanted, log).map_err(ControlError::new)?;

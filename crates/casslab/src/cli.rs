@@ -9,6 +9,9 @@ use clap::{Args, Parser, Subcommand};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// Requests in flight when nothing says otherwise.
+pub const DEFAULT_CONCURRENCY: usize = 128;
+
 #[derive(Parser, Debug)]
 #[command(name = "casslab", version, about = "A performance lab for Apache Cassandra: declarative workloads, open-loop latency, saved results", long_about = None)]
 pub struct Cli {
@@ -164,6 +167,11 @@ pub struct AnalysisArgs {
     /// otherwise, with the reasons.
     #[arg(long)]
     pub allow_invalid: bool,
+    /// The method casslab used before repetitions were the unit (every variant's windows
+    /// pooled and resampled as if independent, each figure judged on its own), to show what it
+    /// gets wrong; bench/aa.sh uses it.
+    #[arg(long, hide = true)]
+    pub pool_windows: bool,
 }
 
 #[derive(Args, Debug)]
@@ -379,9 +387,9 @@ pub struct RunOptions {
     /// each operation's intended start. Default: as fast as possible.
     #[arg(long, short = 'r')]
     pub rate: Option<String>,
-    /// Requests in flight at once.
-    #[arg(long, short = 'c', default_value_t = 128)]
-    pub concurrency: usize,
+    /// Requests in flight at once [default: 128, or an experiment file's `concurrency`].
+    #[arg(long, short = 'c')]
+    pub concurrency: Option<usize>,
     /// Engine threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -493,6 +501,20 @@ pub struct ExperimentArgs {
     /// their intervals, the baseline marked, the verdicts.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Order of the variants in each repetition (overrides the file's `order`):
+    /// counterbalanced (a b, b a, …), shuffled (from --order-seed, else a recorded random
+    /// seed) or interleaved (a b, a b, …) [default: counterbalanced]
+    #[arg(long, value_name = "ORDER")]
+    pub order: Option<String>,
+    /// Seed of a shuffled order (overrides the file's `order_seed`).
+    #[arg(long, value_name = "N")]
+    pub order_seed: Option<u64>,
+    /// Do not run every variant once, unmeasured, before the measured repetitions.
+    #[arg(long)]
+    pub no_unmeasured_round: bool,
+    /// Do not flush and wait for compactions after loading, before measuring.
+    #[arg(long)]
+    pub no_settle: bool,
     #[command(flatten)]
     pub run: RunOptions,
     #[command(flatten)]
@@ -579,7 +601,7 @@ impl ClusterArgs {
 impl RunOptions {
     /// The run's plain config (workload text and parameters are filled in by the caller).
     pub fn to_config(&self, workload: &str) -> Result<RunConfig> {
-        if self.concurrency == 0 {
+        if self.concurrency == Some(0) {
             bail_usage!("--concurrency must be at least 1");
         }
         if !(self.trace_probability > 0.0 && self.trace_probability <= 1.0) {
@@ -596,7 +618,7 @@ impl RunOptions {
             params: parse_params(&self.params)?,
             cluster: self.cluster.to_config()?,
             redis: self.target.as_deref().map(|t| self.redis_config(t)).transpose()?,
-            concurrency: self.concurrency,
+            concurrency: self.concurrency.unwrap_or(DEFAULT_CONCURRENCY),
             rate_per_s: self.rate.as_deref().map(parse_rate).transpose()?,
             duration_s: self.duration.as_deref().map(|d| parse_duration_s("duration", d)).transpose()?,
             warmup_s: self.warmup.as_deref().map(|d| parse_duration_s("warmup", d)).transpose()?,

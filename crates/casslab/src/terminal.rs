@@ -101,7 +101,7 @@ impl Observer for Terminal {
                 applied.took_ms as f64 / 1000.0,
                 if applied.wiped { ", its data wiped (the storage changed)" } else { "" }
             )),
-            SessionEvent::VariantRun { variant, repetition, repetitions } => self.say(&format!("\n== {variant} · repetition {repetition}/{repetitions}")),
+            SessionEvent::VariantRun { variant, step } => self.say(&format!("\n== {variant} · {step}")),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The experiments that ship with casslab, run end to end at a tiny scale against the real
-//! test node: every variant runs its repetitions, each run is saved and tagged with its
-//! variant, and the comparison against the baseline is printed. One of them also writes the
+//! test node: every variant runs once unmeasured, then its repetitions in a counterbalanced
+//! order, each run saved and tagged with its variant, and the comparison against the
+//! baseline is printed. One of them also writes the
 //! experiment's HTML page, which is rendered in headless Chromium to check its bar charts.
 
 mod common;
@@ -23,7 +24,8 @@ fn experiment(file: &str, params: &[&str], variants: &[&str], page: Option<&std:
     }
     let (code, out, err) = run(&mut cmd);
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    // two saved runs per variant, interleaved: A B … A B …
+    // two measured runs per variant, counterbalanced: A B … then … B A (the unmeasured round
+    // and the loads before settling carry no `variant=` tag)
     let db = rusqlite::Connection::open(&store).unwrap();
     let tags: Vec<String> = db
         .prepare("SELECT tag FROM run_tags WHERE tag LIKE 'variant=%' ORDER BY run_id")
@@ -32,11 +34,14 @@ fn experiment(file: &str, params: &[&str], variants: &[&str], page: Option<&std:
         .unwrap()
         .map(|r| r.unwrap())
         .collect();
-    let want: Vec<String> = (0..2).flat_map(|_| variants.iter().map(|v| format!("variant={v}"))).collect();
+    let want: Vec<String> = variants.iter().chain(variants.iter().rev()).map(|v| format!("variant={v}")).collect();
     assert_eq!(tags, want, "runs in the wrong order or missing");
     let statuses: Vec<String> =
         db.prepare("SELECT status FROM runs").unwrap().query_map([], |r| r.get(0)).unwrap().map(|r| r.unwrap()).collect();
     assert!(statuses.iter().all(|s| s == "completed"), "{statuses:?}");
+    let unmeasured: i64 = db.query_row("SELECT count(*) FROM run_tags WHERE tag LIKE 'unmeasured=%'", [], |r| r.get(0)).unwrap();
+    assert_eq!(unmeasured, variants.len() as i64, "one unmeasured run per variant");
+    assert!(out.contains("method: repetitions as the unit"), "{out}");
     for v in &variants[1..] {
         assert!(out.contains(&format!("{v} against {}", variants[0])) || out.contains(&format!("{v} vs {}", variants[0])), "no comparison of {v}:\n{out}");
     }

@@ -1,20 +1,26 @@
 //! Comparing a run or variant B against a baseline A, one metric at a time: the relative
-//! change B/A − 1 with its own bootstrap interval, and a verdict in words.
+//! change B/A − 1 with its own interval, and a verdict in words. This file holds the
+//! comparison and its sentence, and the windowed-bootstrap comparison of two single runs; the
+//! comparison of repetitions is `repeated.rs`'s.
 //!
-//! The k-th resample of A and the k-th resample of B were drawn independently (different
-//! seeds), so the ratios `draw_B(k) / draw_A(k) − 1` are draws of the change's bootstrap
-//! distribution; its interval is built as in `bootstrap.rs`, with the smaller side's window
-//! count. The change is significant when its interval excludes 0.
+//! Two runs: the k-th resample of A and the k-th resample of B were drawn independently
+//! (different seeds), so the ratios `draw_B(k) / draw_A(k) − 1` are draws of the change's
+//! bootstrap distribution; its interval is built as in `bootstrap.rs`, with the smaller side's
+//! window count. The change is significant when its interval excludes 0.
+//!
+//! Many figures at once: a comparison judges `family` figures together, and each interval is
+//! at `1 − (1 − confidence) / family` (Bonferroni), so that all of them hold together at the
+//! stated confidence and an A/A comparison marks anything at most `1 − confidence` of the time.
 //!
 //! Two honesty rules: with fewer than `min_windows` windows on either side the verdict is
 //! "too short" whatever the numbers say; and when no difference is detectable, the verdict
-//! estimates how long the runs would need to be to tell. That estimate assumes the
-//! interval's half-width shrinks as 1/√windows, and asks for an 80 % chance of detecting a
-//! true change of the size observed: `needed = n · (h/|d|)² · ((z + z₀.₈)/z)²`, with n the
-//! smaller window count, h the half-width, d the observed change and z the interval's normal
-//! quantile (1.96 at 95 %).
+//! estimates how much more data would tell. That estimate assumes the interval's half-width
+//! shrinks as 1/√n, and asks for an 80 % chance of detecting a true change of the size
+//! observed: `needed = n · (h/|d|)² · ((z + z₀.₈)/z)²`, with n the smaller count (windows, or
+//! repetitions), h the half-width, d the observed change and z the interval's normal quantile.
 
-use super::bootstrap::{interval, normal_quantile, Estimate, Resampled};
+use super::bootstrap::{interval, Estimate, Resampled};
+use super::dist::normal_quantile;
 use super::{AnalysisOptions, Metric};
 
 /// What a comparison concluded.
@@ -24,13 +30,15 @@ pub enum Outcome {
     Higher,
     /// B is lower than A, and the interval excludes 0.
     Lower,
-    /// The interval includes 0. `needed_windows`: windows per side that would probably tell
-    /// a change of the observed size (`None` when the observed change is 0).
-    NoDifference { needed_windows: Option<usize> },
+    /// The interval includes 0. `needed`: windows (or repetitions) per side that would
+    /// probably tell a change of the observed size (`None` when the observed change is 0).
+    NoDifference { needed: Option<usize> },
     /// Fewer than `min_windows` windows on a side; no claim is made.
     TooShort,
     /// The metric is undefined on a side (e.g. no successful operations).
     Undefined,
+    /// Shown, not judged: a figure that contains others that are (the `total`).
+    NotJudged,
 }
 
 /// A against B on one metric.
@@ -43,53 +51,93 @@ pub struct Comparison {
     pub change: Option<Estimate>,
     pub outcome: Outcome,
     pub window_s: f64,
+    /// The stated confidence, of all the family's intervals together.
     pub confidence: f64,
     /// The fewest windows a side needs for a claim (at least 2: one window has no spread).
     pub min_windows: usize,
+    /// How many figures are judged together (this one among them); its interval is at
+    /// `1 − (1 − confidence) / family`.
+    pub family: usize,
+    /// Repetitions of A and of B when repetitions are the unit; `None`: the windows of one run.
+    pub repetitions: Option<(usize, usize)>,
+    /// The share of the change's variance that is between repetitions (the rest is the
+    /// noise within runs).
+    pub between_share: Option<f64>,
 }
 
-/// Compares `b` against the baseline `a` on `metric`.
-pub fn compare(a: &Resampled, b: &Resampled, metric: Metric, opts: &AnalysisOptions) -> Comparison {
-    let mut c = Comparison {
-        metric,
-        baseline_windows: a.windows(),
-        windows: b.windows(),
-        change: None,
-        outcome: Outcome::Undefined,
-        window_s: opts.window_s,
-        confidence: opts.confidence,
-        min_windows: opts.min_windows.max(2),
-    };
+impl Comparison {
+    /// An undecided comparison of `metric` (filled in by the caller).
+    pub fn new(metric: Metric, opts: &AnalysisOptions, family: usize) -> Comparison {
+        Comparison {
+            metric,
+            baseline_windows: 0,
+            windows: 0,
+            change: None,
+            outcome: Outcome::Undefined,
+            window_s: opts.window_s,
+            confidence: opts.confidence,
+            min_windows: opts.min_windows.max(2),
+            family: family.max(1),
+            repetitions: None,
+            between_share: None,
+        }
+    }
+
+    /// The confidence of each interval: the stated one, shared among the family.
+    pub fn level(&self) -> f64 {
+        1.0 - (1.0 - self.confidence) / self.family as f64
+    }
+
+    /// Decides the outcome from the change's interval: significant when it excludes 0.
+    pub(super) fn decide(&mut self, change: Estimate, n: usize) {
+        self.change = Some(change);
+        self.outcome = if change.excludes(0.0) {
+            if change.point > 0.0 {
+                Outcome::Higher
+            } else {
+                Outcome::Lower
+            }
+        } else {
+            Outcome::NoDifference { needed: needed(&change, n, self.level()) }
+        };
+    }
+
+    /// Marks the comparison as shown but not judged.
+    pub fn not_judged(mut self) -> Comparison {
+        if self.change.is_some() {
+            self.outcome = Outcome::NotJudged;
+        }
+        self
+    }
+}
+
+/// Compares single run `b` against single run `a` on `metric` (windowed bootstrap), one of
+/// `family` figures judged together.
+pub fn compare(a: &Resampled, b: &Resampled, metric: Metric, opts: &AnalysisOptions, family: usize) -> Comparison {
+    let mut c = Comparison::new(metric, opts, family);
+    c.baseline_windows = a.windows();
+    c.windows = b.windows();
     let (pa, pb) = (a.point(metric), b.point(metric));
     if !(pa.is_finite() && pb.is_finite() && pa > 0.0) {
         return c;
     }
     let n = a.windows().min(b.windows());
     let ratios: Vec<f64> = (0..a.resamples().min(b.resamples())).map(|k| b.draw(k, metric) / a.draw(k, metric) - 1.0).collect();
-    let (lo, hi) = interval(ratios, opts.confidence, n);
-    let change = Estimate { point: pb / pa - 1.0, lo, hi };
-    c.change = Some(change);
-    c.outcome = if n < c.min_windows {
-        Outcome::TooShort
-    } else if change.excludes(0.0) {
-        if change.point > 0.0 {
-            Outcome::Higher
-        } else {
-            Outcome::Lower
-        }
-    } else {
-        Outcome::NoDifference { needed_windows: needed_windows(&change, n, opts.confidence) }
-    };
+    let (lo, hi) = interval(ratios, c.level(), n);
+    c.decide(Estimate { point: pb / pa - 1.0, lo, hi }, n);
+    if n < c.min_windows {
+        c.outcome = Outcome::TooShort;
+    }
     c
 }
 
-fn needed_windows(change: &Estimate, n: usize, confidence: f64) -> Option<usize> {
+fn needed(change: &Estimate, n: usize, level: f64) -> Option<usize> {
     let d = change.point.abs();
     let h = (change.hi - change.lo) / 2.0;
     if !(d > 1e-9 && h.is_finite()) {
         return None;
     }
-    let z = normal_quantile(1.0 - (1.0 - confidence) / 2.0);
+    let z = normal_quantile(1.0 - (1.0 - level) / 2.0);
     let power = (z + normal_quantile(0.8)) / z;
     let needed = n as f64 * (h / d).powi(2) * power * power;
     Some((needed.ceil() as usize).max(n + 1))
@@ -105,6 +153,17 @@ impl Comparison {
         self.is_significant() && self.change.is_some_and(|c| self.metric.is_worse(c.point))
     }
 
+    /// "; 3 and 3 repetitions, 80% of the spread between repetitions" when repetitions are the
+    /// unit.
+    fn repetitions_clause(&self) -> String {
+        let Some((ra, rb)) = self.repetitions else { return String::new() };
+        let share = match self.between_share {
+            Some(s) => format!(", {} of the spread between repetitions", pct(s)),
+            None => String::new(),
+        };
+        format!("; {ra} and {rb} repetitions{share}")
+    }
+
     /// The verdict as a sentence. `a` and `b` name the sides (e.g. "run 4"), `what` the
     /// operation (e.g. "read"): "run 5's read p99 is 18% lower than run 4's (95% CI 11%–24%)".
     pub fn sentence(&self, a: &str, b: &str, what: &str) -> String {
@@ -113,14 +172,23 @@ impl Comparison {
         let Some(ch) = self.change else {
             return format!("{b} vs {a}, {subject}: not comparable (no successful operations measured on one side)");
         };
+        let reps = self.repetitions_clause();
         match self.outcome {
             Outcome::Higher | Outcome::Lower => {
                 let (word, lo, hi) = if ch.point > 0.0 { ("higher", ch.lo, ch.hi) } else { ("lower", -ch.hi, -ch.lo) };
-                format!("{b}'s {subject} is {} {word} than {a}'s ({level} {}–{})", pct(ch.point.abs()), pct(lo), pct(hi))
+                format!("{b}'s {subject} is {} {word} than {a}'s ({level} {}–{}{reps})", pct(ch.point.abs()), pct(lo), pct(hi))
             }
-            Outcome::NoDifference { needed_windows } => {
-                let seen = format!("{}, {level} {}, {}", signed_pct(ch.point), signed_pct(ch.lo), signed_pct(ch.hi));
-                let need = match needed_windows {
+            Outcome::NoDifference { needed } => {
+                let seen = format!("{}, {level} {}, {}{reps}", signed_pct(ch.point), signed_pct(ch.lo), signed_pct(ch.hi));
+                if let Some((ra, rb)) = self.repetitions {
+                    let need = match needed {
+                        Some(k) if k > 100 * ra.max(rb) => "; a difference this small would need over 100 times as many repetitions to tell".to_string(),
+                        Some(k) => format!("; would need ≈ {k} repetitions per side to tell"),
+                        None => String::new(),
+                    };
+                    return format!("{b} vs {a}, {subject}: no difference detectable with these repetitions ({seen}){need}");
+                }
+                let need = match needed {
                     Some(k) if k > 100 * self.windows.max(self.baseline_windows) => {
                         "; a difference this small would need runs over 100 times as long to tell".to_string()
                     }
@@ -148,6 +216,7 @@ impl Comparison {
                     approx_duration(self.min_windows as f64 * self.window_s)
                 )
             }
+            Outcome::NotJudged => format!("{b} vs {a}, {subject}: {} (shown, not judged)", signed_pct(ch.point)),
             Outcome::Undefined => format!("{b} vs {a}, {subject}: not comparable"),
         }
     }
@@ -197,14 +266,11 @@ mod tests {
 
     fn comparison(point: f64, lo: f64, hi: f64, outcome: Outcome, windows: (usize, usize)) -> Comparison {
         Comparison {
-            metric: Metric::P99,
             baseline_windows: windows.0,
             windows: windows.1,
             change: Some(Estimate { point, lo, hi }),
             outcome,
-            window_s: 60.0,
-            confidence: 0.95,
-            min_windows: 5,
+            ..Comparison::new(Metric::P99, &AnalysisOptions::default(), 1)
         }
     }
 
@@ -222,20 +288,20 @@ mod tests {
 
     #[test]
     fn no_difference_says_how_long_it_would_take() {
-        let c = comparison(0.02, -0.03, 0.07, Outcome::NoDifference { needed_windows: Some(250) }, (10, 10));
+        let c = comparison(0.02, -0.03, 0.07, Outcome::NoDifference { needed: Some(250) }, (10, 10));
         assert_eq!(
             c.sentence("A", "B", "read"),
             "B vs A, read p99: no difference detectable at this run length (+2%, 95% CI -3%, +7%); \
              would need ≈ 250 windows of 60 s (≈ 4.2 h) per side to tell"
         );
-        let tiny = comparison(0.0004, -0.03, 0.03, Outcome::NoDifference { needed_windows: Some(500_000) }, (10, 10));
+        let tiny = comparison(0.0004, -0.03, 0.03, Outcome::NoDifference { needed: Some(500_000) }, (10, 10));
         assert!(tiny.sentence("A", "B", "read").ends_with("(+0.04%, 95% CI -3%, +3%); a difference this small would need runs over 100 times as long to tell"));
         // Half-width 5%, change 2%, 10 windows: 10 · 6.25 · 2.04 ≈ 128 windows.
-        let need = needed_windows(&Estimate { point: 0.02, lo: -0.03, hi: 0.07 }, 10, 0.95).unwrap();
+        let need = needed(&Estimate { point: 0.02, lo: -0.03, hi: 0.07 }, 10, 0.95).unwrap();
         assert!((125..=131).contains(&need), "{need}");
-        assert_eq!(needed_windows(&Estimate { point: 0.0, lo: -0.03, hi: 0.03 }, 10, 0.95), None);
+        assert_eq!(needed(&Estimate { point: 0.0, lo: -0.03, hi: 0.03 }, 10, 0.95), None);
         // An interval barely touching 0 still asks for a longer run than the current one.
-        assert_eq!(needed_windows(&Estimate { point: 0.1, lo: -0.001, hi: 0.12 }, 10, 0.95), Some(11));
+        assert_eq!(needed(&Estimate { point: 0.1, lo: -0.001, hi: 0.12 }, 10, 0.95), Some(11));
     }
 
     #[test]

@@ -96,6 +96,8 @@ pub enum GateError {
     BadNumber(String),
     #[error("\"{0}\": write the largest regression allowed as a percentage, e.g. 10%")]
     BadPercentage(String),
+    #[error("gate '{gate}': {side} has no operation \"{op}\"; it has {known}")]
+    UnknownOp { gate: String, side: String, op: String, known: String },
 }
 
 impl FromStr for Gate {

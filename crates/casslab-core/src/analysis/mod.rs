@@ -2,27 +2,48 @@
 //! windows (one minute by default), windows are resampled with replacement (a windowed
 //! bootstrap, so the autocorrelation between neighbouring requests does not make intervals
 //! falsely narrow), and every figure — throughput, mean, p50 … p99.9 — gets a confidence
-//! interval; two runs or variants are compared by the relative change of each figure with its
-//! own interval and a verdict in words. Gates (`read.p99 > 45ms`, a maximum regression) turn
-//! comparisons into pass/fail checks.
+//! interval. When a variant ran several times, the repetitions are the unit instead
+//! (`repeated`: a t interval over the runs' figures, which sees run-to-run variation that no
+//! resampling of windows can). Two runs or variants are compared by the relative change of
+//! each figure with its own interval and a verdict in words, the figures of a comparison
+//! judged as one family (Bonferroni), only figures that mean the same in both (`likeness`),
+//! and saturated runs named (`saturation`). Gates (`read.p99 > 45ms`, a maximum regression)
+//! turn comparisons into pass/fail checks.
 //!
-//! Pure logic on values the store returns: this module reads no files, opens no database and
-//! prints nothing. The flow is
-//! [`Windows`] (intervals → windows, repetitions pooled) → [`Sample`] (one op and latency kind,
+//! Pure logic on values the store returns, except [`study`], which reads the runs it compares
+//! from the store; nothing here prints. The flow is
+//! [`Windows`] (intervals → windows, per run) → [`Sample`] (one op and latency kind,
 //! compacted for fast resampling) → [`Resampled`] (the bootstrap distribution of every
-//! [`Metric`]) → [`Resampled::estimate`] / [`compare`] ([`Comparison`], with its sentence).
+//! [`Metric`]) → [`Resampled::estimate`] / [`compare`] for single runs, [`RunFigure`] →
+//! [`side_estimate`] / [`compare_repeated`] for repetitions ([`Comparison`], with its sentence);
+//! [`study::study`] assembles it all for groups of saved runs.
 
 mod bootstrap;
+mod checks;
 mod compare;
+mod dist;
 mod gate;
 pub mod impact;
+mod likeness;
+mod repeated;
+#[cfg(test)]
+mod repeated_validation;
+mod saturation;
 mod sample;
+pub mod study;
+#[cfg(test)]
+mod study_tests;
 #[cfg(test)]
 mod validation;
 mod window;
 
-pub use bootstrap::{normal_quantile, seed_for, Estimate, Resampled};
+pub use bootstrap::{seed_for, Estimate, Resampled};
+pub use dist::{normal_quantile, t_cdf, t_quantile};
+pub use checks::{check_gates, GateFailure, GateReport};
 pub use compare::{approx_duration, compare, Comparison, Outcome};
+pub use likeness::{likeness, Likeness};
+pub use repeated::{compare_repeated, outlier, side_estimate, Outlier, RunFigure, MIN_FIGURES, OUTLIER_METRICS};
+pub use saturation::RunLoad;
 pub use gate::{Cmp, Gate, GateError, GateMetric, MaxRegression};
 pub use sample::Sample;
 pub use window::{Buckets, OpRef, Window, WindowBuilder, WindowOp, Windows};

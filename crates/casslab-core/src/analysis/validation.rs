@@ -27,7 +27,7 @@
 //! Run with `--nocapture` to see them.
 
 use super::window::{Buckets, Window, WindowOp, Windows};
-use super::{bootstrap, compare, AnalysisOptions, LatencyKind, Metric, OpRef, Resampled, Sample};
+use super::{compare, AnalysisOptions, LatencyKind, Metric, OpRef, Resampled, Sample};
 use crate::stats::{new_histogram, Phase};
 use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
@@ -42,17 +42,17 @@ const TAU_MILD: f64 = 0.05;
 const TAU_STRONG: f64 = 0.15;
 
 /// Standard normal draws (Box–Muller), two at a time.
-struct Gauss {
+pub(super) struct Gauss {
     rng: SmallRng,
     spare: Option<f64>,
 }
 
 impl Gauss {
-    fn new(seed: u64) -> Gauss {
+    pub(super) fn new(seed: u64) -> Gauss {
         Gauss { rng: SmallRng::seed_from_u64(seed), spare: None }
     }
 
-    fn next(&mut self) -> f64 {
+    pub(super) fn next(&mut self) -> f64 {
         if let Some(z) = self.spare.take() {
             return z;
         }
@@ -66,7 +66,7 @@ impl Gauss {
 }
 
 /// Windows of one operation, "read", from (ok count, duration, latencies) per window.
-fn windows(per_window: Vec<(u64, f64, Vec<u64>)>) -> Windows {
+pub(super) fn windows(per_window: Vec<(u64, f64, Vec<u64>)>) -> Windows {
     let h = new_histogram();
     let windows = per_window
         .into_iter()
@@ -130,7 +130,7 @@ fn lognormal_windows(g: &mut Gauss, n: usize, per_window: usize, tau: f64, log_s
 fn true_lognormal(m: Metric, tau: f64) -> f64 {
     let s = (SIGMA * SIGMA + tau * tau).sqrt();
     match m.quantile() {
-        Some(q) => (MU + s * bootstrap::normal_quantile(q)).exp(),
+        Some(q) => (MU + s * super::normal_quantile(q)).exp(),
         None => (MU + s * s / 2.0).exp(),
     }
 }
@@ -210,7 +210,7 @@ const COMPARED: [Metric; 4] = [Metric::OpsPerS, Metric::Mean, Metric::P50, Metri
 fn significant(a: &Windows, b: &Windows, seed: u64) -> [bool; 4] {
     let opts = AnalysisOptions { resamples: RESAMPLES, ..AnalysisOptions::default() };
     let (ra, rb) = (resampled(a, 2 * seed), resampled(b, 2 * seed + 1));
-    COMPARED.map(|m| compare(&ra, &rb, m, &opts).is_significant())
+    COMPARED.map(|m| compare(&ra, &rb, m, &opts, 1).is_significant())
 }
 
 #[test]

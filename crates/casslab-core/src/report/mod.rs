@@ -1,9 +1,11 @@
 //! Output formats for saved runs, one file per format: `json` (the complete, lossless export of a
 //! run, histograms included) and `hdrlog` (HdrHistogram's interval log, for HdrHistogram's own
 //! tools and plotters). Each format takes what the store returns and writes or returns a value;
-//! none of them reads the store, talks to a cluster or decides where output goes. `table` is
+//! none of them reads the store, talks to a cluster or decides where output goes. `comparison`
+//! (text) and `experiment_html` render an `analysis::study::Study`. `table` is
 //! the column layout every terminal table shares (`text`, `server_view`, and the binary's own).
 
+pub mod comparison;
 pub mod config_table;
 pub mod experiment_html;
 pub mod hdrlog;

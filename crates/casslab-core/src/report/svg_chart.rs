@@ -275,8 +275,12 @@ impl BarChart {
     /// The chart as a `<figure class="chart bars">`: title, SVG, legend.
     pub fn to_html(&self) -> String {
         let (pw, ph) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
-        let bars = self.series.iter().flat_map(|s| s.bars.iter().flatten());
-        let top = bars.map(|b| if b.hi.is_finite() { b.hi.max(b.value) } else { b.value }).filter(|v| v.is_finite()).fold(0.0, f64::max);
+        let bars = || self.series.iter().flat_map(|s| s.bars.iter().flatten());
+        // Whiskers reach at most 3× the highest bar: an interval from two repetitions can
+        // span orders of magnitude and would flatten every bar; a clipped whisker has no cap
+        // (its title gives the whole interval).
+        let highest = bars().map(|b| b.value).filter(|v| v.is_finite()).fold(0.0, f64::max);
+        let top = bars().map(|b| if b.hi.is_finite() { b.hi.max(b.value) } else { b.value }).filter(|v| v.is_finite()).fold(0.0, f64::max).min(3.0 * highest);
         let y = Axis::linear(&self.y_label, 0.0, top, true);
         let py = |v: f64| TOP + (1.0 - y.frac(v).clamp(0.0, 1.0)) * ph;
         let mut s = String::new();
@@ -332,14 +336,8 @@ impl BarChart {
                 let mut label_y = y0;
                 if b.lo.is_finite() && b.hi.is_finite() {
                     let (ylo, yhi, w) = (py(b.lo), py(b.hi), (bw * 0.2).min(8.0));
-                    let _ = write!(
-                        s,
-                        r#"<path class="whisker" d="M{cx:.1},{ylo:.1}V{yhi:.1}M{:.1},{ylo:.1}H{:.1}M{:.1},{yhi:.1}H{:.1}"/>"#,
-                        cx - w,
-                        cx + w,
-                        cx - w,
-                        cx + w
-                    );
+                    let cap = if b.hi > top { String::new() } else { format!("M{:.1},{yhi:.1}H{:.1}", cx - w, cx + w) };
+                    let _ = write!(s, r#"<path class="whisker" d="M{cx:.1},{ylo:.1}V{yhi:.1}M{:.1},{ylo:.1}H{:.1}{cap}"/>"#, cx - w, cx + w);
                     label_y = label_y.min(yhi);
                 }
                 let _ = write!(s, r#"<text class="value" x="{cx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, (label_y - 6.0).max(TOP + 9.0), fmt_num(b.value));
@@ -522,6 +520,11 @@ mod tests {
         assert_eq!(html.matches("<rect class=\"bar\"").count(), 3);
         assert_eq!(html.matches("<path class=\"whisker\"").count(), 3);
         assert!(html.contains("a (baseline)") && html.contains(">p99</text>"));
+        // an interval of two repetitions can be enormous: its whisker is clipped, the bars stay
+        let wide = BarChart { series: vec![BarSeries { name: "c".into(), color: "#0f0".into(), baseline: false, bars: vec![Some(Bar { value: 2.0, lo: 0.1, hi: 9e9 })] }], ..chart };
+        let html = wide.to_html();
+        assert!(html.contains("<title>c: 2 [0.1, 9000M]</title>") && html.contains(r#"text-anchor="end">6</text>"#), "{html}");
+        assert!(!html.contains(r#"height="0.0""#), "{html}");
     }
 
     #[test]

@@ -104,7 +104,7 @@ impl<'a> RunSession<'a> {
     pub async fn run(self) -> Result<RunResult, SessionError> {
         let (cfg, w, lab) = (&self.spec.config, &self.spec.workload, self.lab);
         if let Some(spec) = &w.cluster {
-            apply_server(lab, &w.name, spec).await?;
+            apply_server(lab, &w.name, spec, false).await?;
         }
         match w.target {
             TargetKind::Cql => {
@@ -253,12 +253,12 @@ impl<'a> RunSession<'a> {
     }
 }
 
-/// Runs casslab's local cluster as `spec` says (nothing when it runs so already), on a
-/// blocking thread, telling the observer what it does.
-pub async fn apply_server(lab: &Lab<'_>, workload: &str, spec: &crate::cluster::ServerSpec) -> Result<crate::cluster::Applied, SessionError> {
+/// Runs casslab's local cluster as `spec` says (nothing when it runs so already, unless
+/// `restart`), on a blocking thread, telling the observer what it does.
+pub async fn apply_server(lab: &Lab<'_>, workload: &str, spec: &crate::cluster::ServerSpec, restart: bool) -> Result<crate::cluster::Applied, SessionError> {
     let Some(control) = lab.control.clone() else { return Err(SessionError::NeedsLocalCluster(workload.to_string())) };
     let (spec2, observer) = (spec.clone(), lab.observer.clone());
-    let applied = tokio::task::spawn_blocking(move || control.apply(&spec2, &mut |line| observer.on(&SessionEvent::Info(line))))
+    let applied = tokio::task::spawn_blocking(move || control.apply(&spec2, restart, &mut |line| observer.on(&SessionEvent::Info(line))))
         .await?
         .map_err(|source| SessionError::Server { workload: workload.to_string(), source })?;
     if applied.restarted {

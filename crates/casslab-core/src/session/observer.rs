@@ -36,8 +36,9 @@ pub enum SessionEvent<'a> {
     SearchJudged { step: usize, achieved_per_s: f64, figure: &'a str, met: bool },
     /// casslab's local cluster was restarted to run a workload's server definition.
     ServerApplied { workload: &'a str, applied: crate::cluster::Applied },
-    /// An experiment starts a run of a variant.
-    VariantRun { variant: &'a str, repetition: u32, repetitions: u32 },
+    /// An experiment starts a run of a variant: `step` says which ("unmeasured round",
+    /// "load", "repetition 2/3, 4 of 6 measured").
+    VariantRun { variant: &'a str, step: &'a str },
 }
 
 /// Receives a session's events.

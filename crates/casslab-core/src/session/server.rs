@@ -70,22 +70,37 @@ impl DiskCheck {
 
     /// Waits (up to 10 minutes) until no node runs an SSTable task.
     async fn settle(&self) -> Vec<String> {
-        let mut poller = match VirtualTablePoller::connect(&self.cluster_cfg, &self.creds, &self.keyspace).await {
-            Ok(p) => p,
-            Err(e) => return vec![format!("--settle: cannot check compactions: {e}")],
-        };
-        let started = std::time::Instant::now();
-        loop {
-            let (samples, _) = poller.poll(0).await;
-            let running: f64 = samples.iter().filter(|s| s.metric == metric::SSTABLE_TASKS).map(|s| s.value).sum();
-            if running == 0.0 {
-                return vec![format!("--settle: compactions done after {:.0} s", started.elapsed().as_secs_f64())];
-            }
-            if started.elapsed() > Duration::from_secs(600) {
-                return vec![format!("--settle: {running:.0} compactions still running after 10 minutes; the on-disk figures are read anyway")];
-            }
-            tokio::time::sleep(Duration::from_secs(1)).await;
+        vec![match wait_for_compactions(&self.cluster_cfg, &self.creds, &self.keyspace, Duration::from_secs(600)).await {
+            Ok(s) => format!("--settle: compactions done after {s:.0} s"),
+            Err(Compactions::Unknown(e)) => format!("--settle: cannot check compactions: {e}"),
+            Err(Compactions::StillRunning(n)) => format!("--settle: {n:.0} compactions still running after 10 minutes; the on-disk figures are read anyway"),
+        }]
+    }
+}
+
+/// Why compactions were not seen to finish.
+pub(crate) enum Compactions {
+    /// The nodes' `system_views` could not be read.
+    Unknown(String),
+    /// Still this many running when the wait ended.
+    StillRunning(f64),
+}
+
+/// Waits until no node runs an SSTable task (compactions, cleanups …), at most `limit`;
+/// returns the seconds waited.
+pub(crate) async fn wait_for_compactions(cluster: &ClusterConfig, creds: &Credentials, keyspace: &str, limit: Duration) -> Result<f64, Compactions> {
+    let mut poller = VirtualTablePoller::connect(cluster, creds, keyspace).await.map_err(|e| Compactions::Unknown(e.to_string()))?;
+    let started = std::time::Instant::now();
+    loop {
+        let (samples, _) = poller.poll(0).await;
+        let running: f64 = samples.iter().filter(|s| s.metric == metric::SSTABLE_TASKS).map(|s| s.value).sum();
+        if running == 0.0 {
+            return Ok(started.elapsed().as_secs_f64());
         }
+        if started.elapsed() > limit {
+            return Err(Compactions::StillRunning(running));
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }
 

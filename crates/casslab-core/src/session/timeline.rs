@@ -255,7 +255,7 @@ mod tests {
         fn check(&self, _: &crate::cluster::ServerSpec, _: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
             Ok(())
         }
-        fn apply(&self, _: &crate::cluster::ServerSpec, _: &mut dyn FnMut(&str)) -> Result<crate::cluster::Applied, ControlError> {
+        fn apply(&self, _: &crate::cluster::ServerSpec, _: bool, _: &mut dyn FnMut(&str)) -> Result<crate::cluster::Applied, ControlError> {
             Ok(Default::default())
         }
     }

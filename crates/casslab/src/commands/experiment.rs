@@ -1,28 +1,31 @@
-//! `casslab experiment FILE`: has the library run every variant of an experiment R times,
-//! interleaved (`casslab_core::session::experiment`), each run saved as an ordinary run tagged
-//! with the experiment, then compares every variant with the first one
-//! (the baseline) using the windowed bootstrap of `casslab compare`; with `-o FILE` it also
-//! writes the comparison as an HTML page (`casslab_core::report::experiment_html`). With
-//! `rates:` the comparison is made rate by rate, with the SLA's verdicts (`sweep`).
+//! `casslab experiment FILE`: resolves the file's settings against the flags (order, unmeasured
+//! round, settling, where latency is measured), has the library run every variant R times
+//! (`casslab_core::session::experiment`), each run saved as an ordinary run tagged with the
+//! experiment, then has it compare every variant with the first one (the baseline,
+//! `casslab_core::analysis::study`) and prints the comparison as `casslab compare` does; with
+//! `-o FILE` it also writes it as an HTML page (`casslab_core::report::experiment_html`). With
+//! `rates:` the comparison is made rate by rate, with the SLA's verdicts (`sweep`). Invalid runs
+//! are left out of the comparison unless `--allow-invalid`.
 
 use super::{compare, run, store_path};
 use crate::cli::ExperimentArgs;
 use crate::exit::{usage, Exit};
 use crate::out;
 use crate::terminal::Terminal;
-use casslab_core::report::table::TextTable;
 use anyhow::{Context, Result};
-use casslab_core::analysis::{LatencyKind, Metric};
+use casslab_core::analysis::study::{study, Group};
 use casslab_core::cluster::ClusterControl;
 use casslab_local::LocalControl;
 use casslab_core::config::Credentials;
-use casslab_core::workload::TargetKind;
-use casslab_core::experiment::{load_experiment, Experiment};
-use casslab_core::report::experiment_html::{ExperimentPage, OpFigures, VariantRuns};
-use casslab_core::session::experiment::run_experiment;
+use casslab_core::experiment::{load_experiment, Experiment, Order, RunOrder};
+use casslab_core::report::comparison;
+use casslab_core::report::experiment_html::ExperimentPage;
+use casslab_core::report::table::TextTable;
+use casslab_core::session::experiment::{run_experiment, undeclared_load_point};
 use casslab_core::session::{check_events, Lab};
 use casslab_core::store::{RunId, Store};
 use casslab_core::validity;
+use casslab_core::workload::TargetKind;
 use std::sync::Arc;
 
 pub fn experiment(args: ExperimentArgs) -> Result<i32> {
@@ -34,7 +37,19 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         None => exp.window_s,
     };
     let store = Arc::new(Store::open(&store_path(&args.run.store)).context("cannot open the results store")?);
+    let run_order = run_order(&args, &exp)?;
     let mut base_cfg = args.run.to_config(&args.file.display().to_string())?;
+    // the experiment's load point, unless the command line gives one
+    if let (None, Some(c)) = (args.run.concurrency, exp.concurrency) {
+        base_cfg.concurrency = c;
+    }
+    if let (None, Some(r)) = (&args.run.rate, exp.rate_per_s) {
+        base_cfg.rate_per_s = Some(r);
+    }
+    let load_point = undeclared_load_point(&exp, &base_cfg, args.run.concurrency.is_some() || exp.concurrency.is_some());
+    if let Some(w) = &load_point {
+        eprintln!("warning: {w}");
+    }
     if !args.run.no_lint {
         super::lint::print_before_experiment(&args.file.display().to_string(), &overrides, base_cfg.concurrency, base_cfg.cluster.dc.as_deref());
     }
@@ -56,10 +71,17 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         run::aim_redis(&mut base_cfg, &args.run.local)?;
     }
     let experiment_id = format!("{}-{}", exp.name, chrono_free_stamp());
+    let before = match (run_order.unmeasured_round, run_order.settle) {
+        (true, true) => "after settling and an unmeasured round",
+        (true, false) => "after an unmeasured round",
+        (false, true) => "after settling",
+        (false, false) => "with nothing before",
+    };
     eprintln!(
-        "experiment {} ({experiment_id}): {} variants × {repetitions} repetitions, interleaved; baseline: {}",
+        "experiment {} ({experiment_id}): {} variants × {repetitions} repetitions, {} order, {before}; baseline: {}",
         exp.name,
         exp.variants.len(),
+        run_order.order.as_str(),
         exp.variants[0].name
     );
     let rt = run::runtime(base_cfg.threads)?;
@@ -70,7 +92,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         observer: Arc::new(Terminal::with_summaries(store.clone())),
         stop: run::stop_on_ctrl_c(&rt),
     };
-    let made = rt.block_on(run_experiment(&lab, &exp, &base_cfg, repetitions, &experiment_id, &args.run.tags))?;
+    let made = rt.block_on(run_experiment(&lab, &exp, &base_cfg, repetitions, run_order, &experiment_id, &args.run.tags))?;
     if made.interrupted {
         eprintln!("interrupted: stopping the experiment; the runs so far are saved and compared");
     }
@@ -79,33 +101,57 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     for (name, ids) in &made.variants {
         list.row([name.clone(), ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(" ")]);
     }
-    out::print(&format!("\nexperiment {} — runs per variant:\n{list}", exp.name))?;
+    let ids = |v: &[i64]| v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(" ");
+    if !made.unmeasured.is_empty() {
+        list.row(["(unmeasured round)".to_string(), ids(&made.unmeasured)]);
+    }
+    if !made.loads.is_empty() {
+        list.row(["(loads before settling)".to_string(), ids(&made.loads)]);
+    }
+    let seed = made.run_order.seed.map(|s| format!(", seed {s}")).unwrap_or_default();
+    let order = format!("order ({}{seed}): {}", made.run_order.order.as_str(), made.order.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>().join(" "));
+    out::print(&format!("\nexperiment {} — runs per variant:\n{list}  {order}\n", exp.name))?;
+    let mut notes = vec![format!("measured {order}; {before}")];
+    for n in &made.notes {
+        let times = made.notes.iter().filter(|m| *m == n).count();
+        let line = if times > 1 { format!("{n} ({times} times)") } else { n.clone() };
+        if !notes.contains(&line) {
+            notes.push(line);
+        }
+    }
+    notes.extend(load_point.iter().map(|w| format!("warning: {w}")));
     // invalid runs are left out of their variant's figures unless --allow-invalid
     let all: Vec<RunId> = made.variants.iter().flat_map(|(_, ids)| ids.iter().copied()).collect();
     let screened = validity::screen(&store, &all, args.analysis.allow_invalid)?;
     screened.warnings.iter().for_each(|w| eprintln!("warning: {w}"));
     screened.refused.iter().for_each(|r| eprintln!("left out of the comparison: {r}"));
     let refused: Vec<RunId> = screened.refused.iter().map(|r| r.run).collect();
-    let groups: Vec<(String, Vec<RunId>)> = made
+    notes.extend(screened.refused.iter().map(|r| format!("left out of the comparison: {r}")));
+    let groups: Vec<Group> = made
         .variants
         .into_iter()
-        .map(|(name, ids)| (name, ids.into_iter().filter(|id| !refused.contains(id)).collect::<Vec<_>>()))
-        .filter(|(_, ids)| !ids.is_empty())
+        .map(|(label, ids)| Group { label, runs: ids.into_iter().filter(|id| !refused.contains(id)).collect() })
+        .filter(|g| !g.runs.is_empty())
         .collect();
     if groups.len() >= 2 {
-        let analysis = if exp.rates.is_empty() {
-            compare::print_groups(&store, &groups, window_s, &args.analysis)?
-        } else {
+        if !exp.rates.is_empty() {
             super::sweep::print(&store, &exp, &groups, window_s, &args.analysis)?;
-            compare::analyse_groups(&store, &groups, window_s, &args.analysis)?
-        };
+        }
+        let s = study(&store, &groups, compare::plan(&args.analysis, window_s)?)?;
+        if exp.rates.is_empty() {
+            out::print(&comparison::text(&s))?;
+        }
         if let Some(path) = &args.output {
-            let page = page(&exp, &experiment_id, &groups, &analysis);
+            let mut page = ExperimentPage::of_study(&exp.name, &exp.description, &experiment_id, &s);
+            page.notes.splice(0..0, notes);
             std::fs::write(path, page.render()).with_context(|| format!("cannot write {}", path.display()))?;
             eprintln!("wrote {}", path.display());
         }
     } else if let Some(path) = &args.output {
         eprintln!("no page written to {}: fewer than two variants have runs to compare", path.display());
+    }
+    if let Some(w) = &load_point {
+        eprintln!("warning: {w}");
     }
     Ok(if made.interrupted {
         Exit::Interrupted
@@ -117,36 +163,18 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     .code())
 }
 
-/// The experiment's HTML page from the comparison's figures.
-fn page(exp: &Experiment, experiment_id: &str, groups: &[(String, Vec<RunId>)], a: &compare::Analysis) -> ExperimentPage {
-    let o = &a.plan.opts;
-    let what = match a.plan.kind {
-        LatencyKind::Intended => "latency from intended start",
-        LatencyKind::Service => "service time",
-    };
-    let method = format!("windows of {} s, {} resamples, {}% intervals; {what}; baseline: {}", o.window_s, o.resamples, o.confidence * 100.0, groups[0].0);
-    let variants = groups.iter().map(|(name, ids)| VariantRuns { name: name.clone(), runs: ids.iter().map(|i| format!("run {i}")).collect() }).collect();
-    let ops = a
-        .ops
-        .iter()
-        .enumerate()
-        .map(|(oi, op)| OpFigures {
-            name: op.name().to_string(),
-            metrics: Metric::ALL
-                .iter()
-                .map(|&m| (m, a.sides.iter().map(|s| s.figures[oi].as_ref().and_then(|f| f.resampled.estimate(m, o.confidence))).collect()))
-                .collect(),
-        })
-        .collect();
-    ExperimentPage {
-        name: exp.name.clone(),
-        description: exp.description.clone(),
-        experiment_id: experiment_id.to_string(),
-        method,
-        variants,
-        ops,
-        verdicts: compare::verdict_lines(a),
+/// The file's order settings with the flags' overrides.
+fn run_order(args: &ExperimentArgs, exp: &Experiment) -> Result<RunOrder> {
+    let mut r = exp.run_order;
+    if let Some(o) = &args.order {
+        r.order = Order::parse(o).ok_or_else(|| usage(format!("--order {o}: write {}", Order::NAMES)))?;
     }
+    if args.order_seed.is_some() {
+        r.seed = args.order_seed;
+    }
+    r.unmeasured_round &= !args.no_unmeasured_round;
+    r.settle &= !args.no_settle;
+    Ok(r)
 }
 
 /// `YYYYMMDD-HHMMSS` in UTC, to tell experiments apart.

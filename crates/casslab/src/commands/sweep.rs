@@ -5,16 +5,18 @@
 //! does, "maybe" when only the estimate does, and it must also have been kept (achieved
 //! throughput within 5% of the target).
 
-use super::compare::{self, Analysis};
+use super::compare;
 use crate::cli::AnalysisArgs;
 use crate::out;
 use anyhow::Result;
+use casslab_core::analysis::study::{study, Group, Study};
 use casslab_core::analysis::{Gate, GateMetric, Metric, OpRef};
+use casslab_core::report::comparison;
 use casslab_core::experiment::Experiment;
 use casslab_core::report::table::TextTable;
 use casslab_core::report::text::ms;
 use casslab_core::session::findmax::parse_sla;
-use casslab_core::store::{RunId, Store};
+use casslab_core::store::Store;
 
 /// How a variant at one rate stands against the SLA.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,21 +53,23 @@ fn judge(sla: &Gate, point: f64, lo: f64, hi: f64, achieved_per_s: f64, rate: f6
 
 /// Compares the variants rate by rate, then prints the SLA table. `groups` are the runs per
 /// variant, in the experiment's order (rates outermost).
-pub fn print(store: &Store, exp: &Experiment, groups: &[(String, Vec<RunId>)], window_s: f64, args: &AnalysisArgs) -> Result<()> {
+pub fn print(store: &Store, exp: &Experiment, groups: &[Group], window_s: f64, args: &AnalysisArgs) -> Result<()> {
     let mut bases: Vec<&str> = Vec::new();
     for v in &exp.variants {
         if !bases.contains(&v.base.as_str()) {
             bases.push(&v.base);
         }
     }
-    let mut per_rate: Vec<(f64, Analysis)> = Vec::new();
+    let mut per_rate: Vec<(f64, Study)> = Vec::new();
     for &rate in &exp.rates {
-        let of_rate: Vec<(String, Vec<RunId>)> = groups.iter().filter(|(name, _)| name.rsplit_once('@').is_some_and(|(_, r)| r.parse::<f64>().ok() == Some(rate))).cloned().collect();
+        let of_rate: Vec<Group> = groups.iter().filter(|g| g.label.rsplit_once('@').is_some_and(|(_, r)| r.parse::<f64>().ok() == Some(rate))).cloned().collect();
         if of_rate.len() < 2 {
             continue;
         }
         out::print(&format!("\nat {rate:.0} ops/s:\n"))?;
-        per_rate.push((rate, compare::print_groups(store, &of_rate, window_s, args)?));
+        let s = study(store, &of_rate, compare::plan(args, window_s)?)?;
+        out::print(&comparison::text(&s))?;
+        per_rate.push((rate, s));
     }
     let Some(text) = &exp.sla else { return Ok(()) };
     let sla = parse_sla(text)?;
@@ -76,7 +80,6 @@ pub fn print(store: &Store, exp: &Experiment, groups: &[(String, Vec<RunId>)], w
     let mut t = TextTable::new(["variant", "rate/s", "achieved/s", &format!("{} ms [interval]", metric.label()), "meets"]).indent(2).right([1, 2]);
     let mut best: Vec<(String, Option<(f64, Verdict)>)> = bases.iter().map(|b| (b.to_string(), None)).collect();
     for (rate, a) in &per_rate {
-        let conf = a.plan.opts.confidence;
         let Some(oi) = a.ops.iter().position(|o| match (&sla.op[..], o) {
             ("total", OpRef::Total) => true,
             (name, OpRef::Op(n)) => n == name,
@@ -87,8 +90,8 @@ pub fn print(store: &Store, exp: &Experiment, groups: &[(String, Vec<RunId>)], w
         for side in &a.sides {
             let base = side.label.rsplit_once('@').map_or(side.label.as_str(), |(b, _)| b);
             let fig = side.figures[oi].as_ref();
-            let est = fig.and_then(|f| f.resampled.estimate(metric, conf));
-            let achieved = fig.and_then(|f| f.resampled.estimate(Metric::OpsPerS, conf)).map_or(0.0, |e| e.point);
+            let est = fig.and_then(|f| f.estimate(metric));
+            let achieved = fig.and_then(|f| f.estimate(Metric::OpsPerS)).map_or(0.0, |e| e.point);
             let (cell, verdict) = match est {
                 Some(e) => (format!("{} [{}, {}]", ms(e.point), ms(e.lo), ms(e.hi)), judge(&sla, e.point, e.lo, e.hi, achieved, *rate)),
                 None => ("—".into(), Verdict::No),

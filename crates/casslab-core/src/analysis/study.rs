@@ -1,0 +1,389 @@
+//! A study: saved runs read from the [`Store`] in named groups (a run, or a variant's
+//! repetitions), every figure of every operation estimated per group, and every group compared
+//! with the first (the baseline). This is what `casslab compare` and `casslab experiment`
+//! print; the text lives in `report::comparison`, the HTML page in `report::experiment_html`,
+//! and gates are judged on it by [`super::checks`].
+//!
+//! How, in one place:
+//! - Repetitions are the unit when a group has several runs (`repeated.rs`); two single runs
+//!   are compared by the windowed bootstrap of their windows (`compare.rs`), which cannot see
+//!   run-to-run variation — the study says so ([`Method`]).
+//! - Each pair of groups judges its figures as one family: each change's interval is at
+//!   `1 − (1 − confidence) / family`, so that they hold together at the stated confidence.
+//!   `total`, which contains the operations, is shown but not judged (it would count their
+//!   signal again).
+//! - Figures that do not mean the same in both groups are left out, with the reason
+//!   (`likeness.rs`); runs that were saturated are named (`saturation.rs`); a repetition that
+//!   disagrees with the others of its group is named ([`Disagreement`]).
+//!
+//! It reads the store and does the arithmetic; it prints nothing and knows no command line.
+
+use super::likeness::{likeness, Likeness};
+use super::saturation::RunLoad;
+use super::{
+    compare, compare_repeated, outlier, seed_for, side_estimate, AnalysisError, AnalysisOptions, Comparison, Estimate, LatencyKind, Metric, OpRef,
+    Outlier, Resampled, RunFigure, Sample, WindowBuilder, Windows, MIN_FIGURES, OUTLIER_METRICS,
+};
+use crate::stats::is_sub_op;
+use crate::store::{RunId, RunRecord, Store, StoreError};
+use crate::workload::{parse_workload, Workload};
+
+/// How to analyse: the bootstrap's options, which latency, and the servers' cores.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StudyPlan {
+    pub opts: AnalysisOptions,
+    pub kind: LatencyKind,
+    /// Cores of the servers, for throughput per server core (local nodes: the machine's).
+    pub server_cores: Option<f64>,
+    /// The method casslab used before repetitions were the unit: every group's windows pooled
+    /// and resampled as if independent, each figure judged on its own, `total` too. Kept to
+    /// show what it gets wrong (`bench/aa.sh`); never the default.
+    pub pool_windows: bool,
+}
+
+/// How the intervals of a study were computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// Every group is one run: the windowed bootstrap within each run.
+    Windows,
+    /// Repetitions as the unit (see `repeated.rs`).
+    Repetitions,
+    /// Every group's windows pooled ([`StudyPlan::pool_windows`]).
+    PooledWindows,
+}
+
+/// A named group of runs: one run (`run 12`), or the repetitions of a variant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub label: String,
+    pub runs: Vec<RunId>,
+}
+
+/// One operation of one side.
+#[derive(Debug, Clone)]
+pub struct Figures {
+    /// Every metric with its interval at the plan's confidence, in [`Metric::ALL`] order.
+    pub estimates: [Option<Estimate>; 6],
+    /// Failed operations over the measured phase.
+    pub errors: u64,
+    /// Highest latency recorded, ns.
+    pub max_ns: u64,
+    /// Each run's own figures (empty with pooled windows).
+    pub runs: Vec<RunFigure>,
+    /// The windowed bootstrap of the side's windows, when the side is one run (or pooled).
+    pooled: Option<Resampled>,
+}
+
+impl Figures {
+    pub fn estimate(&self, m: Metric) -> Option<Estimate> {
+        self.estimates[m.index()]
+    }
+
+    /// The point estimate (NaN when undefined).
+    pub fn point(&self, m: Metric) -> f64 {
+        self.estimate(m).map_or(f64::NAN, |e| e.point)
+    }
+}
+
+/// One side of the study: a run, or a variant's runs.
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub label: String,
+    /// The runs, in the group's order.
+    pub runs: Vec<RunId>,
+    /// Where each run stood in its experiment ("repetition 1, 1st in the order"), if known.
+    pub run_notes: Vec<Option<String>>,
+    /// What the runs were ("kv, completed", or "run 3 (kv, completed), run 5 (…)").
+    pub about: String,
+    /// Every run's windows together.
+    pub windows: Windows,
+    pub client_cores: usize,
+    pub server_cores: Option<f64>,
+    /// One entry per [`Study::ops`]; `None` where the side never did the operation.
+    pub figures: Vec<Option<Figures>>,
+    /// The workload its (first) run saved, when it can be read back.
+    pub workload: Option<Workload>,
+    per_run: Vec<Windows>,
+}
+
+/// What one compared side's family was.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Pair {
+    /// Figures judged together.
+    pub judged: usize,
+    /// Operations left out, with the reason.
+    pub left_out: Vec<(String, String)>,
+}
+
+/// A repetition that disagrees with the others of its side.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Disagreement {
+    /// Index into [`Study::sides`].
+    pub side: usize,
+    pub run: RunId,
+    /// The figures, with how they disagree, the most different first.
+    pub figures: Vec<(String, Metric, Outlier)>,
+}
+
+/// A compared run that was saturated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Saturated {
+    pub side: usize,
+    pub run: RunId,
+    pub why: String,
+}
+
+/// Everything compared.
+#[derive(Debug, Clone)]
+pub struct Study {
+    pub plan: StudyPlan,
+    pub method: Method,
+    pub ops: Vec<OpRef>,
+    /// `sides[0]` is the baseline.
+    pub sides: Vec<Side>,
+    /// `comparisons[s - 1][op][metric]`: side s against the baseline; `None` where a side
+    /// lacks the figure or it was left out.
+    pub comparisons: Vec<Vec<Vec<Option<Comparison>>>>,
+    /// `pairs[s - 1]`: side s against the baseline.
+    pub pairs: Vec<Pair>,
+    pub disagreements: Vec<Disagreement>,
+    pub saturated: Vec<Saturated>,
+}
+
+/// Why a study could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum StudyError {
+    #[error("reading the saved runs: {0}")]
+    Store(#[source] StoreError),
+    #[error("run {run}: {source}")]
+    Run {
+        run: RunId,
+        #[source]
+        source: AnalysisError,
+    },
+    #[error("{0}")]
+    Analysis(#[source] AnalysisError),
+}
+
+impl From<StoreError> for StudyError {
+    fn from(e: StoreError) -> StudyError {
+        StudyError::Store(e)
+    }
+}
+
+/// Reads every group's runs and compares each group with the first.
+pub fn study(store: &Store, groups: &[Group], plan: StudyPlan) -> Result<Study, StudyError> {
+    plan.opts.validate().map_err(StudyError::Analysis)?;
+    let mut sides = Vec::new();
+    let mut saturated = Vec::new();
+    for (i, g) in groups.iter().enumerate() {
+        let (side, loads) = read_side(store, g, &plan)?;
+        saturated.extend(loads.into_iter().map(|(run, why)| Saturated { side: i, run, why }));
+        sides.push(side);
+    }
+    let method = if plan.pool_windows {
+        Method::PooledWindows
+    } else if sides.iter().any(|s| s.runs.len() > 1) {
+        Method::Repetitions
+    } else {
+        Method::Windows
+    };
+    let mut ops: Vec<OpRef> = Vec::new();
+    for s in &sides {
+        for name in &s.windows.ops {
+            let op = OpRef::Op(name.clone());
+            if !ops.contains(&op) {
+                ops.push(op);
+            }
+        }
+    }
+    if ops.iter().filter(|o| !is_sub_op(o.name())).count() > 1 {
+        ops.push(OpRef::Total);
+    }
+    for s in &mut sides {
+        s.figures = ops.iter().map(|op| figures(s, op, &plan)).collect();
+    }
+    let (mut comparisons, mut pairs) = (Vec::new(), Vec::new());
+    for b in &sides[1..] {
+        let (c, p) = compare_sides(&sides[0], b, &ops, &plan);
+        comparisons.push(c);
+        pairs.push(p);
+    }
+    let disagreements = if method == Method::Repetitions { disagreements(&sides, &ops) } else { Vec::new() };
+    Ok(Study { plan, method, ops, sides, comparisons, pairs, disagreements, saturated })
+}
+
+/// One group's runs, windowed, with the runs that were saturated.
+fn read_side(store: &Store, g: &Group, plan: &StudyPlan) -> Result<(Side, Vec<(RunId, String)>), StudyError> {
+    let (mut per_run, mut about, mut notes, mut loads) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut client_cores, mut local, mut workload) = (0, true, None);
+    for &id in &g.runs {
+        let record = store.run(id)?;
+        // One interval at a time: decoded, it holds two full histograms until windowed.
+        let mut builder = WindowBuilder::new(plan.opts.window_s).map_err(StudyError::Analysis)?;
+        store.for_each_interval(id, |iv| {
+            builder.push(&iv);
+            Ok(())
+        })?;
+        let windows = builder.finish().map_err(|source| StudyError::Run { run: id, source })?;
+        let samples = store.server_samples(id)?;
+        let load = RunLoad::of(&windows, &samples, record.config.rate_per_s, record.config.concurrency, record.env.client_cores);
+        if let Some(why) = load.saturated() {
+            loads.push((id, why));
+        }
+        per_run.push(windows);
+        about.push((id, format!("{}, {}", record.workload, record.status.as_str())));
+        notes.push(run_note(&record));
+        client_cores = record.env.client_cores;
+        local &= record.config.cluster.local;
+        if workload.is_none() {
+            workload = parse_workload(&record.config.workload_source, &record.config.workload, &record.config.params).ok();
+        }
+    }
+    let windows = Windows::pool(per_run.clone()).map_err(StudyError::Analysis)?;
+    let about = match &about[..] {
+        [(id, what)] if g.label == format!("run {id}") => what.clone(),
+        _ => about.iter().map(|(id, what)| format!("run {id} ({what})")).collect::<Vec<_>>().join(", "),
+    };
+    // Local nodes share the client's machine: its cores serve both.
+    let server_cores = plan.server_cores.or((local && client_cores > 0).then_some(client_cores as f64));
+    let side = Side {
+        label: g.label.clone(),
+        runs: g.runs.clone(),
+        run_notes: notes,
+        about,
+        windows,
+        client_cores,
+        server_cores,
+        figures: Vec::new(),
+        workload,
+        per_run,
+    };
+    Ok((side, loads))
+}
+
+/// "repetition 2, 3rd in the order" from an experiment run's tags.
+fn run_note(r: &RunRecord) -> Option<String> {
+    let tag = |k: &str| r.tags.iter().find_map(|t| t.strip_prefix(k).and_then(|v| v.strip_prefix('='))).map(str::to_string);
+    let rep = tag("repetition")?;
+    Some(match tag("position").and_then(|p| p.parse::<u32>().ok()) {
+        Some(p) => format!("repetition {rep}, {} in the order", ordinal(p)),
+        None => format!("repetition {rep}"),
+    })
+}
+
+fn ordinal(n: u32) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// One side's figures of `op`: the windowed bootstrap of its one run (or of its pooled
+/// windows), else each run's own figures and their t intervals.
+fn figures(s: &Side, op: &OpRef, plan: &StudyPlan) -> Option<Figures> {
+    let (o, kind) = (&plan.opts, plan.kind);
+    if plan.pool_windows || s.per_run.len() == 1 {
+        let sample = Sample::of(&s.windows, op, kind)?;
+        let pooled = Resampled::run(&sample, o.resamples, seed_for(o.seed, &[&s.label, op.name(), kind.as_str()]));
+        let runs = if plan.pool_windows { Vec::new() } else { vec![RunFigure::of(&pooled)] };
+        let estimates = Metric::ALL.map(|m| pooled.estimate(m, o.confidence));
+        return Some(Figures { estimates, errors: sample.errors, max_ns: sample.max_ns, runs, pooled: Some(pooled) });
+    }
+    let (mut runs, mut errors, mut max_ns, mut any) = (Vec::new(), 0, 0, false);
+    for (id, w) in s.runs.iter().zip(&s.per_run) {
+        match Sample::of(w, op, kind) {
+            Some(sample) => {
+                any = true;
+                errors += sample.errors;
+                max_ns = max_ns.max(sample.max_ns);
+                let r = Resampled::run(&sample, o.resamples, seed_for(o.seed, &[&format!("run {id}"), op.name(), kind.as_str()]));
+                runs.push(RunFigure::of(&r));
+            }
+            None => runs.push(RunFigure { points: [f64::NAN; 6], within_var_ln: [f64::NAN; 6] }),
+        }
+    }
+    let estimates = Metric::ALL.map(|m| side_estimate(&runs, m, o.confidence));
+    any.then_some(Figures { estimates, errors, max_ns, runs, pooled: None })
+}
+
+/// Side `b` against the baseline `a`, every operation and metric, as one family.
+fn compare_sides(a: &Side, b: &Side, ops: &[OpRef], plan: &StudyPlan) -> (Vec<Vec<Option<Comparison>>>, Pair) {
+    let mut pair = Pair::default();
+    let phase = a.windows.phase;
+    let shown: Vec<Option<(&Figures, &Figures)>> = ops
+        .iter()
+        .zip(a.figures.iter().zip(&b.figures))
+        .map(|(op, (fa, fb))| {
+            let both = fa.as_ref().zip(fb.as_ref());
+            if both.is_some() {
+                if let Likeness::Different(why) = likeness(op, phase, (&a.label, a.workload.as_ref()), (&b.label, b.workload.as_ref())) {
+                    pair.left_out.push((op.name().to_string(), why));
+                    return None;
+                }
+            }
+            both
+        })
+        .collect();
+    // `total` contains the operations: judging it too would count their signal twice.
+    let judged = |op: &OpRef| plan.pool_windows || *op != OpRef::Total;
+    pair.judged = ops
+        .iter()
+        .zip(&shown)
+        .filter(|(op, _)| judged(op))
+        .filter_map(|(_, s)| *s)
+        .map(|(fa, fb)| Metric::ALL.iter().filter(|m| fa.estimate(**m).is_some() && fb.estimate(**m).is_some()).count())
+        .sum::<usize>();
+    // pooled windows: each figure on its own, as before
+    let family = if plan.pool_windows { 1 } else { pair.judged.max(1) };
+    let comparisons = ops
+        .iter()
+        .zip(&shown)
+        .map(|(op, s)| {
+            Metric::ALL
+                .iter()
+                .map(|&m| {
+                    let (fa, fb) = (*s)?;
+                    let c = match (&fa.pooled, &fb.pooled) {
+                        (Some(pa), Some(pb)) if plan.pool_windows || (a.runs.len() == 1 && b.runs.len() == 1) => compare(pa, pb, m, &plan.opts, family),
+                        _ => compare_repeated(&fa.runs, &fb.runs, m, &plan.opts, family),
+                    };
+                    Some(if judged(op) { c } else { c.not_judged() })
+                })
+                .collect()
+        })
+        .collect();
+    (comparisons, pair)
+}
+
+/// The repetitions that disagree with the others of their side (three runs or more): singled
+/// out in at least [`MIN_FIGURES`] figures of an operation.
+fn disagreements(sides: &[Side], ops: &[OpRef]) -> Vec<Disagreement> {
+    let mut out: Vec<Disagreement> = Vec::new();
+    for (si, s) in sides.iter().enumerate() {
+        for (oi, (op, f)) in ops.iter().zip(&s.figures).enumerate() {
+            let Some(f) = f.as_ref().filter(|_| *op != OpRef::Total) else { continue };
+            let reference: Vec<&[RunFigure]> =
+                sides.iter().enumerate().filter(|(j, _)| *j != si).filter_map(|(_, t)| t.figures[oi].as_ref().map(|g| &g.runs[..])).collect();
+            let found: Vec<(Metric, Outlier)> = OUTLIER_METRICS.iter().filter_map(|&m| outlier(&f.runs, m, &reference).map(|o| (m, o))).collect();
+            for (r, &run) in s.runs.iter().enumerate() {
+                let mine: Vec<(String, Metric, Outlier)> = found.iter().filter(|(_, o)| o.run == r).map(|(m, o)| (op.name().to_string(), *m, *o)).collect();
+                if mine.len() < MIN_FIGURES {
+                    continue;
+                }
+                match out.iter_mut().find(|d| d.side == si && d.run == run) {
+                    Some(d) => d.figures.extend(mine),
+                    None => out.push(Disagreement { side: si, run, figures: mine }),
+                }
+            }
+        }
+    }
+    for d in &mut out {
+        d.figures.sort_by(|x, y| y.2.factor.total_cmp(&x.2.factor));
+    }
+    out
+}

@@ -1,0 +1,122 @@
+//! Studies of runs written into an in-memory store (compiled in tests only): the method that
+//! fits the groups, the disagreeing repetition named, figures that mean different things left
+//! out, saturated runs named, and the text that says all of it.
+
+use super::study::{study, Group, Method, StudyPlan};
+use super::{AnalysisOptions, LatencyKind, Metric, OpRef, Outcome};
+use crate::config::{RunConfig, RunEnvironment};
+use crate::server::{metric, ServerSample};
+use crate::stats::{IntervalSample, OpStats, Phase};
+use crate::store::{RunId, RunStatus, RunSummary, Store};
+
+/// 40 one-second intervals of reads (and updates) around `level_ms`, with a small drift.
+fn write_run(store: &Store, config: &RunConfig, tags: &[String], level_ms: f64, seed: u64) -> RunId {
+    let env = RunEnvironment { casslab_version: "test".into(), node_count: 1, client_cores: 2, ..Default::default() };
+    let id = store.begin_run("kv", config, &env, tags, 0).unwrap();
+    let mut x = seed;
+    let mut next = move || {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    };
+    for index in 0..40u32 {
+        let (mut read, mut update) = (OpStats::default(), OpStats::default());
+        for _ in 0..400 {
+            let ns = (level_ms * (0.6 + 0.8 * next()) * 1e6) as u64;
+            read.record_ok(ns, ns);
+        }
+        for _ in 0..100 {
+            let ns = (2.0 * level_ms * (0.6 + 0.8 * next()) * 1e6) as u64;
+            update.record_ok(ns, ns);
+        }
+        let start_ms = u64::from(index) * 1000;
+        let sample = IntervalSample { index, phase: Phase::Run, start_ms, end_ms: start_ms + 1000, ops: vec![("read".into(), read), ("update".into(), update)], backlog: 0 };
+        store.add_interval(id, &sample).unwrap();
+    }
+    store.finish_run(id, RunStatus::Completed, &RunSummary::default(), 40_000).unwrap();
+    id
+}
+
+fn plan() -> StudyPlan {
+    let opts = AnalysisOptions { window_s: 5.0, resamples: 400, ..AnalysisOptions::default() };
+    StudyPlan { opts, kind: LatencyKind::Intended, server_cores: None, pool_windows: false }
+}
+
+/// kv's config with `read` percent reads, at a fixed `rate`.
+fn kv(read: u32, rate: f64) -> RunConfig {
+    let source = crate::workload::builtin("kv").unwrap().to_string();
+    let ratios = [("read_ratio".to_string(), read.to_string()), ("update_ratio".to_string(), (100 - read).to_string())];
+    let (_, params) = crate::workload::resolve_text(&source, "kv", &ratios.into()).unwrap();
+    RunConfig { workload: "kv".into(), workload_source: source, params, rate_per_s: Some(rate), ..RunConfig::default() }
+}
+
+fn tags(variant: &str, rep: u32, position: u32) -> Vec<String> {
+    vec![format!("variant={variant}"), format!("repetition={rep}"), format!("position={position}")]
+}
+
+#[test]
+fn a_slow_first_repetition_is_named_and_makes_no_difference() {
+    let store = Store::open_in_memory().unwrap();
+    let cfg = kv(50, 500.0);
+    // a b b a a b: a's first run ran right after the load and is twice as slow
+    let levels = [("a", 2.0), ("b", 1.0), ("b", 1.02), ("a", 1.01), ("a", 0.99), ("b", 0.98)];
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for (i, (v, level)) in levels.iter().enumerate() {
+        let list = if *v == "a" { &mut a } else { &mut b };
+        let rep = list.len() as u32 + 1;
+        list.push(write_run(&store, &cfg, &tags(v, rep, i as u32 + 1), *level, i as u64));
+    }
+    let groups = [Group { label: "a".into(), runs: a.clone() }, Group { label: "b".into(), runs: b }];
+    let s = study(&store, &groups, plan()).unwrap();
+    assert_eq!(s.method, Method::Repetitions);
+    assert_eq!(s.ops, [OpRef::Op("read".into()), OpRef::Op("update".into()), OpRef::Total]);
+    assert_eq!(s.pairs[0].judged, 12, "read and update, six figures each; total is not judged");
+    let judged: Vec<_> = s.comparisons[0].iter().flatten().flatten().filter(|c| c.outcome != Outcome::NotJudged).collect();
+    assert_eq!(judged.len(), 12);
+    assert!(judged.iter().all(|c| !c.is_significant()), "{judged:?}");
+    assert!(judged.iter().all(|c| c.family == 12 && c.repetitions == Some((3, 3))));
+    let p95 = judged.iter().find(|c| c.metric == Metric::P95).unwrap();
+    assert!(p95.between_share.unwrap() > 0.9, "{p95:?}");
+    assert_eq!(s.disagreements.len(), 1, "{:?}", s.disagreements);
+    assert_eq!((s.disagreements[0].side, s.disagreements[0].run), (0, a[0]));
+    let text = crate::report::comparison::text(&s);
+    assert!(text.contains(&format!("run {} (a, repetition 1, 1st in the order) disagrees with the other repetitions of a: ", a[0])), "{text}");
+    assert!(text.contains("method: repetitions as the unit"), "{text}");
+    assert!(text.contains("changes: 95% intervals that hold together over the 12 figures judged in each comparison (Bonferroni: each at 99.58%)"), "{text}");
+    assert!(text.contains("b vs a, read p95: no difference detectable with these repetitions ("), "{text}");
+    assert!(text.contains("repetitions per side to tell"), "{text}");
+    assert!(!text.contains("b vs a, total"), "total is not judged: {text}");
+}
+
+#[test]
+fn a_different_mix_leaves_the_total_out_and_a_lost_rate_is_named() {
+    let store = Store::open_in_memory().unwrap();
+    let (a, b) = (write_run(&store, &kv(50, 500.0), &[], 1.0, 1), write_run(&store, &kv(90, 600.0), &[], 1.0, 2));
+    // run b made 500 of its 600/s (its CPU was busy, but at a fixed rate the rate is what tells)
+    let samples: Vec<ServerSample> = (1..40).map(|s| ServerSample { node: "client".into(), metric: metric::CPU_PCT.into(), at_ms: s * 1000, value: 190.0 }).collect();
+    store.add_server_samples(b, &samples).unwrap();
+    let groups = [Group { label: format!("run {a}"), runs: vec![a] }, Group { label: format!("run {b}"), runs: vec![b] }];
+    let s = study(&store, &groups, plan()).unwrap();
+    assert_eq!(s.method, Method::Windows);
+    assert_eq!(s.pairs[0].left_out, [("total".to_string(), format!("the mix differs (run {a}: read 50%, update 50%; run {b}: read 90%, update 10%)"))]);
+    assert!(s.comparisons[0][2].iter().all(Option::is_none));
+    assert_eq!(s.saturated.len(), 1, "{:?}", s.saturated);
+    let text = crate::report::comparison::text(&s);
+    assert!(text.contains("note: one run per side: these intervals cover the noise within each run"), "{text}");
+    assert!(text.contains(&format!("run {b} vs run {a}, total: left out: the mix differs")), "{text}");
+    assert!(text.contains(&format!("run {b} was saturated: its fixed rate of 600/s was not kept (achieved 500/s); its latency measures the queue")), "{text}");
+}
+
+#[test]
+fn pooled_windows_judge_every_figure_alone() {
+    let store = Store::open_in_memory().unwrap();
+    let cfg = kv(50, 500.0);
+    let a: Vec<RunId> = (0..2).map(|i| write_run(&store, &cfg, &[], 1.0, i)).collect();
+    let b: Vec<RunId> = (2..4).map(|i| write_run(&store, &cfg, &[], 1.0, i)).collect();
+    let groups = [Group { label: "a".into(), runs: a }, Group { label: "b".into(), runs: b }];
+    let s = study(&store, &groups, StudyPlan { pool_windows: true, ..plan() }).unwrap();
+    assert_eq!(s.method, Method::PooledWindows);
+    let all: Vec<_> = s.comparisons[0].iter().flatten().flatten().collect();
+    assert_eq!(all.len(), 18);
+    assert!(all.iter().all(|c| c.family == 1 && c.repetitions.is_none() && c.outcome != Outcome::NotJudged));
+    assert!(s.disagreements.is_empty());
+}

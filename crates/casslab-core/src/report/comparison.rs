@@ -1,0 +1,262 @@
+//! A [`Study`] on the terminal: how it was computed (the method, and what its intervals can
+//! and cannot see), what each side is, one table with a block per operation (every figure
+//! with its interval per side, the change against the baseline with its own, significant
+//! changes marked), then the verdicts in words — with the repetitions that disagree with
+//! their variant and the figures left out — and the runs that were saturated. Returns
+//! strings; `casslab compare` and `casslab experiment` print them, and the experiment's HTML
+//! page reuses the sentences.
+
+use super::table::TextTable;
+use crate::analysis::study::{Disagreement, Method, Study};
+use crate::analysis::{Comparison, Efficiency, Estimate, LatencyKind, Metric, OpRef, Outcome};
+use crate::stats::ms;
+use std::fmt::Write;
+
+/// The whole comparison: header, table, verdicts and warnings.
+pub fn text(s: &Study) -> String {
+    let mut out = format!("{}{}", table(s), verdicts(s));
+    let warnings = warnings(s);
+    if !warnings.is_empty() {
+        let _ = writeln!(out, "\nwarnings:");
+        for w in warnings {
+            let _ = writeln!(out, "  {w}");
+        }
+    }
+    out
+}
+
+/// How the intervals were computed, and what they cannot see, one line each.
+pub fn method_lines(a: &Study) -> Vec<String> {
+    let o = &a.plan.opts;
+    let mut lines = vec![match a.method {
+        Method::Windows => format!("method: windowed bootstrap within each run ({} s windows, resampled with replacement)", o.window_s),
+        Method::Repetitions => "method: repetitions as the unit: each figure once per run, a variant's figure the geometric mean over its repetitions with a Student t interval, a change Welch's t interval on the ratio; each run's windows only split the spread into within and between repetitions".to_string(),
+        Method::PooledWindows => "method: every variant's windows pooled and resampled as if independent, each figure judged on its own (the old method: it cannot see run-to-run variation)".to_string(),
+    }];
+    if a.method == Method::Windows && a.sides.len() > 1 {
+        lines.push("note: one run per side: these intervals cover the noise within each run, not how much another run of the same thing would differ; repeat the runs (`casslab experiment`, 2 repetitions or more) to see that".into());
+    }
+    if a.method != Method::PooledWindows && !a.pairs.is_empty() {
+        let (lo, hi) = a.pairs.iter().fold((usize::MAX, 0), |(lo, hi), p| (lo.min(p.judged), hi.max(p.judged)));
+        let each = |n: usize| trim_percent(100.0 - (1.0 - o.confidence) * 100.0 / n.max(1) as f64);
+        let (count, level) = if lo == hi { (format!("{hi}"), each(hi)) } else { (format!("{lo}–{hi}"), format!("{}–{}", each(lo), each(hi))) };
+        let total = if a.ops.contains(&OpRef::Total) { "; total is shown, not judged: it contains the operations" } else { "" };
+        lines.push(format!(
+            "changes: {}% intervals that hold together over the {count} figures judged in each comparison (Bonferroni: each at {level}%){total}",
+            o.confidence * 100.0
+        ));
+    }
+    lines
+}
+
+fn trim_percent(p: f64) -> String {
+    let s = format!("{p:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// "latency from intended start" or "service time".
+pub fn latency_kind(kind: LatencyKind) -> &'static str {
+    match kind {
+        LatencyKind::Intended => "latency from intended start",
+        LatencyKind::Service => "service time",
+    }
+}
+
+fn number(m: Metric, v: f64) -> String {
+    if m.is_latency() {
+        ms(v)
+    } else if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn value_cell(m: Metric, e: Option<Estimate>) -> String {
+    match e {
+        None => "—".into(),
+        Some(e) if e.has_interval() => format!("{} [{}, {}]", number(m, e.point), number(m, e.lo), number(m, e.hi)),
+        Some(e) => format!("{} [—]", number(m, e.point)),
+    }
+}
+
+/// A relative change in percent with its sign: "+4.2%".
+pub fn signed(x: f64) -> String {
+    format!("{:+.1}%", x * 100.0)
+}
+
+fn change_cell(c: &Option<Comparison>) -> String {
+    let Some(ch) = c.as_ref().and_then(|c| c.change) else { return "—".into() };
+    let interval = if ch.has_interval() { format!(" [{}, {}]", signed(ch.lo), signed(ch.hi)) } else { String::new() };
+    let mark = match c.as_ref().map(|c| c.outcome) {
+        Some(Outcome::Higher | Outcome::Lower) => " *",
+        Some(Outcome::TooShort) => " (too short)",
+        _ => "",
+    };
+    format!("{}{interval}{mark}", signed(ch.point))
+}
+
+fn table(a: &Study) -> String {
+    let o = &a.plan.opts;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "windows of {} s, {} resamples, {}% intervals; {} in ms; baseline: {}",
+        o.window_s,
+        o.resamples,
+        o.confidence * 100.0,
+        latency_kind(a.plan.kind),
+        a.sides[0].label
+    );
+    for line in method_lines(a) {
+        let _ = writeln!(out, "{line}");
+    }
+    for s in &a.sides {
+        let w = &s.windows;
+        let dropped = match w.dropped_s {
+            d if d >= 0.5 && s.runs.len() == 1 => format!("; last {d:.0} s left out"),
+            d if d >= 0.05 => format!("; {d:.1} s of partial windows at the ends left out"),
+            _ => String::new(),
+        };
+        let reps = if s.runs.len() > 1 { format!("{} repetitions, ", s.runs.len()) } else { String::new() };
+        let _ = writeln!(out, "  {}: {} · {reps}{} windows, {:.0} s of the {} phase{dropped}", s.label, s.about, w.len(), w.measured_s(), w.phase.as_str());
+    }
+    let mut header = vec![String::new()];
+    for (i, s) in a.sides.iter().enumerate() {
+        header.push(s.label.clone());
+        if i > 0 {
+            header.push(format!("vs {}", a.sides[0].label));
+        }
+    }
+    let mut blocks: Vec<(String, Vec<Vec<String>>)> = Vec::new();
+    for (oi, op) in a.ops.iter().enumerate() {
+        let mut rows = Vec::new();
+        for m in Metric::ALL {
+            let mut row = vec![m.label().to_string()];
+            for (si, s) in a.sides.iter().enumerate() {
+                let e = s.figures[oi].as_ref().and_then(|f| f.estimate(m));
+                row.push(value_cell(m, e));
+                if si > 0 {
+                    row.push(change_cell(&a.comparisons[si - 1][oi][m.index()]));
+                }
+            }
+            rows.push(row);
+        }
+        if oi + 1 == a.ops.len() {
+            for (name, server) in [("ops/s per client core", false), ("ops/s per server core", true)] {
+                let mut row = vec![name.to_string()];
+                for (si, s) in a.sides.iter().enumerate() {
+                    let e = s.figures[oi].as_ref().and_then(|f| f.estimate(Metric::OpsPerS));
+                    let eff = e.map(|e| Efficiency::of(&e, s.client_cores, s.server_cores));
+                    row.push(value_cell(Metric::OpsPerS, eff.and_then(|f| if server { f.per_server_core } else { f.per_client_core })));
+                    if si > 0 {
+                        row.push(String::new());
+                    }
+                }
+                rows.push(row);
+            }
+        }
+        blocks.push((op.name().to_string(), rows));
+    }
+    // one table for every block, so the columns line up from one operation to the next
+    let mut t = TextTable::headless().indent(4).gap(3);
+    for (_, rows) in &blocks {
+        t.row(header.iter().cloned());
+        for r in rows {
+            t.row(r.iter().cloned());
+        }
+    }
+    let mut lines = t.lines().into_iter();
+    for (name, rows) in &blocks {
+        let _ = writeln!(out, "\n  {name}");
+        for line in lines.by_ref().take(rows.len() + 1) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    if a.sides.len() > 1 {
+        let chance = (1.0 - o.confidence) * 100.0;
+        let _ = if a.method == Method::PooledWindows {
+            writeln!(
+                out,
+                "\n  * the change is significant: its {}% interval excludes 0 (by chance alone, about {chance:.0}% of unchanged figures are marked)",
+                o.confidence * 100.0
+            )
+        } else {
+            writeln!(
+                out,
+                "\n  * the change is significant: its interval excludes 0 (with no real change anywhere, a comparison marks any figure at most {chance:.0}% of the time)"
+            )
+        };
+    }
+    out
+}
+
+fn verdicts(a: &Study) -> String {
+    let mut out = String::new();
+    for (heading, sentences) in verdict_lines(a) {
+        let _ = writeln!(out, "\n{heading}:");
+        for line in sentences {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    out
+}
+
+/// The verdicts in words, per compared side: ("B against A", sentences): first the
+/// repetitions of either side that disagree with their variant, then a sentence per judged
+/// figure, then the figures left out.
+pub fn verdict_lines(a: &Study) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for (si, per_op) in a.comparisons.iter().enumerate() {
+        let (base, side) = (&a.sides[0].label, &a.sides[si + 1].label);
+        let mut lines: Vec<String> = a.disagreements.iter().filter(|d| d.side == 0 || d.side == si + 1).map(|d| disagreement(a, d)).collect();
+        for (oi, per_metric) in per_op.iter().enumerate() {
+            for c in per_metric.iter().flatten().filter(|c| c.outcome != Outcome::NotJudged) {
+                lines.push(c.sentence(base, side, a.ops[oi].name()));
+            }
+        }
+        for (op, why) in &a.pairs[si].left_out {
+            lines.push(format!("{side} vs {base}, {op}: left out: {why}"));
+        }
+        out.push((format!("{side} against {base}"), lines));
+    }
+    out
+}
+
+/// "run 7 (a, repetition 1, 1st in the order) disagrees with the other repetitions of a:
+/// read p95 1.74 ms against 0.71–0.80 ms, …".
+pub fn disagreement(a: &Study, d: &Disagreement) -> String {
+    let s = &a.sides[d.side];
+    let at = s.runs.iter().position(|r| *r == d.run).and_then(|i| s.run_notes[i].clone());
+    let at = at.map(|n| format!(", {n}")).unwrap_or_default();
+    let shown = 3;
+    let mut figures: Vec<String> = d
+        .figures
+        .iter()
+        .take(shown)
+        .map(|(op, m, o)| format!("{op} {} {} against {}–{}", m.noun(), with_unit(*m, o.value), number(*m, o.others.0), with_unit(*m, o.others.1)))
+        .collect();
+    if d.figures.len() > shown {
+        figures.push(format!("and {} more figures", d.figures.len() - shown));
+    }
+    format!("run {} ({}{at}) disagrees with the other repetitions of {}: {}", d.run, s.label, s.label, figures.join(", "))
+}
+
+fn with_unit(m: Metric, v: f64) -> String {
+    if m.is_latency() {
+        format!("{} ms", ms(v))
+    } else {
+        format!("{}/s", number(m, v))
+    }
+}
+
+/// The runs that were saturated, one sentence each.
+pub fn warnings(a: &Study) -> Vec<String> {
+    a.saturated
+        .iter()
+        .map(|s| {
+            let of = if a.sides[s.side].label == format!("run {}", s.run) { String::new() } else { format!(" of {}", a.sides[s.side].label) };
+            format!("run {}{of} was saturated: {}; its latency measures the queue, not what is compared", s.run, s.why)
+        })
+        .collect()
+}
