@@ -49,10 +49,20 @@ pub fn options_for(base: &LocalOptions, spec: &ServerSpec) -> LocalOptions {
     o
 }
 
-/// Whether going from `a` to `b` changes what the data on disk is (its format, its owners):
-/// then the data is wiped and loaded again.
+/// Settings that decide what the data on disk is or who owns it (an SSTable format written
+/// under another would leave a mix; tokens and the partitioner place the rows). Matched as
+/// prefixes, so `sstable` covers `sstable: { selected_format: … }` in either spelling.
+const STORAGE_SETTINGS: &[&str] =
+    &["sstable", "storage_compatibility_mode", "partitioner", "num_tokens", "initial_token", "allocate_tokens", "data_file_directories", "commitlog_directory"];
+
+/// Whether going from `a` to `b` changes what the data on disk is (its version or build, its
+/// format, its owners): then the data is wiped and loaded again. Other settings (caches,
+/// thread pools, memtables: flushed on a graceful stop) keep the data.
 pub fn storage_differs(a: &LocalOptions, b: &LocalOptions) -> bool {
-    a.version != b.version || a.build != b.build || a.settings != b.settings || a.nodes != b.nodes || a.dcs != b.dcs
+    let storage = |o: &LocalOptions| -> Vec<(String, serde_json::Value)> {
+        o.settings.iter().filter(|(k, _)| STORAGE_SETTINGS.iter().any(|s| k.starts_with(s))).map(|(k, v)| (k.clone(), v.clone())).collect()
+    };
+    a.version != b.version || a.build != b.build || storage(a) != storage(b) || a.nodes != b.nodes || a.dcs != b.dcs
 }
 
 /// Total memory of this machine, in MiB (from /proc/meminfo).
@@ -177,7 +187,10 @@ mod tests {
         let o = options_for(&base, &spec);
         assert_eq!((o.gc, o.heap_mb, o.nodes, o.version.as_str()), (Gc::Zgc, 768, 3, base.version.as_str()));
         assert!(!storage_differs(&base, &options_for(&base, &ServerSpec { gc: Some(Gc::Zgc), heap_mb: Some(512), ..ServerSpec::default() })));
-        assert!(storage_differs(&base, &o), "a setting changes the storage");
+        assert!(!storage_differs(&base, &o), "a thread pool's size keeps the data");
+        let bti = options_for(&base, &ServerSpec { settings: [("sstable".to_string(), serde_json::json!({"selected_format": "bti"}))].into(), ..ServerSpec::default() });
+        assert!(storage_differs(&base, &bti), "an SSTable format changes the storage");
+        assert!(storage_differs(&base, &options_for(&base, &ServerSpec { version: Some("4.1.10".into()), ..ServerSpec::default() })));
         let dcs = options_for(&base, &ServerSpec { dcs: Some(vec![("a".into(), 2), ("b".into(), 1)]), ..ServerSpec::default() });
         assert_eq!(dcs.nodes, 3);
     }
