@@ -29,10 +29,11 @@ pub struct ControlledNode {
     pub gc_log: Option<PathBuf>,
 }
 
-/// A failed control action, with the controller's own error underneath.
+/// A failed control action: the controller's own error, shown as it is (its message once; the
+/// controller's error itself is reached through `.0`).
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ControlError(#[source] pub Box<dyn std::error::Error + Send + Sync>);
+#[error(transparent)]
+pub struct ControlError(pub Box<dyn std::error::Error + Send + Sync>);
 
 impl ControlError {
     pub fn new(e: impl std::error::Error + Send + Sync + 'static) -> ControlError {

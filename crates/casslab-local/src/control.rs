@@ -7,7 +7,7 @@
 
 use crate::cluster::LocalCluster;
 use crate::definition::{check, options_for, storage_differs};
-use crate::state::SavedCluster;
+use crate::state::{SavedCluster, UpDefinition};
 use crate::tls::{DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 use crate::LocalOptions;
 use casslab_core::cluster::{Applied, ClusterControl, ControlError, ControlledNode, ServerSpec};
@@ -24,8 +24,14 @@ pub struct LocalControl {
 }
 
 impl LocalControl {
+    /// Control of `cluster`; definitions apply over the server `local up` gave it (kept in
+    /// its saved state while another definition runs).
     pub fn new(cluster: LocalCluster) -> LocalControl {
-        LocalControl { base: cluster.options().clone(), cluster: RwLock::new(cluster) }
+        let mut base = cluster.options().clone();
+        if let Some(up) = SavedCluster::load(&base.home).ok().and_then(|s| s.up) {
+            up.onto(&mut base);
+        }
+        LocalControl { base, cluster: RwLock::new(cluster) }
     }
 
     /// The cluster as it runs now.
@@ -100,6 +106,11 @@ impl ClusterControl for LocalControl {
         current.down(wipe, log).map_err(ControlError::new)?;
         let next = LocalCluster::new(wanted);
         next.up(log).map_err(ControlError::new)?;
+        // keep the server `local up` gave as the base of later definitions (a wipe removed it)
+        let home = &self.base.home;
+        let mut saved = SavedCluster::load(home).map_err(ControlError::new)?;
+        saved.up = (self.base != *next.options()).then(|| UpDefinition::of(&self.base));
+        saved.save(home).map_err(ControlError::new)?;
         *self.cluster.write().unwrap_or_else(|e| e.into_inner()) = next;
         Ok(Applied { restarted: true, wiped: wipe, took_ms: started.elapsed().as_millis() as u64 })
     }

@@ -41,6 +41,10 @@ pub enum LocalError {
     #[error("server definition: {reason}")]
     BadDefinition { reason: String },
 
+    /// Maven Central has no `cassandra-all` of this version.
+    #[error("Cassandra {version} is not on Maven Central (org.apache.cassandra:cassandra-all:{version}); give a released version such as 5.0.9 or 4.1.10")]
+    NoSuchVersion { version: String },
+
     /// Maven failed to resolve or copy the Cassandra jars.
     #[error("Maven could not fetch the Cassandra jars ({status}); check that Maven Central is reachable and the version exists. Last Maven output:\n{output_tail}")]
     Maven { status: String, output_tail: String },

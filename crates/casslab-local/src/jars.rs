@@ -239,6 +239,11 @@ fn fetch_into(version: &str, work: &Path, staged: &Path, lib: &Path) -> Result<u
     if !out.status.success() {
         let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
         text.push_str(&String::from_utf8_lossy(&out.stderr));
+        // Maven Central answered, and has no such release: the version is wrong, not the network
+        let artifact = format!("org.apache.cassandra:cassandra-all:jar:{version}");
+        if text.contains(&format!("Could not find artifact {artifact}")) || text.contains(&format!("{artifact} was not found in")) {
+            return Err(LocalError::NoSuchVersion { version: version.to_string() });
+        }
         return Err(LocalError::Maven {
             status: out.status.to_string(),
             output_tail: tail_lines(&text, 30),

@@ -103,9 +103,8 @@ pub fn find_java(cassandra_version: &str, java_home: Option<&Path>, progress: &m
     let wanted = majors_for(cassandra_version);
     if let Some(home) = java_home {
         let java = home.join("bin/java");
-        let rt = probe(&java).ok_or_else(|| LocalError::MissingTool {
-            tool: java.display().to_string(),
-            hint: format!("--java-home {}: no runnable bin/java there", home.display()),
+        let rt = probe(&java).ok_or_else(|| LocalError::BadDefinition {
+            reason: format!("java_home {}: no runnable Java there ({} is missing or does not run); give the directory that holds bin/java", home.display(), java.display()),
         })?;
         if !wanted.contains(&rt.major) {
             return Err(LocalError::JavaUnsuitable { found: rt.version, java: rt.java, cassandra_version: cassandra_version.into(), wanted: list(wanted) });

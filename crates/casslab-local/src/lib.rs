@@ -43,7 +43,7 @@ pub use java::{find_java, majors_for, JavaRuntime};
 pub use jvm::MODULE_FLAGS;
 pub use layout::{default_heap_mb, jmx_port_for, node_address, parse_dcs, NodeLayout, DEFAULT_DC};
 pub use ring::{parse_ring, RingEntry};
-pub use state::{SavedCluster, SavedNode};
+pub use state::{SavedCluster, SavedNode, UpDefinition};
 pub use tls::{DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 
 /// The Cassandra version casslab runs unless told otherwise; the one place it is pinned.

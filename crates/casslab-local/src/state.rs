@@ -66,6 +66,52 @@ pub struct SavedCluster {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub java_version: Option<String>,
     pub node_list: Vec<SavedNode>,
+    /// The server as `local up` defined it, kept while a workload's definition runs instead
+    /// (absent when the cluster runs as `local up` made it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up: Option<UpDefinition>,
+}
+
+/// The server part of a cluster's options, as `local up` gave it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UpDefinition {
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub java_home: Option<PathBuf>,
+    pub heap_mb: u32,
+    #[serde(default)]
+    pub gc: Gc,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jvm_options: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, serde_json::Value>,
+}
+
+impl UpDefinition {
+    pub fn of(o: &LocalOptions) -> UpDefinition {
+        UpDefinition {
+            version: o.version.clone(),
+            build: o.build.clone(),
+            java_home: o.java_home.clone(),
+            heap_mb: o.heap_mb,
+            gc: o.gc,
+            jvm_options: o.jvm_options.clone(),
+            settings: o.settings.clone(),
+        }
+    }
+
+    /// `o` with this definition's server.
+    pub fn onto(&self, o: &mut LocalOptions) {
+        o.version = self.version.clone();
+        o.build = self.build.clone();
+        o.java_home = self.java_home.clone();
+        o.heap_mb = self.heap_mb;
+        o.gc = self.gc;
+        o.jvm_options = self.jvm_options.clone();
+        o.settings = self.settings.clone();
+    }
 }
 
 /// Path of the file under `home`.
@@ -94,6 +140,7 @@ impl SavedCluster {
             settings: opts.settings.clone(),
             java: None,
             java_version: None,
+            up: None,
             node_list: nodes
                 .iter()
                 .map(|n| SavedNode {

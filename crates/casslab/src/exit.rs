@@ -84,6 +84,10 @@ pub fn classify(e: &anyhow::Error) -> Exit {
 }
 
 fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
+    // a cluster controller's error is classed by what it wraps
+    if let Some(c) = e.downcast_ref::<casslab_core::cluster::ControlError>() {
+        return class_of(&*c.0);
+    }
     if e.is::<UsageError>() || e.is::<WorkloadError>() || e.is::<GateError>() || e.is::<AnalysisError>() || e.is::<SlaError>() || e.is::<EventCheckError>() || e.is::<MergeError>() || e.is::<ExportError>() {
         return Some(Exit::Usage);
     }
@@ -115,7 +119,8 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
             | LocalError::DataOfAnotherCluster { .. }
             | LocalError::BadDefinition { .. }
             | LocalError::JavaUnsuitable { .. }
-            | LocalError::NoSuitableJava { .. } => {
+            | LocalError::NoSuitableJava { .. }
+            | LocalError::NoSuchVersion { .. } => {
                 Exit::Usage
             }
             _ => Exit::Setup,

@@ -80,7 +80,7 @@ fn workload(dir: &Path, name: &str, cluster: &str) -> PathBuf {
 
 /// Runs a workload file against the local cluster at a low fixed rate.
 fn run_workload(path: &Path, store: &Path) -> (i32, String, String) {
-    run(cl().arg("run").arg(path).args(["--rate", "200", "--concurrency", "8", "--no-lint", "--allow-invalid", "--store"]).arg(store))
+    run(cl().arg("run").arg(path).args(["--rate", "200", "--concurrency", "8", "--no-lint", "--store"]).arg(store))
 }
 
 /// A value of `system_views.settings` on the node.

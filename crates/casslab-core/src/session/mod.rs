@@ -82,7 +82,7 @@ pub enum SessionError {
     Task(#[from] tokio::task::JoinError),
     #[error("workload \"{0}\" defines its server (`cluster:`), which casslab can set only on its local cluster: leave out --hosts, or remove `cluster:` to run against your own cluster as it is")]
     NeedsLocalCluster(String),
-    #[error("the server definition of workload \"{workload}\": {source}")]
+    #[error("the server definition of workload \"{workload}\"")]
     Server { workload: String, source: crate::cluster::ControlError },
 }
 

@@ -12,6 +12,7 @@ use crate::cli::{AnalysisArgs, CompareArgs};
 use crate::exit::{bail_usage, Exit};
 use crate::out;
 use anyhow::Result;
+use casslab_core::analysis::server_figures;
 use casslab_core::analysis::study::{study, Group, StudyPlan};
 use casslab_core::analysis::{check_gates, AnalysisOptions, GateFailure, LatencyKind};
 use casslab_core::report::comparison::{self, signed};
@@ -41,6 +42,7 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
     let groups: Vec<Group> = ids.iter().map(|id| Group { label: format!("run {id}"), runs: vec![*id] }).collect();
     let s = study(&store, &groups, plan)?;
     out::print(&comparison::text(&s))?;
+    out::print(&server_side(&store, &groups, s.plan.opts.confidence)?.0)?;
     let report = check_gates(&s, &args.fail_if, args.max_regression)?;
     report.unchecked.iter().for_each(|w| eprintln!("warning: {w}"));
     for f in &report.failures {
@@ -53,6 +55,15 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
         eprintln!("gates passed");
     }
     Ok(Exit::Success.code())
+}
+
+/// The servers' side of a comparison of `groups`, as text, and the same as lines for a page.
+pub(crate) fn server_side(store: &casslab_core::store::Store, groups: &[Group], confidence: f64) -> Result<(String, Vec<String>)> {
+    let figures = server_figures::of_groups(store, groups)?;
+    let differences = server_figures::differences(store, groups)?;
+    let text = comparison::server_text(&figures, &differences, confidence);
+    let lines = text.lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect();
+    Ok((text, lines))
 }
 
 /// A failed gate in one line, named by its flag.

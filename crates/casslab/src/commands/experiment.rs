@@ -141,9 +141,12 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         if exp.rates.is_empty() {
             out::print(&comparison::text(&s))?;
         }
+        let (server_text, server_lines) = compare::server_side(&store, &groups, s.plan.opts.confidence)?;
+        out::print(&server_text)?;
         if let Some(path) = &args.output {
             let mut page = ExperimentPage::of_study(&exp.name, &exp.description, &experiment_id, &s);
             page.notes.splice(0..0, notes);
+            page.notes.extend(server_lines);
             std::fs::write(path, page.render()).with_context(|| format!("cannot write {}", path.display()))?;
             eprintln!("wrote {}", path.display());
         }
