@@ -151,6 +151,10 @@ pub struct RunConfig {
     /// once (or when the shards' barrier says, for a sharded run).
     #[serde(default)]
     pub start_at_unix_ms: Option<i64>,
+    /// The server the run ran against, as casslab's local cluster was defined (version, Java,
+    /// garbage collector, heap, settings, nodes); `None` for a cluster casslab does not control.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::cluster::ServerSpec>,
 }
 
 /// One loader's part of a run spread over several (`--shard I/N`).
@@ -210,6 +214,7 @@ impl Default for RunConfig {
             settle: false,
             shard: None,
             start_at_unix_ms: None,
+            server: None,
         }
     }
 }

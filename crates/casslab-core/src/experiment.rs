@@ -12,6 +12,7 @@ mod order;
 
 pub use order::{schedule, Order, RunOrder};
 
+use crate::cluster::ServerSpec;
 use crate::units::parse_duration_s;
 use crate::workload::{builtin, parse_workload, resolve_text, Problem, Workload, WorkloadError};
 use crate::yaml::{self, Node, Value};
@@ -75,9 +76,19 @@ const EXPERIMENT_KEYS: &[&str] = &[
     "settle",
     "rates",
     "sla",
+    "cluster",
 ];
 const VARIANT_KEYS: &[&str] =
-    &["workload", "params", "schema", "operations", "generators", "load", "run", "consistency", "page_size", "table_options", "concurrency", "rate"];
+    &["workload", "params", "schema", "operations", "generators", "load", "run", "consistency", "page_size", "table_options", "concurrency", "rate", "cluster"];
+
+/// A `cluster:` (a server definition) of the experiment or a variant, read like a workload's.
+fn cluster_of(node: Option<&Node>, file: &str, line: Option<usize>) -> Result<Option<ServerSpec>, WorkloadError> {
+    let Some(node) = node else { return Ok(None) };
+    let text = yaml::to_string(node).map_err(|e| WorkloadError::yaml(file, line, e))?;
+    // lines of the snippet are not the file's: the error points at the `cluster:` key
+    let spec: ServerSpec = yaml::from_str(&text).map_err(|e| WorkloadError::new(file, line, Problem::Expected { key: format!("cluster ({e})"), expected: "a server definition: version, build, java_home, heap_mb, gc, jvm_options, settings, nodes or dcs" }))?;
+    Ok(Some(spec))
+}
 
 /// A base workload named in an experiment file (built-in, or a path relative to it): its text
 /// and origin.
@@ -160,6 +171,7 @@ pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Res
         }
     };
     let sla = get("sla").and_then(Node::scalar_text);
+    let common_cluster = cluster_of(get("cluster"), &file, doc.key_line("cluster"))?;
 
     let mut variants = Vec::new();
     for entry in variants_node.entries() {
@@ -190,10 +202,24 @@ pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Res
         }
         let (text, final_params) = resolve_text(&base_src, &base_origin, &params)?;
         let source = variant_source(&text, &vfile, &name, &final_params, get("run"), patch)?;
-        let workload = parse_workload(&source, &vfile, &BTreeMap::new()).map_err(|e| schema_error_at_source(e, &file, patch, &base_origin, &text))?;
+        let mut workload = parse_workload(&source, &vfile, &BTreeMap::new()).map_err(|e| schema_error_at_source(e, &file, patch, &base_origin, &text))?;
+        // the server: the base workload's definition, then the experiment's, then the variant's
+        let variant_cluster = cluster_of(patch.get("cluster"), &file, patch.key_line("cluster"))?;
+        if common_cluster.is_some() || variant_cluster.is_some() || workload.cluster.is_some() {
+            let base = workload.cluster.clone().unwrap_or_default();
+            let spec = base.overlaid(common_cluster.as_ref().unwrap_or(&ServerSpec::default())).overlaid(variant_cluster.as_ref().unwrap_or(&ServerSpec::default()));
+            workload.cluster = Some(spec);
+        }
         let concurrency = patch.get("concurrency").and_then(Node::as_u64).map(|n| n.max(1) as usize);
         let rate_per_s = patch.get("rate").and_then(Node::as_f64);
         variants.push(Variant { base: name.clone(), name, workload, source, concurrency, rate_per_s });
+    }
+    // when one variant defines its server, every variant does (the others get the base one),
+    // so that a run never inherits the server the variant before it left
+    if variants.iter().any(|v| v.workload.cluster.is_some()) {
+        for v in variants.iter_mut() {
+            v.workload.cluster.get_or_insert_with(|| common_cluster.clone().unwrap_or_default());
+        }
     }
     // with rates, every variant at every rate: the variants of one rate side by side
     if !rates.is_empty() {

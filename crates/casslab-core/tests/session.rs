@@ -88,7 +88,7 @@ fn a_whole_session_runs_against_the_real_node_and_is_saved() {
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
     let lab = Lab {
         credentials: Credentials::default(),
-        control: Some(Arc::new(cluster) as Arc<dyn ClusterControl>),
+        control: Some(Arc::new(casslab_local::LocalControl::new(cluster)) as Arc<dyn ClusterControl>),
         results: &store,
         observer: seen.clone(),
         stop,

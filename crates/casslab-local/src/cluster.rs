@@ -16,7 +16,8 @@ use crate::belongs::{check_data_belongs, describe, has_data, strangers, wipe_com
 use crate::config_files::{write_node_files, Security};
 use crate::cql_probe::cql_answers;
 use crate::error::{IoContext, LocalError};
-use crate::jars::{cached_jars, check_java, ensure_jars, jar_cache_dir, java_command};
+use crate::jars::{cached_jars, check_java, jar_cache_dir, jars_for};
+use crate::java::{find_java, JavaRuntime};
 use crate::jvm::{nodetool_args, server_args};
 use crate::layout::{layouts, node_address, node_dir, NodeLayout};
 use crate::ring::{parse_ring, RingEntry};
@@ -164,11 +165,17 @@ impl LocalCluster {
         for (node, _) in nodes.iter().zip(&pids).filter(|(n, pid)| pid.is_none() && wanted_node(n.index)) {
             check_ports(node)?;
         }
-        let lib = if nodes.iter().zip(&pids).all(|(n, pid)| pid.is_some() || !wanted_node(n.index)) {
+        let mut wanted = wanted;
+        let runtime = if nodes.iter().zip(&pids).all(|(n, pid)| pid.is_some() || !wanted_node(n.index)) {
             None
         } else {
-            Some(ensure_jars(&self.opts.version, progress)?)
+            let (lib, built_version) = jars_for(&self.opts.version, self.opts.build.as_deref(), progress)?;
+            let java = find_java(&built_version, self.opts.java_home.as_deref(), progress)?;
+            wanted.java = Some(java.java.clone());
+            wanted.java_version = Some(java.version.clone());
+            Some((lib, java))
         };
+        let lib = runtime.as_ref().map(|(lib, _)| lib.clone());
         let security = match &lib {
             Some(_) => Security {
                 auth: self.opts.auth,
@@ -208,10 +215,8 @@ impl LocalCluster {
                 report.already_running.push(node.name.clone());
                 continue;
             }
-            let lib = lib
-                .as_deref()
-                .expect("jars are fetched when a node is not running");
-            self.start_node(node, &nodes[0], lib, &security, progress)?;
+            let (lib, java) = runtime.as_ref().expect("jars are fetched when a node is not running");
+            self.start_node(node, &nodes[0], lib, java, &security, progress)?;
             report.started.push(node.name.clone());
         }
         if self.opts.is_multi_node() && !report.started.is_empty() {
@@ -347,19 +352,24 @@ impl LocalCluster {
         node: &NodeLayout,
         seed: &NodeLayout,
         lib: &Path,
+        java: &JavaRuntime,
         security: &Security,
         progress: &mut dyn FnMut(&str),
     ) -> Result<(), LocalError> {
         remove_if_present(&node.pid_path())?;
         check_ports(node)?;
-        write_node_files(&self.opts.cluster_name, node, seed, security, self.opts.is_multi_node())?;
-        let args = server_args(node, &self.opts, lib);
+        write_node_files(&self.opts.cluster_name, node, seed, security, self.opts.is_multi_node(), &self.opts.settings)?;
+        let args = server_args(node, &self.opts, lib, java.major);
         progress(&format!(
-            "starting {} at {} (heap {} MiB) ...",
-            node.name, node.address, self.opts.heap_mb
+            "starting {} at {} (heap {} MiB, {}, Java {}) ...",
+            node.name,
+            node.address,
+            self.opts.heap_mb,
+            self.opts.gc.as_str(),
+            java.version
         ));
         let started = Instant::now();
-        let mut child = spawn_detached(&java_command(), &args, node)?;
+        let mut child = spawn_detached(&java.java, &args, node)?;
         let pid = child.id();
         write_pid_file(&node.pid_path(), pid)?;
         self.wait_for_cql(node, pid, Some(&mut child))?;
@@ -520,13 +530,24 @@ impl LocalCluster {
             index,
             nodes: nodes.len(),
         })?;
-        check_java(&self.opts.version)?;
-        let lib = cached_jars(&self.opts.version).ok_or_else(|| LocalError::JarsMissing {
-            version: self.opts.version.clone(),
-            dir: jar_cache_dir(&self.opts.version),
-        })?;
-        Command::new(java_command())
-            .args(nodetool_args(node, &lib, args))
+        // the Java and jars the nodes run with
+        let saved = SavedCluster::load(&self.opts.home).ok();
+        let java = match saved.as_ref().and_then(|s| s.java.clone()).and_then(|j| crate::java::probe(&j)) {
+            Some(rt) => rt,
+            None => {
+                check_java(&self.opts.version)?;
+                find_java(&self.opts.version, self.opts.java_home.as_deref(), &mut |_| {})?
+            }
+        };
+        let lib = match &self.opts.build {
+            Some(b) => jars_for(&self.opts.version, Some(b), &mut |_| {})?.0,
+            None => cached_jars(&self.opts.version).ok_or_else(|| LocalError::JarsMissing {
+                version: self.opts.version.clone(),
+                dir: jar_cache_dir(&self.opts.version),
+            })?,
+        };
+        Command::new(&java.java)
+            .args(nodetool_args(node, &lib, args, java.major))
             .output()
             .context(|| format!("running nodetool {} against {}", args.join(" "), node.name))
     }

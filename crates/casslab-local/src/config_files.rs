@@ -4,6 +4,7 @@
 //! by size). Rendering is pure; `write_node_files` is the only function here that touches
 //! the disk. JVM flags live in `jvm`, the TLS keystore is made by `tls`.
 
+use std::collections::BTreeMap;
 use std::fs;
 
 use crate::error::{IoContext, LocalError};
@@ -87,6 +88,64 @@ cdc_raw_directory: {cdc}\n",
     }
     yaml.push_str(&render_security(security));
     yaml
+}
+
+/// The settings casslab keeps to itself: where a node listens, who its seeds are, where its
+/// files go. A definition that sets one is refused.
+pub const OWN_SETTINGS: &[&str] = &[
+    "cluster_name",
+    "listen_address",
+    "rpc_address",
+    "broadcast_address",
+    "native_transport_port",
+    "storage_port",
+    "seed_provider",
+    "data_file_directories",
+    "commitlog_directory",
+    "saved_caches_directory",
+    "hints_directory",
+    "cdc_raw_directory",
+    "endpoint_snitch",
+];
+
+/// Refuses a setting casslab keeps to itself, or a name that is no YAML key.
+pub fn check_settings(settings: &BTreeMap<String, serde_json::Value>) -> Result<(), String> {
+    for key in settings.keys() {
+        if OWN_SETTINGS.contains(&key.as_str()) {
+            return Err(format!("setting {key}: casslab sets it itself for its local nodes"));
+        }
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("setting \"{key}\": not a cassandra.yaml key (letters, digits and _)"));
+        }
+    }
+    Ok(())
+}
+
+/// `yaml` (casslab's top-level keys, one per line with their indented blocks) with `settings`
+/// in place of the keys they name, each written as a YAML flow value (JSON is YAML).
+pub fn with_settings(yaml: &str, settings: &BTreeMap<String, serde_json::Value>) -> String {
+    if settings.is_empty() {
+        return yaml.to_string();
+    }
+    let mut out = String::new();
+    let mut skipping = false;
+    for line in yaml.lines() {
+        let top_key = (!line.starts_with([' ', '-', '#']) && !line.is_empty()).then(|| line.split(':').next().unwrap_or(""));
+        if let Some(key) = top_key {
+            skipping = settings.contains_key(key);
+        } else if line.is_empty() || line.starts_with('#') {
+            skipping = false;
+        }
+        if !skipping {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out.push_str("# settings of the server definition\n");
+    for (key, value) in settings {
+        out.push_str(&format!("{key}: {value}\n"));
+    }
+    out
 }
 
 /// `cassandra-rackdc.properties`: the node's data center and rack, which the
@@ -174,6 +233,7 @@ pub fn write_node_files(
     seed: &NodeLayout,
     security: &Security,
     multi_node: bool,
+    settings: &BTreeMap<String, serde_json::Value>,
 ) -> Result<(), LocalError> {
     fs::create_dir_all(&node.dir).context(|| format!("creating {}", node.dir.display()))?;
     if !node.marker_path().exists() && is_empty_dir(&node.dir) {
@@ -188,7 +248,7 @@ pub fn write_node_files(
         fs::create_dir_all(&dir).context(|| format!("creating {}", dir.display()))?;
     }
     let yaml = node.yaml_path();
-    fs::write(&yaml, render_yaml(cluster_name, node, seed, security, multi_node))
+    fs::write(&yaml, with_settings(&render_yaml(cluster_name, node, seed, security, multi_node), settings))
         .context(|| format!("writing {}", yaml.display()))?;
     let rackdc = node.rackdc_path();
     fs::write(&rackdc, render_rackdc(node)).context(|| format!("writing {}", rackdc.display()))?;
@@ -322,6 +382,31 @@ mod tests {
     }
 
     #[test]
+    fn settings_replace_casslabs_own_and_add_others() {
+        let nodes = two_nodes();
+        let base = render_yaml("casslab", &nodes[0], &nodes[0], &Security::default(), false);
+        let mut settings = BTreeMap::new();
+        settings.insert("commitlog_sync".to_string(), serde_json::json!("batch"));
+        settings.insert("concurrent_reads".to_string(), serde_json::json!(64));
+        settings.insert(
+            "memtable".to_string(),
+            serde_json::json!({"configurations": {"trie": {"class_name": "TrieMemtable"}, "default": {"inherits": "trie"}}}),
+        );
+        let yaml = with_settings(&base, &settings);
+        assert_eq!(yaml.matches("commitlog_sync:").count(), 1, "{yaml}");
+        assert!(yaml.contains("commitlog_sync: \"batch\"\n") && yaml.contains("concurrent_reads: 64\n"));
+        assert!(yaml.contains(r#"memtable: {"configurations":{"default":{"inherits":"trie"},"trie":{"class_name":"TrieMemtable"}}}"#), "{yaml}");
+        assert!(yaml.contains("seed_provider:") && yaml.contains("- seeds:"), "casslab's blocks stay whole");
+        let mut own = BTreeMap::new();
+        own.insert("listen_address".to_string(), serde_json::json!("10.0.0.1"));
+        assert!(check_settings(&own).unwrap_err().contains("casslab sets it itself"));
+        own.clear();
+        own.insert("bad key".to_string(), serde_json::json!(1));
+        assert!(check_settings(&own).is_err());
+        assert!(check_settings(&settings).is_ok());
+    }
+
+    #[test]
     fn logback_writes_system_log_in_node_logs() {
         let nodes = two_nodes();
         let xml = render_logback(&nodes[0]);
@@ -341,7 +426,7 @@ mod tests {
             ..LocalOptions::default()
         })
         .unwrap();
-        write_node_files("casslab", &nodes[0], &nodes[0], &Security::default(), false).unwrap();
+        write_node_files("casslab", &nodes[0], &nodes[0], &Security::default(), false, &BTreeMap::new()).unwrap();
         for dir in nodes[0].all_dirs() {
             assert!(dir.is_dir(), "{}", dir.display());
         }

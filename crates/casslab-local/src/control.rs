@@ -1,21 +1,52 @@
-//! The local cluster as the run session sees it: the [`ClusterControl`] seam of casslab-core
-//! (stop, kill and start nodes or data centers, nodetool, each node's process and GC log), and
-//! aiming a client's [`ClusterConfig`] at the cluster (contact points, TLS, login, local data
-//! center), as a production client is configured for its own cluster.
+//! The local cluster as the run session sees it: [`LocalControl`], the [`ClusterControl`] seam
+//! of casslab-core (stop, kill and start nodes or data centers, nodetool, each node's process
+//! and GC log, and running the cluster as a server definition says: checked first, then the
+//! nodes restarted, their data wiped when the storage changes); and aiming a client's
+//! [`ClusterConfig`] at the cluster (contact points, TLS, login, local data center), as a
+//! production client is configured for its own cluster.
 
 use crate::cluster::LocalCluster;
+use crate::definition::{check, options_for, storage_differs};
+use crate::state::{SavedCluster, UpDefinition};
 use crate::tls::{DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
-use casslab_core::cluster::{ClusterControl, ControlError, ControlledNode};
+use crate::LocalOptions;
+use casslab_core::cluster::{Applied, ClusterControl, ControlError, ControlledNode, ServerSpec};
 use casslab_core::config::ClusterConfig;
 use std::process::Output;
+use std::sync::RwLock;
+use std::time::Instant;
 
-impl ClusterControl for LocalCluster {
+/// A local cluster under casslab's control. Server definitions apply over the options it was
+/// started with (`base`): what a definition leaves out is what the user started.
+pub struct LocalControl {
+    base: LocalOptions,
+    cluster: RwLock<LocalCluster>,
+}
+
+impl LocalControl {
+    /// Control of `cluster`; definitions apply over the server `local up` gave it (kept in
+    /// its saved state while another definition runs).
+    pub fn new(cluster: LocalCluster) -> LocalControl {
+        let mut base = cluster.options().clone();
+        if let Some(up) = SavedCluster::load(&base.home).ok().and_then(|s| s.up) {
+            up.onto(&mut base);
+        }
+        LocalControl { base, cluster: RwLock::new(cluster) }
+    }
+
+    /// The cluster as it runs now.
+    pub fn cluster(&self) -> LocalCluster {
+        self.cluster.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl ClusterControl for LocalControl {
     fn select(&self, selector: &str) -> Result<Vec<usize>, ControlError> {
-        LocalCluster::select(self, selector).map_err(ControlError::new)
+        self.cluster().select(selector).map_err(ControlError::new)
     }
 
     fn nodes(&self) -> Result<Vec<ControlledNode>, ControlError> {
-        let nodes = self.status().map_err(ControlError::new)?;
+        let nodes = self.cluster().status().map_err(ControlError::new)?;
         Ok(nodes
             .into_iter()
             .map(|n| ControlledNode {
@@ -30,15 +61,58 @@ impl ClusterControl for LocalCluster {
     }
 
     fn stop(&self, nodes: &[usize], kill: bool, log: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
-        self.stop_nodes(nodes, kill, log).map_err(ControlError::new)
+        self.cluster().stop_nodes(nodes, kill, log).map_err(ControlError::new)
     }
 
     fn start(&self, nodes: &[usize], log: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
-        self.start_nodes(nodes, log).map(|_| ()).map_err(ControlError::new)
+        self.cluster().start_nodes(nodes, log).map(|_| ()).map_err(ControlError::new)
     }
 
     fn nodetool(&self, node: usize, args: &[&str]) -> Result<Output, ControlError> {
-        LocalCluster::nodetool(self, node, args).map_err(ControlError::new)
+        self.cluster().nodetool(node, args).map_err(ControlError::new)
+    }
+
+    fn definition(&self) -> ServerSpec {
+        let c = self.cluster();
+        let o = c.options();
+        let java_home = SavedCluster::load(&o.home).ok().and_then(|s| s.java).and_then(|j| Some(j.parent()?.parent()?.to_path_buf()));
+        ServerSpec {
+            version: Some(o.version.clone()),
+            build: o.build.clone(),
+            java_home: java_home.or_else(|| o.java_home.clone()),
+            heap_mb: Some(o.heap_mb),
+            gc: Some(o.gc),
+            jvm_options: o.jvm_options.clone(),
+            settings: o.settings.clone(),
+            nodes: Some(o.nodes),
+            dcs: (!o.dcs.is_empty()).then(|| o.dcs.clone()),
+        }
+    }
+
+    fn check(&self, spec: &ServerSpec, log: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
+        check(&options_for(&self.base, spec), log).map(|_| ()).map_err(ControlError::new)
+    }
+
+    fn apply(&self, spec: &ServerSpec, restart: bool, log: &mut dyn FnMut(&str)) -> Result<Applied, ControlError> {
+        let wanted = options_for(&self.base, spec);
+        let current = self.cluster();
+        if *current.options() == wanted && current.is_running() && !restart {
+            return Ok(Applied::default());
+        }
+        check(&wanted, log).map_err(ControlError::new)?;
+        let started = Instant::now();
+        let wipe = storage_differs(current.options(), &wanted);
+        log(&format!("restarting the local cluster for the server definition{}", if wipe { " (its storage changes: the data is wiped)" } else { "" }));
+        current.down(wipe, log).map_err(ControlError::new)?;
+        let next = LocalCluster::new(wanted);
+        next.up(log).map_err(ControlError::new)?;
+        // keep the server `local up` gave as the base of later definitions (a wipe removed it)
+        let home = &self.base.home;
+        let mut saved = SavedCluster::load(home).map_err(ControlError::new)?;
+        saved.up = (self.base != *next.options()).then(|| UpDefinition::of(&self.base));
+        saved.save(home).map_err(ControlError::new)?;
+        *self.cluster.write().unwrap_or_else(|e| e.into_inner()) = next;
+        Ok(Applied { restarted: true, wiped: wipe, took_ms: started.elapsed().as_millis() as u64 })
     }
 }
 
@@ -72,6 +146,7 @@ impl LocalCluster {
 mod tests {
     use super::*;
     use crate::LocalOptions;
+    use casslab_core::cluster::Gc;
 
     #[test]
     fn a_client_is_aimed_at_every_node_with_the_cluster_security_and_first_dc() {
@@ -95,9 +170,11 @@ mod tests {
         let mut mine = ClusterConfig { user: Some("bench".into()), dc: Some("west".into()), ..ClusterConfig::default() };
         assert_eq!(cluster.aim_client(&mut mine), None);
         assert_eq!((mine.user.as_deref(), mine.dc.as_deref()), (Some("bench"), Some("west")));
-        // the seam sees the same nodes the cluster selects
-        let control: &dyn ClusterControl = &cluster;
+        // the seam sees the same nodes the cluster selects, and its definition
+        let control = LocalControl::new(cluster);
         assert_eq!(control.select("west").unwrap(), vec![2]);
         assert!(control.select("node9").unwrap_err().to_string().contains("node9"));
+        let def = control.definition();
+        assert_eq!((def.nodes, def.gc, def.dcs.as_ref().map(|d| d.len())), (Some(3), Some(Gc::G1), Some(2)));
     }
 }

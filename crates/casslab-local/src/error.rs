@@ -20,6 +20,31 @@ pub enum LocalError {
         cassandra_version: String,
     },
 
+    /// The Java asked for does not run the Cassandra version asked for.
+    #[error("Cassandra {cassandra_version} runs on Java {wanted}, but {} is Java {found}: give --java-home a Java {wanted} (or leave it out and casslab finds or fetches one)", .java.display())]
+    JavaUnsuitable {
+        found: String,
+        java: std::path::PathBuf,
+        cassandra_version: String,
+        wanted: String,
+    },
+
+    /// No Java on this machine runs the Cassandra version asked for, and none can be fetched.
+    #[error("Cassandra {cassandra_version} runs on Java {wanted}, and none is here (found: {found}): install one, or give --java-home DIR")]
+    NoSuitableJava {
+        cassandra_version: String,
+        wanted: String,
+        found: String,
+    },
+
+    /// A server definition casslab can tell is wrong before anything stops.
+    #[error("server definition: {reason}")]
+    BadDefinition { reason: String },
+
+    /// Maven Central has no `cassandra-all` of this version.
+    #[error("Cassandra {version} is not on Maven Central (org.apache.cassandra:cassandra-all:{version}); give a released version such as 5.0.9 or 4.1.10")]
+    NoSuchVersion { version: String },
+
     /// Maven failed to resolve or copy the Cassandra jars.
     #[error("Maven could not fetch the Cassandra jars ({status}); check that Maven Central is reachable and the version exists. Last Maven output:\n{output_tail}")]
     Maven { status: String, output_tail: String },

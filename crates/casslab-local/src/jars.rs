@@ -85,9 +85,10 @@ pub fn check_java(cassandra_version: &str) -> Result<String, LocalError> {
     let text = String::from_utf8_lossy(&out.stderr).into_owned();
     let version = parse_java_version(&text).unwrap_or_else(|| "unknown".to_string());
     match java_major(&version) {
-        Some(major) if major < 17 => Err(LocalError::JavaTooOld {
+        // Maven's own need; which Java runs the nodes is `java::find_java`'s to decide
+        Some(major) if major < 8 => Err(LocalError::JavaTooOld {
             found: version,
-            needed_major: 17,
+            needed_major: 8,
             cassandra_version: cassandra_version.to_string(),
         }),
         _ => Ok(version),
@@ -144,6 +145,26 @@ fn render_pom(version: &str) -> String {
 </project>
 "#
     )
+}
+
+/// The jars to run: those of a custom `build` (a directory of jars, or an unpacked
+/// distribution's `lib/`) with the version its server jar names, or `version`'s from Maven
+/// Central (fetched the first time).
+pub fn jars_for(version: &str, build: Option<&Path>, progress: &mut dyn FnMut(&str)) -> Result<(PathBuf, String), LocalError> {
+    let Some(build) = build else { return Ok((ensure_jars(version, progress)?, version.to_string())) };
+    let lib = if build.join("lib").is_dir() { build.join("lib") } else { build.to_path_buf() };
+    let bad = |reason: String| LocalError::BadDefinition { reason };
+    let jars: Vec<String> = fs::read_dir(&lib)
+        .map_err(|e| bad(format!("build {}: {e}", build.display())))?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".jar"))
+        .collect();
+    let server = jars
+        .iter()
+        .find(|n| n.starts_with("apache-cassandra-") || n.starts_with("cassandra-all-"))
+        .ok_or_else(|| bad(format!("build {}: no apache-cassandra-*.jar or cassandra-all-*.jar in {} (give a directory of jars or an unpacked distribution)", build.display(), lib.display())))?;
+    let built = server.trim_start_matches("apache-cassandra-").trim_start_matches("cassandra-all-").trim_end_matches(".jar").to_string();
+    Ok((lib, if built.is_empty() { version.to_string() } else { built }))
 }
 
 /// Returns the jar directory of `version`, fetching it with Maven the first time.
@@ -218,6 +239,11 @@ fn fetch_into(version: &str, work: &Path, staged: &Path, lib: &Path) -> Result<u
     if !out.status.success() {
         let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
         text.push_str(&String::from_utf8_lossy(&out.stderr));
+        // Maven Central answered, and has no such release: the version is wrong, not the network
+        let artifact = format!("org.apache.cassandra:cassandra-all:jar:{version}");
+        if text.contains(&format!("Could not find artifact {artifact}")) || text.contains(&format!("{artifact} was not found in")) {
+            return Err(LocalError::NoSuchVersion { version: version.to_string() });
+        }
         return Err(LocalError::Maven {
             status: out.status.to_string(),
             output_tail: tail_lines(&text, 30),
@@ -270,6 +296,25 @@ mod tests {
         let pom = render_pom("5.0.6");
         assert!(pom.contains("<artifactId>cassandra-all</artifactId>"));
         assert!(pom.contains("<version>5.0.6</version>"));
+    }
+
+    #[test]
+    fn a_custom_build_is_a_directory_of_jars_or_a_distribution() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dist = tmp.path().join("dist");
+        fs::create_dir_all(dist.join("lib")).unwrap();
+        fs::write(dist.join("lib/apache-cassandra-5.0.9-SNAPSHOT.jar"), b"").unwrap();
+        fs::write(dist.join("lib/guava-32.jar"), b"").unwrap();
+        let (lib, v) = jars_for("5.0.6", Some(&dist), &mut |_| {}).unwrap();
+        assert_eq!((lib, v.as_str()), (dist.join("lib"), "5.0.9-SNAPSHOT"));
+        let jars = tmp.path().join("jars");
+        fs::create_dir_all(&jars).unwrap();
+        fs::write(jars.join("cassandra-all-4.1.10.jar"), b"").unwrap();
+        assert_eq!(jars_for("5.0.6", Some(&jars), &mut |_| {}).unwrap(), (jars.clone(), "4.1.10".to_string()));
+        let empty = tmp.path().join("empty");
+        fs::create_dir_all(&empty).unwrap();
+        let e = jars_for("5.0.6", Some(&empty), &mut |_| {}).unwrap_err().to_string();
+        assert!(e.contains("no apache-cassandra-*.jar"), "{e}");
     }
 
     #[test]

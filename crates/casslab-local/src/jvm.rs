@@ -8,6 +8,7 @@ use std::path::Path;
 
 use crate::layout::NodeLayout;
 use crate::LocalOptions;
+use casslab_core::cluster::Gc;
 
 /// Main class of the server.
 pub const DAEMON_CLASS: &str = "org.apache.cassandra.service.CassandraDaemon";
@@ -54,10 +55,47 @@ pub const MODULE_FLAGS: &[(&str, &str)] = &[
     ("--add-opens", "java.base/java.net=ALL-UNNAMED"),
 ];
 
-fn push_module_flags(args: &mut Vec<OsString>) {
+/// Of [`MODULE_FLAGS`], those Java 11 lacks (verified with Cassandra 4.1 on Java 11: it runs
+/// without them).
+const NOT_ON_11: &[&str] = &[
+    "java.base/java.lang.ref=ALL-UNNAMED",
+    "jdk.unsupported/sun.misc=ALL-UNNAMED",
+    "java.base/java.io=ALL-UNNAMED",
+    "java.base/java.nio=ALL-UNNAMED",
+    "java.base/java.util.concurrent=ALL-UNNAMED",
+    "java.base/java.util=ALL-UNNAMED",
+    "java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+    "java.base/java.lang=ALL-UNNAMED",
+    "java.base/java.math=ALL-UNNAMED",
+    "java.base/java.lang.reflect=ALL-UNNAMED",
+    "java.base/java.net=ALL-UNNAMED",
+];
+
+/// The module flags for a Java major version (none before 9).
+fn push_module_flags(args: &mut Vec<OsString>, java_major: u32) {
+    if java_major < 9 {
+        return;
+    }
     for (flag, value) in MODULE_FLAGS {
+        if java_major < 17 && NOT_ON_11.contains(value) {
+            continue;
+        }
         args.push((*flag).into());
         args.push((*value).into());
+    }
+}
+
+/// The JVM flags that pick a garbage collector (ZGC and Shenandoah were experimental before
+/// Java 15).
+pub fn gc_flags(gc: Gc, java_major: u32) -> Vec<&'static str> {
+    let experimental = java_major < 15;
+    match gc {
+        Gc::G1 => vec!["-XX:+UseG1GC"],
+        Gc::Parallel => vec!["-XX:+UseParallelGC"],
+        Gc::Zgc if experimental => vec!["-XX:+UnlockExperimentalVMOptions", "-XX:+UseZGC"],
+        Gc::Zgc => vec!["-XX:+UseZGC"],
+        Gc::Shenandoah if experimental => vec!["-XX:+UnlockExperimentalVMOptions", "-XX:+UseShenandoahGC"],
+        Gc::Shenandoah => vec!["-XX:+UseShenandoahGC"],
     }
 }
 
@@ -83,23 +121,22 @@ fn prop(name: &str, value: impl AsRef<std::ffi::OsStr>) -> OsString {
 /// waits until every node sees every other as up) and use a 5 s ring delay instead of 30 s. With `auth`, the default superuser is
 /// created at once instead of 10 s after start, so a client can log in as soon as
 /// the node answers CQL (the node still creates it only when no role exists yet).
-pub fn server_args(node: &NodeLayout, opts: &LocalOptions, lib: &Path) -> Vec<OsString> {
+pub fn server_args(node: &NodeLayout, opts: &LocalOptions, lib: &Path, java_major: u32) -> Vec<OsString> {
     let heap_mb = opts.heap_mb;
     let single_node = !opts.is_multi_node();
-    let mut args: Vec<OsString> = vec![
-        format!("-Xms{heap_mb}m").into(),
-        format!("-Xmx{heap_mb}m").into(),
-        "-XX:+UseG1GC".into(),
+    let mut args: Vec<OsString> = vec![format!("-Xms{heap_mb}m").into(), format!("-Xmx{heap_mb}m").into()];
+    args.extend(gc_flags(opts.gc, java_major).into_iter().map(OsString::from));
+    args.extend([
         "-XX:+ExitOnOutOfMemoryError".into(),
         "-Xss256k".into(),
         "-Djava.net.preferIPv4Stack=true".into(),
         "-Djdk.attach.allowAttachSelf=true".into(),
-    ];
+    ]);
     let mut gc_log = OsString::from("-Xlog:gc*:file=");
     gc_log.push(node.gc_log());
     gc_log.push(":time,uptime:filecount=5,filesize=10M");
     args.push(gc_log);
-    push_module_flags(&mut args);
+    push_module_flags(&mut args, java_major);
     args.push(prop("cassandra.jmx.local.port", node.jmx_port.to_string()));
     let mut config_url = OsString::from("file://");
     config_url.push(node.yaml_path());
@@ -118,6 +155,7 @@ pub fn server_args(node: &NodeLayout, opts: &LocalOptions, lib: &Path) -> Vec<Os
     if opts.auth {
         args.push("-Dcassandra.superuser_setup_delay_ms=0".into());
     }
+    args.extend(opts.jvm_options.iter().map(OsString::from));
     args.push("-cp".into());
     args.push(classpath(lib));
     args.push(DAEMON_CLASS.into());
@@ -125,9 +163,9 @@ pub fn server_args(node: &NodeLayout, opts: &LocalOptions, lib: &Path) -> Vec<Os
 }
 
 /// Arguments (after `java`) that run NodeTool against `node`'s JMX port.
-pub fn nodetool_args(node: &NodeLayout, lib: &Path, command: &[&str]) -> Vec<OsString> {
+pub fn nodetool_args(node: &NodeLayout, lib: &Path, command: &[&str], java_major: u32) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec!["-Xmx256m".into(), "-XX:+UseSerialGC".into()];
-    push_module_flags(&mut args);
+    push_module_flags(&mut args, java_major);
     args.push("-cp".into());
     args.push(classpath(lib));
     args.push(NODETOOL_CLASS.into());
@@ -170,7 +208,7 @@ mod tests {
             heap_mb: 768,
             ..LocalOptions::default()
         };
-        let args = strings(&server_args(&node(), &opts, Path::new("/cache/lib")));
+        let args = strings(&server_args(&node(), &opts, Path::new("/cache/lib"), 17));
         for expected in [
             "-Xms768m",
             "-Xmx768m",
@@ -197,17 +235,33 @@ mod tests {
             nodes: 2,
             ..opts.clone()
         };
-        let multi = strings(&server_args(&node(), &multi, Path::new("/cache/lib")));
+        let multi = strings(&server_args(&node(), &multi, Path::new("/cache/lib"), 17));
         assert!(multi.iter().any(|a| a == "-Dcassandra.ring_delay_ms=5000"));
         assert!(multi.iter().any(|a| a == "-Dcassandra-rackdc.properties=file:///h/node1/conf/cassandra-rackdc.properties"));
         let auth = LocalOptions { auth: true, ..opts };
-        let auth = strings(&server_args(&node(), &auth, Path::new("/cache/lib")));
+        let auth = strings(&server_args(&node(), &auth, Path::new("/cache/lib"), 17));
         assert!(auth.contains(&"-Dcassandra.superuser_setup_delay_ms=0".to_string()));
     }
 
     #[test]
+    fn the_collector_options_and_java_11_flags_follow_the_definition() {
+        let zgc = LocalOptions { gc: Gc::Zgc, jvm_options: vec!["-XX:+AlwaysPreTouch".into()], ..LocalOptions::default() };
+        let on17 = strings(&server_args(&node(), &zgc, Path::new("/l"), 17));
+        assert!(on17.contains(&"-XX:+UseZGC".to_string()) && !on17.contains(&"-XX:+UseG1GC".to_string()));
+        assert!(!on17.contains(&"-XX:+UnlockExperimentalVMOptions".to_string()));
+        let n = on17.len();
+        assert_eq!(on17[n - 4], "-XX:+AlwaysPreTouch", "the user's options come last, before the class path");
+        let on11 = strings(&server_args(&node(), &zgc, Path::new("/l"), 11));
+        assert!(on11.contains(&"-XX:+UnlockExperimentalVMOptions".to_string()));
+        assert!(!on11.iter().any(|a| a == "jdk.unsupported/sun.misc=ALL-UNNAMED"), "a flag Java 11 lacks");
+        assert!(on11.iter().any(|a| a == "java.base/sun.nio.ch=ALL-UNNAMED"));
+        assert_eq!(gc_flags(Gc::Parallel, 17), ["-XX:+UseParallelGC"]);
+        assert_eq!(gc_flags(Gc::Shenandoah, 17), ["-XX:+UseShenandoahGC"]);
+    }
+
+    #[test]
     fn nodetool_args_target_jmx_port() {
-        let args = strings(&nodetool_args(&node(), Path::new("/l"), &["status"]));
+        let args = strings(&nodetool_args(&node(), Path::new("/l"), &["status"], 17));
         assert!(args.contains(&"--add-exports".to_string()));
         let n = args.len();
         assert_eq!(

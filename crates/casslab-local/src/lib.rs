@@ -14,9 +14,11 @@ mod belongs;
 mod cluster;
 mod config_files;
 mod control;
+mod definition;
 mod cql_probe;
 mod error;
 mod jars;
+mod java;
 mod jvm;
 mod layout;
 mod process;
@@ -25,22 +27,27 @@ mod ring;
 mod state;
 mod tls;
 
+use casslab_core::cluster::Gc;
+use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
 pub use belongs::wipe_command;
 pub use cluster::{normalize_home, LocalCluster, NodeStatus, UpReport};
+pub use control::LocalControl;
+pub use definition::{check as check_options, options_for};
 pub use cql_probe::cql_answers;
 pub use error::LocalError;
 pub use jars::{cached_jars, ensure_jars, jar_cache_dir};
+pub use java::{find_java, majors_for, JavaRuntime};
 pub use jvm::MODULE_FLAGS;
 pub use layout::{default_heap_mb, jmx_port_for, node_address, parse_dcs, NodeLayout, DEFAULT_DC};
 pub use ring::{parse_ring, RingEntry};
-pub use state::{SavedCluster, SavedNode};
+pub use state::{SavedCluster, SavedNode, UpDefinition};
 pub use tls::{DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 
 /// The Cassandra version casslab runs unless told otherwise; the one place it is pinned.
-pub const DEFAULT_CASSANDRA_VERSION: &str = "5.0.6";
+pub const DEFAULT_CASSANDRA_VERSION: &str = "5.0.9";
 
 /// How long `up` waits for a node to answer CQL before stopping it.
 pub const DEFAULT_START_TIMEOUT_S: u64 = 180;
@@ -74,6 +81,17 @@ pub struct LocalOptions {
     /// Accept only TLS client connections, with a self-signed certificate casslab makes for
     /// the cluster's addresses (see `LocalCluster::tls_ca_file`).
     pub tls: bool,
+    /// A custom build to run instead of `version`'s jars: a directory of jars, or an unpacked
+    /// Cassandra distribution (its `lib/`).
+    pub build: Option<PathBuf>,
+    /// The Java home to run the nodes with; `None`: one suited to the version is found.
+    pub java_home: Option<PathBuf>,
+    /// The nodes' garbage collector.
+    pub gc: Gc,
+    /// JVM options after casslab's own.
+    pub jvm_options: Vec<String>,
+    /// cassandra.yaml settings over casslab's.
+    pub settings: BTreeMap<String, serde_json::Value>,
 }
 
 impl Default for LocalOptions {
@@ -91,6 +109,11 @@ impl Default for LocalOptions {
             start_timeout_s: DEFAULT_START_TIMEOUT_S,
             auth: false,
             tls: false,
+            build: None,
+            java_home: None,
+            gc: Gc::G1,
+            jvm_options: Vec::new(),
+            settings: BTreeMap::new(),
         }
     }
 }
@@ -120,7 +143,7 @@ mod tests {
     #[test]
     fn defaults_match_the_documented_ones() {
         let o = LocalOptions::default();
-        assert_eq!(o.version, "5.0.6");
+        assert_eq!(o.version, "5.0.9");
         assert_eq!(
             (o.nodes, o.heap_mb, o.cql_port, o.storage_port),
             (1, 1024, 9042, 7000)

@@ -7,7 +7,9 @@ use std::fs;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 
+use casslab_core::cluster::Gc;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 use crate::error::{IoContext, LocalError};
 use crate::layout::NodeLayout;
@@ -47,7 +49,69 @@ pub struct SavedCluster {
     /// Client TLS on (absent in older files: off).
     #[serde(default)]
     pub tls: bool,
+    /// The server's definition beyond version and heap (absent in older files: defaults).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub java_home: Option<PathBuf>,
+    #[serde(default)]
+    pub gc: Gc,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jvm_options: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, serde_json::Value>,
+    /// The `java` the nodes run with and its version, as found when they were started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub java: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub java_version: Option<String>,
     pub node_list: Vec<SavedNode>,
+    /// The server as `local up` defined it, kept while a workload's definition runs instead
+    /// (absent when the cluster runs as `local up` made it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up: Option<UpDefinition>,
+}
+
+/// The server part of a cluster's options, as `local up` gave it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UpDefinition {
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub java_home: Option<PathBuf>,
+    pub heap_mb: u32,
+    #[serde(default)]
+    pub gc: Gc,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jvm_options: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, serde_json::Value>,
+}
+
+impl UpDefinition {
+    pub fn of(o: &LocalOptions) -> UpDefinition {
+        UpDefinition {
+            version: o.version.clone(),
+            build: o.build.clone(),
+            java_home: o.java_home.clone(),
+            heap_mb: o.heap_mb,
+            gc: o.gc,
+            jvm_options: o.jvm_options.clone(),
+            settings: o.settings.clone(),
+        }
+    }
+
+    /// `o` with this definition's server.
+    pub fn onto(&self, o: &mut LocalOptions) {
+        o.version = self.version.clone();
+        o.build = self.build.clone();
+        o.java_home = self.java_home.clone();
+        o.heap_mb = self.heap_mb;
+        o.gc = self.gc;
+        o.jvm_options = self.jvm_options.clone();
+        o.settings = self.settings.clone();
+    }
 }
 
 /// Path of the file under `home`.
@@ -69,6 +133,14 @@ impl SavedCluster {
             storage_port: opts.storage_port,
             auth: opts.auth,
             tls: opts.tls,
+            build: opts.build.clone(),
+            java_home: opts.java_home.clone(),
+            gc: opts.gc,
+            jvm_options: opts.jvm_options.clone(),
+            settings: opts.settings.clone(),
+            java: None,
+            java_version: None,
+            up: None,
             node_list: nodes
                 .iter()
                 .map(|n| SavedNode {
@@ -97,6 +169,11 @@ impl SavedCluster {
             cluster_name: self.cluster_name.clone(),
             auth: self.auth,
             tls: self.tls,
+            build: self.build.clone(),
+            java_home: self.java_home.clone(),
+            gc: self.gc,
+            jvm_options: self.jvm_options.clone(),
+            settings: self.settings.clone(),
             ..LocalOptions::default()
         }
     }
@@ -147,6 +224,12 @@ impl SavedCluster {
         let on_off = |on: bool| if on { "on" } else { "off" }.to_string();
         check("auth", on_off(self.auth), on_off(other.auth));
         check("TLS", on_off(self.tls), on_off(other.tls));
+        let path = |p: &Option<PathBuf>| p.as_ref().map_or("-".to_string(), |p| p.display().to_string());
+        check("build", path(&self.build), path(&other.build));
+        check("java home", path(&self.java_home), path(&other.java_home));
+        check("GC", self.gc.as_str().to_string(), other.gc.as_str().to_string());
+        check("JVM options", self.jvm_options.join(" "), other.jvm_options.join(" "));
+        check("settings", serde_json::to_string(&self.settings).unwrap_or_default(), serde_json::to_string(&other.settings).unwrap_or_default());
         (!diffs.is_empty()).then(|| diffs.join(", "))
     }
 

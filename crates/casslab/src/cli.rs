@@ -422,8 +422,39 @@ pub struct LocalUpArgs {
     /// `casslab run` without --hosts uses it by itself.
     #[arg(long)]
     pub tls: bool,
+    /// Run a custom build instead of a released version: a directory of jars, or an unpacked
+    /// Cassandra distribution (its lib/), e.g. your patched fork.
+    #[arg(long, value_name = "DIR")]
+    pub build: Option<PathBuf>,
+    /// The Java home to run the nodes with [default: one suited to the version, found on this
+    /// machine, or for 4.x fetched once from PyPI]
+    #[arg(long, value_name = "DIR")]
+    pub java_home: Option<PathBuf>,
+    /// Garbage collector of the nodes: g1 (the default), zgc, shenandoah or parallel.
+    #[arg(long, value_name = "GC")]
+    pub gc: Option<String>,
+    /// A JVM option for the nodes, after casslab's own (repeatable), e.g. --jvm-opt=-XX:+AlwaysPreTouch.
+    #[arg(long = "jvm-opt", value_name = "OPTION", allow_hyphen_values = true)]
+    pub jvm_options: Vec<String>,
+    /// A cassandra.yaml setting, KEY=VALUE (repeatable): VALUE is read as JSON when it is
+    /// (numbers, true/false, {"nested": "maps"}), else as text, e.g. --set concurrent_reads=64
+    /// --set 'sstable={"selected_format":"bti"}'. Checked before any node starts.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub settings: Vec<String>,
     #[command(flatten)]
     pub home: LocalHomeArgs,
+}
+
+/// `KEY=VALUE` settings: VALUE as JSON when it parses, else as text.
+pub fn parse_settings(items: &[String]) -> Result<std::collections::BTreeMap<String, serde_json::Value>> {
+    let mut out = std::collections::BTreeMap::new();
+    for it in items {
+        let (k, v) = it.split_once('=').ok_or_else(|| usage(format!("--set {it}: write KEY=VALUE, e.g. --set concurrent_reads=64")))?;
+        let v = v.trim();
+        let value = serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
+        out.insert(k.trim().to_string(), value);
+    }
+    Ok(out)
 }
 
 #[derive(Args, Debug, Clone)]
@@ -758,6 +789,7 @@ impl RunOptions {
                 .as_deref()
                 .map(|t| casslab_core::units::parse_start_ms(t).map_err(|e| usage(format!("--start-at {t}: {e}"))))
                 .transpose()?,
+            server: None,
         })
     }
 
@@ -966,6 +998,15 @@ mod tests {
         assert_eq!((r.url.as_str(), r.connections, r.local), ("redis://bench@127.0.0.66:6390/1", 2, false));
         assert!(opts("redis://:pw@127.0.0.66:6390").unwrap_err().to_string().contains("CASSLAB_REDIS_PASSWORD"));
         assert!(opts("127.0.0.66:6390").unwrap_err().to_string().contains("redis://HOST:PORT"));
+    }
+
+    #[test]
+    fn settings_read_json_or_text() {
+        let s = parse_settings(&["concurrent_reads=64".into(), "commitlog_sync=batch".into(), r#"sstable={"selected_format":"bti"}"#.into()]).unwrap();
+        assert_eq!(s["concurrent_reads"], serde_json::json!(64));
+        assert_eq!(s["commitlog_sync"], serde_json::json!("batch"));
+        assert_eq!(s["sstable"]["selected_format"], "bti");
+        assert!(parse_settings(&["nokey".into()]).is_err());
     }
 
     #[test]

@@ -84,6 +84,10 @@ pub fn classify(e: &anyhow::Error) -> Exit {
 }
 
 fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
+    // a cluster controller's error is classed by what it wraps
+    if let Some(c) = e.downcast_ref::<casslab_core::cluster::ControlError>() {
+        return class_of(&*c.0);
+    }
     if e.is::<UsageError>() || e.is::<WorkloadError>() || e.is::<GateError>() || e.is::<AnalysisError>() || e.is::<SlaError>() || e.is::<EventCheckError>() || e.is::<MergeError>() || e.is::<ExportError>() {
         return Some(Exit::Usage);
     }
@@ -112,7 +116,11 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
             | LocalError::NoSuchNode { .. }
             | LocalError::NoSuchTarget { .. }
             | LocalError::OptionsMismatch { .. }
-            | LocalError::DataOfAnotherCluster { .. } => {
+            | LocalError::DataOfAnotherCluster { .. }
+            | LocalError::BadDefinition { .. }
+            | LocalError::JavaUnsuitable { .. }
+            | LocalError::NoSuitableJava { .. }
+            | LocalError::NoSuchVersion { .. } => {
                 Exit::Usage
             }
             _ => Exit::Setup,
@@ -179,6 +187,13 @@ mod tests {
         assert_eq!(class(EngineError::Workload(WorkloadError::new("w", None, casslab_core::workload::Problem::TooFewVariants))), Exit::Usage);
         assert_eq!(class(LocalError::NodeDied { node: "node1".into(), log_tail: String::new() }), Exit::Setup);
         assert_eq!(class(LocalError::NoSuchTarget { selector: "node9".into(), known: "node1".into() }), Exit::Usage);
+        assert_eq!(class(LocalError::BadDefinition { reason: "heap".into() }), Exit::Usage);
+        // a server definition refused through the session keeps its class
+        let refused = casslab_core::session::SessionError::Server {
+            workload: "kv".into(),
+            source: casslab_core::cluster::ControlError::new(LocalError::BadDefinition { reason: "unknown setting".into() }),
+        };
+        assert_eq!(class(refused), Exit::Usage);
         assert_eq!(class(anyhow::anyhow!("something else")), Exit::Failed);
     }
 

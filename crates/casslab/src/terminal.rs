@@ -101,6 +101,11 @@ impl Observer for Terminal {
             SessionEvent::SearchJudged { step, achieved_per_s, figure, met } => {
                 self.say(&format!("step {step}: {achieved_per_s:.0} ops/s, {figure} → SLA {}", if *met { "met" } else { "not met" }))
             }
+            SessionEvent::ServerApplied { workload, applied } => self.say(&format!(
+                "the local cluster now runs the server of {workload}: restarted in {:.1} s{}",
+                applied.took_ms as f64 / 1000.0,
+                if applied.wiped { ", its data wiped (the storage changed)" } else { "" }
+            )),
             SessionEvent::VariantRun { variant, step } => self.say(&format!("\n== {variant} · {step}")),
         }
     }

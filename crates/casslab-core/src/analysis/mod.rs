@@ -24,6 +24,7 @@ mod compare;
 mod dist;
 mod gate;
 pub mod impact;
+pub mod server_figures;
 mod likeness;
 mod repeated;
 #[cfg(test)]

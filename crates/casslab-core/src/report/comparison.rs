@@ -275,3 +275,48 @@ pub fn warnings(a: &Study) -> Vec<String> {
         })
         .collect()
 }
+
+/// The servers' side of a comparison: how the groups' server definitions differ, and what
+/// the nodes did in each group's runs (mean over its runs, with a t interval from two runs
+/// on). Empty when there is nothing to say.
+pub fn server_text(groups: &[crate::analysis::server_figures::GroupServer], differences: &[String], confidence: f64) -> String {
+    use crate::analysis::server_figures::FIGURES;
+    let mut out = String::new();
+    if !differences.is_empty() {
+        let _ = writeln!(out, "\nservers differ (in the order of the variants):");
+        for d in differences {
+            let _ = writeln!(out, "  {d}");
+        }
+    }
+    if groups.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "\nserver side, measured phase (mean over runs [{:.0}% t interval]):", confidence * 100.0);
+    let mut header = vec!["variant".to_string(), "runs".to_string()];
+    header.extend(FIGURES.iter().map(|(name, unit)| format!("{name} ({unit})")));
+    let mut t = TextTable::new(header).indent(2).right([1]);
+    for g in groups {
+        let mut row = vec![g.label.clone(), g.runs.len().to_string()];
+        for i in 0..FIGURES.len() {
+            row.push(match g.spread(i, confidence) {
+                Some(s) if s.runs > 1 => format!("{} [{}, {}]", fig(s.mean), fig(s.lo.max(0.0)), fig(s.hi)),
+                Some(s) => fig(s.mean),
+                None => "—".into(),
+            });
+        }
+        t.row(row);
+    }
+    let _ = write!(out, "{t}");
+    out
+}
+
+/// A server figure with three significant digits at most.
+fn fig(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}

@@ -23,7 +23,9 @@ impl GcPause {
 }
 
 /// Parses one line such as
-/// `[2026-11-22T13:26:44.960+0000][2.097s] GC(0) Pause Young (Normal) (G1 Evacuation Pause) 52M->11M(1024M) 14.690ms`.
+/// `[2026-11-22T13:26:44.960+0000][2.097s] GC(0) Pause Young (Normal) (G1 Evacuation Pause) 52M->11M(1024M) 14.690ms`
+/// (G1, Parallel), `... GC(3) Pause Mark Start 0.012ms` (ZGC) or
+/// `... GC(1) Pause Final Mark (unload classes) 0.305ms` (Shenandoah).
 /// Lines that open a pause (no duration), concurrent phases and everything else give `None`.
 pub fn parse_line(line: &str) -> Option<GcPause> {
     let line = line.trim_end();
@@ -36,11 +38,9 @@ pub fn parse_line(line: &str) -> Option<GcPause> {
         return None;
     }
     let duration_ms: f64 = tokens[tokens.len() - 1].strip_suffix("ms")?.parse().ok()?;
-    let heap = tokens[tokens.len() - 2];
-    if !heap.contains("->") {
-        return None;
-    }
-    let kind = tokens[2..tokens.len() - 2].join(" ");
+    // G1 and Parallel give the heap before and after; ZGC and Shenandoah do not
+    let last_word = if tokens[tokens.len() - 2].contains("->") { tokens.len() - 2 } else { tokens.len() - 1 };
+    let kind = tokens[2..last_word].join(" ");
     Some(GcPause { end_unix_ms, duration_ms, kind })
 }
 
@@ -99,6 +99,18 @@ impl GcLogTail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pauses_of_every_collector() {
+        let z = parse_line("[2026-11-22T13:26:44.960+0000][2.097s] GC(3) Pause Mark Start 0.012ms").unwrap();
+        assert_eq!((z.kind.as_str(), z.duration_ms), ("Mark Start", 0.012));
+        let s = parse_line("[2026-11-22T13:26:44.960+0000][2.097s] GC(1) Pause Final Mark (unload classes) 0.305ms").unwrap();
+        assert_eq!(s.kind, "Final Mark (unload classes)");
+        let p = parse_line("[2026-11-22T13:26:44.960+0000][2.097s] GC(0) Pause Young (Allocation Failure) 100M->20M(512M) 12.300ms").unwrap();
+        assert_eq!((p.kind.as_str(), p.duration_ms), ("Young (Allocation Failure)", 12.3));
+        assert!(parse_line("[2026-11-22T13:26:44.960+0000][2.097s] GC(3) Concurrent Mark 12.012ms").is_none());
+        assert!(parse_line("[2026-11-22T13:26:44.960+0000][2.097s] GC(3) Pause Young (Normal) (G1 Evacuation Pause)").is_none(), "a pause opening");
+    }
     use std::io::Write;
 
     #[test]

@@ -108,7 +108,8 @@ impl VirtualTablePoller {
     async fn read(&self, node: &Arc<Node>, table: &str) -> Result<Vec<Columns>, String> {
         let per_table = TABLE_TABLES.contains(&table);
         let cql = if per_table {
-            format!("SELECT * FROM system_views.{table} WHERE keyspace_name = ?")
+            // Cassandra 4.1 filters these tables only when told it may (5.0 does not mind)
+            format!("SELECT * FROM system_views.{table} WHERE keyspace_name = ? ALLOW FILTERING")
         } else {
             format!("SELECT * FROM system_views.{table}")
         };

@@ -46,6 +46,21 @@ pub struct VariantError {
     pub source: SessionError,
 }
 
+/// Checks every variant's server definition before the first run, so that a wrong one stops
+/// the experiment before any node does.
+async fn check_servers(lab: &Lab<'_>, exp: &Experiment) -> Result<(), VariantError> {
+    let mut checked: Vec<&crate::cluster::ServerSpec> = Vec::new();
+    for v in &exp.variants {
+        let Some(spec) = &v.workload.cluster else { continue };
+        if checked.contains(&spec) {
+            continue;
+        }
+        super::check_server(lab, &v.workload.name, spec).await.map_err(|source| VariantError { variant: v.name.clone(), source })?;
+        checked.push(spec);
+    }
+    Ok(())
+}
+
 /// A run of variant `v`: the base config with the variant's workload, parameters and client
 /// settings (the variant's own `rate` and `concurrency` win), tagged.
 pub fn variant_spec(exp: &Experiment, v: &Variant, base: &RunConfig, tags: Vec<String>) -> RunSpec {
@@ -98,6 +113,7 @@ pub async fn run_experiment(
     experiment_id: &str,
     extra_tags: &[String],
 ) -> Result<ExperimentRuns, VariantError> {
+    check_servers(lab, exp).await?;
     let mut run_order = run_order;
     if run_order.order == Order::Shuffled && run_order.seed.is_none() {
         run_order.seed = Some(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
@@ -178,6 +194,11 @@ pub async fn run_experiment(
             }
             out.notes.extend(settle(lab, base, exp).await);
             spec.config.load = LoadMode::Skip;
+        }
+        // a measured run of a server variant starts on freshly started nodes, whichever
+        // variant ran before it: no run inherits a JVM (JIT, heap, caches) warmed by another
+        if let Some(server) = &v.workload.cluster {
+            super::apply_server(lab, &v.workload.name, server, true).await.map_err(|source| VariantError { variant: v.name.clone(), source })?;
         }
         let r = run_one(lab, &spec, v).await?;
         out.variants[*vi].1.push(r.run);

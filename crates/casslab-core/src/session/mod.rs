@@ -80,6 +80,10 @@ pub enum SessionError {
     Results(#[from] SinkError),
     #[error("the engine task failed: {0}")]
     Task(#[from] tokio::task::JoinError),
+    #[error("workload \"{0}\" defines its server (`cluster:`), which casslab can set only on its local cluster: leave out --hosts, or remove `cluster:` to run against your own cluster as it is")]
+    NeedsLocalCluster(String),
+    #[error("the server definition of workload \"{workload}\"")]
+    Server { workload: String, source: crate::cluster::ControlError },
 }
 
 /// One run, from connecting to saving.
@@ -99,6 +103,9 @@ impl<'a> RunSession<'a> {
     /// already begun is saved as failed first).
     pub async fn run(self) -> Result<RunResult, SessionError> {
         let (cfg, w, lab) = (&self.spec.config, &self.spec.workload, self.lab);
+        if let Some(spec) = &w.cluster {
+            apply_server(lab, &w.name, spec, false).await?;
+        }
         match w.target {
             TargetKind::Cql => {
                 // a shard other than 0 polls no server and carries out no event
@@ -145,7 +152,13 @@ impl<'a> RunSession<'a> {
         };
         observer.on(&SessionEvent::Connected { hosts, info: target.info() });
         let started_at = unix_now_ms();
-        let id = match lab.results.begin_run(&w.name, cfg, &env, &self.spec.tags, started_at) {
+        // the run records the server it ran against, as casslab's local cluster is defined
+        let mut recorded = cfg.clone();
+        if let Some(c) = &lab.control {
+            let c = c.clone();
+            recorded.server = tokio::task::spawn_blocking(move || c.definition()).await.ok();
+        }
+        let id = match lab.results.begin_run(&w.name, &recorded, &env, &self.spec.tags, started_at) {
             Ok(id) => id,
             Err(e) => {
                 if let Some(sm) = server {
@@ -239,6 +252,29 @@ impl<'a> RunSession<'a> {
         }
         Ok(RunResult { run: id, status, summary })
     }
+}
+
+/// Runs casslab's local cluster as `spec` says (nothing when it runs so already, unless
+/// `restart`), on a blocking thread, telling the observer what it does.
+pub async fn apply_server(lab: &Lab<'_>, workload: &str, spec: &crate::cluster::ServerSpec, restart: bool) -> Result<crate::cluster::Applied, SessionError> {
+    let Some(control) = lab.control.clone() else { return Err(SessionError::NeedsLocalCluster(workload.to_string())) };
+    let (spec2, observer) = (spec.clone(), lab.observer.clone());
+    let applied = tokio::task::spawn_blocking(move || control.apply(&spec2, restart, &mut |line| observer.on(&SessionEvent::Info(line))))
+        .await?
+        .map_err(|source| SessionError::Server { workload: workload.to_string(), source })?;
+    if applied.restarted {
+        lab.observer.on(&SessionEvent::ServerApplied { workload, applied });
+    }
+    Ok(applied)
+}
+
+/// Checks a server definition as far as can be done without stopping anything.
+pub async fn check_server(lab: &Lab<'_>, workload: &str, spec: &crate::cluster::ServerSpec) -> Result<(), SessionError> {
+    let Some(control) = lab.control.clone() else { return Err(SessionError::NeedsLocalCluster(workload.to_string())) };
+    let (spec2, observer) = (spec.clone(), lab.observer.clone());
+    tokio::task::spawn_blocking(move || control.check(&spec2, &mut |line| observer.on(&SessionEvent::Info(line))))
+        .await?
+        .map_err(|source| SessionError::Server { workload: workload.to_string(), source })
 }
 
 /// Makes one run (a [`RunSession`]) and saves it.

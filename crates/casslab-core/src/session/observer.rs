@@ -37,6 +37,8 @@ pub enum SessionEvent<'a> {
     SearchStep { step: usize, rate_per_s: Option<f64> },
     /// A step of a `find_max` search was judged against the SLA.
     SearchJudged { step: usize, achieved_per_s: f64, figure: &'a str, met: bool },
+    /// casslab's local cluster was restarted to run a workload's server definition.
+    ServerApplied { workload: &'a str, applied: crate::cluster::Applied },
     /// An experiment starts a run of a variant: `step` says which ("unmeasured round",
     /// "load", "repetition 2/3, 4 of 6 measured").
     VariantRun { variant: &'a str, step: &'a str },

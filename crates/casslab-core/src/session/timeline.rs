@@ -249,6 +249,15 @@ mod tests {
         fn nodetool(&self, _: usize, _: &[&str]) -> Result<Output, ControlError> {
             Err(ControlError::new(std::io::Error::other("no nodetool here")))
         }
+        fn definition(&self) -> crate::cluster::ServerSpec {
+            Default::default()
+        }
+        fn check(&self, _: &crate::cluster::ServerSpec, _: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
+            Ok(())
+        }
+        fn apply(&self, _: &crate::cluster::ServerSpec, _: bool, _: &mut dyn FnMut(&str)) -> Result<crate::cluster::Applied, ControlError> {
+            Ok(Default::default())
+        }
     }
 
     #[test]

@@ -94,6 +94,13 @@ fn check_file(file: &Path, dir: &Path) -> usize {
             assert!(at_least(&findings, Severity::Error).is_empty(), "{at}: {findings:#?}");
             continue;
         }
+        if let (Some(cluster), None) = (doc.get("cluster"), doc.get("operations")) {
+            // a server definition on its own, as a workload or an experiment carries it
+            let text = yaml::to_string(cluster).unwrap();
+            let spec: Result<crate::cluster::ServerSpec, _> = yaml::from_str(&text);
+            assert!(spec.is_ok(), "{at}: not a server definition: {spec:?}");
+            continue;
+        }
         let text = as_workload(block);
         let w = parse_workload(&text, &at, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}\n{text}"));
         let findings = lint(&w, &LintOptions::default());

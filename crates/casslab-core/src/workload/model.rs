@@ -191,6 +191,9 @@ pub struct Workload {
     pub run: Option<RunPhase>,
     /// `events:` — disturbances during the run phase (`60s kill node2`), times since its start.
     pub events: Vec<EventSpec>,
+    /// `cluster:` — the server the workload is meant for (version, Java, GC, settings, ...),
+    /// which casslab's local cluster is restarted to match; `None`: whatever runs.
+    pub cluster: Option<crate::cluster::ServerSpec>,
 }
 
 impl Workload {

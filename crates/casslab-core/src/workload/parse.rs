@@ -40,6 +40,8 @@ struct RawWorkload {
     run: Option<RawRun>,
     #[serde(default)]
     events: Vec<String>,
+    /// The server the workload is meant for (casslab's local cluster runs it so).
+    cluster: Option<crate::cluster::ServerSpec>,
 }
 
 #[derive(Deserialize)]
@@ -211,6 +213,7 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
         load,
         run,
         events,
+        cluster: raw.cluster,
     };
     super::validate::validate(&w, file, &doc)?;
     Ok(w)

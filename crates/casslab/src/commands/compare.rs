@@ -13,6 +13,7 @@ use crate::cli::{AnalysisArgs, CompareArgs, OutputFormat};
 use crate::exit::{bail_usage, Exit};
 use crate::out;
 use anyhow::Result;
+use casslab_core::analysis::server_figures;
 use casslab_core::analysis::study::{study, Group, Study, StudyPlan};
 use casslab_core::analysis::{approx_duration, auto_window_s, check_gates, AnalysisOptions, Gate, GateFailure, LatencyKind, MaxRegression};
 use casslab_core::report::comparison::{self, signed};
@@ -58,7 +59,10 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
     let groups: Vec<Group> = ids.iter().map(|id| Group { label: format!("run {id}"), runs: vec![*id] }).collect();
     let s = study(&store, &groups, plan)?;
     match args.format {
-        OutputFormat::Text => out::print(&comparison::text(&s))?,
+        OutputFormat::Text => {
+            out::print(&comparison::text(&s))?;
+            out::print(&server_side(&store, &groups, s.plan.opts.confidence)?.0)?;
+        }
         OutputFormat::Json => out::print(&format!("{}\n", serde_json::to_string_pretty(&comparison_json::comparison_json(&s))?))?,
         OutputFormat::Csv => out::print(&csv::comparison_csv(&s))?,
     }
@@ -101,6 +105,15 @@ fn chosen_window(store: &Store, ids: &[RunId], min_windows: usize) -> Result<f64
         eprintln!("window: {} (from the runs' length: the shortest measured {shortest:.0} s, so {n} windows{enough}); --window sets it", approx_duration(w));
     }
     Ok(w)
+}
+
+/// The servers' side of a comparison of `groups`, as text, and the same as lines for a page.
+pub(crate) fn server_side(store: &casslab_core::store::Store, groups: &[Group], confidence: f64) -> Result<(String, Vec<String>)> {
+    let figures = server_figures::of_groups(store, groups)?;
+    let differences = server_figures::differences(store, groups)?;
+    let text = comparison::server_text(&figures, &differences, confidence);
+    let lines = text.lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect();
+    Ok((text, lines))
 }
 
 /// A failed gate in one line, named by its flag.

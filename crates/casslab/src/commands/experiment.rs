@@ -16,6 +16,7 @@ use crate::terminal::Terminal;
 use anyhow::{Context, Result};
 use casslab_core::analysis::study::{study, Group};
 use casslab_core::cluster::ClusterControl;
+use casslab_local::LocalControl;
 use casslab_core::config::Credentials;
 use casslab_core::experiment::{load_experiment, Experiment, Order, RunOrder};
 use casslab_core::report::comparison;
@@ -61,12 +62,12 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     // Cassandra and Redis are aimed at (and started locally) only if a variant needs them
     let any_cql = exp.variants.iter().any(|v| v.workload.target == TargetKind::Cql);
     let any_redis = exp.variants.iter().any(|v| v.workload.target == TargetKind::Redis);
-    let local = if any_cql { run::local_target(&base_cfg, &args.run.local)? } else { None };
+    let local = if any_cql { run::local_target(&base_cfg, &args.run.local)?.map(|c| Arc::new(LocalControl::new(c))) } else { None };
     for v in exp.variants.iter_mut() {
         v.workload.events.extend(extra_events.iter().cloned());
-        check_events(&v.workload.events, local.as_ref().map(|c| c as &dyn ClusterControl)).with_context(|| format!("variant {}", v.name))?;
+        check_events(&v.workload.events, local.as_deref().map(|c| c as &dyn ClusterControl)).with_context(|| format!("variant {}", v.name))?;
     }
-    let creds = if any_cql { run::connect_target(&mut base_cfg, local.as_ref())? } else { Credentials { password: None, redis_password: run::redis_password() } };
+    let creds = if any_cql { run::connect_target(&mut base_cfg, local.as_ref().map(|c| c.cluster()).as_ref())? } else { Credentials { password: None, redis_password: run::redis_password() } };
     if any_redis {
         run::aim_redis(&mut base_cfg, &args.run.local)?;
     }
@@ -87,7 +88,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     let rt = run::runtime(base_cfg.threads)?;
     let lab = Lab {
         credentials: creds,
-        control: local.map(|c| Arc::new(c) as Arc<dyn ClusterControl>),
+        control: local.map(|c| c as Arc<dyn ClusterControl>),
         results: &*store,
         observer: Arc::new(Terminal::with_summaries(store.clone())),
         stop: run::stop_on_ctrl_c(&rt),
@@ -143,9 +144,12 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         if exp.rates.is_empty() {
             out::print(&comparison::text(&s))?;
         }
+        let (server_text, server_lines) = compare::server_side(&store, &groups, s.plan.opts.confidence)?;
+        out::print(&server_text)?;
         if let Some(path) = &args.output {
             let mut page = ExperimentPage::of_study(&exp.name, &exp.description, &experiment_id, &s);
             page.notes.splice(0..0, notes);
+            page.notes.extend(server_lines);
             let html = page.render();
             out::write_to_file_or_stdout(path, |w| w.write_all(html.as_bytes()))?;
         }

@@ -2,7 +2,8 @@
 //! and `casslab local redis up|status|down`: a local redis-server, through casslab-local.
 
 use crate::cli::{parse_heap_mb, LocalCommand, LocalHomeArgs, LocalRedisCommand};
-use crate::exit::Exit;
+use crate::exit::{usage, Exit};
+use casslab_core::cluster::Gc;
 use crate::out;
 use casslab_core::report::table::TextTable;
 use anyhow::Result;
@@ -121,6 +122,23 @@ pub fn local(cmd: LocalCommand) -> Result<i32> {
                     }
                 }
             };
+            // the server's definition: what the flags set
+            let mut opts = opts;
+            if a.build.is_some() {
+                opts.build = a.build.clone();
+            }
+            if a.java_home.is_some() {
+                opts.java_home = a.java_home.clone();
+            }
+            if let Some(gc) = &a.gc {
+                opts.gc = Gc::parse(gc).ok_or_else(|| usage(format!("--gc {gc}: write g1, zgc, shenandoah or parallel")))?;
+            }
+            if !a.jvm_options.is_empty() {
+                opts.jvm_options = a.jvm_options.clone();
+            }
+            opts.settings.extend(crate::cli::parse_settings(&a.settings)?);
+            // what can be checked is, before any node starts
+            casslab_local::check_options(&opts, &mut |line| eprintln!("{line}"))?;
             let cluster = LocalCluster::new(opts);
             up_with_progress(&cluster)?;
             out::println(&cluster.contact_points().join(","))?;

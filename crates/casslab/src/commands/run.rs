@@ -11,6 +11,7 @@ use crate::out;
 use crate::terminal::Terminal;
 use anyhow::{Context, Result};
 use casslab_core::cluster::ClusterControl;
+use casslab_local::LocalControl;
 use casslab_core::config::{Credentials, RedisConfig, RunConfig};
 use casslab_core::session::{self, check_events, findmax, Lab, RunSpec};
 use casslab_core::store::{RunId, RunStatus, Store};
@@ -40,13 +41,13 @@ pub fn run(args: RunArgs) -> Result<i32> {
         workload.events.push(casslab_core::events::parse_event(spec).map_err(|m| usage(format!("--event: {m}")))?);
     }
     // a Redis workload needs no Cassandra: its server is --target or casslab's redis-server
-    let local = if is_redis { None } else { local_target(&cfg, &opts.local)? };
-    check_events(&workload.events, local.as_ref().map(|c| c as &dyn ClusterControl))?;
+    let local = if is_redis { None } else { local_target(&cfg, &opts.local)?.map(|c| Arc::new(LocalControl::new(c))) };
+    check_events(&workload.events, local.as_deref().map(|c| c as &dyn ClusterControl))?;
     let creds = if is_redis {
         aim_redis(&mut cfg, &opts.local)?;
         Credentials { password: None, redis_password: redis_password() }
     } else {
-        connect_target(&mut cfg, local.as_ref())?
+        connect_target(&mut cfg, local.as_ref().map(|c| c.cluster()).as_ref())?
     };
     let store = Arc::new(Store::open(&store_path(&opts.store)).context("cannot open the results store")?);
     let rt = runtime(cfg.threads)?;
@@ -57,7 +58,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     }
     let lab = Lab {
         credentials: creds,
-        control: local.map(|c| Arc::new(c) as Arc<dyn ClusterControl>),
+        control: local.map(|c| c as Arc<dyn ClusterControl>),
         results: &*store,
         observer: Arc::new(live),
         stop: stop_on_ctrl_c(&rt),
