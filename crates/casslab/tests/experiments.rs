@@ -117,3 +117,32 @@ fn an_experiment_gates_ci_like_compare() {
     assert!(err.contains("gate failed: --fail-if 'total.p99 > 0ms': columns"), "{err}");
     assert!(!err.contains("gates passed"), "{err}");
 }
+
+/// `experiment --find-max SLA`: every variant's repetitions are searches of the highest rate
+/// meeting the SLA, shown per repetition and as a mean with its interval.
+#[test]
+fn find_max_gives_each_variant_its_highest_rate_with_an_interval() {
+    let _g = load_lock();
+    let host = node();
+    let (dir, store) = temp_store();
+    let exp = dir.path().join("fm.yaml");
+    std::fs::write(&exp, "workload: kv\nload: shared\nparams: { rows: 500, keyspace: casslab_fm }\nshared_keyspace: true\nvariants:\n  four: { concurrency: 4 }\n  eight: { concurrency: 8 }\n").unwrap();
+    let (code, out, err) = run(casslab()
+        .args(["experiment", exp.to_str().unwrap(), "--repetitions", "2", "--duration", "2s", "--warmup", "0s", "--find-max", "p99 < 10s", "--max-steps", "1"])
+        .args(["--hosts", host, "--no-lint", "--store", store.to_str().unwrap()]));
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("highest throughput meeting p99 < 10s, per variant"), "{out}");
+    for v in ["four", "eight"] {
+        let line = out.lines().find(|l| l.trim_start().starts_with(v)).unwrap_or_else(|| panic!("no row of {v}:\n{out}"));
+        // two searches met the SLA (10 s is met by any rate): two rates, a mean and its interval
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        assert!(cells[1].parse::<f64>().unwrap() > 0.0 && cells[2].parse::<f64>().unwrap() > 0.0, "{line}");
+        assert!(line.contains('[') && line.contains(']'), "no interval: {line}");
+    }
+    assert!(out.lines().any(|l| l.trim_start().starts_with("eight") && l.contains('%')), "no change against the baseline:\n{out}");
+    let db = rusqlite::Connection::open(&store).unwrap();
+    let searches: i64 = db.query_row("SELECT count(DISTINCT tag) FROM run_tags WHERE tag LIKE 'find_max=%'", [], |r| r.get(0)).unwrap();
+    assert!(searches >= 1, "the searches' runs are tagged");
+    let tagged: i64 = db.query_row("SELECT count(*) FROM run_tags WHERE tag IN ('variant=four', 'variant=eight')", [], |r| r.get(0)).unwrap();
+    assert!(tagged >= 8, "every step of the 4 searches is a run of its variant: {tagged}");
+}

@@ -256,6 +256,69 @@ async fn settle(lab: &Lab<'_>, base: &RunConfig, exp: &Experiment) -> Vec<String
     notes
 }
 
+/// The highest rate each variant sustained within an SLA, per repetition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundMax {
+    /// Per variant in the file's order: for each repetition, the achieved throughput of the
+    /// best step that met the SLA (`None`: no step met it) and the search's runs.
+    pub variants: Vec<(String, Vec<(Option<f64>, Vec<RunId>)>)>,
+    /// The searches in the order they ran: (variant, repetition).
+    pub order: Vec<(String, u32)>,
+    pub interrupted: bool,
+}
+
+/// `experiment --find-max SLA`: for every variant, `repetitions` searches of the highest fixed
+/// rate meeting `sla` (each a probe at maximum throughput, then a binary search of rates:
+/// [`super::findmax::find_max`]), in the experiment's order; a server variant's search starts
+/// on freshly started nodes. The searches' runs are tagged `experiment`, `variant`,
+/// `repetition` and `find_max=…` like any other.
+#[allow(clippy::too_many_arguments)]
+pub async fn find_max_per_variant(
+    lab: &Lab<'_>,
+    exp: &Experiment,
+    base: &RunConfig,
+    repetitions: u32,
+    run_order: RunOrder,
+    sla: &crate::analysis::Gate,
+    max_steps: usize,
+    experiment_id: &str,
+    extra_tags: &[String],
+) -> Result<FoundMax, VariantError> {
+    check_servers(lab, exp).await?;
+    let sched = schedule(exp.variants.len(), repetitions, run_order.order, run_order.seed.unwrap_or(0));
+    let mut out = FoundMax {
+        variants: exp.variants.iter().map(|v| (v.name.clone(), Vec::new())).collect(),
+        order: sched.iter().map(|(v, rep)| (exp.variants[*v].name.clone(), *rep)).collect(),
+        interrupted: false,
+    };
+    for (k, (vi, rep)) in sched.iter().enumerate() {
+        let v = &exp.variants[*vi];
+        let step = format!("search {rep}/{repetitions} of the highest rate meeting the SLA, {} of {}", k + 1, sched.len());
+        lab.observer.on(&SessionEvent::VariantRun { variant: &v.name, step: &step });
+        let mut tags = vec![format!("experiment={}", exp.name), format!("experiment_id={experiment_id}")];
+        tags.extend(extra_tags.iter().cloned());
+        tags.extend([format!("variant={}", v.name), format!("repetition={rep}"), format!("position={}", k + 1)]);
+        if let Some(server) = &v.workload.cluster {
+            super::apply_server(lab, &v.workload.name, server, true).await.map_err(|source| VariantError { variant: v.name.clone(), source })?;
+        }
+        let spec = variant_spec(exp, v, base, tags);
+        let search = super::findmax::find_max(lab, &spec, sla, max_steps).await.map_err(|e| VariantError {
+            variant: v.name.clone(),
+            source: match e {
+                super::findmax::FindMaxError::Session(s) => s,
+                super::findmax::FindMaxError::Sla(s) => SessionError::Sla(s),
+            },
+        })?;
+        let best = search.best().map(|s| s.achieved_per_s);
+        out.variants[*vi].1.push((best, search.steps.iter().map(|s| s.run).collect()));
+        if search.interrupted || lab.stopping() {
+            out.interrupted = true;
+            return Ok(out);
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -82,6 +82,9 @@ pub enum SessionError {
     Task(#[from] tokio::task::JoinError),
     #[error("workload \"{0}\" defines its server (`cluster:`), which casslab can set only on its local cluster: leave out --hosts, or remove `cluster:` to run against your own cluster as it is")]
     NeedsLocalCluster(String),
+    /// An SLA names what the run does not have (an operation it lacks).
+    #[error(transparent)]
+    Sla(#[from] findmax::SlaError),
     #[error("the server definition of workload \"{workload}\"")]
     Server { workload: String, source: crate::cluster::ControlError },
 }

@@ -22,7 +22,8 @@ use casslab_core::experiment::{load_experiment, Experiment, Order, RunOrder};
 use casslab_core::report::comparison;
 use casslab_core::report::experiment_html::ExperimentPage;
 use casslab_core::report::table::TextTable;
-use casslab_core::session::experiment::{run_experiment, undeclared_load_point};
+use casslab_core::analysis::server_figures::spread;
+use casslab_core::session::experiment::{find_max_per_variant, run_experiment, undeclared_load_point, FoundMax};
 use casslab_core::session::{check_events, Lab};
 use casslab_core::store::{RunId, Store};
 use casslab_core::validity;
@@ -93,6 +94,12 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         observer: Arc::new(Terminal::with_summaries(store.clone())),
         stop: run::stop_on_ctrl_c(&rt),
     };
+    if let Some(sla_text) = &args.run.find_max {
+        let sla = casslab_core::session::findmax::parse_sla(sla_text)?;
+        let found = rt.block_on(find_max_per_variant(&lab, &exp, &base_cfg, repetitions, run_order, &sla, args.run.max_steps, &experiment_id, &args.run.tags))?;
+        out::print(&found_max_table(&found, sla_text, args.analysis.confidence.trim().trim_end_matches('%').parse::<f64>().map_or(0.95, |p| p / 100.0)))?;
+        return Ok(if found.interrupted { Exit::Interrupted } else { Exit::Success }.code());
+    }
     let made = rt.block_on(run_experiment(&lab, &exp, &base_cfg, repetitions, run_order, &experiment_id, &args.run.tags))?;
     if made.interrupted {
         eprintln!("interrupted: stopping the experiment; the runs so far are saved and compared");
@@ -174,6 +181,33 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         Exit::Success
     }
     .code())
+}
+
+/// The highest rate meeting the SLA per variant: each repetition's, and their mean with a t
+/// interval (a repetition that met it at no rate counts as 0 ops/s).
+fn found_max_table(found: &FoundMax, sla: &str, confidence: f64) -> String {
+    let mut t = TextTable::new(["variant", "per repetition (ops/s)", &format!("mean [{:.0}% t interval]", confidence * 100.0), "vs baseline", "runs"]).indent(2);
+    let means: Vec<Option<f64>> = found
+        .variants
+        .iter()
+        .map(|(_, reps)| spread(&reps.iter().map(|(b, _)| b.unwrap_or(0.0)).collect::<Vec<_>>(), confidence).map(|s| s.mean))
+        .collect();
+    for (i, (name, reps)) in found.variants.iter().enumerate() {
+        let values: Vec<f64> = reps.iter().map(|(b, _)| b.unwrap_or(0.0)).collect();
+        let each = reps.iter().map(|(b, _)| b.map_or("none".to_string(), |v| format!("{v:.0}"))).collect::<Vec<_>>().join(" ");
+        let cell = match spread(&values, confidence) {
+            Some(s) if s.runs > 1 => format!("{:.0} [{:.0}, {:.0}]", s.mean, s.lo.max(0.0), s.hi),
+            Some(s) => format!("{:.0}", s.mean),
+            None => "—".into(),
+        };
+        let vs = match (means[0], means[i]) {
+            (Some(b), Some(m)) if i > 0 && b > 0.0 => format!("{:+.1}%", (m / b - 1.0) * 100.0),
+            _ => String::new(),
+        };
+        let runs = reps.iter().flat_map(|(_, r)| r.iter().map(|id| id.to_string())).collect::<Vec<_>>().join(" ");
+        t.row([name.clone(), each, cell, vs, runs]);
+    }
+    format!("\nhighest throughput meeting {sla}, per variant (each repetition a search: a probe at maximum throughput, then fixed rates):\n{t}")
 }
 
 /// The file's order settings with the flags' overrides.
