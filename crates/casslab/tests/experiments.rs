@@ -144,5 +144,6 @@ fn find_max_gives_each_variant_its_highest_rate_with_an_interval() {
     let searches: i64 = db.query_row("SELECT count(DISTINCT tag) FROM run_tags WHERE tag LIKE 'find_max=%'", [], |r| r.get(0)).unwrap();
     assert!(searches >= 1, "the searches' runs are tagged");
     let tagged: i64 = db.query_row("SELECT count(*) FROM run_tags WHERE tag IN ('variant=four', 'variant=eight')", [], |r| r.get(0)).unwrap();
-    assert!(tagged >= 8, "every step of the 4 searches is a run of its variant: {tagged}");
+    // a probe that meets the SLA ends its search: at least one run per search
+    assert!(tagged >= 4, "every step of the 4 searches is a run of its variant: {tagged}");
 }
