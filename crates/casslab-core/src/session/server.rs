@@ -189,7 +189,7 @@ impl Tracing {
         let c2 = self.control.clone();
         notes.extend(tokio::task::spawn_blocking(move || set_trace_probability(&*c2, 0.0)).await.unwrap_or_default());
         let Some(run) = run else { return notes };
-        // the nodes write traces in the background
+        // the nodes write traces in the background: a busy node may take a while
         tokio::time::sleep(Duration::from_secs(2)).await;
         let end = unix_now_ms();
         let session = match crate::targets::cql::connect(&self.cluster_cfg, &self.creds).await {
@@ -199,7 +199,15 @@ impl Tracing {
                 return notes;
             }
         };
-        match crate::server::traces::slowest(&session, self.t0_unix_ms, end, self.t0_unix_ms, self.slowest).await {
+        let mut found = crate::server::traces::slowest(&session, self.t0_unix_ms, end, self.t0_unix_ms, self.slowest).await;
+        for _ in 0..4 {
+            if !matches!(&found, Ok(t) if t.is_empty()) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            found = crate::server::traces::slowest(&session, self.t0_unix_ms, end, self.t0_unix_ms, self.slowest).await;
+        }
+        match found {
             Ok(traces) if traces.is_empty() => notes.push("--trace-slowest: no request of the workload was traced (raise --trace-probability)".into()),
             Ok(traces) => {
                 if let Err(e) = results.add_traces(run, &traces) {
