@@ -106,7 +106,7 @@ fn an_experiment_gates_ci_like_compare() {
     let (_d, store) = temp_store();
     let path = format!("{}/../../experiments/bins-list-vs-columns.yaml", env!("CARGO_MANIFEST_DIR"));
     let mut cmd = casslab();
-    cmd.args(["experiment", &path, "-P", "rows=300", "--repetitions", "2", "--duration", "2s", "--warmup", "0s", "--window", "1s"])
+    cmd.args(["experiment", &path, "--allow-invalid", "-P", "rows=300", "--repetitions", "2", "--duration", "2s", "--warmup", "0s", "--window", "1s"])
         .args(["--resamples", "500", "--min-windows", "2", "--concurrency", "8", "--no-unmeasured-round", "--no-settle"])
         .args(["--hosts", host, "--store", store.to_str().unwrap()])
         // every latency is above 0 ms: the gate fails whatever the cluster does

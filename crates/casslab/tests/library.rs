@@ -31,11 +31,12 @@ fn phase_counts(store: &Path, run_id: i64, phase: &str) -> BTreeMap<String, (i64
 }
 
 /// `casslab experiment experiments/NAME.yaml` at the tests' tiny scale: one repetition of 2 s
-/// per variant, 1 s windows, against `host`, saved in `store`.
+/// per variant, 1 s windows, against `host`, saved in `store`; runs that fell behind on a busy
+/// machine are kept (`--allow-invalid`): the comparison's course is what is tested here.
 fn tiny_experiment(name: &str, host: &str, concurrency: &str, store: &Path) -> std::process::Command {
     let path = format!("{}/../../experiments/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
     let mut c = casslab();
-    c.args(["experiment", &path, "--repetitions", "1", "--duration", "2s", "--warmup", "0s", "--window", "1s"])
+    c.args(["experiment", &path, "--allow-invalid", "--repetitions", "1", "--duration", "2s", "--warmup", "0s", "--window", "1s"])
         .args(["--resamples", "200", "--min-windows", "2", "--concurrency", concurrency, "--hosts", host])
         .args(store_arg(store));
     c

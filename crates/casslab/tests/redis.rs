@@ -115,7 +115,7 @@ fn the_redis_vs_cassandra_experiment_compares_both_rate_by_rate_against_its_sla(
     let (_d, store) = temp_store();
     let path = format!("{}/../../experiments/redis-vs-cassandra.yaml", env!("CARGO_MANIFEST_DIR"));
     let (code, out, err) = run(casslab().args([
-        "experiment", &path, "-P", "rows=200", "--repetitions", "1", "--duration", "1s", "--warmup", "0s", "--window", "1s",
+        "experiment", &path, "--allow-invalid", "-P", "rows=200", "--repetitions", "1", "--duration", "1s", "--warmup", "0s", "--window", "1s",
         "--resamples", "200", "--min-windows", "1", "--concurrency", "16", "--hosts", host, "--target", &url, "--store", store.to_str().unwrap(),
     ]));
     assert_eq!(code, 0, "{out}\n{err}");
