@@ -40,7 +40,7 @@ pub enum EngineError {
     #[error("this target cannot coordinate the loaders of a sharded run; give every loader the same --start-at TIME instead of a barrier")]
     NoCoordination,
     #[error("{0}")]
-    Shards(#[from] super::start::StartError),
+    Shards(#[from] StartError),
     #[error("the Redis URL holds a password, which would be saved with the run; drop it from the URL and set CASSLAB_REDIS_PASSWORD instead")]
     RedisPasswordInUrl,
     #[error("workload \"{0}\" is written in Redis commands, but the run has no Redis server: give --target redis://HOST:PORT, or leave --target out to use a local redis-server")]
@@ -53,4 +53,17 @@ pub enum EngineError {
     Workload(#[from] WorkloadError),
     #[error(transparent)]
     Generators(#[from] GenError),
+}
+
+/// Why the loaders could not start together.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("--start-at: the start time passed {late_ms} ms ago; give a time in the future (every loader the same)")]
+    Passed { late_ms: i64 },
+    #[error("shards barrier of run \"{run_id}\": after {waited_s:.0} s, {missing} never arrived (arrived: {arrived}); start them with the same --run-id, or raise --barrier-timeout")]
+    Missing { run_id: String, waited_s: f64, missing: String, arrived: String },
+    #[error("shards barrier of run \"{run_id}\": shard {index} has arrived already (another loader with the same --shard, or an earlier run with this --run-id within {ttl_s} s: give a new --run-id)")]
+    Duplicate { run_id: String, index: u32, ttl_s: u32 },
+    #[error("shards barrier of run \"{run_id}\": its agreed start passed {late_ms} ms ago (an earlier run with this --run-id?): give a new --run-id")]
+    Stale { run_id: String, late_ms: i64 },
 }

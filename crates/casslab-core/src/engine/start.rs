@@ -6,6 +6,7 @@
 //! start a moment later, which the others read (a barrier with a timeout that names the shards
 //! that never came). Registering also measures this loader's clock against the server's.
 
+use super::error::StartError;
 use super::clock::{unix_now_ms, RunClock};
 use super::target::Target;
 use super::EngineError;
@@ -17,19 +18,6 @@ use tokio::time::Instant;
 const START_MARGIN_MS: i64 = 2_000;
 /// How often a waiting shard looks for the others.
 const POLL: Duration = Duration::from_millis(250);
-
-/// Why the loaders could not start together.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    #[error("--start-at: the start time passed {late_ms} ms ago; give a time in the future (every loader the same)")]
-    Passed { late_ms: i64 },
-    #[error("shards barrier of run \"{run_id}\": after {waited_s:.0} s, {missing} never arrived (arrived: {arrived}); start them with the same --run-id, or raise --barrier-timeout")]
-    Missing { run_id: String, waited_s: f64, missing: String, arrived: String },
-    #[error("shards barrier of run \"{run_id}\": shard {index} has arrived already (another loader with the same --shard, or an earlier run with this --run-id within {ttl_s} s: give a new --run-id)")]
-    Duplicate { run_id: String, index: u32, ttl_s: u32 },
-    #[error("shards barrier of run \"{run_id}\": its agreed start passed {late_ms} ms ago (an earlier run with this --run-id?): give a new --run-id")]
-    Stale { run_id: String, late_ms: i64 },
-}
 
 /// When the run phase starts, and what the barrier measured.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -9,8 +9,6 @@
 mod access;
 mod builtin;
 mod error;
-#[cfg(test)]
-mod examples;
 mod model;
 mod params;
 mod parse;

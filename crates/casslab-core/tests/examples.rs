@@ -5,9 +5,9 @@
 //! lines are parsed by the binary's own tests. Also checks that the shipped experiment written
 //! with `{A..B}` ranges makes the 100 columns it describes.
 
-use crate::lint::{at_least, lint, LintOptions, Severity};
-use crate::workload::parse_workload;
-use crate::yaml::{self, Node, Value};
+use casslab_core::lint::{at_least, lint, LintOptions, Severity};
+use casslab_core::workload::parse_workload;
+use casslab_core::yaml::{self, Node, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -88,16 +88,16 @@ fn check_file(file: &Path, dir: &Path) -> usize {
         if doc.get("variants").is_some() {
             let path = dir.join(format!("example-{line}.yaml"));
             std::fs::write(&path, block).unwrap();
-            let exp = crate::experiment::load_experiment(&path, &BTreeMap::new()).unwrap_or_else(|e| panic!("{at}: {e}"));
+            let exp = casslab_core::experiment::load_experiment(&path, &BTreeMap::new()).unwrap_or_else(|e| panic!("{at}: {e}"));
             assert!(exp.variants.len() >= 2, "{at}");
-            let findings = crate::lint::lint_target(path.to_str().unwrap(), &BTreeMap::new(), &LintOptions::default()).unwrap();
+            let findings = casslab_core::lint::lint_target(path.to_str().unwrap(), &BTreeMap::new(), &LintOptions::default()).unwrap();
             assert!(at_least(&findings, Severity::Error).is_empty(), "{at}: {findings:#?}");
             continue;
         }
         if let (Some(cluster), None) = (doc.get("cluster"), doc.get("operations")) {
             // a server definition on its own, as a workload or an experiment carries it
             let text = yaml::to_string(cluster).unwrap();
-            let spec: Result<crate::cluster::ServerSpec, _> = yaml::from_str(&text);
+            let spec: Result<casslab_core::cluster::ServerSpec, _> = yaml::from_str(&text);
             assert!(spec.is_ok(), "{at}: not a server definition: {spec:?}");
             continue;
         }
@@ -139,7 +139,7 @@ fn the_readme_examples_name_what_they_check() {
 
 #[test]
 fn bins_list_vs_columns_declares_its_hundred_columns_with_ranges() {
-    let exp = crate::experiment::load_experiment(&repo().join("experiments/bins-list-vs-columns.yaml"), &BTreeMap::new()).unwrap();
+    let exp = casslab_core::experiment::load_experiment(&repo().join("experiments/bins-list-vs-columns.yaml"), &BTreeMap::new()).unwrap();
     let cols = exp.variants.iter().find(|v| v.name == "columns").unwrap();
     let w = &cols.workload;
     let create = &w.schema.iter().find(|s| s.cql.contains("bins_cols")).unwrap().cql;
@@ -147,7 +147,7 @@ fn bins_list_vs_columns_declares_its_hundred_columns_with_ranges() {
     assert!(create.contains(&declared.join(", ")), "{create}");
     assert_eq!((0..100).filter(|i| w.generators.contains_key(&format!("v{i}"))).count(), 100);
     let insert = &w.operation("insert").unwrap().statements[0];
-    assert_eq!((crate::cql::count_markers(&insert.cql), insert.args.len()), (101, 101));
+    assert_eq!((casslab_core::cql::count_markers(&insert.cql), insert.args.len()), (101, 101));
     let update = &w.operation("update").unwrap().statements[0];
     assert!(update.cql.contains("c0 = :v0, c1 = :v1") && update.cql.contains("c99 = :v99 WHERE id = :id"), "{}", update.cql);
     assert_eq!(update.args.last().map(String::as_str), Some("id"));
