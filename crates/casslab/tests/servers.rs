@@ -189,3 +189,38 @@ fn the_gc_experiment_switches_the_server_between_variants() {
     assert_eq!(gcs, ["g1", "zgc"], "{out}");
     assert!(out.contains("zgc") && out.contains("g1"), "{out}");
 }
+
+/// The other shipped server experiments at the smallest scale: each variant once, the server
+/// switched before each run as its variant says (the storage engine's and the upgrade's with
+/// their data wiped), every run recording the server it ran against.
+#[test]
+fn the_storage_upgrade_and_heap_experiments_run_each_variant_on_its_server() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _node = Node::up();
+    let (_s, store) = temp_store();
+    for (file, field, want) in [
+        ("storage-engine", "$.server.settings.sstable.selected_format", vec!["bti", "big"]),
+        ("upgrade", "$.server.version", vec!["4.1.10", "5.0.9"]),
+        ("heap-and-memtable", "$.server.heap_mb", vec!["1024", "2048", "1024"]),
+    ] {
+        let path = format!("{}/../../experiments/{file}.yaml", env!("CARGO_MANIFEST_DIR"));
+        let (code, out, err) = run(cl()
+            .args(["experiment", &path, "-P", "rows=200", "--repetitions", "1", "--duration", "1s", "--warmup", "0s", "--window", "1s"])
+            .args(["--resamples", "200", "--min-windows", "1", "--concurrency", "8", "--rate", "100", "--no-settle", "--no-unmeasured-round"])
+            .args(["--allow-invalid", "--no-lint", "--tag", &format!("file={file}"), "--store"])
+            .arg(&store));
+        assert_eq!(code, 0, "{file}:\n{out}\n{err}");
+        let db = rusqlite::Connection::open(&store).unwrap();
+        let got: Vec<String> = db
+            .prepare(&format!(
+                "SELECT CAST(json_extract(config_json, '{field}') AS TEXT) FROM runs WHERE id IN (SELECT run_id FROM run_tags WHERE tag = 'file={file}') AND id IN (SELECT run_id FROM run_tags WHERE tag LIKE 'variant=%') ORDER BY id"
+            ))
+            .unwrap()
+            .query_map([], |r| r.get::<_, Option<String>>(0))
+            .unwrap()
+            .map(|r| r.unwrap().unwrap_or_default())
+            .collect();
+        assert_eq!(got, want, "{file}: the servers the measured runs recorded\n{out}\n{err}");
+        assert!(out.contains("servers differ"), "{file}: the differing server fields are said:\n{out}");
+    }
+}
