@@ -223,8 +223,12 @@ impl Comparison {
     }
 }
 
-/// "18%", "2.5%", "0.40%": whole percents from 10 % up, more digits below.
+/// "18%", "2.5%", "0.40%": whole percents from 10 % up, more digits below; beyond 10,000% an
+/// interval says nothing more than "very large" (two repetitions far apart give such bounds).
 fn pct(x: f64) -> String {
+    if x.abs() > 100.0 {
+        return "over 10000%".into();
+    }
     format!("{}%", percent_number(x * 100.0))
 }
 

@@ -75,6 +75,8 @@ fn number(m: Metric, v: f64) -> String {
 fn value_cell(m: Metric, e: Option<Estimate>) -> String {
     match e {
         None => "—".into(),
+        // an upper bound a thousand times the estimate says only that it is unbounded
+        Some(e) if e.has_interval() && e.point > 0.0 && e.hi > 1000.0 * e.point => format!("{} [{}, ∞]", number(m, e.point), number(m, e.lo)),
         Some(e) if e.has_interval() => format!("{} [{}, {}]", number(m, e.point), number(m, e.lo), number(m, e.hi)),
         Some(e) => format!("{} [—]", number(m, e.point)),
     }
@@ -82,6 +84,10 @@ fn value_cell(m: Metric, e: Option<Estimate>) -> String {
 
 /// A relative change in percent with its sign: "+4.2%".
 pub fn signed(x: f64) -> String {
+    // beyond 10,000% a bound says only "very large" (two repetitions far apart give such)
+    if x > 100.0 {
+        return ">+10000%".into();
+    }
     format!("{:+.1}%", x * 100.0)
 }
 
@@ -318,5 +324,20 @@ fn fig(v: f64) -> String {
         format!("{v:.1}")
     } else {
         format!("{v:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unbounded_intervals_are_said_so_not_printed_digit_by_digit() {
+        assert_eq!(signed(0.042), "+4.2%");
+        assert_eq!(signed(4.6e40), ">+10000%");
+        let wide = Estimate { point: 5.8e6, lo: 6.0e4, hi: 4.8e11 };
+        assert_eq!(value_cell(Metric::Mean, Some(wide)), format!("{} [{}, ∞]", number(Metric::Mean, 5.8e6), number(Metric::Mean, 6.0e4)));
+        let narrow = Estimate { point: 5.8e6, lo: 5.0e6, hi: 6.5e6 };
+        assert!(value_cell(Metric::Mean, Some(narrow)).ends_with(&format!("{}]", number(Metric::Mean, 6.5e6))));
     }
 }
