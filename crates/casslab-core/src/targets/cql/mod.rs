@@ -2,7 +2,8 @@
 //! [`Target`]. Setup creates the workload's keyspace and schema and keeps casslab's bookkeeping
 //! (`casslab_meta`: whether casslab created the keyspace, which data sets it loaded); planning
 //! prepares every statement with its client settings; an execution binds freshly drawn values
-//! and runs the operation's statements (or its set read or batch) to their last page. Failed
+//! and runs the operation's statements (or its set read or batch): a write or a read of one
+//! row as one unpaged request, anything else to its last page. Failed
 //! requests are classified into counted error kinds.
 
 mod access;
@@ -126,12 +127,21 @@ impl Target for CqlTarget {
     }
 }
 
-/// The plain path: each statement of the operation once, to its last page. The rows its
-/// reads return are counted (from the row count the response carries; no row is decoded).
+/// The plain path: each statement of the operation once, unpaged when it can be (see
+/// `PlannedStatement::unpaged`), else to its last page. The rows its reads return are counted
+/// (from the row count the response carries; no row is decoded).
 async fn run_plain(session: &Session, op: &PlannedOp, values: &[CqlValue]) -> Result<Outcome, ExecutionError> {
     let (mut reads, mut rows) = (false, 0usize);
     for st in &op.statements {
         let row: Vec<&CqlValue> = st.slots.iter().map(|i| &values[*i]).collect();
+        if st.unpaged {
+            let result = session.execute_unpaged(&st.prepared, &row).await?;
+            if st.read {
+                reads = true;
+                rows += result.into_rows_result().map_or(0, |r| r.rows_num());
+            }
+            continue;
+        }
         let mut paging = PagingState::start();
         loop {
             let (result, next) = session.execute_single_page(&st.prepared, &row, paging).await?;
