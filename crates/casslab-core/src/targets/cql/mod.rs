@@ -112,7 +112,11 @@ impl Target for CqlTarget {
     ) -> impl Future<Output = Result<Completion, ExecutionError>> + Send + use<'a> {
         let values = access::draw_values(op, gens, rng);
         async move {
-            let outcome = if op.is_special() { access::execute(&self.session, op, values, stats).await? } else { run_plain(&self.session, op, &values).await? };
+            // A request's future is several kilobytes (the driver's own state): built in place
+            // on the heap, it is not copied again each time the engine moves the (now small)
+            // future that awaits it — into its set of requests in flight, into its first poll.
+            let request = Box::write(Box::new_uninit(), run_op(&self.session, op, values, stats));
+            let outcome = Box::into_pin(request).await?;
             Ok(match outcome {
                 Outcome::Done => Completion::default(),
                 Outcome::NotApplied => Completion { also: op.not_applied_slot, ..Completion::default() },
@@ -124,6 +128,15 @@ impl Target for CqlTarget {
 
     fn classify(e: &ExecutionError) -> ErrorKind {
         classify(e)
+    }
+}
+
+/// One execution of `op` with its drawn values.
+async fn run_op(session: &Session, op: &PlannedOp, values: Vec<CqlValue>, stats: &Mutex<Vec<OpStats>>) -> Result<Outcome, ExecutionError> {
+    if op.is_special() {
+        access::execute(session, op, values, stats).await
+    } else {
+        run_plain(session, op, &values).await
     }
 }
 
