@@ -12,7 +12,7 @@ mod planned;
 mod prepare;
 mod schema;
 
-pub use connect::{cluster_info, connect};
+pub use connect::{cluster_info, connect, connect_without_schema};
 pub use planned::PlannedOp;
 pub use schema::default_replication;
 
