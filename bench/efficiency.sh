@@ -30,6 +30,7 @@ FLOOR_TARGET="$PWD/target/driver-floor"
 TOOLS_ROOT="$PWD/target/bench-tools"
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
+export LATTE_LOG_DIR="$OUT"   # latte writes a log file per invocation, by default where it runs
 
 echo "building casslab and the driver-floor reference (release) ..." >&2
 cargo build --release -q -p casslab
