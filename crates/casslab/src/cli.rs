@@ -506,7 +506,7 @@ pub struct RunOptions {
     /// Requests in flight at once [default: 128, or an experiment file's `concurrency`].
     #[arg(long, short = 'c')]
     pub concurrency: Option<usize>,
-    /// Engine threads (0 = one per core).
+    /// Engine threads (0 = half the cores, at least one; under --rate, one per 50,000 ops/s of it).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
     /// Sampling interval for the saved time series, e.g. 1s.
@@ -756,6 +756,7 @@ impl RunOptions {
         if interval_s < 0.01 {
             bail_usage!("--interval must be at least 10ms");
         }
+        let rate_per_s = self.rate.as_deref().map(parse_rate).transpose()?;
         Ok(RunConfig {
             version: CONFIG_VERSION,
             workload: workload.to_string(),
@@ -764,7 +765,7 @@ impl RunOptions {
             cluster: self.cluster.to_config()?,
             redis: self.target.as_deref().map(|t| self.redis_config(t)).transpose()?,
             concurrency: self.concurrency.unwrap_or(DEFAULT_CONCURRENCY),
-            rate_per_s: self.rate.as_deref().map(parse_rate).transpose()?,
+            rate_per_s,
             duration_s: self.duration.as_deref().map(|d| parse_duration_s("duration", d)).transpose()?,
             warmup_s: self.warmup.as_deref().map(|d| parse_duration_s("warmup", d)).transpose()?,
             interval_ms: (interval_s * 1000.0).round() as u64,
@@ -778,7 +779,8 @@ impl RunOptions {
             } else {
                 LoadMode::Auto
             },
-            threads: self.threads,
+            // resolved here, so the run records how many it had (the saturation check reads it)
+            threads: if self.threads > 0 { self.threads } else { casslab_core::engine::default_workers(rate_per_s) },
             server_metrics: !self.no_server_metrics,
             trace_slowest: self.trace_slowest,
             trace_probability: self.trace_probability,

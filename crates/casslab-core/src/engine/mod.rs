@@ -71,7 +71,7 @@ pub async fn run<T: Target>(
     for note in target.prepare(w, role).await?.notes {
         let _ = events.send(EngineEvent::Info(note));
     }
-    let workers = if cfg.threads > 0 { cfg.threads } else { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2) };
+    let workers = if cfg.threads > 0 { cfg.threads } else { default_workers(cfg.rate_per_s) };
     // each shard draws its own random numbers, reproducibly
     let seed = match shard {
         Some(s) => cfg.seed ^ (s.index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
@@ -229,6 +229,30 @@ pub async fn run<T: Target>(
     Ok(RunOutcome { interrupted: res.interrupted })
 }
 
+/// Operations per second one engine thread keeps up under a fixed rate with room to spare
+/// (one thread spends well under 10 µs of CPU per operation).
+const RATE_PER_THREAD: f64 = 50_000.0;
+
+/// Engine threads when `--threads` is not given: half the cores (at least one). The cluster
+/// under test, or other loaders, need the rest more than the client: on a 2-core machine one
+/// thread delivered more operations per second than two, for less CPU per operation, and
+/// threads that hand completions to each other cost a wake-up (a system call) each time.
+pub fn default_threads() -> usize {
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+    (cores / 2).max(1)
+}
+
+/// Engine workers when `--threads` is not given: [`default_threads`], and under a fixed rate
+/// only as many as the rate needs (at a few thousand operations per second, one worker starts
+/// them in batches on its timer ticks, where several would each wake for a share).
+pub fn default_workers(rate_per_s: Option<f64>) -> usize {
+    let threads = default_threads();
+    match rate_per_s {
+        Some(r) => ((r / RATE_PER_THREAD).ceil() as usize).clamp(1, threads),
+        None => threads,
+    }
+}
+
 /// The sequence generators `op` draws from, with how many values of each one execution takes
 /// (a batch draws once per row, a set read once per key).
 fn sequence_draws(w: &Workload, op: &crate::workload::Operation) -> Vec<(String, u64)> {
@@ -289,5 +313,13 @@ mod tests {
         assert_eq!(fingerprint(&["a", "b"]), fingerprint(&["a", "b"]));
         assert_ne!(fingerprint(&["ab", ""]), fingerprint(&["a", "b"]));
         assert_eq!(fingerprint(&[]), "cbf29ce484222325");
+    }
+
+    #[test]
+    fn a_fixed_rate_gets_the_workers_it_needs() {
+        assert!(default_threads() >= 1);
+        assert_eq!(default_workers(Some(5_000.0)), 1);
+        assert_eq!(default_workers(None), default_threads());
+        assert!(default_workers(Some(1e9)) <= default_threads());
     }
 }

@@ -1,5 +1,6 @@
 //! Polling Cassandra's virtual tables (`system_views`, Cassandra 4.0+) over plain CQL, on a
-//! session of its own (one connection per node, apart from the workload's). Virtual tables are
+//! session of its own (one connection per node, apart from the workload's, and no schema
+//! metadata). Virtual tables are
 //! node-local, so every query is pinned to one node with a single-target load-balancing
 //! policy. Each poll turns the rows into [`ServerSample`]s; a table a node does not have
 //! (older Cassandra, ScyllaDB) is skipped from then on and reported once.
@@ -8,7 +9,7 @@ use super::collect::Poller;
 use super::ServerSample;
 use crate::config::{ClusterConfig, Credentials};
 use crate::engine::EngineError;
-use crate::targets::cql::connect;
+use crate::targets::cql::connect_without_schema;
 use futures::future::join_all;
 use scylla::client::session::Session;
 use scylla::cluster::Node;
@@ -54,7 +55,7 @@ impl VirtualTablePoller {
     pub async fn connect(cluster: &ClusterConfig, creds: &Credentials, keyspace: &str) -> Result<VirtualTablePoller, EngineError> {
         let mut own = cluster.clone();
         own.connections_per_host = 1;
-        let session = connect(&own, creds).await?;
+        let session = connect_without_schema(&own, creds).await?;
         Ok(VirtualTablePoller {
             session,
             keyspace: keyspace.to_string(),

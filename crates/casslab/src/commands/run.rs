@@ -156,10 +156,11 @@ pub fn aim_redis(cfg: &mut RunConfig, local_args: &LocalHomeArgs) -> Result<()> 
     Ok(())
 }
 
-/// The runtime the runs of a command share: `--threads` workers, else one per core.
+/// The runtime the runs of a command share: `--threads` workers (as the run's configuration
+/// resolved them), else half the cores (at least one; see `engine::default_threads`).
 pub fn runtime(threads: usize) -> Result<tokio::runtime::Runtime> {
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
-    Ok(tokio::runtime::Builder::new_multi_thread().worker_threads(if threads > 0 { threads } else { cores }).enable_all().build()?)
+    let threads = if threads > 0 { threads } else { casslab_core::engine::default_threads() };
+    Ok(tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build()?)
 }
 
 /// A stop signal that turns true at the first Ctrl-C (the current run ends cleanly and is

@@ -66,9 +66,9 @@ pub(crate) async fn plan_access(session: &Session, w: &Workload, op: &Operation,
             Ok::<_, EngineError>(p)
         };
         let single = if spec.limit.is_some() {
-            PlannedStatement { prepared: prep(with_limit(&st.cql)).await?, slots: base.slots.clone(), conditional: false, read: true }
+            PlannedStatement { prepared: prep(with_limit(&st.cql)).await?, slots: base.slots.clone(), conditional: false, read: true, unpaged: false }
         } else {
-            PlannedStatement { prepared: base.prepared.clone(), slots: base.slots.clone(), conditional: false, read: true }
+            PlannedStatement { prepared: base.prepared.clone(), slots: base.slots.clone(), conditional: false, read: true, unpaged: false }
         };
         let mut in_stmt = None;
         let mut per_node = HashMap::new();
@@ -82,7 +82,7 @@ pub(crate) async fn plan_access(session: &Session, w: &Workload, op: &Operation,
                     per_node.insert(node.host_id, p);
                 }
             }
-            in_stmt = Some(PlannedStatement { prepared, slots: base.slots.clone(), conditional: false, read: true });
+            in_stmt = Some(PlannedStatement { prepared, slots: base.slots.clone(), conditional: false, read: true, unpaged: false });
         }
         planned.access = Some(AccessPlan::Set(Box::new(SetPlan { spec: spec.clone(), key_value, single, in_stmt, per_node, keyspace, table })));
     } else if let Some(b) = &op.batch {

@@ -30,6 +30,17 @@ fn resolve(addr: &str) -> Result<SocketAddr, EngineError> {
 
 /// Connects, failing with a message that says what to check.
 pub async fn connect(cfg: &ClusterConfig, creds: &Credentials) -> Result<Session, EngineError> {
+    open(cfg, creds, true).await
+}
+
+/// Connects a session that reads only node-local tables (the server view): without the
+/// schema metadata, which the driver would otherwise read at the start and re-read every
+/// minute from `system_schema`, on the client's and the server's CPU.
+pub async fn connect_without_schema(cfg: &ClusterConfig, creds: &Credentials) -> Result<Session, EngineError> {
+    open(cfg, creds, false).await
+}
+
+async fn open(cfg: &ClusterConfig, creds: &Credentials, schema_metadata: bool) -> Result<Session, EngineError> {
     let nodes = contact_points(cfg);
     let profile = ExecutionProfile::builder().request_timeout(Some(Duration::from_millis(cfg.request_timeout_ms))).build();
     let pool = NonZeroUsize::new(cfg.connections_per_host.max(1)).unwrap();
@@ -37,7 +48,8 @@ pub async fn connect(cfg: &ClusterConfig, creds: &Credentials) -> Result<Session
         .known_nodes(&nodes)
         .pool_size(PoolSize::PerHost(pool))
         .default_execution_profile_handle(profile.into_handle())
-        .connection_timeout(Duration::from_secs(5));
+        .connection_timeout(Duration::from_secs(5))
+        .fetch_schema_metadata(schema_metadata);
     if let Some(dc) = &cfg.dc {
         b = b.prefer_datacenter(dc.clone());
     }

@@ -2,7 +2,8 @@
 //! [`Target`]. Setup creates the workload's keyspace and schema and keeps casslab's bookkeeping
 //! (`casslab_meta`: whether casslab created the keyspace, which data sets it loaded); planning
 //! prepares every statement with its client settings; an execution binds freshly drawn values
-//! and runs the operation's statements (or its set read or batch) to their last page. Failed
+//! and runs the operation's statements (or its set read or batch): a write or a read of one
+//! row as one unpaged request, anything else to its last page. Failed
 //! requests are classified into counted error kinds.
 
 mod access;
@@ -11,7 +12,7 @@ mod planned;
 mod prepare;
 mod schema;
 
-pub use connect::{cluster_info, connect};
+pub use connect::{cluster_info, connect, connect_without_schema};
 pub use planned::PlannedOp;
 pub use schema::default_replication;
 
@@ -111,7 +112,11 @@ impl Target for CqlTarget {
     ) -> impl Future<Output = Result<Completion, ExecutionError>> + Send + use<'a> {
         let values = access::draw_values(op, gens, rng);
         async move {
-            let outcome = if op.is_special() { access::execute(&self.session, op, values, stats).await? } else { run_plain(&self.session, op, &values).await? };
+            // A request's future is several kilobytes (the driver's own state): built in place
+            // on the heap, it is not copied again each time the engine moves the (now small)
+            // future that awaits it — into its set of requests in flight, into its first poll.
+            let request = Box::write(Box::new_uninit(), run_op(&self.session, op, values, stats));
+            let outcome = Box::into_pin(request).await?;
             Ok(match outcome {
                 Outcome::Done => Completion::default(),
                 Outcome::NotApplied => Completion { also: op.not_applied_slot, ..Completion::default() },
@@ -126,12 +131,30 @@ impl Target for CqlTarget {
     }
 }
 
-/// The plain path: each statement of the operation once, to its last page. The rows its
-/// reads return are counted (from the row count the response carries; no row is decoded).
+/// One execution of `op` with its drawn values.
+async fn run_op(session: &Session, op: &PlannedOp, values: Vec<CqlValue>, stats: &Mutex<Vec<OpStats>>) -> Result<Outcome, ExecutionError> {
+    if op.is_special() {
+        access::execute(session, op, values, stats).await
+    } else {
+        run_plain(session, op, &values).await
+    }
+}
+
+/// The plain path: each statement of the operation once, unpaged when it can be (see
+/// `PlannedStatement::unpaged`), else to its last page. The rows its reads return are counted
+/// (from the row count the response carries; no row is decoded).
 async fn run_plain(session: &Session, op: &PlannedOp, values: &[CqlValue]) -> Result<Outcome, ExecutionError> {
     let (mut reads, mut rows) = (false, 0usize);
     for st in &op.statements {
         let row: Vec<&CqlValue> = st.slots.iter().map(|i| &values[*i]).collect();
+        if st.unpaged {
+            let result = session.execute_unpaged(&st.prepared, &row).await?;
+            if st.read {
+                reads = true;
+                rows += result.into_rows_result().map_or(0, |r| r.rows_num());
+            }
+            continue;
+        }
         let mut paging = PagingState::start();
         loop {
             let (result, next) = session.execute_single_page(&st.prepared, &row, paging).await?;

@@ -24,6 +24,10 @@ pub(crate) struct PlannedStatement {
     /// A SELECT: the plain path counts the rows it returns (an execution whose reads all came
     /// back empty is recorded as an empty read).
     pub read: bool,
+    /// Sent as one unpaged request: a write, or a read of at most one row (every key column
+    /// bound by `=`), whose answer is the same in one page. Cassandra runs a paged read through
+    /// its pager even when the answer fits in one page, which costs the server more per read.
+    pub unpaged: bool,
 }
 
 /// One operation ready to run (opaque outside the CQL target).

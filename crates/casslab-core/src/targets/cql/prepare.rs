@@ -1,14 +1,17 @@
 //! Turning a validated workload into something the CQL target can execute: each operation's
 //! statements prepared on the cluster with its consistency, page size and idempotence; bound
 //! generators resolved to indexes; generator types checked against the prepared metadata; the
-//! stats slots of the figures recorded beside operations (`<op>.request`, `<op>.not_applied`).
+//! stats slots of the figures recorded beside operations (`<op>.request`, `<op>.not_applied`);
+//! which statements go out as one unpaged request (writes, and reads of at most one row).
 
 use super::access::plan_access;
 use super::planned::{prepare_for, AccessPlan, PlannedOp, PlannedStatement};
 use crate::engine::{EngineError, Plan};
+use crate::cql::{DmlKind, RelOp, Relation};
 use crate::gen::{GenError, GeneratorSet};
 use crate::workload::{Operation, Workload};
 use scylla::client::session::Session;
+use scylla::statement::prepared::PreparedStatement;
 use std::sync::Arc;
 
 /// Prepares `op` and checks every bound generator's type against the column it feeds.
@@ -50,7 +53,8 @@ pub(crate) async fn plan_op(session: &Session, w: &Workload, gens: &GeneratorSet
         }
         let conditional = crate::cql::is_conditional(&st.cql);
         let read = crate::cql::first_keyword(&st.cql).as_deref() == Some("SELECT");
-        statements.push(PlannedStatement { prepared, slots, conditional, read });
+        let unpaged = sends_unpaged(session, &prepared, &st.cql);
+        statements.push(PlannedStatement { prepared, slots, conditional, read, unpaged });
     }
     let joint_sequences = generators.iter().filter(|g| gens.is_sequence(**g)).count() >= 2;
     let mut planned = PlannedOp {
@@ -65,6 +69,31 @@ pub(crate) async fn plan_op(session: &Session, w: &Workload, gens: &GeneratorSet
     };
     plan_access(session, w, op, &mut planned).await?;
     Ok(planned)
+}
+
+/// Whether `cql` can go out as one unpaged request with the same answer as a paged one: a
+/// write (no rows, or the one `[applied]` row of a conditional), or a SELECT that binds every
+/// partition and clustering column of its table by `=` (the table's keys as the driver's
+/// schema metadata knows them). Anything else, or a table the metadata does not know, is paged.
+fn sends_unpaged(session: &Session, prepared: &PreparedStatement, cql: &str) -> bool {
+    let Some(dml) = crate::cql::parse_dml(cql) else { return false };
+    match dml.kind {
+        DmlKind::Insert | DmlKind::Update | DmlKind::Delete => true,
+        DmlKind::Batch => false,
+        DmlKind::Select => {
+            let Some(spec) = prepared.get_table_spec() else { return false };
+            let state = session.get_cluster_state();
+            let Some(table) = state.get_keyspace(spec.ks_name()).and_then(|k| k.tables.get(spec.table_name())) else { return false };
+            fixes_every_key(&dml.relations, &table.partition_key, &table.clustering_key)
+        }
+    }
+}
+
+/// Whether `relations` bind every column of the partition and clustering keys by `=` (alone or
+/// in a multi-column `(a, b) = (?, ?)`): the statement then reads at most one row.
+fn fixes_every_key(relations: &[Relation], partition_key: &[String], clustering_key: &[String]) -> bool {
+    let fixed = |col: &String| relations.iter().any(|r| r.op == RelOp::Eq && !r.token && r.columns.iter().any(|c| c == col));
+    !partition_key.is_empty() && partition_key.iter().chain(clustering_key).all(fixed)
 }
 
 /// The phase plan of `ops` (planned in the order of `weights`): the operations' stats slots,
@@ -83,4 +112,29 @@ pub(crate) fn phase_plan(mut ops: Vec<PlannedOp>, weights: &[f64], gens: Arc<Gen
         }
     }
     Plan::new(ops, slot_names, weights, gens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixes(cql: &str, pk: &[&str], ck: &[&str]) -> bool {
+        let own = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        fixes_every_key(&crate::cql::parse_dml(cql).expect("parses").relations, &own(pk), &own(ck))
+    }
+
+    #[test]
+    fn only_reads_of_one_row_are_sent_unpaged() {
+        assert!(fixes("SELECT value FROM kv WHERE key = ?", &["key"], &[]));
+        assert!(fixes("SELECT * FROM t WHERE a = ? AND b = :b AND c = 3", &["a", "b"], &["c"]));
+        assert!(fixes("SELECT * FROM t WHERE a = ? AND (c, d) = (?, ?)", &["a"], &["c", "d"]));
+        assert!(fixes("SELECT * FROM t WHERE \"Key\" = ?", &["Key"], &[]));
+        // a partition of many rows, a range, a set of keys, a token range
+        assert!(!fixes("SELECT * FROM t WHERE a = ?", &["a"], &["c"]));
+        assert!(!fixes("SELECT * FROM t WHERE a = ? AND c > ?", &["a"], &["c"]));
+        assert!(!fixes("SELECT * FROM t WHERE a IN ?", &["a"], &[]));
+        assert!(!fixes("SELECT * FROM t WHERE a = ? AND b IN (1, 2)", &["a", "b"], &[]));
+        assert!(!fixes("SELECT * FROM t WHERE token(a) = ?", &["a"], &[]));
+        assert!(!fixes("SELECT * FROM t WHERE key = ?", &[], &[]));
+    }
 }
