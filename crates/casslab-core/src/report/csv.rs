@@ -72,36 +72,39 @@ pub fn main_phase(r: &RunRecord) -> Option<(Phase, &OpSummary)> {
 /// The columns of [`intervals_csv`].
 pub const INTERVALS_HEADER: &str = "index,phase,start_ms,end_ms,end_unix_ms,op,ok,errors,ops_per_s,mean_ns,p50_ns,p95_ns,p99_ns,p999_ns,max_ns,service_p99_ns,late,backlog";
 
+/// The columns of [`INTERVALS_HEADER`] for one operation of one interval, saved or live.
+pub(crate) fn interval_cells(index: u32, phase: Phase, (start_ms, end_ms): (u64, u64), end_unix_ms: i64, o: &OpSummary, late: u64, backlog: u64) -> Vec<String> {
+    let l = &o.latency;
+    vec![
+        index.to_string(),
+        phase.as_str().to_string(),
+        start_ms.to_string(),
+        end_ms.to_string(),
+        end_unix_ms.to_string(),
+        o.op.clone(),
+        o.ok.to_string(),
+        o.error_count().to_string(),
+        format!("{:.3}", o.ops_per_s),
+        format!("{:.0}", l.mean_ns),
+        l.p50_ns.to_string(),
+        l.p95_ns.to_string(),
+        l.p99_ns.to_string(),
+        l.p999_ns.to_string(),
+        l.max_ns.to_string(),
+        o.service.p99_ns.to_string(),
+        late.to_string(),
+        backlog.to_string(),
+    ]
+}
+
 /// A run's intervals, one line per (interval, operation); `end_unix_ms` is the interval's end
 /// on the wall clock (`t0_unix_ms` is the instant `start_ms` counts from).
 pub fn intervals_csv(intervals: &[StoredInterval], t0_unix_ms: i64) -> String {
     let mut out = format!("{INTERVALS_HEADER}\n");
     for iv in intervals {
         let o = OpSummary::of(&iv.op, &iv.stats, iv.duration_s());
-        let l = &o.latency;
-        line(
-            &mut out,
-            &[
-                iv.index.to_string(),
-                iv.phase.as_str().to_string(),
-                iv.start_ms.to_string(),
-                iv.end_ms.to_string(),
-                (t0_unix_ms + iv.end_ms as i64).to_string(),
-                iv.op.clone(),
-                o.ok.to_string(),
-                o.error_count().to_string(),
-                format!("{:.3}", o.ops_per_s),
-                format!("{:.0}", l.mean_ns),
-                l.p50_ns.to_string(),
-                l.p95_ns.to_string(),
-                l.p99_ns.to_string(),
-                l.p999_ns.to_string(),
-                l.max_ns.to_string(),
-                o.service.p99_ns.to_string(),
-                iv.stats.late.to_string(),
-                iv.backlog.to_string(),
-            ],
-        );
+        let cells = interval_cells(iv.index, iv.phase, (iv.start_ms, iv.end_ms), t0_unix_ms + iv.end_ms as i64, &o, iv.stats.late, iv.backlog);
+        line(&mut out, &cells);
     }
     out
 }

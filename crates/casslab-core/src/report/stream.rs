@@ -53,29 +53,8 @@ pub fn lines(format: StreamFormat, run: i64, t0_unix_ms: i64, s: &IntervalSample
         StreamFormat::Csv => {
             let mut out = String::new();
             for ((_, st), o) in s.ops.iter().zip(&ops) {
-                let l = &o.latency;
-                let f = [
-                    rfc3339(end_unix_ms),
-                    run.to_string(),
-                    s.index.to_string(),
-                    s.phase.as_str().to_string(),
-                    s.start_ms.to_string(),
-                    s.end_ms.to_string(),
-                    end_unix_ms.to_string(),
-                    o.op.clone(),
-                    o.ok.to_string(),
-                    o.error_count().to_string(),
-                    format!("{:.3}", o.ops_per_s),
-                    format!("{:.0}", l.mean_ns),
-                    l.p50_ns.to_string(),
-                    l.p95_ns.to_string(),
-                    l.p99_ns.to_string(),
-                    l.p999_ns.to_string(),
-                    l.max_ns.to_string(),
-                    o.service.p99_ns.to_string(),
-                    st.late.to_string(),
-                    s.backlog.to_string(),
-                ];
+                let mut f = vec![rfc3339(end_unix_ms), run.to_string()];
+                f.extend(super::csv::interval_cells(s.index, s.phase, (s.start_ms, s.end_ms), end_unix_ms, o, st.late, s.backlog));
                 out.push_str(&f.iter().map(|x| field(x)).collect::<Vec<_>>().join(","));
                 out.push('\n');
             }
