@@ -5,13 +5,9 @@
 //! and casslab never truncates a keyspace it did not create.
 
 mod common;
-use common::{casslab, load_lock, node, run, summary_rows, temp_store, test_home};
+use common::{casslab, load_lock, node, run, store_arg, summary_rows, temp_store, test_home};
 use std::io::Write;
 use std::time::Duration;
-
-fn store_arg(p: &std::path::Path) -> [String; 2] {
-    ["--store".into(), p.to_str().unwrap().into()]
-}
 
 fn count_of(stdout: &str, op: &str) -> u64 {
     summary_rows(stdout).iter().find(|(n, _)| n == op).map(|(_, c)| c[0].parse().unwrap()).unwrap_or(0)

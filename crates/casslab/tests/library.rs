@@ -6,19 +6,9 @@
 //! reach the cells.
 
 mod common;
-use common::{casslab, load_lock, node, run, summary_rows, temp_store};
+use common::{casslab, load_lock, node, run, session, store_arg, summary_rows, temp_store};
 use std::collections::BTreeMap;
 use std::path::Path;
-
-fn store_arg(p: &Path) -> [String; 2] {
-    ["--store".into(), p.to_str().unwrap().into()]
-}
-
-fn session(host: &str) -> (tokio::runtime::Runtime, scylla::client::session::Session) {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let s = rt.block_on(async { scylla::client::session_builder::SessionBuilder::new().known_node(host).build().await.unwrap() });
-    (rt, s)
-}
 
 /// Per operation of a saved run's run phase (or load phase): (ok, errors).
 fn phase_counts(store: &Path, run_id: i64, phase: &str) -> BTreeMap<String, (i64, i64)> {

@@ -6,19 +6,9 @@
 //! saturated client, reads of keys never loaded — and honoured by `compare` and experiments.
 
 mod common;
-use common::{casslab, load_lock, node, run, temp_store};
+use common::{casslab, load_lock, node, run, session, store_arg, temp_store};
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn store_arg(p: &Path) -> [String; 2] {
-    ["--store".into(), p.to_str().unwrap().into()]
-}
-
-fn session(host: &str) -> (tokio::runtime::Runtime, scylla::client::session::Session) {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let s = rt.block_on(async { scylla::client::session_builder::SessionBuilder::new().known_node(host).build().await.unwrap() });
-    (rt, s)
-}
 
 fn query_text(rt: &tokio::runtime::Runtime, s: &scylla::client::session::Session, cql: &str) -> Vec<String> {
     rt.block_on(async {

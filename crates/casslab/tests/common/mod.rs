@@ -103,3 +103,15 @@ pub fn summary_rows(stdout: &str) -> Vec<(String, Vec<String>)> {
         })
         .collect()
 }
+
+/// `--store PATH` as arguments.
+pub fn store_arg(p: &std::path::Path) -> [String; 2] {
+    ["--store".into(), p.to_str().unwrap().into()]
+}
+
+/// A driver session to `host` (no login), with the runtime it lives on.
+pub fn session(host: &str) -> (tokio::runtime::Runtime, scylla::client::session::Session) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let s = rt.block_on(async { scylla::client::session_builder::SessionBuilder::new().known_node(host).build().await.unwrap() });
+    (rt, s)
+}
