@@ -38,15 +38,19 @@ CARGO_TARGET_DIR="$FLOOR_TARGET" cargo build --release -q --manifest-path "$FLOO
 CASSLAB="$PWD/target/release/casslab"
 FLOOR="$FLOOR_TARGET/release/baseline"
 LATTE="$TOOLS_ROOT/bin/latte"
-if [ ! -x "$LATTE" ]; then
-  echo "installing latte from crates.io into $TOOLS_ROOT (once) ..." >&2
-  cargo install -q latte-cli --root "$TOOLS_ROOT"
+TOOL_LIST=(${TOOLS:-floor latte casslab})
+WITH_LATTE=0
+[[ " ${TOOL_LIST[*]} " == *" latte "* ]] && WITH_LATTE=1
+if [ "$WITH_LATTE" = 1 ]; then
+  if [ ! -x "$LATTE" ]; then
+    echo "installing latte from crates.io into $TOOLS_ROOT (once) ..." >&2
+    cargo install -q latte-cli --root "$TOOLS_ROOT"
+  fi
+  echo "latte: $("$LATTE" --version 2>/dev/null | head -1)" >&2
 fi
-echo "latte: $("$LATTE" --version 2>/dev/null | head -1)" >&2
 
 # the casslab binaries: ours, then the others by name
 declare -A BIN=([casslab]="$CASSLAB")
-TOOL_LIST=(${TOOLS:-floor latte casslab})
 n=0
 for spec in ${CASSLAB_OTHER:-}; do
   n=$((n + 1))
@@ -72,8 +76,10 @@ echo "node: $NODE" >&2
 echo "loading the data sets (casslab's is skipped when already loaded) ..." >&2
 "$CASSLAB" run kv -P rows=$ROWS --hosts "$HOST" --port "$PORT" --load-only --concurrency $CONC --store "$OUT/load.db" >/dev/null
 NODE="$NODE" "$FLOOR" load $ROWS $CONC >/dev/null 2>&1   # idempotent upserts of the same rows
-"$LATTE" schema bench/kv.rn "$NODE" >/dev/null 2>&1
-"$LATTE" load -q bench/kv.rn -P rows=$ROWS "$NODE" >/dev/null 2>&1
+if [ "$WITH_LATTE" = 1 ]; then
+  "$LATTE" schema bench/kv.rn "$NODE" >/dev/null 2>&1
+  "$LATTE" load -q bench/kv.rn -P rows=$ROWS "$NODE" >/dev/null 2>&1
+fi
 
 # measure TOOL MODE -> prints "user_s sys_s ops"
 measure() {
