@@ -147,22 +147,19 @@ async fn run_plain(session: &Session, op: &PlannedOp, values: &[CqlValue]) -> Re
     let (mut reads, mut rows) = (false, 0usize);
     for st in &op.statements {
         let row: Vec<&CqlValue> = st.slots.iter().map(|i| &values[*i]).collect();
-        if st.unpaged {
-            let result = session.execute_unpaged(&st.prepared, &row).await?;
-            if st.read {
-                reads = true;
-                rows += result.into_rows_result().map_or(0, |r| r.rows_num());
-            }
-            continue;
-        }
         let mut paging = PagingState::start();
         loop {
-            let (result, next) = session.execute_single_page(&st.prepared, &row, paging).await?;
+            let (result, next) = if st.unpaged {
+                (session.execute_unpaged(&st.prepared, &row).await?, ControlFlow::Break(()))
+            } else {
+                let (result, next) = session.execute_single_page(&st.prepared, &row, paging).await?;
+                (result, next.into_paging_control_flow())
+            };
             if st.read {
                 reads = true;
                 rows += result.into_rows_result().map_or(0, |r| r.rows_num());
             }
-            match next.into_paging_control_flow() {
+            match next {
                 ControlFlow::Break(()) => break,
                 ControlFlow::Continue(p) => paging = p,
             }
