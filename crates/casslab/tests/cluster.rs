@@ -6,7 +6,7 @@
 //! timeline with their impact, and (for the kill) the events drawn on the report's charts.
 
 mod common;
-use common::{casslab, load_lock, run, temp_store};
+use common::{casslab, load_lock, run, store_arg, temp_store};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -37,10 +37,6 @@ impl Drop for ClusterGuard {
             eprintln!("[cleanup] casslab local down failed: {err}");
         }
     }
-}
-
-fn store_args(p: &Path) -> [String; 2] {
-    ["--store".into(), p.to_str().unwrap().into()]
 }
 
 /// (action, target, status, start_ms, end_ms, has impact, recovery_ms) of one stored event.
@@ -131,7 +127,7 @@ fn scenarios_on_a_three_node_two_dc_cluster() {
     let (code, out, err) = run(cl()
         .args(["run", "node-loss", "--rate", "100", "-P", "rows=2000", "-P", "warmup=2s"])
         .args(["-P", "duration=80s", "-P", "kill_at=5s", "-P", "start_at=10s"])
-        .args(store_args(&store)));
+        .args(store_arg(&store)));
     eprintln!("node-loss:\n{out}\n{err}");
     assert_eq!(code, 0, "node-loss run failed:\n{out}\n{err}");
     let (status, intervals) = run_status_and_intervals(&store);
@@ -159,7 +155,7 @@ fn scenarios_on_a_three_node_two_dc_cluster() {
     }
     // the report draws both events on the time charts
     let html_path = store.with_file_name("node-loss.html");
-    let (code, _, err) = run(cl().args(["report", "latest", "-o", html_path.to_str().unwrap()]).args(store_args(&store)));
+    let (code, _, err) = run(cl().args(["report", "latest", "-o", html_path.to_str().unwrap()]).args(store_arg(&store)));
     assert_eq!(code, 0, "{err}");
     let html = std::fs::read_to_string(&html_path).unwrap();
     for ev in ["kill node2", "start node2"] {
@@ -172,7 +168,7 @@ fn scenarios_on_a_three_node_two_dc_cluster() {
     let (code, out, err) = run(cl()
         .args(["run", "dc-loss", "--rate", "100", "-P", "rows=2000", "-P", "warmup=2s"])
         .args(["-P", "duration=30s", "-P", "stop_at=5s", "-P", "start_at=10s"])
-        .args(store_args(&store)));
+        .args(store_arg(&store)));
     eprintln!("dc-loss:\n{out}\n{err}");
     assert_eq!(code, 0, "dc-loss run failed:\n{out}\n{err}");
     let evs = events_of(&store);
@@ -185,7 +181,7 @@ fn scenarios_on_a_three_node_two_dc_cluster() {
     let (code, out, err) = run(cl()
         .args(["run", "compaction-under-load", "--rate", "200", "-P", "rows=5000", "-P", "warmup=2s"])
         .args(["-P", "duration=20s", "-P", "flush_at=4s", "-P", "compact_at=6s"])
-        .args(store_args(&store)));
+        .args(store_arg(&store)));
     eprintln!("compaction-under-load:\n{out}\n{err}");
     assert_eq!(code, 0, "{out}\n{err}");
     let evs = events_of(&store);
@@ -197,7 +193,7 @@ fn scenarios_on_a_three_node_two_dc_cluster() {
     let (code, out, err) = run(cl()
         .args(["run", "repair-under-load", "--rate", "100", "-P", "rows=2000", "-P", "warmup=2s"])
         .args(["-P", "duration=20s", "-P", "repair_at=4s"])
-        .args(store_args(&store)));
+        .args(store_arg(&store)));
     eprintln!("repair-under-load:\n{out}\n{err}");
     assert_eq!(code, 0, "{out}\n{err}");
     let evs = events_of(&store);

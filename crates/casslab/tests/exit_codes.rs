@@ -7,14 +7,9 @@
 mod common;
 
 use common::runs::lab;
-use common::{casslab, run};
+use common::{casslab, run, store_arg};
 use std::io::Write;
-use std::path::Path;
 use std::process::Stdio;
-
-fn store_arg(store: &Path) -> [&str; 2] {
-    ["--store", store.to_str().unwrap()]
-}
 
 #[test]
 fn success_is_0() {

@@ -105,8 +105,8 @@ pub fn summary_rows(stdout: &str) -> Vec<(String, Vec<String>)> {
 }
 
 /// `--store PATH` as arguments.
-pub fn store_arg(p: &std::path::Path) -> [String; 2] {
-    ["--store".into(), p.to_str().unwrap().into()]
+pub fn store_arg(p: &std::path::Path) -> [&str; 2] {
+    ["--store", p.to_str().unwrap()]
 }
 
 /// A driver session to `host` (no login), with the runtime it lives on.
