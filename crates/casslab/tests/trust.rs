@@ -166,7 +166,8 @@ fn too_little_concurrency_for_the_rate_is_invalid_and_compare_refuses_it() {
     let _g = load_lock();
     let (_d, store) = temp_store();
     let common = ["-P", "rows=2000", "-P", "keyspace=casslab_trust_rate", "--warmup", "0s", "--duration", "4s"];
-    let args: Vec<&str> = ["kv"].iter().chain(&common).chain(&["--rate", "4000", "--concurrency", "1"]).copied().collect();
+    // one request in flight keeps at most 1 / service time (about 5,000/s at 0.2 ms on a fast machine): ask for far more
+    let args: Vec<&str> = ["kv"].iter().chain(&common).chain(&["--rate", "50000", "--concurrency", "1"]).copied().collect();
     let out = invalid_run(&args, &store, "the client fell behind its schedule");
     assert!(out.contains("the target rate was not kept"), "{out}");
     let (code, _, err) = run(casslab().args(["compare", "1", "--fail-if", "total.p99 > 100s"]).args(store_arg(&store)));
