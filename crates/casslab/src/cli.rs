@@ -218,11 +218,20 @@ pub struct MergeArgs {
 #[derive(Args, Debug)]
 pub struct CompareArgs {
     /// Run ids, or `latest`. The first is the baseline unless --baseline names another.
-    #[arg(required = true, value_name = "RUN")]
+    #[arg(required_unless_present = "experiment", value_name = "RUN")]
     pub runs: Vec<String>,
     /// The run the others are compared against (it need not be among RUN).
     #[arg(long, value_name = "RUN")]
     pub baseline: Option<String>,
+    /// Compare the variants of a saved experiment again, from its runs in the store: its id
+    /// (printed when it started, e.g. cache-1732459200) or its name (its latest execution).
+    /// Invalid runs are left out, as `casslab experiment` does.
+    #[arg(long, value_name = "ID|NAME", conflicts_with_all = ["runs", "baseline"])]
+    pub experiment: Option<String>,
+    /// Also write the comparison as one self-contained HTML page (`-`: stdout), as
+    /// `casslab experiment -o` does: bars per side with their intervals, the verdicts.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Window length: the measured phase is cut into windows of this length, which the
     /// bootstrap resamples [default: from the runs' length, about 10 windows of the shortest
     /// run, at most 60s]

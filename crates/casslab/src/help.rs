@@ -89,6 +89,7 @@ EXAMPLES:
   casslab compare 12 15
   casslab compare 15 16 17 --baseline 12 --fail-if 'read.p99 > 45ms' --max-regression 10%
   casslab compare 12 15 --format csv > comparison.csv
+  casslab compare --experiment cache -o cache.html
 
 ENVIRONMENT:
   CASSLAB_STORE  results database (as --store)";

@@ -219,6 +219,12 @@ fn mistakes_get_clear_messages() {
     let (code, _, err) = compare(&["999999"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no saved run with id 999999"), "{err}");
+    let (code, _, err) = compare(&["--experiment", "never-ran"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--experiment never-ran: no saved experiment is named or has the id \"never-ran\""), "{err}");
+    let (code, _, err) = compare(&[&a, "--experiment", "never-ran"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot be used with"), "{err}");
 }
 
 /// Two finished runs of 20 s measured each (the length `casslab run` saves in its summary).

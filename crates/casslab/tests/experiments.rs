@@ -51,6 +51,27 @@ fn experiment(file: &str, params: &[&str], variants: &[&str], page: Option<&std:
     if let Some(page) = page {
         check_page(page, variants);
     }
+
+    // compared again from the store alone: the same figures and verdicts (the end of stdout)
+    let id: String = db.query_row("SELECT tag FROM run_tags WHERE tag LIKE 'experiment_id=%' LIMIT 1", [], |r| r.get(0)).unwrap();
+    let again_page = page.map(|p| p.with_file_name(format!("again-{}", p.file_name().unwrap().to_string_lossy())));
+    let mut cmd = casslab();
+    cmd.args(["compare", "--experiment", &id["experiment_id=".len()..], "--window", "1s", "--resamples", "500", "--min-windows", "2", "--allow-invalid"])
+        .args(["--store", store.to_str().unwrap()]);
+    if let Some(p) = &again_page {
+        cmd.arg("-o").arg(p);
+    }
+    let (code, again, err) = run(&mut cmd);
+    assert_eq!(code, 0, "stdout:\n{again}\nstderr:\n{err}");
+    assert!(again.contains("method: repetitions as the unit") && out.ends_with(&again), "the experiment printed:\n{out}\ncompare --experiment printed:\n{again}");
+    assert!(err.contains(&format!("baseline: {}", variants[0])), "{err}");
+    if let Some(p) = &again_page {
+        let html = std::fs::read_to_string(p).unwrap();
+        assert!(html.contains(&format!("{} <em>(baseline)</em>", variants[0])) && html.contains("measured order (counterbalanced): "), "{html}");
+        for v in &variants[1..] {
+            assert!(html.contains(&format!("<h3>{v} against {}</h3>", variants[0])), "no verdicts of {v}");
+        }
+    }
 }
 
 /// The experiment's page: self-contained, every variant and verdict named, and per operation

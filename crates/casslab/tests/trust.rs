@@ -242,6 +242,10 @@ fn an_experiment_leaves_its_invalid_runs_out() {
         "{err}"
     );
     assert!(!out.contains("missing against loaded"), "{out}");
+    // compared again from the store, the invalid run is left out again
+    let (code, again, err) = run(casslab().args(["compare", "--experiment", "exp", "--window", "1s", "--resamples", "200", "--min-windows", "2"]).args(store_arg(&store)));
+    assert_eq!(code, 1, "stdout:\n{again}\nstderr:\n{err}");
+    assert!(err.contains("left out of the comparison: run ") && err.contains("fewer than two variants have runs to compare"), "{err}");
     let (code, out, err) = run(casslab()
         .args(["experiment", exp.to_str().unwrap(), "--repetitions", "1", "--duration", "2s", "--warmup", "0s", "--window", "1s", "--resamples", "200", "--min-windows", "2"])
         .args(["--concurrency", "8", "--hosts", host, "--no-lint", "--allow-invalid"])

@@ -31,6 +31,7 @@ mod repeated;
 mod repeated_validation;
 pub mod saturation;
 mod sample;
+pub mod saved_experiment;
 pub mod study;
 #[cfg(test)]
 mod study_tests;

@@ -183,7 +183,7 @@ pub async fn run_experiment(
         let step = format!("repetition {rep}/{repetitions}, {} of {} measured", k + 1, sched.len());
         lab.observer.on(&SessionEvent::VariantRun { variant: &v.name, step: &step });
         let mut tags = measured_tags.clone();
-        tags.extend([format!("variant={}", v.name), format!("repetition={rep}"), format!("position={}", k + 1)]);
+        tags.extend([format!("variant={}", v.name), format!("variant_index={vi}"), format!("repetition={rep}"), format!("position={}", k + 1)]);
         let mut spec = variant_spec(exp, v, base, tags);
         if fresh && run_order.settle {
             let r = run_one(lab, &load_only(variant_spec(exp, v, base, tagged("load_of", v))), v).await?;
@@ -297,7 +297,7 @@ pub async fn find_max_per_variant(
         lab.observer.on(&SessionEvent::VariantRun { variant: &v.name, step: &step });
         let mut tags = vec![format!("experiment={}", exp.name), format!("experiment_id={experiment_id}")];
         tags.extend(extra_tags.iter().cloned());
-        tags.extend([format!("variant={}", v.name), format!("repetition={rep}"), format!("position={}", k + 1)]);
+        tags.extend([format!("variant={}", v.name), format!("variant_index={vi}"), format!("repetition={rep}"), format!("position={}", k + 1)]);
         if let Some(server) = &v.workload.cluster {
             super::apply_server(lab, &v.workload.name, server, true).await.map_err(|source| VariantError { variant: v.name.clone(), source })?;
         }

@@ -204,7 +204,14 @@ impl Store {
         raw.decode(&conn)
     }
 
-    /// The id of the most recently begun run, if any.
+    /// The runs that carry exactly `tag`, by id.
+    pub fn runs_tagged(&self, tag: &str) -> Result<Vec<RunId>, StoreError> {
+        let conn = self.conn();
+        let mut q = conn.prepare_cached("SELECT run_id FROM run_tags WHERE tag = ?1 ORDER BY run_id")?;
+        let ids = q.query_map([tag], |r| r.get(0))?.collect::<Result<Vec<RunId>, _>>()?;
+        Ok(ids)
+    }
+
     /// The runs saved as shards of the sharded run `run_id`, by id.
     pub fn shards_of(&self, run_id: &str) -> Result<Vec<RunId>, StoreError> {
         let conn = self.conn();
@@ -213,6 +220,7 @@ impl Store {
         Ok(ids)
     }
 
+    /// The id of the most recently begun run, if any.
     pub fn latest_run(&self) -> Result<Option<RunId>, StoreError> {
         Ok(self.conn().query_row("SELECT MAX(id) FROM runs", [], |r| r.get(0))?)
     }

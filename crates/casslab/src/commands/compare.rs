@@ -10,13 +10,15 @@
 use super::report::resolve;
 use super::store_to_read;
 use crate::cli::{AnalysisArgs, CompareArgs, OutputFormat};
-use crate::exit::{bail_usage, Exit};
+use crate::exit::{bail_usage, usage, Exit};
 use crate::out;
 use anyhow::Result;
+use casslab_core::analysis::saved_experiment::{saved_experiment, SavedExperimentError};
 use casslab_core::analysis::server_figures;
 use casslab_core::analysis::study::{study, Group, Study, StudyPlan};
 use casslab_core::analysis::{approx_duration, auto_window_s, check_gates, AnalysisOptions, Gate, GateFailure, LatencyKind, MaxRegression};
 use casslab_core::report::comparison::{self, signed};
+use casslab_core::report::experiment_html::ExperimentPage;
 use casslab_core::report::{comparison_json, csv};
 use casslab_core::stats::Phase;
 use casslab_core::store::{RunId, Store};
@@ -26,6 +28,9 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
     let window_s = args.window.as_deref().map(|w| crate::cli::parse_duration_s("window", w)).transpose()?;
     let mut plan = plan(&args.analysis, window_s.unwrap_or(AnalysisOptions::default().window_s))?;
     let store = store_to_read(&args.store)?;
+    if let Some(key) = &args.experiment {
+        return compare_experiment(&store, key, args, window_s.is_none(), plan);
+    }
     let mut ids = Vec::new();
     let mut named_twice = Vec::new();
     if let Some(b) = &args.baseline {
@@ -58,15 +63,95 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
     }
     let groups: Vec<Group> = ids.iter().map(|id| Group { label: format!("run {id}"), runs: vec![*id] }).collect();
     let s = study(&store, &groups, plan)?;
-    match args.format {
-        OutputFormat::Text => {
-            out::print(&comparison::text(&s))?;
-            out::print(&server_side(&store, &groups, s.plan.opts.confidence)?.0)?;
-        }
-        OutputFormat::Json => out::print(&format!("{}\n", serde_json::to_string_pretty(&comparison_json::comparison_json(&s))?))?,
-        OutputFormat::Csv => out::print(&csv::comparison_csv(&s))?,
-    }
+    let name = format!("runs {}", ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "));
+    show(&store, &groups, &s, args, (&name, ""), Vec::new())?;
     Ok(if gates_pass(&s, &args.fail_if, args.max_regression)? { Exit::Success } else { Exit::Failed }.code())
+}
+
+/// Prints a study in the chosen format (with the servers' side in text) and writes its page
+/// for `-o`; `page` is the page's (name, experiment id), `notes` go on it first.
+fn show(store: &Store, groups: &[Group], s: &Study, args: &CompareArgs, page: (&str, &str), notes: Vec<String>) -> Result<()> {
+    let (server_text, server_lines) = server_side(store, groups, s.plan.opts.confidence)?;
+    match args.format {
+        OutputFormat::Text => out::print(&format!("{}{server_text}", comparison::text(s)))?,
+        OutputFormat::Json => out::print(&format!("{}\n", serde_json::to_string_pretty(&comparison_json::comparison_json(s))?))?,
+        OutputFormat::Csv => out::print(&csv::comparison_csv(s))?,
+    }
+    if let Some(path) = &args.output {
+        let mut p = ExperimentPage::of_study(page.0, "", page.1, s);
+        p.notes.splice(0..0, notes);
+        p.notes.extend(server_lines);
+        let html = p.render();
+        out::write_to_file_or_stdout(path, |w| w.write_all(html.as_bytes()))?;
+    }
+    Ok(())
+}
+
+/// `compare --experiment`: the saved experiment's variants compared again, its invalid runs
+/// left out (exit 1, as `casslab experiment`); a `rates:` experiment rate by rate.
+fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, auto_window: bool, mut plan: StudyPlan) -> Result<i32> {
+    let saved = saved_experiment(store, key).map_err(|e| match e {
+        SavedExperimentError::NotFound(_) | SavedExperimentError::FindMax(_) => usage(format!("--experiment {key}: {e}")),
+        e => anyhow::Error::new(e),
+    })?;
+    let all: Vec<RunId> = saved.groups.iter().flat_map(|g| g.runs.iter().copied()).collect();
+    let runs = |ids: &[RunId]| ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(" ");
+    let variants: Vec<String> = saved.groups.iter().map(|g| format!("{} (runs {})", g.label, runs(&g.runs))).collect();
+    out::note(&format!("experiment {} ({}): {}; baseline: {}", saved.name, saved.id, variants.join(", "), saved.groups[0].label));
+    let seed = saved.order_seed.as_ref().map(|s| format!(", seed {s}")).unwrap_or_default();
+    let kind = saved.order_kind.as_deref().unwrap_or("as run");
+    let mut notes = vec![format!("measured order ({kind}{seed}): {}", saved.order.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>().join(" "))];
+    if !saved.unmeasured.is_empty() {
+        notes.push(format!("unmeasured round: runs {}", runs(&saved.unmeasured)));
+    }
+    if auto_window {
+        plan.opts.window_s = chosen_window(store, &all, plan.opts.min_windows)?;
+    }
+    let screened = validity::screen(store, &all, args.analysis.allow_invalid)?;
+    screened.warnings.iter().for_each(|w| eprintln!("warning: {w}"));
+    screened.refused.iter().for_each(|r| eprintln!("left out of the comparison: {r}"));
+    notes.extend(screened.refused.iter().map(|r| format!("left out of the comparison: {r}")));
+    let refused: Vec<RunId> = screened.refused.iter().map(|r| r.run).collect();
+    let kept = |groups: Vec<Group>| -> Vec<Group> {
+        groups
+            .into_iter()
+            .map(|g| Group { runs: g.runs.into_iter().filter(|id| !refused.contains(id)).collect(), ..g })
+            .filter(|g| !g.runs.is_empty())
+            .collect()
+    };
+    let mut gates_ok = true;
+    if saved.rates.len() > 1 {
+        if args.format != OutputFormat::Text || args.output.is_some() {
+            bail_usage!(
+                "experiment {} ran every variant at {} fixed rates, so it is {} comparisons: --format json, csv and -o take one; compare one rate's runs by their ids (`casslab runs --tag experiment_id={}`)",
+                saved.id,
+                saved.rates.len(),
+                saved.rates.len(),
+                saved.id
+            );
+        }
+        for &rate in &saved.rates {
+            let groups = kept(saved.groups_at(Some(rate)));
+            if groups.len() < 2 {
+                eprintln!("at {rate:.0} ops/s: fewer than two variants have runs to compare");
+                continue;
+            }
+            out::print(&format!("\nat {rate:.0} ops/s:\n"))?;
+            let s = study(store, &groups, plan.clone())?;
+            show(store, &groups, &s, args, (&saved.name, &saved.id), Vec::new())?;
+            gates_ok &= gates_pass(&s, &args.fail_if, args.max_regression)?;
+        }
+    } else {
+        let groups = kept(saved.groups_at(None));
+        if groups.len() < 2 {
+            eprintln!("experiment {}: fewer than two variants have runs to compare", saved.id);
+            return Ok(Exit::Failed.code());
+        }
+        let s = study(store, &groups, plan)?;
+        show(store, &groups, &s, args, (&saved.name, &saved.id), notes)?;
+        gates_ok = gates_pass(&s, &args.fail_if, args.max_regression)?;
+    }
+    Ok(if refused.is_empty() && gates_ok { Exit::Success } else { Exit::Failed }.code())
 }
 
 /// Judges the `--fail-if` and `--max-regression` gates on a study (for `compare` and
