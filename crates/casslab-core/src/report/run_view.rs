@@ -118,33 +118,9 @@ impl RunView {
     /// `intervals` and `histograms` as [`crate::store::Store::intervals`] and
     /// [`crate::store::Store::histograms`] return them for `record`.
     pub fn new(record: RunRecord, intervals: &[StoredInterval], histograms: &[(Phase, String, OpStats)]) -> RunView {
-        let views: Vec<IntervalView> = intervals
-            .chunk_by(|a, b| a.index == b.index)
-            .map(|rows| {
-                let first = &rows[0];
-                let d = first.duration_s();
-                IntervalView {
-                    index: first.index,
-                    phase: first.phase,
-                    start_ms: first.start_ms,
-                    end_ms: first.end_ms,
-                    backlog: first.backlog,
-                    ops: rows.iter().map(|r| OpSummary::of(&r.op, &r.stats, d)).collect(),
-                }
-            })
-            .collect();
-        let RunSummary { phases, notes, .. } = summary_of(&record, intervals).unwrap_or_default();
-        let mut spectra: Vec<OpSpectrum> = histograms
-            .iter()
-            .map(|(phase, op, st)| OpSpectrum { phase: *phase, op: op.clone(), intended: spectrum(&st.intended), service: spectrum(&st.service) })
-            .collect();
-        if histograms.is_empty() {
-            spectra = merged_by_op(intervals)
-                .into_iter()
-                .map(|((phase, op), st)| OpSpectrum { phase, op, intended: spectrum(&st.intended), service: spectrum(&st.service) })
-                .collect();
-        }
-        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new(), traces: Vec::new(), events: Vec::new(), event_impacts: Vec::new(), validity: None, wall_clock: false }
+        let mut b = RunViewBuilder::new(record, histograms);
+        intervals.iter().for_each(|row| b.add(row));
+        b.finish()
     }
 
     /// The view with the run's events, as [`crate::store::Store::events`] returns them.
@@ -229,16 +205,145 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
-/// Each (phase, op)'s intervals merged, warm-up left out, in first-seen order.
-fn merged_by_op(intervals: &[StoredInterval]) -> Vec<((Phase, String), OpStats)> {
-    let mut out: Vec<((Phase, String), OpStats)> = Vec::new();
-    for iv in intervals.iter().filter(|iv| iv.phase != Phase::Warmup) {
-        match out.iter_mut().find(|((p, o), _)| *p == iv.phase && *o == iv.op) {
-            Some((_, st)) => st.merge(&iv.stats),
-            None => out.push(((iv.phase, iv.op.clone()), iv.stats.clone())),
+/// Builds a [`RunView`] one saved interval row at a time ([`crate::store::Store::for_each_interval`]
+/// order), so that a long run's decoded interval histograms are never all in memory at once:
+/// each row is reduced to its percentiles, and merged into per-operation totals only when the
+/// run's summary or spectra must be rebuilt from its intervals.
+pub struct RunViewBuilder {
+    record: RunRecord,
+    spectra: Vec<OpSpectrum>,
+    views: Vec<IntervalView>,
+    /// `None` when the run's final summary and whole-phase histograms were saved.
+    rebuild: Option<Rebuild>,
+}
+
+impl RunViewBuilder {
+    /// `histograms` as [`crate::store::Store::histograms`] returns them for `record`.
+    pub fn new(record: RunRecord, histograms: &[(Phase, String, OpStats)]) -> RunViewBuilder {
+        let spectra = histograms
+            .iter()
+            .map(|(phase, op, st)| OpSpectrum { phase: *phase, op: op.clone(), intended: spectrum(&st.intended), service: spectrum(&st.service) })
+            .collect();
+        let summarized = record.summary.as_ref().is_some_and(|s| !s.phases.is_empty());
+        let rebuild = (!summarized || histograms.is_empty()).then(Rebuild::default);
+        RunViewBuilder { record, spectra, views: Vec::new(), rebuild }
+    }
+
+    /// One saved row: an operation's figures over one interval.
+    pub fn add(&mut self, row: &StoredInterval) {
+        let summary = OpSummary::of(&row.op, &row.stats, row.duration_s());
+        match self.views.last_mut().filter(|v| v.index == row.index) {
+            Some(v) => v.ops.push(summary),
+            None => self.views.push(IntervalView { index: row.index, phase: row.phase, start_ms: row.start_ms, end_ms: row.end_ms, backlog: row.backlog, ops: vec![summary] }),
+        }
+        if let Some(r) = &mut self.rebuild {
+            r.add(row);
         }
     }
-    out
+
+    pub fn finish(self) -> RunView {
+        let RunViewBuilder { record, mut spectra, views, rebuild } = self;
+        let RunSummary { phases, notes, .. } = rebuild.as_ref().map_or_else(|| record.summary.clone(), |r| r.summary(&record)).unwrap_or_default();
+        if spectra.is_empty() {
+            if let Some(r) = &rebuild {
+                spectra = r.merged.iter().map(|((phase, op), st)| OpSpectrum { phase: *phase, op: op.clone(), intended: spectrum(&st.intended), service: spectrum(&st.service) }).collect();
+            }
+        }
+        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new(), traces: Vec::new(), events: Vec::new(), event_impacts: Vec::new(), validity: None, wall_clock: false }
+    }
+}
+
+/// What a summary rebuilt from a run's saved intervals needs, gathered one row at a time.
+#[derive(Default)]
+struct Rebuild {
+    /// Each (phase, op)'s rows merged, warm-up left out, in first-seen order.
+    merged: Vec<((Phase, String), OpStats)>,
+    /// Each phase's measured seconds (one interval counted once however many operations it has).
+    durations: Vec<(Phase, f64)>,
+    /// The first row's start and the last row's end, ms.
+    span: Option<(u64, u64)>,
+    last_index: Option<u32>,
+}
+
+impl Rebuild {
+    fn of(intervals: &[StoredInterval]) -> Rebuild {
+        let mut r = Rebuild::default();
+        intervals.iter().for_each(|row| r.add(row));
+        r
+    }
+
+    fn add(&mut self, row: &StoredInterval) {
+        self.span = Some((self.span.map_or(row.start_ms, |s| s.0), row.end_ms));
+        if self.last_index != Some(row.index) {
+            self.last_index = Some(row.index);
+            match self.durations.iter_mut().find(|(p, _)| *p == row.phase) {
+                Some((_, d)) => *d += row.duration_s(),
+                None => self.durations.push((row.phase, row.duration_s())),
+            }
+        }
+        if row.phase == Phase::Warmup {
+            return;
+        }
+        match self.merged.iter_mut().find(|((p, o), _)| *p == row.phase && *o == row.op) {
+            Some((_, st)) => st.merge(&row.stats),
+            None => self.merged.push(((row.phase, row.op.clone()), row.stats.clone())),
+        }
+    }
+
+    /// The run's summary: as saved when it finished, else rebuilt from the rows with a note
+    /// that says so; `None` when it has neither.
+    fn summary(&self, record: &RunRecord) -> Option<RunSummary> {
+        match (&record.summary, self.span) {
+            (Some(s), _) if !s.phases.is_empty() => Some(s.clone()),
+            (saved, None) => saved.clone(),
+            (saved, Some((first, last))) => {
+                let mut notes = saved.as_ref().map(|s| s.notes.clone()).unwrap_or_default();
+                notes.push(format!(
+                    "the run has no final summary (status {}): its figures are computed from the intervals saved from {:.1} s to {:.1} s",
+                    record.status.as_str(),
+                    first as f64 / 1000.0,
+                    last as f64 / 1000.0
+                ));
+                Some(RunSummary { phases: self.phases(record.config.rate_per_s), notes, ..RunSummary::default() })
+            }
+        }
+    }
+
+    /// Phase summaries of a run that never finished (the measured phases: load and run;
+    /// warm-up is not measured).
+    fn phases(&self, rate_per_s: Option<f64>) -> Vec<PhaseSummary> {
+        let mut phases: Vec<Phase> = Vec::new();
+        for ((p, _), _) in &self.merged {
+            if !phases.contains(p) {
+                phases.push(*p);
+            }
+        }
+        phases
+            .into_iter()
+            .map(|phase| {
+                let duration_s = self.durations.iter().find(|(p, _)| *p == phase).map_or(0.0, |d| d.1);
+                let mut total = OpStats::default();
+                let ops: Vec<OpSummary> = self
+                    .merged
+                    .iter()
+                    .filter(|((p, _), _)| *p == phase)
+                    .map(|((_, op), st)| {
+                        if !is_sub_op(op) {
+                            total.merge(st);
+                        }
+                        OpSummary::of(op, st, duration_s)
+                    })
+                    .collect();
+                PhaseSummary {
+                    phase,
+                    duration_s,
+                    target_rate_per_s: if phase == Phase::Run { rate_per_s } else { None },
+                    ops,
+                    total: OpSummary::of("total", &total, duration_s),
+                }
+            })
+            .collect()
+    }
 }
 
 /// A saved run's summary: as saved when it finished, else rebuilt from its saved intervals
@@ -246,59 +351,20 @@ fn merged_by_op(intervals: &[StoredInterval]) -> Vec<((Phase, String), OpStats)>
 pub fn summary_of(record: &RunRecord, intervals: &[StoredInterval]) -> Option<RunSummary> {
     match &record.summary {
         Some(s) if !s.phases.is_empty() => Some(s.clone()),
-        saved if intervals.is_empty() => saved.clone(),
-        saved => {
-            let mut notes = saved.as_ref().map(|s| s.notes.clone()).unwrap_or_default();
-            let (first, last) = (intervals[0].start_ms, intervals[intervals.len() - 1].end_ms);
-            notes.push(format!(
-                "the run has no final summary (status {}): its figures are computed from the intervals saved from {:.1} s to {:.1} s",
-                record.status.as_str(),
-                first as f64 / 1000.0,
-                last as f64 / 1000.0
-            ));
-            Some(RunSummary { phases: rebuild_phases(intervals, record.config.rate_per_s), notes, ..RunSummary::default() })
-        }
+        _ => Rebuild::of(intervals).summary(record),
     }
 }
 
-/// Phase summaries of a run that never finished, from its saved intervals (the measured
-/// phases: load and run; warm-up is not measured).
-fn rebuild_phases(intervals: &[StoredInterval], rate_per_s: Option<f64>) -> Vec<PhaseSummary> {
-    let merged = merged_by_op(intervals);
-    let mut phases: Vec<Phase> = Vec::new();
-    for ((p, _), _) in &merged {
-        if *p != Phase::Warmup && !phases.contains(p) {
-            phases.push(*p);
-        }
+/// [`summary_of`] with the rows given one at a time: `rows` calls its argument with each saved
+/// row (e.g. from [`crate::store::Store::for_each_interval`]), and only when the run has no
+/// final summary.
+pub fn summary_of_rows<E>(record: &RunRecord, rows: impl FnOnce(&mut dyn FnMut(&StoredInterval)) -> Result<(), E>) -> Result<Option<RunSummary>, E> {
+    if let Some(s) = record.summary.as_ref().filter(|s| !s.phases.is_empty()) {
+        return Ok(Some(s.clone()));
     }
-    phases
-        .into_iter()
-        .map(|phase| {
-            let duration_s: f64 = intervals
-                .chunk_by(|a, b| a.index == b.index)
-                .filter(|rows| rows[0].phase == phase)
-                .map(|rows| rows[0].duration_s())
-                .sum();
-            let mut total = OpStats::default();
-            let ops: Vec<OpSummary> = merged
-                .iter()
-                .filter(|((p, _), _)| *p == phase)
-                .map(|((_, op), st)| {
-                    if !is_sub_op(op) {
-                        total.merge(st);
-                    }
-                    OpSummary::of(op, st, duration_s)
-                })
-                .collect();
-            PhaseSummary {
-                phase,
-                duration_s,
-                target_rate_per_s: if phase == Phase::Run { rate_per_s } else { None },
-                ops,
-                total: OpSummary::of("total", &total, duration_s),
-            }
-        })
-        .collect()
+    let mut r = Rebuild::default();
+    rows(&mut |row| r.add(row))?;
+    Ok(r.summary(record))
 }
 
 #[cfg(test)]
@@ -379,6 +445,21 @@ mod tests {
         assert!(v.notes[0].contains("no final summary"));
         assert_eq!(v.load_shape(), LoadShape::FixedRate { target_per_s: 500.0 });
         assert_eq!(RunView::new(record(None), &[], &[]).load_shape(), LoadShape::MaxThroughput { concurrency: 16 });
+
+        // one row at a time, the same summary; a finished run's own summary and spectra are kept
+        let rows = summary_of_rows(&record(Some(500.0)), |add| -> Result<(), ()> {
+            ivs.iter().for_each(|r| add(r));
+            Ok(())
+        });
+        assert_eq!(rows.unwrap(), summary_of(&record(Some(500.0)), &ivs));
+        let saved = RunSummary { phases: summary_of(&record(None), &ivs).unwrap().phases, ..RunSummary::default() };
+        let finished = RunRecord { summary: Some(saved.clone()), ..record(None) };
+        let never = summary_of_rows(&finished, |_| -> Result<(), ()> { panic!("a finished run's rows are not read for its summary") });
+        assert_eq!(never.unwrap(), Some(saved.clone()));
+        let mut b = RunViewBuilder::new(finished, &[(Phase::Run, "read".into(), stats(2_000_000))]);
+        ivs.iter().for_each(|r| b.add(r));
+        let v = b.finish();
+        assert_eq!((v.phases, v.intervals.len(), v.spectra.len()), (saved.phases, 3, 1));
     }
 }
 

@@ -21,11 +21,33 @@ pub const TOMBSTONE_FLOOR: f64 = 1.0;
 
 /// Client p99 per (measured or load) interval and operation, from the store's rows.
 pub fn client_intervals(intervals: &[StoredInterval]) -> Vec<ClientInterval> {
-    intervals
-        .iter()
-        .filter(|iv| iv.phase != Phase::Warmup && !iv.stats.intended.is_empty())
-        .map(|iv| ClientInterval { op: iv.op.clone(), start_ms: iv.start_ms, end_ms: iv.end_ms, p99_ns: iv.stats.intended.value_at_quantile(0.99) })
-        .collect()
+    intervals.iter().filter_map(client_interval).collect()
+}
+
+fn client_interval(iv: &StoredInterval) -> Option<ClientInterval> {
+    (iv.phase != Phase::Warmup && !iv.stats.intended.is_empty())
+        .then(|| ClientInterval { op: iv.op.clone(), start_ms: iv.start_ms, end_ms: iv.end_ms, p99_ns: iv.stats.intended.value_at_quantile(0.99) })
+}
+
+/// What [`text_section`] needs of a run's intervals, gathered one saved row at a time
+/// ([`crate::store::Store::for_each_interval`]): a long run's decoded histograms would not fit
+/// in memory all at once.
+#[derive(Debug, Default)]
+pub struct ClientSeries {
+    points: Vec<ClientInterval>,
+    run_ms: u64,
+}
+
+impl ClientSeries {
+    pub fn add(&mut self, iv: &StoredInterval) {
+        self.run_ms = self.run_ms.max(iv.end_ms);
+        self.points.extend(client_interval(iv));
+    }
+
+    /// [`text_section`] of the rows added.
+    pub fn text_section(&self, samples: &[ServerSample]) -> String {
+        text_of(&self.points, samples, self.run_ms)
+    }
 }
 
 fn client_intervals_of(run: &RunView) -> Vec<ClientInterval> {
@@ -92,8 +114,9 @@ fn node_lines(samples: &[ServerSample], run_ms: u64) -> Vec<(String, String)> {
 
 /// The terminal section: per-node lines and the suspects. Empty when nothing was collected.
 pub fn text_section(intervals: &[StoredInterval], samples: &[ServerSample]) -> String {
-    let run_ms = intervals.iter().map(|iv| iv.end_ms).max().unwrap_or(0);
-    text_of(&client_intervals(intervals), samples, run_ms)
+    let mut series = ClientSeries::default();
+    intervals.iter().for_each(|iv| series.add(iv));
+    series.text_section(samples)
 }
 
 /// [`text_section`] of a run as the reports see it (the Markdown report shows it as is).
@@ -305,11 +328,15 @@ fn source(samples: &[ServerSample]) -> &'static str {
 
 /// The mean of `metric` over the samples of each interval (all nodes), `None` where it has none.
 fn per_interval_mean(samples: &[ServerSample], bounds: &[(u64, u64)], metric: &str) -> Vec<Option<f64>> {
+    // sorted once, each interval's slice by binary search (a long run has thousands of each)
+    let mut of: Vec<(u64, f64)> = samples.iter().filter(|s| s.metric == metric).map(|s| (s.at_ms, s.value)).collect();
+    of.sort_by_key(|p| p.0);
     bounds
         .iter()
-        .map(|(a, b)| {
-            let v: Vec<f64> = samples.iter().filter(|s| s.metric == metric && s.at_ms > *a && s.at_ms <= *b).map(|s| s.value).collect();
-            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        .map(|&(a, b)| {
+            let from = of.partition_point(|p| p.0 <= a);
+            let v = &of[from..from + of[from..].partition_point(|p| p.0 <= b)];
+            (!v.is_empty()).then(|| v.iter().map(|p| p.1).sum::<f64>() / v.len() as f64)
         })
         .collect()
 }

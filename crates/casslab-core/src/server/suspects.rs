@@ -69,16 +69,19 @@ pub fn find(points: &[ClientInterval], samples: &[ServerSample], factor: f64) ->
         for p in ps {
             let p99_ms = p.p99_ns as f64 / 1e6;
             if p99_ms > factor * typical && p99_ms - typical >= MIN_RISE_MS {
-                let span = p.end_ms.saturating_sub(p.start_ms).max(1);
-                // the same interval and the one before it: causes precede or overlap effects
-                let findings = findings(samples, p.start_ms.saturating_sub(span), p.end_ms + span / 2);
-                out.push(Suspect { op: op.to_string(), start_ms: p.start_ms, end_ms: p.end_ms, p99_ms, typical_p99_ms: typical, findings });
+                out.push(Suspect { op: op.to_string(), start_ms: p.start_ms, end_ms: p.end_ms, p99_ms, typical_p99_ms: typical, findings: Vec::new() });
             }
         }
     }
     out.sort_by(|a, b| (b.p99_ms / b.typical_p99_ms.max(1e-9)).total_cmp(&(a.p99_ms / a.typical_p99_ms.max(1e-9))));
     out.truncate(MAX_SUSPECTS);
     out.sort_by_key(|s| (s.start_ms, s.op.clone()));
+    // what the servers did, for the suspects kept only (a long run can have thousands of spikes)
+    for s in &mut out {
+        let span = s.end_ms.saturating_sub(s.start_ms).max(1);
+        // the same interval and the one before it: causes precede or overlap effects
+        s.findings = findings(samples, s.start_ms.saturating_sub(span), s.end_ms + span / 2);
+    }
     out
 }
 
@@ -217,32 +220,40 @@ impl IntervalSeries {
 }
 
 /// One value per `(start_ms, end_ms)` interval. Polls are assigned to the interval that holds
-/// their time; an interval without a poll gets `None`.
+/// their time; an interval without a poll gets `None`. The polls are sorted by time once and
+/// each interval takes its slice by binary search: a long run's report asks this for thousands
+/// of intervals and tens of thousands of polls.
 pub fn per_interval(samples: &[ServerSample], intervals: &[(u64, u64)], what: IntervalSeries) -> Vec<Option<f64>> {
+    let wanted = |s: &ServerSample| match what {
+        IntervalSeries::GcPauseMs => s.metric.starts_with(metric::GC_PAUSE_PREFIX),
+        IntervalSeries::PendingTasks => s.metric == metric::PENDING_TASKS,
+        IntervalSeries::Compactions => s.metric == metric::SSTABLE_TASKS,
+        IntervalSeries::TombstonesP99 => s.metric.starts_with(metric::TOMBSTONES_P99_PREFIX) && !s.metric.ends_with(":casslab_meta"),
+        IntervalSeries::NodeCpuPct => s.metric == metric::CPU_PCT && s.node != CLIENT,
+        IntervalSeries::ClientCpuPct => s.metric == metric::CPU_PCT && s.node == CLIENT,
+        IntervalSeries::CoordinatorReadP99 | IntervalSeries::CoordinatorWriteP99 | IntervalSeries::LocalReadP99 | IntervalSeries::LocalWriteP99 => {
+            s.metric.starts_with(what.latency_prefix().unwrap_or_default()) && !s.metric.ends_with(":casslab_meta")
+        }
+    };
+    let mut sorted: Vec<&ServerSample> = samples.iter().filter(|s| wanted(s)).collect();
+    sorted.sort_by_key(|s| s.at_ms);
     intervals
         .iter()
         .map(|&(start, end)| {
-            let inside = |s: &&ServerSample| s.at_ms >= start && s.at_ms < end;
+            let from = sorted.partition_point(|s| s.at_ms < start);
+            let to = from + sorted[from..].partition_point(|s| s.at_ms < end);
+            let inside = &sorted[from..to];
             match what {
-                IntervalSeries::GcPauseMs => Some(gc_pauses(samples).filter(|(_, _, at, _)| *at >= start && *at < end).map(|p| p.3).sum::<f64>() + 0.0),
+                IntervalSeries::GcPauseMs => Some(inside.iter().map(|s| s.value).sum::<f64>() + 0.0),
                 IntervalSeries::PendingTasks | IntervalSeries::Compactions => {
-                    let m = if what == IntervalSeries::PendingTasks { metric::PENDING_TASKS } else { metric::SSTABLE_TASKS };
                     let mut per_node: BTreeMap<&str, f64> = BTreeMap::new();
-                    for s in samples.iter().filter(inside).filter(|s| s.metric == m) {
+                    for s in inside {
                         let e = per_node.entry(&s.node).or_insert(0.0);
                         *e = e.max(s.value);
                     }
                     (!per_node.is_empty()).then(|| per_node.values().sum())
                 }
-                IntervalSeries::TombstonesP99 => max_of(
-                    samples.iter().filter(inside).filter(|s| s.metric.starts_with(metric::TOMBSTONES_P99_PREFIX) && !s.metric.ends_with(":casslab_meta")),
-                ),
-                IntervalSeries::NodeCpuPct => max_of(samples.iter().filter(inside).filter(|s| s.metric == metric::CPU_PCT && s.node != CLIENT)),
-                IntervalSeries::ClientCpuPct => max_of(samples.iter().filter(inside).filter(|s| s.metric == metric::CPU_PCT && s.node == CLIENT)),
-                IntervalSeries::CoordinatorReadP99 | IntervalSeries::CoordinatorWriteP99 | IntervalSeries::LocalReadP99 | IntervalSeries::LocalWriteP99 => {
-                    let prefix = what.latency_prefix().unwrap_or_default();
-                    max_of(samples.iter().filter(inside).filter(|s| s.metric.starts_with(prefix) && !s.metric.ends_with(":casslab_meta")))
-                }
+                _ => max_of(inside.iter().copied()),
             }
         })
         .collect()

@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use casslab_core::report::html::HtmlReport;
 use casslab_core::report::markdown::MarkdownReport;
 use casslab_core::report::report_json::JsonReport;
-use casslab_core::report::run_view::{Report, ReportFormat, RunView};
+use casslab_core::report::run_view::{Report, ReportFormat, RunView, RunViewBuilder};
 use casslab_core::store::{RunId, Store, StoreError};
 use casslab_core::validity;
 use std::io::IsTerminal;
@@ -70,14 +70,20 @@ pub(super) fn resolve(store: &Store, arg: &str) -> Result<RunId> {
 
 fn load(store: &Store, id: RunId, wall_clock: bool) -> Result<RunView, StoreError> {
     let record = store.run(id)?;
-    let intervals = store.intervals(id)?;
-    let histograms = store.histograms(id)?;
-    let mut view = RunView::new(record, &intervals, &histograms);
+    // one interval row at a time: a long run's decoded histograms would not fit in memory at once
+    let mut view = RunViewBuilder::new(record, &store.histograms(id)?);
+    let mut tally = validity::Tally::default();
+    store.for_each_interval(id, |row| {
+        view.add(&row);
+        tally.add(&row);
+        Ok(())
+    })?;
+    let mut view = view.finish();
     view.server = store.server_samples(id)?;
     view.traces = store.traces(id)?;
     (view.events, view.event_impacts) = store.events(id)?.into_iter().unzip();
     view.wall_clock = wall_clock;
-    view.validity = Some(validity::assess(&view.record, &validity::Tally::of(&intervals), &view.server, !view.events.is_empty()));
+    view.validity = Some(validity::assess(&view.record, &tally, &view.server, !view.events.is_empty()));
     Ok(view)
 }
 

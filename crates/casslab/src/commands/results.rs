@@ -10,7 +10,7 @@ use crate::exit::{bail_usage, Exit};
 use crate::out;
 use anyhow::Result;
 use casslab_core::report::hdrlog::write_hdr_log;
-use casslab_core::report::run_view::summary_of;
+use casslab_core::report::run_view::summary_of_rows;
 use casslab_core::report::{csv, json, runs_json, text};
 use casslab_core::stats::LatencyKind;
 use casslab_core::store::{tag_key, RunId, RunRecord, Store};
@@ -98,8 +98,15 @@ pub fn show(run: &str, format: OutputFormat, export_args: &ExportArgs, args: &St
         OutputFormat::Json => json_to(&store, id, &out::stdout_path())?,
         OutputFormat::Csv => out::print(&csv::intervals_csv(&store.intervals(id)?, record.env.clock_t0_unix_ms.unwrap_or(record.started_at_ms)))?,
         OutputFormat::Text => {
-            // a run that did not finish (crashed, or still running) is summed up from its intervals
-            match summary_of(&record, &store.intervals(id)?) {
+            // a run that did not finish (crashed, or still running) is summed up from its
+            // intervals, one row at a time
+            let summary = summary_of_rows(&record, |add| {
+                store.for_each_interval(id, |row| {
+                    add(&row);
+                    Ok(())
+                })
+            })?;
+            match summary {
                 Some(s) => out::print(&text::run_summary(&record, &s))?,
                 None => out::println(&format!("run {id} ({}) has no summary and no saved interval yet: status {}", record.workload, record.status.as_str()))?,
             }
@@ -115,10 +122,15 @@ pub fn show(run: &str, format: OutputFormat, export_args: &ExportArgs, args: &St
 /// The server section of a saved run's terminal summary (empty when nothing was collected).
 pub fn server_text(store: &Store, run: RunId) -> String {
     use casslab_core::report::server_view;
-    match (store.intervals(run), store.server_samples(run)) {
-        (Ok(intervals), Ok(samples)) => {
+    let mut series = server_view::ClientSeries::default();
+    let rows = store.for_each_interval(run, |iv| {
+        series.add(&iv);
+        Ok(())
+    });
+    match (rows, store.server_samples(run)) {
+        (Ok(()), Ok(samples)) => {
             let traces = store.traces(run).unwrap_or_default();
-            server_view::text_section(&intervals, &samples) + &server_view::traces_text(&traces)
+            series.text_section(&samples) + &server_view::traces_text(&traces)
         }
         (Err(e), _) | (_, Err(e)) => format!("\nserver side: cannot read the saved samples: {e}\n"),
     }
