@@ -4,7 +4,7 @@
 # it prints casslab's resident memory (VmRSS), then the slope of RSS over the run (MiB per hour,
 # a least-squares line through the samples after the first minute, when pools and histograms
 # have reached their size), the results store's growth per hour, and how long `casslab report`
-# (HTML) and `casslab report --format json` take on the run.
+# (HTML), `casslab report --format json` and `casslab show` take on the run, with their peak RSS.
 # Targets: a flat RSS of at most 64 MiB; a report of a one-hour run in at most 1 s.
 #
 # Usage: bench/soak.sh [MINUTES=30]
@@ -55,13 +55,24 @@ end=$(date +%s.%N)
 ops=$(awk '$1=="total"{print $2}' "$OUT/out" | tail -1)
 
 run_id=$("$CASSLAB" runs --store "$STORE" --limit 1 --format csv | awk -F, 'NR==2{print $1}')
-t0=$(date +%s.%N); "$CASSLAB" -q report "$run_id" --store "$STORE" -o "$OUT/report.html"; t1=$(date +%s.%N)
-"$CASSLAB" -q report "$run_id" --store "$STORE" --format json -o "$OUT/report.json"; t2=$(date +%s.%N)
+# seconds and peak RSS (MiB) of reading the run back: the HTML and JSON reports, and `show`
+# (which the end of every `casslab run` prints)
+cost() {
+  python3 - "$@" <<'PY'
+import resource, subprocess, sys, time
+t = time.monotonic()
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
+print(f"{time.monotonic() - t:.2f} s, {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f} MiB peak")
+PY
+}
+html=$(cost "$CASSLAB" -q report "$run_id" --store "$STORE" -o "$OUT/report.html")
+json=$(cost "$CASSLAB" -q report "$run_id" --store "$STORE" --format json -o "$OUT/report.json")
+show=$(cost "$CASSLAB" -q show "$run_id" --store "$STORE")
 
-python3 - "$OUT/rss" "$start" "$end" "$(store_bytes)" "$t0" "$t1" "$t2" "${ops:-0}" <<'PY'
+python3 - "$OUT/rss" "$start" "$end" "$(store_bytes)" "${ops:-0}" <<'PY'
 import sys
 rows = [tuple(map(float, l.split())) for l in open(sys.argv[1])]
-start, end, store, t0, t1, t2, ops = map(float, sys.argv[2:])
+start, end, store, ops = map(float, sys.argv[2:])
 hours = (end - start) / 3600
 print()
 print(f"run: {(end - start) / 60:.1f} min, {ops / (end - start):,.0f} ops/s")
@@ -76,5 +87,7 @@ if rows:
         slope = sum((r[0] - mx) * (r[1] - my) for r in fit) / sxx if sxx else 0.0
         print(f"RSS slope after minute 1: {slope * 60:+.2f} MiB/hour")
 print(f"store: {store / 1048576:.2f} MiB, growth {store / 1048576 / hours:.1f} MiB/hour")
-print(f"report (HTML): {t1 - t0:.2f} s; report (JSON): {t2 - t1:.2f} s")
 PY
+echo "report (HTML): $html"
+echo "report (JSON): $json"
+echo "show: $show"
