@@ -266,12 +266,6 @@ struct Rebuild {
 }
 
 impl Rebuild {
-    fn of(intervals: &[StoredInterval]) -> Rebuild {
-        let mut r = Rebuild::default();
-        intervals.iter().for_each(|row| r.add(row));
-        r
-    }
-
     fn add(&mut self, row: &StoredInterval) {
         self.span = Some((self.span.map_or(row.start_ms, |s| s.0), row.end_ms));
         if self.last_index != Some(row.index) {
@@ -346,18 +340,11 @@ impl Rebuild {
     }
 }
 
-/// A saved run's summary: as saved when it finished, else rebuilt from its saved intervals
-/// (a crashed run's, up to the crash) with a note that says so; `None` when it has neither.
-pub fn summary_of(record: &RunRecord, intervals: &[StoredInterval]) -> Option<RunSummary> {
-    match &record.summary {
-        Some(s) if !s.phases.is_empty() => Some(s.clone()),
-        _ => Rebuild::of(intervals).summary(record),
-    }
-}
-
-/// [`summary_of`] with the rows given one at a time: `rows` calls its argument with each saved
-/// row (e.g. from [`crate::store::Store::for_each_interval`]), and only when the run has no
-/// final summary.
+/// A saved run's summary: as saved when it finished, else rebuilt from its saved intervals (a
+/// crashed run's, up to the crash) with a note that says so; `None` when it has neither.
+/// `rows` calls its argument with each saved row, one at a time (e.g. from
+/// [`crate::store::Store::for_each_interval`]), and is called only when the run has no final
+/// summary.
 pub fn summary_of_rows<E>(record: &RunRecord, rows: impl FnOnce(&mut dyn FnMut(&StoredInterval)) -> Result<(), E>) -> Result<Option<RunSummary>, E> {
     if let Some(s) = record.summary.as_ref().filter(|s| !s.phases.is_empty()) {
         return Ok(Some(s.clone()));
@@ -446,13 +433,14 @@ mod tests {
         assert_eq!(v.load_shape(), LoadShape::FixedRate { target_per_s: 500.0 });
         assert_eq!(RunView::new(record(None), &[], &[]).load_shape(), LoadShape::MaxThroughput { concurrency: 16 });
 
-        // one row at a time, the same summary; a finished run's own summary and spectra are kept
+        // the summary alone, the same; a finished run's own summary and spectra are kept
         let rows = summary_of_rows(&record(Some(500.0)), |add| -> Result<(), ()> {
-            ivs.iter().for_each(|r| add(r));
+            ivs.iter().for_each(&mut *add);
             Ok(())
         });
-        assert_eq!(rows.unwrap(), summary_of(&record(Some(500.0)), &ivs));
-        let saved = RunSummary { phases: summary_of(&record(None), &ivs).unwrap().phases, ..RunSummary::default() };
+        let rows = rows.unwrap().unwrap();
+        assert_eq!((&rows.phases, &rows.notes), (&v.phases, &v.notes));
+        let saved = RunSummary { phases: v.phases.clone(), ..RunSummary::default() };
         let finished = RunRecord { summary: Some(saved.clone()), ..record(None) };
         let never = summary_of_rows(&finished, |_| -> Result<(), ()> { panic!("a finished run's rows are not read for its summary") });
         assert_eq!(never.unwrap(), Some(saved.clone()));

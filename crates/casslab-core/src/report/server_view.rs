@@ -29,7 +29,7 @@ fn client_interval(iv: &StoredInterval) -> Option<ClientInterval> {
         .then(|| ClientInterval { op: iv.op.clone(), start_ms: iv.start_ms, end_ms: iv.end_ms, p99_ns: iv.stats.intended.value_at_quantile(0.99) })
 }
 
-/// What [`text_section`] needs of a run's intervals, gathered one saved row at a time
+/// What the terminal's server section needs of a run's intervals, gathered one saved row at a time
 /// ([`crate::store::Store::for_each_interval`]): a long run's decoded histograms would not fit
 /// in memory all at once.
 #[derive(Debug, Default)]
@@ -44,7 +44,7 @@ impl ClientSeries {
         self.points.extend(client_interval(iv));
     }
 
-    /// [`text_section`] of the rows added.
+    /// The terminal section: per-node lines and the suspects. Empty when nothing was collected.
     pub fn text_section(&self, samples: &[ServerSample]) -> String {
         text_of(&self.points, samples, self.run_ms)
     }
@@ -112,14 +112,7 @@ fn node_lines(samples: &[ServerSample], run_ms: u64) -> Vec<(String, String)> {
     out
 }
 
-/// The terminal section: per-node lines and the suspects. Empty when nothing was collected.
-pub fn text_section(intervals: &[StoredInterval], samples: &[ServerSample]) -> String {
-    let mut series = ClientSeries::default();
-    intervals.iter().for_each(|iv| series.add(iv));
-    series.text_section(samples)
-}
-
-/// [`text_section`] of a run as the reports see it (the Markdown report shows it as is).
+/// [`ClientSeries::text_section`] of a run as the reports see it (the Markdown report shows it as is).
 pub fn text_section_of(run: &RunView) -> String {
     let run_ms = run.intervals.iter().map(|iv| iv.end_ms).max().unwrap_or(0);
     text_of(&client_intervals_of(run), &run.server, run_ms)
@@ -361,13 +354,13 @@ mod tests {
             sample("node-with-a-long-host-name.example", metric::CPU_PCT, 40.0),
             sample(CLIENT, metric::CPU_PCT, 20.0),
         ];
-        let text = text_section(&[], &samples);
+        let text = ClientSeries::default().text_section(&samples);
         let rows: Vec<&str> = text.lines().filter(|l| l.contains("CPU avg")).collect();
         assert_eq!(rows.len(), 3, "{text}");
         let at: Vec<Option<usize>> = rows.iter().map(|r| r.find("CPU avg")).collect();
         assert!(at.iter().all(|a| *a == at[0]), "figures start in one column:\n{text}");
         assert!(rows[2].trim_start().starts_with(CLIENT), "the client comes last:\n{text}");
-        assert!(text_section(&[], &[]).is_empty());
+        assert!(ClientSeries::default().text_section(&[]).is_empty());
     }
 
     #[test]

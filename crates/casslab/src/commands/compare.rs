@@ -78,13 +78,18 @@ fn show(store: &Store, groups: &[Group], s: &Study, args: &CompareArgs, page: (&
         OutputFormat::Csv => out::print(&csv::comparison_csv(s))?,
     }
     if let Some(path) = &args.output {
-        let mut p = ExperimentPage::of_study(page.0, "", page.1, s);
-        p.notes.splice(0..0, notes);
-        p.notes.extend(server_lines);
-        let html = p.render();
-        out::write_to_file_or_stdout(path, |w| w.write_all(html.as_bytes()))?;
+        write_page(path, ExperimentPage::of_study(page.0, "", page.1, s), notes, server_lines)?;
     }
     Ok(())
+}
+
+/// Writes a study's page to `path` (`-`: stdout), with `notes` first among its notes and the
+/// servers' side (`server_side`'s lines) last; for `compare -o` and `experiment -o`.
+pub(crate) fn write_page(path: &std::path::Path, mut page: ExperimentPage, notes: Vec<String>, server_lines: Vec<String>) -> Result<()> {
+    page.notes.splice(0..0, notes);
+    page.notes.extend(server_lines);
+    let html = page.render();
+    out::write_to_file_or_stdout(path, |w| w.write_all(html.as_bytes()))
 }
 
 /// `compare --experiment`: the saved experiment's variants compared again, its invalid runs

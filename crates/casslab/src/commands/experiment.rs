@@ -154,11 +154,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         let (server_text, server_lines) = compare::server_side(&store, &groups, s.plan.opts.confidence)?;
         out::print(&server_text)?;
         if let Some(path) = &args.output {
-            let mut page = ExperimentPage::of_study(&exp.name, &exp.description, &experiment_id, &s);
-            page.notes.splice(0..0, notes);
-            page.notes.extend(server_lines);
-            let html = page.render();
-            out::write_to_file_or_stdout(path, |w| w.write_all(html.as_bytes()))?;
+            compare::write_page(path, ExperimentPage::of_study(&exp.name, &exp.description, &experiment_id, &s), notes, server_lines)?;
         }
         gates_ok = compare::gates_pass(&s, &args.fail_if, args.max_regression)?;
     } else {
