@@ -1,7 +1,9 @@
 //! `casslab compare RUN… [--baseline RUN]`: parses the flags, has the library compare the
 //! saved runs (`casslab_core::analysis::study`), prints the comparison
 //! (`casslab_core::report::comparison`) and judges the `--fail-if` / `--max-regression`
-//! gates that make the exit code 1. `casslab experiment` shares [`plan`].
+//! gates that make the exit code 1. `compare --experiment ID|NAME` takes its groups from a
+//! saved experiment (`casslab_core::analysis::saved_experiment`) instead of run ids; `-o`
+//! writes the study's page. `casslab experiment` shares [`plan`] and [`write_page`].
 //!
 //! Without `--window` the window length is chosen from the runs' length (and said on stderr).
 //! Tables and verdicts go to stdout; gate failures (one line each) and warnings to stderr.
