@@ -57,7 +57,8 @@ fn node_pid() -> u32 {
     let (code, out, err) = run(cl().args(["local", "status"]));
     assert_eq!(code, 0, "{out}\n{err}");
     let line = out.lines().find(|l| l.contains(ADDR)).unwrap_or_else(|| panic!("no {ADDR} in status:\n{out}"));
-    line.split_whitespace().find_map(|w| w.parse::<u32>().ok().filter(|p| *p > 1000)).unwrap_or_else(|| panic!("no pid in {line}"))
+    // columns: node, address, dc, state, pid, process, cql, load, data
+    line.split_whitespace().nth(4).and_then(|w| w.parse::<u32>().ok()).unwrap_or_else(|| panic!("no pid in the pid column of {line}"))
 }
 
 fn alive(pid: u32) -> bool {
