@@ -9,7 +9,7 @@
 use super::config_table::{config_differences, ConfigDifference};
 pub use super::spectrum::{spectrum, OpSpectrum, SpectrumPoint};
 use crate::stats::{is_sub_op, ErrorKind, OpStats, OpSummary, Phase};
-use crate::store::{PhaseSummary, RunRecord, RunSummary, StoredInterval};
+use crate::store::{IntervalFigures, PhaseSummary, RunRecord, RunSummary, StoredInterval};
 use std::collections::BTreeMap;
 
 /// An output format of `casslab report`: renders a whole report as one document.
@@ -229,13 +229,30 @@ impl RunViewBuilder {
         RunViewBuilder { record, spectra, views: Vec::new(), rebuild }
     }
 
-    /// One saved row: an operation's figures over one interval.
+    /// Whether the run's summary or spectra must be rebuilt from its intervals (it did not
+    /// finish): then each row's histograms must be added too ([`RunViewBuilder::add_histograms`]);
+    /// otherwise its figures are enough.
+    pub fn needs_histograms(&self) -> bool {
+        self.rebuild.is_some()
+    }
+
+    /// One saved row: an operation's figures over one interval, and its histograms.
     pub fn add(&mut self, row: &StoredInterval) {
-        let summary = OpSummary::of(&row.op, &row.stats, row.duration_s());
+        self.add_figures(row.figures());
+        self.add_histograms(row);
+    }
+
+    /// One saved row's figures ([`crate::store::Store::for_each_interval_figures`]).
+    pub fn add_figures(&mut self, row: IntervalFigures) {
         match self.views.last_mut().filter(|v| v.index == row.index) {
-            Some(v) => v.ops.push(summary),
-            None => self.views.push(IntervalView { index: row.index, phase: row.phase, start_ms: row.start_ms, end_ms: row.end_ms, backlog: row.backlog, ops: vec![summary] }),
+            Some(v) => v.ops.push(row.summary),
+            None => self.views.push(IntervalView { index: row.index, phase: row.phase, start_ms: row.start_ms, end_ms: row.end_ms, backlog: row.backlog, ops: vec![row.summary] }),
         }
+    }
+
+    /// The histograms of a row whose figures were added: kept (merged) only when the run's
+    /// summary must be [rebuilt](RunViewBuilder::needs_histograms).
+    pub fn add_histograms(&mut self, row: &StoredInterval) {
         if let Some(r) = &mut self.rebuild {
             r.add(row);
         }

@@ -12,7 +12,7 @@ use crate::server::suspects::{self, ClientInterval, IntervalSeries, SPIKE_FACTOR
 use crate::server::traces::{self, Trace};
 use crate::server::{gc_pauses, metric, ServerSample, CLIENT};
 use crate::stats::Phase;
-use crate::store::StoredInterval;
+use crate::store::{IntervalFigures, StoredInterval};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -21,17 +21,18 @@ pub const TOMBSTONE_FLOOR: f64 = 1.0;
 
 /// Client p99 per (measured or load) interval and operation, from the store's rows.
 pub fn client_intervals(intervals: &[StoredInterval]) -> Vec<ClientInterval> {
-    intervals.iter().filter_map(client_interval).collect()
+    let p99 = |iv: &StoredInterval| (!iv.stats.intended.is_empty()).then(|| iv.stats.intended.value_at_quantile(0.99));
+    intervals.iter().filter_map(|iv| client_point(iv.phase, &iv.op, iv.start_ms, iv.end_ms, p99(iv))).collect()
 }
 
-fn client_interval(iv: &StoredInterval) -> Option<ClientInterval> {
-    (iv.phase != Phase::Warmup && !iv.stats.intended.is_empty())
-        .then(|| ClientInterval { op: iv.op.clone(), start_ms: iv.start_ms, end_ms: iv.end_ms, p99_ns: iv.stats.intended.value_at_quantile(0.99) })
+/// One measured or load interval's client p99 (`None`: the operation completed none).
+fn client_point(phase: Phase, op: &str, start_ms: u64, end_ms: u64, p99_ns: Option<u64>) -> Option<ClientInterval> {
+    (phase != Phase::Warmup).then_some(())?;
+    Some(ClientInterval { op: op.to_string(), start_ms, end_ms, p99_ns: p99_ns? })
 }
 
 /// What the terminal's server section needs of a run's intervals, gathered one saved row at a time
-/// ([`crate::store::Store::for_each_interval`]): a long run's decoded histograms would not fit
-/// in memory all at once.
+/// ([`crate::store::Store::for_each_interval_figures`]).
 #[derive(Debug, Default)]
 pub struct ClientSeries {
     points: Vec<ClientInterval>,
@@ -39,9 +40,10 @@ pub struct ClientSeries {
 }
 
 impl ClientSeries {
-    pub fn add(&mut self, iv: &StoredInterval) {
+    pub fn add(&mut self, iv: &IntervalFigures) {
         self.run_ms = self.run_ms.max(iv.end_ms);
-        self.points.extend(client_interval(iv));
+        let p99 = (iv.summary.latency.count > 0).then_some(iv.summary.latency.p99_ns);
+        self.points.extend(client_point(iv.phase, iv.op(), iv.start_ms, iv.end_ms, p99));
     }
 
     /// The terminal section: per-node lines and the suspects. Empty when nothing was collected.

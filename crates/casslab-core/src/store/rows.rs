@@ -2,8 +2,8 @@
 //! columns, the quick-query latency columns and the histogram blobs. No SQL statements live
 //! here except the shared column list of a run.
 
-use super::{deserialize_histogram, RunId, RunProcess, RunRecord, RunStatus, StoreError};
-use crate::stats::{ErrorKind, LatencySummary, OpStats, Phase};
+use super::{deserialize_histogram, IntervalFigures, RunId, RunProcess, RunRecord, RunStatus, StoreError};
+use crate::stats::{ErrorKind, LatencySummary, OpStats, OpSummary, Phase};
 use hdrhistogram::Histogram;
 use rusqlite::{Connection, Row};
 use serde::Serialize;
@@ -117,5 +117,42 @@ pub(super) fn decode_stats(r: &Row<'_>, first: usize, what: impl Fn() -> String)
         max_lag_ns: r.get(first + 5)?,
         empty_reads: r.get(first + 6)?,
         rows_read: r.get(first + 7)?,
+    })
+}
+
+/// The columns [`decode_figures`] reads, in its order: an interval row without its histograms.
+pub(super) const FIGURES_COLUMNS: &str = "idx, phase, start_ms, end_ms, backlog, op, ok, errors_json, late, max_lag_ns, empty_reads, rows_read, \
+     lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns, \
+     svc_mean_ns, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_p999_ns, svc_max_ns";
+
+/// Reads [`FIGURES_COLUMNS`]. The latency columns were computed from the row's histograms when
+/// it was saved, and each histogram counts exactly the row's `ok` operations.
+pub(super) fn decode_figures(r: &Row<'_>, what: impl Fn(&str) -> String) -> Result<IntervalFigures, StoreError> {
+    let errors: BTreeMap<ErrorKind, u64> =
+        serde_json::from_str(&r.get::<_, String>(7)?).map_err(|e| StoreError::Corrupt { what: what("statistics"), detail: e.to_string() })?;
+    let ok: u64 = r.get(6)?;
+    let latency = |first: usize| -> rusqlite::Result<LatencySummary> {
+        Ok(LatencySummary { count: ok, mean_ns: r.get(first)?, p50_ns: r.get(first + 1)?, p95_ns: r.get(first + 2)?, p99_ns: r.get(first + 3)?, p999_ns: r.get(first + 4)?, max_ns: r.get(first + 5)? })
+    };
+    let (start_ms, end_ms): (u64, u64) = (r.get(2)?, r.get(3)?);
+    let duration_s = end_ms.saturating_sub(start_ms) as f64 / 1000.0;
+    Ok(IntervalFigures {
+        index: r.get(0)?,
+        phase: decode_phase(&r.get::<_, String>(1)?, || what("phase"))?,
+        start_ms,
+        end_ms,
+        backlog: r.get(4)?,
+        summary: OpSummary {
+            op: r.get(5)?,
+            ok,
+            errors,
+            ops_per_s: if duration_s > 0.0 { ok as f64 / duration_s } else { 0.0 },
+            latency: latency(12)?,
+            service: latency(18)?,
+            empty_reads: r.get(10)?,
+            rows_read: r.get(11)?,
+        },
+        late: r.get(8)?,
+        max_lag_ns: r.get(9)?,
     })
 }

@@ -12,7 +12,7 @@ mod render;
 
 use crate::server::{metric, ServerSample, CLIENT};
 use crate::stats::{is_sub_op, Phase};
-use crate::store::{RunId, RunRecord, RunStatus, Store, StoreError, StoredInterval};
+use crate::store::{IntervalFigures, RunId, RunRecord, RunStatus, Store, StoreError, StoredInterval};
 use serde::Serialize;
 
 /// Share of operations started late (over `stats::LATE_NS`) from which a fixed-rate run is
@@ -151,13 +151,13 @@ pub struct Tally {
 impl Tally {
     pub fn of(intervals: &[StoredInterval]) -> Tally {
         let mut t = Tally::default();
-        intervals.iter().for_each(|iv| t.add(iv));
+        intervals.iter().for_each(|iv| t.add(&iv.figures()));
         t
     }
 
     /// Adds one operation's row of one interval (warm-up is not measured, and figures recorded
     /// beside an operation are not operations).
-    pub fn add(&mut self, iv: &StoredInterval) {
+    pub fn add(&mut self, iv: &IntervalFigures) {
         let t = match iv.phase {
             Phase::Load => &mut self.load,
             Phase::Run => &mut self.run,
@@ -171,20 +171,20 @@ impl Tally {
             t.to_ms = iv.end_ms;
             t.measured_ms += iv.end_ms.saturating_sub(iv.start_ms);
         }
-        if is_sub_op(&iv.op) {
+        let s = &iv.summary;
+        if is_sub_op(&s.op) {
             return;
         }
-        let s = &iv.stats;
         t.ok += s.ok;
         t.errors += s.error_count();
-        t.late += s.late;
-        t.max_lag_ns = t.max_lag_ns.max(s.max_lag_ns);
-        match t.ops.iter_mut().find(|(name, ..)| *name == iv.op) {
+        t.late += iv.late;
+        t.max_lag_ns = t.max_lag_ns.max(iv.max_lag_ns);
+        match t.ops.iter_mut().find(|(name, ..)| *name == s.op) {
             Some((_, ok, empty)) => {
                 *ok += s.ok;
                 *empty += s.empty_reads;
             }
-            None => t.ops.push((iv.op.clone(), s.ok, s.empty_reads)),
+            None => t.ops.push((s.op.clone(), s.ok, s.empty_reads)),
         }
     }
 }
@@ -313,7 +313,7 @@ pub fn assess(record: &RunRecord, tally: &Tally, server: &[ServerSample], had_ev
 pub fn of_run(store: &Store, run: RunId) -> Result<Validity, StoreError> {
     let record = store.run(run)?;
     let mut tally = Tally::default();
-    store.for_each_interval(run, |iv| {
+    store.for_each_interval_figures(run, |iv| {
         tally.add(&iv);
         Ok(())
     })?;

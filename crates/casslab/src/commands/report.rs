@@ -70,14 +70,25 @@ pub(super) fn resolve(store: &Store, arg: &str) -> Result<RunId> {
 
 fn load(store: &Store, id: RunId, wall_clock: bool) -> Result<RunView, StoreError> {
     let record = store.run(id)?;
-    // one interval row at a time: a long run's decoded histograms would not fit in memory at once
+    // one interval row at a time: a long run's decoded histograms would not fit in memory at
+    // once; and a finished run's rows without their histograms, whose percentiles are saved
     let mut view = RunViewBuilder::new(record, &store.histograms(id)?);
     let mut tally = validity::Tally::default();
-    store.for_each_interval(id, |row| {
-        view.add(&row);
-        tally.add(&row);
-        Ok(())
-    })?;
+    if view.needs_histograms() {
+        store.for_each_interval(id, |row| {
+            let figures = row.figures();
+            tally.add(&figures);
+            view.add_figures(figures);
+            view.add_histograms(&row);
+            Ok(())
+        })?;
+    } else {
+        store.for_each_interval_figures(id, |row| {
+            tally.add(&row);
+            view.add_figures(row);
+            Ok(())
+        })?;
+    }
     let mut view = view.finish();
     view.server = store.server_samples(id)?;
     view.traces = store.traces(id)?;

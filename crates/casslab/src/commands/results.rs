@@ -123,7 +123,7 @@ pub fn show(run: &str, format: OutputFormat, export_args: &ExportArgs, args: &St
 pub fn server_text(store: &Store, run: RunId) -> String {
     use casslab_core::report::server_view;
     let mut series = server_view::ClientSeries::default();
-    let rows = store.for_each_interval(run, |iv| {
+    let rows = store.for_each_interval_figures(run, |iv| {
         series.add(&iv);
         Ok(())
     });
