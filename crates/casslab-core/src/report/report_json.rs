@@ -12,6 +12,8 @@
 use super::server_view;
 use crate::server::suspects;
 use super::run_view::{IntervalView, LoadShape, Report, ReportFormat, RunView, SpectrumPoint};
+use crate::server::ServerSample;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 pub const FORMAT: &str = "casslab-report";
@@ -22,24 +24,44 @@ pub struct JsonReport;
 
 impl ReportFormat for JsonReport {
     fn render(&self, report: &Report) -> String {
-        let mut s = serde_json::to_string_pretty(&report_json(report)).expect("a JSON value always serializes");
+        let mut s = serde_json::to_string_pretty(&ReportJson::of(report)).expect("the report always serializes");
         s.push('\n');
         s
     }
 }
 
-/// The whole report as one JSON value.
-pub fn report_json(report: &Report) -> Value {
-    json!({
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "casslab_version": env!("CARGO_PKG_VERSION"),
-        "title": report.title,
-        "runs": report.runs.iter().map(run_json).collect::<Vec<_>>(),
-        "config_differences": report.config_differences,
-    })
+/// The whole report. Each run's server samples (a long run has hundreds of thousands) are
+/// written straight from the run rather than copied into a JSON value first.
+#[derive(Serialize)]
+struct ReportJson<'a> {
+    #[serde(flatten)]
+    head: Value,
+    runs: Vec<RunJson<'a>>,
 }
 
+#[derive(Serialize)]
+struct RunJson<'a> {
+    #[serde(flatten)]
+    figures: Value,
+    server_samples: &'a [ServerSample],
+}
+
+impl ReportJson<'_> {
+    fn of(report: &Report) -> ReportJson<'_> {
+        ReportJson {
+            head: json!({
+                "format": FORMAT,
+                "format_version": FORMAT_VERSION,
+                "casslab_version": env!("CARGO_PKG_VERSION"),
+                "title": report.title,
+                "config_differences": report.config_differences,
+            }),
+            runs: report.runs.iter().map(|run| RunJson { figures: run_json(run), server_samples: &run.server }).collect(),
+        }
+    }
+}
+
+/// A run's figures, all but its server samples.
 fn run_json(run: &RunView) -> Value {
     let r = &run.record;
     let mode = match run.load_shape() {
@@ -67,7 +89,6 @@ fn run_json(run: &RunView) -> Value {
             "intended": points(&s.intended),
             "service": points(&s.service),
         })).collect::<Vec<_>>(),
-        "server_samples": run.server,
         "events": run.events.iter().enumerate().map(|(i, e)| json!({ "record": e, "impact": run.event_impacts.get(i).cloned().flatten() })).collect::<Vec<_>>(),
         "suspects": server_view::suspects_of(run).iter().map(suspects::to_json).collect::<Vec<_>>(),
         "traces": run.traces,
