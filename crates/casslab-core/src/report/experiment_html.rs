@@ -87,12 +87,17 @@ impl ExperimentPage {
     /// The page as one HTML document.
     pub fn render(&self) -> String {
         let mut s = String::with_capacity(32 * 1024);
-        super::html::page_head(&mut s, &format!("experiment {}", self.name), EXTRA_CSS);
+        // a comparison of plain runs (`compare -o`) has no experiment id
+        let (kind, id) = match self.experiment_id.as_str() {
+            "" => ("comparison", "the runs compared"),
+            id => ("experiment", id),
+        };
+        super::html::page_head(&mut s, &format!("{kind} {}", self.name), EXTRA_CSS);
         let _ = write!(
             s,
-            r#"<header class="top"><div class="brand">casslab experiment</div><h1>{}</h1></header><main><section class="card"><h2>{}</h2>"#,
+            r#"<header class="top"><div class="brand">casslab {kind}</div><h1>{}</h1></header><main><section class="card"><h2>{}</h2>"#,
             esc(&self.name),
-            esc(&self.experiment_id)
+            esc(id)
         );
         if !self.description.trim().is_empty() {
             let _ = write!(s, r#"<p class="description">{}</p>"#, esc(self.description.trim()));
@@ -212,10 +217,14 @@ mod tests {
             verdicts: vec![("b against a".into(), vec!["read p50 is higher".into()])],
         };
         let html = page.render();
+        assert!(html.contains("<title>casslab · experiment cs</title>") && html.contains("casslab experiment</div>") && html.contains("<h2>cs-1</h2>"));
         assert_eq!(html.matches("<figure class=\"chart bars\"").count(), 2);
         assert_eq!(html.matches("<rect class=\"bar\"").count(), 2 + 4);
         assert!(html.contains("compaction &lt;strategies&gt;") && html.contains("<li>read p50 is higher</li>") && html.contains("1, 3"));
         assert!(!html.contains("<script"));
         assert!(html.contains(r#"<li class="warn">run 1 (a, repetition 1) disagrees"#) && html.contains("<li>method: repetitions</li>"));
+        // plain runs compared (`compare -o`) are no experiment
+        let runs = ExperimentPage { name: "runs 12, 15".into(), experiment_id: String::new(), ..page }.render();
+        assert!(runs.contains("<title>casslab · comparison runs 12, 15</title>") && runs.contains("casslab comparison</div>") && !runs.contains("experiment"), "{runs}");
     }
 }
