@@ -7,7 +7,7 @@
 use super::comparison_json::rows;
 use crate::analysis::study::Study;
 use crate::stats::{OpSummary, Phase};
-use crate::store::{RunRecord, StoredInterval};
+use crate::store::{IntervalFigures, RunRecord};
 use std::fmt::Write;
 
 /// One CSV field.
@@ -99,11 +99,10 @@ pub(crate) fn interval_cells(index: u32, phase: Phase, (start_ms, end_ms): (u64,
 
 /// A run's intervals, one line per (interval, operation); `end_unix_ms` is the interval's end
 /// on the wall clock (`t0_unix_ms` is the instant `start_ms` counts from).
-pub fn intervals_csv(intervals: &[StoredInterval], t0_unix_ms: i64) -> String {
+pub fn intervals_csv(intervals: &[IntervalFigures], t0_unix_ms: i64) -> String {
     let mut out = format!("{INTERVALS_HEADER}\n");
     for iv in intervals {
-        let o = OpSummary::of(&iv.op, &iv.stats, iv.duration_s());
-        let cells = interval_cells(iv.index, iv.phase, (iv.start_ms, iv.end_ms), t0_unix_ms + iv.end_ms as i64, &o, iv.stats.late, iv.backlog);
+        let cells = interval_cells(iv.index, iv.phase, (iv.start_ms, iv.end_ms), t0_unix_ms + iv.end_ms as i64, &iv.summary, iv.late, iv.backlog);
         line(&mut out, &cells);
     }
     out
@@ -143,8 +142,8 @@ mod tests {
         let f: Vec<&str> = lines[1].split(',').collect();
         assert_eq!(f.len(), RUNS_HEADER.split(',').count());
         assert_eq!((f[0], f[3], f[4], f[5], f[6], f[8], f[9]), ("7", "kv", "completed", "variant=a;nightly", "600", "run", "500.000"));
-        let iv = StoredInterval { index: 2, phase: Phase::Run, start_ms: 1000, end_ms: 2000, op: "read, all".into(), stats: crate::stats::OpStats::default(), backlog: 0 };
-        let csv = intervals_csv(&[iv], 1_700_000_000_000);
+        let iv = crate::store::StoredInterval { index: 2, phase: Phase::Run, start_ms: 1000, end_ms: 2000, op: "read, all".into(), stats: crate::stats::OpStats::default(), backlog: 0 };
+        let csv = intervals_csv(&[iv.figures()], 1_700_000_000_000);
         let second = csv.lines().nth(1).unwrap();
         assert!(second.starts_with("2,run,1000,2000,1700000002000,\"read, all\",0,0,"), "{second}");
     }

@@ -26,41 +26,53 @@ pub const MAX_VALUE_UNIT_RATIO: f64 = 1e6;
 
 /// Writes `intervals` (as [`crate::store::Store::intervals`] returns them) as an interval log.
 /// `run_started_at_ms` (unix ms) is the instant the intervals' `start_ms` count from.
-pub fn write_hdr_log(
-    w: &mut impl Write,
-    run_started_at_ms: i64,
-    intervals: &[StoredInterval],
-    which: LatencyKind,
-) -> io::Result<()> {
-    let start_s = run_started_at_ms as f64 / 1000.0;
-    writeln!(w, "#[Logged with casslab {}]", env!("CARGO_PKG_VERSION"))?;
-    writeln!(w, "#[Latency: {}; values in nanoseconds; tags are <phase>.<operation>]", which.as_str())?;
-    writeln!(w, "#[Histogram log format version 1.3]")?;
-    match jiff::Timestamp::from_millisecond(run_started_at_ms) {
-        // RFC 3339 in UTC with milliseconds, as Java's writer prints it: 2023-11-14T22:13:20.123Z
-        Ok(date) if run_started_at_ms >= 0 => writeln!(w, "#[StartTime: {start_s:.3} (seconds since epoch), {date:.3}]")?,
-        _ => writeln!(w, "#[StartTime: {start_s:.3} (seconds since epoch)]")?,
-    }
-    writeln!(w, "#[BaseTime: {start_s:.3} (seconds since epoch)]")?;
-    writeln!(w, "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"")?;
+pub fn write_hdr_log(w: &mut impl Write, run_started_at_ms: i64, intervals: &[StoredInterval], which: LatencyKind) -> io::Result<()> {
+    let mut log = HdrLog::start(w, run_started_at_ms, which)?;
+    intervals.iter().try_for_each(|iv| log.add(iv))
+}
 
-    let mut serializer = V2DeflateSerializer::new();
-    let mut bytes = Vec::new();
-    for iv in intervals {
-        let h = which.histogram(&iv.stats);
-        bytes.clear();
-        serializer.serialize(h, &mut bytes).map_err(|e| io::Error::other(format!("{e:?}")))?;
+/// An interval log written one row at a time (for a long run, whose decoded histograms would
+/// not all fit in memory): [`HdrLog::start`] writes the header, [`HdrLog::add`] a row.
+pub struct HdrLog<'w, W: Write> {
+    w: &'w mut W,
+    which: LatencyKind,
+    serializer: V2DeflateSerializer,
+    bytes: Vec<u8>,
+}
+
+impl<'w, W: Write> HdrLog<'w, W> {
+    /// Writes the header; `run_started_at_ms` (unix ms) is the instant the rows' `start_ms`
+    /// count from.
+    pub fn start(w: &'w mut W, run_started_at_ms: i64, which: LatencyKind) -> io::Result<HdrLog<'w, W>> {
+        let start_s = run_started_at_ms as f64 / 1000.0;
+        writeln!(w, "#[Logged with casslab {}]", env!("CARGO_PKG_VERSION"))?;
+        writeln!(w, "#[Latency: {}; values in nanoseconds; tags are <phase>.<operation>]", which.as_str())?;
+        writeln!(w, "#[Histogram log format version 1.3]")?;
+        match jiff::Timestamp::from_millisecond(run_started_at_ms) {
+            // RFC 3339 in UTC with milliseconds, as Java's writer prints it: 2023-11-14T22:13:20.123Z
+            Ok(date) if run_started_at_ms >= 0 => writeln!(w, "#[StartTime: {start_s:.3} (seconds since epoch), {date:.3}]")?,
+            _ => writeln!(w, "#[StartTime: {start_s:.3} (seconds since epoch)]")?,
+        }
+        writeln!(w, "#[BaseTime: {start_s:.3} (seconds since epoch)]")?;
+        writeln!(w, "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"")?;
+        Ok(HdrLog { w, which, serializer: V2DeflateSerializer::new(), bytes: Vec::new() })
+    }
+
+    /// One (interval, operation) row's histogram line.
+    pub fn add(&mut self, iv: &StoredInterval) -> io::Result<()> {
+        let h = self.which.histogram(&iv.stats);
+        self.bytes.clear();
+        self.serializer.serialize(h, &mut self.bytes).map_err(|e| io::Error::other(format!("{e:?}")))?;
         writeln!(
-            w,
+            self.w,
             "Tag={},{:.3},{:.3},{:.3},{}",
             tag(iv.phase, &iv.op),
             iv.start_ms as f64 / 1000.0,
             iv.end_ms.saturating_sub(iv.start_ms) as f64 / 1000.0,
             h.max() as f64 / MAX_VALUE_UNIT_RATIO,
-            base64::engine::general_purpose::STANDARD.encode(&bytes)
-        )?;
+            base64::engine::general_purpose::STANDARD.encode(&self.bytes)
+        )
     }
-    Ok(())
 }
 
 /// `<phase>.<op>`, with the characters a tag may not hold (`,`, space, CR, LF) replaced by `_`.

@@ -53,8 +53,8 @@
 //! them with any HdrHistogram implementation. [`read_run_json`] reads a file back.
 
 use crate::events::EventRecord;
-use super::server_view::client_intervals;
-use crate::server::suspects;
+use super::server_view::client_interval;
+use crate::server::suspects::{self, ClientInterval};
 use crate::server::traces::Trace;
 use crate::server::ServerSample;
 use crate::stats::{ErrorKind, LatencySummary, OpStats, OpSummary, Phase};
@@ -62,6 +62,7 @@ use crate::store::{deserialize_histogram, serialize_histogram, EventImpact, RunD
 use crate::validity::Validity;
 use base64::Engine as _;
 use serde_json::{json, Value};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -71,30 +72,12 @@ pub const FORMAT_VERSION: u32 = 2;
 /// How `latency_hdr` / `service_hdr` are encoded.
 pub const HISTOGRAM_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 
-/// The whole run as one JSON value (see the module docs for its shape).
+/// The whole run as one JSON value (see the module docs for its shape): for tests and small
+/// runs; [`to_writer_streamed`] writes a long run without holding it.
 pub fn run_json(run: &RunData, validity: Option<&Validity>) -> Value {
-    let record = &run.record;
-    json!({
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "id": record.id,
-        "workload": record.workload,
-        "status": record.status,
-        "started_at_ms": record.started_at_ms,
-        "ended_at_ms": record.ended_at_ms,
-        "tags": record.tags,
-        "config": record.config,
-        "env": record.env,
-        "summary": record.summary,
-        "validity": validity,
-        "histogram_encoding": HISTOGRAM_ENCODING,
-        "intervals": intervals_json(&run.intervals),
-        "histograms": run.histograms.iter().map(|(phase, op, stats)| histogram_json(*phase, op, stats)).collect::<Vec<_>>(),
-        "server_samples": run.server_samples,
-        "events": run.events.iter().map(|(record, impact)| json!({ "record": record, "impact": impact })).collect::<Vec<_>>(),
-        "suspects": suspects::find(&client_intervals(&run.intervals), &run.server_samples, suspects::SPIKE_FACTOR).iter().map(suspects::to_json).collect::<Vec<_>>(),
-        "traces": run.traces,
-    })
+    let mut bytes = Vec::new();
+    to_writer(&mut bytes, run, validity).expect("writing to memory");
+    serde_json::from_slice(&bytes).expect("the export is JSON")
 }
 
 /// Writes [`run_json`] to `path`, pretty-printed.
@@ -104,46 +87,125 @@ pub fn write_run_json(path: &Path, run: &RunData, validity: Option<&Validity>) -
 
 /// Writes [`run_json`] to `w`, pretty-printed, with a final line break.
 pub fn to_writer(w: &mut impl Write, run: &RunData, validity: Option<&Validity>) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, &run_json(run, validity))?;
+    to_writer_streamed(w, run, validity, |row| run.intervals.iter().try_for_each(|iv| row(iv)))
+}
+
+/// Writes the export of `run` to `w` with the interval rows that `rows` hands over one at a
+/// time, in the store's order (by interval, then operation), after those in `run.intervals`
+/// (leave it empty): a long run's decoded histograms are never all in memory, and nothing of
+/// the export is built in memory before it is written. Keys come in alphabetical order.
+pub fn to_writer_streamed(
+    w: &mut impl Write,
+    run: &RunData,
+    validity: Option<&Validity>,
+    rows: impl FnOnce(&mut dyn FnMut(&StoredInterval) -> io::Result<()>) -> io::Result<()>,
+) -> io::Result<()> {
+    use serde::ser::{SerializeMap, Serializer as _};
+    let record = &run.record;
+    let intervals = Intervals { rows: RefCell::new(Some(rows)), client: RefCell::new(Vec::new()) };
+    let mut ser = serde_json::Serializer::pretty(&mut *w);
+    let mut map = ser.serialize_map(None)?;
+    map.serialize_entry("config", &serde_json::to_value(&record.config)?)?;
+    map.serialize_entry("ended_at_ms", &record.ended_at_ms)?;
+    map.serialize_entry("env", &serde_json::to_value(&record.env)?)?;
+    map.serialize_entry("events", &run.events.iter().map(|(record, impact)| json!({ "record": record, "impact": impact })).collect::<Vec<_>>())?;
+    map.serialize_entry("format", FORMAT)?;
+    map.serialize_entry("format_version", &FORMAT_VERSION)?;
+    map.serialize_entry("histogram_encoding", HISTOGRAM_ENCODING)?;
+    map.serialize_entry("histograms", &run.histograms.iter().map(|(phase, op, stats)| histogram_json(*phase, op, stats)).collect::<Vec<_>>())?;
+    map.serialize_entry("id", &record.id)?;
+    map.serialize_entry("intervals", &intervals)?;
+    map.serialize_entry("server_samples", &run.server_samples.iter().map(SampleJson::of).collect::<Vec<_>>())?;
+    map.serialize_entry("started_at_ms", &record.started_at_ms)?;
+    map.serialize_entry("status", &record.status)?;
+    map.serialize_entry("summary", &serde_json::to_value(&record.summary)?)?;
+    let suspects = suspects::find(&intervals.client.borrow(), &run.server_samples, suspects::SPIKE_FACTOR);
+    map.serialize_entry("suspects", &suspects.iter().map(suspects::to_json).collect::<Vec<_>>())?;
+    map.serialize_entry("tags", &serde_json::to_value(&record.tags)?)?;
+    map.serialize_entry("traces", &serde_json::to_value(&run.traces)?)?;
+    map.serialize_entry("validity", &serde_json::to_value(validity)?)?;
+    map.serialize_entry("workload", &record.workload)?;
+    map.end()?;
     w.write_all(b"\n")?;
     w.flush()
+}
+
+/// A server sample with its keys in alphabetical order, as the export's other objects have them.
+#[derive(serde::Serialize)]
+struct SampleJson<'a> {
+    at_ms: u64,
+    metric: &'a str,
+    node: &'a str,
+    value: f64,
+}
+
+impl SampleJson<'_> {
+    fn of(s: &ServerSample) -> SampleJson<'_> {
+        SampleJson { at_ms: s.at_ms, metric: &s.metric, node: &s.node, value: s.value }
+    }
+}
+
+/// The `intervals` array, written as the rows come: each interval's rows are gathered (one per
+/// operation) and written when the next interval starts. Keeps each row's client p99 for the
+/// suspects, which are written after.
+struct Intervals<F> {
+    rows: RefCell<Option<F>>,
+    client: RefCell<Vec<ClientInterval>>,
+}
+
+impl<F: FnOnce(&mut dyn FnMut(&StoredInterval) -> io::Result<()>) -> io::Result<()>> serde::Serialize for Intervals<F> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeSeq};
+        let rows = self.rows.borrow_mut().take().ok_or_else(|| S::Error::custom("the intervals are written once"))?;
+        let mut seq = serializer.serialize_seq(None)?;
+        let mut current: Vec<Value> = Vec::new();
+        let mut head: Option<(u32, Value)> = None;
+        let mut failed: Option<S::Error> = None;
+        let flush = |seq: &mut S::SerializeSeq, head: &mut Option<(u32, Value)>, ops: &mut Vec<Value>| -> Result<(), S::Error> {
+            if let Some((_, mut iv)) = head.take() {
+                iv["ops"] = Value::Array(std::mem::take(ops));
+                seq.serialize_element(&iv)?;
+            }
+            Ok(())
+        };
+        let read = rows(&mut |r: &StoredInterval| {
+            if head.as_ref().is_some_and(|(index, _)| *index != r.index) {
+                if let Err(e) = flush(&mut seq, &mut head, &mut current) {
+                    failed = Some(e);
+                    return Err(io::Error::other("the export could not be written"));
+                }
+            }
+            let duration_s = r.duration_s();
+            if head.is_none() {
+                let iv = json!({ "index": r.index, "phase": r.phase, "start_ms": r.start_ms, "end_ms": r.end_ms, "duration_s": duration_s, "backlog": r.backlog, "ops": [] });
+                head = Some((r.index, iv));
+            }
+            current.push(op_json(r, duration_s));
+            self.client.borrow_mut().extend(client_interval(r));
+            Ok(())
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        read.map_err(S::Error::custom)?;
+        flush(&mut seq, &mut head, &mut current)?;
+        seq.end()
+    }
 }
 
 fn b64(h: &hdrhistogram::Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(serialize_histogram(h))
 }
 
-/// Groups the store's (interval, op) rows, which come ordered by interval, into one entry per
-/// interval.
-fn intervals_json(intervals: &[StoredInterval]) -> Vec<Value> {
-    intervals
-        .chunk_by(|a, b| a.index == b.index)
-        .map(|rows| {
-            let first = &rows[0];
-            let duration_s = first.duration_s();
-            let ops: Vec<Value> = rows
-                .iter()
-                .map(|r| {
-                    let mut v = serde_json::to_value(OpSummary::of(&r.op, &r.stats, duration_s)).unwrap_or(Value::Null);
-                    v["latency_hdr"] = b64(&r.stats.intended).into();
-                    v["service_hdr"] = b64(&r.stats.service).into();
-                    v["late"] = r.stats.late.into();
-                    v["max_lag_ns"] = r.stats.max_lag_ns.into();
-                    v["empty_reads"] = r.stats.empty_reads.into();
-                    v
-                })
-                .collect();
-            json!({
-                "index": first.index,
-                "phase": first.phase,
-                "start_ms": first.start_ms,
-                "end_ms": first.end_ms,
-                "duration_s": duration_s,
-                "backlog": first.backlog,
-                "ops": ops,
-            })
-        })
-        .collect()
+/// One (interval, operation) row of the `intervals` array's `ops`.
+fn op_json(r: &StoredInterval, duration_s: f64) -> Value {
+    let mut v = serde_json::to_value(OpSummary::of(&r.op, &r.stats, duration_s)).unwrap_or(Value::Null);
+    v["latency_hdr"] = b64(&r.stats.intended).into();
+    v["service_hdr"] = b64(&r.stats.service).into();
+    v["late"] = r.stats.late.into();
+    v["max_lag_ns"] = r.stats.max_lag_ns.into();
+    v["empty_reads"] = r.stats.empty_reads.into();
+    v
 }
 
 fn histogram_json(phase: Phase, op: &str, stats: &OpStats) -> Value {
@@ -380,6 +442,29 @@ mod tests {
         assert!(s[0]["p99_ms"].as_f64().unwrap() > 50.0 && s[0]["typical_p99_ms"].as_f64().unwrap() < 1.0, "{s}");
         assert!(s[0]["text"].as_str().unwrap().starts_with("p99 of read rose to"), "{s}");
         assert!(s[0]["findings"][0].as_str().unwrap().contains("paused 180 ms in GC"), "{s}");
+    }
+
+    #[test]
+    fn an_export_written_row_by_row_is_the_same_and_stops_at_a_failed_row() {
+        let intervals = vec![interval(0, "read"), interval(0, "write"), interval(1, "read"), interval(2, "read"), interval(2, "write")];
+        let mut run = data(intervals.clone(), vec![(Phase::Run, "read".to_string(), stats(5))]);
+        run.server_samples.push(ServerSample { node: "127.0.0.1".into(), metric: "cpu_pct".into(), at_ms: 500, value: 42.5 });
+        let mut whole = Vec::new();
+        to_writer(&mut whole, &run, None).unwrap();
+        let head = RunData { intervals: Vec::new(), ..run.clone() };
+        let mut streamed = Vec::new();
+        to_writer_streamed(&mut streamed, &head, None, |row| intervals.iter().try_for_each(|iv| row(iv))).unwrap();
+        assert_eq!(String::from_utf8(streamed).unwrap(), String::from_utf8(whole.clone()).unwrap());
+        // the same bytes as one JSON value pretty-printed: keys in alphabetical order
+        let v: Value = serde_json::from_slice(&whole).unwrap();
+        assert_eq!(serde_json::to_string_pretty(&v).unwrap() + "\n", String::from_utf8(whole).unwrap());
+        assert_eq!(v["intervals"].as_array().unwrap().iter().map(|iv| iv["ops"].as_array().unwrap().len()).collect::<Vec<_>>(), [2, 1, 2]);
+
+        let failed = to_writer_streamed(&mut Vec::new(), &head, None, |row| {
+            row(&intervals[0])?;
+            Err(io::Error::other("the store went away"))
+        });
+        assert!(failed.unwrap_err().to_string().contains("the store went away"));
     }
 
     #[test]

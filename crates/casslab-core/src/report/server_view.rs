@@ -21,8 +21,13 @@ pub const TOMBSTONE_FLOOR: f64 = 1.0;
 
 /// Client p99 per (measured or load) interval and operation, from the store's rows.
 pub fn client_intervals(intervals: &[StoredInterval]) -> Vec<ClientInterval> {
-    let p99 = |iv: &StoredInterval| (!iv.stats.intended.is_empty()).then(|| iv.stats.intended.value_at_quantile(0.99));
-    intervals.iter().filter_map(|iv| client_point(iv.phase, &iv.op, iv.start_ms, iv.end_ms, p99(iv))).collect()
+    intervals.iter().filter_map(client_interval).collect()
+}
+
+/// One row's client p99, unless it is warm-up or completed nothing.
+pub fn client_interval(iv: &StoredInterval) -> Option<ClientInterval> {
+    let p99 = (!iv.stats.intended.is_empty()).then(|| iv.stats.intended.value_at_quantile(0.99));
+    client_point(iv.phase, &iv.op, iv.start_ms, iv.end_ms, p99)
 }
 
 /// One measured or load interval's client p99 (`None`: the operation completed none).

@@ -116,6 +116,13 @@ fn max_per_node(samples: &[ServerSample], from_ms: u64, to_ms: u64, wanted: impl
 
 /// What the servers did between `from_ms` and `to_ms` that can slow requests down.
 pub fn findings(samples: &[ServerSample], from_ms: u64, to_ms: u64) -> Vec<String> {
+    let all = samples;
+    // samples in time order (as the store returns them): only the window's are looked at
+    let samples = if all.is_sorted_by_key(|s| s.at_ms) {
+        &all[all.partition_point(|s| s.at_ms < from_ms)..all.partition_point(|s| s.at_ms <= to_ms)]
+    } else {
+        all
+    };
     let mut out = Vec::new();
     // GC pauses, per node: the longest, with the total when there were several
     let mut gc: BTreeMap<&str, (f64, f64, usize, &str, u64)> = BTreeMap::new();
@@ -141,7 +148,7 @@ pub fn findings(samples: &[ServerSample], from_ms: u64, to_ms: u64) -> Vec<Strin
     for (label, total) in [("pending", metric::PENDING_TASKS), ("blocked", metric::BLOCKED_TASKS)] {
         for (node, (v, _)) in max_per_node(samples, from_ms, to_ms, |m| m == total) {
             // a backlog the node always has (some pools report a steady count) is no cause
-            let usual = median(samples.iter().filter(|s| s.node == node && s.metric == total).map(|s| s.value).collect());
+            let usual = median(all.iter().filter(|s| s.node == node && s.metric == total).map(|s| s.value).collect());
             if v >= 1.0 && v > 2.0 * usual {
                 let prefix = format!("{total}:");
                 let pools = max_per_node_pools(samples, from_ms, to_ms, node, &prefix);
@@ -312,6 +319,10 @@ mod tests {
         );
         let line = describe(sp);
         assert!(line.starts_with("p99 of read rose to 84.0 ms at 00:04 (typical 2.0 ms): 127.0.0.1 paused 210 ms"), "{line}");
+        // in time order (as the store returns samples) only the window is looked at: the same findings
+        let mut sorted = samples.clone();
+        sorted.sort_by_key(|s| s.at_ms);
+        assert_eq!(find(&points, &sorted, SPIKE_FACTOR)[0].findings, sp.findings);
         let tomb = vec![s("n", "tombstones_per_read.max:events", 4_500, 1_500.0)];
         assert_eq!(findings(&tomb, 4_000, 5_000), ["reads scanned up to 1500 tombstones on n (events)"]);
     }

@@ -189,9 +189,15 @@ pub struct RunData {
 impl Store {
     /// Everything saved about `run`.
     pub fn run_data(&self, run: RunId) -> Result<RunData, StoreError> {
+        Ok(RunData { intervals: self.intervals(run)?, ..self.run_data_but_intervals(run)? })
+    }
+
+    /// Everything saved about `run` but its intervals (empty), which a long run has too many
+    /// of to hold decoded: read them with [`Store::for_each_interval`].
+    pub fn run_data_but_intervals(&self, run: RunId) -> Result<RunData, StoreError> {
         Ok(RunData {
             record: self.run(run)?,
-            intervals: self.intervals(run)?,
+            intervals: Vec::new(),
             histograms: self.histograms(run)?,
             server_samples: self.server_samples(run)?,
             events: self.events(run)?,
@@ -286,6 +292,9 @@ pub enum StoreError {
     /// Saved data that this build cannot read back.
     #[error("unreadable {what} in the results database: {detail}")]
     Corrupt { what: String, detail: String },
+    /// Writing out what was being read (an export written row by row) failed.
+    #[error("{0}")]
+    Write(#[from] std::io::Error),
 }
 
 /// Serializes a histogram in HdrHistogram's V2 format, deflate-compressed (what the Java

@@ -9,11 +9,11 @@ use crate::cli::{ExportArgs, OutputFormat, RunsArgs, RunsCommand, RunsListArgs, 
 use crate::exit::{bail_usage, Exit};
 use crate::out;
 use anyhow::Result;
-use casslab_core::report::hdrlog::write_hdr_log;
+use casslab_core::report::hdrlog::HdrLog;
 use casslab_core::report::run_view::summary_of_rows;
 use casslab_core::report::{csv, json, runs_json, text};
 use casslab_core::stats::LatencyKind;
-use casslab_core::store::{tag_key, RunId, RunRecord, Store};
+use casslab_core::store::{tag_key, RunId, RunRecord, Store, StoreError};
 use casslab_core::validity;
 
 pub fn runs(args: RunsArgs) -> Result<i32> {
@@ -96,7 +96,14 @@ pub fn show(run: &str, format: OutputFormat, export_args: &ExportArgs, args: &St
     let record = store.run(id)?;
     match format {
         OutputFormat::Json => json_to(&store, id, &out::stdout_path())?,
-        OutputFormat::Csv => out::print(&csv::intervals_csv(&store.intervals(id)?, record.env.clock_t0_unix_ms.unwrap_or(record.started_at_ms)))?,
+        OutputFormat::Csv => {
+            let mut rows = Vec::new();
+            store.for_each_interval_figures(id, |row| {
+                rows.push(row);
+                Ok(())
+            })?;
+            out::print(&csv::intervals_csv(&rows, record.env.clock_t0_unix_ms.unwrap_or(record.started_at_ms)))?
+        }
         OutputFormat::Text => {
             // a run that did not finish (crashed, or still running) is summed up from its
             // intervals, one row at a time
@@ -139,8 +146,21 @@ pub fn server_text(store: &Store, run: RunId) -> String {
 /// Writes the run's JSON export to `path` (`-`: stdout).
 pub fn json_to(store: &Store, id: RunId, path: &std::path::Path) -> Result<()> {
     let validity = validity::of_run(store, id)?;
-    let data = store.run_data(id)?;
-    out::write_to_file_or_stdout(path, |mut w| json::to_writer(&mut w, &data, Some(&validity)))
+    // the intervals one row at a time: a long run's decoded histograms would not fit in memory
+    let data = store.run_data_but_intervals(id)?;
+    out::write_to_file_or_stdout(path, |mut w| {
+        json::to_writer_streamed(&mut w, &data, Some(&validity), |row| {
+            store.for_each_interval(id, |iv| Ok(row(&iv)?)).map_err(into_io)
+        })
+    })
+}
+
+/// A store error met while writing an export row by row, as the writer's error.
+fn into_io(e: StoreError) -> std::io::Error {
+    match e {
+        StoreError::Write(e) => e,
+        e => std::io::Error::other(e),
+    }
 }
 
 /// Writes the exports asked for in `args`.
@@ -150,9 +170,11 @@ pub fn export(store: &Store, id: RunId, args: &ExportArgs) -> Result<()> {
     }
     if let Some(path) = &args.hdr_log {
         let record = store.run(id)?;
-        let intervals = store.intervals(id)?;
         let kind = if args.hdr_service_time { LatencyKind::Service } else { LatencyKind::Intended };
-        out::write_to_file_or_stdout(path, |mut w| write_hdr_log(&mut w, record.started_at_ms, &intervals, kind))?;
+        out::write_to_file_or_stdout(path, |mut w| {
+            let mut log = HdrLog::start(&mut w, record.started_at_ms, kind)?;
+            store.for_each_interval(id, |iv| Ok(log.add(&iv)?)).map_err(into_io)
+        })?;
     }
     Ok(())
 }
