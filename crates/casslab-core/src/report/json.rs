@@ -87,7 +87,7 @@ pub fn write_run_json(path: &Path, run: &RunData, validity: Option<&Validity>) -
 
 /// Writes [`run_json`] to `w`, pretty-printed, with a final line break.
 pub fn to_writer(w: &mut impl Write, run: &RunData, validity: Option<&Validity>) -> io::Result<()> {
-    to_writer_streamed(w, run, validity, |row| run.intervals.iter().try_for_each(|iv| row(iv)))
+    to_writer_streamed(w, run, validity, |row| run.intervals.iter().try_for_each(&mut *row))
 }
 
 /// Writes the export of `run` to `w` with the interval rows that `rows` hands over one at a
@@ -453,7 +453,7 @@ mod tests {
         to_writer(&mut whole, &run, None).unwrap();
         let head = RunData { intervals: Vec::new(), ..run.clone() };
         let mut streamed = Vec::new();
-        to_writer_streamed(&mut streamed, &head, None, |row| intervals.iter().try_for_each(|iv| row(iv))).unwrap();
+        to_writer_streamed(&mut streamed, &head, None, |row| intervals.iter().try_for_each(&mut *row)).unwrap();
         assert_eq!(String::from_utf8(streamed).unwrap(), String::from_utf8(whole.clone()).unwrap());
         // the same bytes as one JSON value pretty-printed: keys in alphabetical order
         let v: Value = serde_json::from_slice(&whole).unwrap();
