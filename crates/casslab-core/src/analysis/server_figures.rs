@@ -102,9 +102,15 @@ pub fn of_groups(store: &Store, groups: &[Group]) -> Result<Vec<GroupServer>, St
     for g in groups {
         let mut runs = Vec::new();
         for &id in &g.runs {
-            let intervals = store.intervals(id)?;
-            let measured: Vec<_> = intervals.iter().filter(|iv| iv.phase == Phase::Run).collect();
-            let (Some(from), Some(to)) = (measured.iter().map(|iv| iv.start_ms).min(), measured.iter().map(|iv| iv.end_ms).max()) else { continue };
+            // the measured span, from the rows' figures (their histograms are not needed)
+            let mut span: Option<(u64, u64)> = None;
+            store.for_each_interval_figures(id, |iv| {
+                if iv.phase == Phase::Run {
+                    span = Some(span.map_or((iv.start_ms, iv.end_ms), |(from, to)| (from.min(iv.start_ms), to.max(iv.end_ms))));
+                }
+                Ok(())
+            })?;
+            let Some((from, to)) = span else { continue };
             if let Some(r) = of_run(&store.server_samples(id)?, (from, to)) {
                 runs.push((id, r));
             }
@@ -187,6 +193,28 @@ mod tests {
         assert_eq!(r.max_pause_ms, 60.0);
         assert_eq!(r.cpu_pct, 100.0);
         assert!(of_run(&[s(CLIENT, metric::CPU_PCT, 2_000, 5.0)], (1_000, 11_000)).is_none());
+    }
+
+    #[test]
+    fn a_saved_runs_figures_cover_its_measured_intervals_only() {
+        use crate::config::{RunConfig, RunEnvironment};
+        use crate::stats::{IntervalSample, OpStats};
+        let store = Store::open_in_memory().unwrap();
+        let id = store.begin_run("kv", &RunConfig::default(), &RunEnvironment::default(), &[], 1_000).unwrap();
+        for (index, phase, start_ms) in [(0, Phase::Warmup, 0), (1, Phase::Run, 1_000), (2, Phase::Run, 6_000)] {
+            let sample = IntervalSample { index, phase, start_ms, end_ms: start_ms + 5_000, ops: vec![("read".into(), OpStats::default())], backlog: 0 };
+            store.add_interval(id, &sample).unwrap();
+        }
+        // the warm-up's pause is left out: 20 ms stopped over the measured 1-11 s
+        store.add_server_samples(id, &[s("n1", "gc_pause_ms:young", 500, 400.0), s("n1", "gc_pause_ms:young", 2_000, 20.0)]).unwrap();
+        let without = store.begin_run("kv", &RunConfig::default(), &RunEnvironment::default(), &[], 2_000).unwrap();
+        let groups = [Group { label: "a".into(), runs: vec![id, without] }];
+        let got = of_groups(&store, &groups).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].runs.len(), 1, "the run without intervals is left out");
+        let (run, r) = &got[0].runs[0];
+        assert_eq!(*run, id);
+        assert!((r.gc_stw_pct - 0.2).abs() < 1e-9 && r.max_pause_ms == 20.0, "{r:?}");
     }
 
     #[test]
