@@ -170,11 +170,39 @@ impl Gate {
         if v.is_nan() {
             "undefined (no successful operations)".into()
         } else if self.metric.is_latency() {
-            format!("{} ms", crate::stats::ms(v))
+            format!("{} ms", self.number(v))
         } else if self.metric == GateMetric::Errors {
-            format!("{v:.0} errors")
+            format!("{} errors", self.number(v))
         } else {
-            format!("{v:.0} ops/s")
+            format!("{} ops/s", self.number(v))
+        }
+    }
+
+    /// `v` as a plain number in the unit users read (ms for latencies), rounded as the tables
+    /// round it but with as many more decimals as it takes for the printed figure to sit on
+    /// the same side of the limit as `v` itself: a p99 of 2.998 ms under "p99 < 3ms" prints
+    /// "2.998", never "3.00" beside "met".
+    pub fn number(&self, v: f64) -> String {
+        if v.is_nan() {
+            return "-".into();
+        }
+        let latency = self.metric.is_latency();
+        let shown = if latency { v / 1e6 } else { v };
+        let mut decimals = if !latency || shown >= 100.0 {
+            0
+        } else if shown >= 10.0 {
+            1
+        } else {
+            2
+        };
+        loop {
+            let text = format!("{shown:.decimals$}");
+            let back: f64 = text.parse().unwrap_or(shown);
+            let back = if latency { back * 1e6 } else { back };
+            if decimals >= 6 || self.fails(back) == self.fails(v) {
+                return text;
+            }
+            decimals += 1;
         }
     }
 }
@@ -241,6 +269,12 @@ mod tests {
         assert!("read.ops_s < 1000".parse::<Gate>().unwrap().fails(999.0));
         assert_eq!(g.format_value(46.2e6), "46.2 ms");
         assert_eq!("read.ops_s < 1000".parse::<Gate>().unwrap().format_value(999.4), "999 ops/s");
+        // rounding never carries a figure across the limit
+        let sla: Gate = "total.p99 < 3ms".parse().unwrap();
+        assert_eq!(sla.number(2_998_271.0), "2.998");
+        assert_eq!(sla.number(3_000_319.0), "3.00");
+        assert_eq!(sla.number(2_500_000.0), "2.50");
+        assert_eq!("total.ops_s >= 5000".parse::<Gate>().unwrap().number(4_999.6), "4999.6");
     }
 
     #[test]

@@ -5,6 +5,7 @@ use crate::out;
 use anyhow::Result;
 use casslab_core::report::table::TextTable;
 use casslab_core::report::text::ms;
+use casslab_core::analysis::{GateMetric, Metric};
 use casslab_core::session::findmax::Search;
 
 pub fn print(search: &Search) -> Result<()> {
@@ -15,8 +16,8 @@ pub fn print(search: &Search) -> Result<()> {
             i.to_string(),
             s.target_per_s.map(|r| format!("{r:.0}")).unwrap_or_else(|| "max".into()),
             format!("{:.0}", s.achieved_per_s),
-            if sla.metric.is_latency() { ms(s.value) } else { format!("{:.0}", s.value) },
-            ms(s.p99_ns),
+            sla.number(s.value),
+            if sla.op == "total" && sla.metric == GateMetric::Stat(Metric::P99) { sla.number(s.p99_ns) } else { ms(s.p99_ns) },
             (if s.met { "yes" } else { "no" }).to_string(),
             s.run.to_string(),
         ]);

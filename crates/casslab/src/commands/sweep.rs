@@ -14,7 +14,6 @@ use casslab_core::analysis::{Gate, GateMetric, Metric, OpRef};
 use casslab_core::report::comparison;
 use casslab_core::experiment::Experiment;
 use casslab_core::report::table::TextTable;
-use casslab_core::report::text::ms;
 use casslab_core::session::findmax::parse_sla;
 use casslab_core::store::Store;
 
@@ -93,7 +92,7 @@ pub fn print(store: &Store, exp: &Experiment, groups: &[Group], window_s: f64, a
             let est = fig.and_then(|f| f.estimate(metric));
             let achieved = fig.and_then(|f| f.estimate(Metric::OpsPerS)).map_or(0.0, |e| e.point);
             let (cell, verdict) = match est {
-                Some(e) => (format!("{} [{}, {}]", ms(e.point), ms(e.lo), ms(e.hi)), judge(&sla, e.point, e.lo, e.hi, achieved, *rate)),
+                Some(e) => (format!("{} [{}, {}]", sla.number(e.point), sla.number(e.lo), sla.number(e.hi)), judge(&sla, e.point, e.lo, e.hi, achieved, *rate)),
                 None => ("—".into(), Verdict::No),
             };
             t.row([base.to_string(), format!("{rate:.0}"), format!("{achieved:.0}"), cell, verdict.word().to_string()]);
