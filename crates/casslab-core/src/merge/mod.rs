@@ -7,21 +7,47 @@
 //! histograms. The merged run keeps shard 0's server samples, events and traces (the servers
 //! were polled and the events carried out there), and a per-loader breakdown that says which
 //! loaders were saturated or fell behind their share of the rate. It reads nothing and writes
-//! nothing itself: callers hand it [`RunData`]s (from a store or exports) and save the result.
+//! nothing itself but through [`Shard::from_store`] and [`save`]: callers hand it [`Shard`]s
+//! (from a store or exports) and save the result.
+//! The shards' interval rows are held with their histograms encoded ([`PackedInterval`]), and
+//! the merged intervals are added up one at a time as they are saved
+//! ([`Merged::for_each_interval`]): ten one-hour shards merge in tens of megabytes, where
+//! decoded they would take tens of gigabytes.
 
 mod summary;
 
 use crate::config::{RunConfig, RunEnvironment};
 use crate::server::CLIENT;
 use crate::stats::{IntervalSample, OpStats, Phase};
-use crate::store::{RunData, RunId, RunRecord, RunStatus, Store, StoreError, StoredInterval};
+use crate::store::{PackedInterval, RunData, RunId, RunRecord, RunStatus, Store, StoreError};
 use std::collections::BTreeMap;
 use summary::{loader_summaries, summary};
 
-/// A loader's run and where it came from (`run 12`, a file name), for messages.
+/// A loader's run and where it came from (`run 12`, a file name), for messages: everything
+/// saved about it but its intervals (`data.intervals` is not read), and its interval rows in
+/// order with their histograms encoded.
 pub struct Shard {
     pub source: String,
     pub data: RunData,
+    pub rows: Vec<PackedInterval>,
+}
+
+impl Shard {
+    /// A shard of a run read whole, its intervals decoded: for short runs and tests.
+    pub fn new(source: impl Into<String>, mut data: RunData) -> Shard {
+        let rows = data.intervals.drain(..).map(|r| PackedInterval::pack(&r)).collect();
+        Shard { source: source.into(), data, rows }
+    }
+
+    /// Run `id` of `store` as a shard, its rows read with their histograms encoded.
+    pub fn from_store(store: &Store, id: RunId) -> Result<Shard, StoreError> {
+        let mut rows = Vec::new();
+        store.for_each_packed_interval(id, |r| {
+            rows.push(r);
+            Ok(())
+        })?;
+        Ok(Shard { source: format!("run {id}"), data: store.run_data_but_intervals(id)?, rows })
+    }
 }
 
 /// Shards that do not make one run.
@@ -46,9 +72,64 @@ pub enum MergeError {
 /// The run the shards make together, ready to be saved.
 pub struct Merged {
     pub record: RunRecord,
-    /// Intervals in order; their times are on the merged run's axis.
-    pub intervals: Vec<IntervalSample>,
+    /// Everything about the merged run but its intervals (empty): [`Merged::for_each_interval`]
+    /// adds those up.
     pub data: RunData,
+    /// Each shard's interval rows and clock origin (unix ms).
+    rows: Vec<(Vec<PackedInterval>, i64)>,
+    /// Every shard row as (its merged interval's key, shard, row), in merged order: rows with
+    /// the same key make one interval.
+    order: Vec<((i64, u8), usize, usize)>,
+    merged_t0: i64,
+    op_order: Vec<String>,
+}
+
+impl Merged {
+    /// Calls `f` with each merged interval in order, its times on the merged run's axis and
+    /// its histograms the sum of the shards' rows that fell on the same wall-clock boundary.
+    /// Only one interval's histograms are decoded at a time.
+    pub fn for_each_interval(&self, mut f: impl FnMut(IntervalSample) -> Result<(), StoreError>) -> Result<(), StoreError> {
+        let rank = |op: &str| self.op_order.iter().position(|o| o == op).unwrap_or(usize::MAX);
+        let mut at = 0;
+        let mut index = 0u32;
+        while at < self.order.len() {
+            let key = self.order[at].0;
+            let end = at + self.order[at..].iter().take_while(|(k, _, _)| *k == key).count();
+            let (mut start_unix, mut end_unix, mut backlog) = (i64::MAX, i64::MIN, 0u64);
+            let mut ops: Vec<(String, OpStats)> = Vec::new();
+            // the backlog is the same on every row of a shard's interval: count it once
+            let mut counted: Vec<(usize, u32)> = Vec::new();
+            let mut phase = Phase::Run;
+            for &(_, shard, row) in &self.order[at..end] {
+                let (rows, t0) = &self.rows[shard];
+                let r = &rows[row];
+                phase = r.phase;
+                start_unix = start_unix.min(t0 + r.start_ms as i64);
+                end_unix = end_unix.max(t0 + r.end_ms as i64);
+                let stats = r.stats.unpack()?;
+                match ops.iter_mut().find(|(op, _)| *op == r.op) {
+                    Some((_, st)) => st.merge(&stats),
+                    None => ops.push((r.op.clone(), stats)),
+                }
+                if !counted.contains(&(shard, r.index)) {
+                    counted.push((shard, r.index));
+                    backlog += r.backlog;
+                }
+            }
+            ops.sort_by_key(|(op, _)| rank(op));
+            f(IntervalSample {
+                index,
+                phase,
+                start_ms: (start_unix - self.merged_t0).max(0) as u64,
+                end_ms: (end_unix - self.merged_t0).max(0) as u64,
+                ops,
+                backlog,
+            })?;
+            index += 1;
+            at = end;
+        }
+        Ok(())
+    }
 }
 
 /// The configuration with what differs per loader left out (the shard's index, where it
@@ -132,51 +213,20 @@ pub fn merge(shards: Vec<Shard>) -> Result<Merged, MergeError> {
     let cfg0 = &shards[0].data.record.config;
     let interval_ms = cfg0.interval_ms.max(1) as i64;
 
-    // intervals: one per (phase, wall-clock boundary), their operations added up
-    struct Bucket {
-        start_unix: i64,
-        end_unix: i64,
-        backlog: u64,
-        ops: Vec<(String, OpStats)>,
-    }
-    let mut buckets: BTreeMap<(i64, u8), (Phase, Bucket)> = BTreeMap::new();
-    for sh in &shards {
-        for row in &sh.data.intervals {
-            let (start, end) = (t0(sh) + row.start_ms as i64, t0(sh) + row.end_ms as i64);
-            let key = (start.div_euclid(interval_ms), phase_rank(row.phase));
-            let (_, b) = buckets.entry(key).or_insert_with(|| (row.phase, Bucket { start_unix: start, end_unix: end, backlog: 0, ops: Vec::new() }));
-            b.start_unix = b.start_unix.min(start);
-            b.end_unix = b.end_unix.max(end);
-            match b.ops.iter_mut().find(|(op, _)| *op == row.op) {
-                Some((_, st)) => st.merge(&row.stats),
-                None => b.ops.push((row.op.clone(), row.stats.clone())),
-            }
-        }
-        // the backlog is the same on every row of an interval: count it once per shard
-        for rows in sh.data.intervals.chunk_by(|a, b| a.index == b.index) {
-            let key = ((t0(sh) + rows[0].start_ms as i64).div_euclid(interval_ms), phase_rank(rows[0].phase));
-            if let Some((_, b)) = buckets.get_mut(&key) {
-                b.backlog += rows[0].backlog;
-            }
+    // intervals: one per (phase, wall-clock boundary), added up when saved
+    let mut order: Vec<((i64, u8), usize, usize)> = Vec::new();
+    for (i, sh) in shards.iter().enumerate() {
+        for (j, row) in sh.rows.iter().enumerate() {
+            order.push((((t0(sh) + row.start_ms as i64).div_euclid(interval_ms), phase_rank(row.phase)), i, j));
         }
     }
+    order.sort_by_key(|(key, _, _)| *key);
     let op_order: Vec<String> = shards[0].data.histograms.iter().map(|(_, op, _)| op.clone()).collect();
-    let rank = |op: &str| op_order.iter().position(|o| o == op).unwrap_or(usize::MAX);
-    let intervals: Vec<IntervalSample> = buckets
-        .into_values()
-        .enumerate()
-        .map(|(i, (phase, mut b))| {
-            b.ops.sort_by_key(|(op, _)| rank(op));
-            IntervalSample {
-                index: i as u32,
-                phase,
-                start_ms: (b.start_unix - merged_t0).max(0) as u64,
-                end_ms: (b.end_unix - merged_t0).max(0) as u64,
-                ops: b.ops,
-                backlog: b.backlog,
-            }
-        })
-        .collect();
+    // the loaders loaded their slices side by side: from the first start to the last end
+    let load_span_ms = shards
+        .iter()
+        .flat_map(|sh| sh.rows.iter().filter(|r| r.phase == Phase::Load).map(move |r| (t0(sh) + r.start_ms as i64, t0(sh) + r.end_ms as i64)))
+        .fold((u64::MAX, 0), |(a, b), (from, to)| (a.min((from - merged_t0).max(0) as u64), b.max((to - merged_t0).max(0) as u64)));
 
     // whole-phase histograms, added up
     let mut histograms: Vec<(Phase, String, OpStats)> = Vec::new();
@@ -190,7 +240,7 @@ pub fn merge(shards: Vec<Shard>) -> Result<Merged, MergeError> {
     }
 
     let loaders = loader_summaries(&shards, merged_t0);
-    let summary = summary(&shards, &intervals, &histograms, &loaders);
+    let summary = summary(&shards, load_span_ms, &histograms, &loaders);
     let records: Vec<&RunRecord> = shards.iter().map(|s| &s.data.record).collect();
     let status = if records.iter().any(|r| r.status == RunStatus::Failed) {
         RunStatus::Failed
@@ -229,7 +279,7 @@ pub fn merge(shards: Vec<Shard>) -> Result<Merged, MergeError> {
     // the servers were polled and the events carried out by shard 0; move them onto the axis
     let shift = (t0(&shards[0]) - merged_t0).max(0) as u64;
     let d0 = &shards[0].data;
-    let mut data = RunData {
+    let data = RunData {
         record: record.clone(),
         intervals: Vec::new(),
         histograms,
@@ -247,20 +297,18 @@ pub fn merge(shards: Vec<Shard>) -> Result<Merged, MergeError> {
             t
         }).collect(),
     };
-    data.intervals = intervals
-        .iter()
-        .flat_map(|s| s.ops.iter().map(move |(op, st)| StoredInterval { index: s.index, phase: s.phase, start_ms: s.start_ms, end_ms: s.end_ms, op: op.clone(), stats: st.clone(), backlog: s.backlog }))
-        .collect();
-    Ok(Merged { record, intervals, data })
+    let rows = shards.into_iter().map(|sh| {
+        let t0 = sh.data.record.env.clock_t0_unix_ms.unwrap_or(0);
+        (sh.rows, t0)
+    }).collect();
+    Ok(Merged { record, data, rows, order, merged_t0, op_order })
 }
 
 /// Saves a merged run in `store`; returns its id.
 pub fn save(store: &Store, m: &Merged) -> Result<RunId, StoreError> {
     let r = &m.record;
     let id = store.begin_run(&r.workload, &r.config, &r.env, &r.tags, r.started_at_ms)?;
-    for s in &m.intervals {
-        store.add_interval(id, s)?;
-    }
+    m.for_each_interval(|s| store.add_interval(id, &s))?;
     for (phase, op, st) in &m.data.histograms {
         store.add_histograms(id, *phase, op, st)?;
     }

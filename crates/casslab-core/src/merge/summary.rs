@@ -4,8 +4,8 @@
 
 use super::Shard;
 use crate::server::{metric, CLIENT};
-use crate::stats::{IntervalSample, OpStats, Phase};
-use crate::store::{LoaderSummary, PhaseSummary, RunSummary, StoredInterval};
+use crate::stats::{OpStats, Phase};
+use crate::store::{LoaderSummary, PackedInterval, PhaseSummary, RunSummary};
 
 /// The run phase of a shard's summary.
 fn run_phase(sh: &Shard) -> Option<&PhaseSummary> {
@@ -18,7 +18,7 @@ pub(super) fn loader_summaries(shards: &[Shard], merged_t0: i64) -> Vec<LoaderSu
         .iter()
         .map(|sh| {
             let t0 = sh.data.record.env.clock_t0_unix_ms.unwrap_or(merged_t0);
-            sh.data.intervals.iter().find(|i| i.phase != Phase::Load).map(|i| t0 + i.start_ms as i64)
+            sh.rows.iter().find(|i| i.phase != Phase::Load).map(|i| t0 + i.start_ms as i64)
         })
         .collect();
     let earliest = run_starts.iter().flatten().min().copied().unwrap_or(merged_t0);
@@ -29,7 +29,7 @@ pub(super) fn loader_summaries(shards: &[Shard], merged_t0: i64) -> Vec<LoaderSu
             let r = &sh.data.record;
             let p = run_phase(sh);
             let target = r.config.rate_per_s.map(|rate| rate / count);
-            let run_rows: Vec<&StoredInterval> = sh.data.intervals.iter().filter(|i| i.phase != Phase::Load).collect();
+            let run_rows: Vec<&PackedInterval> = sh.rows.iter().filter(|i| i.phase != Phase::Load).collect();
             let max_backlog = run_rows.iter().map(|i| i.backlog).max().unwrap_or(0);
             let (from, to) = (run_rows.first().map_or(0, |i| i.start_ms), run_rows.last().map_or(u64::MAX, |i| i.end_ms));
             let cpu: Vec<f64> = sh.data.server_samples.iter().filter(|s| s.node == CLIENT && s.metric == metric::CPU_PCT && s.at_ms > from && s.at_ms <= to).map(|s| s.value).collect();
@@ -58,7 +58,7 @@ pub(super) fn loader_summaries(shards: &[Shard], merged_t0: i64) -> Vec<LoaderSu
         .collect()
 }
 
-pub(super) fn summary(shards: &[Shard], intervals: &[IntervalSample], histograms: &[(Phase, String, OpStats)], loaders: &[LoaderSummary]) -> RunSummary {
+pub(super) fn summary(shards: &[Shard], load_span_ms: (u64, u64), histograms: &[(Phase, String, OpStats)], loaders: &[LoaderSummary]) -> RunSummary {
     let cfg0 = &shards[0].data.record.config;
     let mut notes = vec![format!(
         "merged from {} loaders, the shards of run \"{}\": every interval's histograms added up",
@@ -73,11 +73,7 @@ pub(super) fn summary(shards: &[Shard], intervals: &[IntervalSample], histograms
         }
         let duration_s = match phase {
             // the loaders loaded their slices side by side: from the first start to the last end
-            Phase::Load => {
-                let rows = intervals.iter().filter(|i| i.phase == Phase::Load);
-                let (from, to) = rows.fold((u64::MAX, 0), |(a, b), i| (a.min(i.start_ms), b.max(i.end_ms)));
-                to.saturating_sub(from) as f64 / 1000.0
-            }
+            Phase::Load => load_span_ms.1.saturating_sub(load_span_ms.0) as f64 / 1000.0,
             _ => shards.iter().filter_map(run_phase).map(|p| p.duration_s).fold(0.0, f64::max),
         };
         let target = if phase == Phase::Run { cfg0.rate_per_s } else { None };

@@ -3,6 +3,7 @@
 use super::*;
 use crate::config::ShardConfig;
 use crate::stats::LatencySummary;
+use crate::store::StoredInterval;
 use crate::store::{PhaseSummary, RunSummary};
 
 /// Shard `index` of `count`: 3 one-second run intervals from 12:00:00 (its clock started
@@ -42,7 +43,18 @@ fn shard(index: u32, count: u32, run_id: &str, t0_offset_ms: i64, base_us: u64, 
         process: None,
     };
     let data = RunData { record, intervals, histograms: vec![(Phase::Run, "read".into(), whole)], server_samples: vec![], events: vec![], traces: vec![] };
-    Shard { source: format!("run {}", index + 10), data }
+    Shard::new(format!("run {}", index + 10), data)
+}
+
+/// The merged intervals, added up.
+fn intervals(m: &Merged) -> Vec<IntervalSample> {
+    let mut out = Vec::new();
+    m.for_each_interval(|s| {
+        out.push(s);
+        Ok(())
+    })
+    .unwrap();
+    out
 }
 
 #[test]
@@ -50,15 +62,19 @@ fn intervals_on_the_same_boundary_add_up_exactly() {
     // three loaders whose clocks started 1.2 s, 0.3 s and 2 s before the common start
     let shards = vec![shard(1, 3, "r", 300, 500, 100), shard(0, 3, "r", 1_200, 700, 100), shard(2, 3, "r", 2_000, 900, 50)];
     let mut independent = OpStats::default();
+    let mut second = OpStats::default();
     for sh in &shards {
         independent.merge(&sh.data.histograms[0].2);
+        second.merge(&sh.rows[1].stats.unpack().unwrap());
     }
     let m = merge(shards).unwrap();
-    assert_eq!(m.intervals.len(), 3, "one interval per boundary: {:?}", m.intervals.iter().map(|i| (i.start_ms, i.end_ms)).collect::<Vec<_>>());
+    let ivs = intervals(&m);
+    assert_eq!(ivs.len(), 3, "one interval per boundary: {:?}", ivs.iter().map(|i| (i.start_ms, i.end_ms)).collect::<Vec<_>>());
     // the merged axis starts at the earliest clock (2 s before the common start)
-    assert_eq!((m.intervals[0].start_ms, m.intervals[0].end_ms), (2_000, 3_000));
-    assert_eq!(m.intervals[1].ops[0].1.ok, 250);
-    assert_eq!(m.intervals[0].backlog, 3, "0 + 1 + 2");
+    assert_eq!((ivs[0].start_ms, ivs[0].end_ms), (2_000, 3_000));
+    assert_eq!(ivs[1].ops[0].1.ok, 250);
+    assert!(ivs[1].ops[0].1.intended == second.intended, "an interval's histogram is the sum of the shards' on its boundary");
+    assert_eq!(ivs[0].backlog, 3, "0 + 1 + 2");
     let h = &m.data.histograms[0].2;
     assert_eq!(h.ok, independent.ok);
     assert!(h.intended == independent.intended, "the merged histogram is the sum of the shards'");
@@ -104,4 +120,62 @@ fn a_merged_run_saves_and_reads_back_as_an_ordinary_run() {
     assert_eq!(back.summary.as_ref().unwrap().loaders.len(), 2);
     assert_eq!(store.intervals(id).unwrap().len(), 3);
     assert!(store.histograms(id).unwrap()[0].2.intended == m.data.histograms[0].2.intended);
+}
+
+#[test]
+fn an_interval_of_several_operations_counts_each_shard_backlog_once_and_keeps_the_workload_order() {
+    let with_update = |index: u32| {
+        let mut sh = shard(index, 2, "r", 0, 100 * (index as u64 + 1), 5);
+        let mut rows: Vec<PackedInterval> = Vec::new();
+        for r in &sh.rows {
+            let mut update = r.clone();
+            update.op = "update".into();
+            // shard 1 saved its rows in the other order
+            if index == 1 {
+                rows.extend([update, r.clone()]);
+            } else {
+                rows.extend([r.clone(), update]);
+            }
+        }
+        sh.rows = rows;
+        let whole = sh.data.histograms[0].2.clone();
+        sh.data.histograms.push((Phase::Run, "update".into(), whole));
+        sh
+    };
+    let m = merge(vec![with_update(0), with_update(1)]).unwrap();
+    let ivs = intervals(&m);
+    assert_eq!(ivs.len(), 3);
+    for iv in &ivs {
+        assert_eq!(iv.ops.iter().map(|(op, _)| op.as_str()).collect::<Vec<_>>(), ["read", "update"], "shard 0's order");
+        assert_eq!(iv.backlog, 1, "0 + 1, not counted once per operation");
+        assert_eq!(iv.ops[1].1.ok, 10);
+    }
+}
+
+#[test]
+fn shards_read_from_a_store_merge_as_the_same_shards_in_memory() {
+    let store = Store::open_in_memory().unwrap();
+    let shards = [shard(0, 2, "r", 100, 500, 10), shard(1, 2, "r", 400, 600, 10)];
+    let mut ids = Vec::new();
+    for sh in &shards {
+        let r = &sh.data.record;
+        let id = store.begin_run(&r.workload, &r.config, &r.env, &r.tags, r.started_at_ms).unwrap();
+        for row in &sh.rows {
+            let s = row.unpack().unwrap();
+            store.add_interval(id, &IntervalSample { index: s.index, phase: s.phase, start_ms: s.start_ms, end_ms: s.end_ms, ops: vec![(s.op, s.stats)], backlog: s.backlog }).unwrap();
+        }
+        for (phase, op, st) in &sh.data.histograms {
+            store.add_histograms(id, *phase, op, st).unwrap();
+        }
+        store.finish_run(id, r.status, r.summary.as_ref().unwrap(), r.ended_at_ms.unwrap()).unwrap();
+        ids.push(id);
+    }
+    let from_store: Vec<Shard> = ids.iter().map(|id| Shard::from_store(&store, *id).unwrap()).collect();
+    assert_eq!(from_store[1].rows, shards[1].rows, "the rows come back with the same encoded histograms");
+    let (a, b) = (intervals(&merge(from_store).unwrap()), intervals(&merge(shards.into_iter().collect()).unwrap()));
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!((x.start_ms, x.end_ms, x.backlog, x.ops.len()), (y.start_ms, y.end_ms, y.backlog, y.ops.len()));
+        assert!(x.ops.iter().zip(&y.ops).all(|((o1, s1), (o2, s2))| o1 == o2 && s1.ok == s2.ok && s1.intended == s2.intended && s1.service == s2.service));
+    }
 }

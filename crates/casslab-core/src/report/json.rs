@@ -58,7 +58,7 @@ use crate::server::suspects::{self, ClientInterval};
 use crate::server::traces::Trace;
 use crate::server::ServerSample;
 use crate::stats::{ErrorKind, LatencySummary, OpStats, OpSummary, Phase};
-use crate::store::{deserialize_histogram, serialize_histogram, EventImpact, RunData, RunRecord, RunStatus, StoredInterval};
+use crate::store::{serialize_histogram, EventImpact, PackedInterval, PackedStats, RunData, RunRecord, RunStatus, StoredInterval};
 use crate::validity::Validity;
 use base64::Engine as _;
 use serde_json::{json, Value};
@@ -242,8 +242,21 @@ fn parse_field<T: serde::de::DeserializeOwned>(v: &Value, name: &str, path: &Pat
 
 /// Reads a `casslab-run` export (format version 2) back.
 pub fn read_run_json(path: &Path) -> Result<RunData, ExportError> {
+    let (mut data, rows) = read_run_json_packed(path)?;
+    data.intervals = rows
+        .iter()
+        .map(|r| r.unpack().map_err(|_| ExportError::Malformed { path: path.into(), what: format!("a histogram of interval {} ({})", r.index, r.op) }))
+        .collect::<Result<_, _>>()?;
+    Ok(data)
+}
+
+/// Reads a `casslab-run` export back with its interval rows apart and their histograms left
+/// encoded (the returned [`RunData`]'s `intervals` are empty): a long run's rows fit in memory
+/// this way, where decoded they take half a megabyte each.
+pub fn read_run_json_packed(path: &Path) -> Result<(RunData, Vec<PackedInterval>), ExportError> {
     let text = std::fs::read_to_string(path).map_err(|source| ExportError::Read { path: path.into(), source })?;
-    let v: Value = serde_json::from_str(&text).map_err(|source| ExportError::Json { path: path.into(), source })?;
+    let mut v: Value = serde_json::from_str(&text).map_err(|source| ExportError::Json { path: path.into(), source })?;
+    drop(text);
     if v["format"] != FORMAT {
         return Err(ExportError::NotAnExport { path: path.into() });
     }
@@ -264,17 +277,16 @@ pub fn read_run_json(path: &Path) -> Result<RunData, ExportError> {
         tags: parse_field(&v, "tags", path)?,
         process: None,
     };
-    let stats = |o: &Value, what: &str| -> Result<OpStats, ExportError> {
-        let hist = |k: &str| -> Result<_, ExportError> {
-            let bytes = base64::engine::general_purpose::STANDARD.decode(o[k].as_str().ok_or_else(|| bad(&format!("{what}.{k}")))?).map_err(|_| bad(&format!("{what}.{k}")))?;
-            deserialize_histogram(&bytes).map_err(|_| bad(&format!("{what}.{k}")))
+    let packed = |o: &Value, what: &str| -> Result<PackedStats, ExportError> {
+        let hdr = |k: &str| -> Result<Vec<u8>, ExportError> {
+            base64::engine::general_purpose::STANDARD.decode(o[k].as_str().ok_or_else(|| bad(&format!("{what}.{k}")))?).map_err(|_| bad(&format!("{what}.{k}")))
         };
         let errors: BTreeMap<ErrorKind, u64> = serde_json::from_value(o["errors"].clone()).map_err(|_| bad(&format!("{what}.errors")))?;
-        Ok(OpStats {
+        Ok(PackedStats {
             ok: o["ok"].as_u64().ok_or_else(|| bad(&format!("{what}.ok")))?,
             errors,
-            intended: hist("latency_hdr")?,
-            service: hist("service_hdr")?,
+            intended_hdr: hdr("latency_hdr")?,
+            service_hdr: hdr("service_hdr")?,
             late: o["late"].as_u64().unwrap_or(0),
             max_lag_ns: o["max_lag_ns"].as_u64().unwrap_or(0),
             empty_reads: o["empty_reads"].as_u64().unwrap_or(0),
@@ -282,18 +294,22 @@ pub fn read_run_json(path: &Path) -> Result<RunData, ExportError> {
         })
     };
     let mut intervals = Vec::new();
-    for (i, iv) in v["intervals"].as_array().ok_or_else(|| bad("intervals"))?.iter().enumerate() {
+    let ivs = match v.get_mut("intervals").map(Value::take) {
+        Some(Value::Array(ivs)) => ivs,
+        _ => return Err(bad("intervals")),
+    };
+    for (i, iv) in ivs.into_iter().enumerate() {
         let what = format!("intervals[{i}]");
         let num = |k: &str| iv[k].as_u64().ok_or_else(|| bad(&format!("{what}.{k}")));
         let phase = serde_json::from_value(iv["phase"].clone()).map_err(|_| bad(&format!("{what}.phase")))?;
         for (j, o) in iv["ops"].as_array().ok_or_else(|| bad(&format!("{what}.ops")))?.iter().enumerate() {
-            intervals.push(StoredInterval {
+            intervals.push(PackedInterval {
                 index: num("index")? as u32,
                 phase,
                 start_ms: num("start_ms")?,
                 end_ms: num("end_ms")?,
                 op: o["op"].as_str().ok_or_else(|| bad(&format!("{what}.ops[{j}].op")))?.to_string(),
-                stats: stats(o, &format!("{what}.ops[{j}]"))?,
+                stats: packed(o, &format!("{what}.ops[{j}]"))?,
                 backlog: num("backlog")?,
             });
         }
@@ -302,7 +318,8 @@ pub fn read_run_json(path: &Path) -> Result<RunData, ExportError> {
     for (i, h) in v["histograms"].as_array().ok_or_else(|| bad("histograms"))?.iter().enumerate() {
         let what = format!("histograms[{i}]");
         let phase: Phase = serde_json::from_value(h["phase"].clone()).map_err(|_| bad(&format!("{what}.phase")))?;
-        histograms.push((phase, h["op"].as_str().ok_or_else(|| bad(&format!("{what}.op")))?.to_string(), stats(h, &what)?));
+        let stats = packed(h, &what)?.unpack().map_err(|_| bad(&format!("{what}'s histograms")))?;
+        histograms.push((phase, h["op"].as_str().ok_or_else(|| bad(&format!("{what}.op")))?.to_string(), stats));
     }
     let server_samples: Vec<ServerSample> = parse_field(&v, "server_samples", path)?;
     let mut events: Vec<(EventRecord, Option<EventImpact>)> = Vec::new();
@@ -312,7 +329,7 @@ pub fn read_run_json(path: &Path) -> Result<RunData, ExportError> {
         events.push((record, impact));
     }
     let traces: Vec<Trace> = parse_field(&v, "traces", path)?;
-    Ok(RunData { record, intervals, histograms, server_samples, events, traces })
+    Ok((RunData { record, intervals: Vec::new(), histograms, server_samples, events, traces }, intervals))
 }
 
 #[cfg(test)]
@@ -405,7 +422,7 @@ mod tests {
         assert_eq!((h["phase"].as_str(), h["op"].as_str()), (Some("run"), Some("read")));
         for (field, want) in [("latency_hdr", &hists[0].2.intended), ("service_hdr", &hists[0].2.service)] {
             let bytes = base64::engine::general_purpose::STANDARD.decode(h[field].as_str().unwrap()).unwrap();
-            let back = deserialize_histogram(&bytes).unwrap();
+            let back = crate::store::deserialize_histogram(&bytes).unwrap();
             assert!(back == *want, "{field} differs");
             assert_eq!(back.len(), 200);
         }

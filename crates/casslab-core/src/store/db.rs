@@ -1,8 +1,8 @@
 //! The [`Store`] itself: one SQLite connection and the statements that write a run as it goes
 //! and read runs back. Table layout lives in `schema.rs`, row decoding in `rows.rs`.
 
-use super::rows::{decode_figures, decode_phase, decode_stats, encode, Cols, RawRun, FIGURES_COLUMNS, SELECT_RUN, STATS_COLUMNS};
-use super::{serialize_histogram, IntervalFigures, RunId, RunProcess, RunRecord, RunStatus, RunSummary, StoreError, StoredInterval};
+use super::rows::{decode_figures, decode_packed_stats, decode_phase, decode_stats, encode, Cols, RawRun, FIGURES_COLUMNS, SELECT_RUN, STATS_COLUMNS};
+use super::{serialize_histogram, IntervalFigures, PackedInterval, RunId, RunProcess, RunRecord, RunStatus, RunSummary, StoreError, StoredInterval};
 use crate::config::{RunConfig, RunEnvironment};
 use crate::stats::{IntervalSample, LatencySummary, OpStats, OpSummary, Phase};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -239,6 +239,18 @@ impl Store {
     /// Calls `f` with each of a run's intervals in order, decoding one at a time: for long
     /// runs, whose decoded histograms would not fit in memory all at once.
     pub fn for_each_interval(&self, run: RunId, mut f: impl FnMut(StoredInterval) -> Result<(), StoreError>) -> Result<(), StoreError> {
+        self.for_each_packed_interval(run, |p| {
+            let row = p.unpack().map_err(|e| match e {
+                StoreError::Corrupt { detail, .. } => StoreError::Corrupt { what: format!("run {run} interval {} statistics", p.index), detail },
+                e => e,
+            })?;
+            f(row)
+        })
+    }
+
+    /// Calls `f` with each of a run's interval rows in order, its histograms left encoded
+    /// ([`PackedInterval`]): for holding every row of a long run at once.
+    pub fn for_each_packed_interval(&self, run: RunId, mut f: impl FnMut(PackedInterval) -> Result<(), StoreError>) -> Result<(), StoreError> {
         let conn = self.conn();
         ensure_run(&conn, run)?;
         let mut stmt = conn.prepare_cached(&format!(
@@ -248,14 +260,14 @@ impl Store {
         while let Some(r) = rows.next()? {
             let index: u32 = r.get(0)?;
             let what = |field: &str| format!("run {run} interval {index} {field}");
-            f(StoredInterval {
+            f(PackedInterval {
                 index,
                 phase: decode_phase(&r.get::<_, String>(1)?, || what("phase"))?,
                 start_ms: r.get(2)?,
                 end_ms: r.get(3)?,
                 backlog: r.get(4)?,
                 op: r.get(5)?,
-                stats: decode_stats(r, 6, || what("statistics"))?,
+                stats: decode_packed_stats(r, 6, || what("statistics"))?,
             })?;
         }
         Ok(())

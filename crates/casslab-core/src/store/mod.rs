@@ -297,6 +297,73 @@ pub enum StoreError {
     Write(#[from] std::io::Error),
 }
 
+/// An [`OpStats`] with its two histograms still encoded in HdrHistogram's V2 deflate format, as
+/// the store and the exports hold them: a few hundred bytes where the decoded pair takes half a
+/// megabyte (every histogram spans 1 ns to 10 minutes at 3 significant digits). What holds
+/// many intervals at once (`merge`, of every loader's rows) holds them this way and decodes
+/// one interval at a time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PackedStats {
+    pub ok: u64,
+    pub errors: std::collections::BTreeMap<crate::stats::ErrorKind, u64>,
+    pub intended_hdr: Vec<u8>,
+    pub service_hdr: Vec<u8>,
+    pub late: u64,
+    pub max_lag_ns: u64,
+    pub empty_reads: u64,
+    pub rows_read: u64,
+}
+
+impl PackedStats {
+    pub fn pack(s: &OpStats) -> PackedStats {
+        PackedStats {
+            ok: s.ok,
+            errors: s.errors.clone(),
+            intended_hdr: serialize_histogram(&s.intended),
+            service_hdr: serialize_histogram(&s.service),
+            late: s.late,
+            max_lag_ns: s.max_lag_ns,
+            empty_reads: s.empty_reads,
+            rows_read: s.rows_read,
+        }
+    }
+
+    pub fn unpack(&self) -> Result<OpStats, StoreError> {
+        Ok(OpStats {
+            ok: self.ok,
+            errors: self.errors.clone(),
+            intended: deserialize_histogram(&self.intended_hdr)?,
+            service: deserialize_histogram(&self.service_hdr)?,
+            late: self.late,
+            max_lag_ns: self.max_lag_ns,
+            empty_reads: self.empty_reads,
+            rows_read: self.rows_read,
+        })
+    }
+}
+
+/// A [`StoredInterval`] with its histograms still encoded ([`PackedStats`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PackedInterval {
+    pub index: u32,
+    pub phase: Phase,
+    pub start_ms: u64,
+    pub end_ms: u64,
+    pub op: String,
+    pub stats: PackedStats,
+    pub backlog: u64,
+}
+
+impl PackedInterval {
+    pub fn pack(r: &StoredInterval) -> PackedInterval {
+        PackedInterval { index: r.index, phase: r.phase, start_ms: r.start_ms, end_ms: r.end_ms, op: r.op.clone(), stats: PackedStats::pack(&r.stats), backlog: r.backlog }
+    }
+
+    pub fn unpack(&self) -> Result<StoredInterval, StoreError> {
+        Ok(StoredInterval { index: self.index, phase: self.phase, start_ms: self.start_ms, end_ms: self.end_ms, op: self.op.clone(), stats: self.stats.unpack()?, backlog: self.backlog })
+    }
+}
+
 /// Serializes a histogram in HdrHistogram's V2 format, deflate-compressed (what the Java
 /// implementation calls "compressed"; its base64 form starts with `HISTFAA`).
 pub fn serialize_histogram(h: &Histogram<u64>) -> Vec<u8> {

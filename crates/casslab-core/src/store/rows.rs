@@ -2,9 +2,8 @@
 //! columns, the quick-query latency columns and the histogram blobs. No SQL statements live
 //! here except the shared column list of a run.
 
-use super::{deserialize_histogram, IntervalFigures, RunId, RunProcess, RunRecord, RunStatus, StoreError};
+use super::{IntervalFigures, PackedStats, RunId, RunProcess, RunRecord, RunStatus, StoreError};
 use crate::stats::{ErrorKind, LatencySummary, OpStats, OpSummary, Phase};
-use hdrhistogram::Histogram;
 use rusqlite::{Connection, Row};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -98,21 +97,21 @@ pub(super) const STATS_COLUMNS: &str = "ok, errors_json, intended_hdr, service_h
 
 /// Reads [`STATS_COLUMNS`] starting at column `first`.
 pub(super) fn decode_stats(r: &Row<'_>, first: usize, what: impl Fn() -> String) -> Result<OpStats, StoreError> {
-    let corrupt = |detail: String| StoreError::Corrupt { what: what(), detail };
+    decode_packed_stats(r, first, &what)?.unpack().map_err(|e| match e {
+        StoreError::Corrupt { detail, .. } => StoreError::Corrupt { what: what(), detail },
+        e => e,
+    })
+}
+
+/// Reads [`STATS_COLUMNS`] starting at column `first`, leaving the histograms encoded.
+pub(super) fn decode_packed_stats(r: &Row<'_>, first: usize, what: impl Fn() -> String) -> Result<PackedStats, StoreError> {
     let errors: BTreeMap<ErrorKind, u64> =
-        serde_json::from_str(&r.get::<_, String>(first + 1)?).map_err(|e| corrupt(e.to_string()))?;
-    let hist = |col: usize| -> Result<Histogram<u64>, StoreError> {
-        let bytes: Vec<u8> = r.get(col)?;
-        deserialize_histogram(&bytes).map_err(|e| match e {
-            StoreError::Corrupt { detail, .. } => corrupt(detail),
-            e => e,
-        })
-    };
-    Ok(OpStats {
+        serde_json::from_str(&r.get::<_, String>(first + 1)?).map_err(|e| StoreError::Corrupt { what: what(), detail: e.to_string() })?;
+    Ok(PackedStats {
         ok: r.get(first)?,
         errors,
-        intended: hist(first + 2)?,
-        service: hist(first + 3)?,
+        intended_hdr: r.get(first + 2)?,
+        service_hdr: r.get(first + 3)?,
         late: r.get(first + 4)?,
         max_lag_ns: r.get(first + 5)?,
         empty_reads: r.get(first + 6)?,

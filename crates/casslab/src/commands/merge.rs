@@ -68,10 +68,12 @@ fn gather(store: &Store, source: &str) -> Result<Vec<Shard>> {
     }
 }
 
+/// A shard from its export; its rows keep their histograms encoded (one-hour shards fit).
 fn from_file(path: &Path) -> Result<Shard> {
-    Ok(Shard { source: path.display().to_string(), data: json::read_run_json(path)? })
+    let (data, rows) = json::read_run_json_packed(path)?;
+    Ok(Shard { source: path.display().to_string(), data, rows })
 }
 
 fn from_store(store: &Store, id: RunId) -> Result<Shard> {
-    Ok(Shard { source: format!("run {id}"), data: store.run_data(id)? })
+    Ok(Shard::from_store(store, id)?)
 }
