@@ -57,8 +57,8 @@ use super::server_view::client_interval;
 use crate::server::suspects::{self, ClientInterval};
 use crate::server::traces::Trace;
 use crate::server::ServerSample;
-use crate::stats::{ErrorKind, LatencySummary, OpStats, OpSummary, Phase};
-use crate::store::{serialize_histogram, EventImpact, PackedInterval, PackedStats, RunData, RunRecord, RunStatus, StoredInterval};
+use crate::stats::{ErrorKind, LatencySummary, OpStats, Phase};
+use crate::store::{serialize_histogram, EncodedInterval, EventImpact, PackedInterval, PackedStats, RunData, RunRecord, RunStatus};
 use crate::validity::Validity;
 use base64::Engine as _;
 use serde_json::{json, Value};
@@ -87,7 +87,7 @@ pub fn write_run_json(path: &Path, run: &RunData, validity: Option<&Validity>) -
 
 /// Writes [`run_json`] to `w`, pretty-printed, with a final line break.
 pub fn to_writer(w: &mut impl Write, run: &RunData, validity: Option<&Validity>) -> io::Result<()> {
-    to_writer_streamed(w, run, validity, |row| run.intervals.iter().try_for_each(&mut *row))
+    to_writer_streamed(w, run, validity, |row| run.intervals.iter().try_for_each(|r| row(&EncodedInterval::of(r))))
 }
 
 /// Writes the export of `run` to `w` with the interval rows that `rows` hands over one at a
@@ -98,7 +98,7 @@ pub fn to_writer_streamed(
     w: &mut impl Write,
     run: &RunData,
     validity: Option<&Validity>,
-    rows: impl FnOnce(&mut dyn FnMut(&StoredInterval) -> io::Result<()>) -> io::Result<()>,
+    rows: impl FnOnce(&mut dyn FnMut(&EncodedInterval) -> io::Result<()>) -> io::Result<()>,
 ) -> io::Result<()> {
     use serde::ser::{SerializeMap, Serializer as _};
     let record = &run.record;
@@ -153,7 +153,7 @@ struct Intervals<F> {
     client: RefCell<Vec<ClientInterval>>,
 }
 
-impl<F: FnOnce(&mut dyn FnMut(&StoredInterval) -> io::Result<()>) -> io::Result<()>> serde::Serialize for Intervals<F> {
+impl<F: FnOnce(&mut dyn FnMut(&EncodedInterval) -> io::Result<()>) -> io::Result<()>> serde::Serialize for Intervals<F> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{Error as _, SerializeSeq};
         let rows = self.rows.borrow_mut().take().ok_or_else(|| S::Error::custom("the intervals are written once"))?;
@@ -168,19 +168,20 @@ impl<F: FnOnce(&mut dyn FnMut(&StoredInterval) -> io::Result<()>) -> io::Result<
             }
             Ok(())
         };
-        let read = rows(&mut |r: &StoredInterval| {
+        let read = rows(&mut |row: &EncodedInterval| {
+            let r = &row.figures;
             if head.as_ref().is_some_and(|(index, _)| *index != r.index) {
                 if let Err(e) = flush(&mut seq, &mut head, &mut current) {
                     failed = Some(e);
                     return Err(io::Error::other("the export could not be written"));
                 }
             }
-            let duration_s = r.duration_s();
             if head.is_none() {
+                let duration_s = r.end_ms.saturating_sub(r.start_ms) as f64 / 1000.0;
                 let iv = json!({ "index": r.index, "phase": r.phase, "start_ms": r.start_ms, "end_ms": r.end_ms, "duration_s": duration_s, "backlog": r.backlog, "ops": [] });
                 head = Some((r.index, iv));
             }
-            current.push(op_json(r, duration_s));
+            current.push(op_json(row));
             self.client.borrow_mut().extend(client_interval(r));
             Ok(())
         });
@@ -197,14 +198,16 @@ fn b64(h: &hdrhistogram::Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(serialize_histogram(h))
 }
 
-/// One (interval, operation) row of the `intervals` array's `ops`.
-fn op_json(r: &StoredInterval, duration_s: f64) -> Value {
-    let mut v = serde_json::to_value(OpSummary::of(&r.op, &r.stats, duration_s)).unwrap_or(Value::Null);
-    v["latency_hdr"] = b64(&r.stats.intended).into();
-    v["service_hdr"] = b64(&r.stats.service).into();
-    v["late"] = r.stats.late.into();
-    v["max_lag_ns"] = r.stats.max_lag_ns.into();
-    v["empty_reads"] = r.stats.empty_reads.into();
+/// One (interval, operation) row of the `intervals` array's `ops`: its saved figures, and its
+/// histograms copied as they were saved.
+fn op_json(row: &EncodedInterval) -> Value {
+    let r = &row.figures;
+    let mut v = serde_json::to_value(&r.summary).unwrap_or(Value::Null);
+    v["latency_hdr"] = base64::engine::general_purpose::STANDARD.encode(&row.intended_hdr).into();
+    v["service_hdr"] = base64::engine::general_purpose::STANDARD.encode(&row.service_hdr).into();
+    v["late"] = r.late.into();
+    v["max_lag_ns"] = r.max_lag_ns.into();
+    v["empty_reads"] = r.summary.empty_reads.into();
     v
 }
 
@@ -337,7 +340,7 @@ mod tests {
     use super::*;
     use crate::config::{RunConfig, RunEnvironment};
     use crate::stats::ErrorKind;
-    use crate::store::RunSummary;
+    use crate::store::{RunSummary, Store, StoredInterval};
 
     fn stats(scale: u64) -> OpStats {
         let mut s = OpStats::default();
@@ -470,7 +473,7 @@ mod tests {
         to_writer(&mut whole, &run, None).unwrap();
         let head = RunData { intervals: Vec::new(), ..run.clone() };
         let mut streamed = Vec::new();
-        to_writer_streamed(&mut streamed, &head, None, |row| intervals.iter().try_for_each(&mut *row)).unwrap();
+        to_writer_streamed(&mut streamed, &head, None, |row| intervals.iter().try_for_each(|r| row(&EncodedInterval::of(r)))).unwrap();
         assert_eq!(String::from_utf8(streamed).unwrap(), String::from_utf8(whole.clone()).unwrap());
         // the same bytes as one JSON value pretty-printed: keys in alphabetical order
         let v: Value = serde_json::from_slice(&whole).unwrap();
@@ -478,10 +481,30 @@ mod tests {
         assert_eq!(v["intervals"].as_array().unwrap().iter().map(|iv| iv["ops"].as_array().unwrap().len()).collect::<Vec<_>>(), [2, 1, 2]);
 
         let failed = to_writer_streamed(&mut Vec::new(), &head, None, |row| {
-            row(&intervals[0])?;
+            row(&EncodedInterval::of(&intervals[0]))?;
             Err(io::Error::other("the store went away"))
         });
         assert!(failed.unwrap_err().to_string().contains("the store went away"));
+
+        // from a store, its rows' saved figures and encoded histograms make the same export as
+        // the decoded rows
+        let store = Store::open_in_memory().unwrap();
+        let r = &run.record;
+        let id = store.begin_run(&r.workload, &r.config, &r.env, &r.tags, r.started_at_ms).unwrap();
+        for rows in intervals.chunk_by(|a, b| a.index == b.index) {
+            let ops = rows.iter().map(|r| (r.op.clone(), r.stats.clone())).collect();
+            let i = &rows[0];
+            store.add_interval(id, &crate::stats::IntervalSample { index: i.index, phase: i.phase, start_ms: i.start_ms, end_ms: i.end_ms, ops, backlog: i.backlog }).unwrap();
+        }
+        store.finish_run(id, r.status, r.summary.as_ref().unwrap(), r.ended_at_ms.unwrap()).unwrap();
+        let mut decoded = Vec::new();
+        to_writer(&mut decoded, &store.run_data(id).unwrap(), None).unwrap();
+        let mut copied = Vec::new();
+        to_writer_streamed(&mut copied, &store.run_data_but_intervals(id).unwrap(), None, |row| {
+            store.for_each_encoded_interval(id, |iv| Ok(row(&iv)?)).map_err(io::Error::other)
+        })
+        .unwrap();
+        assert_eq!(String::from_utf8(copied).unwrap(), String::from_utf8(decoded).unwrap());
     }
 
     #[test]

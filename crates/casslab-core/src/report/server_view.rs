@@ -12,22 +12,17 @@ use crate::server::suspects::{self, ClientInterval, IntervalSeries, SPIKE_FACTOR
 use crate::server::traces::{self, Trace};
 use crate::server::{gc_pauses, metric, ServerSample, CLIENT};
 use crate::stats::Phase;
-use crate::store::{IntervalFigures, StoredInterval};
+use crate::store::IntervalFigures;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// Cassandra's tombstones-per-read histogram has no bucket under 1: a p99 of 1 can mean none.
 pub const TOMBSTONE_FLOOR: f64 = 1.0;
 
-/// Client p99 per (measured or load) interval and operation, from the store's rows.
-pub fn client_intervals(intervals: &[StoredInterval]) -> Vec<ClientInterval> {
-    intervals.iter().filter_map(client_interval).collect()
-}
-
 /// One row's client p99, unless it is warm-up or completed nothing.
-pub fn client_interval(iv: &StoredInterval) -> Option<ClientInterval> {
-    let p99 = (!iv.stats.intended.is_empty()).then(|| iv.stats.intended.value_at_quantile(0.99));
-    client_point(iv.phase, &iv.op, iv.start_ms, iv.end_ms, p99)
+pub fn client_interval(iv: &IntervalFigures) -> Option<ClientInterval> {
+    let p99 = (iv.summary.latency.count > 0).then_some(iv.summary.latency.p99_ns);
+    client_point(iv.phase, iv.op(), iv.start_ms, iv.end_ms, p99)
 }
 
 /// One measured or load interval's client p99 (`None`: the operation completed none).
@@ -47,8 +42,7 @@ pub struct ClientSeries {
 impl ClientSeries {
     pub fn add(&mut self, iv: &IntervalFigures) {
         self.run_ms = self.run_ms.max(iv.end_ms);
-        let p99 = (iv.summary.latency.count > 0).then_some(iv.summary.latency.p99_ns);
-        self.points.extend(client_point(iv.phase, iv.op(), iv.start_ms, iv.end_ms, p99));
+        self.points.extend(client_interval(iv));
     }
 
     /// The terminal section: per-node lines and the suspects. Empty when nothing was collected.

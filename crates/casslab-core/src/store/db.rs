@@ -1,8 +1,8 @@
 //! The [`Store`] itself: one SQLite connection and the statements that write a run as it goes
 //! and read runs back. Table layout lives in `schema.rs`, row decoding in `rows.rs`.
 
-use super::rows::{decode_figures, decode_packed_stats, decode_phase, decode_stats, encode, Cols, RawRun, FIGURES_COLUMNS, SELECT_RUN, STATS_COLUMNS};
-use super::{serialize_histogram, IntervalFigures, PackedInterval, RunId, RunProcess, RunRecord, RunStatus, RunSummary, StoreError, StoredInterval};
+use super::rows::{decode_figures, decode_packed_stats, decode_phase, decode_stats, encode, Cols, RawRun, FIGURES_COLUMNS, FIGURES_COLUMN_COUNT, SELECT_RUN, STATS_COLUMNS};
+use super::{serialize_histogram, EncodedInterval, IntervalFigures, PackedInterval, RunId, RunProcess, RunRecord, RunStatus, RunSummary, StoreError, StoredInterval};
 use crate::config::{RunConfig, RunEnvironment};
 use crate::stats::{IntervalSample, LatencySummary, OpStats, OpSummary, Phase};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -277,13 +277,30 @@ impl Store {
     /// saved beside the histograms, which are not read. Showing a long finished run this way
     /// is several times faster than decoding its histograms ([`Store::for_each_interval`]).
     pub fn for_each_interval_figures(&self, run: RunId, mut f: impl FnMut(IntervalFigures) -> Result<(), StoreError>) -> Result<(), StoreError> {
+        self.figures_rows(run, "", |_, figures| f(figures))
+    }
+
+    /// Calls `f` with each of a run's interval rows in order, as its figures and its
+    /// histograms as saved, encoded ([`EncodedInterval`]): what an export copies without
+    /// decoding a histogram.
+    pub fn for_each_encoded_interval(&self, run: RunId, mut f: impl FnMut(EncodedInterval) -> Result<(), StoreError>) -> Result<(), StoreError> {
+        self.figures_rows(run, ", intended_hdr, service_hdr", |r, figures| {
+            let n = FIGURES_COLUMN_COUNT;
+            f(EncodedInterval { figures, intended_hdr: r.get(n)?, service_hdr: r.get(n + 1)? })
+        })
+    }
+
+    /// Runs `f` on each interval row of `run` in order with its decoded figures; the row also
+    /// holds the columns `more` names after the figures' ones.
+    fn figures_rows(&self, run: RunId, more: &str, mut f: impl FnMut(&rusqlite::Row<'_>, IntervalFigures) -> Result<(), StoreError>) -> Result<(), StoreError> {
         let conn = self.conn();
         ensure_run(&conn, run)?;
-        let mut stmt = conn.prepare_cached(&format!("SELECT {FIGURES_COLUMNS} FROM intervals WHERE run_id = ?1 ORDER BY idx, seq"))?;
+        let mut stmt = conn.prepare_cached(&format!("SELECT {FIGURES_COLUMNS}{more} FROM intervals WHERE run_id = ?1 ORDER BY idx, seq"))?;
         let mut rows = stmt.query([run])?;
         while let Some(r) = rows.next()? {
             let index: u32 = r.get(0)?;
-            f(decode_figures(r, |field| format!("run {run} interval {index} {field}"))?)?;
+            let figures = decode_figures(r, |field| format!("run {run} interval {index} {field}"))?;
+            f(r, figures)?;
         }
         Ok(())
     }

@@ -261,6 +261,21 @@ pub struct IntervalFigures {
     pub max_lag_ns: u64,
 }
 
+/// An interval row's figures and its two histograms as saved (HdrHistogram V2 deflate, what
+/// [`serialize_histogram`] writes): all an export needs of a row, without decoding anything.
+#[derive(Debug, Clone)]
+pub struct EncodedInterval {
+    pub figures: IntervalFigures,
+    pub intended_hdr: Vec<u8>,
+    pub service_hdr: Vec<u8>,
+}
+
+impl EncodedInterval {
+    pub fn of(r: &StoredInterval) -> EncodedInterval {
+        EncodedInterval { figures: r.figures(), intended_hdr: serialize_histogram(&r.stats.intended), service_hdr: serialize_histogram(&r.stats.service) }
+    }
+}
+
 impl IntervalFigures {
     pub fn op(&self) -> &str {
         &self.summary.op
@@ -386,6 +401,11 @@ pub fn deserialize_histogram(bytes: &[u8]) -> Result<Histogram<u64>, StoreError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_figures_column_count_matches_the_column_list() {
+        assert_eq!(rows::FIGURES_COLUMNS.split(',').count(), rows::FIGURES_COLUMN_COUNT);
+    }
 
     #[test]
     fn histogram_bytes_round_trip_and_garbage_is_an_error() {

@@ -123,6 +123,8 @@ pub(super) fn decode_packed_stats(r: &Row<'_>, first: usize, what: impl Fn() -> 
 pub(super) const FIGURES_COLUMNS: &str = "idx, phase, start_ms, end_ms, backlog, op, ok, errors_json, late, max_lag_ns, empty_reads, rows_read, \
      lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns, \
      svc_mean_ns, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_p999_ns, svc_max_ns";
+/// How many columns [`FIGURES_COLUMNS`] names.
+pub(super) const FIGURES_COLUMN_COUNT: usize = 24;
 
 /// Reads [`FIGURES_COLUMNS`]. The latency columns were computed from the row's histograms when
 /// it was saved, and each histogram counts exactly the row's `ok` operations.

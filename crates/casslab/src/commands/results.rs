@@ -146,11 +146,12 @@ pub fn server_text(store: &Store, run: RunId) -> String {
 /// Writes the run's JSON export to `path` (`-`: stdout).
 pub fn json_to(store: &Store, id: RunId, path: &std::path::Path) -> Result<()> {
     let validity = validity::of_run(store, id)?;
-    // the intervals one row at a time: a long run's decoded histograms would not fit in memory
+    // the intervals one row at a time, their histograms copied as saved: a long run's decoded
+    // histograms would not fit in memory
     let data = store.run_data_but_intervals(id)?;
     out::write_to_file_or_stdout(path, |mut w| {
         json::to_writer_streamed(&mut w, &data, Some(&validity), |row| {
-            store.for_each_interval(id, |iv| Ok(row(&iv)?)).map_err(into_io)
+            store.for_each_encoded_interval(id, |iv| Ok(row(&iv)?)).map_err(into_io)
         })
     })
 }
