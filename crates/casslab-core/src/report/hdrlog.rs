@@ -16,9 +16,8 @@
 //! `HistogramLogWriter.outputIntervalHistogram` formats it, `%.3f,%.3f,%.3f,<base64>`.
 
 use crate::stats::{LatencyKind, Phase};
-use crate::store::StoredInterval;
+use crate::store::{EncodedInterval, StoredInterval};
 use base64::Engine as _;
-use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use std::io::{self, Write};
 
 /// What `Interval_Max` is divided by: nanoseconds to milliseconds (Java's `maxValueUnitRatio`).
@@ -28,16 +27,15 @@ pub const MAX_VALUE_UNIT_RATIO: f64 = 1e6;
 /// `run_started_at_ms` (unix ms) is the instant the intervals' `start_ms` count from.
 pub fn write_hdr_log(w: &mut impl Write, run_started_at_ms: i64, intervals: &[StoredInterval], which: LatencyKind) -> io::Result<()> {
     let mut log = HdrLog::start(w, run_started_at_ms, which)?;
-    intervals.iter().try_for_each(|iv| log.add(iv))
+    intervals.iter().try_for_each(|iv| log.add(&EncodedInterval::of(iv)))
 }
 
 /// An interval log written one row at a time (for a long run, whose decoded histograms would
-/// not all fit in memory): [`HdrLog::start`] writes the header, [`HdrLog::add`] a row.
+/// not all fit in memory): [`HdrLog::start`] writes the header, [`HdrLog::add`] a row, its
+/// histogram copied as saved (the store saves the V2 deflate encoding the log holds).
 pub struct HdrLog<'w, W: Write> {
     w: &'w mut W,
     which: LatencyKind,
-    serializer: V2DeflateSerializer,
-    bytes: Vec<u8>,
 }
 
 impl<'w, W: Write> HdrLog<'w, W> {
@@ -55,22 +53,24 @@ impl<'w, W: Write> HdrLog<'w, W> {
         }
         writeln!(w, "#[BaseTime: {start_s:.3} (seconds since epoch)]")?;
         writeln!(w, "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"")?;
-        Ok(HdrLog { w, which, serializer: V2DeflateSerializer::new(), bytes: Vec::new() })
+        Ok(HdrLog { w, which })
     }
 
     /// One (interval, operation) row's histogram line.
-    pub fn add(&mut self, iv: &StoredInterval) -> io::Result<()> {
-        let h = self.which.histogram(&iv.stats);
-        self.bytes.clear();
-        self.serializer.serialize(h, &mut self.bytes).map_err(|e| io::Error::other(format!("{e:?}")))?;
+    pub fn add(&mut self, row: &EncodedInterval) -> io::Result<()> {
+        let iv = &row.figures;
+        let (bytes, max_ns) = match self.which {
+            LatencyKind::Intended => (&row.intended_hdr, iv.summary.latency.max_ns),
+            LatencyKind::Service => (&row.service_hdr, iv.summary.service.max_ns),
+        };
         writeln!(
             self.w,
             "Tag={},{:.3},{:.3},{:.3},{}",
-            tag(iv.phase, &iv.op),
+            tag(iv.phase, iv.op()),
             iv.start_ms as f64 / 1000.0,
             iv.end_ms.saturating_sub(iv.start_ms) as f64 / 1000.0,
-            h.max() as f64 / MAX_VALUE_UNIT_RATIO,
-            base64::engine::general_purpose::STANDARD.encode(&self.bytes)
+            max_ns as f64 / MAX_VALUE_UNIT_RATIO,
+            base64::engine::general_purpose::STANDARD.encode(bytes)
         )
     }
 }

@@ -174,7 +174,7 @@ pub fn export(store: &Store, id: RunId, args: &ExportArgs) -> Result<()> {
         let kind = if args.hdr_service_time { LatencyKind::Service } else { LatencyKind::Intended };
         out::write_to_file_or_stdout(path, |mut w| {
             let mut log = HdrLog::start(&mut w, record.started_at_ms, kind)?;
-            store.for_each_interval(id, |iv| Ok(log.add(&iv)?)).map_err(into_io)
+            store.for_each_encoded_interval(id, |iv| Ok(log.add(&iv)?)).map_err(into_io)
         })?;
     }
     Ok(())
