@@ -65,12 +65,8 @@ for spec in ${CASSLAB_OTHER:-}; do
 done
 read -r -a EXTRA <<<"${CASSLAB_ARGS:-}"
 
-if [ -z "${NODE:-}" ]; then
-  read -r -a up_args <<<"${UP_ARGS:-}"
-  NODE="$("$CASSLAB" local up "${up_args[@]}" | tail -1 | cut -d, -f1)"
-fi
-HOST="${NODE%:*}"
-PORT="${NODE##*:}"
+. bench/lib.sh
+bench_node
 echo "node: $NODE" >&2
 
 echo "loading the data sets (casslab's is skipped when already loaded) ..." >&2

@@ -18,16 +18,9 @@ OUT="$(mktemp -d)"
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$OUT"' EXIT
 pid=""
 
-if [ -z "${CASSLAB:-}" ]; then
-  cargo build --release -q -p casslab
-  CASSLAB="$PWD/target/release/casslab"
-fi
-if [ -z "${NODE:-}" ]; then
-  read -r -a up_args <<<"${UP_ARGS:-}"
-  NODE="$("$CASSLAB" local up "${up_args[@]}" | tail -1 | cut -d, -f1)"
-fi
-HOST="${NODE%:*}"
-PORT="${NODE##*:}"
+. bench/lib.sh
+bench_casslab
+bench_node
 STORE="$OUT/soak.db"
 echo "node: $NODE; $CONC in flight for $MINUTES min" >&2
 "$CASSLAB" run kv -P rows=$ROWS --hosts "$HOST" --port "$PORT" --load-only --store "$OUT/load.db" >/dev/null
