@@ -1,12 +1,16 @@
 //! Redis commands as written in workload files: `redis: HSET ? field0 ? field1 ?` with
 //! `args: [key, f0, f1]`, each `?` a value drawn from the generator bound to it, every other
-//! word a literal (quote a literal that holds spaces or is a lone `?`). This module splits the
-//! text into words, and checks the command against the table of commands casslab runs and
-//! their arity, so a mistake is reported with its line before anything touches a server.
+//! word a literal (quote a literal that holds spaces or is a lone `?`). An unquoted word holding
+//! a `{A..B}` range repeats once per number together with the `?` markers right after it
+//! (`HSET ? field{0..9} ?` sets ten fields; `args` repeat as everywhere: `[key, "f{0..9}"]`).
+//! This module splits the text into words, and checks the command against the table of
+//! commands casslab runs and their arity, so a mistake is reported with its line before
+//! anything touches a server.
 //! Executing the commands is `targets::redis`'s job.
 
 use super::error::OpProblem;
 use super::model::{RedisArg, RedisCommand};
+use super::repeat::{expand_item, expand_list, has_range, RepeatError};
 
 /// How many arguments a command takes.
 #[derive(Debug, Clone, Copy)]
@@ -102,11 +106,13 @@ pub fn command_names() -> impl Iterator<Item = &'static str> {
     COMMANDS.iter().map(|(n, _)| *n)
 }
 
-/// One word of a command: a literal, or a `?` marker.
+/// One word of a command: a literal, a `?` marker, or an unquoted word holding a `{A..B}`
+/// range (until [`expand`] repeats it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Word {
     Literal(String),
     Marker,
+    Ranged(String),
 }
 
 /// Splits a command into words: whitespace separates them; `"…"` and `'…'` quote a word
@@ -140,18 +146,47 @@ fn words(text: &str) -> Result<Vec<Word>, OpProblem> {
                 word.push(c);
             }
         }
-        out.push(if !quoted && word == "?" { Word::Marker } else { Word::Literal(word) });
+        out.push(match (quoted, word.as_str()) {
+            (false, "?") => Word::Marker,
+            (false, w) if has_range(w) => Word::Ranged(word),
+            _ => Word::Literal(word),
+        });
+    }
+    Ok(out)
+}
+
+/// Repeats each ranged word once per number of its range, together with the markers that
+/// follow it directly: `field{0..2} ?` is `field0 ? field1 ? field2 ?`.
+fn expand(ws: Vec<Word>) -> Result<Vec<Word>, RepeatError> {
+    let mut out = Vec::with_capacity(ws.len());
+    let mut at = 0;
+    while at < ws.len() {
+        match &ws[at] {
+            Word::Ranged(w) => {
+                let markers = ws[at + 1..].iter().take_while(|w| **w == Word::Marker).count();
+                for copy in expand_item(w)? {
+                    out.push(Word::Literal(copy));
+                    out.extend(std::iter::repeat_n(Word::Marker, markers));
+                }
+                at += 1 + markers;
+            }
+            w => {
+                out.push(w.clone());
+                at += 1;
+            }
+        }
     }
     Ok(out)
 }
 
 /// Reads one command (`HSET ? field0 ?`) with the generators bound to its markers, in order.
 pub(crate) fn parse_command(text: &str, args: &[String], line: usize) -> Result<RedisCommand, OpProblem> {
-    let mut ws = words(text)?.into_iter();
+    let mut ws = expand(words(text)?).map_err(OpProblem::Repeat)?.into_iter();
+    let args = expand_list(args.to_vec()).map_err(OpProblem::Repeat)?;
     let name = match ws.next() {
         None => return Err(OpProblem::EmptyRedisCommand),
         Some(Word::Marker) => return Err(OpProblem::MarkerAsCommand),
-        Some(Word::Literal(n)) => n.to_ascii_uppercase(),
+        Some(Word::Literal(n) | Word::Ranged(n)) => n.to_ascii_uppercase(),
     };
     let Some((_, arity)) = COMMANDS.iter().find(|(n, _)| *n == name) else {
         return Err(OpProblem::UnknownRedisCommand { name, known: command_names().map(String::from).collect() });
@@ -168,7 +203,7 @@ pub(crate) fn parse_command(text: &str, args: &[String], line: usize) -> Result<
     let args = rest
         .into_iter()
         .map(|w| match w {
-            Word::Literal(l) => RedisArg::Literal(l),
+            Word::Literal(l) | Word::Ranged(l) => RedisArg::Literal(l),
             Word::Marker => RedisArg::Bound(bound.next().expect("counted").clone()),
         })
         .collect();
@@ -181,6 +216,24 @@ mod tests {
 
     fn args(names: &[&str]) -> Vec<String> {
         names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_ranged_word_repeats_with_the_markers_after_it() {
+        let c = parse_command("HSET ? field{0..2} ?", &args(&["key", "v{0..2}"]), 3).unwrap();
+        let words: Vec<String> = c.args.iter().map(|a| match a {
+            RedisArg::Literal(l) => l.clone(),
+            RedisArg::Bound(b) => format!("<{b}>"),
+        }).collect();
+        assert_eq!(words, ["<key>", "field0", "<v0>", "field1", "<v1>", "field2", "<v2>"]);
+        // a quoted word is a literal as written
+        let c = parse_command("HMGET ? 'f{0..1}' f{0..1}", &args(&["key"]), 3).unwrap();
+        assert_eq!(c.args[1..], [RedisArg::Literal("f{0..1}".into()), RedisArg::Literal("f0".into()), RedisArg::Literal("f1".into())]);
+        // the markers and the repeated args must still agree
+        let e = parse_command("HSET ? field{0..2} ?", &args(&["key", "v{0..1}"]), 3).unwrap_err();
+        assert!(matches!(e, OpProblem::RedisMarkers { markers: 4, args: 3, .. }), "{e:?}");
+        let e = parse_command("DEL k{3..1}", &[], 3).unwrap_err();
+        assert!(matches!(e, OpProblem::Repeat(RepeatError::Backwards { .. })), "{e:?}");
     }
 
     #[test]
