@@ -127,6 +127,14 @@ fn partition_set_experiment_compares_six_strategies() {
             _ => unreachable!(),
         };
         assert_eq!(requests, sets * per_set, "{v}: {sets} sets sent {requests} statements");
+        // every partition holds 50 rows, all of them read (the LIMIT is 50 per partition):
+        // a set reads 50 × its partitions that were loaded, and some of them were
+        let db = rusqlite::Connection::open(&store).unwrap();
+        let (rows, empty): (i64, i64) = db
+            .query_row("SELECT rows_read, empty_reads FROM phase_histograms WHERE run_id = ?1 AND phase = 'run' AND op = 'read_set'", [id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
+        let most = sets * set_size * 50;
+        assert!(rows % 50 == 0 && rows <= most && rows >= most * 9 / 10 && empty == 0, "{v}: {sets} sets of {set_size} read {rows} rows, {empty} sets none");
     }
     for v in &names[1..] {
         assert!(out.contains(&format!("{v} against sync")) || out.contains(&format!("{v} vs sync")), "no comparison of {v}:\n{out}");

@@ -47,7 +47,7 @@
 //! against it.
 //! `late` counts operations started more than 1 ms after their intended start (fixed rate),
 //! `max_lag_ns` is the largest such delay, `empty_reads` the executions whose reads returned no
-//! row, `rows_read` the rows the reads returned (plain statements; not set reads); `validity` is the run's verdict (`crate::validity`).
+//! row, `rows_read` the rows the reads returned (a set read's: all its statements'); `validity` is the run's verdict (`crate::validity`).
 //! `histograms` holds each operation's whole-phase histograms, serialized as HdrHistogram's
 //! V2 compressed format (what the Java `HistogramLogWriter` writes) in standard base64; decode
 //! them with any HdrHistogram implementation. [`read_run_json`] reads a file back.

@@ -155,18 +155,21 @@ pub(crate) fn draw_values(op: &PlannedOp, gens: &GeneratorSet, rng: &mut SmallRn
 /// Runs one execution of an operation that is not a plain statement sequence.
 pub(crate) async fn execute(session: &Session, op: &PlannedOp, values: Vec<CqlValue>, stats: &Mutex<Vec<OpStats>>) -> Result<Outcome, ExecutionError> {
     match &op.access {
-        Some(AccessPlan::Set(sp)) => read_set(session, op, sp, &values, stats).await.map(|_| Outcome::Done),
+        Some(AccessPlan::Set(sp)) => read_set(session, op, sp, &values, stats).await.map(|rows| Outcome::of_reads(true, rows)),
         Some(AccessPlan::Batch(bp)) => write_batch(session, op, bp, &values).await,
         None => {
-            let mut outcome = Outcome::Done;
+            let (mut applied, mut reads, mut rows) = (true, false, 0);
             for st in &op.statements {
                 let row: Vec<&CqlValue> = st.slots.iter().map(|i| &values[*i]).collect();
                 let ps = stamped(&st.prepared, op);
-                if !run_statement(session, &ps, &row, st.conditional).await? {
-                    outcome = Outcome::NotApplied;
+                let (done, n) = run_statement(session, &ps, &row, st.conditional).await?;
+                applied &= done;
+                if st.read {
+                    reads = true;
+                    rows += n;
                 }
             }
-            Ok(outcome)
+            Ok(if applied { Outcome::of_reads(reads, rows) } else { Outcome::NotApplied })
         }
     }
 }
@@ -184,19 +187,23 @@ fn stamped<'a>(ps: &'a PreparedStatement, op: &PlannedOp) -> Cow<'a, PreparedSta
 }
 
 /// Runs a statement to its last page; returns whether it was applied (always true unless
-/// `conditional` and the cluster answered `[applied] = false`).
-async fn run_statement(session: &Session, ps: &PreparedStatement, row: &[&CqlValue], conditional: bool) -> Result<bool, ExecutionError> {
+/// `conditional` and the cluster answered `[applied] = false`) and the rows it returned (from
+/// the row count each page carries; none for a conditional statement's `[applied]` row).
+async fn run_statement(session: &Session, ps: &PreparedStatement, row: &[&CqlValue], conditional: bool) -> Result<(bool, usize), ExecutionError> {
     let mut paging = PagingState::start();
     let mut applied = true;
+    let mut rows = 0;
     let mut first = true;
     loop {
         let (res, next) = session.execute_single_page(ps, row, paging).await?;
         if conditional && first {
             applied = was_applied(res);
+        } else {
+            rows += res.into_rows_result().map_or(0, |r| r.rows_num());
         }
         first = false;
         match next.into_paging_control_flow() {
-            ControlFlow::Break(()) => return Ok(applied),
+            ControlFlow::Break(()) => return Ok((applied, rows)),
             ControlFlow::Continue(p) => paging = p,
         }
     }
@@ -212,8 +219,9 @@ fn was_applied(res: QueryResult) -> bool {
     }
 }
 
-/// Sends one statement of a set read and records it under `<op>.request`.
-async fn request(session: &Session, ps: &PreparedStatement, row: Vec<&CqlValue>, stats: &Mutex<Vec<OpStats>>, slot: Option<usize>) -> Result<(), ExecutionError> {
+/// Sends one statement of a set read and records it under `<op>.request`; returns the rows
+/// it read.
+async fn request(session: &Session, ps: &PreparedStatement, row: Vec<&CqlValue>, stats: &Mutex<Vec<OpStats>>, slot: Option<usize>) -> Result<usize, ExecutionError> {
     let t = Instant::now();
     let r = run_statement(session, ps, &row, false).await;
     if let Some(slot) = slot {
@@ -224,10 +232,11 @@ async fn request(session: &Session, ps: &PreparedStatement, row: Vec<&CqlValue>,
             Err(e) => g[slot].record_error(classify(e)),
         }
     }
-    r.map(|_| ())
+    r.map(|(_, rows)| rows)
 }
 
-async fn read_set(session: &Session, op: &PlannedOp, sp: &SetPlan, values: &[CqlValue], stats: &Mutex<Vec<OpStats>>) -> Result<(), ExecutionError> {
+/// Reads the set of partitions of one execution; returns the rows read in all.
+async fn read_set(session: &Session, op: &PlannedOp, sp: &SetPlan, values: &[CqlValue], stats: &Mutex<Vec<OpStats>>) -> Result<usize, ExecutionError> {
     let g = op.generators.len();
     let keys: Vec<&CqlValue> = std::iter::once(&values[sp.key_value]).chain(values[g..].iter()).collect();
     let limit_per = sp.spec.limit.map(|l| l as i64);
@@ -238,10 +247,11 @@ async fn read_set(session: &Session, op: &PlannedOp, sp: &SetPlan, values: &[Cql
     let conc = sp.spec.concurrency as usize;
     match sp.spec.strategy {
         Strategy::Sync => {
+            let mut rows = 0;
             for k in &keys {
-                request(session, &sp.single.prepared, bind(&sp.single, values, marker, k, one.as_ref()), stats, slot).await?;
+                rows += request(session, &sp.single.prepared, bind(&sp.single, values, marker, k, one.as_ref()), stats, slot).await?;
             }
-            Ok(())
+            Ok(rows)
         }
         Strategy::Async => {
             let reqs = keys.iter().map(|k| (&sp.single.prepared, bind(&sp.single, values, marker, k, one.as_ref()))).collect();
@@ -297,16 +307,18 @@ fn group_by_replicas<K>(keys: impl Iterator<Item = (Vec<Uuid>, K)>) -> Vec<(Opti
     groups.into_iter().map(|(_, t, k)| (t, k)).collect()
 }
 
-/// Sends `reqs` with at most `conc` in flight; the first failure fails the set.
+/// Sends `reqs` with at most `conc` in flight; the first failure fails the set. Returns the
+/// rows they read in all.
 async fn send_all(
     session: &Session,
     reqs: Vec<(&PreparedStatement, Vec<&CqlValue>)>,
     conc: usize,
     stats: &Mutex<Vec<OpStats>>,
     slot: Option<usize>,
-) -> Result<(), ExecutionError> {
+) -> Result<usize, ExecutionError> {
     let mut pending = reqs.into_iter();
     let mut inflight = FuturesUnordered::new();
+    let mut rows = 0;
     loop {
         while inflight.len() < conc.max(1) {
             match pending.next() {
@@ -315,8 +327,8 @@ async fn send_all(
             }
         }
         match inflight.next().await {
-            Some(r) => r?,
-            None => return Ok(()),
+            Some(r) => rows += r?,
+            None => return Ok(rows),
         }
     }
 }

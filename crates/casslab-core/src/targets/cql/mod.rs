@@ -165,11 +165,7 @@ async fn run_plain(session: &Session, op: &PlannedOp, values: &[CqlValue]) -> Re
             }
         }
     }
-    Ok(match (reads, rows) {
-        (false, _) => Outcome::Done,
-        (true, 0) => Outcome::Empty,
-        (true, n) => Outcome::Rows(n as u64),
-    })
+    Ok(Outcome::of_reads(reads, rows))
 }
 
 /// Which counted kind a failed request belongs to.

@@ -111,6 +111,17 @@ pub(crate) enum Outcome {
     Rows(u64),
 }
 
+impl Outcome {
+    /// The outcome of an operation that ran, had reads or not, and read `rows` rows in all.
+    pub(crate) fn of_reads(reads: bool, rows: usize) -> Outcome {
+        match (reads, rows) {
+            (false, _) => Outcome::Done,
+            (true, 0) => Outcome::Empty,
+            (true, n) => Outcome::Rows(n as u64),
+        }
+    }
+}
+
 /// What an operation needs beyond its statements.
 pub(crate) enum AccessPlan {
     Set(Box<SetPlan>),
