@@ -90,17 +90,13 @@ impl Merged {
     /// Only one interval's histograms are decoded at a time.
     pub fn for_each_interval(&self, mut f: impl FnMut(IntervalSample) -> Result<(), StoreError>) -> Result<(), StoreError> {
         let rank = |op: &str| self.op_order.iter().position(|o| o == op).unwrap_or(usize::MAX);
-        let mut at = 0;
-        let mut index = 0u32;
-        while at < self.order.len() {
-            let key = self.order[at].0;
-            let end = at + self.order[at..].iter().take_while(|(k, _, _)| *k == key).count();
+        for (index, group) in self.order.chunk_by(|a, b| a.0 == b.0).enumerate() {
             let (mut start_unix, mut end_unix, mut backlog) = (i64::MAX, i64::MIN, 0u64);
             let mut ops: Vec<(String, OpStats)> = Vec::new();
             // the backlog is the same on every row of a shard's interval: count it once
             let mut counted: Vec<(usize, u32)> = Vec::new();
             let mut phase = Phase::Run;
-            for &(_, shard, row) in &self.order[at..end] {
+            for &(_, shard, row) in group {
                 let (rows, t0) = &self.rows[shard];
                 let r = &rows[row];
                 phase = r.phase;
@@ -118,15 +114,13 @@ impl Merged {
             }
             ops.sort_by_key(|(op, _)| rank(op));
             f(IntervalSample {
-                index,
+                index: index as u32,
                 phase,
                 start_ms: (start_unix - self.merged_t0).max(0) as u64,
                 end_ms: (end_unix - self.merged_t0).max(0) as u64,
                 ops,
                 backlog,
             })?;
-            index += 1;
-            at = end;
         }
         Ok(())
     }
@@ -297,10 +291,13 @@ pub fn merge(shards: Vec<Shard>) -> Result<Merged, MergeError> {
             t
         }).collect(),
     };
-    let rows = shards.into_iter().map(|sh| {
-        let t0 = sh.data.record.env.clock_t0_unix_ms.unwrap_or(0);
-        (sh.rows, t0)
-    }).collect();
+    let rows = shards
+        .into_iter()
+        .map(|sh| {
+            let t0 = t0(&sh);
+            (sh.rows, t0)
+        })
+        .collect();
     Ok(Merged { record, data, rows, order, merged_t0, op_order })
 }
 

@@ -156,20 +156,13 @@ fn an_interval_of_several_operations_counts_each_shard_backlog_once_and_keeps_th
 fn shards_read_from_a_store_merge_as_the_same_shards_in_memory() {
     let store = Store::open_in_memory().unwrap();
     let shards = [shard(0, 2, "r", 100, 500, 10), shard(1, 2, "r", 400, 600, 10)];
-    let mut ids = Vec::new();
-    for sh in &shards {
-        let r = &sh.data.record;
-        let id = store.begin_run(&r.workload, &r.config, &r.env, &r.tags, r.started_at_ms).unwrap();
-        for row in &sh.rows {
-            let s = row.unpack().unwrap();
-            store.add_interval(id, &IntervalSample { index: s.index, phase: s.phase, start_ms: s.start_ms, end_ms: s.end_ms, ops: vec![(s.op, s.stats)], backlog: s.backlog }).unwrap();
-        }
-        for (phase, op, st) in &sh.data.histograms {
-            store.add_histograms(id, *phase, op, st).unwrap();
-        }
-        store.finish_run(id, r.status, r.summary.as_ref().unwrap(), r.ended_at_ms.unwrap()).unwrap();
-        ids.push(id);
-    }
+    let ids: Vec<RunId> = shards
+        .iter()
+        .map(|sh| {
+            let intervals = sh.rows.iter().map(|r| r.unpack().unwrap()).collect();
+            crate::store::save_run_data(&store, &RunData { intervals, ..sh.data.clone() })
+        })
+        .collect();
     let from_store: Vec<Shard> = ids.iter().map(|id| Shard::from_store(&store, *id).unwrap()).collect();
     assert_eq!(from_store[1].rows, shards[1].rows, "the rows come back with the same encoded histograms");
     let (a, b) = (intervals(&merge(from_store).unwrap()), intervals(&merge(shards.into_iter().collect()).unwrap()));

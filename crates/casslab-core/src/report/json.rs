@@ -489,14 +489,7 @@ mod tests {
         // from a store, its rows' saved figures and encoded histograms make the same export as
         // the decoded rows
         let store = Store::open_in_memory().unwrap();
-        let r = &run.record;
-        let id = store.begin_run(&r.workload, &r.config, &r.env, &r.tags, r.started_at_ms).unwrap();
-        for rows in intervals.chunk_by(|a, b| a.index == b.index) {
-            let ops = rows.iter().map(|r| (r.op.clone(), r.stats.clone())).collect();
-            let i = &rows[0];
-            store.add_interval(id, &crate::stats::IntervalSample { index: i.index, phase: i.phase, start_ms: i.start_ms, end_ms: i.end_ms, ops, backlog: i.backlog }).unwrap();
-        }
-        store.finish_run(id, r.status, r.summary.as_ref().unwrap(), r.ended_at_ms.unwrap()).unwrap();
+        let id = crate::store::save_run_data(&store, &run);
         let mut decoded = Vec::new();
         to_writer(&mut decoded, &store.run_data(id).unwrap(), None).unwrap();
         let mut copied = Vec::new();

@@ -398,6 +398,24 @@ pub fn deserialize_histogram(bytes: &[u8]) -> Result<Histogram<u64>, StoreError>
         .map_err(|e| StoreError::Corrupt { what: "histogram".into(), detail: e.to_string() })
 }
 
+/// Saves a whole run as a run would have (its intervals, whole-phase histograms and summary)
+/// and returns its id: for tests that need a run in a store.
+#[cfg(test)]
+pub(crate) fn save_run_data(store: &Store, data: &RunData) -> RunId {
+    let r = &data.record;
+    let id = store.begin_run(&r.workload, &r.config, &r.env, &r.tags, r.started_at_ms).unwrap();
+    for rows in data.intervals.chunk_by(|a, b| a.index == b.index) {
+        let i = &rows[0];
+        let ops = rows.iter().map(|r| (r.op.clone(), r.stats.clone())).collect();
+        store.add_interval(id, &crate::stats::IntervalSample { index: i.index, phase: i.phase, start_ms: i.start_ms, end_ms: i.end_ms, ops, backlog: i.backlog }).unwrap();
+    }
+    for (phase, op, st) in &data.histograms {
+        store.add_histograms(id, *phase, op, st).unwrap();
+    }
+    store.finish_run(id, r.status, r.summary.as_ref().unwrap_or(&RunSummary::default()), r.ended_at_ms.unwrap_or(r.started_at_ms)).unwrap();
+    id
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
