@@ -8,7 +8,7 @@
 //! Redis server is stopped when the last test ends.
 
 mod common;
-use common::{casslab, load_lock, run, summary_rows, temp_store};
+use common::{casslab, load_lock, run, summary_row, summary_rows, temp_store};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
@@ -46,10 +46,6 @@ fn redis_cli(args: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-fn row<'a>(rows: &'a [(String, Vec<String>)], op: &str) -> &'a [String] {
-    rows.iter().find(|(n, _)| n == op).map(|(_, c)| c.as_slice()).unwrap_or_else(|| panic!("no row {op} in {rows:?}"))
-}
-
 #[test]
 fn every_shipped_redis_workload_runs_and_reads_back_what_it_wrote() {
     let _g = load_lock();
@@ -61,7 +57,7 @@ fn every_shipped_redis_workload_runs_and_reads_back_what_it_wrote() {
         assert_eq!(code, 0, "{w}:\n{out}\n{err}");
         assert!(err.contains(&format!("connected to redis://{}:{PORT} (1 node, Redis ", address())), "{err}");
         let rows = summary_rows(&out);
-        let read = row(&rows, "read");
+        let read = summary_row(&rows, "read");
         assert!(read[0].parse::<u64>().unwrap() > 300, "{w}: too few reads:\n{out}");
         assert_eq!(read.last().unwrap(), "0", "{w}: reads failed:\n{out}");
         // every read found its record: the server saw hits and no misses
@@ -97,7 +93,7 @@ fn a_server_stopped_mid_run_gives_counted_errors_not_a_failure() {
     ]));
     assert_eq!(code, 0, "the run goes on:\n{out}\n{err}");
     assert!(out.contains("completed"), "{out}");
-    let total = row(&summary_rows(&out), "total").to_vec();
+    let total = summary_row(&summary_rows(&out), "total").to_vec();
     let errors: u64 = total.last().unwrap().parse().unwrap();
     assert!(errors > 0, "the stopped server's requests failed and were counted:\n{out}");
     assert!(out.contains("errors by kind: connection"), "{out}");

@@ -9,7 +9,7 @@
 //! what to do, and that a cluster's keys are spread over all its nodes and all read back.
 
 mod common;
-use common::{casslab, load_lock, run, summary_rows, temp_store};
+use common::{casslab, load_lock, run, summary_row, summary_rows, temp_store};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -96,7 +96,7 @@ fn tls_with_a_password_runs_and_the_password_is_kept_nowhere() {
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     assert!(err.contains(&format!("connected to {target} (1 node, Redis ")), "{err}");
     let rows = summary_rows(&out);
-    let total = &rows.iter().find(|(op, _)| op == "total").unwrap_or_else(|| panic!("no total:\n{out}")).1;
+    let total = summary_row(&rows, "total");
     assert!(total[0].parse::<u64>().unwrap() > 300 && total.last().unwrap() == "0", "{out}");
     assert!(out.contains("misses 0 (100.0% hits)"), "every read found its record:\n{out}");
     // the load reached the server through TLS
@@ -160,7 +160,7 @@ fn a_redis_cluster_gets_its_keys_spread_over_every_node_and_reads_them_back() {
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     assert!(err.contains(&format!("connected to {target} (3 nodes, Redis ")), "the cluster is recognised: {err}");
     let summary = summary_rows(&out);
-    let read = &summary.iter().find(|(op, _)| op == "read").unwrap_or_else(|| panic!("no read row:\n{out}")).1;
+    let read = summary_row(&summary, "read");
     assert!(read[0].parse::<u64>().unwrap() > 300 && read.last().unwrap() == "0", "{out}");
     assert!(out.contains("no read came back empty"), "every read found its record:\n{out}");
     // every node holds a share of the records: the commands were routed by slot

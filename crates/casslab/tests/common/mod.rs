@@ -104,6 +104,11 @@ pub fn summary_rows(stdout: &str) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
+/// The cells of operation `op`'s row among `summary_rows`' rows (the first such row).
+pub fn summary_row<'a>(rows: &'a [(String, Vec<String>)], op: &str) -> &'a [String] {
+    rows.iter().find(|(n, _)| n == op).map(|(_, c)| c.as_slice()).unwrap_or_else(|| panic!("no row {op} in {rows:?}"))
+}
+
 /// `--store PATH` as arguments.
 pub fn store_arg(p: &std::path::Path) -> [&str; 2] {
     ["--store", p.to_str().unwrap()]
