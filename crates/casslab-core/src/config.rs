@@ -129,7 +129,9 @@ pub struct RunConfig {
     pub interval_ms: u64,
     pub seed: u64,
     pub load: LoadMode,
-    /// Tokio worker threads for the engine (0 = one per core).
+    /// Engine workers. 0 when the user left it to casslab: [`RunConfig::resolved`] decides it,
+    /// once every source (flags, an experiment's `rate:`, a variant's, a find-max step's) is
+    /// merged, and the run records the number it had.
     pub threads: usize,
     /// Collect the nodes' own metrics during the run (`server` module).
     #[serde(default = "yes")]
@@ -191,6 +193,62 @@ fn yes() -> bool {
     true
 }
 
+/// Operations per second one engine worker keeps up under a fixed rate with room to spare
+/// (one worker spends well under 10 µs of CPU per operation).
+const RATE_PER_WORKER: f64 = 50_000.0;
+
+/// Engine threads when `--threads` is not given: half the cores (at least one). The cluster
+/// under test, or other loaders, need the rest more than the client: on a 2-core machine one
+/// thread delivered more operations per second than two, for less CPU per operation, and
+/// threads that hand completions to each other cost a wake-up (a system call) each time.
+pub fn default_threads() -> usize {
+    default_threads_of(machine_cores())
+}
+
+/// The machine's cores, as the standard library sees them (2 when it cannot tell).
+pub fn machine_cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
+}
+
+fn default_threads_of(cores: usize) -> usize {
+    (cores / 2).max(1)
+}
+
+/// Engine workers when `--threads` is not given, on a machine of `cores`: half the cores, and
+/// under a fixed rate only as many as the rate needs (at a few thousand operations per second,
+/// one worker starts them in batches on its timer ticks, where several would each wake for a
+/// share).
+pub fn default_workers(rate_per_s: Option<f64>, cores: usize) -> usize {
+    let threads = default_threads_of(cores);
+    match rate_per_s {
+        Some(r) => ((r / RATE_PER_WORKER).ceil() as usize).clamp(1, threads),
+        None => threads,
+    }
+}
+
+impl RunConfig {
+    /// The settings derived from others, decided in this one place once every source is
+    /// merged: the engine workers (`threads` 0 → [`default_workers`] of this loader's rate on
+    /// this machine). A run session resolves its config before anything runs.
+    pub fn resolved(self) -> RunConfig {
+        self.resolved_on(machine_cores())
+    }
+
+    /// [`RunConfig::resolved`] on a machine of `cores` cores.
+    pub fn resolved_on(mut self, cores: usize) -> RunConfig {
+        if self.threads == 0 {
+            self.threads = default_workers(self.shard_rate_per_s(), cores);
+        }
+        self
+    }
+
+    /// This loader's share of the fixed rate: the whole rate, or a shard's part of it.
+    pub fn shard_rate_per_s(&self) -> Option<f64> {
+        let shards = self.shard.as_ref().map_or(1, |s| s.count.max(1));
+        self.rate_per_s.map(|r| r / shards as f64)
+    }
+}
+
 impl Default for RunConfig {
     fn default() -> Self {
         RunConfig {
@@ -236,6 +294,26 @@ pub struct RunEnvironment {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn workers_are_decided_from_the_merged_rate() {
+        assert!(default_threads() >= 1);
+        // on 8 cores: half of them at maximum throughput, what the rate needs under one
+        assert_eq!(default_workers(None, 8), 4);
+        assert_eq!(default_workers(Some(5_000.0), 8), 1);
+        assert_eq!(default_workers(Some(120_000.0), 8), 3);
+        assert_eq!(default_workers(Some(1e9), 8), 4);
+        let free = RunConfig { threads: 0, ..RunConfig::default() };
+        assert_eq!(free.clone().resolved_on(8).threads, 4);
+        assert_eq!(RunConfig { rate_per_s: Some(5_000.0), ..free.clone() }.resolved_on(8).threads, 1);
+        // what the user asked for stands
+        assert_eq!(RunConfig { threads: 3, rate_per_s: Some(5_000.0), ..free.clone() }.resolved_on(8).threads, 3);
+        // a shard's share of the rate decides its workers
+        let shard = ShardConfig { index: 1, count: 4, run_id: "r".into(), barrier_timeout_ms: 1 };
+        let sharded = RunConfig { rate_per_s: Some(200_000.0), shard: Some(shard), ..free };
+        assert_eq!(sharded.shard_rate_per_s(), Some(50_000.0));
+        assert_eq!(sharded.resolved_on(8).threads, 1);
+    }
 
     #[test]
     fn shard_slices_cover_the_whole_without_overlap() {

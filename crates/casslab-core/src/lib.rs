@@ -12,6 +12,7 @@ pub mod experiment;
 pub mod gen;
 pub mod lint;
 pub mod merge;
+pub mod notice;
 pub mod report;
 pub mod server;
 pub mod session;

@@ -51,6 +51,15 @@ fn parse_rfc3339_ms(s: &str) -> Option<i64> {
     Some(jiff::tz::Offset::UTC.to_timestamp(date.to_datetime(jiff::civil::Time::midnight())).ok()?.as_millisecond())
 }
 
+/// `YYYY-MM-DD HH:MM:SS` in UTC from unix milliseconds (the milliseconds themselves beyond the
+/// years ±9999).
+pub fn utc(unix_ms: i64) -> String {
+    match jiff::Timestamp::from_millisecond(unix_ms) {
+        Ok(t) => t.strftime("%Y-%m-%d %H:%M:%S").to_string(),
+        Err(_) => format!("{unix_ms} ms"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

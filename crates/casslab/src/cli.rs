@@ -788,8 +788,8 @@ impl RunOptions {
             } else {
                 LoadMode::Auto
             },
-            // resolved here, so the run records how many it had (the saturation check reads it)
-            threads: if self.threads > 0 { self.threads } else { casslab_core::engine::default_workers(rate_per_s) },
+            // 0: the run session decides, once every source of the rate is merged
+            threads: self.threads,
             server_metrics: !self.no_server_metrics,
             trace_slowest: self.trace_slowest,
             trace_probability: self.trace_probability,

@@ -5,6 +5,7 @@
 //! what the session sends; results are printed by the commands.
 
 use crate::progress::Progress;
+use casslab_core::notice::Severity;
 use casslab_core::session::{Observer, SessionEvent};
 use casslab_core::stats::Phase;
 use casslab_core::store::Store;
@@ -44,7 +45,8 @@ fn fmt_s(ms: u64) -> String {
 impl Observer for Terminal {
     fn on(&self, event: &SessionEvent<'_>) {
         // --quiet: warnings, and the summaries that are results, only
-        if crate::out::quiet() && !matches!(event, SessionEvent::Warning(_) | SessionEvent::RunFinished { .. }) {
+        let warning = matches!(event, SessionEvent::Notice(n) if n.severity() == Severity::Warning);
+        if crate::out::quiet() && !warning && !matches!(event, SessionEvent::RunFinished { .. }) {
             return;
         }
         match event {
@@ -55,9 +57,11 @@ impl Observer for Terminal {
                 if info.node_count == 1 { "" } else { "s" },
                 casslab_core::config::server_label(info.server_version.as_deref())
             )),
-            SessionEvent::Info(m) => self.say(m),
-            SessionEvent::Warning(m) => self.say(&format!("warning: {m}")),
-            SessionEvent::Note(m) => self.say(&format!("note: {m}")),
+            SessionEvent::Notice(n) => match n.severity() {
+                Severity::Info => self.say(&n.to_string()),
+                Severity::Note => self.say(&format!("note: {n}")),
+                Severity::Warning => self.say(&format!("warning: {n}")),
+            },
             SessionEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, concurrency } => {
                 self.progress().phase(*phase, *count, warmup_s + duration_s.unwrap_or(0.0));
                 let what = match (phase, count) {

@@ -62,8 +62,8 @@ pub struct Claim {
 /// What preparing the server for a workload did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Prepared {
-    /// Lines for the user ("created keyspace casslab_kv").
-    pub notes: Vec<String>,
+    /// The workload's keyspace was created now (it did not exist).
+    pub created_keyspace: bool,
 }
 
 /// A server the engine can put a workload's load on.

@@ -101,11 +101,8 @@ fn record<T: Target>(sh: &Shared<T>, id: usize, done: Done<T::Error>) {
             }
             let bit = 1u64 << (kind as u32);
             if sh.reported[op_idx].fetch_or(bit, Ordering::Relaxed) & bit == 0 {
-                let _ = sh.events.send(EngineEvent::Warning(format!(
-                    "{}: first {} error (counted, the run goes on): {e}",
-                    sh.plan.slot_names[op_idx],
-                    kind.as_str()
-                )));
+                let (op, kind, message) = (sh.plan.slot_names[op_idx].clone(), kind.as_str(), e.to_string());
+                let _ = sh.events.send(EngineEvent::Notice(crate::notice::Notice::FirstError { op, kind, message }));
             }
         }
     }

@@ -13,7 +13,6 @@ fn run_phase(sh: &Shard) -> Option<&PhaseSummary> {
 }
 
 pub(super) fn loader_summaries(shards: &[Shard], merged_t0: i64) -> Vec<LoaderSummary> {
-    let count = shards.len() as f64;
     let run_starts: Vec<Option<i64>> = shards
         .iter()
         .map(|sh| {
@@ -28,7 +27,7 @@ pub(super) fn loader_summaries(shards: &[Shard], merged_t0: i64) -> Vec<LoaderSu
         .map(|(sh, start)| {
             let r = &sh.data.record;
             let p = run_phase(sh);
-            let target = r.config.rate_per_s.map(|rate| rate / count);
+            let target = r.config.shard_rate_per_s();
             let run_rows: Vec<&PackedInterval> = sh.rows.iter().filter(|i| i.phase != Phase::Load).collect();
             let max_backlog = run_rows.iter().map(|i| i.backlog).max().unwrap_or(0);
             let (from, to) = (run_rows.first().map_or(0, |i| i.start_ms), run_rows.last().map_or(u64::MAX, |i| i.end_ms));

@@ -238,14 +238,7 @@ pub fn runs_table(runs: &[RunRecord]) -> String {
     t.to_string()
 }
 
-/// `YYYY-MM-DD HH:MM:SS` in UTC from unix milliseconds (the milliseconds themselves beyond the
-/// years ±9999).
-pub fn utc(unix_ms: i64) -> String {
-    match jiff::Timestamp::from_millisecond(unix_ms) {
-        Ok(t) => t.strftime("%Y-%m-%d %H:%M:%S").to_string(),
-        Err(_) => format!("{unix_ms} ms"),
-    }
-}
+pub use crate::units::utc;
 
 #[cfg(test)]
 mod tests {

@@ -12,6 +12,7 @@
 //! What to compare and how is the analysis' job; this only makes the runs.
 
 use super::observer::SessionEvent;
+use crate::notice::Notice;
 use super::server::{wait_for_compactions, Compactions};
 use super::{Lab, RunSpec, SessionError};
 use crate::config::{LoadMode, RunConfig};
@@ -128,9 +129,8 @@ pub async fn run_experiment(
         notes: Vec::new(),
         interrupted: false,
     };
-    let order_text: Vec<&str> = out.order.iter().map(|(v, _)| v.as_str()).collect();
-    let seed = run_order.seed.map(|s| format!(", seed {s}")).unwrap_or_default();
-    lab.observer.on(&SessionEvent::Info(&format!("measured order ({}{seed}): {}", run_order.order.as_str(), order_text.join(" "))));
+    let variants = out.order.iter().map(|(v, _)| v.clone()).collect();
+    lab.observer.on(&SessionEvent::Notice(&Notice::MeasuredOrder { order: run_order.order.as_str(), seed: run_order.seed, variants }));
     let on = |b: bool| if b { "on" } else { "off" };
     let mut common = vec![format!("experiment={}", exp.name), format!("experiment_id={experiment_id}")];
     common.extend(extra_tags.iter().cloned());
@@ -251,7 +251,7 @@ async fn settle(lab: &Lab<'_>, base: &RunConfig, exp: &Experiment) -> Vec<String
         Err(Compactions::StillRunning(n)) => format!("settling: {n:.0} compactions still running after 10 minutes; measuring anyway"),
     });
     for n in &notes {
-        lab.observer.on(&SessionEvent::Info(n));
+        lab.observer.on(&SessionEvent::Notice(&Notice::Settled(n.clone())));
     }
     notes
 }

@@ -26,6 +26,7 @@ use crate::cluster::ClusterControl;
 use crate::config::{Credentials, RunConfig, RunEnvironment};
 use crate::engine::{self, unix_now_ms, EngineError, EngineEvent, RunClock, Target};
 use crate::events::EventRecord;
+use crate::notice::Notice;
 use crate::stats::Phase;
 use crate::store::{PhaseSummary, RunId, RunStatus, RunSummary};
 use crate::targets::cql::CqlTarget;
@@ -92,12 +93,14 @@ pub enum SessionError {
 /// One run, from connecting to saving.
 pub struct RunSession<'a> {
     lab: &'a Lab<'a>,
-    spec: &'a RunSpec,
+    /// The run to make, its config [`RunConfig::resolved`] (what it records is what it ran).
+    spec: RunSpec,
     clock: RunClock,
 }
 
 impl<'a> RunSession<'a> {
-    pub fn new(lab: &'a Lab<'a>, spec: &'a RunSpec) -> RunSession<'a> {
+    pub fn new(lab: &'a Lab<'a>, spec: &RunSpec) -> RunSession<'a> {
+        let spec = RunSpec { config: spec.config.clone().resolved(), ..spec.clone() };
         RunSession { lab, spec, clock: RunClock::start() }
     }
 
@@ -116,14 +119,16 @@ impl<'a> RunSession<'a> {
                 let polled = if controls(cfg) { server::Polled::Cql } else { server::Polled::ClientOnly };
                 let server = server::start(cfg, &w.keyspace, &lab.credentials, self.clock, control, polled);
                 let target = CqlTarget::connect(&cfg.cluster, &lab.credentials).await;
-                self.connected(target, server, cfg.cluster.hosts.clone()).await
+                let hosts = cfg.cluster.hosts.clone();
+                self.connected(target, server, hosts).await
             }
             TargetKind::Redis => {
                 let Some(rc) = &cfg.redis else { return Err(EngineError::NoRedisTarget(w.name.clone()).into()) };
                 let polled = if controls(cfg) { server::Polled::Redis(rc.clone()) } else { server::Polled::ClientOnly };
                 let server = server::start(cfg, &w.keyspace, &lab.credentials, self.clock, None, polled);
                 let target = RedisTarget::connect(rc, &lab.credentials).await;
-                self.connected(target, server, vec![rc.url.clone()]).await
+                let hosts = vec![rc.url.clone()];
+                self.connected(target, server, hosts).await
             }
         }
     }
@@ -143,25 +148,9 @@ impl<'a> RunSession<'a> {
 
     /// Runs the engine against a connected target and consumes its events.
     async fn drive<T: Target>(self, target: Arc<T>, server: Option<server::ServerMetrics>, hosts: &[String]) -> Result<RunResult, SessionError> {
-        let (lab, cfg, w) = (self.lab, &self.spec.config, &self.spec.workload);
-        let observer = &*lab.observer;
-        let env = RunEnvironment {
-            casslab_version: env!("CARGO_PKG_VERSION").to_string(),
-            cassandra_version: target.info().server_version.clone(),
-            node_count: target.info().node_count,
-            client_cores: num_cores(),
-            hostname: std::fs::read_to_string("/etc/hostname").ok().map(|s| s.trim().to_string()),
-            clock_t0_unix_ms: Some(self.clock.t0_unix_ms),
-        };
-        observer.on(&SessionEvent::Connected { hosts, info: target.info() });
-        let started_at = unix_now_ms();
-        // the run records the server it ran against, as casslab's local cluster is defined
-        let mut recorded = cfg.clone();
-        if let Some(c) = &lab.control {
-            let c = c.clone();
-            recorded.server = tokio::task::spawn_blocking(move || c.definition()).await.ok();
-        }
-        let id = match lab.results.begin_run(&w.name, &recorded, &env, &self.spec.tags, started_at) {
+        let lab = self.lab;
+        lab.observer.on(&SessionEvent::Connected { hosts, info: target.info() });
+        let id = match self.begin(target.info()).await {
             Ok(id) => id,
             Err(e) => {
                 if let Some(sm) = server {
@@ -170,73 +159,22 @@ impl<'a> RunSession<'a> {
                 return Err(e.into());
             }
         };
-
-        observer.on(&SessionEvent::RunStarted { run: id, workload: &w.name, t0_unix_ms: self.clock.t0_unix_ms });
+        lab.observer.on(&SessionEvent::RunStarted { run: id, workload: &self.spec.workload.name, t0_unix_ms: self.clock.t0_unix_ms });
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let (cfg2, w2, clock, stop) = (cfg.clone(), w.clone(), self.clock, lab.stop.clone());
-        let engine = tokio::spawn(async move { engine::run(target, &cfg2, &w2, clock, tx, stop).await });
-
-        let mut summary = RunSummary::default();
-        let mut store_error: Option<SinkError> = None;
-        let mut timeline: Option<Timeline> = None;
-        let mut points: Vec<IntervalPoint> = Vec::new();
+        let (spec, clock, stop) = (self.spec.clone(), self.clock, lab.stop.clone());
+        let engine = tokio::spawn(async move { engine::run(target, &spec.config, &spec.workload, clock, tx, stop).await });
+        let mut run = Consumer { session: &self, id, server: server.as_ref(), summary: RunSummary::default(), store_error: None, timeline: None, points: Vec::new() };
         while let Some(ev) = rx.recv().await {
-            match ev {
-                EngineEvent::Info(m) => observer.on(&SessionEvent::Info(&m)),
-                EngineEvent::Warning(m) => {
-                    observer.on(&SessionEvent::Warning(&m));
-                    summary.notes.push(m);
-                }
-                EngineEvent::CommonStart { at_unix_ms, clock_offset_ms } => {
-                    let offset = clock_offset_ms.map(|o| format!("; this loader's clock is {o:+.1} ms off the cluster's")).unwrap_or_default();
-                    observer.on(&SessionEvent::Info(&format!("the run phase starts at {} UTC{offset}", crate::report::text::utc(at_unix_ms))));
-                    summary.common_start_unix_ms = Some(at_unix_ms);
-                    summary.clock_offset_ms = clock_offset_ms;
-                }
-                EngineEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, at_ms } => {
-                    if phase == Phase::Run && !w.events.is_empty() && controls(cfg) {
-                        timeline = Some(Timeline::start(w.events.clone(), self.clock, at_ms, lab.control.clone(), lab.observer.clone()));
-                    }
-                    observer.on(&SessionEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, concurrency: cfg.concurrency });
-                }
-                EngineEvent::Interval(s) => {
-                    for m in server.as_ref().map(|sm| sm.flush(lab.results, Some(id))).unwrap_or_default() {
-                        observer.on(&SessionEvent::Note(&m));
-                        summary.notes.push(m);
-                    }
-                    if s.phase != Phase::Load {
-                        points.push(impact::point_of(&s));
-                    }
-                    if let Err(e) = lab.results.add_interval(id, &s) {
-                        store_error.get_or_insert(e);
-                    }
-                    observer.on(&SessionEvent::Interval(&s));
-                }
-                EngineEvent::PhaseFinished { phase, duration_s, ops, target_rate_per_s } => {
-                    observer.on(&SessionEvent::PhaseFinished { phase });
-                    for (name, st) in &ops {
-                        if let Err(e) = lab.results.add_histograms(id, phase, name, st) {
-                            store_error.get_or_insert(e);
-                        }
-                    }
-                    summary.phases.push(PhaseSummary::of(phase, duration_s, &ops, target_rate_per_s, &mut summary.notes));
-                }
-            }
+            run.on(ev);
         }
         let result = engine.await?;
-        let records = match timeline {
-            Some(t) => t.finish().await,
-            None if controls(cfg) => timeline::all_skipped(&w.events),
-            // another shard carries them out
-            None => Vec::new(),
-        };
-        if let Err(e) = save_events(lab.results, id, &points, &records) {
+        let Consumer { mut summary, mut store_error, timeline, points, .. } = run;
+        if let Err(e) = self.save_events(id, timeline, &points).await {
             store_error.get_or_insert(e);
         }
         if let Some(sm) = server {
             for m in sm.finish(lab.results, Some(id)).await {
-                observer.on(&SessionEvent::Note(&m));
-                summary.notes.push(m);
+                self.tell(&Notice::Server(m), &mut summary);
             }
         }
         let status = match &result {
@@ -248,12 +186,109 @@ impl<'a> RunSession<'a> {
             }
         };
         lab.results.finish_run(id, status, &summary, unix_now_ms())?;
-        observer.on(&SessionEvent::RunFinished { run: id, status });
+        lab.observer.on(&SessionEvent::RunFinished { run: id, status });
         result?;
         if let Some(e) = store_error {
             return Err(SessionError::Results(SinkError(format!("some results of run {id} could not be saved: {e}").into())));
         }
         Ok(RunResult { run: id, status, summary })
+    }
+
+    /// Begins the run in the results sink, with where it runs and the server it runs against
+    /// (as casslab's local cluster is defined).
+    async fn begin(&self, info: &crate::engine::TargetInfo) -> Result<RunId, SinkError> {
+        let (lab, cfg) = (self.lab, &self.spec.config);
+        let env = RunEnvironment {
+            casslab_version: env!("CARGO_PKG_VERSION").to_string(),
+            cassandra_version: info.server_version.clone(),
+            node_count: info.node_count,
+            client_cores: crate::config::machine_cores(),
+            hostname: std::fs::read_to_string("/etc/hostname").ok().map(|s| s.trim().to_string()),
+            clock_t0_unix_ms: Some(self.clock.t0_unix_ms),
+        };
+        let started_at = unix_now_ms();
+        let mut recorded = cfg.clone();
+        if let Some(c) = &lab.control {
+            let c = c.clone();
+            recorded.server = tokio::task::spawn_blocking(move || c.definition()).await.ok();
+        }
+        lab.results.begin_run(&self.spec.workload.name, &recorded, &env, &self.spec.tags, started_at)
+    }
+
+    /// Tells the observer, and keeps what is worth keeping in the run's notes.
+    fn tell(&self, n: &Notice, summary: &mut RunSummary) {
+        self.lab.observer.on(&SessionEvent::Notice(n));
+        if n.is_saved() {
+            summary.notes.push(n.to_string());
+        }
+    }
+
+    /// Saves the run's events (carried out by `timeline`, or all skipped) with the impact each
+    /// had on its intervals.
+    async fn save_events(&self, id: RunId, timeline: Option<Timeline>, points: &[IntervalPoint]) -> Result<(), SinkError> {
+        let (cfg, w) = (&self.spec.config, &self.spec.workload);
+        let records = match timeline {
+            Some(t) => t.finish().await,
+            None if controls(cfg) => timeline::all_skipped(&w.events),
+            // another shard carries them out
+            None => Vec::new(),
+        };
+        save_events(self.lab.results, id, points, &records)
+    }
+}
+
+/// What a run session keeps while it consumes the engine's events: the summary it will save,
+/// the first results it could not save, the event timeline and the points the events'
+/// impact is judged on.
+struct Consumer<'s, 'a> {
+    session: &'s RunSession<'a>,
+    id: RunId,
+    server: Option<&'s server::ServerMetrics>,
+    summary: RunSummary,
+    store_error: Option<SinkError>,
+    timeline: Option<Timeline>,
+    points: Vec<IntervalPoint>,
+}
+
+impl Consumer<'_, '_> {
+    fn on(&mut self, ev: EngineEvent) {
+        let (s, id) = (self.session, self.id);
+        let (lab, cfg, w) = (s.lab, &s.spec.config, &s.spec.workload);
+        match ev {
+            EngineEvent::Notice(n) => s.tell(&n, &mut self.summary),
+            EngineEvent::CommonStart { at_unix_ms, clock_offset_ms } => {
+                s.tell(&Notice::CommonStart { at_unix_ms, clock_offset_ms }, &mut self.summary);
+                self.summary.common_start_unix_ms = Some(at_unix_ms);
+                self.summary.clock_offset_ms = clock_offset_ms;
+            }
+            EngineEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, at_ms } => {
+                if phase == Phase::Run && !w.events.is_empty() && controls(cfg) {
+                    self.timeline = Some(Timeline::start(w.events.clone(), s.clock, at_ms, lab.control.clone(), lab.observer.clone()));
+                }
+                lab.observer.on(&SessionEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, concurrency: cfg.concurrency });
+            }
+            EngineEvent::Interval(sample) => {
+                for m in self.server.map(|sm| sm.flush(lab.results, Some(id))).unwrap_or_default() {
+                    s.tell(&Notice::Server(m), &mut self.summary);
+                }
+                if sample.phase != Phase::Load {
+                    self.points.push(impact::point_of(&sample));
+                }
+                if let Err(e) = lab.results.add_interval(id, &sample) {
+                    self.store_error.get_or_insert(e);
+                }
+                lab.observer.on(&SessionEvent::Interval(&sample));
+            }
+            EngineEvent::PhaseFinished { phase, duration_s, ops, target_rate_per_s } => {
+                lab.observer.on(&SessionEvent::PhaseFinished { phase });
+                for (name, st) in &ops {
+                    if let Err(e) = lab.results.add_histograms(id, phase, name, st) {
+                        self.store_error.get_or_insert(e);
+                    }
+                }
+                self.summary.phases.push(PhaseSummary::of(phase, duration_s, &ops, target_rate_per_s, &mut self.summary.notes));
+            }
+        }
     }
 }
 
@@ -262,7 +297,7 @@ impl<'a> RunSession<'a> {
 pub async fn apply_server(lab: &Lab<'_>, workload: &str, spec: &crate::cluster::ServerSpec, restart: bool) -> Result<crate::cluster::Applied, SessionError> {
     let Some(control) = lab.control.clone() else { return Err(SessionError::NeedsLocalCluster(workload.to_string())) };
     let (spec2, observer) = (spec.clone(), lab.observer.clone());
-    let applied = tokio::task::spawn_blocking(move || control.apply(&spec2, restart, &mut |line| observer.on(&SessionEvent::Info(line))))
+    let applied = tokio::task::spawn_blocking(move || control.apply(&spec2, restart, &mut |line| observer.on(&SessionEvent::Notice(&Notice::Cluster(line.to_string())))))
         .await?
         .map_err(|source| SessionError::Server { workload: workload.to_string(), source })?;
     if applied.restarted {
@@ -275,7 +310,7 @@ pub async fn apply_server(lab: &Lab<'_>, workload: &str, spec: &crate::cluster::
 pub async fn check_server(lab: &Lab<'_>, workload: &str, spec: &crate::cluster::ServerSpec) -> Result<(), SessionError> {
     let Some(control) = lab.control.clone() else { return Err(SessionError::NeedsLocalCluster(workload.to_string())) };
     let (spec2, observer) = (spec.clone(), lab.observer.clone());
-    tokio::task::spawn_blocking(move || control.check(&spec2, &mut |line| observer.on(&SessionEvent::Info(line))))
+    tokio::task::spawn_blocking(move || control.check(&spec2, &mut |line| observer.on(&SessionEvent::Notice(&Notice::Cluster(line.to_string())))))
         .await?
         .map_err(|source| SessionError::Server { workload: workload.to_string(), source })
 }
@@ -301,10 +336,6 @@ fn save_events(results: &dyn ResultsSink, id: RunId, points: &[IntervalPoint], r
         results.add_event(id, r, i.as_ref())?;
     }
     Ok(())
-}
-
-fn num_cores() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
 }
 
 #[cfg(test)]

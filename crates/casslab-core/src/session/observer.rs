@@ -5,6 +5,7 @@
 
 use crate::engine::TargetInfo;
 use crate::events::{EventRecord, EventSpec};
+use crate::notice::Notice;
 use crate::stats::{IntervalSample, Phase};
 use crate::store::{RunId, RunStatus};
 
@@ -13,12 +14,9 @@ use crate::store::{RunId, RunStatus};
 pub enum SessionEvent<'a> {
     /// Connected to the server(s) at `hosts`.
     Connected { hosts: &'a [String], info: &'a TargetInfo },
-    /// Something the user should know that is not a problem.
-    Info(&'a str),
-    /// Something that may make the results less useful (also saved in the run's notes).
-    Warning(&'a str),
-    /// A remark of the server view, tracing or on-disk figures (also saved in the run's notes).
-    Note(&'a str),
+    /// Something to tell the user: its severity says how much it matters (warnings and the
+    /// server view's remarks are also saved in the run's notes).
+    Notice(&'a Notice),
     /// The run was begun in the results store as `run`; its time axis (every `start_ms`)
     /// counts from `t0_unix_ms` on the wall clock.
     RunStarted { run: RunId, workload: &'a str, t0_unix_ms: i64 },

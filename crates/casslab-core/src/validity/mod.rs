@@ -192,31 +192,67 @@ impl Tally {
 /// The verdict on `record` from its intervals' `tally`, its server samples (the client's CPU)
 /// and whether events disturbed it on purpose.
 pub fn assess(record: &RunRecord, tally: &Tally, server: &[ServerSample], had_events: bool) -> Validity {
-    let mut reasons = Vec::new();
-    let mut not_checked = Vec::new();
     let (phase, t) = match (&tally.run, &tally.load) {
         (run, _) if run.last_index.is_some() => (Phase::Run, run),
         (_, load) if load.last_index.is_some() => (Phase::Load, load),
         _ => {
             let message = format!("nothing was measured: no interval of a load or run phase was saved (status {})", record.status.as_str());
             let reasons = vec![Reason { check: Check::NothingMeasured, verdict: Verdict::Invalid, message }];
-            return Validity { verdict: Verdict::Invalid, reasons, figures: Figures::default(), not_checked };
+            return Validity { verdict: Verdict::Invalid, reasons, figures: Figures::default(), not_checked: Vec::new() };
         }
     };
-    let mut reason = |check, verdict, message: String| reasons.push(Reason { check, verdict, message });
     let measured_s = t.measured_ms as f64 / 1000.0;
     let started = t.ok + t.errors;
     let achieved = if measured_s > 0.0 { started as f64 / measured_s } else { 0.0 };
-    // a shard of a sharded run keeps its share of the rate
-    let share = record.config.shard.as_ref().map_or(1.0, |s| s.count.max(1) as f64);
-    let target = if phase == Phase::Run { record.config.rate_per_s.map(|r| r / share) } else { None };
-    let recorded = record.records_starts_and_reads();
-    let mut f = Figures { phase: Some(phase), measured_s, started, target_ops_per_s: target, achieved_ops_per_s: achieved, ..Figures::default() };
+    let target = if phase == Phase::Run { target_rate(record) } else { None };
+    let figures = Figures { phase: Some(phase), measured_s, started, target_ops_per_s: target, achieved_ops_per_s: achieved, ..Figures::default() };
+    let mut a = Assessment { record, t, recorded: record.records_starts_and_reads(), f: figures, reasons: Vec::new(), not_checked: Vec::new() };
+    a.late_starts();
+    a.rate();
+    a.client_cpu(server);
+    a.errors(had_events);
+    a.empty_reads();
+    if record.status == RunStatus::Crashed {
+        a.reason(Check::Crashed, Verdict::Suspect, format!("the run crashed (its process is gone) after {measured_s:.1} s measured; its figures cover only that time"));
+    }
+    let Assessment { mut reasons, f, not_checked, .. } = a;
+    reasons.sort_by_key(|r| std::cmp::Reverse(r.verdict));
+    let verdict = reasons.iter().map(|r| r.verdict).max().unwrap_or(Verdict::Valid);
+    Validity { verdict, reasons, figures: f, not_checked }
+}
 
-    if target.is_some() && recorded {
-        let share = t.late as f64 / started.max(1) as f64;
+/// One verdict being made: the run, the tally of its measured phase, the figures and the
+/// reasons so far. Each check adds its figures and, when it fails, its reason.
+struct Assessment<'a> {
+    record: &'a RunRecord,
+    t: &'a PhaseTally,
+    /// Whether the casslab that made the run recorded late starts and rows read.
+    recorded: bool,
+    f: Figures,
+    reasons: Vec<Reason>,
+    not_checked: Vec<String>,
+}
+
+impl Assessment<'_> {
+    fn reason(&mut self, check: Check, verdict: Verdict, message: String) {
+        if verdict != Verdict::Valid {
+            self.reasons.push(Reason { check, verdict, message });
+        }
+    }
+
+    /// A fixed-rate client that fell behind its schedule.
+    fn late_starts(&mut self) {
+        let t = self.t;
+        if self.f.target_ops_per_s.is_none() {
+            return;
+        }
+        if !self.recorded {
+            self.not_checked.push("late starts (not recorded by the casslab that made this run)".to_string());
+            return;
+        }
+        let share = t.late as f64 / self.f.started.max(1) as f64;
         let lag_ms = t.max_lag_ns as f64 / 1e6;
-        (f.late_share, f.max_lag_ms) = (Some(share), Some(lag_ms));
+        (self.f.late_share, self.f.max_lag_ms) = (Some(share), Some(lag_ms));
         let verdict = if share >= LATE_INVALID || (share >= LATE_SUSPECT && lag_ms >= LAG_INVALID_MS) {
             Verdict::Invalid
         } else if share >= LATE_SUSPECT || lag_ms >= LAG_SUSPECT_MS {
@@ -224,89 +260,101 @@ pub fn assess(record: &RunRecord, tally: &Tally, server: &[ServerSample], had_ev
         } else {
             Verdict::Valid
         };
-        if verdict != Verdict::Valid {
-            reason(Check::LateStarts, verdict, format!(
-                "the client fell behind its schedule: {} of operations started more than 1 ms late (largest lag {}); raise --concurrency (now {}; it must exceed rate × latency) or lower --rate",
-                render::pct(share), render::duration_ms(lag_ms), record.config.concurrency
-            ));
-        }
-    } else if target.is_some() {
-        not_checked.push("late starts (not recorded by the casslab that made this run)".to_string());
+        let message = format!(
+            "the client fell behind its schedule: {} of operations started more than 1 ms late (largest lag {}); raise --concurrency (now {}; it must exceed rate × latency) or lower --rate",
+            render::pct(share),
+            render::duration_ms(lag_ms),
+            self.record.config.concurrency
+        );
+        self.reason(Check::LateStarts, verdict, message);
     }
 
-    if let Some(target) = target.filter(|t| *t > 0.0) {
+    /// The target rate, kept or not.
+    fn rate(&mut self) {
+        let Some(target) = self.f.target_ops_per_s.filter(|t| *t > 0.0) else { return };
+        let achieved = self.f.achieved_ops_per_s;
         let kept = achieved / target;
         let verdict = if kept < RATE_INVALID { Verdict::Invalid } else if kept < RATE_SUSPECT { Verdict::Suspect } else { Verdict::Valid };
-        if verdict != Verdict::Valid {
-            reason(Check::Rate, verdict, format!("the target rate was not kept: {achieved:.0} of {target:.0} ops/s ({})", render::pct(kept)));
-        }
+        self.reason(Check::Rate, verdict, format!("the target rate was not kept: {achieved:.0} of {target:.0} ops/s ({})", render::pct(kept)));
     }
 
-    let cores = match (record.config.threads, record.env.client_cores) {
-        (0, c) => c,
-        (t, 0) => t,
-        (t, c) => t.min(c),
-    };
-    f.client_cores = cores;
-    let client = |name: &str| -> Vec<f64> { server.iter().filter(|s| s.node == CLIENT && s.metric == name && s.at_ms > t.from_ms && s.at_ms <= t.to_ms + 1000).map(|s| s.value).collect() };
-    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-    let (cpu, demand) = (client(metric::CPU_PCT), client(metric::CPU_DEMAND_PCT));
-    // demand (used plus waited for) where recorded: a machine whose cores others take does not hide a saturated client
-    let judged = if demand.is_empty() { &cpu } else { &demand };
-    (f.client_cpu_pct, f.client_demand_pct) = (mean(&cpu), mean(&demand));
-    if judged.is_empty() || cores == 0 {
-        not_checked.push("client CPU (no samples of it: the run had --no-server-metrics, or was too short)".to_string());
-    } else {
+    /// A client that wanted all of its usable cores.
+    fn client_cpu(&mut self, server: &[ServerSample]) {
+        let (record, t) = (self.record, self.t);
+        let cores = match (record.config.threads, record.env.client_cores) {
+            (0, c) => c,
+            (t, 0) => t,
+            (t, c) => t.min(c),
+        };
+        self.f.client_cores = cores;
+        let client = |name: &str| -> Vec<f64> {
+            server.iter().filter(|s| s.node == CLIENT && s.metric == name && s.at_ms > t.from_ms && s.at_ms <= t.to_ms + 1000).map(|s| s.value).collect()
+        };
+        let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        let (cpu, demand) = (client(metric::CPU_PCT), client(metric::CPU_DEMAND_PCT));
+        // demand (used plus waited for) where recorded: a machine whose cores others take does not hide a saturated client
+        let judged = if demand.is_empty() { &cpu } else { &demand };
+        (self.f.client_cpu_pct, self.f.client_demand_pct) = (mean(&cpu), mean(&demand));
+        if judged.is_empty() || cores == 0 {
+            self.not_checked.push("client CPU (no samples of it: the run had --no-server-metrics, or was too short)".to_string());
+            return;
+        }
         let busy = judged.iter().filter(|p| **p >= CPU_BUSY * cores as f64 * 100.0).count();
         let share = busy as f64 / judged.len() as f64;
-        f.client_saturated_share = Some(share);
+        self.f.client_saturated_share = Some(share);
         let verdict = if share >= CPU_INVALID { Verdict::Invalid } else if share >= CPU_SUSPECT && busy >= 2 { Verdict::Suspect } else { Verdict::Valid };
-        if verdict != Verdict::Valid {
-            let used = f.client_cpu_pct.map(|c| format!("used {c:.0}%")).unwrap_or_default();
-            let wanted = f.client_demand_pct.map(|d| format!(", used or waited for {d:.0}%")).unwrap_or_default();
-            reason(Check::ClientCpu, verdict, format!(
-                "the client was saturated: it wanted 90% or more of its {cores} usable core(s) in {} of the measured time (of one core, on average: {used}{wanted}), so its own queueing is in the figures; give it more cores (--threads), lighter generators, or a rate it can keep",
-                render::pct(share)
-            ));
-        }
+        let used = self.f.client_cpu_pct.map(|c| format!("used {c:.0}%")).unwrap_or_default();
+        let wanted = self.f.client_demand_pct.map(|d| format!(", used or waited for {d:.0}%")).unwrap_or_default();
+        let message = format!(
+            "the client was saturated: it wanted 90% or more of its {cores} usable core(s) in {} of the measured time (of one core, on average: {used}{wanted}), so its own queueing is in the figures; give it more cores (--threads), lighter generators, or a rate it can keep",
+            render::pct(share)
+        );
+        self.reason(Check::ClientCpu, verdict, message);
     }
 
-    f.error_share = t.errors as f64 / started.max(1) as f64;
-    let verdict = if f.error_share >= ERRORS_INVALID && !had_events {
-        Verdict::Invalid
-    } else if f.error_share >= ERRORS_SUSPECT {
-        Verdict::Suspect
-    } else {
-        Verdict::Valid
-    };
-    if verdict != Verdict::Valid {
+    /// Failed operations (at most suspect in a run whose events cause errors on purpose).
+    fn errors(&mut self, had_events: bool) {
+        let (errors, started) = (self.t.errors, self.f.started);
+        self.f.error_share = errors as f64 / started.max(1) as f64;
+        let share = self.f.error_share;
+        let verdict = if share >= ERRORS_INVALID && !had_events {
+            Verdict::Invalid
+        } else if share >= ERRORS_SUSPECT {
+            Verdict::Suspect
+        } else {
+            Verdict::Valid
+        };
         let during = if had_events { " (the run had events, which cause errors on purpose)" } else { "" };
-        reason(Check::Errors, verdict, format!("{} of operations failed ({} of {started}){during}", render::pct(f.error_share), t.errors));
+        self.reason(Check::Errors, verdict, format!("{} of operations failed ({errors} of {started}){during}", render::pct(share)));
     }
 
-    if recorded {
-        for (op, ok, empty) in t.ops.iter().filter(|(_, _, empty)| *empty > 0) {
-            let share = *empty as f64 / (*ok).max(1) as f64;
-            f.empty_reads.push(EmptyReads { op: op.clone(), empty: *empty, executions: *ok });
-            let verdict = if share >= EMPTY_INVALID { Verdict::Invalid } else if share >= EMPTY_SUSPECT { Verdict::Suspect } else { Verdict::Valid };
-            if verdict != Verdict::Valid {
-                reason(Check::EmptyReads, verdict, format!(
-                    "reads found nothing: {op} returned no row in {} of its {ok} executions; were its keys loaded (--skip-load, another seed or -P rows)?",
-                    render::pct(share)
-                ));
-            }
+    /// Reads that found nothing.
+    fn empty_reads(&mut self) {
+        if !self.recorded {
+            self.not_checked.push("rows returned by reads (not recorded by the casslab that made this run)".to_string());
+            return;
         }
-    } else {
-        not_checked.push("rows returned by reads (not recorded by the casslab that made this run)".to_string());
+        for (op, ok, empty) in self.t.ops.iter().filter(|(_, _, empty)| *empty > 0) {
+            let share = *empty as f64 / (*ok).max(1) as f64;
+            self.f.empty_reads.push(EmptyReads { op: op.clone(), empty: *empty, executions: *ok });
+            let verdict = if share >= EMPTY_INVALID { Verdict::Invalid } else if share >= EMPTY_SUSPECT { Verdict::Suspect } else { Verdict::Valid };
+            let message = format!(
+                "reads found nothing: {op} returned no row in {} of its {ok} executions; were its keys loaded (--skip-load, another seed or -P rows)?",
+                render::pct(share)
+            );
+            self.reason(Check::EmptyReads, verdict, message);
+        }
     }
+}
 
-    if record.status == RunStatus::Crashed {
-        reason(Check::Crashed, Verdict::Suspect, format!("the run crashed (its process is gone) after {measured_s:.1} s measured; its figures cover only that time"));
+/// The rate this loader was to keep in its run phase: what its summary saved (a shard's share
+/// of the rate), or for a run that saved none (it crashed) the same from its config.
+fn target_rate(record: &RunRecord) -> Option<f64> {
+    let saved = record.summary.as_ref().and_then(|s| s.phases.iter().find(|p| p.phase == Phase::Run));
+    match saved {
+        Some(p) => p.target_rate_per_s,
+        None => record.config.shard_rate_per_s(),
     }
-
-    reasons.sort_by_key(|r| std::cmp::Reverse(r.verdict));
-    let verdict = reasons.iter().map(|r| r.verdict).max().unwrap_or(Verdict::Valid);
-    Validity { verdict, reasons, figures: f, not_checked }
 }
 
 /// The verdict on a saved run, read from the store.

@@ -156,10 +156,10 @@ pub fn aim_redis(cfg: &mut RunConfig, local_args: &LocalHomeArgs) -> Result<()> 
     Ok(())
 }
 
-/// The runtime the runs of a command share: `--threads` workers (as the run's configuration
-/// resolved them), else half the cores (at least one; see `engine::default_threads`).
+/// The runtime the runs of a command share: `--threads` threads, else half the cores (at
+/// least one; see `config::default_threads`), never fewer than a run's engine workers.
 pub fn runtime(threads: usize) -> Result<tokio::runtime::Runtime> {
-    let threads = if threads > 0 { threads } else { casslab_core::engine::default_threads() };
+    let threads = if threads > 0 { threads } else { casslab_core::config::default_threads() };
     Ok(tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build()?)
 }
 

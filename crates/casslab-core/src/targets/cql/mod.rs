@@ -67,8 +67,7 @@ impl Target for CqlTarget {
         }
         let state = schema::prepare_keyspace(&self.session, w, &self.info).await?;
         let _ = self.keyspace.set(state);
-        let notes = if state.created_now { vec![format!("created keyspace {}", w.keyspace)] } else { Vec::new() };
-        Ok(Prepared { notes })
+        Ok(Prepared { created_keyspace: state.created_now })
     }
 
     async fn plan(&self, w: &Workload, mix: &[(String, f64)], gens: Arc<GeneratorSet>) -> Result<Plan<PlannedOp>, EngineError> {
