@@ -60,9 +60,33 @@ pub fn utc(unix_ms: i64) -> String {
     }
 }
 
+/// `100MB`, `1GB`, `512KB`, `1048576` (bytes) in bytes; units are powers of 1024 (`MiB` is
+/// read as `MB`). `None` when it is not a positive size.
+pub fn parse_size_bytes(v: &str) -> Option<u64> {
+    let t = v.trim().to_ascii_uppercase().replace("IB", "B");
+    let (num, mult) = [("GB", 1u64 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("B", 1)]
+        .iter()
+        .find_map(|(u, m)| t.strip_suffix(u).map(|n| (n.trim().to_string(), *m)))
+        .unwrap_or((t.clone(), 1));
+    match num.parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Some((x * mult as f64) as u64),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_are_read_in_powers_of_1024() {
+        assert_eq!(parse_size_bytes("100MB"), Some(100 << 20));
+        assert_eq!(parse_size_bytes("1 GiB"), Some(1 << 30));
+        assert_eq!(parse_size_bytes("512kb"), Some(512 << 10));
+        assert_eq!(parse_size_bytes("1048576"), Some(1 << 20));
+        assert_eq!(parse_size_bytes("lots"), None);
+        assert_eq!(parse_size_bytes("0MB"), None);
+    }
 
     #[test]
     fn durations() {

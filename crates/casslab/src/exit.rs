@@ -18,6 +18,9 @@ use casslab_core::engine::EngineError;
 use casslab_core::merge::MergeError;
 use casslab_core::report::json::ExportError;
 use casslab_core::session::findmax::{FindMaxError, SlaError};
+use casslab_core::judge::sweep::SweepError;
+use casslab_core::judge::JudgeError;
+use casslab_core::session::experiment::ExperimentError;
 use casslab_core::session::{EventCheckError, SessionError};
 use casslab_core::store::StoreError;
 use casslab_core::workload::WorkloadError;
@@ -100,12 +103,19 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
             FindMaxError::Session(e) => session_class(e),
         };
     }
-    if let Some(e) = e.downcast_ref::<StoreError>() {
+    // judging wraps what it met transparently: class it by that
+    if let Some(e) = e.downcast_ref::<JudgeError>() {
+        return judge_class(e);
+    }
+    if let Some(e) = e.downcast_ref::<ExperimentError>() {
         return match e {
-            StoreError::Missing { .. } | StoreError::NoSuchRun(_) | StoreError::StillRunning(_) | StoreError::UnsupportedSchema { .. } => Some(Exit::Usage),
-            // the store's own failures (disk, SQLite) are no one's input
-            _ => None,
+            ExperimentError::Judge(e) => judge_class(e),
+            ExperimentError::Sweep(SweepError::Sla(_)) => Some(Exit::Usage),
+            ExperimentError::Sweep(SweepError::Study(_)) | ExperimentError::Variant(_) => None,
         };
+    }
+    if let Some(e) = e.downcast_ref::<StoreError>() {
+        return store_class(e);
     }
     if let Some(e) = e.downcast_ref::<EngineError>() {
         return Some(engine_class(e));
@@ -127,6 +137,23 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
         });
     }
     None
+}
+
+/// A store's mistakes of input (a run that does not exist); its own failures (disk, SQLite)
+/// are no one's input.
+fn store_class(e: &StoreError) -> Option<Exit> {
+    match e {
+        StoreError::Missing { .. } | StoreError::NoSuchRun(_) | StoreError::StillRunning(_) | StoreError::UnsupportedSchema { .. } => Some(Exit::Usage),
+        _ => None,
+    }
+}
+
+fn judge_class(e: &JudgeError) -> Option<Exit> {
+    match e {
+        JudgeError::Gate(_) => Some(Exit::Usage),
+        JudgeError::Store(e) => store_class(e),
+        JudgeError::Study(_) => None,
+    }
 }
 
 /// A run session's failure: its engine's class (the session wraps it transparently); a

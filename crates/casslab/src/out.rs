@@ -7,7 +7,7 @@
 //! ripgrep does): a `compare` gate that failed must still exit 1 under `| head`, and `run`
 //! or `show --json` must still save and export what they were asked to. It owns nothing
 //! else: progress, warnings and errors go to stderr; [`note`] is the stderr line that `--quiet`
-//! silences. A file option given `-` writes to stdout through [`write_to_file_or_stdout`].
+//! silences, [`warn`] the warning it keeps. A file option given `-` writes to stdout through [`write_to_file_or_stdout`].
 
 use anyhow::{Context, Result};
 use std::io::{ErrorKind, Write};
@@ -32,6 +32,12 @@ pub fn note(line: &str) {
     if !quiet() {
         eprintln!("{line}");
     }
+}
+
+/// A warning on stderr (`warning: …`), the one way the binary words one; `--quiet` keeps
+/// warnings.
+pub fn warn(message: &str) {
+    eprintln!("warning: {message}");
 }
 
 /// The path that names standard output.

@@ -230,6 +230,28 @@ impl FromStr for MaxRegression {
     }
 }
 
+/// An SLA that cannot be searched for.
+#[derive(Debug, thiserror::Error)]
+pub enum SlaError {
+    #[error("--find-max {text}: {source}")]
+    Syntax { text: String, source: GateError },
+    #[error("--find-max {0}: the SLA must be about latency or errors (throughput is what is searched)")]
+    Throughput(String),
+    #[error("--find-max: the run has no operation \"{0}\"")]
+    UnknownOperation(String),
+}
+
+/// Parses an SLA: `p99 < 10ms` (all operations together) or `read.p99 < 10ms`.
+pub fn parse_sla(text: &str) -> Result<Gate, SlaError> {
+    let lhs_end = text.find(['<', '>']).unwrap_or(text.len());
+    let full = if text[..lhs_end].contains('.') { text.to_string() } else { format!("total.{}", text.trim()) };
+    let gate: Gate = full.parse().map_err(|source| SlaError::Syntax { text: text.to_string(), source })?;
+    if matches!(gate.metric, GateMetric::Stat(Metric::OpsPerS)) {
+        return Err(SlaError::Throughput(text.to_string()));
+    }
+    Ok(gate)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,7 +46,7 @@ pub use compare::{approx_duration, compare, Comparison, Outcome};
 pub use likeness::{likeness, Likeness};
 pub use repeated::{compare_repeated, outlier, side_estimate, Outlier, RunFigure, MIN_FIGURES, OUTLIER_METRICS};
 pub use saturation::RunLoad;
-pub use gate::{Cmp, Gate, GateError, GateMetric, MaxRegression};
+pub use gate::{parse_sla, Cmp, Gate, GateError, GateMetric, MaxRegression, SlaError};
 pub use sample::Sample;
 pub use window::{auto_window_s, Buckets, OpRef, Window, WindowBuilder, WindowOp, Windows};
 

@@ -61,6 +61,19 @@ pub struct RunOrder {
     pub settle: bool,
 }
 
+impl RunOrder {
+    /// What runs before the measured repetitions, in words: "after settling and an
+    /// unmeasured round".
+    pub fn before(&self) -> &'static str {
+        match (self.unmeasured_round, self.settle) {
+            (true, true) => "after settling and an unmeasured round",
+            (true, false) => "after an unmeasured round",
+            (false, true) => "after settling",
+            (false, false) => "with nothing before",
+        }
+    }
+}
+
 impl Default for RunOrder {
     fn default() -> Self {
         RunOrder { order: Order::Counterbalanced, seed: None, unmeasured_round: true, settle: true }

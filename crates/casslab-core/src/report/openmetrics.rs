@@ -1,8 +1,8 @@
 //! A running run's figures for Prometheus (`casslab run --metrics-listen ADDR`): [`LiveMetrics`]
 //! adds up the intervals as they close, and [`LiveMetrics::render`] writes them in the
 //! Prometheus text exposition format (0.0.4) or in OpenMetrics 1.0, so a test shows up next to
-//! the cluster's own metrics in Grafana. It keeps figures only; serving them over HTTP is the
-//! binary's business.
+//! the cluster's own metrics in Grafana; [`serve`] answers `GET /metrics` with them (the
+//! binary binds the address and keeps the figures fed).
 //!
 //! Series (labels `run`, `workload`, `phase`, `op`):
 //! - `casslab_operations_total` (counter): operations that completed;
@@ -17,6 +17,7 @@
 use crate::stats::{ErrorKind, IntervalSample, LatencySummary, OpStats, Phase};
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// What the exposition format is.
 pub const PROMETHEUS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -163,6 +164,42 @@ fn op_labels(phase: Phase, op: &str) -> String {
 /// A label value with `\`, `"` and line breaks escaped.
 fn label(v: &str) -> String {
     v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// Answers `GET /metrics` on `listener` with the figures of `metrics` until the process ends
+/// (a small HTTP/1.x server for `--metrics-listen`; a listener that cannot be handed to tokio
+/// serves nothing).
+pub async fn serve(listener: std::net::TcpListener, metrics: std::sync::Arc<std::sync::Mutex<LiveMetrics>>) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else { return };
+    while let Ok((conn, _)) = listener.accept().await {
+        tokio::spawn(answer(conn, metrics.clone()));
+    }
+}
+
+/// One HTTP/1.x exchange: `GET /metrics` (or `/`) gets the figures, anything else a 404.
+async fn answer(mut conn: tokio::net::TcpStream, metrics: std::sync::Arc<std::sync::Mutex<LiveMetrics>>) {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
+        match conn.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+    }
+    let head = String::from_utf8_lossy(&head);
+    let mut words = head.split_whitespace();
+    let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    let openmetrics = head.lines().any(|l| l.to_ascii_lowercase().starts_with("accept:") && l.contains("application/openmetrics-text"));
+    let (status, content_type, body) = match (method, path.split('?').next().unwrap_or("")) {
+        ("GET", "/metrics" | "/") => {
+            let body = metrics.lock().unwrap_or_else(|e| e.into_inner()).render(openmetrics);
+            ("200 OK", if openmetrics { OPENMETRICS_CONTENT_TYPE } else { PROMETHEUS_CONTENT_TYPE }, body)
+        }
+        _ => ("404 Not Found", "text/plain; charset=utf-8", "casslab serves GET /metrics\n".to_string()),
+    };
+    let reply = format!("HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+    let _ = conn.write_all(reply.as_bytes()).await;
+    let _ = conn.shutdown().await;
 }
 
 #[cfg(test)]

@@ -13,30 +13,18 @@
 
 use super::observer::SessionEvent;
 use crate::notice::Notice;
+use crate::analysis::study::Group;
+use crate::judge::experiment::ExperimentVerdict;
+use crate::judge::sweep::sweep;
+use crate::judge::{judge, JudgeOptions};
 use super::server::{wait_for_compactions, Compactions};
 use super::{Lab, RunSpec, SessionError};
 use crate::config::{LoadMode, RunConfig};
 use crate::experiment::{schedule, Experiment, Order, RunOrder, Variant};
-use crate::store::{RunId, RunStatus};
+use crate::store::RunStatus;
 use std::time::Duration;
 
-/// The runs an experiment made.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ExperimentRuns {
-    /// Measured runs per variant in the file's order (the first is the baseline).
-    pub variants: Vec<(String, Vec<RunId>)>,
-    /// The unmeasured round, and the loads made before settling.
-    pub unmeasured: Vec<RunId>,
-    pub loads: Vec<RunId>,
-    /// The measured runs in the order they ran: (variant, repetition).
-    pub order: Vec<(String, u32)>,
-    /// The order settings used (a shuffle's seed filled in).
-    pub run_order: RunOrder,
-    /// What settling found, for the record.
-    pub notes: Vec<String>,
-    /// The user stopped it; the runs so far are saved.
-    pub interrupted: bool,
-}
+pub use crate::judge::experiment::ExperimentRuns;
 
 /// A variant whose run could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -102,25 +90,104 @@ pub fn undeclared_load_point(exp: &Experiment, base: &RunConfig, declared_concur
     ))
 }
 
-/// Runs every variant of `exp` `repetitions` times in the order `run_order` says, after
-/// loading, settling and an unmeasured round. Stops after the run in which the user asked to
-/// stop.
-pub async fn run_experiment(
-    lab: &Lab<'_>,
-    exp: &Experiment,
-    base: &RunConfig,
-    repetitions: u32,
-    run_order: RunOrder,
-    experiment_id: &str,
-    extra_tags: &[String],
-) -> Result<ExperimentRuns, VariantError> {
+/// An experiment to make: its file, the base config of its runs and how to order them.
+#[derive(Debug, Clone)]
+pub struct ExperimentSetup<'e> {
+    pub exp: &'e Experiment,
+    /// The command line's config with the file's load point where the command line set none
+    /// ([`base_config`]).
+    pub base: RunConfig,
+    pub repetitions: u32,
+    pub run_order: RunOrder,
+    /// Tells this experiment's runs from another's (`experiment_id=` tag).
+    pub experiment_id: String,
+    /// More tags for every run (`--tag`).
+    pub tags: Vec<String>,
+    /// The experiment file or the command line set the in-flight count.
+    pub concurrency_declared: bool,
+}
+
+impl ExperimentSetup<'_> {
+    /// The warning when some variants declare no load point ([`undeclared_load_point`]).
+    pub fn load_point_warning(&self) -> Option<String> {
+        undeclared_load_point(self.exp, &self.base, self.concurrency_declared)
+    }
+}
+
+/// Why an experiment stopped before its verdicts.
+#[derive(Debug, thiserror::Error)]
+pub enum ExperimentError {
+    #[error(transparent)]
+    Variant(#[from] VariantError),
+    #[error(transparent)]
+    Judge(#[from] crate::judge::JudgeError),
+    #[error(transparent)]
+    Sweep(#[from] crate::judge::sweep::SweepError),
+}
+
+/// An experiment from its first run to its verdicts: the runs ([`run_experiment`]), then the
+/// variants judged as `compare` judges them, the first the baseline, each variant's
+/// repetitions the unit and invalid runs left out unless allowed (`judging`); with `rates:`,
+/// rate by rate too.
+pub async fn conduct(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging: &JudgeOptions) -> Result<ExperimentVerdict, ExperimentError> {
+    let exp = setup.exp;
+    let runs = run_experiment(lab, setup).await?;
+    let groups: Vec<Group> = runs.variants.iter().map(|(label, ids)| Group { label: label.clone(), runs: ids.clone() }).collect();
+    let judgement = judge(lab.results, &groups, judging)?;
+    let sweep = if !exp.rates.is_empty() && judgement.groups.len() >= 2 {
+        let mut bases: Vec<String> = Vec::new();
+        for v in &exp.variants {
+            if !bases.contains(&v.base) {
+                bases.push(v.base.clone());
+            }
+        }
+        Some(sweep(lab.results, &exp.rates, exp.sla.as_deref(), &bases, &judgement.groups, &judging.plan)?)
+    } else {
+        None
+    };
+    Ok(ExperimentVerdict {
+        name: exp.name.clone(),
+        description: exp.description.clone(),
+        experiment_id: setup.experiment_id.clone(),
+        runs,
+        load_point: setup.load_point_warning(),
+        judgement,
+        sweep,
+    })
+}
+
+/// The base config of an experiment's runs: `cli` (the command line's) with the file's
+/// `concurrency:` and `rate:` where the command line gave none (`cli_sets`: whether it gave
+/// the in-flight count, and the rate). Derived settings (the engine's workers) are decided
+/// later, per run, once a variant's own rate is applied too.
+pub fn base_config(exp: &Experiment, mut cli: RunConfig, cli_sets: (bool, bool)) -> RunConfig {
+    if let (false, Some(c)) = (cli_sets.0, exp.concurrency) {
+        cli.concurrency = c;
+    }
+    if let (false, Some(r)) = (cli_sets.1, exp.rate_per_s) {
+        cli.rate_per_s = Some(r);
+    }
+    cli
+}
+
+/// `NAME-YYYYMMDD-HHMMSS` (UTC, now): tells experiments apart.
+pub fn new_experiment_id(exp: &Experiment) -> String {
+    let stamp = crate::units::utc(crate::engine::unix_now_ms()).replace(['-', ':'], "").replace(' ', "-");
+    format!("{}-{stamp}", exp.name)
+}
+
+/// Runs every variant of the experiment `repetitions` times in the order `run_order` says,
+/// after loading, settling and an unmeasured round. Stops after the run in which the user
+/// asked to stop.
+pub async fn run_experiment(lab: &Lab<'_>, setup: &ExperimentSetup<'_>) -> Result<ExperimentRuns, VariantError> {
+    let exp = setup.exp;
     check_servers(lab, exp).await?;
-    let mut run_order = run_order;
+    let mut run_order = setup.run_order;
     if run_order.order == Order::Shuffled && run_order.seed.is_none() {
         run_order.seed = Some(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
     }
-    let sched = schedule(exp.variants.len(), repetitions, run_order.order, run_order.seed.unwrap_or(0));
-    let mut out = ExperimentRuns {
+    let sched = schedule(exp.variants.len(), setup.repetitions, run_order.order, run_order.seed.unwrap_or(0));
+    let out = ExperimentRuns {
         variants: exp.variants.iter().map(|v| (v.name.clone(), Vec::new())).collect(),
         unmeasured: Vec::new(),
         loads: Vec::new(),
@@ -131,83 +198,131 @@ pub async fn run_experiment(
     };
     let variants = out.order.iter().map(|(v, _)| v.clone()).collect();
     lab.observer.on(&SessionEvent::Notice(&Notice::MeasuredOrder { order: run_order.order.as_str(), seed: run_order.seed, variants }));
-    let on = |b: bool| if b { "on" } else { "off" };
-    let mut common = vec![format!("experiment={}", exp.name), format!("experiment_id={experiment_id}")];
-    common.extend(extra_tags.iter().cloned());
-    let mut measured_tags = common.clone();
-    measured_tags.push(format!("order={}", run_order.order.as_str()));
-    measured_tags.extend(run_order.seed.map(|s| format!("order_seed={s}")));
-    measured_tags.push(format!("unmeasured_round={}", on(run_order.unmeasured_round)));
-    measured_tags.push(format!("settle={}", on(run_order.settle)));
+    let mut maker = Maker::new(lab, setup, out);
+    if maker.before_measuring().await? == Flow::Stop {
+        return Ok(maker.stopped());
+    }
+    for (k, &(vi, rep)) in sched.iter().enumerate() {
+        let step = format!("repetition {rep}/{}, {} of {} measured", setup.repetitions, k + 1, sched.len());
+        if maker.measured(vi, rep, k + 1, &step).await? == Flow::Stop {
+            return Ok(maker.stopped());
+        }
+    }
+    Ok(maker.out)
+}
 
-    // Loads happen in the runs themselves unless told otherwise; `--skip-load` / `--load-only`
-    // are the user's business.
-    let fresh = variant_spec(exp, &exp.variants[0], base, Vec::new()).config.load == LoadMode::Reload;
-    let plain = matches!(base.load, LoadMode::Skip | LoadMode::Only);
-    let tagged = |key: &str, v: &Variant| {
-        let mut t = common.clone();
+/// Whether to go on after a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Go,
+    /// The user asked to stop.
+    Stop,
+}
+
+/// Makes an experiment's runs, one step at a time, into `out`.
+struct Maker<'l, 's, 'e> {
+    lab: &'l Lab<'l>,
+    setup: &'s ExperimentSetup<'e>,
+    out: ExperimentRuns,
+    /// Tags of every run of the experiment, and of its measured runs.
+    common: Vec<String>,
+    measured_tags: Vec<String>,
+    /// Every measured run loads its data afresh.
+    fresh: bool,
+    /// `--skip-load` / `--load-only`: loads are the user's business.
+    plain: bool,
+}
+
+impl<'l, 's, 'e> Maker<'l, 's, 'e> {
+    fn new(lab: &'l Lab<'l>, setup: &'s ExperimentSetup<'e>, out: ExperimentRuns) -> Self {
+        let (exp, ro) = (setup.exp, out.run_order);
+        let on = |b: bool| if b { "on" } else { "off" };
+        let mut common = vec![format!("experiment={}", exp.name), format!("experiment_id={}", setup.experiment_id)];
+        common.extend(setup.tags.iter().cloned());
+        let mut measured_tags = common.clone();
+        measured_tags.push(format!("order={}", ro.order.as_str()));
+        measured_tags.extend(ro.seed.map(|s| format!("order_seed={s}")));
+        measured_tags.push(format!("unmeasured_round={}", on(ro.unmeasured_round)));
+        measured_tags.push(format!("settle={}", on(ro.settle)));
+        let fresh = variant_spec(exp, &exp.variants[0], &setup.base, Vec::new()).config.load == LoadMode::Reload;
+        let plain = matches!(setup.base.load, LoadMode::Skip | LoadMode::Only);
+        Maker { lab, setup, out, common, measured_tags, fresh, plain }
+    }
+
+    fn stopped(mut self) -> ExperimentRuns {
+        self.out.interrupted = true;
+        self.out
+    }
+
+    fn tagged(&self, key: &str, v: &Variant) -> Vec<String> {
+        let mut t = self.common.clone();
         t.push(format!("{key}={}", v.name));
         t
-    };
-    let stop = |r: &super::RunResult| r.status == RunStatus::Interrupted || lab.stopping();
+    }
 
-    // 1. the unmeasured round (its runs also load a shared data set), or just the loads
-    if run_order.unmeasured_round {
-        for v in &exp.variants {
-            lab.observer.on(&SessionEvent::VariantRun { variant: &v.name, step: "unmeasured round" });
-            let r = run_one(lab, &variant_spec(exp, v, base, tagged("unmeasured", v)), v).await?;
-            out.unmeasured.push(r.run);
-            if stop(&r) {
-                out.interrupted = true;
-                return Ok(out);
-            }
-        }
-    } else if run_order.settle && !fresh && !plain {
-        for v in &exp.variants {
-            lab.observer.on(&SessionEvent::VariantRun { variant: &v.name, step: "load" });
-            let r = run_one(lab, &load_only(variant_spec(exp, v, base, tagged("load_of", v))), v).await?;
-            out.loads.push(r.run);
-            if stop(&r) {
-                out.interrupted = true;
-                return Ok(out);
-            }
+    fn flow(&self, r: &super::RunResult) -> Flow {
+        if r.status == RunStatus::Interrupted || self.lab.stopping() {
+            Flow::Stop
+        } else {
+            Flow::Go
         }
     }
-    // 2. settle what the loads (and the round) left behind
-    if run_order.settle && !fresh && !plain {
-        out.notes.extend(settle(lab, base, exp).await);
+
+    /// The unmeasured round (its runs also load a shared data set), or just the loads, then
+    /// settling what they left behind.
+    async fn before_measuring(&mut self) -> Result<Flow, VariantError> {
+        let (exp, base, ro) = (self.setup.exp, &self.setup.base, self.out.run_order);
+        let loads = ro.settle && !self.fresh && !self.plain;
+        if ro.unmeasured_round || loads {
+            for v in &exp.variants {
+                let step = if ro.unmeasured_round { "unmeasured round" } else { "load" };
+                self.lab.observer.on(&SessionEvent::VariantRun { variant: &v.name, step });
+                let r = if ro.unmeasured_round {
+                    run_one(self.lab, &variant_spec(exp, v, base, self.tagged("unmeasured", v)), v).await?
+                } else {
+                    run_one(self.lab, &load_only(variant_spec(exp, v, base, self.tagged("load_of", v))), v).await?
+                };
+                if ro.unmeasured_round { &mut self.out.unmeasured } else { &mut self.out.loads }.push(r.run);
+                if self.flow(&r) == Flow::Stop {
+                    return Ok(Flow::Stop);
+                }
+            }
+        }
+        if loads {
+            let notes = settle(self.lab, base, exp).await;
+            self.out.notes.extend(notes);
+        }
+        Ok(Flow::Go)
     }
-    // 3. the measured repetitions; a fresh load is loaded and settled before each
-    for (k, (vi, rep)) in sched.iter().enumerate() {
-        let v = &exp.variants[*vi];
-        let step = format!("repetition {rep}/{repetitions}, {} of {} measured", k + 1, sched.len());
-        lab.observer.on(&SessionEvent::VariantRun { variant: &v.name, step: &step });
-        let mut tags = measured_tags.clone();
-        tags.extend([format!("variant={}", v.name), format!("variant_index={vi}"), format!("repetition={rep}"), format!("position={}", k + 1)]);
+
+    /// Repetition `rep` of variant `vi`, `position` in the measured order; a fresh load is
+    /// loaded and settled before it, and a server variant's runs start on fresh nodes.
+    async fn measured(&mut self, vi: usize, rep: u32, position: usize, step: &str) -> Result<Flow, VariantError> {
+        let (exp, base) = (self.setup.exp, &self.setup.base);
+        let v = &exp.variants[vi];
+        self.lab.observer.on(&SessionEvent::VariantRun { variant: &v.name, step });
+        let mut tags = self.measured_tags.clone();
+        tags.extend([format!("variant={}", v.name), format!("variant_index={vi}"), format!("repetition={rep}"), format!("position={position}")]);
         let mut spec = variant_spec(exp, v, base, tags);
-        if fresh && run_order.settle {
-            let r = run_one(lab, &load_only(variant_spec(exp, v, base, tagged("load_of", v))), v).await?;
-            out.loads.push(r.run);
-            if stop(&r) {
-                out.interrupted = true;
-                return Ok(out);
+        if self.fresh && self.out.run_order.settle {
+            let r = run_one(self.lab, &load_only(variant_spec(exp, v, base, self.tagged("load_of", v))), v).await?;
+            self.out.loads.push(r.run);
+            if self.flow(&r) == Flow::Stop {
+                return Ok(Flow::Stop);
             }
-            out.notes.extend(settle(lab, base, exp).await);
+            let notes = settle(self.lab, base, exp).await;
+            self.out.notes.extend(notes);
             spec.config.load = LoadMode::Skip;
         }
         // a measured run of a server variant starts on freshly started nodes, whichever
         // variant ran before it: no run inherits a JVM (JIT, heap, caches) warmed by another
         if let Some(server) = &v.workload.cluster {
-            super::apply_server(lab, &v.workload.name, server, true).await.map_err(|source| VariantError { variant: v.name.clone(), source })?;
+            super::apply_server(self.lab, &v.workload.name, server, true).await.map_err(|source| VariantError { variant: v.name.clone(), source })?;
         }
-        let r = run_one(lab, &spec, v).await?;
-        out.variants[*vi].1.push(r.run);
-        if stop(&r) {
-            out.interrupted = true;
-            return Ok(out);
-        }
+        let r = run_one(self.lab, &spec, v).await?;
+        self.out.variants[vi].1.push(r.run);
+        Ok(self.flow(&r))
     }
-    Ok(out)
 }
 
 async fn run_one(lab: &Lab<'_>, spec: &RunSpec, v: &Variant) -> Result<super::RunResult, VariantError> {
@@ -256,34 +371,15 @@ async fn settle(lab: &Lab<'_>, base: &RunConfig, exp: &Experiment) -> Vec<String
     notes
 }
 
-/// The highest rate each variant sustained within an SLA, per repetition.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FoundMax {
-    /// Per variant in the file's order: for each repetition, the achieved throughput of the
-    /// best step that met the SLA (`None`: no step met it) and the search's runs.
-    pub variants: Vec<(String, Vec<(Option<f64>, Vec<RunId>)>)>,
-    /// The searches in the order they ran: (variant, repetition).
-    pub order: Vec<(String, u32)>,
-    pub interrupted: bool,
-}
+pub use crate::judge::findmax::FoundMax;
 
 /// `experiment --find-max SLA`: for every variant, `repetitions` searches of the highest fixed
 /// rate meeting `sla` (each a probe at maximum throughput, then a binary search of rates:
 /// [`super::findmax::find_max`]), in the experiment's order; a server variant's search starts
 /// on freshly started nodes. The searches' runs are tagged `experiment`, `variant`,
 /// `repetition` and `find_max=…` like any other.
-#[allow(clippy::too_many_arguments)]
-pub async fn find_max_per_variant(
-    lab: &Lab<'_>,
-    exp: &Experiment,
-    base: &RunConfig,
-    repetitions: u32,
-    run_order: RunOrder,
-    sla: &crate::analysis::Gate,
-    max_steps: usize,
-    experiment_id: &str,
-    extra_tags: &[String],
-) -> Result<FoundMax, VariantError> {
+pub async fn find_max_per_variant(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, sla: &crate::analysis::Gate, max_steps: usize) -> Result<FoundMax, VariantError> {
+    let (exp, repetitions, run_order, base) = (setup.exp, setup.repetitions, setup.run_order, &setup.base);
     check_servers(lab, exp).await?;
     let sched = schedule(exp.variants.len(), repetitions, run_order.order, run_order.seed.unwrap_or(0));
     let mut out = FoundMax {
@@ -295,8 +391,8 @@ pub async fn find_max_per_variant(
         let v = &exp.variants[*vi];
         let step = format!("search {rep}/{repetitions} of the highest rate meeting the SLA, {} of {}", k + 1, sched.len());
         lab.observer.on(&SessionEvent::VariantRun { variant: &v.name, step: &step });
-        let mut tags = vec![format!("experiment={}", exp.name), format!("experiment_id={experiment_id}")];
-        tags.extend(extra_tags.iter().cloned());
+        let mut tags = vec![format!("experiment={}", exp.name), format!("experiment_id={}", setup.experiment_id)];
+        tags.extend(setup.tags.iter().cloned());
         tags.extend([format!("variant={}", v.name), format!("variant_index={vi}"), format!("repetition={rep}"), format!("position={}", k + 1)]);
         if let Some(server) = &v.workload.cluster {
             super::apply_server(lab, &v.workload.name, server, true).await.map_err(|source| VariantError { variant: v.name.clone(), source })?;
@@ -341,6 +437,24 @@ mod tests {
         assert_eq!(a.tags, ["x=1"]);
         assert!(a.config.workload.ends_with("#a") && a.config.params["keyspace"] == "casslab_kv_a");
         assert!(load_only(a).workload.run.is_none());
+    }
+
+    #[test]
+    fn an_experiments_rate_gets_the_workers_the_flag_gets() {
+        let e = experiment("workload: kv\nrate: 5000\nvariants:\n  a: {}\n  b: { rate: 120000 }\n");
+        // the command line's config, as the binary makes it without --rate or --threads
+        let cli = RunConfig::default();
+        let base = base_config(&e, cli.clone(), (false, false));
+        let from_file = variant_spec(&e, &e.variants[0], &base, Vec::new()).config.resolved_on(8);
+        let from_flag = RunConfig { rate_per_s: Some(5_000.0), ..cli.clone() }.resolved_on(8);
+        assert_eq!((from_file.rate_per_s, from_file.threads), (Some(5_000.0), from_flag.threads));
+        assert_eq!(from_flag.threads, 1);
+        // a variant's own rate decides its own
+        let b = variant_spec(&e, &e.variants[1], &base, Vec::new()).config.resolved_on(8);
+        assert_eq!(b.threads, RunConfig { rate_per_s: Some(120_000.0), ..cli.clone() }.resolved_on(8).threads);
+        // the command line wins over the file
+        let flagged = base_config(&e, RunConfig { rate_per_s: Some(700.0), concurrency: 3, ..cli }, (true, true));
+        assert_eq!((flagged.rate_per_s, flagged.concurrency), (Some(700.0), 3));
     }
 
     #[test]

@@ -6,81 +6,13 @@
 
 use super::observer::SessionEvent;
 use super::{Lab, RunSpec, SessionError};
-use crate::analysis::{Gate, GateError, GateMetric, Metric};
+use crate::analysis::Gate;
 use crate::config::LoadMode;
-use crate::stats::Phase;
-use crate::store::{RunId, RunStatus, RunSummary};
+use crate::store::RunStatus;
 
-/// An SLA that cannot be searched for.
-#[derive(Debug, thiserror::Error)]
-pub enum SlaError {
-    #[error("--find-max {text}: {source}")]
-    Syntax { text: String, source: GateError },
-    #[error("--find-max {0}: the SLA must be about latency or errors (throughput is what is searched)")]
-    Throughput(String),
-    #[error("--find-max: the run has no operation \"{0}\"")]
-    UnknownOperation(String),
-}
-
-/// Parses an SLA: `p99 < 10ms` (all operations together) or `read.p99 < 10ms`.
-pub fn parse_sla(text: &str) -> Result<Gate, SlaError> {
-    let lhs_end = text.find(['<', '>']).unwrap_or(text.len());
-    let full = if text[..lhs_end].contains('.') { text.to_string() } else { format!("total.{}", text.trim()) };
-    let gate: Gate = full.parse().map_err(|source| SlaError::Syntax { text: text.to_string(), source })?;
-    if matches!(gate.metric, GateMetric::Stat(Metric::OpsPerS)) {
-        return Err(SlaError::Throughput(text.to_string()));
-    }
-    Ok(gate)
-}
-
-/// One step of the search.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Step {
-    /// The fixed rate tried; `None` for the probe at maximum throughput.
-    pub target_per_s: Option<f64>,
-    pub run: RunId,
-    pub achieved_per_s: f64,
-    /// The SLA's figure (NaN when the run had no successful operation).
-    pub value: f64,
-    pub p99_ns: f64,
-    pub met: bool,
-}
-
-/// A finished (or interrupted) search.
-#[derive(Debug, Clone)]
-pub struct Search {
-    pub sla: Gate,
-    pub steps: Vec<Step>,
-    pub interrupted: bool,
-}
-
-impl Search {
-    /// The step with the highest throughput that met the SLA.
-    pub fn best(&self) -> Option<&Step> {
-        self.steps.iter().filter(|s| s.met).max_by(|a, b| a.achieved_per_s.total_cmp(&b.achieved_per_s))
-    }
-}
-
-/// The SLA's figure, the achieved throughput and the total p99 of a run's measured phase.
-fn observed(sla: &Gate, summary: &RunSummary) -> Result<(f64, f64, f64), SlaError> {
-    let Some(p) = summary.phases.iter().find(|p| p.phase == Phase::Run) else {
-        return Ok((f64::NAN, 0.0, f64::NAN));
-    };
-    let op = if sla.op == "total" { &p.total } else { p.ops.iter().find(|o| o.op == sla.op).ok_or_else(|| SlaError::UnknownOperation(sla.op.clone()))? };
-    let l = &op.latency;
-    let v = match sla.metric {
-        GateMetric::Stat(Metric::Mean) => l.mean_ns,
-        GateMetric::Stat(Metric::P50) => l.p50_ns as f64,
-        GateMetric::Stat(Metric::P95) => l.p95_ns as f64,
-        GateMetric::Stat(Metric::P99) => l.p99_ns as f64,
-        GateMetric::Stat(Metric::P999) => l.p999_ns as f64,
-        GateMetric::Max => l.max_ns as f64,
-        GateMetric::Errors => op.error_count() as f64,
-        GateMetric::Stat(Metric::OpsPerS) => f64::NAN,
-    };
-    let v = if l.count == 0 && sla.metric != GateMetric::Errors { f64::NAN } else { v };
-    Ok((v, p.total.ops_per_s, p.total.latency.p99_ns as f64))
-}
+pub use crate::analysis::{parse_sla, SlaError};
+pub use crate::judge::findmax::{Search, Step};
+use crate::judge::findmax::observed;
 
 /// Why a search stopped early.
 #[derive(Debug, thiserror::Error)]
@@ -144,39 +76,4 @@ pub async fn find_max(lab: &Lab<'_>, base: &RunSpec, sla: &Gate, max_steps: usiz
         }
     }
     Ok(search)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::stats::{OpStats, OpSummary};
-    use crate::store::PhaseSummary;
-
-    #[test]
-    fn slas_default_to_all_operations() {
-        let g = parse_sla("p99 < 10ms").unwrap();
-        assert_eq!(g.op, "total");
-        assert!(g.fails(9e6) && !g.fails(11e6), "met below 10 ms only");
-        assert_eq!(parse_sla("read.p999 <= 2s").unwrap().op, "read");
-        assert!(matches!(parse_sla("ops_s > 5"), Err(SlaError::Throughput(_))));
-        assert!(parse_sla("p99 < 10").is_err(), "a latency needs a unit");
-    }
-
-    #[test]
-    fn the_figure_comes_from_the_measured_phase() {
-        let mut st = OpStats::default();
-        for i in 1..=1000u64 {
-            st.record_ok(i * 10_000, i * 10_000);
-        }
-        let read = OpSummary::of("read", &st, 2.0);
-        let summary = RunSummary {
-            phases: vec![PhaseSummary { phase: Phase::Run, duration_s: 2.0, target_rate_per_s: None, ops: vec![read.clone()], total: read.clone() }],
-            ..RunSummary::default()
-        };
-        let (v, achieved, p99) = observed(&parse_sla("read.p99 < 1s").unwrap(), &summary).unwrap();
-        assert_eq!((achieved, v), (500.0, p99));
-        assert!((v - 9.9e6).abs() / 9.9e6 < 0.01, "{v}");
-        assert!(matches!(observed(&parse_sla("write.p99 < 1s").unwrap(), &summary), Err(SlaError::UnknownOperation(_))));
-        assert!(observed(&parse_sla("p99 < 1s").unwrap(), &RunSummary::default()).unwrap().0.is_nan());
-    }
 }

@@ -8,17 +8,15 @@
 //!
 //! Seams: the engine's [`crate::engine::Target`] (CQL or Redis, chosen by the workload's kind;
 //! Redis needs the run config's `redis`), [`ClusterControl`] (the local cluster casslab
-//! started; none for `--hosts`) and [`ResultsSink`] (the SQLite store).
+//! started; none for `--hosts`) and the results [`Store`].
 
 pub mod experiment;
 pub mod findmax;
 mod observer;
 mod server;
-mod sink;
 mod timeline;
 
 pub use observer::{Observer, Quiet, SessionEvent};
-pub use sink::{ResultsSink, SinkError};
 pub use timeline::{check_events, EventCheckError};
 
 use crate::analysis::impact::{self, IntervalPoint};
@@ -28,7 +26,7 @@ use crate::engine::{self, unix_now_ms, EngineError, EngineEvent, RunClock, Targe
 use crate::events::EventRecord;
 use crate::notice::Notice;
 use crate::stats::Phase;
-use crate::store::{PhaseSummary, RunId, RunStatus, RunSummary};
+use crate::store::{PhaseSummary, RunId, RunStatus, RunSummary, Store, StoreError};
 use crate::targets::cql::CqlTarget;
 use crate::targets::redis::RedisTarget;
 use crate::workload::{TargetKind, Workload};
@@ -41,7 +39,8 @@ pub struct Lab<'a> {
     pub credentials: Credentials,
     /// The cluster casslab controls, when the runs are aimed at one it started.
     pub control: Option<Arc<dyn ClusterControl>>,
-    pub results: &'a dyn ResultsSink,
+    /// Where every run is saved as it goes (and read back from, to judge an experiment).
+    pub results: &'a Store,
     pub observer: Arc<dyn Observer>,
     /// Turns true when the user asks to stop: the current phase ends cleanly, the run is saved
     /// as interrupted, and no further run starts.
@@ -78,7 +77,9 @@ pub enum SessionError {
     #[error(transparent)]
     Engine(#[from] EngineError),
     #[error("cannot save the run: {0}")]
-    Results(#[from] SinkError),
+    Results(#[from] StoreError),
+    #[error("some results of run {run} could not be saved: {source}")]
+    Unsaved { run: RunId, source: StoreError },
     #[error("the engine task failed: {0}")]
     Task(#[from] tokio::task::JoinError),
     #[error("workload \"{0}\" defines its server (`cluster:`), which casslab can set only on its local cluster: leave out --hosts, or remove `cluster:` to run against your own cluster as it is")]
@@ -189,14 +190,14 @@ impl<'a> RunSession<'a> {
         lab.observer.on(&SessionEvent::RunFinished { run: id, status });
         result?;
         if let Some(e) = store_error {
-            return Err(SessionError::Results(SinkError(format!("some results of run {id} could not be saved: {e}").into())));
+            return Err(SessionError::Unsaved { run: id, source: e });
         }
         Ok(RunResult { run: id, status, summary })
     }
 
     /// Begins the run in the results sink, with where it runs and the server it runs against
     /// (as casslab's local cluster is defined).
-    async fn begin(&self, info: &crate::engine::TargetInfo) -> Result<RunId, SinkError> {
+    async fn begin(&self, info: &crate::engine::TargetInfo) -> Result<RunId, StoreError> {
         let (lab, cfg) = (self.lab, &self.spec.config);
         let env = RunEnvironment {
             casslab_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -225,7 +226,7 @@ impl<'a> RunSession<'a> {
 
     /// Saves the run's events (carried out by `timeline`, or all skipped) with the impact each
     /// had on its intervals.
-    async fn save_events(&self, id: RunId, timeline: Option<Timeline>, points: &[IntervalPoint]) -> Result<(), SinkError> {
+    async fn save_events(&self, id: RunId, timeline: Option<Timeline>, points: &[IntervalPoint]) -> Result<(), StoreError> {
         let (cfg, w) = (&self.spec.config, &self.spec.workload);
         let records = match timeline {
             Some(t) => t.finish().await,
@@ -245,7 +246,7 @@ struct Consumer<'s, 'a> {
     id: RunId,
     server: Option<&'s server::ServerMetrics>,
     summary: RunSummary,
-    store_error: Option<SinkError>,
+    store_error: Option<StoreError>,
     timeline: Option<Timeline>,
     points: Vec<IntervalPoint>,
 }
@@ -327,7 +328,7 @@ fn controls(cfg: &RunConfig) -> bool {
 }
 
 /// Saves a run's events with the impact each had on its intervals.
-fn save_events(results: &dyn ResultsSink, id: RunId, points: &[IntervalPoint], records: &[EventRecord]) -> Result<(), SinkError> {
+fn save_events(results: &Store, id: RunId, points: &[IntervalPoint], records: &[EventRecord]) -> Result<(), StoreError> {
     if records.is_empty() {
         return Ok(());
     }

@@ -8,7 +8,6 @@
 //! on the run's target ([`Polled`]): Cassandra's `system_views`, or a Redis server's `INFO`
 //! (tracing and on-disk figures are Cassandra's only).
 
-use super::sink::ResultsSink;
 use crate::cluster::ClusterControl;
 use crate::config::{ClusterConfig, Credentials, LoadMode, RedisConfig, RunConfig};
 use crate::engine::{unix_now_ms, RunClock};
@@ -16,7 +15,7 @@ use crate::server::collect::{self, CollectSetup, Collected, LocalProcess};
 use crate::server::redis_info::RedisInfoPoller;
 use crate::server::vtables::VirtualTablePoller;
 use crate::server::{disk, metric, ServerSample};
-use crate::store::RunId;
+use crate::store::{RunId, Store};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -43,7 +42,7 @@ struct DiskCheck {
 }
 
 impl DiskCheck {
-    async fn run(self, results: &dyn ResultsSink, run: Option<RunId>) -> Vec<String> {
+    async fn run(self, results: &Store, run: Option<RunId>) -> Vec<String> {
         let mut notes = Vec::new();
         // what the run wrote is on disk only once the memtables are flushed
         if let Some(control) = self.control.clone() {
@@ -184,7 +183,7 @@ fn start_tracing(cfg: &RunConfig, creds: &Credentials, clock: RunClock, control:
 
 impl Tracing {
     /// Turns tracing off again and saves the slowest traces of the run.
-    async fn finish(self, results: &dyn ResultsSink, run: Option<RunId>) -> Vec<String> {
+    async fn finish(self, results: &Store, run: Option<RunId>) -> Vec<String> {
         let mut notes = self.started.await.unwrap_or_default();
         let c2 = self.control.clone();
         notes.extend(tokio::task::spawn_blocking(move || set_trace_probability(&*c2, 0.0)).await.unwrap_or_default());
@@ -291,7 +290,7 @@ fn local_processes(control: &dyn ClusterControl) -> Vec<LocalProcess> {
 impl ServerMetrics {
     /// Saves what was gathered since the last call (once the run has an id) and returns the
     /// notes for the user.
-    pub fn flush(&self, results: &dyn ResultsSink, run: Option<RunId>) -> Vec<String> {
+    pub fn flush(&self, results: &Store, run: Option<RunId>) -> Vec<String> {
         let Some(run) = run else { return Vec::new() };
         let (samples, mut notes) = self.sink.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Err(e) = results.add_server_samples(run, &samples) {
@@ -301,7 +300,7 @@ impl ServerMetrics {
     }
 
     /// Stops the collector and saves the rest.
-    pub async fn finish(mut self, results: &dyn ResultsSink, run: Option<RunId>) -> Vec<String> {
+    pub async fn finish(mut self, results: &Store, run: Option<RunId>) -> Vec<String> {
         let _ = self.stop.send(true);
         let mut notes = Vec::new();
         if tokio::time::timeout(Duration::from_secs(10), &mut self.task).await.is_err() {

@@ -3,12 +3,13 @@
 //! finding is an error (or, with `--deny-warnings`, a warning). Also the short list `casslab run` prints on stderr before it starts.
 
 use crate::cli::{parse_params, LintArgs};
-use crate::exit::{bail_usage, Exit};
+use crate::exit::{bail_usage, usage, Exit};
 use crate::out;
 use anyhow::Result;
 use casslab_core::config::Credentials;
 use casslab_core::lint::live::{apply_live, read_live_schema, LiveSchema};
 use casslab_core::lint::{lint, lint_target, lint_target_with, Finding, LintOptions, Severity};
+use casslab_core::report;
 use casslab_core::workload::Workload;
 use std::collections::BTreeMap;
 
@@ -35,18 +36,10 @@ pub fn lint_command(args: &LintArgs) -> Result<i32> {
     let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
     let denied = if args.deny_warnings { findings.iter().filter(|f| f.severity == Severity::Warning).count() } else { 0 };
     if args.json {
-        let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
-        let report = serde_json::json!({
-            "target": args.target,
-            "errors": errors,
-            "warnings": count(Severity::Warning),
-            "infos": count(Severity::Info),
-            "findings": shown,
-        });
-        out::println(&serde_json::to_string_pretty(&report)?)?;
+        out::println(&serde_json::to_string_pretty(&report::lint::json(&args.target, &findings, &shown))?)?;
     } else {
-        out::print(&render(&shown))?;
-        eprintln!("{}", tally(&findings));
+        out::print(&report::lint::text(&shown))?;
+        eprintln!("{}", report::lint::tally(&findings));
     }
     if errors == 0 && denied > 0 {
         eprintln!("failed: {denied} warning{} and --deny-warnings", if denied == 1 { "" } else { "s" });
@@ -72,7 +65,7 @@ fn lint_live(args: &LintArgs, overrides: &BTreeMap<String, String>, opts: &LintO
                 None
             }
             Err(e) => {
-                eprintln!("warning: {e}; judging the workload's own schema");
+                crate::out::warn(&format!("{e}; judging the workload's own schema"));
                 None
             }
         });
@@ -82,48 +75,6 @@ fn lint_live(args: &LintArgs, overrides: &BTreeMap<String, String>, opts: &LintO
         }
     };
     Ok(lint_target_with(&args.target, overrides, opts, &mut adjust)?)
-}
-
-/// Findings grouped by severity, worst first, each with why and what to do instead.
-fn render(findings: &[&Finding]) -> String {
-    let mut out = String::new();
-    for sev in [Severity::Error, Severity::Warning, Severity::Info] {
-        let group: Vec<&&Finding> = findings.iter().filter(|f| f.severity == sev).collect();
-        if group.is_empty() {
-            continue;
-        }
-        let title = match sev {
-            Severity::Error => "errors",
-            Severity::Warning => "warnings",
-            Severity::Info => "notes",
-        };
-        out.push_str(&format!("{title} ({})\n", group.len()));
-        for f in group {
-            out.push_str(&format!("  {}  [{}] {}\n", f.location(), f.rule.id(), f.subject));
-            out.push_str(&format!("    {}\n", f.message));
-            if !f.statement.is_empty() {
-                out.push_str(&format!("    > {}\n", f.statement));
-            }
-            out.push_str(&format!("    why: {}\n", f.why));
-            out.push_str(&format!("    fix: {}\n", f.fix));
-        }
-        out.push('\n');
-    }
-    out
-}
-
-fn tally(findings: &[Finding]) -> String {
-    if findings.is_empty() {
-        return "lint: no findings".into();
-    }
-    let n = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
-    let plural = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
-    format!(
-        "lint: {}, {}, {}",
-        plural(n(Severity::Error), "error", "errors"),
-        plural(n(Severity::Warning), "warning", "warnings"),
-        plural(n(Severity::Info), "note", "notes")
-    )
 }
 
 /// Before a run: the warnings and errors of the workload's data model, on stderr. The run
@@ -144,39 +95,11 @@ pub fn print_before_experiment(file: &str, overrides: &BTreeMap<String, String>,
 }
 
 fn print_warnings(findings: Vec<Finding>, target: &str) {
-    let findings: Vec<Finding> = findings.into_iter().filter(|f| f.severity >= Severity::Warning).collect();
-    if findings.is_empty() {
-        return;
-    }
-    eprintln!("lint: {} finding(s) in the data model (details: `casslab lint {target}`; --no-lint hides this):", findings.len());
-    for f in &findings {
-        eprintln!("  {} {}  [{}] {}", f.severity.name(), f.location(), f.rule.id(), f.message);
-        eprintln!("    fix: {}", f.fix);
+    if let Some(text) = report::lint::brief(&findings, target) {
+        eprint!("{text}");
     }
 }
 
-/// `100MB`, `1GB`, `512KB`, `1048576` (bytes); units are powers of 1024.
 fn parse_size(v: &str) -> Result<u64> {
-    let t = v.trim().to_ascii_uppercase().replace("IB", "B");
-    let (num, mult) = [("GB", 1u64 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("B", 1)]
-        .iter()
-        .find_map(|(u, m)| t.strip_suffix(u).map(|n| (n.trim().to_string(), *m)))
-        .unwrap_or((t.clone(), 1));
-    match num.parse::<f64>() {
-        Ok(x) if x > 0.0 && x.is_finite() => Ok((x * mult as f64) as u64),
-        _ => bail_usage!("--max-partition-size {v}: write e.g. 100MB or 1GB"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("100MB").unwrap(), 100 << 20);
-        assert_eq!(parse_size("1 GiB").unwrap(), 1 << 30);
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert!(parse_size("big").is_err());
-    }
+    casslab_core::units::parse_size_bytes(v).ok_or_else(|| usage(format!("--max-partition-size {v}: write e.g. 100MB or 1GB")))
 }

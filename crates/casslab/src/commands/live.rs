@@ -1,20 +1,19 @@
 //! A run's figures while it goes, for what watches it from outside: the Prometheus endpoint of
-//! `--metrics-listen ADDR` (a small HTTP server on the run's runtime answering `GET /metrics`)
-//! and the per-interval stream of `--stream FILE|-`. [`Live`] is an observer that passes every
+//! `--metrics-listen ADDR` (served on the run's runtime by `report::openmetrics::serve`) and
+//! the per-interval stream of `--stream FILE|-`. [`Live`] is an observer that passes every
 //! session event on to the terminal and feeds both; the figures and line formats are
 //! casslab-core's (`report::openmetrics`, `report::stream`).
 
 use crate::cli::{RunOptions, StreamFormatArg};
 use crate::out;
 use anyhow::{Context, Result};
-use casslab_core::report::openmetrics::{LiveMetrics, OPENMETRICS_CONTENT_TYPE, PROMETHEUS_CONTENT_TYPE};
+use casslab_core::report::openmetrics::LiveMetrics;
 use casslab_core::report::stream::{self, StreamFormat};
 use casslab_core::session::{Observer, SessionEvent};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Where the stream goes.
 struct Stream {
@@ -35,7 +34,7 @@ impl Stream {
             Some(f) => f.write_all(text.as_bytes()).and_then(|()| f.flush()).map_err(|e| e.to_string()),
         };
         if let Err(e) = result {
-            eprintln!("warning: --stream: {e}; the stream stops, the run goes on");
+            crate::out::warn(&format!("--stream: {e}; the stream stops, the run goes on"));
             self.failed = true;
         }
     }
@@ -67,13 +66,7 @@ impl Live {
     pub fn serve(&self, rt: &tokio::runtime::Runtime, addr: SocketAddr) -> Result<()> {
         let listener = std::net::TcpListener::bind(addr).with_context(|| format!("--metrics-listen {addr}: cannot listen there"))?;
         listener.set_nonblocking(true)?;
-        let metrics = self.metrics.clone();
-        rt.spawn(async move {
-            let Ok(listener) = tokio::net::TcpListener::from_std(listener) else { return };
-            while let Ok((conn, _)) = listener.accept().await {
-                tokio::spawn(answer(conn, metrics.clone()));
-            }
-        });
+        rt.spawn(casslab_core::report::openmetrics::serve(listener, self.metrics.clone()));
         Ok(())
     }
 }
@@ -83,32 +76,6 @@ fn create(path: &Path) -> Result<std::fs::File> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     std::fs::File::create(path).with_context(|| format!("--stream: cannot create {}", path.display()))
-}
-
-/// One HTTP/1.x exchange: `GET /metrics` (or `/`) gets the figures, anything else a 404.
-async fn answer(mut conn: tokio::net::TcpStream, metrics: Arc<Mutex<LiveMetrics>>) {
-    let mut head = Vec::new();
-    let mut buf = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
-        match conn.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => head.extend_from_slice(&buf[..n]),
-        }
-    }
-    let head = String::from_utf8_lossy(&head);
-    let mut words = head.split_whitespace();
-    let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-    let openmetrics = head.lines().any(|l| l.to_ascii_lowercase().starts_with("accept:") && l.contains("application/openmetrics-text"));
-    let (status, content_type, body) = match (method, path.split('?').next().unwrap_or("")) {
-        ("GET", "/metrics" | "/") => {
-            let body = metrics.lock().unwrap_or_else(|e| e.into_inner()).render(openmetrics);
-            ("200 OK", if openmetrics { OPENMETRICS_CONTENT_TYPE } else { PROMETHEUS_CONTENT_TYPE }, body)
-        }
-        _ => ("404 Not Found", "text/plain; charset=utf-8", "casslab serves GET /metrics\n".to_string()),
-    };
-    let reply = format!("HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
-    let _ = conn.write_all(reply.as_bytes()).await;
-    let _ = conn.shutdown().await;
 }
 
 impl Observer for Live {

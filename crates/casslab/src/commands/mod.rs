@@ -4,7 +4,6 @@
 
 mod compare;
 mod experiment;
-mod findmax;
 mod lint;
 mod live;
 mod manual;
@@ -13,7 +12,6 @@ mod merge;
 mod report;
 mod results;
 mod run;
-mod sweep;
 mod workloads;
 
 use crate::cli::{Cli, Command, StoreArgs};

@@ -66,7 +66,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let spec = RunSpec { config: cfg, workload, tags: opts.tags.clone() };
     if let Some(sla) = sla {
         let search = rt.block_on(findmax::find_max(&lab, &spec, &sla, opts.max_steps))?;
-        super::findmax::print(&search)?;
+        out::print(&casslab_core::report::findmax::search_text(&search))?;
         return Ok(if search.interrupted { Exit::Interrupted } else { Exit::Success }.code());
     }
 
