@@ -23,6 +23,9 @@ use super::bootstrap::{interval, Estimate, Resampled};
 use super::dist::normal_quantile;
 use super::{AnalysisOptions, Metric};
 
+/// The change a "would need" estimate is for when nothing else is stated: 10 %.
+pub const DEFAULT_POWER_EFFECT: f64 = 0.10;
+
 /// What a comparison concluded.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Outcome {
@@ -30,9 +33,13 @@ pub enum Outcome {
     Higher,
     /// B is lower than A, and the interval excludes 0.
     Lower,
-    /// The interval includes 0. `needed`: windows (or repetitions) per side that would
-    /// probably tell a change of the observed size (`None` when the observed change is 0).
+    /// The interval includes 0. `needed`: windows (or repetitions, or blocks) per side that
+    /// would detect a change of [`Comparison::power_effect`] 80 % of the time (`None` when
+    /// unknown).
     NoDifference { needed: Option<usize> },
+    /// The whole interval lies within ± the equivalence margin ([`Comparison::margin`]): the
+    /// two are equivalent within it (two one-sided tests).
+    Equivalent,
     /// Fewer than `min_windows` windows on a side; no claim is made.
     TooShort,
     /// The metric is undefined on a side (e.g. no successful operations).
@@ -63,6 +70,31 @@ pub struct Comparison {
     /// The share of the change's variance that is between repetitions (the rest is the
     /// noise within runs).
     pub between_share: Option<f64>,
+    /// Blocks compared in pairs (one run of each side per block), when blocks are the unit.
+    pub blocks: Option<usize>,
+    /// A sequential design's look that made the interval (a repeated confidence interval).
+    pub look: Option<Look>,
+    /// The smallest change (relative, either way) this comparison detects 80 % of the time at
+    /// the precision it reached.
+    pub mde: Option<f64>,
+    /// The change (relative) that `NoDifference { needed }` is the sample size for.
+    pub power_effect: f64,
+    /// The equivalence margin (relative), when one was asked for.
+    pub margin: Option<f64>,
+    /// Shown with an interval of its own (at the stated confidence, not corrected for the
+    /// other figures) but not judged: not one of the experiment's judged figures.
+    pub exploratory: bool,
+}
+
+/// The look of a sequential design that made an interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Look {
+    /// Blocks so far, and the most the budget allows.
+    pub blocks: usize,
+    pub max_blocks: usize,
+    pub spending: super::sequential::Spending,
+    /// The confidence of this look's interval taken alone.
+    pub nominal: f64,
 }
 
 impl Comparison {
@@ -80,6 +112,12 @@ impl Comparison {
             family: family.max(1),
             repetitions: None,
             between_share: None,
+            blocks: None,
+            look: None,
+            mde: None,
+            power_effect: DEFAULT_POWER_EFFECT,
+            margin: None,
+            exploratory: false,
         }
     }
 
@@ -88,7 +126,9 @@ impl Comparison {
         1.0 - (1.0 - self.confidence) / self.family as f64
     }
 
-    /// Decides the outcome from the change's interval: significant when it excludes 0.
+    /// Decides the outcome from the change's interval: significant when it excludes 0,
+    /// equivalent when it lies within the margin, else no difference (with the sample size
+    /// that would detect [`Comparison::power_effect`]).
     pub(super) fn decide(&mut self, change: Estimate, n: usize) {
         self.change = Some(change);
         self.outcome = if change.excludes(0.0) {
@@ -97,9 +137,19 @@ impl Comparison {
             } else {
                 Outcome::Lower
             }
+        } else if self.margin.is_some_and(|m| change.has_interval() && change.lo >= -m && change.hi <= m) {
+            Outcome::Equivalent
         } else {
-            Outcome::NoDifference { needed: needed(&change, n, self.level()) }
+            Outcome::NoDifference { needed: needed(&change, n, self.level(), self.power_effect) }
         };
+        if self.mde.is_none() {
+            self.mde = mde_of(&change, self.level());
+        }
+    }
+
+    /// The relative half-width of the change's interval (half of hi − lo).
+    pub fn half_width(&self) -> Option<f64> {
+        self.change.filter(|c| c.has_interval()).map(|c| (c.hi - c.lo) / 2.0)
     }
 
     /// Marks the comparison as shown but not judged.
@@ -131,16 +181,30 @@ pub fn compare(a: &Resampled, b: &Resampled, metric: Metric, opts: &AnalysisOpti
     c
 }
 
-fn needed(change: &Estimate, n: usize, level: f64) -> Option<usize> {
-    let d = change.point.abs();
-    let h = (change.hi - change.lo) / 2.0;
-    if !(d > 1e-9 && h.is_finite()) {
+/// Windows (or repetitions) per side that would detect a true change of `effect` (relative)
+/// 80 % of the time, at interval level `level`, assuming the interval's half-width shrinks as
+/// 1/√n: `n · (h / ln(1 + effect))² · ((z + z₀.₈) / z)²` with h the half-width in logarithms.
+fn needed(change: &Estimate, n: usize, level: f64, effect: f64) -> Option<usize> {
+    let h = ((1.0 + change.hi).ln() - (1.0 + change.lo).ln()) / 2.0;
+    let d = (1.0 + effect).ln();
+    if !(d > 1e-9 && h.is_finite() && h > 0.0) {
         return None;
     }
     let z = normal_quantile(1.0 - (1.0 - level) / 2.0);
     let power = (z + normal_quantile(0.8)) / z;
     let needed = n as f64 * (h / d).powi(2) * power * power;
     Some((needed.ceil() as usize).max(n + 1))
+}
+
+/// The smallest change detected 80 % of the time by an interval like `change` at `level`:
+/// `(z + z₀.₈) / z` times its half-width (in logarithms), as a relative change.
+fn mde_of(change: &Estimate, level: f64) -> Option<f64> {
+    let h = ((1.0 + change.hi).ln() - (1.0 + change.lo).ln()) / 2.0;
+    if !(h.is_finite() && h > 0.0) {
+        return None;
+    }
+    let z = normal_quantile(1.0 - (1.0 - level) / 2.0);
+    Some((h * (z + normal_quantile(0.8)) / z).exp() - 1.0)
 }
 
 impl Comparison {
@@ -179,11 +243,32 @@ impl Comparison {
         )
     }
 
+    /// How the interval holds, in words: "95% CI"; "95% CI over 4 judged figures (98.75%
+    /// each, Bonferroni)"; "95% repeated CI (look after 12 of at most 40 blocks, O'Brien–Fleming
+    /// spending: valid whenever the experiment stops)"; an exploratory figure's "95% CI on its
+    /// own, exploratory".
+    pub fn level_words(&self) -> String {
+        let conf = percent_number(self.confidence * 100.0);
+        if self.exploratory {
+            return format!("{conf}% CI on its own, exploratory");
+        }
+        let family = if self.family > 1 { format!(" over {} judged figures ({}% each, Bonferroni)", self.family, level_number(self.level() * 100.0)) } else { String::new() };
+        match &self.look {
+            Some(l) => format!(
+                "{conf}% repeated CI{family}; look after {} of at most {} blocks, {} spending: valid whenever the experiment stops",
+                l.blocks,
+                l.max_blocks,
+                l.spending.name()
+            ),
+            None => format!("{conf}% CI{family}"),
+        }
+    }
+
     /// The verdict as a sentence. `a` and `b` name the sides (e.g. "run 4"), `what` the
     /// operation (e.g. "read"): "run 5's read p99 is 18% lower than run 4's (95% CI 11%–24%)".
     pub fn sentence(&self, a: &str, b: &str, what: &str) -> String {
         let subject = format!("{what} {}", self.metric.noun());
-        let level = format!("{}% CI", percent_number(self.confidence * 100.0));
+        let level = self.level_words();
         let Some(ch) = self.change else {
             return format!("{b} vs {a}, {subject}: not comparable (no successful operations measured on one side)");
         };
@@ -191,35 +276,53 @@ impl Comparison {
         match self.outcome {
             Outcome::Higher | Outcome::Lower => {
                 let (word, lo, hi) = if ch.point > 0.0 { ("higher", ch.lo, ch.hi) } else { ("lower", -ch.hi, -ch.lo) };
-                format!("{b}'s {subject} is {} {word} than {a}'s ({level} {}–{}{reps})", pct(ch.point.abs()), pct(lo), pct(hi))
+                let (low, high) = (pct(lo), pct(hi));
+                let between = if self.family > 1 || self.look.is_some() || self.exploratory { format!("{low} to {high}, {level}") } else { format!("{level} {low}–{high}") };
+                format!("{b}'s {subject} is {} {word} than {a}'s ({between}{reps})", pct(ch.point.abs()))
             }
-            Outcome::NoDifference { needed } => {
-                let seen = format!("{}, {level} {}, {}{reps}", signed_pct(ch.point), signed_pct(ch.lo), signed_pct(ch.hi));
-                if let Some((ra, rb)) = self.repetitions {
-                    let need = match needed {
-                        Some(k) if k > 100 * ra.max(rb) => "; a difference this small would need over 100 times as many repetitions to tell".to_string(),
-                        Some(k) => format!("; would need ≈ {k} repetitions per side to tell"),
-                        None => String::new(),
-                    };
-                    return format!("{b} vs {a}, {subject}: no difference detectable with these repetitions ({seen}){need}");
-                }
-                let need = match needed {
-                    Some(k) if k > 100 * self.windows.max(self.baseline_windows) => {
-                        "; a difference this small would need runs over 100 times as long to tell".to_string()
-                    }
-                    Some(k) => format!(
-                        "; would need ≈ {k} windows of {} (≈ {}) per side to tell",
-                        approx_duration(self.window_s),
-                        approx_duration(k as f64 * self.window_s)
-                    ),
-                    None => String::new(),
-                };
-                format!("{b} vs {a}, {subject}: no difference detectable at this run length ({seen}){need}")
+            Outcome::Equivalent => {
+                let m = pct(self.margin.unwrap_or(0.0));
+                format!(
+                    "{b} vs {a}, {subject}: equivalent within ±{m} ({}, {level} {}, {}{reps}; two one-sided tests)",
+                    signed_pct(ch.point),
+                    signed_pct(ch.lo),
+                    signed_pct(ch.hi)
+                )
             }
+            Outcome::NoDifference { needed } => self.no_difference(a, b, &subject, &ch, needed),
             Outcome::TooShort => format!("{b} vs {a}, {subject}: too short: {}", self.too_short(a, b)),
             Outcome::NotJudged => format!("{b} vs {a}, {subject}: {} (shown, not judged)", signed_pct(ch.point)),
             Outcome::Undefined => format!("{b} vs {a}, {subject}: not comparable"),
         }
+    }
+
+    /// No difference detected: what the interval rules out, the smallest change this
+    /// comparison would have seen, and what more data would see a stated change.
+    fn no_difference(&self, a: &str, b: &str, subject: &str, ch: &Estimate, needed: Option<usize>) -> String {
+        let level = self.level_words();
+        let seen = format!("{}, {level} {}, {}{}", signed_pct(ch.point), signed_pct(ch.lo), signed_pct(ch.hi), self.repetitions_clause());
+        let could = match self.mde {
+            Some(m) if m.is_finite() && m < 100.0 => format!("; no change beyond {}…{} is likely, and one of ±{} would be seen 80% of the time", signed_pct(ch.lo), signed_pct(ch.hi), pct(m)),
+            _ => String::new(),
+        };
+        let effect = pct(self.power_effect);
+        let unit = if self.blocks.is_some() { "blocks" } else if self.repetitions.is_some() { "repetitions per side" } else { "" };
+        let need = match needed {
+            _ if self.mde.is_some_and(|m| m <= self.power_effect) => String::new(),
+            Some(k) if !unit.is_empty() && k > 100 * self.blocks.unwrap_or(self.repetitions.map_or(1, |(x, y)| x.max(y))) => {
+                format!("; seeing a ±{effect} change would take over 100 times as many {unit}")
+            }
+            Some(k) if !unit.is_empty() => format!("; ≈ {k} {unit} would see a ±{effect} change 80% of the time"),
+            Some(k) if k > 100 * self.windows.max(self.baseline_windows) => format!("; seeing a ±{effect} change would take runs over 100 times as long"),
+            Some(k) => format!(
+                "; ≈ {k} windows of {} (≈ {}) per side would see a ±{effect} change 80% of the time",
+                approx_duration(self.window_s),
+                approx_duration(k as f64 * self.window_s)
+            ),
+            None => String::new(),
+        };
+        let what = if self.blocks.is_some() || self.repetitions.is_some() { "with these runs" } else { "at this run length" };
+        format!("{b} vs {a}, {subject}: no difference detected {what} ({seen}){could}{need}")
     }
 }
 
@@ -237,6 +340,13 @@ fn signed_pct(x: f64) -> String {
         return "?".into();
     }
     format!("{}{}", if x < 0.0 { "-" } else { "+" }, pct(x.abs()))
+}
+
+/// A confidence level in percent with the digits that tell it from its neighbours: "95",
+/// "98.75", "99.58".
+fn level_number(p: f64) -> String {
+    let t = format!("{p:.2}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn percent_number(p: f64) -> String {
@@ -292,21 +402,44 @@ mod tests {
     }
 
     #[test]
-    fn no_difference_says_how_long_it_would_take() {
-        let c = comparison(0.02, -0.03, 0.07, Outcome::NoDifference { needed: Some(250) }, (10, 10));
+    fn no_difference_says_what_could_have_been_seen_and_how_long_a_stated_change_takes() {
+        let mut c = comparison(0.02, -0.03, 0.07, Outcome::NoDifference { needed: Some(250) }, (10, 10));
+        c.mde = mde_of(&c.change.unwrap(), 0.95);
+        let m = c.mde.unwrap();
+        // the half-width in logarithms (≈ 0.049) times (1.96 + 0.84) / 1.96
+        assert!((m - 0.0726).abs() < 0.002, "{m}");
         assert_eq!(
             c.sentence("A", "B", "read"),
-            "B vs A, read p99: no difference detectable at this run length (+2%, 95% CI -3%, +7%); \
-             would need ≈ 250 windows of 60 s (≈ 4.2 h) per side to tell"
+            "B vs A, read p99: no difference detected at this run length (+2%, 95% CI -3%, +7%); \
+             no change beyond -3%…+7% is likely, and one of ±7.3% would be seen 80% of the time"
         );
-        let tiny = comparison(0.0004, -0.03, 0.03, Outcome::NoDifference { needed: Some(500_000) }, (10, 10));
-        assert!(tiny.sentence("A", "B", "read").ends_with("(+0.04%, 95% CI -3%, +3%); a difference this small would need runs over 100 times as long to tell"));
-        // Half-width 5%, change 2%, 10 windows: 10 · 6.25 · 2.04 ≈ 128 windows.
-        let need = needed(&Estimate { point: 0.02, lo: -0.03, hi: 0.07 }, 10, 0.95).unwrap();
-        assert!((125..=131).contains(&need), "{need}");
-        assert_eq!(needed(&Estimate { point: 0.0, lo: -0.03, hi: 0.03 }, 10, 0.95), None);
-        // An interval barely touching 0 still asks for a longer run than the current one.
-        assert_eq!(needed(&Estimate { point: 0.1, lo: -0.001, hi: 0.12 }, 10, 0.95), Some(11));
+        // a design that could not see the stated 10% says what would
+        let wide = Comparison { mde: mde_of(&Estimate { point: 0.02, lo: -0.2, hi: 0.3 }, 0.95), ..comparison(0.02, -0.2, 0.3, Outcome::NoDifference { needed: Some(250) }, (10, 10)) };
+        assert!(wide.sentence("A", "B", "read").ends_with("; ≈ 250 windows of 60 s (≈ 4.2 h) per side would see a ±10% change 80% of the time"), "{}", wide.sentence("A", "B", "read"));
+        let tiny = comparison(0.0004, -0.3, 0.3, Outcome::NoDifference { needed: Some(500_000) }, (10, 10));
+        assert!(tiny.sentence("A", "B", "read").ends_with("; seeing a ±10% change would take runs over 100 times as long"));
+        // the sample size is for the stated change, whatever the observed one: half-width
+        // (ln 1.07 − ln 0.97) / 2 ≈ 0.049 against ln 1.1 ≈ 0.095, 10 windows: ≈ 5.4, so one
+        // more than now
+        assert_eq!(needed(&Estimate { point: 0.02, lo: -0.03, hi: 0.07 }, 10, 0.95, 0.10), Some(11));
+        assert_eq!(needed(&Estimate { point: 0.0, lo: -0.3, hi: 0.4 }, 10, 0.95, 0.10), Some(271));
+        assert_eq!(needed(&Estimate { point: 0.0, lo: -0.03, hi: 0.03 }, 10, 0.95, 0.0), None);
+    }
+
+    #[test]
+    fn an_interval_within_the_margin_is_equivalence_and_levels_say_their_correction() {
+        let mut c = Comparison { margin: Some(0.05), ..Comparison::new(Metric::P50, &AnalysisOptions::default(), 4) };
+        c.decide(Estimate { point: 0.01, lo: -0.02, hi: 0.04 }, 10);
+        assert_eq!(c.outcome, Outcome::Equivalent);
+        let text = c.sentence("A", "B", "read");
+        assert!(text.starts_with("B vs A, read p50: equivalent within ±5% (+1%, 95% CI over 4 judged figures (98.75% each, Bonferroni) -2%, +4%"), "{text}");
+        c.decide(Estimate { point: 0.01, lo: -0.02, hi: 0.06 }, 10);
+        assert!(matches!(c.outcome, Outcome::NoDifference { .. }));
+        c.decide(Estimate { point: 0.08, lo: 0.06, hi: 0.1 }, 10);
+        assert_eq!(c.outcome, Outcome::Higher);
+        assert!(c.sentence("A", "B", "read").contains("(6% to 10%, 95% CI over 4 judged figures (98.75% each, Bonferroni))"), "{}", c.sentence("A", "B", "read"));
+        let ex = Comparison { exploratory: true, ..c.clone() };
+        assert!(ex.sentence("A", "B", "read").contains("95% CI on its own, exploratory"));
     }
 
     #[test]

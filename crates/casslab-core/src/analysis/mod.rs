@@ -30,6 +30,7 @@ mod repeated;
 #[cfg(test)]
 mod repeated_validation;
 pub mod saturation;
+pub mod sequential;
 mod sample;
 pub mod saved_experiment;
 pub mod study;

@@ -251,7 +251,7 @@ mod tests {
         let ch = c.change.unwrap();
         assert!((ch.point - 0.2951).abs() < 0.01 && ch.lo > 0.1 && ch.hi < 0.5, "{ch:?}");
         let sentence = c.sentence("a", "b", "read");
-        assert!(sentence.starts_with("b's read p95 is 29% higher than a's (95% CI ") && sentence.contains("; 3 and 3 repetitions, "), "{sentence}");
+        assert!(sentence.starts_with("b's read p95 is 29% higher than a's (21% to 38%, 95% CI over 12 judged figures (99.58% each, Bonferroni); 3 and 3 repetitions, "), "{sentence}");
         assert!(sentence.ends_with(" of the spread between repetitions)"), "{sentence}");
         // a single run on one side borrows the other side's run-to-run variance
         let c = compare_repeated(&a[..1], &b, Metric::P95, &AnalysisOptions::default(), 1);

@@ -28,9 +28,20 @@ pub struct FigureRow {
     pub change: Option<f64>,
     pub change_lo: Option<f64>,
     pub change_hi: Option<f64>,
-    /// `higher`, `lower`, `no_difference`, `too_short`, `undefined`, `not_judged`; `None` on
-    /// the baseline and for figures left out.
+    /// `higher`, `lower`, `equivalent`, `no_difference`, `too_short`, `undefined`,
+    /// `not_judged`; `None` on the baseline and for figures left out.
     pub outcome: Option<&'static str>,
+    /// The confidence of the change's interval taken alone (above the stated confidence when
+    /// several figures are judged together, or at a sequential look).
+    pub change_level: Option<f64>,
+    /// Whether the figure is judged (else shown with an interval of its own: exploratory).
+    pub judged: Option<bool>,
+    /// The smallest change (relative, either way) detected 80% of the time at this precision.
+    pub detectable_change: Option<f64>,
+    /// The equivalence margin asked for (relative), when one was.
+    pub equivalence_margin: Option<f64>,
+    /// Blocks compared in pairs, when blocks are the unit.
+    pub blocks: Option<usize>,
 }
 
 /// The machine name of a figure.
@@ -50,6 +61,7 @@ fn outcome_key(o: &Outcome) -> &'static str {
         Outcome::Higher => "higher",
         Outcome::Lower => "lower",
         Outcome::NoDifference { .. } => "no_difference",
+        Outcome::Equivalent => "equivalent",
         Outcome::TooShort => "too_short",
         Outcome::Undefined => "undefined",
         Outcome::NotJudged => "not_judged",
@@ -81,6 +93,11 @@ pub fn rows(s: &Study) -> Vec<FigureRow> {
                     change_lo: change.and_then(|c| finite(c.lo)),
                     change_hi: change.and_then(|c| finite(c.hi)),
                     outcome: cmp.as_ref().map(|c| outcome_key(&c.outcome)),
+                    change_level: cmp.as_ref().filter(|c| c.change.is_some()).map(|c| c.look.map_or(c.level(), |l| l.nominal)),
+                    judged: cmp.as_ref().map(|c| !c.exploratory && c.outcome != Outcome::NotJudged),
+                    detectable_change: cmp.as_ref().and_then(|c| c.mde).and_then(finite),
+                    equivalence_margin: cmp.as_ref().and_then(|c| c.margin),
+                    blocks: cmp.as_ref().and_then(|c| c.blocks),
                 });
             }
         }
