@@ -44,6 +44,13 @@ pub enum Notice {
     Abandoned,
     /// An experiment's measured order.
     MeasuredOrder { order: &'static str, seed: Option<u64>, variants: Vec<String> },
+    /// A sequential experiment fixed its horizon after its first block: `max_blocks` fit its
+    /// budget at `block_s` a block (`short`: fewer than its first look needs, which it runs
+    /// anyway).
+    Horizon { block_s: f64, max_blocks: usize, budget_s: f64, short: bool },
+    /// A sequential experiment looked after `blocks` blocks: the judged figures not settled
+    /// at `precision` yet, with their half-widths.
+    Look { blocks: usize, max_blocks: usize, precision: f64, unsettled: Vec<String> },
     /// What settling the cluster before an experiment's measured runs did.
     Settled(String),
     /// A remark of the server view (collector, tracing, on-disk figures), worded by it.
@@ -101,6 +108,21 @@ impl fmt::Display for Notice {
                     write!(f, ", seed {s}")?;
                 }
                 write!(f, "): {}", variants.join(" "))
+            }
+            Notice::Horizon { block_s, max_blocks, budget_s, short } => {
+                write!(f, "a block takes {block_s:.0} s: at most {max_blocks} blocks fit the budget of {:.0} min", budget_s / 60.0)?;
+                if *short {
+                    write!(f, " (fewer than the first look needs; it runs to that look anyway: raise --budget)")?;
+                }
+                Ok(())
+            }
+            Notice::Look { blocks, max_blocks, precision, unsettled } => {
+                write!(f, "look after {blocks} of at most {max_blocks} blocks: ")?;
+                if unsettled.is_empty() {
+                    write!(f, "every judged figure settled")
+                } else {
+                    write!(f, "not yet within ±{:.1}%: {}", precision * 100.0, unsettled.join(", "))
+                }
             }
             Notice::Settled(text) | Notice::Server(text) | Notice::Cluster(text) => f.write_str(text),
         }

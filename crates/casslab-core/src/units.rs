@@ -74,6 +74,15 @@ pub fn parse_size_bytes(v: &str) -> Option<u64> {
     }
 }
 
+/// `5%`, `5` or `2.5 %` as a fraction (0.05); `None` unless it is a number above 0 and
+/// below 1000 %.
+pub fn parse_percent(v: &str) -> Option<f64> {
+    match v.trim().trim_end_matches('%').trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p < 1000.0 => Some(p / 100.0),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -246,10 +246,13 @@ pub struct CompareArgs {
     #[arg(long = "fail-if", value_name = "EXPR")]
     pub fail_if: Vec<casslab_core::analysis::Gate>,
     /// Exit 1 when a run is significantly worse than the baseline (latency up or throughput
-    /// down, the interval of the change excluding 0) by more than this, e.g. 10%. Runs too
-    /// short to judge are reported on stderr and do not fail.
+    /// down, the interval of the change excluding 0) by more than this, e.g. 10%. A gate that
+    /// cannot tell (runs too short, an interval that reaches past the limit) exits 4.
     #[arg(long, value_name = "PERCENT")]
     pub max_regression: Option<casslab_core::analysis::MaxRegression>,
+    /// Exit 0 even when a gate could not be judged (otherwise such a gate exits 4).
+    #[arg(long)]
+    pub allow_undecided: bool,
     /// text (tables and verdicts), json (figures, changes and verdicts as data) or csv (one
     /// line per side, operation and figure).
     #[arg(long, value_enum, default_value = "text")]
@@ -635,9 +638,31 @@ pub enum StreamFormatArg {
 pub struct ExperimentArgs {
     /// Experiment file (YAML): a base workload and its variants; see experiments/.
     pub file: PathBuf,
-    /// Runs per variant (overrides the file's `repetitions`).
+    /// A fixed number of blocks (one run of each variant per block) instead of running until
+    /// the precision is reached.
     #[arg(long)]
     pub repetitions: Option<u32>,
+    /// Run blocks until every judged change is known within ± this (half its interval), or
+    /// found, e.g. 5% [default: 5%]
+    #[arg(long, value_name = "PERCENT")]
+    pub precision: Option<String>,
+    /// The most the whole experiment may take (loads and settling included), e.g. 20m
+    /// [default: 20m]
+    #[arg(long, value_name = "DURATION")]
+    pub budget: Option<String>,
+    /// Judge this figure, e.g. read.p99 or total.ops_s (repeatable); the others are shown as
+    /// exploratory [default: each operation's p50 and p99 at a fixed rate; else total
+    /// throughput and each operation's p99]
+    #[arg(long = "judge", value_name = "OP.METRIC")]
+    pub judge: Vec<String>,
+    /// Call two variants equivalent when a judged change's whole interval lies within ± this,
+    /// e.g. 5% (two one-sided tests).
+    #[arg(long, value_name = "PERCENT")]
+    pub equivalence: Option<String>,
+    /// Exit 0 even when a gate (--fail-if, --max-regression) could not be judged (its
+    /// interval too wide to tell); otherwise such a gate exits 4.
+    #[arg(long)]
+    pub allow_undecided: bool,
     /// Bootstrap window (overrides the file's `window`), e.g. 60s.
     #[arg(long)]
     pub window: Option<String>,

@@ -11,6 +11,7 @@
 //! | 1 | a gate or a lint finding failed; also any error of no class below (e.g. a file that cannot be written) |
 //! | 2 | bad usage or bad input: a flag value, a run id, a workload name or file, a store where no run was saved |
 //! | 3 | the cluster or its setup failed: cannot connect, schema rejected, a local node that does not start or is unhealthy |
+//! | 4 | a gate could not be judged: a figure's interval reaches past its threshold, or the comparison was too short (`--allow-undecided` makes this 0) |
 //! | 130 | interrupted (Ctrl-C) |
 
 use casslab_core::analysis::{AnalysisError, GateError};
@@ -38,6 +39,8 @@ pub enum Exit {
     Usage,
     /// The cluster or its setup failed.
     Setup,
+    /// A gate could not be judged (its interval reaches past the threshold).
+    Undecided,
     /// Stopped by Ctrl-C.
     Interrupted,
 }
@@ -49,6 +52,7 @@ impl Exit {
             Exit::Failed => 1,
             Exit::Usage => 2,
             Exit::Setup => 3,
+            Exit::Undecided => 4,
             Exit::Interrupted => 130,
         }
     }
@@ -186,8 +190,8 @@ mod tests {
 
     #[test]
     fn codes() {
-        let all = [Exit::Success, Exit::Failed, Exit::Usage, Exit::Setup, Exit::Interrupted];
-        assert_eq!(all.map(Exit::code), [0, 1, 2, 3, 130]);
+        let all = [Exit::Success, Exit::Failed, Exit::Usage, Exit::Setup, Exit::Undecided, Exit::Interrupted];
+        assert_eq!(all.map(Exit::code), [0, 1, 2, 3, 4, 130]);
     }
 
     #[test]

@@ -4,7 +4,17 @@
 
 use super::gate::{Gate, GateError, GateMetric, MaxRegression};
 use super::study::Study;
-use super::{Estimate, Outcome};
+use super::{Estimate, Metric, Outcome};
+
+/// The largest regression an interval allows: its upper end for a latency, minus its lower
+/// end for throughput.
+fn worst_case(m: Metric, ch: &Estimate) -> f64 {
+    if m.is_latency() {
+        ch.hi
+    } else {
+        -ch.lo
+    }
+}
 
 /// A gate that failed.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +32,17 @@ pub struct GateReport {
     pub failures: Vec<GateFailure>,
     /// Gates that could not be judged (a lone run, a comparison too short), in words.
     pub unchecked: Vec<String>,
+    /// Gates that neither failed nor passed: the interval reaches past the threshold (a
+    /// figure's interval straddles a `--fail-if` value; a possible regression beyond the
+    /// `--max-regression` limit is not ruled out), in words.
+    pub undecided: Vec<String>,
+}
+
+impl GateReport {
+    /// Whether every gate was judged: none failed to be checked, none undecided.
+    pub fn decided(&self) -> bool {
+        self.unchecked.is_empty() && self.undecided.is_empty()
+    }
 }
 
 /// Judges `gates` and `max_regression` on `study`. A gate naming an operation a checked side
@@ -45,6 +66,18 @@ pub fn check_gates(study: &Study, gates: &[Gate], max_regression: Option<MaxRegr
             };
             if g.fails(observed) {
                 report.failures.push(GateFailure::Threshold { gate: g.clone(), side: s.label.clone(), observed });
+            } else if let GateMetric::Stat(m) = g.metric {
+                // the point passes; the interval may not
+                if let Some(e) = f.estimate(m).filter(|e| e.has_interval() && (g.fails(e.lo) || g.fails(e.hi))) {
+                    report.undecided.push(format!(
+                        "--fail-if '{g}': {} {} = {} [{}, {}]: its interval reaches past the threshold",
+                        s.label,
+                        g.metric.noun(),
+                        g.format_value(observed),
+                        g.format_value(e.lo),
+                        g.format_value(e.hi)
+                    ));
+                }
             }
         }
     }
@@ -57,12 +90,24 @@ pub fn check_gates(study: &Study, gates: &[Gate], max_regression: Option<MaxRegr
         let mut worse = Vec::new();
         let mut short = None;
         for (oi, per_metric) in per_op.iter().enumerate() {
-            for c in per_metric.iter().flatten() {
+            // exploratory figures are not judged, by gates either
+            for c in per_metric.iter().flatten().filter(|c| !c.exploratory && c.outcome != Outcome::NotJudged) {
                 if c.outcome == Outcome::TooShort {
                     short.get_or_insert_with(|| c.sentence(base, side, study.ops[oi].name()));
                 }
-                if let Some(ch) = c.change.filter(|ch| c.is_regression() && ch.point.abs() > limit) {
+                let Some(ch) = c.change else { continue };
+                if c.is_regression() && ch.point.abs() > limit {
                     worse.push((study.ops[oi].name().to_string(), c.metric.noun(), ch));
+                } else if ch.has_interval() && worst_case(c.metric, &ch) > limit {
+                    report.undecided.push(format!(
+                        "--max-regression {}%: {side} {} {} could be worse than {base} by more than that ({:+.1}%, interval {:+.1}% to {:+.1}%)",
+                        limit * 100.0,
+                        study.ops[oi].name(),
+                        c.metric.noun(),
+                        ch.point * 100.0,
+                        ch.lo * 100.0,
+                        ch.hi * 100.0
+                    ));
                 }
             }
         }

@@ -231,6 +231,9 @@ impl Comparison {
     /// Why a comparison is too short, the same for every figure of two sides: "run 1 has 3
     /// windows of 60 s; needs at least 5 (≈ 5 min)".
     pub fn too_short(&self, a: &str, b: &str) -> String {
+        if let Some(n) = self.blocks {
+            return format!("{n} blocks; the first look is after {}", self.min_windows);
+        }
         let short: Vec<String> =
             [(a, self.baseline_windows), (b, self.windows)].iter().filter(|(_, n)| *n < self.min_windows).map(|(name, n)| format!("{name} has {n}")).collect();
         format!(
@@ -269,6 +272,9 @@ impl Comparison {
     pub fn sentence(&self, a: &str, b: &str, what: &str) -> String {
         let subject = format!("{what} {}", self.metric.noun());
         let level = self.level_words();
+        if self.outcome == Outcome::TooShort {
+            return format!("{b} vs {a}, {subject}: too short: {}", self.too_short(a, b));
+        }
         let Some(ch) = self.change else {
             return format!("{b} vs {a}, {subject}: not comparable (no successful operations measured on one side)");
         };

@@ -26,11 +26,14 @@ mod gate;
 pub mod impact;
 pub mod server_figures;
 mod likeness;
+pub mod paired;
 mod repeated;
 #[cfg(test)]
 mod repeated_validation;
 pub mod saturation;
 pub mod sequential;
+#[cfg(test)]
+mod sequential_tests;
 mod sample;
 pub mod saved_experiment;
 pub mod study;
@@ -43,7 +46,7 @@ mod window;
 pub use bootstrap::{seed_for, Estimate, Resampled};
 pub use dist::{normal_quantile, t_cdf, t_quantile};
 pub use checks::{check_gates, GateFailure, GateReport};
-pub use compare::{approx_duration, compare, Comparison, Outcome};
+pub use compare::{approx_duration, compare, Comparison, Look, Outcome, DEFAULT_POWER_EFFECT};
 pub use likeness::{likeness, Likeness};
 pub use repeated::{compare_repeated, outlier, side_estimate, Outlier, RunFigure, MIN_FIGURES, OUTLIER_METRICS};
 pub use saturation::RunLoad;

@@ -27,6 +27,7 @@ use super::{
 use crate::stats::is_sub_op;
 use crate::store::{RunId, RunRecord, Store, StoreError};
 use crate::workload::{parse_workload, Workload};
+use super::paired::{block_differences, compare_blocks, BlockDesign, Schedules};
 
 /// How to analyse: the bootstrap's options, which latency, and the servers' cores.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +40,63 @@ pub struct StudyPlan {
     /// and resampled as if independent, each figure judged on its own, `total` too. Kept to
     /// show what it gets wrong (`bench/aa.sh`); never the default.
     pub pool_windows: bool,
+    /// Blocks as the unit: an experiment's runs paired by their repetition (one run of each
+    /// side per block), compared as `paired.rs` says; `None`: repetitions unpaired (Welch).
+    pub blocks: Option<BlockDesign>,
+    /// The figures judged; the others are shown as exploratory. `None`: every figure of
+    /// every operation is judged (one family), except with blocks, where each operation's p50
+    /// and p99 are (at a fixed rate; else total throughput and each operation's p99).
+    pub judged: Option<Vec<FigureRef>>,
+}
+
+impl StudyPlan {
+    /// A plan with these analysis options and latency kind, and nothing else asked for.
+    pub fn new(opts: AnalysisOptions, kind: LatencyKind) -> StudyPlan {
+        StudyPlan { opts, kind, server_cores: None, pool_windows: false, blocks: None, judged: None }
+    }
+}
+
+/// One figure of one operation: `read.p99`, `total.ops_s`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FigureRef {
+    /// The operation, or `total`.
+    pub op: String,
+    pub metric: Metric,
+}
+
+impl FigureRef {
+    fn is(&self, op: &OpRef, m: Metric) -> bool {
+        self.metric == m && self.op == op.name()
+    }
+}
+
+impl std::str::FromStr for FigureRef {
+    type Err = String;
+
+    /// `read.p99`, `total.ops_s`, `update.mean`; the metrics are `ops_s`, `mean`, `p50`, `p95`,
+    /// `p99`, `p999`.
+    fn from_str(text: &str) -> Result<FigureRef, String> {
+        let (op, metric) = text.trim().rsplit_once('.').ok_or_else(|| format!("\"{text}\": write OP.METRIC, e.g. read.p99 or total.ops_s"))?;
+        let metric = match metric {
+            "ops_s" | "ops/s" => Metric::OpsPerS,
+            "mean" => Metric::Mean,
+            "p50" => Metric::P50,
+            "p95" => Metric::P95,
+            "p99" => Metric::P99,
+            "p999" | "p99.9" => Metric::P999,
+            m => return Err(format!("\"{text}\": unknown figure \"{m}\"; use one of ops_s, mean, p50, p95, p99, p999")),
+        };
+        if op.is_empty() {
+            return Err(format!("\"{text}\": name the operation (or total) before the dot"));
+        }
+        Ok(FigureRef { op: op.to_string(), metric })
+    }
+}
+
+impl std::fmt::Display for FigureRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.op, self.metric.label())
+    }
 }
 
 /// How the intervals of a study were computed.
@@ -48,6 +106,9 @@ pub enum Method {
     Windows,
     /// Repetitions as the unit (see `repeated.rs`).
     Repetitions,
+    /// Blocks as the unit: each side's run of a block paired with the baseline's (see
+    /// `paired.rs`).
+    Blocks,
     /// Every group's windows pooled ([`StudyPlan::pool_windows`]).
     PooledWindows,
 }
@@ -103,6 +164,10 @@ pub struct Side {
     pub figures: Vec<Option<Figures>>,
     /// The workload its (first) run saved, when it can be read back.
     pub workload: Option<Workload>,
+    /// Each run's repetition (its block in an experiment), when its tags say.
+    pub repetitions: Vec<Option<u32>>,
+    /// Every run had a fixed rate (its throughput is the rate, not a result).
+    pub fixed_rate: bool,
     per_run: Vec<Windows>,
 }
 
@@ -148,6 +213,33 @@ pub struct Study {
     pub pairs: Vec<Pair>,
     pub disagreements: Vec<Disagreement>,
     pub saturated: Vec<Saturated>,
+    /// The figures judged (with blocks: the plan's, or the default).
+    pub judged: Vec<FigureRef>,
+}
+
+impl Study {
+    /// Whether every judged comparison needs no more blocks (a difference found, the two
+    /// equivalent, or the interval within `precision`): what stops a sequential experiment.
+    pub fn settled(&self, precision: f64) -> bool {
+        self.comparisons.iter().flatten().flatten().flatten().filter(|c| !c.exploratory && c.outcome != super::Outcome::NotJudged).all(|c| super::paired::settled(c, precision))
+    }
+
+    /// The judged comparisons not settled yet at `precision`, as `side: op figure` with the
+    /// interval's half-width.
+    pub fn unsettled(&self, precision: f64) -> Vec<String> {
+        let mut out = Vec::new();
+        for (si, per_op) in self.comparisons.iter().enumerate() {
+            for (oi, per_m) in per_op.iter().enumerate() {
+                for c in per_m.iter().flatten().filter(|c| !c.exploratory && c.outcome != super::Outcome::NotJudged) {
+                    if !super::paired::settled(c, precision) {
+                        let half = c.half_width().map_or("no interval yet".to_string(), |h| format!("±{:.1}%", h * 100.0));
+                        out.push(format!("{}: {} {} {half}", self.sides[si + 1].label, self.ops[oi].name(), c.metric.label()));
+                    }
+                }
+            }
+        }
+        out
+    }
 }
 
 /// Why a study could not be made.
@@ -181,8 +273,11 @@ pub fn study(store: &Store, groups: &[Group], plan: StudyPlan) -> Result<Study, 
         saturated.extend(loads.into_iter().map(|(run, why)| Saturated { side: i, run, why }));
         sides.push(side);
     }
+    let paired = plan.blocks.is_some() && sides.len() > 1 && sides.iter().all(|s| s.repetitions.iter().all(Option::is_some));
     let method = if plan.pool_windows {
         Method::PooledWindows
+    } else if paired {
+        Method::Blocks
     } else if sides.iter().any(|s| s.runs.len() > 1) {
         Method::Repetitions
     } else {
@@ -201,22 +296,29 @@ pub fn study(store: &Store, groups: &[Group], plan: StudyPlan) -> Result<Study, 
         ops.push(OpRef::Total);
     }
     for s in &mut sides {
-        s.figures = ops.iter().map(|op| figures(s, op, &plan)).collect();
+        s.figures = ops.iter().map(|op| figures(s, op, &plan, method)).collect();
     }
+    let judged = match (&plan.judged, method) {
+        (Some(j), _) => j.clone(),
+        (None, Method::Blocks) => default_judged(&ops, sides.iter().all(|s| s.fixed_rate)),
+        (None, _) => Vec::new(),
+    };
     let (mut comparisons, mut pairs) = (Vec::new(), Vec::new());
+    let schedules = Schedules::default();
     for b in &sides[1..] {
-        let (c, p) = compare_sides(&sides[0], b, &ops, &plan);
+        let (c, p) = if method == Method::Blocks { compare_blocks_of(&sides[0], b, &ops, &plan, &judged, &schedules) } else { compare_sides(&sides[0], b, &ops, &plan) };
         comparisons.push(c);
         pairs.push(p);
     }
-    let disagreements = if method == Method::Repetitions { disagreements(&sides, &ops) } else { Vec::new() };
-    Ok(Study { plan, method, ops, sides, comparisons, pairs, disagreements, saturated })
+    let disagreements = if matches!(method, Method::Repetitions | Method::Blocks) { disagreements(&sides, &ops) } else { Vec::new() };
+    Ok(Study { plan, method, ops, sides, comparisons, pairs, disagreements, saturated, judged })
 }
 
 /// One group's runs, windowed, with the runs that were saturated.
 fn read_side(store: &Store, g: &Group, plan: &StudyPlan) -> Result<(Side, Vec<(RunId, String)>), StudyError> {
     let (mut per_run, mut about, mut notes, mut loads) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut client_cores, mut local, mut workload) = (0, true, None);
+    let (mut repetitions, mut fixed_rate) = (Vec::new(), true);
     for &id in &g.runs {
         let record = store.run(id)?;
         // One interval at a time: decoded, it holds two full histograms until windowed.
@@ -234,6 +336,8 @@ fn read_side(store: &Store, g: &Group, plan: &StudyPlan) -> Result<(Side, Vec<(R
         per_run.push(windows);
         about.push((id, format!("{}, {}", record.workload, record.status.as_str())));
         notes.push(run_note(&record));
+        repetitions.push(tag(&record, "repetition").and_then(|r| r.parse::<u32>().ok()));
+        fixed_rate &= record.config.rate_per_s.is_some();
         client_cores = record.env.client_cores;
         local &= record.config.cluster.local;
         if workload.is_none() {
@@ -257,16 +361,22 @@ fn read_side(store: &Store, g: &Group, plan: &StudyPlan) -> Result<(Side, Vec<(R
         server_cores,
         figures: Vec::new(),
         workload,
+        repetitions,
+        fixed_rate,
         per_run,
     };
     Ok((side, loads))
 }
 
+/// The value of a run's `key=value` tag.
+fn tag(r: &RunRecord, key: &str) -> Option<String> {
+    r.tags.iter().find_map(|t| t.strip_prefix(key).and_then(|v| v.strip_prefix('='))).map(str::to_string)
+}
+
 /// "repetition 2, 3rd in the order" from an experiment run's tags.
 fn run_note(r: &RunRecord) -> Option<String> {
-    let tag = |k: &str| r.tags.iter().find_map(|t| t.strip_prefix(k).and_then(|v| v.strip_prefix('='))).map(str::to_string);
-    let rep = tag("repetition")?;
-    Some(match tag("position").and_then(|p| p.parse::<u32>().ok()) {
+    let rep = tag(r, "repetition")?;
+    Some(match tag(r, "position").and_then(|p| p.parse::<u32>().ok()) {
         Some(p) => format!("repetition {rep}, {} in the order", ordinal(p)),
         None => format!("repetition {rep}"),
     })
@@ -285,7 +395,7 @@ fn ordinal(n: u32) -> String {
 
 /// One side's figures of `op`: the windowed bootstrap of its one run (or of its pooled
 /// windows), else each run's own figures and their t intervals.
-fn figures(s: &Side, op: &OpRef, plan: &StudyPlan) -> Option<Figures> {
+fn figures(s: &Side, op: &OpRef, plan: &StudyPlan, method: Method) -> Option<Figures> {
     let (o, kind) = (&plan.opts, plan.kind);
     if plan.pool_windows || s.per_run.len() == 1 {
         let sample = Sample::of(&s.windows, op, kind)?;
@@ -301,7 +411,10 @@ fn figures(s: &Side, op: &OpRef, plan: &StudyPlan) -> Option<Figures> {
                 any = true;
                 errors += sample.errors;
                 max_ns = max_ns.max(sample.max_ns);
-                let r = Resampled::run(&sample, o.resamples, seed_for(o.seed, &[&format!("run {id}"), op.name(), kind.as_str()]));
+                // with blocks, a run's own resamples only split the spread into within and
+                // between blocks: a few hundred do
+                let resamples = if method == Method::Blocks { o.resamples.min(400) } else { o.resamples };
+                let r = Resampled::run(&sample, resamples, seed_for(o.seed, &[&format!("run {id}"), op.name(), kind.as_str()]));
                 runs.push(RunFigure::of(&r));
             }
             None => runs.push(RunFigure { points: [f64::NAN; 6], within_var_ln: [f64::NAN; 6] }),
@@ -353,6 +466,85 @@ fn compare_sides(a: &Side, b: &Side, ops: &[OpRef], plan: &StudyPlan) -> (Vec<Ve
                         _ => compare_repeated(&fa.runs, &fb.runs, m, &plan.opts, family),
                     };
                     Some(if judged(op) { c } else { c.not_judged() })
+                })
+                .collect()
+        })
+        .collect();
+    (comparisons, pair)
+}
+
+/// The figures judged by default with blocks: each operation's p50 and p99 at a fixed rate;
+/// else total throughput and each operation's p99.
+fn default_judged(ops: &[OpRef], fixed_rate: bool) -> Vec<FigureRef> {
+    let mut out = Vec::new();
+    if !fixed_rate {
+        out.push(FigureRef { op: "total".into(), metric: Metric::OpsPerS });
+    }
+    for op in ops.iter().filter(|o| **o != OpRef::Total && !is_sub_op(o.name())) {
+        if fixed_rate {
+            out.push(FigureRef { op: op.name().into(), metric: Metric::P50 });
+        }
+        out.push(FigureRef { op: op.name().into(), metric: Metric::P99 });
+    }
+    out
+}
+
+/// Side `b` against the baseline `a` block by block: the judged figures as one family, the
+/// others exploratory (each at the stated confidence on its own); at a fixed rate throughput
+/// is shown, not judged.
+fn compare_blocks_of(a: &Side, b: &Side, ops: &[OpRef], plan: &StudyPlan, judged: &[FigureRef], schedules: &Schedules) -> (Vec<Vec<Option<Comparison>>>, Pair) {
+    let mut pair = Pair::default();
+    let design = plan.blocks.unwrap_or_default();
+    let phase = a.windows.phase;
+    let fixed_rate = a.fixed_rate && b.fixed_rate;
+    let usable: Vec<bool> = ops
+        .iter()
+        .zip(a.figures.iter().zip(&b.figures))
+        .map(|(op, (fa, fb))| {
+            if fa.is_none() || fb.is_none() {
+                return false;
+            }
+            if let Likeness::Different(why) = likeness(op, phase, (&a.label, a.workload.as_ref()), (&b.label, b.workload.as_ref())) {
+                pair.left_out.push((op.name().to_string(), why));
+                return false;
+            }
+            true
+        })
+        .collect();
+    let is_judged = |op: &OpRef, m: Metric| judged.iter().any(|f| f.is(op, m));
+    pair.judged = ops.iter().zip(&usable).filter(|(_, u)| **u).map(|(op, _)| Metric::ALL.iter().filter(|m| is_judged(op, **m)).count()).sum();
+    let family = pair.judged.max(1);
+    // the runs of a block, paired by repetition
+    let mut blocks_of = Vec::new();
+    for (ia, rep) in a.repetitions.iter().enumerate() {
+        if let Some(ib) = b.repetitions.iter().position(|r| r.is_some() && r == rep) {
+            blocks_of.push((ia, ib));
+        }
+    }
+    let comparisons = ops
+        .iter()
+        .enumerate()
+        .map(|(oi, op)| {
+            Metric::ALL
+                .iter()
+                .map(|&m| {
+                    if !usable[oi] {
+                        return None;
+                    }
+                    let (fa, fb) = (a.figures[oi].as_ref()?, b.figures[oi].as_ref()?);
+                    let blocks: Vec<_> = blocks_of.iter().map(|&(ia, ib)| (fa.runs[ia], fb.runs[ib])).collect();
+                    let (diffs, within) = block_differences(&blocks, m);
+                    let judged_here = is_judged(op, m);
+                    let mut c = compare_blocks(&diffs, &within, m, &plan.opts, if judged_here { family } else { 1 }, &design, schedules);
+                    if !judged_here {
+                        c.exploratory = true;
+                    }
+                    // a fixed rate's throughput is the rate: shown, not judged
+                    if (fixed_rate && m == Metric::OpsPerS) || (*op == OpRef::Total && !judged_here) {
+                        c = c.not_judged();
+                        c.exploratory = false;
+                    }
+                    Some(c)
                 })
                 .collect()
         })

@@ -38,7 +38,7 @@ fn write_run(store: &Store, config: &RunConfig, tags: &[String], level_ms: f64, 
 
 fn plan() -> StudyPlan {
     let opts = AnalysisOptions { window_s: 5.0, resamples: 400, ..AnalysisOptions::default() };
-    StudyPlan { opts, kind: LatencyKind::Intended, server_cores: None, pool_windows: false }
+    StudyPlan::new(opts, LatencyKind::Intended)
 }
 
 /// kv's config with `read` percent reads, at a fixed `rate`.
@@ -119,4 +119,52 @@ fn pooled_windows_judge_every_figure_alone() {
     assert_eq!(all.len(), 18);
     assert!(all.iter().all(|c| c.family == 1 && c.repetitions.is_none() && c.outcome != Outcome::NotJudged));
     assert!(s.disagreements.is_empty());
+}
+
+/// Blocks a b, b a, …: every block slower than the last (drift), b 20% slower than a within
+/// each block. Paired by repetition, the drift cancels and the change is found; the default
+/// judged figures at a fixed rate are each operation's p50 and p99.
+#[test]
+fn blocks_pair_their_runs_and_judge_the_default_figures() {
+    use crate::analysis::paired::{BlockDesign, SequentialDesign};
+    use crate::analysis::sequential::Spending;
+    let store = Store::open_in_memory().unwrap();
+    let cfg = kv(50, 500.0);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for block in 0..6u32 {
+        let drift = 1.0 + 0.15 * block as f64;
+        let first_a = block % 2 == 0;
+        for (k, v) in (if first_a { ["a", "b"] } else { ["b", "a"] }).iter().enumerate() {
+            let level = if *v == "a" { drift } else { 1.2 * drift };
+            let id = write_run(&store, &cfg, &tags(v, block + 1, 2 * block + k as u32 + 1), level, (block * 2 + k as u32) as u64);
+            if *v == "a" { a.push(id) } else { b.push(id) }
+        }
+    }
+    let groups = [Group { label: "a".into(), runs: a }, Group { label: "b".into(), runs: b }];
+    let seq = BlockDesign { sequential: Some(SequentialDesign { spending: Spending::OBrienFleming, first_look: 3, max_blocks: 12 }), ..BlockDesign::default() };
+    let s = study(&store, &groups, StudyPlan { blocks: Some(seq), ..plan() }).unwrap();
+    assert_eq!(s.method, Method::Blocks);
+    let names: Vec<String> = s.judged.iter().map(|f| f.to_string()).collect();
+    assert_eq!(names, ["read.p50", "read.p99", "update.p50", "update.p99"]);
+    assert_eq!(s.pairs[0].judged, 4);
+    let read = s.ops.iter().position(|o| *o == OpRef::Op("read".into())).unwrap();
+    let p50 = s.comparisons[0][read][Metric::P50.index()].clone().unwrap();
+    assert_eq!((p50.outcome, p50.family, p50.blocks), (Outcome::Higher, 4, Some(6)), "{p50:?}");
+    let ch = p50.change.unwrap();
+    assert!((ch.point - 0.2).abs() < 0.03, "{ch:?}");
+    assert_eq!(p50.look.unwrap().blocks, 6);
+    // the mean is exploratory; the throughput at a fixed rate is not judged
+    let mean = s.comparisons[0][read][Metric::Mean.index()].clone().unwrap();
+    assert!(mean.exploratory && mean.family == 1);
+    assert_eq!(s.comparisons[0][read][Metric::OpsPerS.index()].clone().unwrap().outcome, Outcome::NotJudged);
+    assert!(s.settled(0.05), "{:?}", s.unsettled(0.05));
+    let text = crate::report::comparison::text(&s);
+    assert!(text.contains("method: blocks as the unit"), "{text}");
+    assert!(text.contains("judged: read p50, read p99, update p50, update p99 — 95% intervals that hold together (Bonferroni: each at 98.75%)"), "{text}");
+    assert!(text.contains("sequential: look after 6 of at most 12 blocks"), "{text}");
+    // unpaired, the drift hides the change
+    let welch = study(&store, &groups, plan()).unwrap();
+    assert_eq!(welch.method, Method::Repetitions);
+    let wp50 = welch.comparisons[0][read][Metric::P50.index()].clone().unwrap();
+    assert!(matches!(wp50.outcome, Outcome::NoDifference { .. }), "{wp50:?}");
 }

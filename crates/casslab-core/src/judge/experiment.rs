@@ -24,6 +24,24 @@ pub struct ExperimentRuns {
     pub notes: Vec<String>,
     /// The user stopped it; the runs so far are saved.
     pub interrupted: bool,
+    /// Why it stopped measuring (a sequential experiment's reason, in words by the report).
+    pub stop: Option<StopReason>,
+    /// A sequential experiment's horizon: the most blocks its budget allowed.
+    pub max_blocks: Option<usize>,
+}
+
+/// Why an experiment stopped measuring.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StopReason {
+    /// Every judged figure settled: a difference found, equivalence, or the precision reached.
+    Settled,
+    /// The budget would be spent before another block ends; `unsettled`: the judged figures
+    /// short of the precision, with their half-widths.
+    Budget { unsettled: Vec<String> },
+    /// A fixed design's blocks are all done.
+    Done,
+    /// The user asked to stop.
+    Interrupted,
 }
 
 /// An experiment from its runs to its verdicts.
@@ -37,6 +55,10 @@ pub struct ExperimentVerdict {
     pub load_point: Option<String>,
     pub judgement: Judgement,
     pub sweep: Option<Sweep>,
+    /// How long the experiment took, from its first run to its last, in seconds.
+    pub elapsed_s: f64,
+    /// A sequential experiment's target (half the width of a judged change's interval).
+    pub precision: Option<f64>,
 }
 
 impl ExperimentVerdict {
@@ -47,10 +69,27 @@ impl ExperimentVerdict {
         format!("order ({}{seed}): {}", ro.order.as_str(), self.runs.order.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>().join(" "))
     }
 
+    /// Why it stopped, in words: "every judged figure settled after 12 blocks (8.5 min)".
+    pub fn stop_line(&self) -> Option<String> {
+        let took = crate::analysis::approx_duration(self.elapsed_s);
+        let blocks = self.runs.variants.iter().map(|(_, r)| r.len()).min().unwrap_or(0);
+        let of = self.runs.max_blocks.map(|m| format!(" of at most {m}")).unwrap_or_default();
+        let precision = self.precision.map(|p| format!("±{:.1}%", p * 100.0)).unwrap_or_default();
+        Some(match self.runs.stop.as_ref()? {
+            StopReason::Settled => format!("stopped after {blocks} blocks{of} ({took}): every judged figure settled (a difference found, equivalence, or within {precision})"),
+            StopReason::Budget { unsettled } if unsettled.is_empty() => format!("stopped after {blocks} blocks{of} ({took}): the budget is spent"),
+            StopReason::Budget { unsettled } => format!("stopped after {blocks} blocks{of} ({took}): the budget is spent before {precision} was reached for {}", unsettled.join(", ")),
+            StopReason::Done if self.precision.is_none() => format!("{blocks} blocks ({took})"),
+            StopReason::Done => format!("stopped after {blocks} blocks ({took}): the most blocks ran"),
+            StopReason::Interrupted => format!("interrupted after {blocks} blocks ({took})"),
+        })
+    }
+
     /// The notes of its page, in order: how it was measured, what settling found (each note
     /// once, with how many times), the load point's warning, the runs left out.
     pub fn notes(&self) -> Vec<String> {
         let mut notes = vec![format!("measured {}; {}", self.order_line(), self.runs.run_order.before())];
+        notes.extend(self.stop_line());
         for n in &self.runs.notes {
             let times = self.runs.notes.iter().filter(|m| *m == n).count();
             let line = if times > 1 { format!("{n} ({times} times)") } else { n.clone() };

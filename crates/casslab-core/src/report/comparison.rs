@@ -32,7 +32,12 @@ pub fn method_lines(a: &Study) -> Vec<String> {
         Method::Windows => format!("method: windowed bootstrap within each run ({} s windows, resampled with replacement)", o.window_s),
         Method::Repetitions => "method: repetitions as the unit: each figure once per run, a variant's figure the geometric mean over its repetitions with a Student t interval, a change Welch's t interval on the ratio; each run's windows only split the spread into within and between repetitions".to_string(),
         Method::PooledWindows => "method: every variant's windows pooled and resampled as if independent, each figure judged on its own (the old method: it cannot see run-to-run variation)".to_string(),
+        Method::Blocks => "method: blocks as the unit: each block runs every variant once, in counterbalanced order; a change is the mean over the blocks of ln(B) − ln(A) within each block (which cancels what drifts between blocks), with Student's t; a variant's own figure is the geometric mean of its runs' figures, with a t interval".to_string(),
     }];
+    if a.method == Method::Blocks {
+        lines.extend(block_lines(a));
+        return lines;
+    }
     if a.method == Method::Windows && a.sides.len() > 1 {
         lines.push("note: one run per side: these intervals cover the noise within each run, not how much another run of the same thing would differ; repeat the runs (`casslab experiment`, 2 repetitions or more) to see that".into());
     }
@@ -44,6 +49,30 @@ pub fn method_lines(a: &Study) -> Vec<String> {
         lines.push(format!(
             "changes: {}% intervals that hold together over the {count} figures judged in each comparison (Bonferroni: each at {level}%){total}",
             o.confidence * 100.0
+        ));
+    }
+    lines
+}
+
+/// With blocks: what is judged and at which level, and the sequential design's look.
+fn block_lines(a: &Study) -> Vec<String> {
+    let o = &a.plan.opts;
+    let conf = trim_percent(o.confidence * 100.0);
+    let judged: Vec<String> = a.judged.iter().map(|f| format!("{} {}", f.op, f.metric.label())).collect();
+    let n = a.pairs.iter().map(|p| p.judged).max().unwrap_or(0).max(1);
+    let each = trim_percent(100.0 - (1.0 - o.confidence) * 100.0 / n as f64);
+    let mut lines = vec![if n > 1 {
+        format!("judged: {} — {conf}% intervals that hold together (Bonferroni: each at {each}%); every other figure is exploratory ({conf}% on its own, no verdict)", judged.join(", "))
+    } else {
+        format!("judged: {} — a {conf}% interval; every other figure is exploratory ({conf}% on its own, no verdict)", judged.join(", "))
+    }];
+    let look = a.comparisons.iter().flatten().flatten().flatten().find_map(|c| c.look);
+    if let Some(l) = look {
+        lines.push(format!(
+            "sequential: look after {} of at most {} blocks; repeated confidence intervals ({} spending, Lan–DeMets), valid whenever the experiment stops",
+            l.blocks,
+            l.max_blocks,
+            l.spending.name()
         ));
     }
     lines
@@ -94,8 +123,11 @@ pub fn signed(x: f64) -> String {
 fn change_cell(c: &Option<Comparison>) -> String {
     let Some(ch) = c.as_ref().and_then(|c| c.change) else { return "—".into() };
     let interval = if ch.has_interval() { format!(" [{}, {}]", signed(ch.lo), signed(ch.hi)) } else { String::new() };
+    let exploratory = c.as_ref().is_some_and(|c| c.exploratory);
     let mark = match c.as_ref().map(|c| c.outcome) {
+        _ if exploratory => " ~",
         Some(Outcome::Higher | Outcome::Lower) => " *",
+        Some(Outcome::Equivalent) => " =",
         Some(Outcome::TooShort) => " (too short)",
         _ => "",
     };
@@ -181,6 +213,14 @@ fn table(a: &Study) -> String {
     }
     if a.sides.len() > 1 {
         let chance = (1.0 - o.confidence) * 100.0;
+        if a.method == Method::Blocks {
+            let _ = writeln!(
+                out,
+                "\n  * a judged figure's change is significant: its interval excludes 0 (with no real change anywhere, any judged figure is marked at most {chance:.0}% of the time)\n  = equivalent: the interval lies within the equivalence margin\n  ~ exploratory: its own {}% interval, no verdict (look at it, then judge it in an experiment of its own)",
+                o.confidence * 100.0
+            );
+            return out;
+        }
         let _ = if a.method == Method::PooledWindows {
             writeln!(
                 out,
@@ -219,7 +259,7 @@ pub fn verdict_lines(a: &Study) -> Vec<(String, Vec<String>)> {
         // figures too short to judge share one reason (the sides' windows): said once
         let mut short: Vec<&Comparison> = Vec::new();
         for (oi, per_metric) in per_op.iter().enumerate() {
-            for c in per_metric.iter().flatten().filter(|c| c.outcome != Outcome::NotJudged) {
+            for c in per_metric.iter().flatten().filter(|c| c.outcome != Outcome::NotJudged && !c.exploratory) {
                 if c.outcome == Outcome::TooShort && c.change.is_some() {
                     short.push(c);
                 } else {

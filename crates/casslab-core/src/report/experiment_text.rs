@@ -8,9 +8,10 @@ use crate::experiment::RunOrder;
 use crate::judge::experiment::ExperimentVerdict;
 
 /// "experiment gc (gc-20261125-101010): 2 variants × 3 repetitions, counterbalanced order,
-/// after settling and an unmeasured round; baseline: g1".
-pub fn header(name: &str, experiment_id: &str, variants: usize, repetitions: u32, run_order: &RunOrder, baseline: &str) -> String {
-    format!("experiment {name} ({experiment_id}): {variants} variants × {repetitions} repetitions, {} order, {}; baseline: {baseline}", run_order.order.as_str(), run_order.before())
+/// after settling and an unmeasured round; baseline: g1" (`design`: "3 repetitions", or how a
+/// sequential experiment runs).
+pub fn header(name: &str, experiment_id: &str, variants: usize, design: &str, run_order: &RunOrder, baseline: &str) -> String {
+    format!("experiment {name} ({experiment_id}): {variants} variants × {design}, {} order, {}; baseline: {baseline}", run_order.order.as_str(), run_order.before())
 }
 
 /// The runs per variant, the unmeasured round, the loads and the measured order.
@@ -26,7 +27,8 @@ pub fn runs(v: &ExperimentVerdict) -> String {
     if !v.runs.loads.is_empty() {
         list.row(["(loads before settling)".to_string(), ids(&v.runs.loads)]);
     }
-    format!("\nexperiment {} — runs per variant:\n{list}  {}\n", v.name, v.order_line())
+    let stop = v.stop_line().map(|l| format!("  {l}\n")).unwrap_or_default();
+    format!("\nexperiment {} — runs per variant:\n{list}  {}\n{stop}", v.name, v.order_line())
 }
 
 /// The verdicts: rate by rate with `rates:`, else the comparison; then the servers' side.

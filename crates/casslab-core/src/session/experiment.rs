@@ -13,6 +13,8 @@
 
 use super::observer::SessionEvent;
 use crate::notice::Notice;
+use crate::analysis::paired::SequentialDesign;
+use crate::analysis::sequential::Spending;
 use crate::analysis::study::Group;
 use crate::judge::experiment::ExperimentVerdict;
 use crate::judge::sweep::sweep;
@@ -105,13 +107,56 @@ pub struct ExperimentSetup<'e> {
     pub tags: Vec<String>,
     /// The experiment file or the command line set the in-flight count.
     pub concurrency_declared: bool,
+    /// Blocks until the judged figures are settled (or the budget is spent); `None`: a fixed
+    /// `repetitions` blocks.
+    pub sequential: Option<SequentialPlan>,
 }
+
+/// What a sequential experiment aims at unless told otherwise: each judged change within ±5 %
+/// (half its interval's width) or found; see `bench/README.md` for the figures behind these.
+pub const DEFAULT_PRECISION: f64 = 0.05;
+/// The most a sequential experiment takes unless told otherwise: 20 minutes.
+pub const DEFAULT_BUDGET_S: f64 = 1200.0;
+/// Blocks before a sequential experiment's first look.
+pub const DEFAULT_FIRST_LOOK: usize = 4;
+/// How a sequential experiment spends its error rate over its looks.
+pub const DEFAULT_SPENDING: Spending = Spending::OBrienFleming;
+/// The measured time and the warm-up of each run of a sequential experiment unless the
+/// command line says otherwise: short runs, many blocks.
+pub const DEFAULT_RUN_S: f64 = 10.0;
+pub const DEFAULT_WARMUP_S: f64 = 5.0;
+
+/// A sequential experiment: blocks until every judged figure is settled at `precision`, or
+/// `budget_s` of the experiment's time is spent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SequentialPlan {
+    /// Half the width of a judged figure's interval (relative) that settles it.
+    pub precision: f64,
+    /// The most the whole experiment may take (loads, settling and the unmeasured round
+    /// included), in seconds.
+    pub budget_s: f64,
+    pub spending: Spending,
+    /// Blocks before the first look.
+    pub first_look: usize,
+}
+
+pub use crate::judge::experiment::StopReason;
 
 impl ExperimentSetup<'_> {
     /// The warning when some variants declare no load point ([`undeclared_load_point`]).
     pub fn load_point_warning(&self) -> Option<String> {
         undeclared_load_point(self.exp, &self.base, self.concurrency_declared)
     }
+}
+
+/// The judging of a sequential experiment's looks: blocks as the unit, with the design's
+/// spending, first look and horizon.
+pub fn interim(judging: &JudgeOptions, plan: &SequentialPlan, max_blocks: usize) -> JudgeOptions {
+    let mut o = judging.clone();
+    let mut design = o.plan.blocks.unwrap_or_default();
+    design.sequential = Some(SequentialDesign { spending: plan.spending, first_look: plan.first_look, max_blocks });
+    o.plan.blocks = Some(design);
+    o
 }
 
 /// Why an experiment stopped before its verdicts.
@@ -131,9 +176,15 @@ pub enum ExperimentError {
 /// rate by rate too.
 pub async fn conduct(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging: &JudgeOptions) -> Result<ExperimentVerdict, ExperimentError> {
     let exp = setup.exp;
-    let runs = run_experiment(lab, setup).await?;
+    let started = std::time::Instant::now();
+    let runs = run_experiment(lab, setup, judging).await?;
+    let elapsed_s = started.elapsed().as_secs_f64();
     let groups: Vec<Group> = runs.variants.iter().map(|(label, ids)| Group { label: label.clone(), runs: ids.clone() }).collect();
-    let judgement = judge(lab.results, &groups, judging)?;
+    let judging = match (&setup.sequential, runs.max_blocks) {
+        (Some(plan), Some(max_blocks)) => interim(judging, plan, max_blocks),
+        _ => judging.clone(),
+    };
+    let judgement = judge(lab.results, &groups, &judging)?;
     let sweep = if !exp.rates.is_empty() && judgement.groups.len() >= 2 {
         let mut bases: Vec<String> = Vec::new();
         for v in &exp.variants {
@@ -153,6 +204,8 @@ pub async fn conduct(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging: &Judge
         load_point: setup.load_point_warning(),
         judgement,
         sweep,
+        elapsed_s,
+        precision: setup.sequential.map(|p| p.precision),
     })
 }
 
@@ -176,40 +229,74 @@ pub fn new_experiment_id(exp: &Experiment) -> String {
     format!("{}-{stamp}", exp.name)
 }
 
-/// Runs every variant of the experiment `repetitions` times in the order `run_order` says,
-/// after loading, settling and an unmeasured round. Stops after the run in which the user
-/// asked to stop.
-pub async fn run_experiment(lab: &Lab<'_>, setup: &ExperimentSetup<'_>) -> Result<ExperimentRuns, VariantError> {
+/// Runs every variant of the experiment in blocks (one run of each per block, in the order
+/// `run_order` says), after loading, settling and an unmeasured round: `repetitions` blocks,
+/// or with a sequential plan, block after block until the interim judgement (`judging`, with
+/// the design's looks) finds every judged figure settled or the budget is spent. Stops after
+/// the run in which the user asked to stop.
+pub async fn run_experiment(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging: &JudgeOptions) -> Result<ExperimentRuns, ExperimentError> {
     let exp = setup.exp;
+    let started = std::time::Instant::now();
     check_servers(lab, exp).await?;
     let mut run_order = setup.run_order;
     if run_order.order == Order::Shuffled && run_order.seed.is_none() {
         run_order.seed = Some(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
     }
-    let sched = schedule(exp.variants.len(), setup.repetitions, run_order.order, run_order.seed.unwrap_or(0));
+    // a sequential experiment's blocks are numbered as they come; its order repeats the
+    // same pattern block after block
+    let blocks = if setup.sequential.is_some() { MAX_BLOCKS } else { setup.repetitions };
+    let sched = schedule(exp.variants.len(), blocks, run_order.order, run_order.seed.unwrap_or(0));
+    let planned = if setup.sequential.is_some() { Vec::new() } else { sched.iter().map(|(v, rep)| (exp.variants[*v].name.clone(), *rep)).collect() };
     let out = ExperimentRuns {
         variants: exp.variants.iter().map(|v| (v.name.clone(), Vec::new())).collect(),
         unmeasured: Vec::new(),
         loads: Vec::new(),
-        order: sched.iter().map(|(v, rep)| (exp.variants[*v].name.clone(), *rep)).collect(),
+        order: planned,
         run_order,
         notes: Vec::new(),
         interrupted: false,
+        stop: None,
+        max_blocks: None,
     };
-    let variants = out.order.iter().map(|(v, _)| v.clone()).collect();
-    lab.observer.on(&SessionEvent::Notice(&Notice::MeasuredOrder { order: run_order.order.as_str(), seed: run_order.seed, variants }));
+    if setup.sequential.is_none() {
+        let variants = out.order.iter().map(|(v, _)| v.clone()).collect();
+        lab.observer.on(&SessionEvent::Notice(&Notice::MeasuredOrder { order: run_order.order.as_str(), seed: run_order.seed, variants }));
+    }
     let mut maker = Maker::new(lab, setup, out);
     if maker.before_measuring().await? == Flow::Stop {
         return Ok(maker.stopped());
     }
+    let per_block = exp.variants.len();
+    let mut block_started = std::time::Instant::now();
     for (k, &(vi, rep)) in sched.iter().enumerate() {
-        let step = format!("repetition {rep}/{}, {} of {} measured", setup.repetitions, k + 1, sched.len());
+        let step = match &setup.sequential {
+            Some(_) => format!("block {rep}, {} of {per_block}", k % per_block + 1),
+            None => format!("repetition {rep}/{}, {} of {} measured", setup.repetitions, k + 1, sched.len()),
+        };
         if maker.measured(vi, rep, k + 1, &step).await? == Flow::Stop {
             return Ok(maker.stopped());
         }
+        let Some(plan) = &setup.sequential else { continue };
+        if (k + 1) % per_block != 0 {
+            continue;
+        }
+        // a block is done: fix the horizon after the first, then look
+        let block_s = block_started.elapsed().as_secs_f64();
+        block_started = std::time::Instant::now();
+        if maker.out.max_blocks.is_none() {
+            maker.fix_horizon(plan, started.elapsed().as_secs_f64(), block_s);
+        }
+        if let Some(reason) = maker.look(plan, judging, rep as usize, started.elapsed().as_secs_f64(), block_s)? {
+            maker.out.stop = Some(reason);
+            return Ok(maker.out);
+        }
     }
+    maker.out.stop = Some(StopReason::Done);
     Ok(maker.out)
 }
+
+/// The most blocks a sequential experiment runs, whatever its budget.
+const MAX_BLOCKS: u32 = 500;
 
 /// Whether to go on after a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,7 +338,44 @@ impl<'l, 's, 'e> Maker<'l, 's, 'e> {
 
     fn stopped(mut self) -> ExperimentRuns {
         self.out.interrupted = true;
+        self.out.stop = Some(StopReason::Interrupted);
         self.out
+    }
+
+    /// After the first block: the most blocks the budget allows (the information fraction's
+    /// denominator, fixed from here on), recorded on every measured run so far.
+    fn fix_horizon(&mut self, plan: &SequentialPlan, elapsed_s: f64, block_s: f64) {
+        let left = (plan.budget_s - elapsed_s).max(0.0);
+        let most = 1 + (left / block_s.max(1e-3)).floor() as usize;
+        let max_blocks = most.clamp(plan.first_look, MAX_BLOCKS as usize);
+        self.out.max_blocks = Some(max_blocks);
+        let tag = format!("max_blocks={max_blocks}");
+        for (_, runs) in &self.out.variants {
+            for run in runs {
+                let _ = self.lab.results.set_tag(*run, &tag);
+            }
+        }
+        self.measured_tags.push(tag);
+        self.lab.observer.on(&SessionEvent::Notice(&Notice::Horizon { block_s, max_blocks, budget_s: plan.budget_s, short: most < plan.first_look }));
+    }
+
+    /// The look after `blocks` blocks: the interim judgement of the blocks so far, and whether
+    /// to stop (every judged figure settled, or no time for another block).
+    fn look(&mut self, plan: &SequentialPlan, judging: &JudgeOptions, blocks: usize, elapsed_s: f64, block_s: f64) -> Result<Option<StopReason>, ExperimentError> {
+        let max_blocks = self.out.max_blocks.unwrap_or(MAX_BLOCKS as usize);
+        let out_of_time = blocks >= max_blocks || elapsed_s + block_s > plan.budget_s;
+        if blocks < plan.first_look && !out_of_time {
+            return Ok(None);
+        }
+        let groups: Vec<Group> = self.out.variants.iter().map(|(label, ids)| Group { label: label.clone(), runs: ids.clone() }).collect();
+        let o = interim(judging, plan, max_blocks);
+        let j = judge(self.lab.results, &groups, &o)?;
+        let unsettled = j.study.as_ref().map(|s| s.unsettled(plan.precision)).unwrap_or_else(|| vec!["fewer than two variants have valid runs".into()]);
+        self.lab.observer.on(&SessionEvent::Notice(&Notice::Look { blocks, max_blocks, precision: plan.precision, unsettled: unsettled.clone() }));
+        if j.study.as_ref().is_some_and(|s| s.settled(plan.precision)) && blocks >= plan.first_look {
+            return Ok(Some(StopReason::Settled));
+        }
+        Ok(out_of_time.then_some(StopReason::Budget { unsettled }))
     }
 
     fn tagged(&self, key: &str, v: &Variant) -> Vec<String> {
@@ -321,6 +445,9 @@ impl<'l, 's, 'e> Maker<'l, 's, 'e> {
         }
         let r = run_one(self.lab, &spec, v).await?;
         self.out.variants[vi].1.push(r.run);
+        if self.setup.sequential.is_some() {
+            self.out.order.push((v.name.clone(), rep));
+        }
         Ok(self.flow(&r))
     }
 }

@@ -43,7 +43,7 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
     }
     let name = format!("runs {}", ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "));
     show(&j, args, (&name, ""), Vec::new())?;
-    Ok(if print_gates(&j, &o.gates, o.plan.opts.confidence) { Exit::Success } else { Exit::Failed }.code())
+    Ok(print_gates(&j, &o.gates, o.plan.opts.confidence, args.allow_undecided).code())
 }
 
 /// The runs named, the baseline first; a run named twice is compared once (said on stderr).
@@ -128,7 +128,12 @@ fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, o: &JudgeOpt
     notes.extend(all.refused.iter().map(|r| format!("left out of the comparison: {r}")));
     let mut plan = o.plan.clone();
     plan.opts.window_s = all.window.map_or(plan.opts.window_s, |w| w.window_s);
-    let mut gates_ok = true;
+    let mut gates = Exit::Success;
+    let mut worst = |e: Exit| {
+        if e == Exit::Failed || (e == Exit::Undecided && gates == Exit::Success) {
+            gates = e;
+        }
+    };
     if saved.rates.len() > 1 {
         if args.format != OutputFormat::Text || args.output.is_some() {
             bail_usage!(
@@ -147,7 +152,7 @@ fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, o: &JudgeOpt
             }
             out::print(&format!("\nat {rate:.0} ops/s:\n"))?;
             show(&j, args, (&saved.name, &saved.id), Vec::new())?;
-            gates_ok &= print_gates(&j, &o.gates, o.plan.opts.confidence);
+            worst(print_gates(&j, &o.gates, o.plan.opts.confidence, args.allow_undecided));
         }
     } else {
         let j = all.of_groups(store, &saved.groups_at(None), &plan, &o.gates)?;
@@ -156,24 +161,32 @@ fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, o: &JudgeOpt
             return Ok(Exit::Failed.code());
         }
         show(&j, args, (&saved.name, &saved.id), notes)?;
-        gates_ok = print_gates(&j, &o.gates, o.plan.opts.confidence);
+        worst(print_gates(&j, &o.gates, o.plan.opts.confidence, args.allow_undecided));
     }
-    Ok(if all.refused.is_empty() && gates_ok { Exit::Success } else { Exit::Failed }.code())
+    Ok(if !all.refused.is_empty() { Exit::Failed } else { gates }.code())
 }
 
 /// The gates' report on stderr (for `compare` and `experiment`): what could not be judged,
-/// a failed gate one line each, "gates passed"; `false` when any failed.
-pub(crate) fn print_gates(j: &Judgement, gates: &Gates, confidence: f64) -> bool {
-    let Some(report) = &j.gates else { return !gates.any() };
+/// a failed gate one line each, "gates passed"; the exit code: 1 when a gate failed, 4 when
+/// one could not be judged (unless `allow_undecided`), else 0.
+pub(crate) fn print_gates(j: &Judgement, gates: &Gates, confidence: f64, allow_undecided: bool) -> Exit {
+    let Some(report) = &j.gates else { return if gates.any() { Exit::Failed } else { Exit::Success } };
     report.unchecked.iter().for_each(|w| out::warn(w));
     for line in judgement::gate_failures(report, confidence) {
         eprintln!("gate failed: {line}");
     }
-    if !report.failures.is_empty() {
-        return false;
+    for line in &report.undecided {
+        eprintln!("gate undecided: {line}");
     }
-    out::note("gates passed");
-    true
+    if !report.failures.is_empty() {
+        return Exit::Failed;
+    }
+    if !report.decided() && !allow_undecided {
+        eprintln!("gates undecided: run longer or more repetitions, or pass --allow-undecided to accept");
+        return Exit::Undecided;
+    }
+    out::note(if report.decided() { "gates passed" } else { "gates passed or undecided (--allow-undecided)" });
+    Exit::Success
 }
 
 /// The analysis options and gates of the command line, checked.
@@ -190,7 +203,7 @@ pub(crate) fn judge_options(args: &AnalysisArgs, window_s: f64, fail_if: &[Gate]
     opts.validate()?;
     let kind = if args.service_time { LatencyKind::Service } else { LatencyKind::Intended };
     Ok(JudgeOptions {
-        plan: StudyPlan { opts, kind, server_cores: args.server_cores, pool_windows: args.pool_windows },
+        plan: StudyPlan { server_cores: args.server_cores, pool_windows: args.pool_windows, ..StudyPlan::new(opts, kind) },
         auto_window: false,
         allow_invalid: args.allow_invalid,
         screening: Screening::RefuseAll,

@@ -20,7 +20,13 @@ use casslab_core::judge::experiment::ExperimentVerdict;
 use casslab_core::judge::Screening;
 use casslab_core::report::experiment_html::ExperimentPage;
 use casslab_core::report::{experiment_text, findmax};
-use casslab_core::session::experiment::{base_config, conduct, find_max_per_variant, new_experiment_id, ExperimentSetup};
+use casslab_core::analysis::paired::BlockDesign;
+use casslab_core::analysis::study::FigureRef;
+use casslab_core::analysis::DEFAULT_POWER_EFFECT;
+use casslab_core::session::experiment::{
+    base_config, conduct, find_max_per_variant, new_experiment_id, ExperimentSetup, SequentialPlan, DEFAULT_BUDGET_S, DEFAULT_FIRST_LOOK, DEFAULT_PRECISION,
+    DEFAULT_RUN_S, DEFAULT_SPENDING, DEFAULT_WARMUP_S,
+};
 use casslab_core::session::{check_events, Lab};
 use casslab_core::store::Store;
 use casslab_core::workload::TargetKind;
@@ -36,8 +42,19 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     };
     let mut judging = compare::judge_options(&args.analysis, window_s, &args.fail_if, args.max_regression)?;
     judging.screening = Screening::LeaveOut;
+    let sequential = sequential_plan(&args)?;
+    judging.plan.blocks = Some(BlockDesign { sequential: None, margin: percent("equivalence", args.equivalence.as_deref())?, power_effect: DEFAULT_POWER_EFFECT });
+    if !args.judge.is_empty() {
+        let judged: Result<Vec<FigureRef>, String> = args.judge.iter().map(|j| j.parse()).collect();
+        judging.plan.judged = Some(judged.map_err(|e| usage(format!("--judge {e}")))?);
+    }
     let store = Arc::new(Store::open(&store_path(&args.run.store)).context("cannot open the results store")?);
-    let cli = args.run.to_config(&args.file.display().to_string())?;
+    let mut cli = args.run.to_config(&args.file.display().to_string())?;
+    if sequential.is_some() {
+        // short runs, many blocks: unless the command line says otherwise
+        cli.duration_s.get_or_insert(DEFAULT_RUN_S);
+        cli.warmup_s.get_or_insert(DEFAULT_WARMUP_S);
+    }
     let base = base_config(&exp, cli, (args.run.concurrency.is_some(), args.run.rate.is_some()));
     if !args.run.no_lint {
         super::lint::print_before_experiment(&args.file.display().to_string(), &overrides, base.concurrency, base.cluster.dc.as_deref());
@@ -63,6 +80,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         experiment_id: new_experiment_id(&exp),
         tags: args.run.tags.clone(),
         concurrency_declared: args.run.concurrency.is_some() || exp.concurrency.is_some(),
+        sequential,
     };
     if let Some(w) = setup.load_point_warning() {
         out::warn(&w);
@@ -76,7 +94,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         run::aim_redis(&mut setup.base, &args.run.local)?;
     }
     let baseline = &exp.variants[0].name;
-    eprintln!("{}", experiment_text::header(&exp.name, &setup.experiment_id, exp.variants.len(), setup.repetitions, &setup.run_order, baseline));
+    eprintln!("{}", experiment_text::header(&exp.name, &setup.experiment_id, exp.variants.len(), &design_words(&setup), &setup.run_order, baseline));
     let rt = run::runtime(setup.base.threads)?;
     let lab = Lab {
         credentials: creds,
@@ -105,13 +123,13 @@ fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judg
     j.warnings.iter().for_each(|w| out::warn(w));
     j.refused.iter().for_each(|r| eprintln!("left out of the comparison: {r}"));
     out::print(&experiment_text::verdicts(v))?;
-    let gates_ok = match &j.study {
+    let gates = match &j.study {
         Some(s) => {
             if let Some(path) = &args.output {
                 let server = j.server.as_ref().map(|x| casslab_core::report::judgement::server_side(x, s.plan.opts.confidence).1).unwrap_or_default();
                 compare::write_page(path, ExperimentPage::of_study(&v.name, &v.description, &v.experiment_id, s), v.notes(), server)?;
             }
-            compare::print_gates(j, gates, s.plan.opts.confidence)
+            compare::print_gates(j, gates, s.plan.opts.confidence, args.allow_undecided)
         }
         None => {
             if let Some(path) = &args.output {
@@ -119,8 +137,10 @@ fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judg
             }
             if gates.any() {
                 eprintln!("gate failed: fewer than two variants have runs to compare, so the gates cannot be judged");
+                Exit::Failed
+            } else {
+                Exit::Success
             }
-            !gates.any()
         }
     };
     if let Some(w) = &v.load_point {
@@ -128,11 +148,40 @@ fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judg
     }
     Ok(if v.runs.interrupted {
         Exit::Interrupted
-    } else if !j.refused.is_empty() || !gates_ok {
+    } else if !j.refused.is_empty() {
         Exit::Failed
     } else {
-        Exit::Success
+        gates
     })
+}
+
+/// The sequential plan of the flags, or `None` for `--repetitions N` (a fixed design).
+fn sequential_plan(args: &ExperimentArgs) -> Result<Option<SequentialPlan>> {
+    if args.repetitions.is_some() {
+        if args.precision.is_some() || args.budget.is_some() {
+            return Err(usage("--repetitions runs a fixed number of blocks; --precision and --budget are for running until the precision is reached: give one or the other".to_string()));
+        }
+        return Ok(None);
+    }
+    let precision = percent("precision", args.precision.as_deref())?.unwrap_or(DEFAULT_PRECISION);
+    let budget_s = match &args.budget {
+        Some(b) => crate::cli::parse_duration_s("budget", b)?,
+        None => DEFAULT_BUDGET_S,
+    };
+    Ok(Some(SequentialPlan { precision, budget_s, spending: DEFAULT_SPENDING, first_look: DEFAULT_FIRST_LOOK }))
+}
+
+/// A percentage flag's value as a fraction.
+fn percent(flag: &str, v: Option<&str>) -> Result<Option<f64>> {
+    v.map(|t| casslab_core::units::parse_percent(t).ok_or_else(|| usage(format!("--{flag} {t}: write a percentage, e.g. 5%")))).transpose()
+}
+
+/// "3 repetitions", or "blocks until each judged change is within ±5% (budget 20 min)".
+fn design_words(setup: &ExperimentSetup) -> String {
+    match &setup.sequential {
+        None => format!("{} repetitions", setup.repetitions),
+        Some(p) => format!("blocks until each judged change is within ±{}% or found (budget {})", p.precision * 100.0, casslab_core::analysis::approx_duration(p.budget_s)),
+    }
 }
 
 /// The file's order settings with the flags' overrides.
