@@ -411,9 +411,9 @@ variants:
         assert_eq!(q.workload.keyspace, "casslab_kv_quorum");
         assert_eq!(one.workload.params["rows"], "100");
         assert_eq!(q.workload.params["valuesize"], "200");
-        assert!(one.workload.operations.iter().all(|o| o.consistency == crate::workload::Consistency::LocalOne));
-        assert!(q.workload.operations.iter().all(|o| o.consistency == crate::workload::Consistency::Quorum), "set on replaced ops too");
-        assert_eq!(q.workload.operation("read").unwrap().statements[0].cql, "SELECT key, value FROM kv WHERE key = ?");
+        assert!(one.workload.operations.iter().all(|o| o.cql().unwrap().consistency == crate::workload::Consistency::LocalOne));
+        assert!(q.workload.operations.iter().all(|o| o.cql().unwrap().consistency == crate::workload::Consistency::Quorum), "set on replaced ops too");
+        assert_eq!(q.workload.operation("read").unwrap().cql().unwrap().statements[0].cql, "SELECT key, value FROM kv WHERE key = ?");
         assert!(q.workload.schema[0].cql.contains("LeveledCompactionStrategy"));
         assert!(!one.workload.schema[0].cql.contains("Leveled"));
         assert_eq!((q.concurrency, q.rate_per_s), (Some(16), Some(500.0)));
@@ -436,13 +436,13 @@ variants:
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
         let tiny: BTreeMap<String, String> = [("rows".to_string(), "100".to_string())].into();
         let e = load_experiment(&dir.join("bins-list-vs-columns.yaml"), &tiny).unwrap();
-        assert_eq!(e.variants[1].workload.operation("update").unwrap().statements[0].args.len(), 101);
+        assert_eq!(e.variants[1].workload.operation("update").unwrap().cql().unwrap().statements[0].args.len(), 101);
         let e = load_experiment(&dir.join("compaction-strategies.yaml"), &tiny).unwrap();
         assert_eq!(e.variants.len(), 3);
         assert!(e.variants[2].workload.schema[0].cql.contains("UnifiedCompactionStrategy"));
         let small: BTreeMap<String, String> = [("rows_per_partition".to_string(), "864".to_string())].into();
         let e = load_experiment(&dir.join("partition-read-chunks.yaml"), &small).unwrap();
-        let pages: Vec<i32> = e.variants.iter().map(|v| v.workload.operation("read_day").unwrap().page_size).collect();
+        let pages: Vec<i32> = e.variants.iter().map(|v| v.workload.operation("read_day").unwrap().cql().unwrap().page_size).collect();
         assert_eq!(pages, vec![864, 432, 216, 108]);
         assert!(e.variants.iter().all(|v| v.workload.keyspace == "casslab_wide"), "shared keyspace");
         assert_eq!(e.variants[0].workload.load.as_ref().unwrap().count, 864 * 7);

@@ -155,10 +155,10 @@ mod tests {
     #[test]
     fn partitions_parse_with_defaults() {
         let w = parse("  op:\n    cql: SELECT v FROM t WHERE pk = ?\n    args: [pk]\n    partitions: { count: 100, strategy: in_by_replica, limit: 50 }\n").unwrap();
-        let p = w.operations[0].partitions.as_ref().unwrap();
+        let p = w.operations[0].cql().unwrap().partitions.as_ref().unwrap();
         assert_eq!((p.count, p.strategy, p.key.as_str(), p.key_marker, p.limit, p.chunk, p.concurrency), (100, Strategy::InByReplica, "pk", 0, Some(50), 100, 100));
         let w = parse("  op:\n    cql: SELECT v FROM t WHERE ck = ? AND pk = ?\n    args: [ck, pk]\n    partitions:\n      count: \"10\"\n      strategy: in\n      key: pk\n      chunk: 3\n      concurrency: 2\n").unwrap();
-        let p = w.operations[0].partitions.as_ref().unwrap();
+        let p = w.operations[0].cql().unwrap().partitions.as_ref().unwrap();
         assert_eq!((p.count, p.key_marker, p.chunk, p.concurrency), (10, 1, 3, 2));
     }
 
@@ -184,7 +184,7 @@ mod tests {
     #[test]
     fn batches_and_timestamps_parse_and_check() {
         let w = parse("  op:\n    cql: INSERT INTO t (pk, ck, v) VALUES (?, ?, ?)\n    args: [pk, ck, v]\n    batch: { kind: single_partition, size: \"20\" }\n    timestamp: client\n").unwrap();
-        let op = &w.operations[0];
+        let op = w.operations[0].cql().unwrap();
         let b = op.batch.as_ref().unwrap();
         assert_eq!((b.kind, b.size, b.line), (BatchKind::SinglePartition, 20, 12));
         assert!(op.client_timestamp);

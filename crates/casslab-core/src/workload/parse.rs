@@ -7,7 +7,7 @@
 
 use super::access::{build_access, RawAccess, RawBatch, RawPartitions};
 use super::error::{OpProblem, Problem, WorkloadError};
-use super::model::{Consistency, LoadPhase, Operation, RedisMode, RunPhase, Statement, TargetKind, Workload};
+use super::model::{Consistency, CqlOp, LoadPhase, OpBody, Operation, RedisMode, RedisOp, RunPhase, Statement, TargetKind, Workload};
 use super::params::{resolve_params, substitute};
 use super::repeat::{expand_cql, expand_keys, expand_list};
 use crate::gen::{GeneratorSpec, Scalar};
@@ -131,7 +131,7 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
         operations.push(if op.is_redis() { build_redis_op(file, node, name, op, line)? } else { build_op(file, node, name, op, line)? });
     }
     operations.sort_by_key(|o| o.line);
-    let target = target_of(&operations).map_err(|p| err(operations.iter().find(|o| !o.redis.is_empty()).map(|o| o.line), p))?;
+    let target = target_of(&operations).map_err(|p| err(operations.iter().find(|o| o.redis().is_some()).map(|o| o.line), p))?;
     let keyspace = match (raw.keyspace, target) {
         (Some(k), _) => k.trim().to_string(),
         (None, TargetKind::Redis) => "redis".to_string(),
@@ -276,20 +276,17 @@ fn build_op(file: &str, node: &Node, name: String, op: RawOp, line: usize) -> Re
     let idempotent = op.idempotent.unwrap_or(retry_safe);
     let raw = RawAccess { partitions: op.partitions, batch: op.batch, timestamp: op.timestamp };
     let access = build_access(node, line, &statements, raw).map_err(|(l, problem)| WorkloadError::new(file, Some(l), Problem::Operation { op: name.clone(), problem }))?;
-    Ok(Operation {
-        name,
+    let body = CqlOp {
         statements,
-        redis: Vec::new(),
-        redis_mode: RedisMode::Sequence,
         consistency,
         serial_consistency,
         page_size,
         idempotent,
-        line,
         partitions: access.partitions,
         batch: access.batch,
         client_timestamp: access.client_timestamp,
-    })
+    };
+    Ok(Operation { name, line, body: OpBody::Cql(body) })
 }
 
 impl RawOp {
@@ -349,27 +346,14 @@ fn build_redis_op(file: &str, node: &Node, name: String, op: RawOp, line: usize)
     Ok(redis_op(name, commands, mode, line))
 }
 
-fn redis_op(name: String, redis: Vec<super::model::RedisCommand>, redis_mode: RedisMode, line: usize) -> Operation {
-    Operation {
-        name,
-        statements: Vec::new(),
-        redis,
-        redis_mode,
-        consistency: Consistency::LocalQuorum,
-        serial_consistency: None,
-        page_size: DEFAULT_PAGE_SIZE,
-        idempotent: false,
-        line,
-        partitions: None,
-        batch: None,
-        client_timestamp: false,
-    }
+fn redis_op(name: String, commands: Vec<super::model::RedisCommand>, mode: RedisMode, line: usize) -> Operation {
+    Operation { name, line, body: OpBody::Redis(RedisOp { commands, mode }) }
 }
 
 /// The kind of server the operations are written for; mixing both is an error.
 fn target_of(ops: &[Operation]) -> Result<TargetKind, Problem> {
-    let redis = ops.iter().find(|o| !o.redis.is_empty());
-    match (ops.iter().find(|o| o.redis.is_empty()), redis) {
+    let redis = ops.iter().find(|o| o.redis().is_some());
+    match (ops.iter().find(|o| o.cql().is_some()), redis) {
         (Some(c), Some(r)) => Err(Problem::MixedTargets { cql: c.name.clone(), redis: r.name.clone() }),
         (_, Some(_)) => Ok(TargetKind::Redis),
         _ => Ok(TargetKind::Cql),
@@ -392,11 +376,11 @@ mod tests {
         let e = parse("UPDATE c SET n = n + 1 WHERE k = ?", "    idempotent: true\n").unwrap_err().to_string();
         assert!(e.starts_with("f.yaml:6: operation \"w\": `idempotent: true`"), "{e}");
         assert!(parse("INSERT INTO t (k) VALUES (?) IF NOT EXISTS", "    idempotent: true\n").is_err());
-        assert!(!parse("UPDATE c SET n = n + 1 WHERE k = ?", "").unwrap().operations[0].idempotent);
-        assert!(!parse("INSERT INTO t (k) VALUES (?) IF NOT EXISTS", "").unwrap().operations[0].idempotent);
-        assert!(parse("SELECT v FROM t WHERE k = ?", "").unwrap().operations[0].idempotent, "reads may be retried");
-        assert!(parse("INSERT INTO t (k, v) VALUES (?, 1)", "").unwrap().operations[0].idempotent, "plain writes may be retried");
-        assert!(!parse("INSERT INTO t (k, v) VALUES (?, 1)", "    idempotent: false\n").unwrap().operations[0].idempotent);
+        assert!(!parse("UPDATE c SET n = n + 1 WHERE k = ?", "").unwrap().operations[0].cql().unwrap().idempotent);
+        assert!(!parse("INSERT INTO t (k) VALUES (?) IF NOT EXISTS", "").unwrap().operations[0].cql().unwrap().idempotent);
+        assert!(parse("SELECT v FROM t WHERE k = ?", "").unwrap().operations[0].cql().unwrap().idempotent, "reads may be retried");
+        assert!(parse("INSERT INTO t (k, v) VALUES (?, 1)", "").unwrap().operations[0].cql().unwrap().idempotent, "plain writes may be retried");
+        assert!(!parse("INSERT INTO t (k, v) VALUES (?, 1)", "    idempotent: false\n").unwrap().operations[0].cql().unwrap().idempotent);
     }
 
     #[test]
@@ -407,11 +391,11 @@ mod tests {
         assert_eq!(w.run.as_ref().unwrap().mix, [("r".to_string(), 3.0), ("w".to_string(), 1.0)]);
         assert_eq!(w.schema[0].cql, "CREATE TABLE IF NOT EXISTS t (id bigint PRIMARY KEY, c0 int, c1 int, c2 int)");
         assert_eq!(w.generators.keys().collect::<Vec<_>>(), ["id", "v0", "v1", "v2"]);
-        let op = w.operation("w").unwrap();
+        let op = w.operation("w").unwrap().cql().unwrap();
         assert_eq!(op.statements[0].cql, "INSERT INTO t (id, c0, c1, c2) VALUES (:id, :v0, :v1, :v2)");
         assert_eq!(op.statements[0].args, ["id", "v0", "v1", "v2"]);
         assert_eq!(op.page_size, 100);
-        assert_eq!(w.operation("r").unwrap().statements[0].cql, "SELECT c0, c1, c2 FROM t WHERE id = ?");
+        assert_eq!(w.operation("r").unwrap().cql().unwrap().statements[0].cql, "SELECT c0, c1, c2 FROM t WHERE id = ?");
         let e = parse_workload(&src.replace("\"v{0..2}\"]", "v{0..2}]"), "f.yaml", &BTreeMap::new()).unwrap_err().to_string();
         assert!(e.starts_with("f.yaml:12:") && e.contains("is written quoted"), "{e}");
         let e = parse_workload(&src.replace("count: \"${rows}\"", "count: lots"), "f.yaml", &BTreeMap::new()).unwrap_err().to_string();

@@ -38,8 +38,9 @@ pub(crate) fn validate(w: &Workload, file: &str, doc: &Node) -> Result<(), Workl
     let gen_names: Vec<String> = w.generators.keys().cloned().collect();
     for op in &w.operations {
         let op_node = doc.at(&["operations", &op.name]);
-        for (i, st) in op.statements.iter().enumerate() {
-            let st_node = if op.statements.len() > 1 { op_node.and_then(|n| n.get("steps")).and_then(|s| s.items().get(i)) } else { op_node };
+        let statements = op.cql().map_or(&[][..], |c| &c.statements);
+        for (i, st) in statements.iter().enumerate() {
+            let st_node = if statements.len() > 1 { op_node.and_then(|n| n.get("steps")).and_then(|s| s.items().get(i)) } else { op_node };
             let op_err = |line: usize, problem: OpProblem| err(Some(line), Problem::Operation { op: op.name.clone(), problem });
             for a in &st.args {
                 if !w.generators.contains_key(a) {
@@ -52,8 +53,9 @@ pub(crate) fn validate(w: &Workload, file: &str, doc: &Node) -> Result<(), Workl
                 return Err(op_err(st.line, OpProblem::Markers { markers, args: st.args.len() }));
             }
         }
-        let list = if op.redis.len() > 1 || op_node.is_some_and(|n| n.get("redis").is_none()) { ["steps", "pipeline"].iter().find_map(|k| op_node.and_then(|n| n.get(k))) } else { None };
-        for (i, c) in op.redis.iter().enumerate() {
+        let commands = op.redis().map_or(&[][..], |r| &r.commands);
+        let list = if commands.len() > 1 || op_node.is_some_and(|n| n.get("redis").is_none()) { ["steps", "pipeline"].iter().find_map(|k| op_node.and_then(|n| n.get(k))) } else { None };
+        for (i, c) in commands.iter().enumerate() {
             let c_node = match list {
                 Some(l) => l.items().get(i),
                 None => op_node,
@@ -153,7 +155,7 @@ events:
     fn statements_and_events_that_start_alike_keep_their_own_lines() {
         let w = parse_workload(BASE, "w.yaml", &BTreeMap::new()).unwrap();
         assert_eq!(w.schema.iter().map(|s| s.line).collect::<Vec<_>>(), [3, 4]);
-        assert_eq!(w.operations[0].statements.iter().map(|s| s.line).collect::<Vec<_>>(), [16, 18]);
+        assert_eq!(w.operations[0].cql().unwrap().statements.iter().map(|s| s.line).collect::<Vec<_>>(), [16, 18]);
         let e = error(&BASE.replace("  - 5s flush\n  - 5s flush", "  - 5s flush\n  - 5s flush ks.a.b"));
         assert!(e.starts_with("w.yaml:27: event \"5s flush ks.a.b\""), "{e}");
     }
