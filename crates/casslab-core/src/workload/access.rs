@@ -9,7 +9,7 @@ use super::error::OpProblem;
 use super::model::{BatchKind, BatchSpec, PartitionSet, Statement, Strategy, MAX_BATCH_ROWS, MAX_PARTITIONS};
 use crate::cql;
 use crate::gen::Scalar;
-use crate::yaml::Node;
+use crate::yaml::KeyLines;
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -45,8 +45,8 @@ pub(crate) struct RawAccess {
 }
 
 /// Checks `partitions:`, `batch:` and `timestamp:` of an operation declared at `op_line`,
-/// whose YAML is `node`; a problem comes with its line.
-pub(crate) fn build_access(node: &Node, op_line: usize, statements: &[Statement], raw: RawAccess) -> Result<Access, (usize, OpProblem)> {
+/// whose keys are at `node`; a problem comes with its line.
+pub(crate) fn build_access(node: &KeyLines, op_line: usize, statements: &[Statement], raw: RawAccess) -> Result<Access, (usize, OpProblem)> {
     let RawAccess { partitions, batch, timestamp } = raw;
     let at = |key: &str| node.key_line(key).unwrap_or(op_line);
     let is_select = |st: &Statement| cql::first_keyword(&st.cql).as_deref() == Some("SELECT");

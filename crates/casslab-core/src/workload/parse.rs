@@ -1,7 +1,8 @@
 //! Reading workload files into the model: from a built-in name or a path, through parameter
 //! substitution (`params.rs`), typed YAML decoding (`crate::yaml`, whose errors carry their
-//! line), and the building of operations and phases with the line of every key, so that each
-//! later error can say `file:line`. Checks that need the whole workload are `validate.rs`'s;
+//! line) that brings the line of every key with it (one read of the substituted text: keys'
+//! lines from `yaml::Lined`, list items' from `Spanned`), and the building of operations and
+//! phases, so that each later error can say `file:line`. Checks that need the whole workload are `validate.rs`'s;
 //! an operation's access settings are `access.rs`'s. Items written once with a `{A..B}` range
 //! are repeated here (`repeat.rs`). Numbers may be written quoted (`count: "${rows}"`).
 
@@ -10,9 +11,11 @@ use super::error::{OpProblem, Problem, WorkloadError};
 use super::model::{Consistency, CqlOp, LoadPhase, OpBody, Operation, RedisMode, RedisOp, RunPhase, Statement, TargetKind, Workload};
 use super::params::{resolve_params, substitute};
 use super::repeat::{expand_cql, expand_keys, expand_list};
+use super::validate::OpArgs;
 use crate::gen::{GeneratorSpec, Scalar};
 use crate::units::parse_duration_s;
-use crate::yaml::{self, Node};
+use crate::yaml::{self, KeyLines, Lined};
+use serde_saphyr::Spanned;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -32,14 +35,14 @@ struct RawWorkload {
     keyspace: Option<String>,
     replication: Option<String>,
     #[serde(default)]
-    schema: Vec<String>,
+    schema: Vec<Spanned<String>>,
     #[serde(default)]
     generators: BTreeMap<String, GeneratorSpec>,
     operations: BTreeMap<String, RawOp>,
     load: Option<RawLoad>,
     run: Option<RawRun>,
     #[serde(default)]
-    events: Vec<String>,
+    events: Vec<Spanned<String>>,
     /// The server the workload is meant for (casslab's local cluster runs it so).
     cluster: Option<crate::cluster::ServerSpec>,
 }
@@ -49,10 +52,10 @@ struct RawWorkload {
 struct RawOp {
     cql: Option<String>,
     redis: Option<String>,
-    pipeline: Option<Vec<RawStep>>,
+    pipeline: Option<Vec<Spanned<Lined<RawStep>>>>,
     #[serde(default)]
-    args: Vec<String>,
-    steps: Option<Vec<RawStep>>,
+    args: Vec<Spanned<String>>,
+    steps: Option<Vec<Spanned<Lined<RawStep>>>>,
     consistency: Option<String>,
     serial_consistency: Option<String>,
     page_size: Option<Scalar>,
@@ -68,7 +71,7 @@ struct RawStep {
     cql: Option<String>,
     redis: Option<String>,
     #[serde(default)]
-    args: Vec<String>,
+    args: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -114,20 +117,21 @@ pub fn resolve_text(src: &str, file: &str, overrides: &BTreeMap<String, String>)
 /// Parses workload text. `file` is only used in error messages.
 pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String>) -> Result<Workload, WorkloadError> {
     let (text, params) = resolve_text(src, file, overrides)?;
-    let raw: RawWorkload = yaml::from_str(&text).map_err(|e| WorkloadError::yaml_in(file, &text, e))?;
-    let doc = yaml::parse(&text).map_err(|e| WorkloadError::yaml_in(file, &text, e))?;
+    let Lined { value: raw, lines: doc } = yaml::from_str::<Lined<RawWorkload>>(&text).map_err(|e| WorkloadError::yaml_in(file, &text, e))?;
     let err = |line: Option<usize>, p: Problem| WorkloadError::new(file, line, p);
     let generators = expand_keys(raw.generators, "generator").map_err(|e| err(doc.key_line("generators"), e.into()))?;
 
-    let no_node = Node::new(yaml::Value::Null);
+    let no_node = KeyLines::default();
     let ops_node = doc.get("operations").unwrap_or(&no_node);
     let mut operations = Vec::new();
+    let mut args = BTreeMap::new();
     for (name, op) in raw.operations {
         let line = ops_node.key_line(&name).or(doc.key_line("operations")).unwrap_or(1);
         if let Some(sub) = crate::stats::SUB_OPS.iter().find(|s| name.ends_with(&format!(".{s}"))) {
             return Err(err(Some(line), Problem::Operation { op: name, problem: OpProblem::ReservedName(sub) }));
         }
         let node = ops_node.get(&name).unwrap_or(&no_node);
+        args.insert(name.clone(), op_args(&op));
         operations.push(if op.is_redis() { build_redis_op(file, node, name, op, line)? } else { build_op(file, node, name, op, line)? });
     }
     operations.sort_by_key(|o| o.line);
@@ -145,14 +149,11 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
         }
     }
 
-    let schema_line = doc.key_line("schema").unwrap_or(1);
-    let schema_items = doc.get("schema").map(Node::items).unwrap_or_default();
     let schema = raw
         .schema
         .into_iter()
-        .enumerate()
-        .map(|(i, cql)| {
-            let line = schema_items.get(i).map(|n| n.line).unwrap_or(schema_line);
+        .map(|Spanned { value: cql, referenced, .. }| {
+            let line = referenced.line() as usize;
             let cql = expand_cql(cql.trim().trim_end_matches(';')).map_err(|e| err(Some(line), e.into()))?;
             Ok(Statement { cql, args: vec![], line })
         })
@@ -188,14 +189,12 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
         }
     };
 
-    let event_items = doc.get("events").map(Node::items).unwrap_or_default();
     let events = raw
         .events
         .iter()
-        .enumerate()
-        .map(|(i, spec)| {
-            let line = event_items.get(i).map(|n| n.line).or(doc.key_line("events"));
-            crate::events::parse_event(spec).map_err(|e| err(line, e.into()))
+        .map(|spec| {
+            let line = Some(spec.referenced.line() as usize);
+            crate::events::parse_event(&spec.value).map_err(|e| err(line, e.into()))
         })
         .collect::<Result<Vec<_>, _>>()?;
 
@@ -215,16 +214,17 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
         events,
         cluster: raw.cluster,
     };
-    super::validate::validate(&w, file, &doc)?;
+    super::validate::validate(&w, file, &super::validate::FileLines { keys: doc, args })?;
     Ok(w)
 }
 
-/// Builds operation `name` from its raw form; `node` is its YAML (for the lines of its keys),
-/// `line` the line of its name.
-fn build_op(file: &str, node: &Node, name: String, op: RawOp, line: usize) -> Result<Operation, WorkloadError> {
+/// Builds operation `name` from its raw form; `node` holds the lines of its keys, `line` is the
+/// line of its name.
+fn build_op(file: &str, node: &KeyLines, name: String, op: RawOp, line: usize) -> Result<Operation, WorkloadError> {
     let at = |key: &str| node.key_line(key).unwrap_or(line);
     let err = |key: &str, problem: OpProblem| WorkloadError::new(file, Some(at(key)), Problem::Operation { op: name.clone(), problem });
-    let repeat = |line: usize, cql: &str, args: Vec<String>| -> Result<Statement, WorkloadError> {
+    let repeat = |line: usize, cql: &str, args: Vec<Spanned<String>>| -> Result<Statement, WorkloadError> {
+        let args = args.into_iter().map(|a| a.value).collect();
         let problem = |e: super::repeat::RepeatError| WorkloadError::new(file, Some(line), Problem::Operation { op: name.clone(), problem: OpProblem::Repeat(e) });
         Ok(Statement { cql: expand_cql(cql.trim()).map_err(problem)?, args: expand_list(args).map_err(problem)?, line })
     };
@@ -234,12 +234,12 @@ fn build_op(file: &str, node: &Node, name: String, op: RawOp, line: usize) -> Re
             if !op.args.is_empty() {
                 return Err(err("args", OpProblem::ArgsWithSteps));
             }
-            let items = node.get("steps").map(Node::items).unwrap_or_default();
-            let step_line = |i: usize| items.get(i).and_then(|s| s.key_line("cql").or(Some(s.line))).unwrap_or(line);
             let mut statements = Vec::with_capacity(steps.len());
-            for (i, s) in steps.into_iter().enumerate() {
-                let cql = s.cql.ok_or_else(|| WorkloadError::new(file, Some(step_line(i)), Problem::Operation { op: name.clone(), problem: OpProblem::NoCql }))?;
-                statements.push(repeat(step_line(i), &cql, s.args)?);
+            for s in steps {
+                let step_line = s.value.lines.key_line("cql").unwrap_or(s.referenced.line() as usize);
+                let s = s.value.value;
+                let cql = s.cql.ok_or_else(|| WorkloadError::new(file, Some(step_line), Problem::Operation { op: name.clone(), problem: OpProblem::NoCql }))?;
+                statements.push(repeat(step_line, &cql, s.args)?);
             }
             statements
         }
@@ -289,16 +289,23 @@ fn build_op(file: &str, node: &Node, name: String, op: RawOp, line: usize) -> Re
     Ok(Operation { name, line, body: OpBody::Cql(body) })
 }
 
+/// The `args:` items of `op` and of its steps (or pipeline commands), with their lines.
+fn op_args(op: &RawOp) -> OpArgs {
+    let lined = |args: &[Spanned<String>]| args.iter().map(|a| (a.value.clone(), a.referenced.line() as usize)).collect();
+    let steps = op.steps.as_ref().or(op.pipeline.as_ref());
+    OpArgs { op: lined(&op.args), steps: steps.map(|s| s.iter().map(|s| lined(&s.value.value.args)).collect()) }
+}
+
 impl RawOp {
     /// Written as Redis commands (`redis:`, `pipeline:`, or `steps:` of `redis:`).
     fn is_redis(&self) -> bool {
-        self.redis.is_some() || self.pipeline.is_some() || self.steps.as_ref().is_some_and(|s| s.iter().any(|s| s.redis.is_some()))
+        self.redis.is_some() || self.pipeline.is_some() || self.steps.as_ref().is_some_and(|s| s.iter().any(|s| s.value.value.redis.is_some()))
     }
 }
 
 /// Builds Redis operation `name`: one command, `steps:` sent one after the other, or a
 /// `pipeline:` sent at once. CQL settings are refused.
-fn build_redis_op(file: &str, node: &Node, name: String, op: RawOp, line: usize) -> Result<Operation, WorkloadError> {
+fn build_redis_op(file: &str, node: &KeyLines, name: String, op: RawOp, line: usize) -> Result<Operation, WorkloadError> {
     let at = |key: &str| node.key_line(key).unwrap_or(line);
     let err = |l: usize, problem: OpProblem| WorkloadError::new(file, Some(l), Problem::Operation { op: name.clone(), problem });
     let settings = [
@@ -318,7 +325,8 @@ fn build_redis_op(file: &str, node: &Node, name: String, op: RawOp, line: usize)
     }
     let (list_key, steps, mode) = match (op.redis, op.steps, op.pipeline) {
         (Some(text), None, None) => {
-            let c = super::redis::parse_command(&text, &op.args, at("redis")).map_err(|p| err(at("redis"), p))?;
+            let args: Vec<String> = op.args.into_iter().map(|a| a.value).collect();
+            let c = super::redis::parse_command(&text, &args, at("redis")).map_err(|p| err(at("redis"), p))?;
             return Ok(redis_op(name, vec![c], RedisMode::Sequence, line));
         }
         (None, Some(steps), None) => ("steps", steps, RedisMode::Sequence),
@@ -332,16 +340,16 @@ fn build_redis_op(file: &str, node: &Node, name: String, op: RawOp, line: usize)
     if !op.args.is_empty() {
         return Err(err(at("args"), OpProblem::ArgsWithSteps));
     }
-    let items = node.get(list_key).map(Node::items).unwrap_or_default();
     let mut commands = Vec::with_capacity(steps.len());
-    for (i, s) in steps.into_iter().enumerate() {
-        let item = items.get(i);
-        let l = item.and_then(|s| s.key_line("redis").or(Some(s.line))).unwrap_or(line);
+    for item in &steps {
+        let (keys, s) = (&item.value.lines, &item.value.value);
+        let l = keys.key_line("redis").unwrap_or(item.referenced.line() as usize);
         if s.cql.is_some() {
-            return Err(err(item.and_then(|n| n.key_line("cql")).unwrap_or(l), OpProblem::CqlAndRedis));
+            return Err(err(keys.key_line("cql").unwrap_or(l), OpProblem::CqlAndRedis));
         }
-        let text = s.redis.ok_or_else(|| err(l, OpProblem::EmptyRedisCommand))?;
-        commands.push(super::redis::parse_command(&text, &s.args, l).map_err(|p| err(l, p))?);
+        let text = s.redis.as_deref().ok_or_else(|| err(l, OpProblem::EmptyRedisCommand))?;
+        let args: Vec<String> = s.args.iter().map(|a| a.value.clone()).collect();
+        commands.push(super::redis::parse_command(text, &args, l).map_err(|p| err(l, p))?);
     }
     Ok(redis_op(name, commands, mode, line))
 }
@@ -404,6 +412,16 @@ mod tests {
         assert!(e.contains("counts down"), "{e}");
         let e = parse_workload(&src.replace("max: \"${rows}\"", "max: \"${rows}\", theta: 0.5"), "f.yaml", &BTreeMap::new()).unwrap_err().to_string();
         assert!(e.starts_with("f.yaml:8: generator \"v0\""), "a repeated generator's error is at its line: {e}");
+    }
+
+    #[test]
+    fn steps_keep_their_lines_however_written() {
+        let src = "keyspace: ks\noperations:\n  w:\n    steps:\n      - cql: |\n          SELECT now() FROM system.local\n      -\n        cql: SELECT now() FROM system.local\n      - {}\nrun:\n  mix: { w: 1 }\n  duration: 1s\n";
+        let e = parse_workload(src, "f.yaml", &BTreeMap::new()).unwrap_err().to_string();
+        assert!(e.starts_with("f.yaml:9: operation \"w\": it needs `cql:"), "a step with no key is at its own line: {e}");
+        let w = parse_workload(&src.replace("      - {}\n", ""), "f.yaml", &BTreeMap::new()).unwrap();
+        let lines: Vec<usize> = w.operations[0].cql().unwrap().statements.iter().map(|s| s.line).collect();
+        assert_eq!(lines, [5, 8], "a statement is at its `cql:` key, not at its text");
     }
 
     #[test]

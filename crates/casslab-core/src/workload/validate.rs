@@ -3,17 +3,36 @@
 //! every statement gets as many values as it has bind markers (counted by `crate::cql`, so
 //! markers in comments and literals do not count and `:name` markers do), phases name real
 //! operations, ratios and durations make sense, and the generators themselves build. Errors
-//! point at the line of the key at fault, read from the file's YAML tree. Type checks against
+//! point at the line of the key at fault, as reading the file noted it (`FileLines`). Type checks against
 //! the cluster's prepared-statement metadata happen later, in the engine.
 
 use super::error::{OpProblem, Problem, WorkloadError};
 use super::model::Workload;
 use crate::cql::count_markers;
 use crate::gen::GeneratorSet;
-use crate::yaml::Node;
+use crate::yaml::KeyLines;
+use std::collections::BTreeMap;
 
-/// Checks `w`, read from `file` whose YAML (after parameter substitution) is `doc`.
-pub(crate) fn validate(w: &Workload, file: &str, doc: &Node) -> Result<(), WorkloadError> {
+/// Where the parts of a workload are in its file (after parameter substitution), for the checks
+/// made once it is built.
+pub(crate) struct FileLines {
+    /// The line of every mapping key.
+    pub keys: KeyLines,
+    /// Each operation's `args:` items, with their lines.
+    pub args: BTreeMap<String, OpArgs>,
+}
+
+/// The `args:` items written under an operation and under each item of its `steps:` (or
+/// `pipeline:`), with their lines.
+pub(crate) struct OpArgs {
+    pub op: Vec<(String, usize)>,
+    /// `None` without a `steps:` or `pipeline:` list.
+    pub steps: Option<Vec<Vec<(String, usize)>>>,
+}
+
+/// Checks `w`, read from `file` with its parts at `lines`.
+pub(crate) fn validate(w: &Workload, file: &str, lines: &FileLines) -> Result<(), WorkloadError> {
+    let doc = &lines.keys;
     let err = |line: Option<usize>, p: Problem| WorkloadError::new(file, line, p);
 
     if !is_identifier(&w.keyspace) {
@@ -26,7 +45,7 @@ pub(crate) fn validate(w: &Workload, file: &str, doc: &Node) -> Result<(), Workl
         Err(e) => {
         // the deepest key of the field that is written (`size.max`, else `size`), else the generator
         // a generator made by a `{A..B}` range is at the line of the key that makes it
-        let keys: Vec<&str> = doc.get("generators").map(|g| g.entries().iter().map(|e| e.key.as_str()).collect()).unwrap_or_default();
+        let keys: Vec<&str> = doc.get("generators").map(|g| g.keys().collect()).unwrap_or_default();
         let written = super::repeat::key_making(&e.generator, keys.iter().copied()).unwrap_or(e.generator.as_str());
         let mut path = vec!["generators", written];
         path.extend(e.field.as_deref().map(|f| f.split('.').collect::<Vec<_>>()).unwrap_or_default());
@@ -38,13 +57,15 @@ pub(crate) fn validate(w: &Workload, file: &str, doc: &Node) -> Result<(), Workl
     let gen_names: Vec<String> = w.generators.keys().cloned().collect();
     for op in &w.operations {
         let op_node = doc.at(&["operations", &op.name]);
+        let op_args = lines.args.get(&op.name);
+        let step_args = |i: usize| op_args.and_then(|a| a.steps.as_ref()).and_then(|s| s.get(i));
         let statements = op.cql().map_or(&[][..], |c| &c.statements);
         for (i, st) in statements.iter().enumerate() {
-            let st_node = if statements.len() > 1 { op_node.and_then(|n| n.get("steps")).and_then(|s| s.items().get(i)) } else { op_node };
+            let st_args = if statements.len() > 1 { step_args(i) } else { op_args.map(|a| &a.op) };
             let op_err = |line: usize, problem: OpProblem| err(Some(line), Problem::Operation { op: op.name.clone(), problem });
             for a in &st.args {
                 if !w.generators.contains_key(a) {
-                    let line = st_node.and_then(|n| n.get("args")).and_then(|args| args.items().iter().find(|x| x.as_str() == Some(a.as_str()))).map(|x| x.line);
+                    let line = arg_line(st_args, a);
                     return Err(op_err(line.unwrap_or(st.line), OpProblem::UnknownGenerator { name: a.clone(), known: gen_names }));
                 }
             }
@@ -54,15 +75,16 @@ pub(crate) fn validate(w: &Workload, file: &str, doc: &Node) -> Result<(), Workl
             }
         }
         let commands = op.redis().map_or(&[][..], |r| &r.commands);
-        let list = if commands.len() > 1 || op_node.is_some_and(|n| n.get("redis").is_none()) { ["steps", "pipeline"].iter().find_map(|k| op_node.and_then(|n| n.get(k))) } else { None };
+        let in_list = commands.len() > 1 || op_node.is_some_and(|n| n.get("redis").is_none());
+        let list = op_args.and_then(|a| a.steps.as_ref()).filter(|_| in_list);
         for (i, c) in commands.iter().enumerate() {
-            let c_node = match list {
-                Some(l) => l.items().get(i),
-                None => op_node,
+            let c_args = match list {
+                Some(l) => l.get(i),
+                None => op_args.map(|a| &a.op),
             };
             let op_err = |line: usize, problem: OpProblem| err(Some(line), Problem::Operation { op: op.name.clone(), problem });
             for a in c.bound() {
-                let line = c_node.and_then(|n| n.get("args")).and_then(|args| args.items().iter().find(|x| x.as_str() == Some(a)).map(|x| x.line)).unwrap_or(c.line);
+                let line = arg_line(c_args, a).unwrap_or(c.line);
                 let Some(idx) = gens.index_of(a) else {
                     return Err(op_err(line, OpProblem::UnknownGenerator { name: a.to_string(), known: gen_names }));
                 };
@@ -106,6 +128,11 @@ pub(crate) fn validate(w: &Workload, file: &str, doc: &Node) -> Result<(), Workl
         }
     }
     Ok(())
+}
+
+/// The line of the first `args:` item naming `name`.
+fn arg_line(args: Option<&Vec<(String, usize)>>, name: &str) -> Option<usize> {
+    args?.iter().find(|(a, _)| a == name).map(|(_, line)| *line)
 }
 
 fn is_identifier(s: &str) -> bool {
