@@ -118,86 +118,10 @@ pub fn resolve_text(src: &str, file: &str, overrides: &BTreeMap<String, String>)
 pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String>) -> Result<Workload, WorkloadError> {
     let (text, params) = resolve_text(src, file, overrides)?;
     let Lined { value: raw, lines: doc } = yaml::from_str::<Lined<RawWorkload>>(&text).map_err(|e| WorkloadError::yaml_in(file, &text, e))?;
-    let err = |line: Option<usize>, p: Problem| WorkloadError::new(file, line, p);
-    let generators = expand_keys(raw.generators, "generator").map_err(|e| err(doc.key_line("generators"), e.into()))?;
-
-    let no_node = KeyLines::default();
-    let ops_node = doc.get("operations").unwrap_or(&no_node);
-    let mut operations = Vec::new();
-    let mut args = BTreeMap::new();
-    for (name, op) in raw.operations {
-        let line = ops_node.key_line(&name).or(doc.key_line("operations")).unwrap_or(1);
-        if let Some(sub) = crate::stats::SUB_OPS.iter().find(|s| name.ends_with(&format!(".{s}"))) {
-            return Err(err(Some(line), Problem::Operation { op: name, problem: OpProblem::ReservedName(sub) }));
-        }
-        let node = ops_node.get(&name).unwrap_or(&no_node);
-        args.insert(name.clone(), op_args(&op));
-        operations.push(if op.is_redis() { build_redis_op(file, node, name, op, line)? } else { build_op(file, node, name, op, line)? });
-    }
-    operations.sort_by_key(|o| o.line);
-    let target = target_of(&operations).map_err(|p| err(operations.iter().find(|o| o.redis().is_some()).map(|o| o.line), p))?;
-    let keyspace = match (raw.keyspace, target) {
-        (Some(k), _) => k.trim().to_string(),
-        (None, TargetKind::Redis) => "redis".to_string(),
-        (None, TargetKind::Cql) => return Err(err(None, Problem::MissingKey { key: "keyspace", what: "the CQL keyspace the workload's tables live in" })),
-    };
-    if target == TargetKind::Redis {
-        for key in ["schema", "replication"] {
-            if doc.get(key).is_some() {
-                return Err(err(doc.key_line(key), Problem::CqlKeyInRedis { key }));
-            }
-        }
-    }
-
-    let schema = raw
-        .schema
-        .into_iter()
-        .map(|Spanned { value: cql, referenced, .. }| {
-            let line = referenced.line() as usize;
-            let cql = expand_cql(cql.trim().trim_end_matches(';')).map_err(|e| err(Some(line), e.into()))?;
-            Ok(Statement { cql, args: vec![], line })
-        })
-        .collect::<Result<_, WorkloadError>>()?;
-
-    let load = match raw.load {
-        None => None,
-        Some(l) => {
-            let line = doc.key_line("load").unwrap_or(1);
-            let count = l.count.as_i64().ok().and_then(|n| u64::try_from(n).ok());
-            let count = count.ok_or_else(|| err(doc.line_at(&["load", "count"]).or(Some(line)), Problem::Expected { key: "load.count".into(), expected: "a whole number of executions (0 or more)" }))?;
-            Some(LoadPhase { op: l.op, count, line })
-        }
-    };
-    let run = match raw.run {
-        None => None,
-        Some(r) => {
-            let run_line = doc.key_line("run");
-            let dur = |key: &str, v: &str| parse_duration_s(v).map_err(|e| err(doc.line_at(&["run", key]).or(run_line), e.into()));
-            let duration_s = dur("duration", &r.duration)?;
-            let warmup_s = match &r.warmup {
-                Some(w) => dur("warmup", w)?,
-                None => 0.0,
-            };
-            let mut mix = Vec::with_capacity(r.mix.len());
-            for (name, ratio) in r.mix {
-                let line = doc.line_at(&["run", "mix", &name]).or(run_line);
-                let ratio = ratio.as_f64().map_err(|_| err(line, Problem::Expected { key: format!("run.mix.{name}"), expected: "a ratio: a number ≥ 0" }))?;
-                mix.push((name, ratio));
-            }
-            mix.sort_by_key(|(n, _)| doc.line_at(&["run", "mix", n]).unwrap_or(usize::MAX));
-            Some(RunPhase { mix, warmup_s, duration_s, line: run_line.unwrap_or(1) })
-        }
-    };
-
-    let events = raw
-        .events
-        .iter()
-        .map(|spec| {
-            let line = Some(spec.referenced.line() as usize);
-            crate::events::parse_event(&spec.value).map_err(|e| err(line, e.into()))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-
+    let at = At { file, doc: &doc };
+    let generators = expand_keys(raw.generators, "generator").map_err(|e| at.err(doc.key_line("generators"), e.into()))?;
+    let (operations, args) = build_operations(&at, raw.operations)?;
+    let (target, keyspace) = target_and_keyspace(&at, &operations, raw.keyspace)?;
     let w = Workload {
         name: raw.name.unwrap_or_else(|| default_name(file)),
         description: raw.description.unwrap_or_default(),
@@ -206,16 +130,107 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
         target,
         keyspace,
         replication: raw.replication,
-        schema,
+        schema: build_schema(&at, raw.schema)?,
         generators,
         operations,
-        load,
-        run,
-        events,
+        load: raw.load.map(|l| build_load(&at, l)).transpose()?,
+        run: raw.run.map(|r| build_run(&at, r)).transpose()?,
+        events: build_events(&at, &raw.events)?,
         cluster: raw.cluster,
     };
     super::validate::validate(&w, file, &super::validate::FileLines { keys: doc, args })?;
     Ok(w)
+}
+
+/// The file being read and the lines of its keys.
+struct At<'a> {
+    file: &'a str,
+    doc: &'a KeyLines,
+}
+
+impl At<'_> {
+    fn err(&self, line: Option<usize>, p: Problem) -> WorkloadError {
+        WorkloadError::new(self.file, line, p)
+    }
+}
+
+/// The operations in the order written, and the `args:` items of each with their lines.
+fn build_operations(at: &At, raw: BTreeMap<String, RawOp>) -> Result<(Vec<Operation>, BTreeMap<String, OpArgs>), WorkloadError> {
+    let no_node = KeyLines::default();
+    let ops_node = at.doc.get("operations").unwrap_or(&no_node);
+    let mut operations = Vec::new();
+    let mut args = BTreeMap::new();
+    for (name, op) in raw {
+        let line = ops_node.key_line(&name).or(at.doc.key_line("operations")).unwrap_or(1);
+        if let Some(sub) = crate::stats::SUB_OPS.iter().find(|s| name.ends_with(&format!(".{s}"))) {
+            return Err(at.err(Some(line), Problem::Operation { op: name, problem: OpProblem::ReservedName(sub) }));
+        }
+        let node = ops_node.get(&name).unwrap_or(&no_node);
+        args.insert(name.clone(), op_args(&op));
+        operations.push(if op.is_redis() { build_redis_op(at.file, node, name, op, line)? } else { build_op(at.file, node, name, op, line)? });
+    }
+    operations.sort_by_key(|o| o.line);
+    Ok((operations, args))
+}
+
+/// What the operations are written for, and the keyspace (required for CQL); a Redis workload
+/// may not have CQL's `schema:` or `replication:`.
+fn target_and_keyspace(at: &At, operations: &[Operation], keyspace: Option<String>) -> Result<(TargetKind, String), WorkloadError> {
+    let target = target_of(operations).map_err(|p| at.err(operations.iter().find(|o| o.redis().is_some()).map(|o| o.line), p))?;
+    let keyspace = match (keyspace, target) {
+        (Some(k), _) => k.trim().to_string(),
+        (None, TargetKind::Redis) => "redis".to_string(),
+        (None, TargetKind::Cql) => return Err(at.err(None, Problem::MissingKey { key: "keyspace", what: "the CQL keyspace the workload's tables live in" })),
+    };
+    if target == TargetKind::Redis {
+        if let Some(key) = ["schema", "replication"].into_iter().find(|k| at.doc.get(k).is_some()) {
+            return Err(at.err(at.doc.key_line(key), Problem::CqlKeyInRedis { key }));
+        }
+    }
+    Ok((target, keyspace))
+}
+
+fn build_schema(at: &At, raw: Vec<Spanned<String>>) -> Result<Vec<Statement>, WorkloadError> {
+    raw.into_iter()
+        .map(|Spanned { value: cql, referenced, .. }| {
+            let line = referenced.line() as usize;
+            let cql = expand_cql(cql.trim().trim_end_matches(';')).map_err(|e| at.err(Some(line), e.into()))?;
+            Ok(Statement { cql, args: vec![], line })
+        })
+        .collect()
+}
+
+fn build_load(at: &At, l: RawLoad) -> Result<LoadPhase, WorkloadError> {
+    let line = at.doc.key_line("load").unwrap_or(1);
+    let count = l.count.as_i64().ok().and_then(|n| u64::try_from(n).ok());
+    let expected = Problem::Expected { key: "load.count".into(), expected: "a whole number of executions (0 or more)" };
+    let count = count.ok_or_else(|| at.err(at.doc.line_at(&["load", "count"]).or(Some(line)), expected))?;
+    Ok(LoadPhase { op: l.op, count, line })
+}
+
+fn build_run(at: &At, r: RawRun) -> Result<RunPhase, WorkloadError> {
+    let doc = at.doc;
+    let run_line = doc.key_line("run");
+    let dur = |key: &str, v: &str| parse_duration_s(v).map_err(|e| at.err(doc.line_at(&["run", key]).or(run_line), e.into()));
+    let duration_s = dur("duration", &r.duration)?;
+    let warmup_s = match &r.warmup {
+        Some(w) => dur("warmup", w)?,
+        None => 0.0,
+    };
+    let mut mix = Vec::with_capacity(r.mix.len());
+    for (name, ratio) in r.mix {
+        let line = doc.line_at(&["run", "mix", &name]).or(run_line);
+        let ratio = ratio.as_f64().map_err(|_| at.err(line, Problem::Expected { key: format!("run.mix.{name}"), expected: "a ratio: a number ≥ 0" }))?;
+        mix.push((name, ratio));
+    }
+    mix.sort_by_key(|(n, _)| doc.line_at(&["run", "mix", n]).unwrap_or(usize::MAX));
+    Ok(RunPhase { mix, warmup_s, duration_s, line: run_line.unwrap_or(1) })
+}
+
+fn build_events(at: &At, raw: &[Spanned<String>]) -> Result<Vec<crate::events::EventSpec>, WorkloadError> {
+    raw.iter()
+        .map(|spec| crate::events::parse_event(&spec.value).map_err(|e| at.err(Some(spec.referenced.line() as usize), e.into())))
+        .collect()
 }
 
 /// Builds operation `name` from its raw form; `node` holds the lines of its keys, `line` is the
