@@ -49,81 +49,11 @@ pub(crate) struct RawAccess {
 pub(crate) fn build_access(node: &KeyLines, op_line: usize, statements: &[Statement], raw: RawAccess) -> Result<Access, (usize, OpProblem)> {
     let RawAccess { partitions, batch, timestamp } = raw;
     let at = |key: &str| node.key_line(key).unwrap_or(op_line);
-    let is_select = |st: &Statement| cql::first_keyword(&st.cql).as_deref() == Some("SELECT");
-
     if partitions.is_some() && batch.is_some() {
         return Err((at("batch"), OpProblem::PartitionsAndBatch));
     }
-
-    let partitions = match partitions {
-        None => None,
-        Some(p) => {
-            let line = at("partitions");
-            let field = |f: &str| node.line_at(&["partitions", f]).unwrap_or(line);
-            let whole = |f: &'static str, v: &Scalar, min: u32, max: u32| -> Result<u32, (usize, OpProblem)> {
-                let field_name = f.rsplit('.').next().unwrap_or(f);
-                v.as_i64()
-                    .ok()
-                    .filter(|n| (min as i64..=max as i64).contains(n))
-                    .map(|n| n as u32)
-                    .ok_or((field(field_name), OpProblem::Whole { field: f, unit: "", min, max }))
-            };
-            let [st] = statements else {
-                return Err((line, OpProblem::PartitionsNeedOneStatement));
-            };
-            if !is_select(st) {
-                return Err((line, OpProblem::PartitionsNeedSelect));
-            }
-            let count = whole("partitions.count", &p.count, 1, MAX_PARTITIONS)?;
-            let strategy = Strategy::parse(&p.strategy).ok_or((field("strategy"), OpProblem::UnknownSetting { what: "strategy", name: p.strategy.clone(), known: Strategy::NAMES }))?;
-            let key = match p.key {
-                Some(k) => k,
-                None => st.args.first().cloned().ok_or((line, OpProblem::NoPartitionKey))?,
-            };
-            let Some(key_marker) = st.args.iter().position(|a| *a == key) else {
-                return Err((field("key"), OpProblem::KeyNotBound { key, args: st.args.clone() }));
-            };
-            if !cql::is_bound_by_eq(&st.cql, key_marker) {
-                return Err((st.line, OpProblem::KeyNotEq(key)));
-            }
-            let limit = p.limit.as_ref().map(|v| whole("partitions.limit", v, 1, 1_000_000)).transpose()?;
-            if limit.is_some() && cql::has_keyword(&st.cql, "LIMIT") {
-                return Err((field("limit"), OpProblem::OwnLimit));
-            }
-            let chunk = match &p.chunk {
-                None => count,
-                Some(v) if strategy.uses_in() => whole("partitions.chunk", v, 1, MAX_PARTITIONS)?.min(count),
-                Some(_) => return Err((field("chunk"), OpProblem::ChunkNeedsIn)),
-            };
-            let concurrency = match &p.concurrency {
-                None => count,
-                Some(v) if strategy != Strategy::Sync => whole("partitions.concurrency", v, 1, MAX_PARTITIONS)?,
-                Some(_) => return Err((field("concurrency"), OpProblem::ConcurrencyWithSync)),
-            };
-            Some(PartitionSet { count, strategy, key, key_marker, limit, chunk, concurrency, line })
-        }
-    };
-
-    let batch = match batch {
-        None => None,
-        Some(b) => {
-            let line = at("batch");
-            let field = |f: &str| node.line_at(&["batch", f]).unwrap_or(line);
-            let kind = BatchKind::parse(&b.kind).ok_or((field("kind"), OpProblem::UnknownSetting { what: "batch kind", name: b.kind.clone(), known: BatchKind::NAMES }))?;
-            let size = b
-                .size
-                .as_i64()
-                .ok()
-                .filter(|n| (1..=MAX_BATCH_ROWS as i64).contains(n))
-                .ok_or((field("size"), OpProblem::Whole { field: "batch.size", unit: "of rows ", min: 1, max: MAX_BATCH_ROWS }))?
-                as u32;
-            if let Some(st) = statements.iter().find(|s| is_select(s)) {
-                return Err((st.line, OpProblem::BatchOfSelect));
-            }
-            Some(BatchSpec { kind, size, line })
-        }
-    };
-
+    let partitions = partitions.map(|p| partition_set(node, at("partitions"), statements, p)).transpose()?;
+    let batch = batch.map(|b| batch_spec(node, at("batch"), statements, b)).transpose()?;
     let client_timestamp = match timestamp.as_deref().map(str::trim) {
         None | Some("server") => false,
         Some("client") => {
@@ -135,6 +65,72 @@ pub(crate) fn build_access(node: &KeyLines, op_line: usize, statements: &[Statem
         Some(other) => return Err((at("timestamp"), OpProblem::TimestampMode(other.to_string()))),
     };
     Ok(Access { partitions, batch, client_timestamp })
+}
+
+fn is_select(st: &Statement) -> bool {
+    cql::first_keyword(&st.cql).as_deref() == Some("SELECT")
+}
+
+/// `partitions:`, written at `line` (its fields under `node`), of an operation of `statements`.
+fn partition_set(node: &KeyLines, line: usize, statements: &[Statement], p: RawPartitions) -> Result<PartitionSet, (usize, OpProblem)> {
+    let field = |f: &str| node.line_at(&["partitions", f]).unwrap_or(line);
+    let whole = |f: &'static str, v: &Scalar, min: u32, max: u32| -> Result<u32, (usize, OpProblem)> {
+        let field_name = f.rsplit('.').next().unwrap_or(f);
+        v.as_i64()
+            .ok()
+            .filter(|n| (min as i64..=max as i64).contains(n))
+            .map(|n| n as u32)
+            .ok_or((field(field_name), OpProblem::Whole { field: f, unit: "", min, max }))
+    };
+    let [st] = statements else {
+        return Err((line, OpProblem::PartitionsNeedOneStatement));
+    };
+    if !is_select(st) {
+        return Err((line, OpProblem::PartitionsNeedSelect));
+    }
+    let count = whole("partitions.count", &p.count, 1, MAX_PARTITIONS)?;
+    let strategy = Strategy::parse(&p.strategy).ok_or((field("strategy"), OpProblem::UnknownSetting { what: "strategy", name: p.strategy.clone(), known: Strategy::NAMES }))?;
+    let key = match p.key {
+        Some(k) => k,
+        None => st.args.first().cloned().ok_or((line, OpProblem::NoPartitionKey))?,
+    };
+    let Some(key_marker) = st.args.iter().position(|a| *a == key) else {
+        return Err((field("key"), OpProblem::KeyNotBound { key, args: st.args.clone() }));
+    };
+    if !cql::is_bound_by_eq(&st.cql, key_marker) {
+        return Err((st.line, OpProblem::KeyNotEq(key)));
+    }
+    let limit = p.limit.as_ref().map(|v| whole("partitions.limit", v, 1, 1_000_000)).transpose()?;
+    if limit.is_some() && cql::has_keyword(&st.cql, "LIMIT") {
+        return Err((field("limit"), OpProblem::OwnLimit));
+    }
+    let chunk = match &p.chunk {
+        None => count,
+        Some(v) if strategy.uses_in() => whole("partitions.chunk", v, 1, MAX_PARTITIONS)?.min(count),
+        Some(_) => return Err((field("chunk"), OpProblem::ChunkNeedsIn)),
+    };
+    let concurrency = match &p.concurrency {
+        None => count,
+        Some(v) if strategy != Strategy::Sync => whole("partitions.concurrency", v, 1, MAX_PARTITIONS)?,
+        Some(_) => return Err((field("concurrency"), OpProblem::ConcurrencyWithSync)),
+    };
+    Ok(PartitionSet { count, strategy, key, key_marker, limit, chunk, concurrency, line })
+}
+
+/// `batch:`, written at `line` (its fields under `node`), of an operation of `statements`.
+fn batch_spec(node: &KeyLines, line: usize, statements: &[Statement], b: RawBatch) -> Result<BatchSpec, (usize, OpProblem)> {
+    let field = |f: &str| node.line_at(&["batch", f]).unwrap_or(line);
+    let kind = BatchKind::parse(&b.kind).ok_or((field("kind"), OpProblem::UnknownSetting { what: "batch kind", name: b.kind.clone(), known: BatchKind::NAMES }))?;
+    let size = b
+        .size
+        .as_i64()
+        .ok()
+        .filter(|n| (1..=MAX_BATCH_ROWS as i64).contains(n))
+        .ok_or((field("size"), OpProblem::Whole { field: "batch.size", unit: "of rows ", min: 1, max: MAX_BATCH_ROWS }))? as u32;
+    if let Some(st) = statements.iter().find(|s| is_select(s)) {
+        return Err((st.line, OpProblem::BatchOfSelect));
+    }
+    Ok(BatchSpec { kind, size, line })
 }
 
 #[cfg(test)]
