@@ -330,33 +330,14 @@ fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect()
 }
 
-/// Adds table options to a CREATE TABLE statement (`WITH …`, or `AND …` after an existing WITH).
+/// Adds table options to a CREATE TABLE statement (`WITH …`, or `AND …` after an existing
+/// WITH), after its last token (as `crate::cql` reads it); a closing `;` is dropped, a comment
+/// after the statement kept. Any other statement is returned as it is.
 pub fn with_table_options(cql: &str, opts: &str) -> String {
-    let upper = cql.to_ascii_uppercase();
-    if !upper.trim_start().starts_with("CREATE TABLE") {
-        return cql.to_string();
-    }
-    // the column list ends at the parenthesis matching the first one
-    let mut depth = 0;
-    let mut close = cql.len();
-    for (i, c) in cql.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    close = i;
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    if upper[close..].contains(" WITH ") {
-        format!("{} AND {opts}", cql.trim_end().trim_end_matches(';'))
-    } else {
-        format!("{} WITH {opts}", cql.trim_end().trim_end_matches(';'))
-    }
+    let Some(at) = crate::cql::table_options_at(cql) else { return cql.to_string() };
+    let (head, tail) = cql.split_at(at.end);
+    let tail = if tail.trim_start_matches(|c: char| c.is_whitespace() || c == ';').is_empty() { "" } else { tail };
+    format!("{head} {} {opts}{tail}", if at.has_with { "AND" } else { "WITH" })
 }
 
 #[cfg(test)]
@@ -375,6 +356,18 @@ mod tests {
         assert_eq!(with_table_options("CREATE TABLE t (k int PRIMARY KEY)", "compaction = {'class': 'LeveledCompactionStrategy'}"), "CREATE TABLE t (k int PRIMARY KEY) WITH compaction = {'class': 'LeveledCompactionStrategy'}");
         assert_eq!(with_table_options("CREATE TABLE t (k int, c int, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC)", "gc_grace_seconds = 0"), "CREATE TABLE t (k int, c int, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC) AND gc_grace_seconds = 0");
         assert_eq!(with_table_options("CREATE INDEX i ON t (v)", "x = 1"), "CREATE INDEX i ON t (v)");
+    }
+
+    #[test]
+    fn table_options_follow_the_statements_tokens() {
+        let add = |cql: &str| with_table_options(cql, "gc_grace_seconds = 0");
+        assert_eq!(add("CREATE TABLE t (k int, c int, PRIMARY KEY (k, c))\nWITH CLUSTERING ORDER BY (c DESC)"), "CREATE TABLE t (k int, c int, PRIMARY KEY (k, c))\nWITH CLUSTERING ORDER BY (c DESC) AND gc_grace_seconds = 0");
+        assert_eq!(add("create table t (k int PRIMARY KEY)\n  with\ncomment = 'x';\n"), "create table t (k int PRIMARY KEY)\n  with\ncomment = 'x' AND gc_grace_seconds = 0");
+        assert_eq!(add("CREATE TABLE t (k int PRIMARY KEY /* ) WITH x */, v text) -- WITH nothing yet"), "CREATE TABLE t (k int PRIMARY KEY /* ) WITH x */, v text) WITH gc_grace_seconds = 0 -- WITH nothing yet");
+        assert_eq!(add("CREATE TABLE t (k int PRIMARY KEY, v text) WITH comment = 'made WITH care, (not'"), "CREATE TABLE t (k int PRIMARY KEY, v text) WITH comment = 'made WITH care, (not' AND gc_grace_seconds = 0");
+        assert_eq!(add("CREATE TABLE t (k int PRIMARY KEY, \"with\" text);"), "CREATE TABLE t (k int PRIMARY KEY, \"with\" text) WITH gc_grace_seconds = 0", "a quoted column named with is no WITH");
+        assert_eq!(add("-- the table\nCREATE TABLE IF NOT EXISTS t (k int PRIMARY KEY)"), "-- the table\nCREATE TABLE IF NOT EXISTS t (k int PRIMARY KEY) WITH gc_grace_seconds = 0");
+        assert_eq!(add("CREATE TYPE a (x int)"), "CREATE TYPE a (x int)");
     }
 
     #[test]
