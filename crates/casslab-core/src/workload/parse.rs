@@ -2,9 +2,10 @@
 //! substitution (`params.rs`), typed YAML decoding (`crate::yaml`, whose errors carry their
 //! line) that brings the line of every key with it (one read of the substituted text: keys'
 //! lines from `yaml::Lined`, list items' from `Spanned`), and the building of operations and
-//! phases, so that each later error can say `file:line`. Checks that need the whole workload are `validate.rs`'s;
-//! an operation's access settings are `access.rs`'s. Items written once with a `{A..B}` range
-//! are repeated here (`repeat.rs`). Numbers may be written quoted (`count: "${rows}"`).
+//! phases, so that each later error can say `file:line`. Checks that need the whole workload
+//! are `validate.rs`'s; an operation's access settings are `access.rs`'s. Items written once
+//! with a `{A..B}` range are repeated here (`repeat.rs`). Numbers may be written quoted
+//! (`count: "${rows}"`).
 
 use super::access::{build_access, RawAccess, RawBatch, RawPartitions};
 use super::error::{OpProblem, Problem, WorkloadError};
@@ -15,8 +16,8 @@ use super::validate::OpArgs;
 use crate::gen::{GeneratorSpec, Scalar};
 use crate::units::parse_duration_s;
 use crate::yaml::{self, KeyLines, Lined};
-use serde_saphyr::Spanned;
 use serde::Deserialize;
+use serde_saphyr::Spanned;
 use std::collections::BTreeMap;
 use std::path::Path;
 
