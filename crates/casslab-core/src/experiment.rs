@@ -15,7 +15,7 @@ pub use order::{schedule, Order, RunOrder};
 use crate::cluster::ServerSpec;
 use crate::units::parse_duration_s;
 use crate::workload::{builtin, parse_workload, resolve_text, Problem, Workload, WorkloadError};
-use crate::yaml::{self, Node, Value};
+use crate::yaml::{self, Entry, Node, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -116,133 +116,174 @@ fn params_of(v: Option<&Node>, file: &str) -> Result<BTreeMap<String, String>, W
 /// Reads an experiment file; `overrides` (-P) apply to every variant.
 pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Result<Experiment, WorkloadError> {
     let file = path.display().to_string();
-    let src = std::fs::read_to_string(path).map_err(|source| WorkloadError::new(&file, None, Problem::Read { what: "experiment file".into(), source }))?;
-    let doc = yaml::parse(&src).map_err(|e| WorkloadError::yaml(&file, None, e))?;
-    let err = |key: &str, p: Problem| WorkloadError::new(&file, doc.key_line(key), p);
-    if !matches!(doc.value, Value::Map(_)) {
-        return Err(WorkloadError::new(&file, None, Problem::NotAMapping { what: "an experiment file" }));
-    }
-    if let Some(e) = doc.entries().iter().find(|e| !EXPERIMENT_KEYS.contains(&e.key.as_str())) {
-        return Err(WorkloadError::new(&file, Some(e.key_line), Problem::UnknownKey { context: String::new(), key: e.key.clone(), known: EXPERIMENT_KEYS }));
-    }
-    let get = |k: &str| doc.get(k);
-    let workload_ref = get("workload")
-        .and_then(Node::scalar_text)
-        .ok_or_else(|| err("workload", Problem::MissingKey { key: "workload", what: "a built-in name or a file path" }))?;
-    let (base_src, base_origin) = base_workload(path, &workload_ref, |p| err("workload", p))?;
-    let repetitions = match get("repetitions") {
-        None => 3,
-        Some(v) => v
-            .as_u64()
-            .filter(|n| (1..=1000).contains(n))
-            .ok_or_else(|| err("repetitions", Problem::Expected { key: "repetitions".into(), expected: "a whole number from 1 to 1000" }))? as u32,
-    };
-    let fresh_load = match get("load").and_then(Node::scalar_text).as_deref() {
-        None | Some("shared") => false,
-        Some("fresh") => true,
-        Some(o) => return Err(err("load", Problem::NeitherOf { key: "load", value: o.to_string(), one: "shared", other: "fresh" })),
-    };
-    let window_s = match get("window").and_then(Node::scalar_text) {
-        None => 60.0,
-        Some(w) => parse_duration_s(&w).map_err(|e| err("window", e.into()))?,
-    };
-    let shared_keyspace = get("shared_keyspace").and_then(Node::as_bool).unwrap_or(false);
-    let run_order = order::run_order(get).map_err(|(key, p)| err(key, p))?;
-    let rate_per_s = match get("rate") {
-        None => None,
-        Some(v) => Some(v.as_f64().filter(|r| *r > 0.0).ok_or_else(|| err("rate", Problem::Expected { key: "rate".into(), expected: "operations per second, above 0" }))?),
-    };
-    let concurrency = match get("concurrency") {
-        None => None,
-        Some(v) => Some(v.as_u64().filter(|c| *c >= 1).ok_or_else(|| err("concurrency", Problem::Expected { key: "concurrency".into(), expected: "a whole number of requests in flight, at least 1" }))? as usize),
-    };
-    let common_params = params_of(get("params"), &file)?;
-    let variants_node = get("variants").filter(|v| matches!(v.value, Value::Map(_))).ok_or_else(|| {
-        err("variants", Problem::MissingKey { key: "variants", what: "a mapping of variant name → changes (the first is the baseline)" })
-    })?;
-    if variants_node.entries().len() < 2 {
-        return Err(err("variants", Problem::TooFewVariants));
-    }
-    let rates = match get("rates") {
-        None => Vec::new(),
-        Some(n) => {
-            let rates: Option<Vec<f64>> = n.items().iter().map(|r| r.as_f64().filter(|x| *x > 0.0 && x.is_finite())).collect();
-            rates.filter(|r| !r.is_empty()).ok_or_else(|| err("rates", Problem::Expected { key: "rates".into(), expected: "a list of fixed rates in operations per second, e.g. [1000, 2000, 4000]" }))?
-        }
-    };
-    let sla = get("sla").and_then(Node::scalar_text);
-    let common_cluster = cluster_of(get("cluster"), &file, doc.key_line("cluster"))?;
-
+    let doc = read_experiment(&file, path)?;
+    let s = Settings::read(&file, path, &doc)?;
     let mut variants = Vec::new();
-    for entry in variants_node.entries() {
-        let name = entry.key.clone();
-        let vfile = format!("{file} (variant {name})");
-        let patch = &entry.node;
-        // a variant may start from a base workload of its own
-        let (base_src, base_origin) = match patch.get("workload").and_then(Node::scalar_text) {
-            Some(w) => base_workload(path, &w, |p| WorkloadError::new(&file, patch.key_line("workload"), p))?,
-            None => (base_src.clone(), base_origin.clone()),
-        };
-        // variants get keyspaces of their own unless told to share, so their schemas never meet
-        let base_params = resolve_text(&base_src, &base_origin, &BTreeMap::new())?.1;
-        let own_keyspace = !shared_keyspace && base_params.contains_key("keyspace") && !overrides.contains_key("keyspace");
-        if !matches!(patch.value, Value::Map(_) | Value::Null) {
-            return Err(WorkloadError::new(&file, Some(entry.key_line), Problem::NotAMapping { what: "a variant (its changes; empty for the base as it is)" }));
-        }
-        if let Some(e) = patch.entries().iter().find(|e| !VARIANT_KEYS.contains(&e.key.as_str())) {
-            let problem = Problem::UnknownKey { context: format!("variant {name}: "), key: e.key.clone(), known: VARIANT_KEYS };
-            return Err(WorkloadError::new(&file, Some(e.key_line), problem));
-        }
-        let mut params = common_params.clone();
-        params.extend(params_of(patch.get("params"), &file)?);
-        params.extend(overrides.clone());
-        if own_keyspace {
-            let ks = params.get("keyspace").cloned().unwrap_or_else(|| base_params["keyspace"].clone());
-            params.insert("keyspace".into(), format!("{ks}_{}", sanitize(&name)));
-        }
-        let (text, final_params) = resolve_text(&base_src, &base_origin, &params)?;
-        let source = variant_source(&text, &vfile, &name, &final_params, get("run"), patch)?;
-        let mut workload = parse_workload(&source, &vfile, &BTreeMap::new()).map_err(|e| schema_error_at_source(e, &file, patch, &base_origin, &text))?;
-        // the server: the base workload's definition, then the experiment's, then the variant's
-        let variant_cluster = cluster_of(patch.get("cluster"), &file, patch.key_line("cluster"))?;
-        if common_cluster.is_some() || variant_cluster.is_some() || workload.cluster.is_some() {
-            let base = workload.cluster.clone().unwrap_or_default();
-            let spec = base.overlaid(common_cluster.as_ref().unwrap_or(&ServerSpec::default())).overlaid(variant_cluster.as_ref().unwrap_or(&ServerSpec::default()));
-            workload.cluster = Some(spec);
-        }
-        let concurrency = patch.get("concurrency").and_then(Node::as_u64).map(|n| n.max(1) as usize);
-        let rate_per_s = patch.get("rate").and_then(Node::as_f64);
-        variants.push(Variant { base: name.clone(), name, workload, source, concurrency, rate_per_s });
+    for entry in s.variants.entries() {
+        variants.push(build_variant(&s, entry, overrides)?);
     }
-    // when one variant defines its server, every variant does (the others get the base one),
-    // so that a run never inherits the server the variant before it left
-    if variants.iter().any(|v| v.workload.cluster.is_some()) {
-        for v in variants.iter_mut() {
-            v.workload.cluster.get_or_insert_with(|| common_cluster.clone().unwrap_or_default());
-        }
-    }
-    // with rates, every variant at every rate: the variants of one rate side by side
-    if !rates.is_empty() {
-        variants = rates
-            .iter()
-            .flat_map(|r| variants.iter().map(move |v| Variant { name: format!("{}@{r}", v.base), rate_per_s: Some(*r), ..v.clone() }))
-            .collect();
-    }
-
+    let variants = complete_variants(variants, s.cluster.as_ref(), &s.rates);
+    let get = |k: &str| doc.get(k);
     Ok(Experiment {
         name: get("name").and_then(Node::scalar_text).unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()),
         description: get("description").and_then(Node::scalar_text).unwrap_or_default(),
-        origin: file,
-        repetitions,
-        fresh_load,
-        window_s,
-        run_order,
-        rate_per_s,
-        concurrency,
+        origin: file.clone(),
+        repetitions: s.repetitions,
+        fresh_load: s.fresh_load,
+        window_s: s.window_s,
+        run_order: s.run_order,
+        rate_per_s: s.rate_per_s,
+        concurrency: s.concurrency,
         variants,
-        rates,
-        sla,
+        rates: s.rates,
+        sla: s.sla,
     })
+}
+
+/// The experiment file's YAML: a mapping of known keys.
+fn read_experiment(file: &str, path: &Path) -> Result<Node, WorkloadError> {
+    let src = std::fs::read_to_string(path).map_err(|source| WorkloadError::new(file, None, Problem::Read { what: "experiment file".into(), source }))?;
+    let doc = yaml::parse(&src).map_err(|e| WorkloadError::yaml(file, None, e))?;
+    if !matches!(doc.value, Value::Map(_)) {
+        return Err(WorkloadError::new(file, None, Problem::NotAMapping { what: "an experiment file" }));
+    }
+    if let Some(e) = doc.entries().iter().find(|e| !EXPERIMENT_KEYS.contains(&e.key.as_str())) {
+        return Err(WorkloadError::new(file, Some(e.key_line), Problem::UnknownKey { context: String::new(), key: e.key.clone(), known: EXPERIMENT_KEYS }));
+    }
+    Ok(doc)
+}
+
+/// What an experiment file sets for all its variants, checked (in the order of its errors).
+struct Settings<'a> {
+    file: &'a str,
+    path: &'a Path,
+    /// The base workload's text and origin.
+    base: (String, String),
+    repetitions: u32,
+    fresh_load: bool,
+    window_s: f64,
+    shared_keyspace: bool,
+    run_order: RunOrder,
+    rate_per_s: Option<f64>,
+    concurrency: Option<usize>,
+    params: BTreeMap<String, String>,
+    /// The experiment's `run:`, patched into every variant.
+    run: Option<&'a Node>,
+    /// The `variants:` mapping (two entries at least).
+    variants: &'a Node,
+    rates: Vec<f64>,
+    sla: Option<String>,
+    cluster: Option<ServerSpec>,
+}
+
+impl<'a> Settings<'a> {
+    fn read(file: &'a str, path: &'a Path, doc: &'a Node) -> Result<Settings<'a>, WorkloadError> {
+        let err = |key: &str, p: Problem| WorkloadError::new(file, doc.key_line(key), p);
+        let expected = |key: &str, expected: &'static str| err(key, Problem::Expected { key: key.into(), expected });
+        let get = |k: &str| doc.get(k);
+        let workload_ref = get("workload")
+            .and_then(Node::scalar_text)
+            .ok_or_else(|| err("workload", Problem::MissingKey { key: "workload", what: "a built-in name or a file path" }))?;
+        let base = base_workload(path, &workload_ref, |p| err("workload", p))?;
+        let repetitions = match get("repetitions") {
+            None => 3,
+            Some(v) => v.as_u64().filter(|n| (1..=1000).contains(n)).ok_or_else(|| expected("repetitions", "a whole number from 1 to 1000"))? as u32,
+        };
+        let fresh_load = match get("load").and_then(Node::scalar_text).as_deref() {
+            None | Some("shared") => false,
+            Some("fresh") => true,
+            Some(o) => return Err(err("load", Problem::NeitherOf { key: "load", value: o.to_string(), one: "shared", other: "fresh" })),
+        };
+        let window_s = match get("window").and_then(Node::scalar_text) {
+            None => 60.0,
+            Some(w) => parse_duration_s(&w).map_err(|e| err("window", e.into()))?,
+        };
+        let shared_keyspace = get("shared_keyspace").and_then(Node::as_bool).unwrap_or(false);
+        let run_order = order::run_order(get).map_err(|(key, p)| err(key, p))?;
+        let rate_per_s = match get("rate") {
+            None => None,
+            Some(v) => Some(v.as_f64().filter(|r| *r > 0.0).ok_or_else(|| expected("rate", "operations per second, above 0"))?),
+        };
+        let concurrency = match get("concurrency") {
+            None => None,
+            Some(v) => Some(v.as_u64().filter(|c| *c >= 1).ok_or_else(|| expected("concurrency", "a whole number of requests in flight, at least 1"))? as usize),
+        };
+        let params = params_of(get("params"), file)?;
+        let variants = get("variants").filter(|v| matches!(v.value, Value::Map(_))).ok_or_else(|| {
+            err("variants", Problem::MissingKey { key: "variants", what: "a mapping of variant name → changes (the first is the baseline)" })
+        })?;
+        if variants.entries().len() < 2 {
+            return Err(err("variants", Problem::TooFewVariants));
+        }
+        let rates = match get("rates") {
+            None => Vec::new(),
+            Some(n) => {
+                let rates: Option<Vec<f64>> = n.items().iter().map(|r| r.as_f64().filter(|x| *x > 0.0 && x.is_finite())).collect();
+                rates.filter(|r| !r.is_empty()).ok_or_else(|| expected("rates", "a list of fixed rates in operations per second, e.g. [1000, 2000, 4000]"))?
+            }
+        };
+        let sla = get("sla").and_then(Node::scalar_text);
+        let cluster = cluster_of(get("cluster"), file, doc.key_line("cluster"))?;
+        let run = get("run");
+        Ok(Settings { file, path, base, repetitions, fresh_load, window_s, shared_keyspace, run_order, rate_per_s, concurrency, params, run, variants, rates, sla, cluster })
+    }
+}
+
+/// Variant `entry` of the file: its base workload patched with its changes, read as a
+/// workload, with its server and load point.
+fn build_variant(s: &Settings, entry: &Entry, overrides: &BTreeMap<String, String>) -> Result<Variant, WorkloadError> {
+    let (file, name, patch) = (s.file, entry.key.clone(), &entry.node);
+    let vfile = format!("{file} (variant {name})");
+    // a variant may start from a base workload of its own
+    let (base_src, base_origin) = match patch.get("workload").and_then(Node::scalar_text) {
+        Some(w) => base_workload(s.path, &w, |p| WorkloadError::new(file, patch.key_line("workload"), p))?,
+        None => s.base.clone(),
+    };
+    // variants get keyspaces of their own unless told to share, so their schemas never meet
+    let base_params = resolve_text(&base_src, &base_origin, &BTreeMap::new())?.1;
+    let own_keyspace = !s.shared_keyspace && base_params.contains_key("keyspace") && !overrides.contains_key("keyspace");
+    if !matches!(patch.value, Value::Map(_) | Value::Null) {
+        return Err(WorkloadError::new(file, Some(entry.key_line), Problem::NotAMapping { what: "a variant (its changes; empty for the base as it is)" }));
+    }
+    if let Some(e) = patch.entries().iter().find(|e| !VARIANT_KEYS.contains(&e.key.as_str())) {
+        let problem = Problem::UnknownKey { context: format!("variant {name}: "), key: e.key.clone(), known: VARIANT_KEYS };
+        return Err(WorkloadError::new(file, Some(e.key_line), problem));
+    }
+    let mut params = s.params.clone();
+    params.extend(params_of(patch.get("params"), file)?);
+    params.extend(overrides.clone());
+    if own_keyspace {
+        let ks = params.get("keyspace").cloned().unwrap_or_else(|| base_params["keyspace"].clone());
+        params.insert("keyspace".into(), format!("{ks}_{}", sanitize(&name)));
+    }
+    let (text, final_params) = resolve_text(&base_src, &base_origin, &params)?;
+    let source = variant_source(&text, &vfile, &name, &final_params, s.run, patch)?;
+    let mut workload = parse_workload(&source, &vfile, &BTreeMap::new()).map_err(|e| schema_error_at_source(e, file, patch, &base_origin, &text))?;
+    // the server: the base workload's definition, then the experiment's, then the variant's
+    let variant_cluster = cluster_of(patch.get("cluster"), file, patch.key_line("cluster"))?;
+    if s.cluster.is_some() || variant_cluster.is_some() || workload.cluster.is_some() {
+        let base = workload.cluster.clone().unwrap_or_default();
+        let spec = base.overlaid(s.cluster.as_ref().unwrap_or(&ServerSpec::default())).overlaid(variant_cluster.as_ref().unwrap_or(&ServerSpec::default()));
+        workload.cluster = Some(spec);
+    }
+    let concurrency = patch.get("concurrency").and_then(Node::as_u64).map(|n| n.max(1) as usize);
+    let rate_per_s = patch.get("rate").and_then(Node::as_f64);
+    Ok(Variant { base: name.clone(), name, workload, source, concurrency, rate_per_s })
+}
+
+/// The variants as they run: when one defines its server every one does (the others get the
+/// experiment's, so that a run never inherits the server the variant before it left), and with
+/// `rates` every variant at every rate, the variants of one rate side by side.
+fn complete_variants(mut variants: Vec<Variant>, cluster: Option<&ServerSpec>, rates: &[f64]) -> Vec<Variant> {
+    if variants.iter().any(|v| v.workload.cluster.is_some()) {
+        for v in variants.iter_mut() {
+            v.workload.cluster.get_or_insert_with(|| cluster.cloned().unwrap_or_default());
+        }
+    }
+    if rates.is_empty() {
+        return variants;
+    }
+    rates.iter().flat_map(|r| variants.iter().map(move |v| Variant { name: format!("{}@{r}", v.base), rate_per_s: Some(*r), ..v.clone() })).collect()
 }
 
 /// The complete YAML of variant `name`: the base workload's resolved `text`, patched with the
@@ -330,33 +371,14 @@ fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect()
 }
 
-/// Adds table options to a CREATE TABLE statement (`WITH …`, or `AND …` after an existing WITH).
+/// Adds table options to a CREATE TABLE statement (`WITH …`, or `AND …` after an existing
+/// WITH), after its last token (as `crate::cql` reads it); a closing `;` is dropped, a comment
+/// after the statement kept. Any other statement is returned as it is.
 pub fn with_table_options(cql: &str, opts: &str) -> String {
-    let upper = cql.to_ascii_uppercase();
-    if !upper.trim_start().starts_with("CREATE TABLE") {
-        return cql.to_string();
-    }
-    // the column list ends at the parenthesis matching the first one
-    let mut depth = 0;
-    let mut close = cql.len();
-    for (i, c) in cql.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    close = i;
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    if upper[close..].contains(" WITH ") {
-        format!("{} AND {opts}", cql.trim_end().trim_end_matches(';'))
-    } else {
-        format!("{} WITH {opts}", cql.trim_end().trim_end_matches(';'))
-    }
+    let Some(at) = crate::cql::table_options_at(cql) else { return cql.to_string() };
+    let (head, tail) = cql.split_at(at.end);
+    let tail = if tail.trim_start_matches(|c: char| c.is_whitespace() || c == ';').is_empty() { "" } else { tail };
+    format!("{head} {} {opts}{tail}", if at.has_with { "AND" } else { "WITH" })
 }
 
 #[cfg(test)]
@@ -375,6 +397,18 @@ mod tests {
         assert_eq!(with_table_options("CREATE TABLE t (k int PRIMARY KEY)", "compaction = {'class': 'LeveledCompactionStrategy'}"), "CREATE TABLE t (k int PRIMARY KEY) WITH compaction = {'class': 'LeveledCompactionStrategy'}");
         assert_eq!(with_table_options("CREATE TABLE t (k int, c int, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC)", "gc_grace_seconds = 0"), "CREATE TABLE t (k int, c int, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC) AND gc_grace_seconds = 0");
         assert_eq!(with_table_options("CREATE INDEX i ON t (v)", "x = 1"), "CREATE INDEX i ON t (v)");
+    }
+
+    #[test]
+    fn table_options_follow_the_statements_tokens() {
+        let add = |cql: &str| with_table_options(cql, "gc_grace_seconds = 0");
+        assert_eq!(add("CREATE TABLE t (k int, c int, PRIMARY KEY (k, c))\nWITH CLUSTERING ORDER BY (c DESC)"), "CREATE TABLE t (k int, c int, PRIMARY KEY (k, c))\nWITH CLUSTERING ORDER BY (c DESC) AND gc_grace_seconds = 0");
+        assert_eq!(add("create table t (k int PRIMARY KEY)\n  with\ncomment = 'x';\n"), "create table t (k int PRIMARY KEY)\n  with\ncomment = 'x' AND gc_grace_seconds = 0");
+        assert_eq!(add("CREATE TABLE t (k int PRIMARY KEY /* ) WITH x */, v text) -- WITH nothing yet"), "CREATE TABLE t (k int PRIMARY KEY /* ) WITH x */, v text) WITH gc_grace_seconds = 0 -- WITH nothing yet");
+        assert_eq!(add("CREATE TABLE t (k int PRIMARY KEY, v text) WITH comment = 'made WITH care, (not'"), "CREATE TABLE t (k int PRIMARY KEY, v text) WITH comment = 'made WITH care, (not' AND gc_grace_seconds = 0");
+        assert_eq!(add("CREATE TABLE t (k int PRIMARY KEY, \"with\" text);"), "CREATE TABLE t (k int PRIMARY KEY, \"with\" text) WITH gc_grace_seconds = 0", "a quoted column named with is no WITH");
+        assert_eq!(add("-- the table\nCREATE TABLE IF NOT EXISTS t (k int PRIMARY KEY)"), "-- the table\nCREATE TABLE IF NOT EXISTS t (k int PRIMARY KEY) WITH gc_grace_seconds = 0");
+        assert_eq!(add("CREATE TYPE a (x int)"), "CREATE TYPE a (x int)");
     }
 
     #[test]
@@ -411,9 +445,9 @@ variants:
         assert_eq!(q.workload.keyspace, "casslab_kv_quorum");
         assert_eq!(one.workload.params["rows"], "100");
         assert_eq!(q.workload.params["valuesize"], "200");
-        assert!(one.workload.operations.iter().all(|o| o.consistency == crate::workload::Consistency::LocalOne));
-        assert!(q.workload.operations.iter().all(|o| o.consistency == crate::workload::Consistency::Quorum), "set on replaced ops too");
-        assert_eq!(q.workload.operation("read").unwrap().statements[0].cql, "SELECT key, value FROM kv WHERE key = ?");
+        assert!(one.workload.operations.iter().all(|o| o.cql().unwrap().consistency == crate::workload::Consistency::LocalOne));
+        assert!(q.workload.operations.iter().all(|o| o.cql().unwrap().consistency == crate::workload::Consistency::Quorum), "set on replaced ops too");
+        assert_eq!(q.workload.operation("read").unwrap().cql().unwrap().statements[0].cql, "SELECT key, value FROM kv WHERE key = ?");
         assert!(q.workload.schema[0].cql.contains("LeveledCompactionStrategy"));
         assert!(!one.workload.schema[0].cql.contains("Leveled"));
         assert_eq!((q.concurrency, q.rate_per_s), (Some(16), Some(500.0)));
@@ -436,13 +470,13 @@ variants:
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
         let tiny: BTreeMap<String, String> = [("rows".to_string(), "100".to_string())].into();
         let e = load_experiment(&dir.join("bins-list-vs-columns.yaml"), &tiny).unwrap();
-        assert_eq!(e.variants[1].workload.operation("update").unwrap().statements[0].args.len(), 101);
+        assert_eq!(e.variants[1].workload.operation("update").unwrap().cql().unwrap().statements[0].args.len(), 101);
         let e = load_experiment(&dir.join("compaction-strategies.yaml"), &tiny).unwrap();
         assert_eq!(e.variants.len(), 3);
         assert!(e.variants[2].workload.schema[0].cql.contains("UnifiedCompactionStrategy"));
         let small: BTreeMap<String, String> = [("rows_per_partition".to_string(), "864".to_string())].into();
         let e = load_experiment(&dir.join("partition-read-chunks.yaml"), &small).unwrap();
-        let pages: Vec<i32> = e.variants.iter().map(|v| v.workload.operation("read_day").unwrap().page_size).collect();
+        let pages: Vec<i32> = e.variants.iter().map(|v| v.workload.operation("read_day").unwrap().cql().unwrap().page_size).collect();
         assert_eq!(pages, vec![864, 432, 216, 108]);
         assert!(e.variants.iter().all(|v| v.workload.keyspace == "casslab_wide"), "shared keyspace");
         assert_eq!(e.variants[0].workload.load.as_ref().unwrap().count, 864 * 7);

@@ -1,14 +1,18 @@
 //! casslab's one YAML reader and writer, over `serde-saphyr`: typed decoding with errors that
-//! carry their line ([`from_str`]), and a small tree whose every node and mapping key knows its
-//! line ([`Node`], from [`parse`]), so that checks made after decoding can still say `file:line`,
-//! and experiments can patch a workload and write it back out ([`to_string`]). It knows nothing
-//! of workloads: which keys mean what is the caller's business.
+//! carry their line ([`from_str`]), optionally with the line of every mapping key beneath
+//! ([`Lined`], in `lines.rs`: one read gives both), and a small tree whose every node and mapping
+//! key knows its line ([`Node`], from [`parse`]), so that checks made after decoding can still
+//! say `file:line`, and experiments can patch a workload and write it back out ([`to_string`]).
+//! It knows nothing of workloads: which keys mean what is the caller's business.
 
 use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_saphyr::{MessageFormatter, Spanned};
 use std::fmt;
+
+mod lines;
+pub use lines::{KeyLines, Lined};
 
 /// YAML that cannot be read (syntax, or a shape the target type does not accept), with its
 /// line when known.

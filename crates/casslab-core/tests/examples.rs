@@ -146,11 +146,11 @@ fn bins_list_vs_columns_declares_its_hundred_columns_with_ranges() {
     let declared: Vec<String> = (0..100).map(|i| format!("c{i} int")).collect();
     assert!(create.contains(&declared.join(", ")), "{create}");
     assert_eq!((0..100).filter(|i| w.generators.contains_key(&format!("v{i}"))).count(), 100);
-    let insert = &w.operation("insert").unwrap().statements[0];
+    let insert = &w.operation("insert").unwrap().cql().unwrap().statements[0];
     assert_eq!((casslab_core::cql::count_markers(&insert.cql), insert.args.len()), (101, 101));
-    let update = &w.operation("update").unwrap().statements[0];
+    let update = &w.operation("update").unwrap().cql().unwrap().statements[0];
     assert!(update.cql.contains("c0 = :v0, c1 = :v1") && update.cql.contains("c99 = :v99 WHERE id = :id"), "{}", update.cql);
     assert_eq!(update.args.last().map(String::as_str), Some("id"));
-    let read = &w.operation("read_all").unwrap().statements[0];
+    let read = &w.operation("read_all").unwrap().cql().unwrap().statements[0];
     assert!(read.cql.starts_with("SELECT c0, c1, c2") && read.cql.contains("c99 FROM bins_cols"), "{}", read.cql);
 }

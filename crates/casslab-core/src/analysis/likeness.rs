@@ -72,7 +72,7 @@ fn describe_mix(m: &[(String, f64)]) -> String {
 /// What one `<op>.request` of a set read is, in words; `None` for an operation without
 /// `partitions:`.
 fn request(op: &Operation) -> Option<String> {
-    let p = op.partitions.as_ref()?;
+    let p = op.cql()?.partitions.as_ref()?;
     let per_statement = p.chunk.clamp(1, p.count.max(1));
     let what = match p.strategy {
         Strategy::Sync | Strategy::Async => "one single-partition SELECT".to_string(),

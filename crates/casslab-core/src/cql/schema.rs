@@ -1,9 +1,10 @@
 //! Reading schema statements: `CREATE TABLE` (columns and their types, partition key,
-//! clustering columns, `WITH` options and the default TTL) and `CREATE [CUSTOM] INDEX`, plus the
-//! one fact validation needs, the name of the table a statement creates. Whatever is not
+//! clustering columns, `WITH` options and the default TTL, and where options would be added:
+//! `table_options_at`) and `CREATE [CUSTOM] INDEX`, plus the one fact validation needs, the
+//! name of the table a statement creates. Whatever is not
 //! understood comes back as `None`. Data statements are `statements.rs`'s.
 
-use super::tokenizer::{Parser, Tok};
+use super::tokenizer::{tokenize_spans, Parser, Tok};
 
 /// A column of a `CREATE TABLE`.
 #[derive(Debug, Clone, PartialEq)]
@@ -120,6 +121,43 @@ pub fn created_table(cql: &str) -> Option<String> {
     (p.kw("TABLE") || p.kw("COLUMNFAMILY")).then_some(())?;
     p.if_not_exists();
     p.qualified_name().filter(|s| !s.is_empty())
+}
+
+/// Where `WITH` options go in a `CREATE TABLE` statement, read from its tokens (so comments and
+/// string literals count for nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionsAt {
+    /// The byte offset just past the statement's last token (before a closing `;`).
+    pub end: usize,
+    /// The statement already has options: a `WITH` after its column list.
+    pub has_with: bool,
+}
+
+/// Where options go in `cql` when it is a `CREATE TABLE`; `None` for any other statement.
+pub fn table_options_at(cql: &str) -> Option<OptionsAt> {
+    let head = super::ddl::read_ddl(cql)?;
+    (head.verb == "CREATE" && head.object == "TABLE").then_some(())?;
+    let toks = tokenize_spans(cql);
+    let stmt = &toks[..toks.iter().position(|(t, _)| *t == Tok::Sym(";")).unwrap_or(toks.len())];
+    let end = stmt.last()?.1.end;
+    // the column list ends at the parenthesis matching the first one
+    let mut depth = 0;
+    let mut close = stmt.len();
+    for (i, (t, _)) in stmt.iter().enumerate() {
+        match t {
+            Tok::Sym("(") => depth += 1,
+            Tok::Sym(")") => {
+                depth -= 1;
+                if depth == 0 {
+                    close = i;
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let has_with = stmt[close..].iter().any(|(t, _)| matches!(t, Tok::Word(w, false) if w.eq_ignore_ascii_case("WITH")));
+    Some(OptionsAt { end, has_with })
 }
 
 impl Parser {

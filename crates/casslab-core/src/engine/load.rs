@@ -10,7 +10,7 @@ use super::{fingerprint, EngineError, EngineEvent, Plan, Run, Target};
 use crate::config::LoadMode;
 use crate::notice::Notice;
 use crate::stats::Phase;
-use crate::workload::Workload;
+use crate::workload::{OpBody, Workload};
 use std::sync::Arc;
 use tokio::sync::watch;
 
@@ -95,6 +95,7 @@ async fn load_rows<T: Target>(run: &Run<'_, T>, plan: Plan<T::Op>, count: u64, s
 /// The sequence generators `op` draws from, with how many values of each one execution takes
 /// (a batch draws once per row, a set read once per key).
 fn sequence_draws(w: &Workload, op: &crate::workload::Operation) -> Vec<(String, u64)> {
+    let Some(op) = op.cql() else { return Vec::new() };
     let per_execution = op.batch.as_ref().map_or(1, |b| b.size as u64);
     let mut out: Vec<(String, u64)> = Vec::new();
     for (pos, st) in op.statements.iter().enumerate() {
@@ -117,17 +118,22 @@ fn load_fingerprint(w: &Workload, seed: u64) -> String {
     let op = w.operation(&l.op).expect("validated");
     let mut parts: Vec<String> = w.schema.iter().map(|s| s.cql.clone()).collect();
     let gen = |a: &str| format!("{a}={}", serde_json::to_string(&w.generators[a]).unwrap_or_default());
-    for st in &op.statements {
-        parts.push(st.cql.clone());
-        parts.extend(st.args.iter().map(|a| gen(a)));
-    }
-    for c in &op.redis {
-        parts.push(format!("{} {:?}", c.name, c.args));
-        parts.extend(c.bound().map(gen));
+    match &op.body {
+        OpBody::Cql(op) => {
+            for st in &op.statements {
+                parts.push(st.cql.clone());
+                parts.extend(st.args.iter().map(|a| gen(a)));
+            }
+        }
+        OpBody::Redis(op) => {
+            for c in &op.commands {
+                parts.push(format!("{} {:?}", c.name, c.args));
+                parts.extend(c.bound().map(gen));
+            }
+        }
     }
     parts.push(l.count.to_string());
     parts.push(seed.to_string());
     let refs: Vec<&str> = parts.iter().map(|s| s.as_str()).collect();
     fingerprint(&refs)
 }
-

@@ -129,7 +129,16 @@ fn latest(
 /// Type, body and (except for `latest`, built later) distribution of one generator.
 fn build_one(name: &str, spec: &GeneratorSpec) -> Result<(CqlType, Body, Option<Dist>), GenError> {
     let cx = Ctx { generator: name, field_prefix: "" };
-    let (ty, udt_fields) = match (CqlType::parse(&spec.cql_type), &spec.fields, CqlType::udt_name(&spec.cql_type)) {
+    let (ty, udt_fields) = type_of(name, spec, &cx)?;
+    check_fields_apply(spec, &ty, &cx)?;
+    let body = body_of(name, spec, &ty, udt_fields, &cx)?;
+    let dist = dist_of(spec, &ty, &cx)?;
+    Ok((ty, body, dist))
+}
+
+/// The generator's CQL type; for a user-defined type, also its fields' looks.
+fn type_of(name: &str, spec: &GeneratorSpec, cx: &Ctx) -> Result<(CqlType, Option<Vec<(String, Simple)>>), GenError> {
+    Ok(match (CqlType::parse(&spec.cql_type), &spec.fields, CqlType::udt_name(&spec.cql_type)) {
         (Err(_), Some(fields), Some((udt, frozen))) => {
             let fields = udt_fields(fields, name)?;
             let types = fields.iter().map(|(f, s)| (f.clone(), s.ty.clone())).collect();
@@ -138,7 +147,11 @@ fn build_one(name: &str, spec: &GeneratorSpec) -> Result<(CqlType, Body, Option<
         (Ok(t), _, _) => (t, None),
         (Err(m), None, Some(_)) => return Err(cx.err("type", format!("{m}; a user-defined type needs `fields:`, e.g. `fields: {{ street: {{ type: text }} }}`"))),
         (Err(m), _, _) => return Err(cx.err("type", m)),
-    };
+    })
+}
+
+/// Rejects the fields that would have no effect on a generator of type `ty`.
+fn check_fields_apply(spec: &GeneratorSpec, ty: &CqlType, cx: &Ctx) -> Result<(), GenError> {
     let is = |ok: bool, field: &str, what: &str| {
         if ok {
             Ok(())
@@ -148,7 +161,7 @@ fn build_one(name: &str, spec: &GeneratorSpec) -> Result<(CqlType, Body, Option<
     };
     let timed = matches!(ty, CqlType::Timestamp | CqlType::TimeUuid | CqlType::Date | CqlType::Time | CqlType::Duration);
     if spec.prefix.is_some() {
-        is(ty == CqlType::Text, "prefix", "text (for text elements use `element: { prefix: ... }`)")?;
+        is(*ty == CqlType::Text, "prefix", "text (for text elements use `element: { prefix: ... }`)")?;
     }
     if spec.size.is_some() {
         is(matches!(ty, CqlType::Text | CqlType::Blob) || ty.is_collection(), "size", "text, blob and collections")?;
@@ -175,10 +188,14 @@ fn build_one(name: &str, spec: &GeneratorSpec) -> Result<(CqlType, Body, Option<
     if spec.value.is_some() {
         is(matches!(ty, CqlType::Map { .. }), "value", "maps")?;
     }
+    Ok(())
+}
 
-    let body = match &ty {
+/// How the values of generator `name` (of type `ty`) look.
+fn body_of(name: &str, spec: &GeneratorSpec, ty: &CqlType, udt_fields: Option<Vec<(String, Simple)>>, cx: &Ctx) -> Result<Body, GenError> {
+    Ok(match ty {
         CqlType::List { element, .. } | CqlType::Set { element, .. } => {
-            let size = collection_size(spec.size.as_ref(), &cx)?;
+            let size = collection_size(spec.size.as_ref(), cx)?;
             let element = element_body(element, spec.element.as_ref(), "element.", name)?;
             if matches!(ty, CqlType::List { .. }) {
                 Body::List { size, element }
@@ -187,7 +204,7 @@ fn build_one(name: &str, spec: &GeneratorSpec) -> Result<(CqlType, Body, Option<
             }
         }
         CqlType::Map { key, value, .. } => Body::Map {
-            size: collection_size(spec.size.as_ref(), &cx)?,
+            size: collection_size(spec.size.as_ref(), cx)?,
             key: element_body(key, spec.key.as_ref(), "key.", name)?,
             value: element_body(value, spec.value.as_ref(), "value.", name)?,
         },
@@ -207,12 +224,15 @@ fn build_one(name: &str, spec: &GeneratorSpec) -> Result<(CqlType, Body, Option<
                 step_ms: cx.int("step_ms", spec.step_ms.as_ref())?.unwrap_or_else(|| default_step_ms(simple)),
             })
         }
-    };
+    })
+}
 
+/// The distribution of `n`; `None` for `latest`, which is built once the sequence it follows is.
+fn dist_of(spec: &GeneratorSpec, ty: &CqlType, cx: &Ctx) -> Result<Option<Dist>, GenError> {
     let params = Params::of_generator(spec);
-    if params.name(&cx)? == "latest" {
-        params.check_applicable("latest", &cx)?;
-        params.theta(&cx)?;
+    if params.name(cx)? == "latest" {
+        params.check_applicable("latest", cx)?;
+        params.theta(cx)?;
         if spec.follows.as_deref().is_none_or(|f| f.trim().is_empty()) {
             return Err(cx.err("follows", "dist latest needs `follows: <name of a sequence generator>`"));
         }
@@ -221,14 +241,13 @@ fn build_one(name: &str, spec: &GeneratorSpec) -> Result<(CqlType, Body, Option<
                 cx.err("max", "dist latest reads up to the last value of the sequence it follows; remove `max`")
             );
         }
-        return Ok((ty, body, None));
+        return Ok(None);
     }
     if spec.follows.is_some() {
         return Err(cx.err("follows", "applies to dist latest only"));
     }
-    let domain = Domain::of_type(if ty.is_composite() { &CqlType::BigInt } else { &ty });
-    let dist = Dist::build(&params, &domain, &cx)?;
-    Ok((ty, body, Some(dist)))
+    let domain = Domain::of_type(if ty.is_composite() { &CqlType::BigInt } else { ty });
+    Ok(Some(Dist::build(&params, &domain, cx)?))
 }
 
 /// A size from `size:`: a count checked against `max`, or a distribution over [0, max].

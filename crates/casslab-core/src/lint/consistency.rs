@@ -91,18 +91,18 @@ pub(crate) fn check(m: &Model, out: &mut Vec<Finding>) {
     let Some(r) = parse_replication(text) else { return };
     for op in &m.w.operations {
         let active = m.stmts.iter().any(|s| std::ptr::eq(s.op, op) && s.active());
-        if !active {
+        let Some(body) = op.cql().filter(|_| active) else {
             continue;
-        }
-        let Some((sev, msg)) = judge(op.consistency, op_reads(m, op), &r, m.opts.local_dc.as_deref()) else { continue };
+        };
+        let Some((sev, msg)) = judge(body.consistency, op_reads(m, op), &r, m.opts.local_dc.as_deref()) else { continue };
         out.push(Finding {
             severity: sev,
             rule: Rule::ConsistencyUnmet,
             file: m.w.origin.clone(),
             line: Some(op.line),
             subject: op.name.clone(),
-            statement: op.statements.first().map(|s| super::one_line(&s.cql)).unwrap_or_default(),
-            message: format!("operation {} at {}: {msg} (replication {})", op.name, name(op.consistency), text.trim()),
+            statement: body.statements.first().map(|s| super::one_line(&s.cql)).unwrap_or_default(),
+            message: format!("operation {} at {}: {msg} (replication {})", op.name, name(body.consistency), text.trim()),
             why: "a request succeeds only when as many replicas answer as its consistency level asks for; if the replication cannot supply them, the coordinator answers Unavailable at once, every time".into(),
             fix: "lower the consistency level, or raise the replication factor (and the nodes) so the level can be met with a replica to spare".into(),
         });

@@ -19,7 +19,7 @@ mod shipped;
 mod writes;
 
 use crate::gen::GeneratorSpec;
-use crate::workload::{load_workload, Operation, Statement, Workload, WorkloadError};
+use crate::workload::{load_workload, CqlOp, Operation, Statement, Workload, WorkloadError};
 use crate::yaml::{self, Node, Value};
 use crate::cql::{self, Dml, SchemaStmt, Table, Term};
 use serde::Serialize;
@@ -158,6 +158,8 @@ impl Default for LintOptions {
 /// A statement of an operation, parsed, with how often it runs.
 pub(crate) struct OpStmt<'a> {
     pub op: &'a Operation,
+    /// The operation's CQL body (its client settings).
+    pub body: &'a CqlOp,
     pub st: &'a Statement,
     pub dml: Dml,
     /// Share of the run phase's mix (0..=1).
@@ -208,9 +210,10 @@ impl<'a> Model<'a> {
             let ratio = w.run.as_ref().and_then(|r| r.mix.iter().find(|(n, _)| *n == op.name)).map(|(_, x)| *x).unwrap_or(0.0);
             let run_share = if total > 0.0 { ratio / total } else { 0.0 };
             let in_load = w.load.as_ref().is_some_and(|l| l.op == op.name);
-            for st in &op.statements {
+            let Some(body) = op.cql() else { continue };
+            for st in &body.statements {
                 if let Some(dml) = cql::parse_dml(&st.cql) {
-                    stmts.push(OpStmt { op, st, dml, run_share, in_load });
+                    stmts.push(OpStmt { op, body, st, dml, run_share, in_load });
                 }
             }
         }

@@ -120,98 +120,83 @@ fn rows(n: f64) -> String {
 }
 
 pub(crate) fn check(m: &Model, out: &mut Vec<Finding>) {
-    let max_rows = m.opts.max_partition_rows as f64;
-    let max_bytes = m.opts.max_partition_bytes as f64;
     for (name, (t, _)) in &m.tables {
         if t.clustering.is_empty() {
             continue;
         }
+        let Some((sev, msg)) = worst_partitions(m, name, t) else { continue };
         let time_key = t.clustering.iter().any(|c| t.column(c).is_some_and(|c| matches!(c.ty.as_str(), "timestamp" | "timeuuid" | "date")));
         let fix = if time_key {
             "add a time bucket to the partition key (e.g. PRIMARY KEY ((id, day), ts)) so a partition holds a bounded window; read recent data from the current bucket"
         } else {
             "add a bucket column to the partition key so each partition holds a bounded number of rows, or cap what is written per partition"
         };
-        let why = "a partition lives on one replica set and is read, compacted and repaired as a unit: past ~100 MB or ~100k rows reads slow down, compaction and repair need more memory, and one hot partition cannot be spread over more nodes";
-        let mut worst: Option<(Severity, String)> = None;
-        let mut consider = |sev: Severity, msg: String| {
-            if worst.as_ref().is_none_or(|(s, _)| sev > *s) {
+        let why = if sev == Severity::Info {
+            "wide partitions are fine when read in slices; whole-partition reads and compaction grow with them"
+        } else {
+            "a partition lives on one replica set and is read, compacted and repaired as a unit: past ~100 MB or ~100k rows reads slow down, compaction and repair need more memory, and one hot partition cannot be spread over more nodes"
+        };
+        out.push(m.at_table(name, sev, Rule::UnboundedPartition, msg, why, fix));
+    }
+}
+
+/// The most severe thing the active writes into table `name` do to its partitions (the first
+/// found of the most severe kind).
+fn worst_partitions(m: &Model, name: &str, t: &Table) -> Option<(Severity, String)> {
+    let mut worst: Option<(Severity, String)> = None;
+    for s in m.stmts.iter().filter(|s| s.active()) {
+        for d in s.dml.leaves() {
+            if d.table != *name || !matches!(d.kind, DmlKind::Insert | DmlKind::Update) {
+                continue;
+            }
+            let Some(e) = estimate_write(m, s, d, t) else { continue };
+            let Some((sev, msg)) = judge_write(m, name, t, s, d, &e) else { continue };
+            if worst.as_ref().is_none_or(|(w, _)| sev > *w) {
                 worst = Some((sev, msg));
             }
-        };
-        for s in m.stmts.iter().filter(|s| s.active()) {
-            for d in s.dml.leaves() {
-                if d.table != *name || !matches!(d.kind, DmlKind::Insert | DmlKind::Update) {
-                    continue;
-                }
-                let Some(e) = estimate_write(m, s, d, t) else { continue };
-                let bytes = e.rows_after_load * e.bytes_per_row;
-                let over = |rows: f64| rows > max_rows || rows * e.bytes_per_row > max_bytes;
-                if over(e.rows_after_load) && !over(e.rows_typical) {
-                    consider(
-                        Severity::Warning,
-                        format!(
-                            "the hottest partitions of {name} hold about {} rows ({}) after the load, against about {} rows for a typical one: the partition key is skewed; the limit is {} rows / {}",
-                            rows(e.rows_after_load),
-                            mb(bytes),
-                            rows(e.rows_typical),
-                            rows(max_rows),
-                            mb(max_bytes)
-                        ),
-                    );
-                } else if over(e.rows_after_load) {
-                    consider(
-                        Severity::Error,
-                        format!(
-                            "the largest partitions of {name} hold about {} rows ({}) after the load ({} partitions); the limit is {} rows / {}",
-                            rows(e.rows_after_load),
-                            mb(bytes),
-                            rows(e.partitions),
-                            rows(max_rows),
-                            mb(max_bytes)
-                        ),
-                    );
-                } else if e.rows_bound.is_infinite() && e.partitions.is_finite() && (t.default_ttl_s.is_some() || d.ttl.is_some()) {
-                    consider(
-                        Severity::Info,
-                        format!(
-                            "partitions of {name} keep growing in rows written by operation {}, but rows expire (TTL), so their live size is about the TTL times the writes per partition",
-                            s.op.name
-                        ),
-                    );
-                } else if e.rows_bound.is_infinite() && e.partitions.is_finite() {
-                    let by = e.growing_generator.as_deref().map(|g| format!(" (clustering values from \"{g}\" never repeat)")).unwrap_or_default();
-                    consider(
-                        Severity::Warning,
-                        format!(
-                            "partitions of {name} grow without bound: operation {} keeps adding rows{by} to the same {} partitions, about {} bytes each",
-                            s.op.name,
-                            rows(e.partitions),
-                            e.bytes_per_row.round()
-                        ),
-                    );
-                } else if e.rows_bound > max_rows || e.rows_bound * e.bytes_per_row > max_bytes {
-                    consider(
-                        Severity::Warning,
-                        format!(
-                            "partitions of {name} can grow to about {} rows ({}) as operation {} keeps writing; the limit is {} rows / {}",
-                            rows(e.rows_bound),
-                            mb(e.rows_bound * e.bytes_per_row),
-                            s.op.name,
-                            rows(max_rows),
-                            mb(max_bytes)
-                        ),
-                    );
-                } else if e.rows_after_load >= max_rows / 10.0 || bytes >= max_bytes / 10.0 {
-                    consider(Severity::Info, format!("wide partitions in {name}: the largest hold about {} rows ({}) after the load", rows(e.rows_after_load), mb(bytes)));
-                }
-            }
-        }
-        if let Some((sev, msg)) = worst {
-            let why = if sev == Severity::Info { "wide partitions are fine when read in slices; whole-partition reads and compaction grow with them" } else { why };
-            out.push(m.at_table(name, sev, Rule::UnboundedPartition, msg, why, fix));
         }
     }
+    worst
+}
+
+/// What one write `d` of statement `s` does to the partitions of table `name`, if anything
+/// worth saying: skewed or too large after the load, growing without bound, or wide.
+fn judge_write(m: &Model, name: &str, t: &Table, s: &OpStmt, d: &Dml, e: &WriteEstimate) -> Option<(Severity, String)> {
+    let max_rows = m.opts.max_partition_rows as f64;
+    let max_bytes = m.opts.max_partition_bytes as f64;
+    let bytes = e.rows_after_load * e.bytes_per_row;
+    let over = |rows: f64| rows > max_rows || rows * e.bytes_per_row > max_bytes;
+    let limit = format!("the limit is {} rows / {}", rows(max_rows), mb(max_bytes));
+    Some(if over(e.rows_after_load) && !over(e.rows_typical) {
+        let (hot, typical) = (rows(e.rows_after_load), rows(e.rows_typical));
+        let msg = format!("the hottest partitions of {name} hold about {hot} rows ({}) after the load, against about {typical} rows for a typical one: the partition key is skewed; {limit}", mb(bytes));
+        (Severity::Warning, msg)
+    } else if over(e.rows_after_load) {
+        let msg = format!("the largest partitions of {name} hold about {} rows ({}) after the load ({} partitions); {limit}", rows(e.rows_after_load), mb(bytes), rows(e.partitions));
+        (Severity::Error, msg)
+    } else if e.rows_bound.is_infinite() && e.partitions.is_finite() && (t.default_ttl_s.is_some() || d.ttl.is_some()) {
+        let msg = format!(
+            "partitions of {name} keep growing in rows written by operation {}, but rows expire (TTL), so their live size is about the TTL times the writes per partition",
+            s.op.name
+        );
+        (Severity::Info, msg)
+    } else if e.rows_bound.is_infinite() && e.partitions.is_finite() {
+        let by = e.growing_generator.as_deref().map(|g| format!(" (clustering values from \"{g}\" never repeat)")).unwrap_or_default();
+        let msg = format!(
+            "partitions of {name} grow without bound: operation {} keeps adding rows{by} to the same {} partitions, about {} bytes each",
+            s.op.name,
+            rows(e.partitions),
+            e.bytes_per_row.round()
+        );
+        (Severity::Warning, msg)
+    } else if e.rows_bound > max_rows || e.rows_bound * e.bytes_per_row > max_bytes {
+        let msg = format!("partitions of {name} can grow to about {} rows ({}) as operation {} keeps writing; {limit}", rows(e.rows_bound), mb(e.rows_bound * e.bytes_per_row), s.op.name);
+        (Severity::Warning, msg)
+    } else if e.rows_after_load >= max_rows / 10.0 || bytes >= max_bytes / 10.0 {
+        (Severity::Info, format!("wide partitions in {name}: the largest hold about {} rows ({}) after the load", rows(e.rows_after_load), mb(bytes)))
+    } else {
+        return None;
+    })
 }
 
 #[cfg(test)]

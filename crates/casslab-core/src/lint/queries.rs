@@ -31,7 +31,7 @@ pub(crate) fn partition_restricted(d: &Dml, t: &Table) -> bool {
 
 pub(crate) fn check(m: &Model, out: &mut Vec<Finding>) {
     for s in m.stmts.iter().filter(|s| s.active()) {
-        if let Some(set) = &s.op.partitions {
+        if let Some(set) = &s.body.partitions {
             partition_set_rule(m, s, set, out);
         }
         for d in s.dml.leaves() {

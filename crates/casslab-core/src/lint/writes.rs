@@ -34,7 +34,7 @@ pub(crate) fn check(m: &Model, out: &mut Vec<Finding>) {
         }
     }
     for op in &m.w.operations {
-        if let Some(b) = &op.batch {
+        if let Some(b) = op.cql().and_then(|c| c.batch.as_ref()) {
             batch_setting_rule(m, b, op, out);
         }
     }

@@ -9,7 +9,7 @@ use super::error::OpProblem;
 use super::model::{BatchKind, BatchSpec, PartitionSet, Statement, Strategy, MAX_BATCH_ROWS, MAX_PARTITIONS};
 use crate::cql;
 use crate::gen::Scalar;
-use crate::yaml::Node;
+use crate::yaml::KeyLines;
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -45,85 +45,15 @@ pub(crate) struct RawAccess {
 }
 
 /// Checks `partitions:`, `batch:` and `timestamp:` of an operation declared at `op_line`,
-/// whose YAML is `node`; a problem comes with its line.
-pub(crate) fn build_access(node: &Node, op_line: usize, statements: &[Statement], raw: RawAccess) -> Result<Access, (usize, OpProblem)> {
+/// whose keys are at `node`; a problem comes with its line.
+pub(crate) fn build_access(node: &KeyLines, op_line: usize, statements: &[Statement], raw: RawAccess) -> Result<Access, (usize, OpProblem)> {
     let RawAccess { partitions, batch, timestamp } = raw;
     let at = |key: &str| node.key_line(key).unwrap_or(op_line);
-    let is_select = |st: &Statement| cql::first_keyword(&st.cql).as_deref() == Some("SELECT");
-
     if partitions.is_some() && batch.is_some() {
         return Err((at("batch"), OpProblem::PartitionsAndBatch));
     }
-
-    let partitions = match partitions {
-        None => None,
-        Some(p) => {
-            let line = at("partitions");
-            let field = |f: &str| node.line_at(&["partitions", f]).unwrap_or(line);
-            let whole = |f: &'static str, v: &Scalar, min: u32, max: u32| -> Result<u32, (usize, OpProblem)> {
-                let field_name = f.rsplit('.').next().unwrap_or(f);
-                v.as_i64()
-                    .ok()
-                    .filter(|n| (min as i64..=max as i64).contains(n))
-                    .map(|n| n as u32)
-                    .ok_or((field(field_name), OpProblem::Whole { field: f, unit: "", min, max }))
-            };
-            let [st] = statements else {
-                return Err((line, OpProblem::PartitionsNeedOneStatement));
-            };
-            if !is_select(st) {
-                return Err((line, OpProblem::PartitionsNeedSelect));
-            }
-            let count = whole("partitions.count", &p.count, 1, MAX_PARTITIONS)?;
-            let strategy = Strategy::parse(&p.strategy).ok_or((field("strategy"), OpProblem::UnknownSetting { what: "strategy", name: p.strategy.clone(), known: Strategy::NAMES }))?;
-            let key = match p.key {
-                Some(k) => k,
-                None => st.args.first().cloned().ok_or((line, OpProblem::NoPartitionKey))?,
-            };
-            let Some(key_marker) = st.args.iter().position(|a| *a == key) else {
-                return Err((field("key"), OpProblem::KeyNotBound { key, args: st.args.clone() }));
-            };
-            if !cql::is_bound_by_eq(&st.cql, key_marker) {
-                return Err((st.line, OpProblem::KeyNotEq(key)));
-            }
-            let limit = p.limit.as_ref().map(|v| whole("partitions.limit", v, 1, 1_000_000)).transpose()?;
-            if limit.is_some() && cql::has_keyword(&st.cql, "LIMIT") {
-                return Err((field("limit"), OpProblem::OwnLimit));
-            }
-            let chunk = match &p.chunk {
-                None => count,
-                Some(v) if strategy.uses_in() => whole("partitions.chunk", v, 1, MAX_PARTITIONS)?.min(count),
-                Some(_) => return Err((field("chunk"), OpProblem::ChunkNeedsIn)),
-            };
-            let concurrency = match &p.concurrency {
-                None => count,
-                Some(v) if strategy != Strategy::Sync => whole("partitions.concurrency", v, 1, MAX_PARTITIONS)?,
-                Some(_) => return Err((field("concurrency"), OpProblem::ConcurrencyWithSync)),
-            };
-            Some(PartitionSet { count, strategy, key, key_marker, limit, chunk, concurrency, line })
-        }
-    };
-
-    let batch = match batch {
-        None => None,
-        Some(b) => {
-            let line = at("batch");
-            let field = |f: &str| node.line_at(&["batch", f]).unwrap_or(line);
-            let kind = BatchKind::parse(&b.kind).ok_or((field("kind"), OpProblem::UnknownSetting { what: "batch kind", name: b.kind.clone(), known: BatchKind::NAMES }))?;
-            let size = b
-                .size
-                .as_i64()
-                .ok()
-                .filter(|n| (1..=MAX_BATCH_ROWS as i64).contains(n))
-                .ok_or((field("size"), OpProblem::Whole { field: "batch.size", unit: "of rows ", min: 1, max: MAX_BATCH_ROWS }))?
-                as u32;
-            if let Some(st) = statements.iter().find(|s| is_select(s)) {
-                return Err((st.line, OpProblem::BatchOfSelect));
-            }
-            Some(BatchSpec { kind, size, line })
-        }
-    };
-
+    let partitions = partitions.map(|p| partition_set(node, at("partitions"), statements, p)).transpose()?;
+    let batch = batch.map(|b| batch_spec(node, at("batch"), statements, b)).transpose()?;
     let client_timestamp = match timestamp.as_deref().map(str::trim) {
         None | Some("server") => false,
         Some("client") => {
@@ -135,6 +65,72 @@ pub(crate) fn build_access(node: &Node, op_line: usize, statements: &[Statement]
         Some(other) => return Err((at("timestamp"), OpProblem::TimestampMode(other.to_string()))),
     };
     Ok(Access { partitions, batch, client_timestamp })
+}
+
+fn is_select(st: &Statement) -> bool {
+    cql::first_keyword(&st.cql).as_deref() == Some("SELECT")
+}
+
+/// `partitions:`, written at `line` (its fields under `node`), of an operation of `statements`.
+fn partition_set(node: &KeyLines, line: usize, statements: &[Statement], p: RawPartitions) -> Result<PartitionSet, (usize, OpProblem)> {
+    let field = |f: &str| node.line_at(&["partitions", f]).unwrap_or(line);
+    let whole = |f: &'static str, v: &Scalar, min: u32, max: u32| -> Result<u32, (usize, OpProblem)> {
+        let field_name = f.rsplit('.').next().unwrap_or(f);
+        v.as_i64()
+            .ok()
+            .filter(|n| (min as i64..=max as i64).contains(n))
+            .map(|n| n as u32)
+            .ok_or((field(field_name), OpProblem::Whole { field: f, unit: "", min, max }))
+    };
+    let [st] = statements else {
+        return Err((line, OpProblem::PartitionsNeedOneStatement));
+    };
+    if !is_select(st) {
+        return Err((line, OpProblem::PartitionsNeedSelect));
+    }
+    let count = whole("partitions.count", &p.count, 1, MAX_PARTITIONS)?;
+    let strategy = Strategy::parse(&p.strategy).ok_or((field("strategy"), OpProblem::UnknownSetting { what: "strategy", name: p.strategy.clone(), known: Strategy::NAMES }))?;
+    let key = match p.key {
+        Some(k) => k,
+        None => st.args.first().cloned().ok_or((line, OpProblem::NoPartitionKey))?,
+    };
+    let Some(key_marker) = st.args.iter().position(|a| *a == key) else {
+        return Err((field("key"), OpProblem::KeyNotBound { key, args: st.args.clone() }));
+    };
+    if !cql::is_bound_by_eq(&st.cql, key_marker) {
+        return Err((st.line, OpProblem::KeyNotEq(key)));
+    }
+    let limit = p.limit.as_ref().map(|v| whole("partitions.limit", v, 1, 1_000_000)).transpose()?;
+    if limit.is_some() && cql::has_keyword(&st.cql, "LIMIT") {
+        return Err((field("limit"), OpProblem::OwnLimit));
+    }
+    let chunk = match &p.chunk {
+        None => count,
+        Some(v) if strategy.uses_in() => whole("partitions.chunk", v, 1, MAX_PARTITIONS)?.min(count),
+        Some(_) => return Err((field("chunk"), OpProblem::ChunkNeedsIn)),
+    };
+    let concurrency = match &p.concurrency {
+        None => count,
+        Some(v) if strategy != Strategy::Sync => whole("partitions.concurrency", v, 1, MAX_PARTITIONS)?,
+        Some(_) => return Err((field("concurrency"), OpProblem::ConcurrencyWithSync)),
+    };
+    Ok(PartitionSet { count, strategy, key, key_marker, limit, chunk, concurrency, line })
+}
+
+/// `batch:`, written at `line` (its fields under `node`), of an operation of `statements`.
+fn batch_spec(node: &KeyLines, line: usize, statements: &[Statement], b: RawBatch) -> Result<BatchSpec, (usize, OpProblem)> {
+    let field = |f: &str| node.line_at(&["batch", f]).unwrap_or(line);
+    let kind = BatchKind::parse(&b.kind).ok_or((field("kind"), OpProblem::UnknownSetting { what: "batch kind", name: b.kind.clone(), known: BatchKind::NAMES }))?;
+    let size = b
+        .size
+        .as_i64()
+        .ok()
+        .filter(|n| (1..=MAX_BATCH_ROWS as i64).contains(n))
+        .ok_or((field("size"), OpProblem::Whole { field: "batch.size", unit: "of rows ", min: 1, max: MAX_BATCH_ROWS }))? as u32;
+    if let Some(st) = statements.iter().find(|s| is_select(s)) {
+        return Err((st.line, OpProblem::BatchOfSelect));
+    }
+    Ok(BatchSpec { kind, size, line })
 }
 
 #[cfg(test)]
@@ -155,10 +151,10 @@ mod tests {
     #[test]
     fn partitions_parse_with_defaults() {
         let w = parse("  op:\n    cql: SELECT v FROM t WHERE pk = ?\n    args: [pk]\n    partitions: { count: 100, strategy: in_by_replica, limit: 50 }\n").unwrap();
-        let p = w.operations[0].partitions.as_ref().unwrap();
+        let p = w.operations[0].cql().unwrap().partitions.as_ref().unwrap();
         assert_eq!((p.count, p.strategy, p.key.as_str(), p.key_marker, p.limit, p.chunk, p.concurrency), (100, Strategy::InByReplica, "pk", 0, Some(50), 100, 100));
         let w = parse("  op:\n    cql: SELECT v FROM t WHERE ck = ? AND pk = ?\n    args: [ck, pk]\n    partitions:\n      count: \"10\"\n      strategy: in\n      key: pk\n      chunk: 3\n      concurrency: 2\n").unwrap();
-        let p = w.operations[0].partitions.as_ref().unwrap();
+        let p = w.operations[0].cql().unwrap().partitions.as_ref().unwrap();
         assert_eq!((p.count, p.key_marker, p.chunk, p.concurrency), (10, 1, 3, 2));
     }
 
@@ -184,7 +180,7 @@ mod tests {
     #[test]
     fn batches_and_timestamps_parse_and_check() {
         let w = parse("  op:\n    cql: INSERT INTO t (pk, ck, v) VALUES (?, ?, ?)\n    args: [pk, ck, v]\n    batch: { kind: single_partition, size: \"20\" }\n    timestamp: client\n").unwrap();
-        let op = &w.operations[0];
+        let op = w.operations[0].cql().unwrap();
         let b = op.batch.as_ref().unwrap();
         assert_eq!((b.kind, b.size, b.line), (BatchKind::SinglePartition, 20, 12));
         assert!(op.client_timestamp);

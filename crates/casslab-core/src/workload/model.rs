@@ -122,32 +122,62 @@ pub enum RedisMode {
     Pipeline,
 }
 
-/// A named operation: one statement, or several run in sequence as one timed operation
-/// (e.g. read-modify-write). A generator named twice within one execution yields one value.
-/// A Redis operation has `redis` commands instead of `statements`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A named operation, written for CQL or for Redis (`body`). A generator named twice within one
+/// execution yields one value.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Operation {
     pub name: String,
+    /// 1-based line of its name in the workload file.
+    pub line: usize,
+    pub body: OpBody,
+}
+
+/// What an operation sends: CQL statements with their client settings, or Redis commands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OpBody {
+    Cql(CqlOp),
+    Redis(RedisOp),
+}
+
+/// A CQL operation: one statement, or several run in sequence as one timed operation (e.g.
+/// read-modify-write), with the client settings they are prepared with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CqlOp {
     pub statements: Vec<Statement>,
-    /// The Redis commands of a Redis operation (empty for CQL).
-    #[serde(default)]
-    pub redis: Vec<RedisCommand>,
-    #[serde(default)]
-    pub redis_mode: RedisMode,
     pub consistency: Consistency,
     pub serial_consistency: Option<Consistency>,
     pub page_size: i32,
     pub idempotent: bool,
-    pub line: usize,
     /// `partitions:` — read a set of partitions per execution with a client-side strategy.
-    #[serde(default)]
     pub partitions: Option<PartitionSet>,
     /// `batch:` — write `size` rows per execution in one batch.
-    #[serde(default)]
     pub batch: Option<BatchSpec>,
     /// `timestamp: client` — the client stamps each write with its own (monotonic) clock.
-    #[serde(default)]
     pub client_timestamp: bool,
+}
+
+/// A Redis operation: one command, `steps:` sent one after the other, or a `pipeline:`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RedisOp {
+    pub commands: Vec<RedisCommand>,
+    pub mode: RedisMode,
+}
+
+impl Operation {
+    /// The CQL body; `None` for a Redis operation.
+    pub fn cql(&self) -> Option<&CqlOp> {
+        match &self.body {
+            OpBody::Cql(c) => Some(c),
+            OpBody::Redis(_) => None,
+        }
+    }
+    /// The Redis body; `None` for a CQL operation.
+    pub fn redis(&self) -> Option<&RedisOp> {
+        match &self.body {
+            OpBody::Redis(r) => Some(r),
+            OpBody::Cql(_) => None,
+        }
+    }
 }
 
 /// The load phase: execute `op` `count` times as fast as the cluster allows.

@@ -1,19 +1,23 @@
 //! Reading workload files into the model: from a built-in name or a path, through parameter
 //! substitution (`params.rs`), typed YAML decoding (`crate::yaml`, whose errors carry their
-//! line), and the building of operations and phases with the line of every key, so that each
-//! later error can say `file:line`. Checks that need the whole workload are `validate.rs`'s;
-//! an operation's access settings are `access.rs`'s. Items written once with a `{A..B}` range
-//! are repeated here (`repeat.rs`). Numbers may be written quoted (`count: "${rows}"`).
+//! line) that brings the line of every key with it (one read of the substituted text: keys'
+//! lines from `yaml::Lined`, list items' from `Spanned`), and the building of operations and
+//! phases, so that each later error can say `file:line`. Checks that need the whole workload
+//! are `validate.rs`'s; an operation's access settings are `access.rs`'s. Items written once
+//! with a `{A..B}` range are repeated here (`repeat.rs`). Numbers may be written quoted
+//! (`count: "${rows}"`).
 
 use super::access::{build_access, RawAccess, RawBatch, RawPartitions};
 use super::error::{OpProblem, Problem, WorkloadError};
-use super::model::{Consistency, LoadPhase, Operation, RedisMode, RunPhase, Statement, TargetKind, Workload};
+use super::model::{Consistency, CqlOp, LoadPhase, OpBody, Operation, RedisMode, RedisOp, RunPhase, Statement, TargetKind, Workload};
 use super::params::{resolve_params, substitute};
 use super::repeat::{expand_cql, expand_keys, expand_list};
+use super::validate::OpArgs;
 use crate::gen::{GeneratorSpec, Scalar};
 use crate::units::parse_duration_s;
-use crate::yaml::{self, Node};
+use crate::yaml::{self, KeyLines, Lined};
 use serde::Deserialize;
+use serde_saphyr::Spanned;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -32,14 +36,14 @@ struct RawWorkload {
     keyspace: Option<String>,
     replication: Option<String>,
     #[serde(default)]
-    schema: Vec<String>,
+    schema: Vec<Spanned<String>>,
     #[serde(default)]
     generators: BTreeMap<String, GeneratorSpec>,
     operations: BTreeMap<String, RawOp>,
     load: Option<RawLoad>,
     run: Option<RawRun>,
     #[serde(default)]
-    events: Vec<String>,
+    events: Vec<Spanned<String>>,
     /// The server the workload is meant for (casslab's local cluster runs it so).
     cluster: Option<crate::cluster::ServerSpec>,
 }
@@ -49,10 +53,10 @@ struct RawWorkload {
 struct RawOp {
     cql: Option<String>,
     redis: Option<String>,
-    pipeline: Option<Vec<RawStep>>,
+    pipeline: Option<Vec<Spanned<Lined<RawStep>>>>,
     #[serde(default)]
-    args: Vec<String>,
-    steps: Option<Vec<RawStep>>,
+    args: Vec<Spanned<String>>,
+    steps: Option<Vec<Spanned<Lined<RawStep>>>>,
     consistency: Option<String>,
     serial_consistency: Option<String>,
     page_size: Option<Scalar>,
@@ -68,7 +72,7 @@ struct RawStep {
     cql: Option<String>,
     redis: Option<String>,
     #[serde(default)]
-    args: Vec<String>,
+    args: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -114,91 +118,11 @@ pub fn resolve_text(src: &str, file: &str, overrides: &BTreeMap<String, String>)
 /// Parses workload text. `file` is only used in error messages.
 pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String>) -> Result<Workload, WorkloadError> {
     let (text, params) = resolve_text(src, file, overrides)?;
-    let raw: RawWorkload = yaml::from_str(&text).map_err(|e| WorkloadError::yaml_in(file, &text, e))?;
-    let doc = yaml::parse(&text).map_err(|e| WorkloadError::yaml_in(file, &text, e))?;
-    let err = |line: Option<usize>, p: Problem| WorkloadError::new(file, line, p);
-    let generators = expand_keys(raw.generators, "generator").map_err(|e| err(doc.key_line("generators"), e.into()))?;
-
-    let no_node = Node::new(yaml::Value::Null);
-    let ops_node = doc.get("operations").unwrap_or(&no_node);
-    let mut operations = Vec::new();
-    for (name, op) in raw.operations {
-        let line = ops_node.key_line(&name).or(doc.key_line("operations")).unwrap_or(1);
-        if let Some(sub) = crate::stats::SUB_OPS.iter().find(|s| name.ends_with(&format!(".{s}"))) {
-            return Err(err(Some(line), Problem::Operation { op: name, problem: OpProblem::ReservedName(sub) }));
-        }
-        let node = ops_node.get(&name).unwrap_or(&no_node);
-        operations.push(if op.is_redis() { build_redis_op(file, node, name, op, line)? } else { build_op(file, node, name, op, line)? });
-    }
-    operations.sort_by_key(|o| o.line);
-    let target = target_of(&operations).map_err(|p| err(operations.iter().find(|o| !o.redis.is_empty()).map(|o| o.line), p))?;
-    let keyspace = match (raw.keyspace, target) {
-        (Some(k), _) => k.trim().to_string(),
-        (None, TargetKind::Redis) => "redis".to_string(),
-        (None, TargetKind::Cql) => return Err(err(None, Problem::MissingKey { key: "keyspace", what: "the CQL keyspace the workload's tables live in" })),
-    };
-    if target == TargetKind::Redis {
-        for key in ["schema", "replication"] {
-            if doc.get(key).is_some() {
-                return Err(err(doc.key_line(key), Problem::CqlKeyInRedis { key }));
-            }
-        }
-    }
-
-    let schema_line = doc.key_line("schema").unwrap_or(1);
-    let schema_items = doc.get("schema").map(Node::items).unwrap_or_default();
-    let schema = raw
-        .schema
-        .into_iter()
-        .enumerate()
-        .map(|(i, cql)| {
-            let line = schema_items.get(i).map(|n| n.line).unwrap_or(schema_line);
-            let cql = expand_cql(cql.trim().trim_end_matches(';')).map_err(|e| err(Some(line), e.into()))?;
-            Ok(Statement { cql, args: vec![], line })
-        })
-        .collect::<Result<_, WorkloadError>>()?;
-
-    let load = match raw.load {
-        None => None,
-        Some(l) => {
-            let line = doc.key_line("load").unwrap_or(1);
-            let count = l.count.as_i64().ok().and_then(|n| u64::try_from(n).ok());
-            let count = count.ok_or_else(|| err(doc.line_at(&["load", "count"]).or(Some(line)), Problem::Expected { key: "load.count".into(), expected: "a whole number of executions (0 or more)" }))?;
-            Some(LoadPhase { op: l.op, count, line })
-        }
-    };
-    let run = match raw.run {
-        None => None,
-        Some(r) => {
-            let run_line = doc.key_line("run");
-            let dur = |key: &str, v: &str| parse_duration_s(v).map_err(|e| err(doc.line_at(&["run", key]).or(run_line), e.into()));
-            let duration_s = dur("duration", &r.duration)?;
-            let warmup_s = match &r.warmup {
-                Some(w) => dur("warmup", w)?,
-                None => 0.0,
-            };
-            let mut mix = Vec::with_capacity(r.mix.len());
-            for (name, ratio) in r.mix {
-                let line = doc.line_at(&["run", "mix", &name]).or(run_line);
-                let ratio = ratio.as_f64().map_err(|_| err(line, Problem::Expected { key: format!("run.mix.{name}"), expected: "a ratio: a number ≥ 0" }))?;
-                mix.push((name, ratio));
-            }
-            mix.sort_by_key(|(n, _)| doc.line_at(&["run", "mix", n]).unwrap_or(usize::MAX));
-            Some(RunPhase { mix, warmup_s, duration_s, line: run_line.unwrap_or(1) })
-        }
-    };
-
-    let event_items = doc.get("events").map(Node::items).unwrap_or_default();
-    let events = raw
-        .events
-        .iter()
-        .enumerate()
-        .map(|(i, spec)| {
-            let line = event_items.get(i).map(|n| n.line).or(doc.key_line("events"));
-            crate::events::parse_event(spec).map_err(|e| err(line, e.into()))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-
+    let Lined { value: raw, lines: doc } = yaml::from_str::<Lined<RawWorkload>>(&text).map_err(|e| WorkloadError::yaml_in(file, &text, e))?;
+    let at = At { file, doc: &doc };
+    let generators = expand_keys(raw.generators, "generator").map_err(|e| at.err(doc.key_line("generators"), e.into()))?;
+    let (operations, args) = build_operations(&at, raw.operations)?;
+    let (target, keyspace) = target_and_keyspace(&at, &operations, raw.keyspace)?;
     let w = Workload {
         name: raw.name.unwrap_or_else(|| default_name(file)),
         description: raw.description.unwrap_or_default(),
@@ -207,24 +131,116 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
         target,
         keyspace,
         replication: raw.replication,
-        schema,
+        schema: build_schema(&at, raw.schema)?,
         generators,
         operations,
-        load,
-        run,
-        events,
+        load: raw.load.map(|l| build_load(&at, l)).transpose()?,
+        run: raw.run.map(|r| build_run(&at, r)).transpose()?,
+        events: build_events(&at, &raw.events)?,
         cluster: raw.cluster,
     };
-    super::validate::validate(&w, file, &doc)?;
+    super::validate::validate(&w, file, &super::validate::FileLines { keys: doc, args })?;
     Ok(w)
 }
 
-/// Builds operation `name` from its raw form; `node` is its YAML (for the lines of its keys),
-/// `line` the line of its name.
-fn build_op(file: &str, node: &Node, name: String, op: RawOp, line: usize) -> Result<Operation, WorkloadError> {
+/// The file being read and the lines of its keys.
+struct At<'a> {
+    file: &'a str,
+    doc: &'a KeyLines,
+}
+
+impl At<'_> {
+    fn err(&self, line: Option<usize>, p: Problem) -> WorkloadError {
+        WorkloadError::new(self.file, line, p)
+    }
+}
+
+/// The operations in the order written, and the `args:` items of each with their lines.
+fn build_operations(at: &At, raw: BTreeMap<String, RawOp>) -> Result<(Vec<Operation>, BTreeMap<String, OpArgs>), WorkloadError> {
+    let no_node = KeyLines::default();
+    let ops_node = at.doc.get("operations").unwrap_or(&no_node);
+    let mut operations = Vec::new();
+    let mut args = BTreeMap::new();
+    for (name, op) in raw {
+        let line = ops_node.key_line(&name).or(at.doc.key_line("operations")).unwrap_or(1);
+        if let Some(sub) = crate::stats::SUB_OPS.iter().find(|s| name.ends_with(&format!(".{s}"))) {
+            return Err(at.err(Some(line), Problem::Operation { op: name, problem: OpProblem::ReservedName(sub) }));
+        }
+        let node = ops_node.get(&name).unwrap_or(&no_node);
+        args.insert(name.clone(), op_args(&op));
+        operations.push(if op.is_redis() { build_redis_op(at.file, node, name, op, line)? } else { build_op(at.file, node, name, op, line)? });
+    }
+    operations.sort_by_key(|o| o.line);
+    Ok((operations, args))
+}
+
+/// What the operations are written for, and the keyspace (required for CQL); a Redis workload
+/// may not have CQL's `schema:` or `replication:`.
+fn target_and_keyspace(at: &At, operations: &[Operation], keyspace: Option<String>) -> Result<(TargetKind, String), WorkloadError> {
+    let target = target_of(operations).map_err(|p| at.err(operations.iter().find(|o| o.redis().is_some()).map(|o| o.line), p))?;
+    let keyspace = match (keyspace, target) {
+        (Some(k), _) => k.trim().to_string(),
+        (None, TargetKind::Redis) => "redis".to_string(),
+        (None, TargetKind::Cql) => return Err(at.err(None, Problem::MissingKey { key: "keyspace", what: "the CQL keyspace the workload's tables live in" })),
+    };
+    if target == TargetKind::Redis {
+        if let Some(key) = ["schema", "replication"].into_iter().find(|k| at.doc.get(k).is_some()) {
+            return Err(at.err(at.doc.key_line(key), Problem::CqlKeyInRedis { key }));
+        }
+    }
+    Ok((target, keyspace))
+}
+
+fn build_schema(at: &At, raw: Vec<Spanned<String>>) -> Result<Vec<Statement>, WorkloadError> {
+    raw.into_iter()
+        .map(|Spanned { value: cql, referenced, .. }| {
+            let line = referenced.line() as usize;
+            let cql = expand_cql(cql.trim().trim_end_matches(';')).map_err(|e| at.err(Some(line), e.into()))?;
+            Ok(Statement { cql, args: vec![], line })
+        })
+        .collect()
+}
+
+fn build_load(at: &At, l: RawLoad) -> Result<LoadPhase, WorkloadError> {
+    let line = at.doc.key_line("load").unwrap_or(1);
+    let count = l.count.as_i64().ok().and_then(|n| u64::try_from(n).ok());
+    let expected = Problem::Expected { key: "load.count".into(), expected: "a whole number of executions (0 or more)" };
+    let count = count.ok_or_else(|| at.err(at.doc.line_at(&["load", "count"]).or(Some(line)), expected))?;
+    Ok(LoadPhase { op: l.op, count, line })
+}
+
+fn build_run(at: &At, r: RawRun) -> Result<RunPhase, WorkloadError> {
+    let doc = at.doc;
+    let run_line = doc.key_line("run");
+    let dur = |key: &str, v: &str| parse_duration_s(v).map_err(|e| at.err(doc.line_at(&["run", key]).or(run_line), e.into()));
+    let duration_s = dur("duration", &r.duration)?;
+    let warmup_s = match &r.warmup {
+        Some(w) => dur("warmup", w)?,
+        None => 0.0,
+    };
+    let mut mix = Vec::with_capacity(r.mix.len());
+    for (name, ratio) in r.mix {
+        let line = doc.line_at(&["run", "mix", &name]).or(run_line);
+        let ratio = ratio.as_f64().map_err(|_| at.err(line, Problem::Expected { key: format!("run.mix.{name}"), expected: "a ratio: a number ≥ 0" }))?;
+        mix.push((name, ratio));
+    }
+    mix.sort_by_key(|(n, _)| doc.line_at(&["run", "mix", n]).unwrap_or(usize::MAX));
+    Ok(RunPhase { mix, warmup_s, duration_s, line: run_line.unwrap_or(1) })
+}
+
+fn build_events(at: &At, raw: &[Spanned<String>]) -> Result<Vec<crate::events::EventSpec>, WorkloadError> {
+    raw.iter()
+        .map(|spec| crate::events::parse_event(&spec.value).map_err(|e| at.err(Some(spec.referenced.line() as usize), e.into())))
+        .collect()
+}
+
+/// Builds operation `name` from its raw form; `node` holds the lines of its keys, `line` is the
+/// line of its name.
+fn build_op(file: &str, node: &KeyLines, name: String, op: RawOp, line: usize) -> Result<Operation, WorkloadError> {
     let at = |key: &str| node.key_line(key).unwrap_or(line);
     let err = |key: &str, problem: OpProblem| WorkloadError::new(file, Some(at(key)), Problem::Operation { op: name.clone(), problem });
-    let repeat = |line: usize, cql: &str, args: Vec<String>| -> Result<Statement, WorkloadError> {
+    let repeat = |line: usize, cql: &str, args: Vec<Spanned<String>>| -> Result<Statement, WorkloadError> {
+        let args = args.into_iter().map(|a| a.value).collect();
         let problem = |e: super::repeat::RepeatError| WorkloadError::new(file, Some(line), Problem::Operation { op: name.clone(), problem: OpProblem::Repeat(e) });
         Ok(Statement { cql: expand_cql(cql.trim()).map_err(problem)?, args: expand_list(args).map_err(problem)?, line })
     };
@@ -234,12 +250,12 @@ fn build_op(file: &str, node: &Node, name: String, op: RawOp, line: usize) -> Re
             if !op.args.is_empty() {
                 return Err(err("args", OpProblem::ArgsWithSteps));
             }
-            let items = node.get("steps").map(Node::items).unwrap_or_default();
-            let step_line = |i: usize| items.get(i).and_then(|s| s.key_line("cql").or(Some(s.line))).unwrap_or(line);
             let mut statements = Vec::with_capacity(steps.len());
-            for (i, s) in steps.into_iter().enumerate() {
-                let cql = s.cql.ok_or_else(|| WorkloadError::new(file, Some(step_line(i)), Problem::Operation { op: name.clone(), problem: OpProblem::NoCql }))?;
-                statements.push(repeat(step_line(i), &cql, s.args)?);
+            for s in steps {
+                let step_line = s.value.lines.key_line("cql").unwrap_or(s.referenced.line() as usize);
+                let s = s.value.value;
+                let cql = s.cql.ok_or_else(|| WorkloadError::new(file, Some(step_line), Problem::Operation { op: name.clone(), problem: OpProblem::NoCql }))?;
+                statements.push(repeat(step_line, &cql, s.args)?);
             }
             statements
         }
@@ -276,32 +292,36 @@ fn build_op(file: &str, node: &Node, name: String, op: RawOp, line: usize) -> Re
     let idempotent = op.idempotent.unwrap_or(retry_safe);
     let raw = RawAccess { partitions: op.partitions, batch: op.batch, timestamp: op.timestamp };
     let access = build_access(node, line, &statements, raw).map_err(|(l, problem)| WorkloadError::new(file, Some(l), Problem::Operation { op: name.clone(), problem }))?;
-    Ok(Operation {
-        name,
+    let body = CqlOp {
         statements,
-        redis: Vec::new(),
-        redis_mode: RedisMode::Sequence,
         consistency,
         serial_consistency,
         page_size,
         idempotent,
-        line,
         partitions: access.partitions,
         batch: access.batch,
         client_timestamp: access.client_timestamp,
-    })
+    };
+    Ok(Operation { name, line, body: OpBody::Cql(body) })
+}
+
+/// The `args:` items of `op` and of its steps (or pipeline commands), with their lines.
+fn op_args(op: &RawOp) -> OpArgs {
+    let lined = |args: &[Spanned<String>]| args.iter().map(|a| (a.value.clone(), a.referenced.line() as usize)).collect();
+    let steps = op.steps.as_ref().or(op.pipeline.as_ref());
+    OpArgs { op: lined(&op.args), steps: steps.map(|s| s.iter().map(|s| lined(&s.value.value.args)).collect()) }
 }
 
 impl RawOp {
     /// Written as Redis commands (`redis:`, `pipeline:`, or `steps:` of `redis:`).
     fn is_redis(&self) -> bool {
-        self.redis.is_some() || self.pipeline.is_some() || self.steps.as_ref().is_some_and(|s| s.iter().any(|s| s.redis.is_some()))
+        self.redis.is_some() || self.pipeline.is_some() || self.steps.as_ref().is_some_and(|s| s.iter().any(|s| s.value.value.redis.is_some()))
     }
 }
 
 /// Builds Redis operation `name`: one command, `steps:` sent one after the other, or a
 /// `pipeline:` sent at once. CQL settings are refused.
-fn build_redis_op(file: &str, node: &Node, name: String, op: RawOp, line: usize) -> Result<Operation, WorkloadError> {
+fn build_redis_op(file: &str, node: &KeyLines, name: String, op: RawOp, line: usize) -> Result<Operation, WorkloadError> {
     let at = |key: &str| node.key_line(key).unwrap_or(line);
     let err = |l: usize, problem: OpProblem| WorkloadError::new(file, Some(l), Problem::Operation { op: name.clone(), problem });
     let settings = [
@@ -321,7 +341,8 @@ fn build_redis_op(file: &str, node: &Node, name: String, op: RawOp, line: usize)
     }
     let (list_key, steps, mode) = match (op.redis, op.steps, op.pipeline) {
         (Some(text), None, None) => {
-            let c = super::redis::parse_command(&text, &op.args, at("redis")).map_err(|p| err(at("redis"), p))?;
+            let args: Vec<String> = op.args.into_iter().map(|a| a.value).collect();
+            let c = super::redis::parse_command(&text, &args, at("redis")).map_err(|p| err(at("redis"), p))?;
             return Ok(redis_op(name, vec![c], RedisMode::Sequence, line));
         }
         (None, Some(steps), None) => ("steps", steps, RedisMode::Sequence),
@@ -335,41 +356,28 @@ fn build_redis_op(file: &str, node: &Node, name: String, op: RawOp, line: usize)
     if !op.args.is_empty() {
         return Err(err(at("args"), OpProblem::ArgsWithSteps));
     }
-    let items = node.get(list_key).map(Node::items).unwrap_or_default();
     let mut commands = Vec::with_capacity(steps.len());
-    for (i, s) in steps.into_iter().enumerate() {
-        let item = items.get(i);
-        let l = item.and_then(|s| s.key_line("redis").or(Some(s.line))).unwrap_or(line);
+    for item in &steps {
+        let (keys, s) = (&item.value.lines, &item.value.value);
+        let l = keys.key_line("redis").unwrap_or(item.referenced.line() as usize);
         if s.cql.is_some() {
-            return Err(err(item.and_then(|n| n.key_line("cql")).unwrap_or(l), OpProblem::CqlAndRedis));
+            return Err(err(keys.key_line("cql").unwrap_or(l), OpProblem::CqlAndRedis));
         }
-        let text = s.redis.ok_or_else(|| err(l, OpProblem::EmptyRedisCommand))?;
-        commands.push(super::redis::parse_command(&text, &s.args, l).map_err(|p| err(l, p))?);
+        let text = s.redis.as_deref().ok_or_else(|| err(l, OpProblem::EmptyRedisCommand))?;
+        let args: Vec<String> = s.args.iter().map(|a| a.value.clone()).collect();
+        commands.push(super::redis::parse_command(text, &args, l).map_err(|p| err(l, p))?);
     }
     Ok(redis_op(name, commands, mode, line))
 }
 
-fn redis_op(name: String, redis: Vec<super::model::RedisCommand>, redis_mode: RedisMode, line: usize) -> Operation {
-    Operation {
-        name,
-        statements: Vec::new(),
-        redis,
-        redis_mode,
-        consistency: Consistency::LocalQuorum,
-        serial_consistency: None,
-        page_size: DEFAULT_PAGE_SIZE,
-        idempotent: false,
-        line,
-        partitions: None,
-        batch: None,
-        client_timestamp: false,
-    }
+fn redis_op(name: String, commands: Vec<super::model::RedisCommand>, mode: RedisMode, line: usize) -> Operation {
+    Operation { name, line, body: OpBody::Redis(RedisOp { commands, mode }) }
 }
 
 /// The kind of server the operations are written for; mixing both is an error.
 fn target_of(ops: &[Operation]) -> Result<TargetKind, Problem> {
-    let redis = ops.iter().find(|o| !o.redis.is_empty());
-    match (ops.iter().find(|o| o.redis.is_empty()), redis) {
+    let redis = ops.iter().find(|o| o.redis().is_some());
+    match (ops.iter().find(|o| o.cql().is_some()), redis) {
         (Some(c), Some(r)) => Err(Problem::MixedTargets { cql: c.name.clone(), redis: r.name.clone() }),
         (_, Some(_)) => Ok(TargetKind::Redis),
         _ => Ok(TargetKind::Cql),
@@ -392,11 +400,11 @@ mod tests {
         let e = parse("UPDATE c SET n = n + 1 WHERE k = ?", "    idempotent: true\n").unwrap_err().to_string();
         assert!(e.starts_with("f.yaml:6: operation \"w\": `idempotent: true`"), "{e}");
         assert!(parse("INSERT INTO t (k) VALUES (?) IF NOT EXISTS", "    idempotent: true\n").is_err());
-        assert!(!parse("UPDATE c SET n = n + 1 WHERE k = ?", "").unwrap().operations[0].idempotent);
-        assert!(!parse("INSERT INTO t (k) VALUES (?) IF NOT EXISTS", "").unwrap().operations[0].idempotent);
-        assert!(parse("SELECT v FROM t WHERE k = ?", "").unwrap().operations[0].idempotent, "reads may be retried");
-        assert!(parse("INSERT INTO t (k, v) VALUES (?, 1)", "").unwrap().operations[0].idempotent, "plain writes may be retried");
-        assert!(!parse("INSERT INTO t (k, v) VALUES (?, 1)", "    idempotent: false\n").unwrap().operations[0].idempotent);
+        assert!(!parse("UPDATE c SET n = n + 1 WHERE k = ?", "").unwrap().operations[0].cql().unwrap().idempotent);
+        assert!(!parse("INSERT INTO t (k) VALUES (?) IF NOT EXISTS", "").unwrap().operations[0].cql().unwrap().idempotent);
+        assert!(parse("SELECT v FROM t WHERE k = ?", "").unwrap().operations[0].cql().unwrap().idempotent, "reads may be retried");
+        assert!(parse("INSERT INTO t (k, v) VALUES (?, 1)", "").unwrap().operations[0].cql().unwrap().idempotent, "plain writes may be retried");
+        assert!(!parse("INSERT INTO t (k, v) VALUES (?, 1)", "    idempotent: false\n").unwrap().operations[0].cql().unwrap().idempotent);
     }
 
     #[test]
@@ -407,11 +415,11 @@ mod tests {
         assert_eq!(w.run.as_ref().unwrap().mix, [("r".to_string(), 3.0), ("w".to_string(), 1.0)]);
         assert_eq!(w.schema[0].cql, "CREATE TABLE IF NOT EXISTS t (id bigint PRIMARY KEY, c0 int, c1 int, c2 int)");
         assert_eq!(w.generators.keys().collect::<Vec<_>>(), ["id", "v0", "v1", "v2"]);
-        let op = w.operation("w").unwrap();
+        let op = w.operation("w").unwrap().cql().unwrap();
         assert_eq!(op.statements[0].cql, "INSERT INTO t (id, c0, c1, c2) VALUES (:id, :v0, :v1, :v2)");
         assert_eq!(op.statements[0].args, ["id", "v0", "v1", "v2"]);
         assert_eq!(op.page_size, 100);
-        assert_eq!(w.operation("r").unwrap().statements[0].cql, "SELECT c0, c1, c2 FROM t WHERE id = ?");
+        assert_eq!(w.operation("r").unwrap().cql().unwrap().statements[0].cql, "SELECT c0, c1, c2 FROM t WHERE id = ?");
         let e = parse_workload(&src.replace("\"v{0..2}\"]", "v{0..2}]"), "f.yaml", &BTreeMap::new()).unwrap_err().to_string();
         assert!(e.starts_with("f.yaml:12:") && e.contains("is written quoted"), "{e}");
         let e = parse_workload(&src.replace("count: \"${rows}\"", "count: lots"), "f.yaml", &BTreeMap::new()).unwrap_err().to_string();
@@ -420,6 +428,16 @@ mod tests {
         assert!(e.contains("counts down"), "{e}");
         let e = parse_workload(&src.replace("max: \"${rows}\"", "max: \"${rows}\", theta: 0.5"), "f.yaml", &BTreeMap::new()).unwrap_err().to_string();
         assert!(e.starts_with("f.yaml:8: generator \"v0\""), "a repeated generator's error is at its line: {e}");
+    }
+
+    #[test]
+    fn steps_keep_their_lines_however_written() {
+        let src = "keyspace: ks\noperations:\n  w:\n    steps:\n      - cql: |\n          SELECT now() FROM system.local\n      -\n        cql: SELECT now() FROM system.local\n      - {}\nrun:\n  mix: { w: 1 }\n  duration: 1s\n";
+        let e = parse_workload(src, "f.yaml", &BTreeMap::new()).unwrap_err().to_string();
+        assert!(e.starts_with("f.yaml:9: operation \"w\": it needs `cql:"), "a step with no key is at its own line: {e}");
+        let w = parse_workload(&src.replace("      - {}\n", ""), "f.yaml", &BTreeMap::new()).unwrap();
+        let lines: Vec<usize> = w.operations[0].cql().unwrap().statements.iter().map(|s| s.line).collect();
+        assert_eq!(lines, [5, 8], "a statement is at its `cql:` key, not at its text");
     }
 
     #[test]

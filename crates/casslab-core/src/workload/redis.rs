@@ -310,13 +310,13 @@ run:
         use crate::workload::{RedisArg, RedisMode, TargetKind};
         let w = crate::workload::parse_workload(REDIS, "r.yaml", &std::collections::BTreeMap::new()).unwrap();
         assert_eq!((w.target, w.keyspace.as_str()), (TargetKind::Redis, "redis"));
-        let write = w.operation("write").unwrap();
-        assert_eq!(write.redis[0].args, vec![RedisArg::Bound("key".into()), RedisArg::Literal("field0".into()), RedisArg::Bound("v".into())]);
-        let rmw = w.operation("rmw").unwrap();
-        assert_eq!(rmw.redis_mode, RedisMode::Pipeline);
-        assert_eq!(rmw.redis.iter().map(|c| (c.name.as_str(), c.line)).collect::<Vec<_>>(), [("HGETALL", 12), ("EXPIRE", 13)]);
-        assert_eq!(w.operation("two").unwrap().redis_mode, RedisMode::Sequence);
-        assert!(w.operation("write").unwrap().statements.is_empty());
+        let write = w.operation("write").unwrap().redis().unwrap();
+        assert_eq!(write.commands[0].args, vec![RedisArg::Bound("key".into()), RedisArg::Literal("field0".into()), RedisArg::Bound("v".into())]);
+        let rmw = w.operation("rmw").unwrap().redis().unwrap();
+        assert_eq!(rmw.mode, RedisMode::Pipeline);
+        assert_eq!(rmw.commands.iter().map(|c| (c.name.as_str(), c.line)).collect::<Vec<_>>(), [("HGETALL", 12), ("EXPIRE", 13)]);
+        assert_eq!(w.operation("two").unwrap().redis().unwrap().mode, RedisMode::Sequence);
+        assert!(w.operation("write").unwrap().cql().is_none(), "a Redis operation has no CQL body");
     }
 
     #[test]

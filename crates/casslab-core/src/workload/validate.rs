@@ -3,107 +3,163 @@
 //! every statement gets as many values as it has bind markers (counted by `crate::cql`, so
 //! markers in comments and literals do not count and `:name` markers do), phases name real
 //! operations, ratios and durations make sense, and the generators themselves build. Errors
-//! point at the line of the key at fault, read from the file's YAML tree. Type checks against
+//! point at the line of the key at fault, as reading the file noted it (`FileLines`). Type checks against
 //! the cluster's prepared-statement metadata happen later, in the engine.
 
 use super::error::{OpProblem, Problem, WorkloadError};
-use super::model::Workload;
+use super::model::{CqlOp, OpBody, Operation, RedisOp, Workload};
 use crate::cql::count_markers;
 use crate::gen::GeneratorSet;
-use crate::yaml::Node;
+use crate::yaml::KeyLines;
+use std::collections::BTreeMap;
 
-/// Checks `w`, read from `file` whose YAML (after parameter substitution) is `doc`.
-pub(crate) fn validate(w: &Workload, file: &str, doc: &Node) -> Result<(), WorkloadError> {
-    let err = |line: Option<usize>, p: Problem| WorkloadError::new(file, line, p);
+/// Where the parts of a workload are in its file (after parameter substitution), for the checks
+/// made once it is built.
+pub(crate) struct FileLines {
+    /// The line of every mapping key.
+    pub keys: KeyLines,
+    /// Each operation's `args:` items, with their lines.
+    pub args: BTreeMap<String, OpArgs>,
+}
 
+/// The `args:` items written under an operation and under each item of its `steps:` (or
+/// `pipeline:`), with their lines.
+pub(crate) struct OpArgs {
+    pub op: Vec<(String, usize)>,
+    /// `None` without a `steps:` or `pipeline:` list.
+    pub steps: Option<Vec<Vec<(String, usize)>>>,
+}
+
+/// Checks `w`, read from `file` with its parts at `lines`.
+pub(crate) fn validate(w: &Workload, file: &str, lines: &FileLines) -> Result<(), WorkloadError> {
+    let cx = Cx { w, file, lines };
     if !is_identifier(&w.keyspace) {
-        return Err(err(doc.key_line("keyspace"), Problem::Keyspace(w.keyspace.clone())));
+        return Err(cx.err(lines.keys.key_line("keyspace"), Problem::Keyspace(w.keyspace.clone())));
     }
-    super::schema_guard::check(w).map_err(|(line, p)| err(Some(line), p))?;
+    super::schema_guard::check(w).map_err(|(line, p)| cx.err(Some(line), p))?;
+    let gens = build_generators(&cx)?;
+    for op in &w.operations {
+        match &op.body {
+            OpBody::Cql(body) => check_statements(&cx, op, body)?,
+            OpBody::Redis(body) => check_commands(&cx, op, body, &gens)?,
+        }
+    }
+    check_phases(&cx)
+}
 
-    let gens = match GeneratorSet::build(&w.generators) {
-        Ok(g) => g,
-        Err(e) => {
-        // the deepest key of the field that is written (`size.max`, else `size`), else the generator
-        // a generator made by a `{A..B}` range is at the line of the key that makes it
-        let keys: Vec<&str> = doc.get("generators").map(|g| g.entries().iter().map(|e| e.key.as_str()).collect()).unwrap_or_default();
+/// What the checks read: the workload, its file and where its parts are in it.
+struct Cx<'a> {
+    w: &'a Workload,
+    file: &'a str,
+    lines: &'a FileLines,
+}
+
+impl Cx<'_> {
+    fn err(&self, line: Option<usize>, p: Problem) -> WorkloadError {
+        WorkloadError::new(self.file, line, p)
+    }
+    fn op_err(&self, op: &Operation, line: usize, problem: OpProblem) -> WorkloadError {
+        self.err(Some(line), Problem::Operation { op: op.name.clone(), problem })
+    }
+    fn unknown_generator(&self, op: &Operation, line: usize, name: &str) -> WorkloadError {
+        let known = self.w.generators.keys().cloned().collect();
+        self.op_err(op, line, OpProblem::UnknownGenerator { name: name.to_string(), known })
+    }
+}
+
+/// The generators, built; a generator that does not build is pointed at by the deepest key of
+/// the field at fault that is written (`size.max`, else `size`), else by its name, and one made
+/// by a `{A..B}` range by the key that makes it.
+fn build_generators(cx: &Cx) -> Result<GeneratorSet, WorkloadError> {
+    GeneratorSet::build(&cx.w.generators).map_err(|e| {
+        let doc = &cx.lines.keys;
+        let keys: Vec<&str> = doc.get("generators").map(|g| g.keys().collect()).unwrap_or_default();
         let written = super::repeat::key_making(&e.generator, keys.iter().copied()).unwrap_or(e.generator.as_str());
         let mut path = vec!["generators", written];
         path.extend(e.field.as_deref().map(|f| f.split('.').collect::<Vec<_>>()).unwrap_or_default());
         let line = (2..=path.len()).rev().find_map(|n| doc.line_at(&path[..n]));
-        return Err(err(line, e.into()));
-        }
-    };
+        cx.err(line, e.into())
+    })
+}
 
-    let gen_names: Vec<String> = w.generators.keys().cloned().collect();
-    for op in &w.operations {
-        let op_node = doc.at(&["operations", &op.name]);
-        for (i, st) in op.statements.iter().enumerate() {
-            let st_node = if op.statements.len() > 1 { op_node.and_then(|n| n.get("steps")).and_then(|s| s.items().get(i)) } else { op_node };
-            let op_err = |line: usize, problem: OpProblem| err(Some(line), Problem::Operation { op: op.name.clone(), problem });
-            for a in &st.args {
-                if !w.generators.contains_key(a) {
-                    let line = st_node.and_then(|n| n.get("args")).and_then(|args| args.items().iter().find(|x| x.as_str() == Some(a.as_str()))).map(|x| x.line);
-                    return Err(op_err(line.unwrap_or(st.line), OpProblem::UnknownGenerator { name: a.clone(), known: gen_names }));
-                }
-            }
-            let markers = count_markers(&st.cql);
-            if markers != st.args.len() {
-                return Err(op_err(st.line, OpProblem::Markers { markers, args: st.args.len() }));
-            }
+/// Every generator a statement binds exists, and it gets a value per bind marker.
+fn check_statements(cx: &Cx, op: &Operation, body: &CqlOp) -> Result<(), WorkloadError> {
+    let op_args = cx.lines.args.get(&op.name);
+    for (i, st) in body.statements.iter().enumerate() {
+        // a lone statement's args are the operation's (a single step's are not looked at)
+        let st_args = if body.statements.len() > 1 { op_args.and_then(|a| a.steps.as_ref()).and_then(|s| s.get(i)) } else { op_args.map(|a| &a.op) };
+        if let Some(a) = st.args.iter().find(|a| !cx.w.generators.contains_key(*a)) {
+            return Err(cx.unknown_generator(op, arg_line(st_args, a).unwrap_or(st.line), a));
         }
-        let list = if op.redis.len() > 1 || op_node.is_some_and(|n| n.get("redis").is_none()) { ["steps", "pipeline"].iter().find_map(|k| op_node.and_then(|n| n.get(k))) } else { None };
-        for (i, c) in op.redis.iter().enumerate() {
-            let c_node = match list {
-                Some(l) => l.items().get(i),
-                None => op_node,
-            };
-            let op_err = |line: usize, problem: OpProblem| err(Some(line), Problem::Operation { op: op.name.clone(), problem });
-            for a in c.bound() {
-                let line = c_node.and_then(|n| n.get("args")).and_then(|args| args.items().iter().find(|x| x.as_str() == Some(a)).map(|x| x.line)).unwrap_or(c.line);
-                let Some(idx) = gens.index_of(a) else {
-                    return Err(op_err(line, OpProblem::UnknownGenerator { name: a.to_string(), known: gen_names }));
-                };
-                if gens.cql_type(idx).is_composite() {
-                    return Err(op_err(line, OpProblem::NotARedisValue { generator: a.to_string(), ty: gens.cql_type(idx).to_string() }));
-                }
-            }
-        }
-    }
-
-    let op_names: Vec<String> = w.operations.iter().map(|o| o.name.clone()).collect();
-    let unknown_op = |phase: &'static str, name: &str| Problem::UnknownOperation { phase, name: name.to_string(), known: op_names.clone() };
-
-    if w.load.is_none() && w.run.is_none() {
-        return Err(err(None, Problem::NoPhase));
-    }
-    if let Some(l) = &w.load {
-        if w.operation(&l.op).is_none() {
-            return Err(err(doc.line_at(&["load", "op"]).or(Some(l.line)), unknown_op("load", &l.op)));
-        }
-    }
-    if let Some(r) = &w.run {
-        let mix_line = doc.line_at(&["run", "mix"]).or(Some(r.line));
-        if r.mix.is_empty() {
-            return Err(err(mix_line, Problem::EmptyMix));
-        }
-        for (name, ratio) in &r.mix {
-            let line = doc.line_at(&["run", "mix", name]).or(mix_line);
-            if w.operation(name).is_none() {
-                return Err(err(line, unknown_op("run.mix", name)));
-            }
-            if !ratio.is_finite() || *ratio < 0.0 {
-                return Err(err(line, Problem::BadRatio { name: name.clone(), ratio: *ratio }));
-            }
-        }
-        if r.mix.iter().all(|(_, x)| *x == 0.0) {
-            return Err(err(mix_line, Problem::AllRatiosZero));
-        }
-        if r.duration_s <= 0.0 {
-            return Err(err(doc.line_at(&["run", "duration"]).or(Some(r.line)), Problem::ZeroDuration));
+        let markers = count_markers(&st.cql);
+        if markers != st.args.len() {
+            return Err(cx.op_err(op, st.line, OpProblem::Markers { markers, args: st.args.len() }));
         }
     }
     Ok(())
+}
+
+/// Every generator a Redis command binds exists and makes a single value.
+fn check_commands(cx: &Cx, op: &Operation, body: &RedisOp, gens: &GeneratorSet) -> Result<(), WorkloadError> {
+    let op_args = cx.lines.args.get(&op.name);
+    let op_node = cx.lines.keys.at(&["operations", &op.name]);
+    let in_list = body.commands.len() > 1 || op_node.is_some_and(|n| n.get("redis").is_none());
+    let list = op_args.and_then(|a| a.steps.as_ref()).filter(|_| in_list);
+    for (i, c) in body.commands.iter().enumerate() {
+        let c_args = match list {
+            Some(l) => l.get(i),
+            None => op_args.map(|a| &a.op),
+        };
+        for a in c.bound() {
+            let line = arg_line(c_args, a).unwrap_or(c.line);
+            let Some(idx) = gens.index_of(a) else {
+                return Err(cx.unknown_generator(op, line, a));
+            };
+            if gens.cql_type(idx).is_composite() {
+                return Err(cx.op_err(op, line, OpProblem::NotARedisValue { generator: a.to_string(), ty: gens.cql_type(idx).to_string() }));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// There is a phase; phases name real operations; ratios and the duration make sense.
+fn check_phases(cx: &Cx) -> Result<(), WorkloadError> {
+    let (w, doc) = (cx.w, &cx.lines.keys);
+    let op_names: Vec<String> = w.operations.iter().map(|o| o.name.clone()).collect();
+    let unknown_op = |phase: &'static str, name: &str| Problem::UnknownOperation { phase, name: name.to_string(), known: op_names.clone() };
+    if w.load.is_none() && w.run.is_none() {
+        return Err(cx.err(None, Problem::NoPhase));
+    }
+    if let Some(l) = w.load.as_ref().filter(|l| w.operation(&l.op).is_none()) {
+        return Err(cx.err(doc.line_at(&["load", "op"]).or(Some(l.line)), unknown_op("load", &l.op)));
+    }
+    let Some(r) = &w.run else { return Ok(()) };
+    let mix_line = doc.line_at(&["run", "mix"]).or(Some(r.line));
+    if r.mix.is_empty() {
+        return Err(cx.err(mix_line, Problem::EmptyMix));
+    }
+    for (name, ratio) in &r.mix {
+        let line = doc.line_at(&["run", "mix", name]).or(mix_line);
+        if w.operation(name).is_none() {
+            return Err(cx.err(line, unknown_op("run.mix", name)));
+        }
+        if !ratio.is_finite() || *ratio < 0.0 {
+            return Err(cx.err(line, Problem::BadRatio { name: name.clone(), ratio: *ratio }));
+        }
+    }
+    if r.mix.iter().all(|(_, x)| *x == 0.0) {
+        return Err(cx.err(mix_line, Problem::AllRatiosZero));
+    }
+    if r.duration_s <= 0.0 {
+        return Err(cx.err(doc.line_at(&["run", "duration"]).or(Some(r.line)), Problem::ZeroDuration));
+    }
+    Ok(())
+}
+
+/// The line of the first `args:` item naming `name`.
+fn arg_line(args: Option<&Vec<(String, usize)>>, name: &str) -> Option<usize> {
+    args?.iter().find(|(a, _)| a == name).map(|(_, line)| *line)
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -153,7 +209,7 @@ events:
     fn statements_and_events_that_start_alike_keep_their_own_lines() {
         let w = parse_workload(BASE, "w.yaml", &BTreeMap::new()).unwrap();
         assert_eq!(w.schema.iter().map(|s| s.line).collect::<Vec<_>>(), [3, 4]);
-        assert_eq!(w.operations[0].statements.iter().map(|s| s.line).collect::<Vec<_>>(), [16, 18]);
+        assert_eq!(w.operations[0].cql().unwrap().statements.iter().map(|s| s.line).collect::<Vec<_>>(), [16, 18]);
         let e = error(&BASE.replace("  - 5s flush\n  - 5s flush", "  - 5s flush\n  - 5s flush ks.a.b"));
         assert!(e.starts_with("w.yaml:27: event \"5s flush ks.a.b\""), "{e}");
     }

@@ -13,7 +13,7 @@ use crate::engine::EngineError;
 use crate::gen::GeneratorSet;
 use crate::stats::OpStats;
 use crate::cql::to_in_statement;
-use crate::workload::{BatchKind, Operation, Strategy, Workload};
+use crate::workload::{BatchKind, CqlOp, Strategy, Workload};
 use futures::stream::{FuturesUnordered, StreamExt};
 use rand::rngs::SmallRng;
 use scylla::client::session::Session;
@@ -34,15 +34,16 @@ use std::sync::Mutex;
 use std::time::Instant;
 use uuid::Uuid;
 
-/// Plans the access settings of `op` into `planned` (after its statements were prepared).
-pub(crate) async fn plan_access(session: &Session, w: &Workload, op: &Operation, planned: &mut PlannedOp) -> Result<(), EngineError> {
+/// Plans the access settings of operation `name` into `planned` (after its statements were
+/// prepared).
+pub(crate) async fn plan_access(session: &Session, w: &Workload, name: &str, op: &CqlOp, planned: &mut PlannedOp) -> Result<(), EngineError> {
     if op.client_timestamp {
         planned.client_ts = Some(MonotonicTimestampGenerator::new().without_warnings());
     }
     if let Some(spec) = &op.partitions {
         let st = &op.statements[0];
         let base = &planned.statements[0];
-        let fail = |message: String| EngineError::Prepare { file: w.origin.clone(), line: spec.line, op: op.name.clone(), cql: st.cql.clone(), message };
+        let fail = |message: String| EngineError::Prepare { file: w.origin.clone(), line: spec.line, op: name.to_string(), cql: st.cql.clone(), message };
         let pk = base.prepared.get_variable_pk_indexes();
         if pk.len() != 1 || pk[0].index as usize != spec.key_marker {
             return Err(fail(format!(
@@ -59,7 +60,7 @@ pub(crate) async fn plan_access(session: &Session, w: &Workload, op: &Operation,
         // a limited statement must fit in one page for the coordinator to run it in one go
         let page_rows = spec.limit.map(|l| (l as i64 * spec.count as i64).min(i32::MAX as i64) as i32);
         let prep = |cql: String| async move {
-            let mut p = prepare_for(session, w, op, &cql, st.line).await?;
+            let mut p = prepare_for(session, w, name, op, &cql, st.line).await?;
             if let Some(rows) = page_rows {
                 p.set_page_size(rows.max(op.page_size));
             }

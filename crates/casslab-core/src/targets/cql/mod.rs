@@ -74,7 +74,8 @@ impl Target for CqlTarget {
         let mut ops = Vec::with_capacity(mix.len());
         let mut weights = Vec::with_capacity(mix.len());
         for (name, weight) in mix {
-            ops.push(prepare::plan_op(&self.session, w, &gens, w.operation(name).expect("validated")).await?);
+            let op = w.operation(name).and_then(|o| o.cql()).expect("validated: a CQL workload's operations are CQL");
+            ops.push(prepare::plan_op(&self.session, w, &gens, name, op).await?);
             weights.push(*weight);
         }
         Ok(prepare::phase_plan(ops, &weights, gens))

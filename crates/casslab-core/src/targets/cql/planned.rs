@@ -5,7 +5,7 @@
 //! executing in `access` and the target itself.
 
 use crate::engine::EngineError;
-use crate::workload::{Consistency, Operation, PartitionSet, Workload};
+use crate::workload::{Consistency, CqlOp, PartitionSet, Workload};
 use scylla::client::session::Session;
 use scylla::policies::timestamp_generator::MonotonicTimestampGenerator;
 use scylla::statement::batch::Batch;
@@ -80,13 +80,13 @@ pub(crate) fn driver_serial(c: Consistency) -> SerialConsistency {
     }
 }
 
-/// Prepares `cql` with the client settings of `op` (consistency, serial consistency, page
-/// size, idempotence).
-pub(crate) async fn prepare_for(session: &Session, w: &Workload, op: &Operation, cql: &str, line: usize) -> Result<PreparedStatement, EngineError> {
+/// Prepares `cql` with the client settings of operation `name` (consistency, serial
+/// consistency, page size, idempotence).
+pub(crate) async fn prepare_for(session: &Session, w: &Workload, name: &str, op: &CqlOp, cql: &str, line: usize) -> Result<PreparedStatement, EngineError> {
     let mut prepared = session.prepare(cql).await.map_err(|e| EngineError::Prepare {
         file: w.origin.clone(),
         line,
-        op: op.name.clone(),
+        op: name.to_string(),
         cql: cql.to_string(),
         message: e.to_string(),
     })?;

@@ -9,31 +9,31 @@ use super::planned::{prepare_for, AccessPlan, PlannedOp, PlannedStatement};
 use crate::engine::{EngineError, Plan};
 use crate::cql::{DmlKind, RelOp, Relation};
 use crate::gen::{GenError, GeneratorSet};
-use crate::workload::{Operation, Workload};
+use crate::workload::{CqlOp, Workload};
 use scylla::client::session::Session;
 use scylla::statement::prepared::PreparedStatement;
 use std::sync::Arc;
 
-/// Prepares `op` and checks every bound generator's type against the column it feeds.
-pub(crate) async fn plan_op(session: &Session, w: &Workload, gens: &GeneratorSet, op: &Operation) -> Result<PlannedOp, EngineError> {
+/// Prepares operation `name` and checks every bound generator's type against the column it feeds.
+pub(crate) async fn plan_op(session: &Session, w: &Workload, gens: &GeneratorSet, name: &str, op: &CqlOp) -> Result<PlannedOp, EngineError> {
     let mut generators: Vec<usize> = Vec::new();
     let mut statements = Vec::new();
     for st in &op.statements {
-        let prepared = prepare_for(session, w, op, &st.cql, st.line).await?;
+        let prepared = prepare_for(session, w, name, op, &st.cql, st.line).await?;
 
         let specs = prepared.get_variable_col_specs();
         let mut slots = Vec::with_capacity(st.args.len());
         for (pos, arg) in st.args.iter().enumerate() {
             let g = gens
                 .index_of(arg)
-                .ok_or_else(|| GenError { generator: arg.clone(), field: None, message: format!("operation \"{}\" binds a generator that does not exist", op.name) })?;
+                .ok_or_else(|| GenError { generator: arg.clone(), field: None, message: format!("operation \"{name}\" binds a generator that does not exist") })?;
             if let Some(spec) = specs.get_by_index(pos) {
                 let t = gens.cql_type(g);
                 if !t.matches(spec.typ()) {
                     return Err(EngineError::TypeMismatch {
                         file: w.origin.clone(),
                         line: st.line,
-                        op: op.name.clone(),
+                        op: name.to_string(),
                         position: pos + 1,
                         column: spec.name().to_string(),
                         column_type: format!("{:?}", spec.typ()).to_lowercase(),
@@ -58,7 +58,7 @@ pub(crate) async fn plan_op(session: &Session, w: &Workload, gens: &GeneratorSet
     }
     let joint_sequences = generators.iter().filter(|g| gens.is_sequence(**g)).count() >= 2;
     let mut planned = PlannedOp {
-        name: op.name.clone(),
+        name: name.to_string(),
         generators,
         statements,
         access: None,
@@ -67,7 +67,7 @@ pub(crate) async fn plan_op(session: &Session, w: &Workload, gens: &GeneratorSet
         not_applied_slot: None,
         joint_sequences,
     };
-    plan_access(session, w, op, &mut planned).await?;
+    plan_access(session, w, name, op, &mut planned).await?;
     Ok(planned)
 }
 

@@ -116,7 +116,8 @@ impl Target for RedisTarget {
     }
 
     async fn plan(&self, w: &Workload, mix: &[(String, f64)], gens: Arc<GeneratorSet>) -> Result<Plan<PlannedOp>, EngineError> {
-        let ops: Vec<PlannedOp> = mix.iter().map(|(name, _)| planned::plan_op(w.operation(name).expect("validated"), &gens)).collect();
+        let redis_op = |name: &str| w.operation(name).and_then(|o| o.redis()).expect("validated: a Redis workload's operations are Redis");
+        let ops: Vec<PlannedOp> = mix.iter().map(|(name, _)| planned::plan_op(redis_op(name), &gens)).collect();
         let weights: Vec<f64> = mix.iter().map(|(_, x)| *x).collect();
         Ok(Plan::new(ops, mix.iter().map(|(n, _)| n.clone()).collect(), &weights, gens))
     }

@@ -5,7 +5,7 @@
 //! as milliseconds since the epoch, booleans as 1 and 0.
 
 use crate::gen::GeneratorSet;
-use crate::workload::{Operation, RedisArg, RedisMode};
+use crate::workload::{RedisArg, RedisMode, RedisOp};
 use rand::rngs::SmallRng;
 use redis::{Cmd, Pipeline};
 use scylla::value::CqlValue;
@@ -48,10 +48,10 @@ pub enum Request {
 const VALUE_HINT_BYTES: usize = 64;
 
 /// Plans `op` (validated: every bound generator exists and makes a single value).
-pub fn plan_op(op: &Operation, gens: &GeneratorSet) -> PlannedOp {
+pub fn plan_op(op: &RedisOp, gens: &GeneratorSet) -> PlannedOp {
     let mut generators: Vec<usize> = Vec::new();
     let commands = op
-        .redis
+        .commands
         .iter()
         .map(|c| {
             let mut size_hint = c.name.len();
@@ -81,7 +81,7 @@ pub fn plan_op(op: &Operation, gens: &GeneratorSet) -> PlannedOp {
         })
         .collect();
     let joint_sequences = generators.iter().filter(|g| gens.is_sequence(**g)).count() >= 2;
-    PlannedOp { commands, generators, mode: op.redis_mode, joint_sequences }
+    PlannedOp { commands, generators, mode: op.mode, joint_sequences }
 }
 
 impl PlannedOp {
@@ -163,7 +163,7 @@ run: { mix: { w: 1 }, duration: 1s }
 ";
         let w = parse_workload(src, "r.yaml", &BTreeMap::new()).unwrap();
         let gens = GeneratorSet::build(&w.generators).unwrap();
-        let op = plan_op(w.operation("w").unwrap(), &gens);
+        let op = plan_op(w.operation("w").and_then(|o| o.redis()).unwrap(), &gens);
         assert_eq!((op.commands.len(), op.mode, op.joint_sequences), (2, RedisMode::Pipeline, true));
         let Request::Pipeline(p) = op.request(&gens, &mut SmallRng::seed_from_u64(1)) else { panic!("a pipeline") };
         let cmds: Vec<Vec<String>> = p.cmd_iter().map(|c| c.args_iter().map(|a| match a {
