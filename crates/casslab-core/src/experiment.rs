@@ -55,6 +55,73 @@ pub struct Experiment {
     pub rates: Vec<f64>,
     /// `sla:` what a rate must meet (`p99 < 5ms`), as written.
     pub sla: Option<String>,
+    /// How many blocks it runs, and what it judges (`repetitions:`, `precision:`, `budget:`,
+    /// `judge:`, `equivalence:`).
+    pub design: DesignKeys,
+}
+
+/// The keys of an experiment file that decide how long it runs and what it judges; `None`
+/// where the file leaves them to the command line and the defaults.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DesignKeys {
+    /// `repetitions: N`: a fixed number of blocks (otherwise blocks run until the precision).
+    pub repetitions: Option<u32>,
+    /// `precision: 5%`: half the width of a judged change's interval that settles it.
+    pub precision: Option<f64>,
+    /// `budget: 20m`: the most the experiment may take, in seconds.
+    pub budget_s: Option<f64>,
+    /// `judge: [read.p99, …]`: the figures judged, as written (OP.METRIC).
+    pub judge: Vec<String>,
+    /// `equivalence: 5%`: the margin within which two variants are equivalent.
+    pub equivalence: Option<f64>,
+    /// The file's `run:` sets the warm-up / the measured time of every run.
+    pub sets_warmup: bool,
+    pub sets_duration: bool,
+}
+
+/// The figures `judge:` may name after the operation's dot.
+pub const JUDGED_METRICS: &[&str] = &["ops_s", "mean", "p50", "p95", "p99", "p999"];
+
+/// Reads the design keys (see [`DesignKeys`]).
+fn design_keys(file: &str, doc: &Node) -> Result<DesignKeys, WorkloadError> {
+    let err = |key: &str, p: Problem| WorkloadError::new(file, doc.key_line(key), p);
+    let expected = |key: &str, expected: &'static str| err(key, Problem::Expected { key: key.into(), expected });
+    let get = |k: &str| doc.get(k);
+    let percent = |key: &'static str| -> Result<Option<f64>, WorkloadError> {
+        match get(key).and_then(Node::scalar_text) {
+            None => Ok(None),
+            Some(t) => crate::units::parse_percent(&t).map(Some).ok_or_else(|| expected(key, "a percentage, e.g. 5%")),
+        }
+    };
+    let repetitions = match get("repetitions") {
+        None => None,
+        Some(v) => Some(v.as_u64().filter(|n| (1..=1000).contains(n)).ok_or_else(|| expected("repetitions", "a whole number from 1 to 1000"))? as u32),
+    };
+    let budget_s = match get("budget").and_then(Node::scalar_text) {
+        None => None,
+        Some(b) => Some(parse_duration_s(&b).map_err(|e| err("budget", e.into()))?),
+    };
+    let judge = match get("judge") {
+        None => Vec::new(),
+        Some(n) => {
+            let items: Option<Vec<String>> = n.items().iter().map(Node::scalar_text).collect();
+            let items = items.filter(|i| !i.is_empty()).ok_or_else(|| expected("judge", "a list of figures OP.METRIC, e.g. [read.p99, read.p50]"))?;
+            for i in &items {
+                let ok = i.rsplit_once('.').is_some_and(|(op, m)| !op.is_empty() && JUDGED_METRICS.contains(&m));
+                if !ok {
+                    return Err(expected("judge", "figures OP.METRIC, METRIC one of ops_s, mean, p50, p95, p99, p999 (e.g. read.p99)"));
+                }
+            }
+            items
+        }
+    };
+    let run = get("run");
+    let sets = |k: &str| run.is_some_and(|r| r.get(k).is_some());
+    let keys = DesignKeys { repetitions, precision: percent("precision")?, budget_s, judge, equivalence: percent("equivalence")?, sets_warmup: sets("warmup"), sets_duration: sets("duration") };
+    if keys.repetitions.is_some() && (keys.precision.is_some() || keys.budget_s.is_some()) {
+        return Err(expected("repetitions", "either `repetitions:` (a fixed number of blocks) or `precision:`/`budget:` (blocks until the precision), not both"));
+    }
+    Ok(keys)
 }
 
 const EXPERIMENT_KEYS: &[&str] = &[
@@ -77,6 +144,10 @@ const EXPERIMENT_KEYS: &[&str] = &[
     "rates",
     "sla",
     "cluster",
+    "precision",
+    "budget",
+    "judge",
+    "equivalence",
 ];
 const VARIANT_KEYS: &[&str] =
     &["workload", "params", "schema", "operations", "generators", "load", "run", "consistency", "page_size", "table_options", "concurrency", "rate", "cluster"];
@@ -137,6 +208,7 @@ pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Res
         variants,
         rates: s.rates,
         sla: s.sla,
+        design: design_keys(&file, &doc)?,
     })
 }
 

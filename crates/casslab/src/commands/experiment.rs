@@ -42,18 +42,24 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     };
     let mut judging = compare::judge_options(&args.analysis, window_s, &args.fail_if, args.max_regression)?;
     judging.screening = Screening::LeaveOut;
-    let sequential = sequential_plan(&args)?;
-    judging.plan.blocks = Some(BlockDesign { sequential: None, margin: percent("equivalence", args.equivalence.as_deref())?, power_effect: DEFAULT_POWER_EFFECT });
-    if !args.judge.is_empty() {
-        let judged: Result<Vec<FigureRef>, String> = args.judge.iter().map(|j| j.parse()).collect();
+    let sequential = sequential_plan(&args, &exp)?;
+    let margin = percent("equivalence", args.equivalence.as_deref())?.or(exp.design.equivalence);
+    judging.plan.blocks = Some(BlockDesign { sequential: None, margin, power_effect: DEFAULT_POWER_EFFECT });
+    let judge = if args.judge.is_empty() { &exp.design.judge } else { &args.judge };
+    if !judge.is_empty() {
+        let judged: Result<Vec<FigureRef>, String> = judge.iter().map(|j| j.parse()).collect();
         judging.plan.judged = Some(judged.map_err(|e| usage(format!("--judge {e}")))?);
     }
     let store = Arc::new(Store::open(&store_path(&args.run.store)).context("cannot open the results store")?);
     let mut cli = args.run.to_config(&args.file.display().to_string())?;
     if sequential.is_some() {
-        // short runs, many blocks: unless the command line says otherwise
-        cli.duration_s.get_or_insert(DEFAULT_RUN_S);
-        cli.warmup_s.get_or_insert(DEFAULT_WARMUP_S);
+        // short runs, many blocks, unless the command line or the file's `run:` says otherwise
+        if !exp.design.sets_duration {
+            cli.duration_s.get_or_insert(DEFAULT_RUN_S);
+        }
+        if !exp.design.sets_warmup {
+            cli.warmup_s.get_or_insert(DEFAULT_WARMUP_S);
+        }
     }
     let base = base_config(&exp, cli, (args.run.concurrency.is_some(), args.run.rate.is_some()));
     if !args.run.no_lint {
@@ -75,7 +81,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     let mut setup = ExperimentSetup {
         exp: &exp,
         base,
-        repetitions: args.repetitions.unwrap_or(exp.repetitions),
+        repetitions: args.repetitions.or(exp.design.repetitions).unwrap_or(exp.repetitions),
         run_order: run_order(&args, &exp)?,
         experiment_id: new_experiment_id(&exp),
         tags: args.run.tags.clone(),
@@ -155,18 +161,23 @@ fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judg
     })
 }
 
-/// The sequential plan of the flags, or `None` for `--repetitions N` (a fixed design).
-fn sequential_plan(args: &ExperimentArgs) -> Result<Option<SequentialPlan>> {
+/// The sequential plan of the flags over the file's keys, or `None` for a fixed number of
+/// blocks (`--repetitions N`, or the file's `repetitions:` unless a flag asks for a precision).
+fn sequential_plan(args: &ExperimentArgs, exp: &Experiment) -> Result<Option<SequentialPlan>> {
+    let flags_ask = args.precision.is_some() || args.budget.is_some();
     if args.repetitions.is_some() {
-        if args.precision.is_some() || args.budget.is_some() {
+        if flags_ask {
             return Err(usage("--repetitions runs a fixed number of blocks; --precision and --budget are for running until the precision is reached: give one or the other".to_string()));
         }
         return Ok(None);
     }
-    let precision = percent("precision", args.precision.as_deref())?.unwrap_or(DEFAULT_PRECISION);
+    if exp.design.repetitions.is_some() && !flags_ask {
+        return Ok(None);
+    }
+    let precision = percent("precision", args.precision.as_deref())?.or(exp.design.precision).unwrap_or(DEFAULT_PRECISION);
     let budget_s = match &args.budget {
         Some(b) => crate::cli::parse_duration_s("budget", b)?,
-        None => DEFAULT_BUDGET_S,
+        None => exp.design.budget_s.unwrap_or(DEFAULT_BUDGET_S),
     };
     Ok(Some(SequentialPlan { precision, budget_s, spending: DEFAULT_SPENDING, first_look: DEFAULT_FIRST_LOOK }))
 }
