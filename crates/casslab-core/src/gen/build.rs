@@ -317,7 +317,7 @@ mod tests {
             (
                 "g: { type: text, dist: poisson }",
                 "dist",
-                "(known: sequence, uniform, zipfian, latest, hotspot, gaussian)",
+                "(known: sequence, uniform, zipfian, latest, hotspot, gaussian, exponential, weibull)",
             ),
             ("g: { type: bigitn }", "type", "did you mean \"bigint\"?"),
             ("g: { type: floot }", "type", "did you mean \"float\"?"),
