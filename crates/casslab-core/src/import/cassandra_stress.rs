@@ -106,8 +106,15 @@ impl Builder<'_> {
         let ops = std::mem::replace(&mut self.y, head).finish();
         self.generators(&layout);
         self.y.raw(&ops);
-        let count = if layout.partitions_per_insert > 1 { format!("${{partitions / {}}}", layout.partitions_per_insert) } else { "${partitions}".into() };
-        self.y.line(0, &format!("load: {{ op: insert, count: \"{count}\" }}"), Some("one insert per partition visit: every partition written once"));
+        let (_, size, _) = self.batch_kind(&layout);
+        let rows = layout.rows_per_visit * layout.partitions_per_insert;
+        let count = match (size, layout.partitions_per_insert) {
+            (s, p) if s == rows && p > 1 => format!("${{partitions / {p}}}"),
+            (s, _) if s == layout.rows_per_visit || s == rows => "${partitions}".to_string(),
+            (1, _) => format!("${{partitions * {}}}", layout.rows_per_visit),
+            (s, _) => format!("${{partitions * {}}}", layout.rows_per_visit / s),
+        };
+        self.y.line(0, &format!("load: {{ op: insert, count: \"{count}\" }}"), Some("every partition written once"));
         self.run_phase();
         Ok(())
     }
@@ -264,7 +271,7 @@ impl Builder<'_> {
         let (read_dist, read_note) = self.read_seed_fields();
         if pk.len() == 1 {
             let k = &pk[0];
-            let dist = match self.spec(k).and_then(|s| s.population.clone()) {
+            let dist = match self.key_population(k) {
                 Some(d) => to_fields(&d, true).fields,
                 None => read_dist.clone(),
             };
@@ -330,13 +337,25 @@ impl Builder<'_> {
     }
 
     /// The seeds' range of a key column: its population when given, else 1..=partitions.
+    /// A key column's population when it holds fewer values than the seeds (it then limits the
+    /// distinct keys); a wider one changes nothing, each seed still being its own key.
+    fn key_population(&self, k: &str) -> Option<StressDist> {
+        self.spec(k).and_then(|s| s.population.clone()).filter(|d| ((d.hi - d.lo + 1) as u64) < self.partitions_default())
+    }
+
+    /// The seeds' range of a key column: its limiting population, else 1..=partitions.
     fn seed_range(&self, k: &str) -> (String, Option<String>) {
-        match self.spec(k).and_then(|s| s.population.clone()) {
-            None => ("min: 1, max: \"${partitions + 1}\"".into(), None),
+        match self.key_population(k) {
+            None => {
+                let note = self.spec(k).and_then(|s| s.population.clone()).map(|d| format!("population {}: one value per seed", d.written));
+                ("min: 1, max: \"${partitions + 1}\"".into(), note)
+            }
             Some(d) => {
-                let note = (!matches!(d.kind, StressKind::Uniform | StressKind::Seq | StressKind::Fixed))
-                    .then(|| format!("population {}: the load walks its range in order; reads draw from it", d.written));
-                (format!("min: {}, max: {}", d.lo, d.hi + 1), note)
+                let mut note = format!("population {}: the load walks its {} values in order", d.written, d.hi - d.lo + 1);
+                if !matches!(d.kind, StressKind::Uniform | StressKind::Seq | StressKind::Fixed) {
+                    note.push_str("; reads draw from it");
+                }
+                (format!("min: {}, max: {}", d.lo, d.hi + 1), Some(note))
             }
         }
     }
@@ -415,8 +434,8 @@ impl Builder<'_> {
                 }
             }
         }
-        if base.starts_with("tuple") || (!t.contains('<') && self.table.columns.iter().all(|_| true) && is_udt(&base)) {
-            notes.push("values are hashed from the row".into());
+        if base.starts_with("tuple") || is_udt(&base) {
+            notes.push("a tuple or user-defined type: cassandra-stress cannot generate it; casslab hashes its fields from the row".into());
         }
         (f, (!notes.is_empty()).then(|| notes.join("; ")))
     }
@@ -432,10 +451,18 @@ impl Builder<'_> {
         if counter || written == "COUNTER" {
             return (None, 1, Some("a counter batch is sent as single updates (casslab has no counter batches)".into()));
         }
-        let size = rows.min(MAX_BATCH_ROWS as u64);
+        let max = MAX_BATCH_ROWS as u64;
+        // too many rows: one partition's rows per batch, or a share of them that divides them
+        let size = if rows <= max {
+            rows
+        } else if layout.rows_per_visit <= max {
+            layout.rows_per_visit
+        } else {
+            (1..=max).rev().find(|d| layout.rows_per_visit % d == 0).unwrap_or(1)
+        };
         let note = (size < rows).then(|| format!("{rows} rows per insert; casslab batches at most {MAX_BATCH_ROWS}"));
         match (written.as_str(), layout.partitions_per_insert) {
-            ("UNLOGGED", 1) => (Some("single_partition"), size, note),
+            ("UNLOGGED", 1) if size == rows => (Some("single_partition"), size, note),
             ("UNLOGGED", _) => (Some("unlogged"), size, note),
             _ => (Some("logged"), size, note.or(Some("cassandra-stress's default batchtype LOGGED".into()))),
         }
@@ -513,7 +540,8 @@ impl Builder<'_> {
                     if multi_pk {
                         // several key columns: walk the seeds in lockstep so they meet a written partition
                         let g = format!("{}_{}", ident(&qd.name), ident(c));
-                        extra_gens.push(format!("{g}: {{ type: {}, dist: sequence, min: 1, max: \"${{partitions + 1}}\", values_of: pk_{}{} }}", self.type_for(c), ident(c), self.look(c)));
+                        let (range, _) = self.seed_range(c);
+                        extra_gens.push(format!("{g}: {{ type: {}, dist: sequence, {range}, values_of: pk_{}{} }}", self.type_for(c), ident(c), self.look(c)));
                         g
                     } else {
                         format!("read_{}", ident(c))
@@ -540,7 +568,13 @@ impl Builder<'_> {
         }
         if multi_pk {
             notes.push("the key's columns walk the seeds in order (cassandra-stress draws them from -pop)".into());
+            for k in self.table.partition_key.clone() {
+                if let Some(d) = self.key_population(&k) {
+                    notes.push(format!("they meet the written keys while partitions is a multiple of {}", d.hi - d.lo + 1));
+                }
+            }
         }
+        notes.dedup();
         self.y.line(2, &format!("{}:", ident(&qd.name)), None);
         self.y.line(4, &format!("cql: {}", quote(&cql)), None);
         self.y.line(4, &format!("args: [{}]", args.join(", ")), Some(&notes.join("; ")));
@@ -562,15 +596,68 @@ fn is_udt(base: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::{parse_workload, BatchKind};
 
     fn data(name: &str) -> String {
         std::fs::read_to_string(format!("{}/../casslab/tests/data/stress/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
     }
 
+    fn imported(name: &str, command: Option<&str>) -> (Imported, crate::workload::Workload) {
+        let c = command.map(|l| super::super::stress_command::parse_command(l).unwrap());
+        let i = import_profile(&data(name), name, c.as_ref()).unwrap();
+        let w = parse_workload(&i.yaml, "imported.yaml", &Default::default()).unwrap_or_else(|e| panic!("{e}\n{}", i.yaml));
+        (i, w)
+    }
+
     #[test]
-    fn print_timeline() {
-        let i = import_profile(&data("timeline.yaml"), "timeline.yaml", None).unwrap();
-        println!("{}\n{:#?}\n{:#?}", i.yaml, i.warnings, i.notes);
-        crate::workload::parse_workload(&i.yaml, "timeline.casslab.yaml", &Default::default()).unwrap();
+    fn every_test_profile_becomes_a_valid_workload() {
+        for name in ["timeline.yaml", "accounts.yaml", "follows.yaml", "visits.yaml"] {
+            let (i, w) = imported(name, None);
+            assert!(w.operation("insert").is_some(), "{name}");
+            assert!(crate::lint::lint(&w, &Default::default()).iter().all(|f| f.severity != crate::lint::Severity::Error), "{name}:\n{}", i.yaml);
+        }
+    }
+
+    #[test]
+    fn clustering_levels_select_and_batches_follow_the_profile() {
+        let (i, w) = imported("timeline.yaml", None);
+        // 4 days × 10 readings, half per insert: 5 readings of each day, one partition per batch
+        let g = |n: &str| w.generators[n].clone();
+        assert_eq!((g("ck_day").max, g("ck_day").repeat), (Some(crate::gen::Scalar::Int(4)), Some(crate::gen::Scalar::Int(5))));
+        assert_eq!(g("ck_ts").repeat, None);
+        let b = w.operation("insert").unwrap().batch.clone().unwrap();
+        assert_eq!((b.kind, b.size), (BatchKind::SinglePartition, 20));
+        assert_eq!(w.load.as_ref().unwrap().count, 1_000_000);
+        assert_eq!(w.operation("by_day").unwrap().consistency, crate::workload::Consistency::One);
+        assert_eq!(w.operation("latest").unwrap().consistency, crate::workload::Consistency::LocalOne);
+        assert!(i.yaml.contains("CREATE INDEX IF NOT EXISTS readings_note ON readings (note)"));
+        assert!(i.notes.iter().any(|n| n.contains("uniform(5..15)")));
+
+        let (_, w) = imported("accounts.yaml", None);
+        let b = w.operation("insert").unwrap().batch.clone().unwrap();
+        assert_eq!((b.kind, b.size), (BatchKind::Logged, 1 * 3));
+        assert_eq!(w.operation("debit").unwrap().serial_consistency, Some(crate::workload::Consistency::LocalSerial));
+        let (_, w) = imported("visits.yaml", None);
+        assert!(w.operation("insert").unwrap().batch.is_none(), "counter updates go one by one");
+        assert_eq!(w.load.as_ref().unwrap().count, 7_000_000);
+    }
+
+    #[test]
+    fn a_command_line_sets_the_mix_the_seeds_and_the_consistency() {
+        let (i, w) = imported("timeline.yaml", Some("user ops(insert=1,by_day=3,nope=1) n=500 cl=QUORUM -pop dist=uniform(1..500) -insert partitions=fixed(2) select-ratio=fixed(1)/1"));
+        let mut mix = w.run.as_ref().unwrap().mix.clone();
+        mix.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(mix, vec![("by_day".to_string(), 3.0), ("insert".to_string(), 1.0)]);
+        assert_eq!(w.load.as_ref().unwrap().count, 250, "500 partitions, 2 per insert");
+        assert_eq!(w.operation("insert").unwrap().batch.as_ref().unwrap().size, 80, "2 whole partitions of 40 rows");
+        assert_eq!(w.operation("latest").unwrap().consistency, crate::workload::Consistency::Quorum);
+        assert!(i.warnings.iter().any(|m| m.contains("ops(nope=…)")), "{:?}", i.warnings);
+        assert!(i.yaml.contains("read_sensor: { type: text, dist: uniform, min: 1, max: 501"), "{}", i.yaml);
+    }
+
+    #[test]
+    fn a_profile_without_a_table_definition_says_what_to_do() {
+        let e = import_profile("keyspace: ks\ntable: t\nqueries: {}\n", "p.yaml", None).unwrap_err();
+        assert!(e.message.contains("casslab import cluster --keyspace ks --table t"), "{e}");
     }
 }

@@ -1,0 +1,223 @@
+//! End-to-end tests of `casslab import`: cassandra-stress profiles of our own (together every
+//! feature of the format) imported, linted, loaded and run against the real local node, with
+//! the written rows read back over CQL and checked against what each profile declares
+//! (partition sizes, value sizes within their distributions' bounds, the insert's select
+//! ratio); the translation of a command line; a live keyspace made here, imported with its
+//! sampled shapes; and captured traffic replayed with its mix and counts.
+
+mod common;
+
+use common::*;
+use scylla::value::{CqlValue, Row};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
+}
+
+/// Imports a profile into `dir` and returns the workload's path.
+fn import_stress(dir: &Path, profile: &str, extra: &[&str]) -> PathBuf {
+    let out = dir.join(format!("{profile}.casslab.yaml"));
+    let p = data(&format!("stress/{profile}.yaml"));
+    let (code, stdout, stderr) = run(casslab().args(["import", "cassandra-stress", p.to_str().unwrap(), "-o", out.to_str().unwrap()]).args(extra));
+    assert_eq!(code, 0, "import failed:\n{stdout}\n{stderr}");
+    out
+}
+
+/// `casslab lint` passes (no errors), then the load runs into a fresh keyspace (the one the
+/// test names with `-P keyspace=…`, dropped first: only this test writes it).
+fn lint_and_load(workload: &Path, store: &Path, params: &[&str]) {
+    let w = workload.to_str().unwrap();
+    let ks = params.iter().find_map(|p| p.strip_prefix("keyspace=")).expect("a keyspace of the test's own");
+    let (rt, s) = session(node());
+    rt.block_on(s.query_unpaged(format!("DROP KEYSPACE IF EXISTS {ks}"), &[])).unwrap();
+    let p_args = param_args(params);
+    let (code, out, err) = run(casslab().args(["lint", w]).args(&p_args));
+    assert_eq!(code, 0, "lint found errors:\n{out}\n{err}");
+    let host = node();
+    let _g = load_lock();
+    let (code, out, err) = run(casslab().args(["run", w, "--hosts", host, "--load-only", "--no-server-metrics", "--no-lint"]).args(store_arg(store)).args(&p_args));
+    assert_eq!(code, 0, "load failed:\n{out}\n{err}");
+}
+
+/// A short run of the workload's mix on the loaded data, without errors; its summary.
+fn run_mix(workload: &Path, store: &Path, params: &[&str]) -> String {
+    let host = node();
+    let _g = load_lock();
+    let (code, out, err) = run(casslab()
+        .args(["run", workload.to_str().unwrap(), "--hosts", host, "--skip-load", "--duration", "2s", "--warmup", "0s", "--no-server-metrics", "--no-lint", "--concurrency", "16"])
+        .args(store_arg(store))
+        .args(param_args(params)));
+    assert_eq!(code, 0, "run failed:\n{out}\n{err}");
+    assert_eq!(summary_row(&summary_rows(&out), "total")[8], "0", "the run had errors:\n{out}");
+    out
+}
+
+fn param_args<'a>(params: &[&'a str]) -> Vec<&'a str> {
+    params.iter().flat_map(|p| ["-P", *p]).collect()
+}
+
+fn rows(cql: &str) -> Vec<Vec<Option<CqlValue>>> {
+    let (rt, s) = session(node());
+    rt.block_on(async {
+        let r = s.query_unpaged(cql, &[]).await.unwrap_or_else(|e| panic!("{cql}: {e}"));
+        r.into_rows_result().unwrap().rows::<Row>().unwrap().map(|r| r.unwrap().columns).collect()
+    })
+}
+
+fn text(v: &Option<CqlValue>) -> String {
+    match v {
+        Some(CqlValue::Text(s)) | Some(CqlValue::Ascii(s)) => s.clone(),
+        other => panic!("expected text, got {other:?}"),
+    }
+}
+
+fn int(v: &Option<CqlValue>) -> i64 {
+    match v {
+        Some(CqlValue::Int(n)) => *n as i64,
+        Some(CqlValue::BigInt(n)) => *n,
+        Some(CqlValue::SmallInt(n)) => *n as i64,
+        Some(CqlValue::TinyInt(n)) => *n as i64,
+        Some(CqlValue::Counter(c)) => c.0,
+        Some(CqlValue::Float(f)) => *f as i64,
+        other => panic!("expected a number, got {other:?}"),
+    }
+}
+
+fn len(v: &Option<CqlValue>) -> usize {
+    match v {
+        Some(CqlValue::Text(s)) => s.chars().count(),
+        Some(CqlValue::Blob(b)) => b.len(),
+        Some(CqlValue::Set(l)) | Some(CqlValue::List(l)) => l.len(),
+        Some(CqlValue::Map(m)) => m.len(),
+        None => 0,
+        other => panic!("expected a sized value, got {other:?}"),
+    }
+}
+
+/// Rows per partition, keyed by the partition's key as text.
+fn partition_sizes(rows: &[Vec<Option<CqlValue>>], key_columns: usize) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for r in rows {
+        *m.entry(format!("{:?}", &r[..key_columns])).or_insert(0) += 1;
+    }
+    m
+}
+
+#[test]
+fn a_time_series_profile_writes_half_of_each_partition_in_its_declared_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_s, store) = temp_store();
+    let w = import_stress(dir.path(), "timeline", &[]);
+    let yaml = std::fs::read_to_string(&w).unwrap();
+    assert!(yaml.contains("# cluster uniform(5..15): 10 rows at this level"), "a differing line says how:\n{yaml}");
+    let params = ["partitions=40", "keyspace=imp_timeline"];
+    lint_and_load(&w, &store, &params);
+    let r = rows("SELECT sensor, day, ts, payload, note, tags FROM imp_timeline.readings");
+    let sizes = partition_sizes(&r, 1);
+    assert_eq!(sizes.len(), 40, "partitions=40");
+    // cluster fixed(4) × 10 (uniform(5..15) at its mean) = 40 rows, select fixed(1)/2: 20 written
+    assert!(sizes.values().all(|n| *n == 20), "rows per partition: {sizes:?}");
+    let mut days: BTreeMap<(String, i64), usize> = BTreeMap::new();
+    for row in &r {
+        assert_eq!(len(&row[0]), 12, "sensor size fixed(12)");
+        assert!((10..=200).contains(&len(&row[3])), "payload size exp(10..200): {}", len(&row[3]));
+        assert!((8..=16).contains(&len(&row[4])), "note size uniform(8..16): {}", len(&row[4]));
+        assert!((1..=4).contains(&len(&row[5])), "tags size uniform(1..4): {}", len(&row[5]));
+        *days.entry((text(&row[0]), int(&row[1]))).or_insert(0) += 1;
+    }
+    assert!(days.values().all(|n| *n == 5), "each of the 4 days of a partition gets 5 of its 10 rows: {days:?}");
+    let notes: std::collections::BTreeSet<String> = r.iter().map(|row| text(&row[4])).collect();
+    assert!(notes.len() <= 50, "note population ~uniform(1..50): {} distinct", notes.len());
+
+    let out = run_mix(&w, &store, &params);
+    for op in ["by_day", "latest", "scan", "all_rows", "insert"] {
+        assert!(summary_row(&summary_rows(&out), op)[0].parse::<u64>().unwrap() > 0, "{op} did not run:\n{out}");
+    }
+    assert!(out.contains("by_day 5.00 rows per execution, none found nothing"), "each day of a partition holds select × 10 = 5 rows:\n{out}");
+}
+
+#[test]
+fn a_profile_of_two_key_columns_writes_three_partitions_per_logged_batch_within_its_distributions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_s, store) = temp_store();
+    let w = import_stress(dir.path(), "accounts", &[]);
+    let yaml = std::fs::read_to_string(&w).unwrap();
+    assert!(yaml.contains("batch: { kind: logged, size: 3 }") && yaml.contains("count: \"${partitions / 3}\""), "{yaml}");
+    assert!(yaml.lines().filter(|l| l.contains("CREATE TABLE")).all(|l| !l.split('#').next().unwrap().contains("COMPACT")), "{yaml}");
+    let params = ["partitions=96", "keyspace=imp_accounts"];
+    lint_and_load(&w, &store, &params);
+
+    let r = rows("SELECT region, id, balance, score, visits, flags, origin, history, prefs FROM imp_accounts.accounts");
+    assert_eq!(r.len(), 96, "one row per partition, 96 partitions");
+    let regions: std::collections::BTreeSet<String> = r.iter().map(|row| text(&row[0])).collect();
+    assert_eq!(regions.len(), 8, "region population uniform(1..8)");
+    assert!(regions.iter().all(|g| g.len() == 2), "region size fixed(2)");
+    for row in &r {
+        assert!((1..=100_000).contains(&int(&row[2])), "balance extreme(1..100000,1.5)");
+        assert!((1..=1000).contains(&int(&row[3])), "score qextreme(1..1000,0.8,10)");
+        assert!((1..=1000).contains(&int(&row[4])), "visits ~exp(1..1000)");
+        assert!((0..=100).contains(&int(&row[5])), "flags normal(0..100,10,5)");
+        assert_eq!(len(&row[7]), 3, "history size fixed(3)");
+        assert!((1..=6).contains(&len(&row[8])), "prefs size gauss(1..6,2): {}", len(&row[8]));
+    }
+    // ~exp(1..1000) piles up near 1000: most visits are in the upper half
+    let high = r.iter().filter(|row| int(&row[4]) > 500).count();
+    assert!(high > r.len() / 2, "inverted exponential: {high} of {} above 500", r.len());
+
+    let out = run_mix(&w, &store, &params);
+    assert!(out.contains("lookup 1.00 rows per execution, none found nothing"), "{out}");
+    assert!(summary_row(&summary_rows(&out), "debit")[0].parse::<u64>().unwrap() > 0, "{out}");
+}
+
+#[test]
+fn a_key_only_profile_and_a_counter_profile_write_whole_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_s, store) = temp_store();
+    let w = import_stress(dir.path(), "follows", &[]);
+    let params = ["partitions=25", "keyspace=imp_follows"];
+    lint_and_load(&w, &store, &params);
+    let r = rows("SELECT user_id, follower_id, since FROM imp_follows.follows");
+    let sizes = partition_sizes(&r, 1);
+    // cluster gaussian(10..30) at its mean (20) × fixed(2)
+    assert_eq!((sizes.len(), sizes.values().all(|n| *n == 40)), (25, true), "{sizes:?}");
+    assert!(run_mix(&w, &store, &params).contains("followers 40 rows per execution, none found nothing"));
+
+    let w = import_stress(dir.path(), "visits", &[]);
+    assert!(std::fs::read_to_string(&w).unwrap().contains("count: \"${partitions * 7}\""));
+    lint_and_load(&w, &store, &["partitions=20", "keyspace=imp_visits"]);
+    let r = rows("SELECT page, day, hits, bytes FROM imp_visits.visits");
+    let sizes = partition_sizes(&r, 1);
+    assert_eq!((sizes.len(), sizes.values().all(|n| *n == 7)), (20, true), "cluster fixed(7): {sizes:?}");
+    for row in &r {
+        assert!((5..=20).contains(&len(&row[0])), "page size uniform(5..20)");
+        assert_eq!(int(&row[2]), 1, "hits incremented once by fixed(1)");
+        assert!((100..=5000).contains(&int(&row[3])), "bytes incremented once by uniform(100..5000)");
+    }
+}
+
+#[test]
+fn a_command_line_becomes_run_options_and_its_mix() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("w.yaml");
+    let p = data("stress/timeline.yaml");
+    let line = format!("cassandra-stress user profile={} ops(insert=1,by_day=2,latest=2) duration=90s cl=QUORUM no-warmup -rate threads=16 fixed=800/s -node 127.0.0.1 -mode native cql3 user=bench password=hunter2 -log file=x.log", p.display());
+    let (code, stdout, stderr) = run(casslab().args(["import", "cassandra-stress", "--command", &line, "-o", out.to_str().unwrap(), "--print-command"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), format!("casslab run {} --duration 90s --warmup 0s --concurrency 16 --rate 800 --hosts 127.0.0.1 --user bench", out.display()));
+    assert!(stderr.contains("warning: --command: -log") && stderr.contains("CASSLAB_PASSWORD"), "{stderr}");
+    assert!(!stdout.contains("hunter2") && !stderr.contains("hunter2"));
+    let yaml = std::fs::read_to_string(&out).unwrap();
+    assert!(yaml.contains("run: { mix: { insert: 1, by_day: 2, latest: 2 }, warmup: 0s, duration: 90s }"), "{yaml}");
+    assert!(yaml.contains("consistency: QUORUM") && yaml.contains("consistency: ONE"), "cl= and the query's own consistencyLevel");
+    // the printed command line parses as a casslab command
+    let (code, _, err) = run(casslab().args(["run", out.to_str().unwrap(), "--duration", "90s", "--rate", "800", "--help"]));
+    assert_eq!(code, 0, "{err}");
+    // a mistake in the profile says where
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(&bad, "keyspace: ks\ntable: t\ntable_definition: CREATE TABLE t (k int PRIMARY KEY)\ncolumnspec:\n  - name: k\n    population: zipf(1..10)\n").unwrap();
+    let (code, _, err) = run(casslab().args(["import", "cassandra-stress", bad.to_str().unwrap()]));
+    assert_eq!(code, 2);
+    assert!(err.contains("bad.yaml:6: columnspec `population`: \"zipf(1..10)\": unknown distribution"), "{err}");
+}
