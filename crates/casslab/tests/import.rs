@@ -221,3 +221,77 @@ fn a_command_line_becomes_run_options_and_its_mix() {
     assert_eq!(code, 2);
     assert!(err.contains("bad.yaml:6: columnspec `population`: \"zipf(1..10)\": unknown distribution"), "{err}");
 }
+
+/// A keyspace of the test's own: orders (8 per customer, a minute apart, newest first, a
+/// user-defined type, a set, a column null in half the rows) and customers (a map, a column of
+/// three values).
+fn make_shop(ks: &str) {
+    let (rt, s) = session(node());
+    rt.block_on(async {
+        for cql in [
+            format!("DROP KEYSPACE IF EXISTS {ks}"),
+            format!("CREATE KEYSPACE {ks} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': 1}}"),
+            format!("CREATE TYPE {ks}.address (street text, zip int)"),
+            format!("CREATE TABLE {ks}.orders (customer text, placed timestamp, item text, qty int, note text, tags set<text>, ship frozen<address>, PRIMARY KEY (customer, placed)) WITH CLUSTERING ORDER BY (placed DESC)"),
+            format!("CREATE TABLE {ks}.customers (id int PRIMARY KEY, name text, tier text, prefs map<text, int>)"),
+        ] {
+            s.query_unpaged(cql, &[]).await.unwrap();
+        }
+        let order = s.prepare(format!("INSERT INTO {ks}.orders (customer, placed, item, qty, note, tags, ship) VALUES (?, ?, ?, ?, ?, {{'tagone', 'tagtwo'}}, {{street: 'Main', zip: 1000}})")).await.unwrap();
+        let customer = s.prepare(format!("INSERT INTO {ks}.customers (id, name, tier, prefs) VALUES (?, ?, ?, {{'a': 1, 'b': 2, 'c': 3}})")).await.unwrap();
+        for c in 0..30i32 {
+            let name = format!("customer{c:04}");
+            for o in 0..8i64 {
+                let item = "x".repeat(10 + ((c as usize + o as usize) % 11));
+                let note: Option<&str> = if o % 2 == 0 { Some("leave at the door") } else { None };
+                let placed = scylla::value::CqlTimestamp(1_700_000_000_000 + o * 60_000);
+                s.execute_unpaged(&order, (&name, placed, &item, (o % 5 + 1) as i32, note)).await.unwrap();
+            }
+            let tier = ["gold", "silver", "bronze"][c as usize % 3];
+            s.execute_unpaged(&customer, (c, &name, tier)).await.unwrap();
+        }
+    });
+}
+
+#[test]
+fn a_live_keyspace_is_imported_with_the_shapes_of_its_data() {
+    let ks = "imp_shop";
+    make_shop(ks);
+    let dir = tempfile::tempdir().unwrap();
+    let (_s, store) = temp_store();
+    let w = dir.path().join("shop.yaml");
+    let (code, out, err) = run(casslab().args(["import", "cluster", "--hosts", node(), "--keyspace", ks, "--sample-rows", "500", "-o", w.to_str().unwrap()]));
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(err.contains("orders: sampled 240 rows") && err.contains("8.0 rows per partition (max 8), clustering step 60000"), "what it measured:\n{err}");
+    assert!(err.contains("customers: sampled 30 rows"), "{err}");
+    assert!(err.contains("guessed:"), "what it guessed:\n{err}");
+    let yaml = std::fs::read_to_string(&w).unwrap();
+    for expected in [
+        "CREATE TYPE IF NOT EXISTS address (street text, zip int)",
+        "WITH CLUSTERING ORDER BY (placed DESC)",
+        "orders_placed: { type: timestamp, dist: sequence, max: 8, start: 1700000000000, step_ms: 60000 }",
+        "orders_qty: { type: int, min: 1, max: 6 }",
+        "size: { dist: uniform, min: 10, max: 21 }",
+        "null in 50% of the sample",
+        "orders_tags: { type: \"set<text>\", size: 2, element: { size: 6 } }",
+        "customers_tier: { type: text, max: 3, size: { dist: uniform, min: 4, max: 7 } }",
+        "customers_prefs: { type: \"map<text,int>\", size: 3, key: { size: 1 } }",
+    ] {
+        assert!(yaml.contains(expected), "expected {expected:?} in:\n{yaml}");
+    }
+    // the import runs; the data it loads has the sampled shapes
+    let params = ["rows=400", "keyspace=imp_shop_copy"];
+    lint_and_load(&w, &store, &params);
+    let r = rows("SELECT customer, placed, item, tags FROM imp_shop_copy.orders");
+    let sizes = partition_sizes(&r, 1);
+    assert_eq!((sizes.len(), sizes.values().all(|n| *n == 8)), (50, true), "400 rows in partitions of 8: {sizes:?}");
+    for row in &r {
+        assert!((10..=20).contains(&len(&row[2])), "item size");
+        assert_eq!(len(&row[3]), 2, "two tags");
+    }
+    let out = run_mix(&w, &store, &params);
+    for op in ["orders_point", "orders_partition", "orders_slice", "customers_point"] {
+        assert!(out.contains(&format!("{op} ")), "{op} ran:\n{out}");
+    }
+    assert!(out.contains("orders_point 1.00 rows per execution, none found nothing") && out.contains("orders_partition 8.00 rows per execution"), "{out}");
+}

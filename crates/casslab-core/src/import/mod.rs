@@ -9,6 +9,7 @@
 pub mod capture;
 pub mod cassandra_stress;
 pub mod cluster;
+pub mod cluster_shape;
 mod markers;
 mod out;
 pub mod stress_command;
