@@ -458,7 +458,7 @@ impl Builder<'_> {
         } else if layout.rows_per_visit <= max {
             layout.rows_per_visit
         } else {
-            (1..=max).rev().find(|d| layout.rows_per_visit % d == 0).unwrap_or(1)
+            (1..=max).rev().find(|d| layout.rows_per_visit.is_multiple_of(*d)).unwrap_or(1)
         };
         let note = (size < rows).then(|| format!("{rows} rows per insert; casslab batches at most {MAX_BATCH_ROWS}"));
         match (written.as_str(), layout.partitions_per_insert) {
@@ -635,7 +635,7 @@ mod tests {
 
         let (_, w) = imported("accounts.yaml", None);
         let b = w.operation("insert").unwrap().batch.clone().unwrap();
-        assert_eq!((b.kind, b.size), (BatchKind::Logged, 1 * 3));
+        assert_eq!((b.kind, b.size), (BatchKind::Logged, 3));
         assert_eq!(w.operation("debit").unwrap().serial_consistency, Some(crate::workload::Consistency::LocalSerial));
         let (_, w) = imported("visits.yaml", None);
         assert!(w.operation("insert").unwrap().batch.is_none(), "counter updates go one by one");
