@@ -10,6 +10,7 @@ mod clock;
 mod error;
 mod phase;
 mod plan;
+mod replay;
 pub mod start;
 mod target;
 mod worker;
@@ -217,7 +218,12 @@ pub async fn run<T: Target>(
         at_ms: run_start.saturating_duration_since(clock.t0).as_millis() as u64,
     });
     let names: Vec<String> = plan.slot_names.clone();
-    let kind = PhaseKind::Run { warmup_s, duration_s, rate_per_s: cfg.rate_per_s };
+    let schedule = r.replay.as_ref().map(|rp| replay::schedule(rp, &plan.slot_names));
+    if schedule.is_some() && cfg.rate_per_s.is_some() {
+        let _ = events.send(EngineEvent::Warning("--rate is ignored: the workload replays its own schedule".into()));
+    }
+    let rate_per_s = if schedule.is_some() { None } else { cfg.rate_per_s };
+    let kind = PhaseKind::Run { warmup_s, duration_s, rate_per_s, schedule };
     let res = run_phase(target, Arc::new(plan), params(kind, cfg.interval_ms, seed ^ 0x5eed, next_index, Some(run_start)), &events, &mut stop).await;
     let _ = events.send(EngineEvent::PhaseFinished {
         phase: Phase::Run,

@@ -18,7 +18,7 @@ use tokio::time::Instant;
 
 pub(crate) enum PhaseKind {
     Load { count: u64 },
-    Run { warmup_s: f64, duration_s: f64, rate_per_s: Option<f64> },
+    Run { warmup_s: f64, duration_s: f64, rate_per_s: Option<f64>, schedule: Option<Arc<[(Duration, usize)]>> },
 }
 
 pub(crate) struct PhaseParams {
@@ -79,6 +79,8 @@ pub(crate) async fn run_phase<T: Target>(
         let cap = p.concurrency / workers + usize::from(id < p.concurrency % workers);
         let pace = match &p.kind {
             PhaseKind::Load { count } => Pace::Count { claimed: claimed.clone(), total: *count },
+            // a replay: every worker takes the next start of one shared schedule
+            PhaseKind::Run { schedule: Some(s), .. } => Pace::Schedule { starts: s.clone(), next: claimed.clone(), first: start },
             PhaseKind::Run { rate_per_s: Some(r), .. } => {
                 // One global schedule, a start every 1/r: shard i of n takes the slots
                 // i, i + n, i + 2n, ...; its worker w of W takes every W-th of those.

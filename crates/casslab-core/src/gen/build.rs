@@ -209,6 +209,15 @@ fn build_one(name: &str, spec: &GeneratorSpec) -> Result<(CqlType, Body, Option<
         }
     };
 
+    let body = match &spec.values {
+        None => body,
+        Some(_) if ty.is_composite() => return Err(cx.err("values", format!("lists values of simple types, not {ty}"))),
+        Some(items) if items.is_empty() => return Err(cx.err("values", "list at least one value")),
+        Some(items) => {
+            let parsed: Result<Vec<_>, _> = items.iter().enumerate().map(|(i, v)| super::values::literal(&ty, v).map_err(|m| cx.err(&format!("values[{i}]"), m))).collect();
+            Body::Values(parsed?.into())
+        }
+    };
     let params = Params::of_generator(spec);
     if params.name(&cx)? == "latest" {
         params.check_applicable("latest", &cx)?;

@@ -16,6 +16,7 @@ mod render;
 mod set;
 mod spec;
 mod types;
+mod values;
 mod zipf;
 
 pub use set::GeneratorSet;

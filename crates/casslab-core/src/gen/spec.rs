@@ -151,6 +151,9 @@ pub struct GeneratorSpec {
     /// `sequence`: issue each value this many times in a row (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<Scalar>,
+    /// The values to make, item `n mod len` for a drawn `n` (simple types only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<Scalar>>,
     /// `text` only: written before the number or the generated characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix: Option<String>,

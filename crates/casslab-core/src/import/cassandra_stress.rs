@@ -90,7 +90,7 @@ impl Builder<'_> {
         self.y.line(0, &format!("name: {}", ident(stem)), None);
         self.y.line(0, &format!("description: {}", quote(&format!("imported from the cassandra-stress profile {stem} (table {}.{})", p.keyspace, p.table))), None);
         self.y.line(0, "params:", None);
-        self.y.line(2, &format!("partitions: {partitions}"), Some("partitions the load writes: cassandra-stress's seeds 1..N (-pop seq=1..N, or n=)"));
+        self.y.line(2, &format!("partitions: {partitions}"), Some("partitions the load writes: cassandra-stress's seeds 1..N (-pop seq=1..N, or n=); at least 6"));
         self.y.line(2, &format!("keyspace: {}", ident(&p.keyspace)), None);
         self.y.line(0, "keyspace: ${keyspace}", None);
         if let Some((ks_ddl, line)) = &p.keyspace_definition {

@@ -67,6 +67,17 @@ pub async fn import_keyspace(session: &Session, keyspace: &str, tables: &[String
     Ok(imported)
 }
 
+/// The column types of the tables of `keyspaces` (for typing captured values).
+pub async fn read_schema(session: &Session, keyspaces: &[String]) -> Result<super::capture::Schema, ImportError> {
+    let mut out = super::capture::Schema::new();
+    for ks in keyspaces {
+        for t in read_tables(session, ks).await? {
+            out.insert(format!("{ks}.{}", t.name), t.columns.into_iter().map(|c| (c.name, c.ty)).collect());
+        }
+    }
+    Ok(out)
+}
+
 type ColumnRow = (String, String, String, String, i32, String);
 
 async fn read_tables(session: &Session, keyspace: &str) -> Result<Vec<LiveTable>, ImportError> {

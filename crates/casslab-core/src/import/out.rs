@@ -27,6 +27,10 @@ impl Yaml {
         }
     }
 
+    pub(crate) fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
     /// Text written elsewhere, as is.
     pub(crate) fn raw(&mut self, text: &str) {
         self.text.push_str(text);

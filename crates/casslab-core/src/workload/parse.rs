@@ -84,6 +84,14 @@ struct RawRun {
     mix: BTreeMap<String, Scalar>,
     warmup: Option<String>,
     duration: String,
+    replay: Option<RawReplay>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawReplay {
+    at_ms: Vec<f64>,
+    ops: Vec<String>,
 }
 
 /// Reads a workload from a built-in name or a file path and resolves it with `overrides`.
@@ -184,7 +192,21 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
                 mix.push((name, ratio));
             }
             mix.sort_by_key(|(n, _)| doc.line_at(&["run", "mix", n]).unwrap_or(usize::MAX));
-            Some(RunPhase { mix, warmup_s, duration_s, line: run_line.unwrap_or(1) })
+            let replay = match r.replay {
+                None => None,
+                Some(rp) => {
+                    let line = doc.line_at(&["run", "replay"]).or(run_line);
+                    let ordered = rp.at_ms.windows(2).all(|w| w[0] <= w[1]) && rp.at_ms.first().is_none_or(|t| *t >= 0.0);
+                    if rp.at_ms.len() != rp.ops.len() || !ordered {
+                        return Err(err(line, Problem::Expected { key: "run.replay".into(), expected: "as many times (at_ms, in ms from the start, in order) as operations (ops)" }));
+                    }
+                    if let Some(unknown) = rp.ops.iter().find(|o| !mix.iter().any(|(m, x)| m == *o && *x > 0.0)) {
+                        return Err(err(line, Problem::Expected { key: format!("run.replay.ops: {unknown}"), expected: "an operation of run.mix (with a ratio above 0)" }));
+                    }
+                    Some(super::model::Replay { at_ms: rp.at_ms, ops: rp.ops })
+                }
+            };
+            Some(RunPhase { mix, warmup_s, duration_s, line: run_line.unwrap_or(1), replay })
         }
     };
 

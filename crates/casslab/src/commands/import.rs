@@ -84,14 +84,23 @@ pub struct ClusterImportArgs {
 
 #[derive(Args, Debug)]
 pub struct CaptureArgs {
-    /// The capture: JSON lines or CSV with the time, the query and its values.
+    /// The capture: JSON lines or CSV with the time, the query and its values, or the directory
+    /// of a full query log (`nodetool enablefullquerylog --path DIR`; read with the cached
+    /// Cassandra jars and the JDK).
     pub capture: PathBuf,
     /// Replay this many times faster (2 = twice as fast; 0.5 = half as fast).
     #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
+    /// Keep only the traffic of this keyspace.
+    #[arg(long)]
+    pub keyspace: Option<String>,
     /// Write the workload here instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// With --hosts: read the value types from that cluster's schema (needed for a full query
+    /// log, whose values are bytes); without it they are inferred from the values.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 pub fn import(args: ImportArgs) -> Result<i32> {
@@ -158,9 +167,31 @@ fn capture(a: CaptureArgs) -> Result<i32> {
     if !(a.speed > 0.0 && a.speed.is_finite()) {
         bail_usage!("--speed {}: a factor above 0, e.g. 2 for twice as fast", a.speed);
     }
-    let src = std::fs::read_to_string(&a.capture).map_err(|e| usage(format!("cannot read {}: {e}", a.capture.display())))?;
+    let shown = a.capture.display().to_string();
+    let src = if a.capture.is_dir() {
+        out::note(&format!("reading the full query log in {shown}"));
+        casslab_local::fql::dump_full_query_log(&a.capture, casslab_local::DEFAULT_CASSANDRA_VERSION)?
+    } else {
+        std::fs::read_to_string(&a.capture).map_err(|e| usage(format!("cannot read {shown}: {e}")))?
+    };
+    let entries = import::capture::read_capture(&src, &shown).map_err(|e| usage(e.to_string()))?;
+    let schema = if a.cluster.hosts.is_empty() {
+        None
+    } else {
+        let cfg = a.cluster.to_config()?;
+        let creds = casslab_core::config::Credentials { password: std::env::var("CASSLAB_PASSWORD").ok(), ..Default::default() };
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let wanted: Vec<String> = match &a.keyspace {
+            Some(k) => vec![k.clone()],
+            None => import::capture::keyspaces(&entries).into_iter().collect(),
+        };
+        Some(rt.block_on(async {
+            let session = casslab_core::targets::cql::connect(&cfg, &creds).await?;
+            anyhow::Ok(import::cluster::read_schema(&session, &wanted).await?)
+        })?)
+    };
     let name = a.capture.file_stem().and_then(|s| s.to_str()).unwrap_or("capture");
-    let imported = import::capture::import_capture(&src, &a.capture.display().to_string(), name, a.speed).map_err(|e| usage(e.to_string()))?;
+    let imported = import::capture::capture_workload(&entries, name, a.speed, a.keyspace.as_deref(), schema.as_ref()).map_err(|e| usage(format!("{shown}: {e}")))?;
     finish(&imported, a.output.as_deref())?;
     Ok(0)
 }
