@@ -295,3 +295,83 @@ fn a_live_keyspace_is_imported_with_the_shapes_of_its_data() {
     }
     assert!(out.contains("orders_point 1.00 rows per execution, none found nothing") && out.contains("orders_partition 8.00 rows per execution"), "{out}");
 }
+
+/// Turns the node's full query log off when dropped (a failed test leaves it off too).
+struct FullQueryLog;
+
+impl FullQueryLog {
+    fn enable(dir: &Path) -> FullQueryLog {
+        let (code, out, err) = run(casslab().args(["local", "nodetool", node_addr(), "enablefullquerylog", "--path", dir.to_str().unwrap(), "--blocking", "true"]));
+        assert_eq!(code, 0, "enablefullquerylog:\n{out}\n{err}");
+        FullQueryLog
+    }
+}
+
+impl Drop for FullQueryLog {
+    fn drop(&mut self) {
+        let _ = run(casslab().args(["local", "nodetool", node_addr(), "disablefullquerylog"]));
+    }
+}
+
+#[test]
+fn a_full_query_log_made_here_is_replayed_with_its_mix_and_counts() {
+    let host = node();
+    let _g = load_lock();
+    let (rt, s) = session(host);
+    rt.block_on(async {
+        for cql in [
+            "DROP KEYSPACE IF EXISTS imp_cap",
+            "CREATE KEYSPACE imp_cap WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+            "CREATE TABLE imp_cap.kv (k int, c text, v bigint, PRIMARY KEY (k, c))",
+        ] {
+            s.query_unpaged(cql, &[]).await.unwrap();
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let fql = dir.path().join("fql");
+    std::fs::create_dir_all(&fql).unwrap();
+    let log = FullQueryLog::enable(&fql);
+    // the traffic: 30 inserts, 60 reads (every other one of a missing row), 10 updates
+    rt.block_on(async {
+        let ins = s.prepare("INSERT INTO imp_cap.kv (k, c, v) VALUES (?, ?, ?)").await.unwrap();
+        let get = s.prepare("SELECT v FROM imp_cap.kv WHERE k = ? AND c = ?").await.unwrap();
+        let upd = s.prepare("UPDATE imp_cap.kv SET v = ? WHERE k = ? AND c = ?").await.unwrap();
+        for i in 0..30i32 {
+            s.execute_unpaged(&ins, (i, format!("c{i}"), i as i64 * 1000)).await.unwrap();
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        for i in 0..60i32 {
+            let k = if i % 2 == 0 { i / 2 } else { 1000 + i };
+            s.execute_unpaged(&get, (k, format!("c{k}"))).await.unwrap();
+            if i % 6 == 0 {
+                s.execute_unpaged(&upd, (-1i64, i / 6, format!("c{}", i / 6))).await.unwrap();
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    });
+    drop(log);
+    let w = dir.path().join("replay.yaml");
+    let (code, out, err) = run(casslab().args(["import", "capture", fql.to_str().unwrap(), "--keyspace", "imp_cap", "--hosts", host, "-o", w.to_str().unwrap()]));
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(err.contains("100 queries of 3 statements"), "{err}");
+    let yaml = std::fs::read_to_string(&w).unwrap();
+    assert!(yaml.contains("mix: { q1: 30, q2: 60, q3: 10 }"), "{yaml}");
+    assert!(yaml.contains("q1_v0: { type: int, dist: sequence, values: [\"0x00000000\", \"0x00000001\""), "values as captured, typed from the schema:\n{yaml}");
+    let (code, out, err) = run(casslab().args(["lint", w.to_str().unwrap()]));
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    // replayed on a table emptied first: the same writes and reads, in the captured order
+    rt.block_on(s.query_unpaged("TRUNCATE imp_cap.kv", &[])).unwrap();
+    let (_s, store) = temp_store();
+    let (code, out, err) = run(casslab().args(["run", w.to_str().unwrap(), "--hosts", host, "--no-server-metrics", "--no-lint"]).args(store_arg(&store)));
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rows = summary_rows(&out);
+    for (op, count) in [("q1", "30"), ("q2", "60"), ("q3", "10"), ("total", "100")] {
+        assert_eq!(summary_row(&rows, op)[0], count, "{op}:\n{out}");
+        assert_eq!(summary_row(&rows, op)[8], "0", "errors of {op}:\n{out}");
+    }
+    assert!(out.contains("q2 0.50 rows per execution, 30 of 60 (50%) found nothing"), "the reads find what the replayed inserts wrote:\n{out}");
+    let r = self::rows("SELECT k, v FROM imp_cap.kv");
+    assert_eq!(r.len(), 30);
+    assert_eq!(r.iter().filter(|row| int(&row[1]) == -1).count(), 10, "the 10 updates replayed");
+}

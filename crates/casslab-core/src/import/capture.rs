@@ -162,10 +162,13 @@ fn is_traffic(q: &str) -> bool {
 
 /// The keyspace and table a statement names (its own qualifier, or the entry's keyspace).
 fn table_of(e: &Entry) -> Option<(String, String)> {
-    let d = crate::cql::parse_dml(&e.query)?;
-    match d.table.split_once('.') {
-        Some((ks, t)) => Some((ks.trim_matches('"').to_string(), t.trim_matches('"').to_string())),
-        None => Some((e.keyspace.clone()?, d.table.trim_matches('"').to_string())),
+    let words: Vec<&str> = e.query.split(|c: char| c.is_whitespace() || c == '(').filter(|w| !w.is_empty()).collect();
+    let at = words.iter().position(|w| ["FROM", "INTO", "UPDATE"].iter().any(|k| w.eq_ignore_ascii_case(k)))?;
+    let name = words.get(at + 1)?.trim_end_matches([',', ';']);
+    let unquote = |s: &str| if s.starts_with('"') { s.trim_matches('"').to_string() } else { s.to_ascii_lowercase() };
+    match name.split_once('.') {
+        Some((ks, t)) => Some((unquote(ks), unquote(t))),
+        None => Some((e.keyspace.clone()?, unquote(name))),
     }
 }
 
@@ -352,6 +355,8 @@ mod tests {
 {"t_ms": 1600, "keyspace": "shop", "query": "SELECT * FROM system.local", "values": []}
 "#;
         let entries = read_capture(src, "c.jsonl").unwrap();
+        let qualified = Entry { t_ms: 0.0, keyspace: None, query: "UPDATE \"Shop\".t SET v = 1".into(), values: vec![], batch: false, line: 1 };
+        assert_eq!(table_of(&qualified), Some(("Shop".to_string(), "t".to_string())));
         assert_eq!(keyspaces(&entries), BTreeSet::from(["shop".to_string()]));
         let i = capture_workload(&entries, "c", 2.0, None, None).unwrap();
         let w = crate::workload::parse_workload(&i.yaml, "c.yaml", &Default::default()).unwrap_or_else(|e| panic!("{e}\n{}", i.yaml));
