@@ -24,6 +24,10 @@ use crate::workload::MAX_BATCH_ROWS;
 /// own default seed range, 1..1M).
 pub const DEFAULT_PARTITIONS: u64 = 1_000_000;
 
+/// The most a batch is made to carry, in bytes: under Cassandra's default
+/// `batch_size_fail_threshold` of 50 KiB, with room for the estimate being low.
+const BATCH_BYTES: u64 = 32 * 1024;
+
 /// Imports the profile `src` (read from `file`); `command` adds what a command line says.
 pub fn import_profile(src: &str, file: &str, command: Option<&StressCommand>) -> Result<Imported, ImportError> {
     let mut warnings = Vec::new();
@@ -451,7 +455,10 @@ impl Builder<'_> {
         if counter || written == "COUNTER" {
             return (None, 1, Some("a counter batch is sent as single updates (casslab has no counter batches)".into()));
         }
-        let max = MAX_BATCH_ROWS as u64;
+        // a batch Cassandra accepts: at most casslab's row limit, and well under Cassandra's
+        // default batch_size_fail_threshold (50 KiB)
+        let row_bytes = self.row_bytes().max(1.0);
+        let max = (MAX_BATCH_ROWS as u64).min(((BATCH_BYTES as f64 / row_bytes) as u64).max(1));
         // too many rows: one partition's rows per batch, or a share of them that divides them
         let size = if rows <= max {
             rows
@@ -460,12 +467,32 @@ impl Builder<'_> {
         } else {
             (1..=max).rev().find(|d| layout.rows_per_visit.is_multiple_of(*d)).unwrap_or(1)
         };
-        let note = (size < rows).then(|| format!("{rows} rows per insert; casslab batches at most {MAX_BATCH_ROWS}"));
+        let note = (size < rows).then(|| {
+            format!("cassandra-stress would batch {rows} rows (about {} KiB); batches of {size} stay under Cassandra's default batch_size_fail_threshold (50 KiB)", (rows as f64 * row_bytes / 1024.0).round())
+        });
         match (written.as_str(), layout.partitions_per_insert) {
             ("UNLOGGED", 1) if size == rows => (Some("single_partition"), size, note),
             ("UNLOGGED", _) => (Some("unlogged"), size, note),
             _ => (Some("logged"), size, note.or(Some("cassandra-stress's default batchtype LOGGED".into()))),
         }
+    }
+
+    /// Bytes a written row takes in a batch, roughly: its values and a little per cell.
+    fn row_bytes(&self) -> f64 {
+        let value = |c: &crate::cql::Column| -> f64 {
+            let base = c.ty.trim_start_matches("frozen<").split('<').next().unwrap_or("").to_string();
+            let size = || self.spec(&c.name).and_then(|s| s.size.clone()).map_or(6.0, |d| d.mean());
+            match base.as_str() {
+                "text" | "varchar" | "ascii" | "blob" => size(),
+                "list" | "set" | "map" => size() * 10.0,
+                "boolean" | "tinyint" => 1.0,
+                "smallint" => 2.0,
+                "int" | "float" | "date" | "inet" => 4.0,
+                "uuid" | "timeuuid" => 16.0,
+                _ => 8.0,
+            }
+        };
+        self.table.columns.iter().map(|c| value(c) + 6.0).sum()
     }
 
     fn consistency(&self, own: Option<&str>) -> String {

@@ -151,6 +151,9 @@ pub fn parse_command(line: &str) -> Result<StressCommand, String> {
     if c.ops.is_empty() {
         return Err("the command line has no ops(…): say which operations to run, e.g. ops(insert=1,simple1=3)".into());
     }
+    if let (Some(n), false) = (c.n, c.insert_only()) {
+        c.warnings.push(format!("n={n}: a casslab run lasts a duration, not a count; give --duration (n= sets the partitions written and read: -P partitions={n})"));
+    }
     Ok(c)
 }
 
