@@ -375,3 +375,47 @@ fn a_full_query_log_made_here_is_replayed_with_its_mix_and_counts() {
     assert_eq!(r.len(), 30);
     assert_eq!(r.iter().filter(|row| int(&row[1]) == -1).count(), 10, "the 10 updates replayed");
 }
+
+#[test]
+fn a_json_lines_capture_replays_twice_as_fast_with_types_inferred() {
+    let host = node();
+    let _g = load_lock();
+    let (rt, s) = session(host);
+    rt.block_on(async {
+        for cql in [
+            "DROP KEYSPACE IF EXISTS imp_cap2",
+            "CREATE KEYSPACE imp_cap2 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+            "CREATE TABLE imp_cap2.users (id int PRIMARY KEY, name text, active boolean)",
+        ] {
+            s.query_unpaged(cql, &[]).await.unwrap();
+        }
+    });
+    // 20 writes then 40 reads, 10 ms apart, as an application's log would record them
+    let mut lines = Vec::new();
+    for i in 0..60 {
+        let t = 1_700_000_000_000u64 + i * 10;
+        lines.push(if i < 20 {
+            format!(r#"{{"t_ms": {t}, "keyspace": "imp_cap2", "query": "INSERT INTO users (id, name, active) VALUES (?, ?, ?)", "values": [{i}, "user{i}", {}]}}"#, i % 2 == 0)
+        } else {
+            format!(r#"{{"t_ms": {t}, "keyspace": "imp_cap2", "query": "SELECT name FROM users WHERE id = ?", "values": [{}]}}"#, i % 20)
+        });
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let capture = dir.path().join("app.jsonl");
+    std::fs::write(&capture, lines.join("\n")).unwrap();
+    let w = dir.path().join("replay.yaml");
+    let (code, out, err) = run(casslab().args(["import", "capture", capture.to_str().unwrap(), "--speed", "2", "-o", w.to_str().unwrap()]));
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(err.contains("inferred from the values"), "{err}");
+    let yaml = std::fs::read_to_string(&w).unwrap();
+    assert!(yaml.contains("at_ms: [0, 5, 10,") && yaml.contains(", 295]"), "60 queries 10 ms apart at twice the speed:\n{yaml}");
+    let (_s, store) = temp_store();
+    let (code, out, err) = run(casslab().args(["run", w.to_str().unwrap(), "--hosts", host, "--no-server-metrics"]).args(store_arg(&store)));
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rows = summary_rows(&out);
+    assert_eq!((summary_row(&rows, "q1")[0].as_str(), summary_row(&rows, "q2")[0].as_str(), summary_row(&rows, "total")[8].as_str()), ("20", "40", "0"), "{out}");
+    assert!(out.contains("q2 1.00 rows per execution, none found nothing"), "{out}");
+    let r = self::rows("SELECT id, name, active FROM imp_cap2.users");
+    assert_eq!(r.len(), 20);
+    assert!(r.iter().all(|row| text(&row[1]) == format!("user{}", int(&row[0]))), "each row as captured");
+}
