@@ -102,4 +102,18 @@ mod tests {
         assert!(literal(&CqlType::Int, &Scalar::Text("0x01".into())).unwrap_err().contains("4 bytes"));
         assert!(literal(&CqlType::Uuid, &Scalar::Text("nope".into())).unwrap_err().contains("not a uuid"));
     }
+
+    #[test]
+    fn a_sequence_over_values_makes_them_in_order_and_mistakes_name_the_item() {
+        let specs = crate::yaml::from_str("{ v: { type: text, dist: sequence, values: [a, b, 7] } }").unwrap();
+        let set = crate::gen::GeneratorSet::build(&specs).unwrap();
+        let mut rng = <rand::rngs::SmallRng as rand::SeedableRng>::seed_from_u64(1);
+        let made: Vec<CqlValue> = (0..4).map(|_| set.value(0, &mut rng)).collect();
+        assert_eq!(made, ["a", "b", "7", "a"].map(|s| CqlValue::Text(s.into())));
+        let specs = crate::yaml::from_str("{ v: { type: int, values: [1, x] } }").unwrap();
+        let e = crate::gen::GeneratorSet::build(&specs).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("values[1]"), "{e}");
+        let specs = crate::yaml::from_str("{ v: { type: \"list<int>\", size: 1, values: [1] } }").unwrap();
+        assert!(crate::gen::GeneratorSet::build(&specs).unwrap_err().message.contains("simple types"));
+    }
 }

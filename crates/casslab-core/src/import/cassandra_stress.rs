@@ -161,7 +161,13 @@ impl Builder<'_> {
         let rows_per_partition: u64 = counts.iter().map(|(_, c)| *c).product::<u64>().max(1);
         let select = match self.insert_setting("select") {
             None => 1.0,
-            Some((v, line)) => parse_ratio(&v).map_err(|m| ImportError::new(self.file, line, format!("insert select: {m}")))?.1,
+            Some((v, line)) => {
+                let (d, mean) = parse_ratio(&v).map_err(|m| ImportError::new(self.file, line, format!("insert select: {m}")))?;
+                if d.kind != StressKind::Fixed {
+                    self.notes.push(format!("insert select {v} → {:.0}% of each partition's rows per insert (the mean)", mean * 100.0));
+                }
+                mean
+            }
         };
         // `select` of a partition's rows per insert: from the deepest level up, each level
         // writes its share of its rows, so every parent gets some (a random subset's shape)
@@ -184,7 +190,14 @@ impl Builder<'_> {
             .collect();
         let partitions_per_insert = match self.insert_setting("partitions") {
             None => 1,
-            Some((v, line)) => StressDist::parse(&v).map_err(|m| ImportError::new(self.file, line, format!("insert partitions: {m}")))?.mean().round().max(1.0) as u64,
+            Some((v, line)) => {
+                let d = StressDist::parse(&v).map_err(|m| ImportError::new(self.file, line, format!("insert partitions: {m}")))?;
+                let n = d.mean().round().max(1.0) as u64;
+                if d.kind != StressKind::Fixed {
+                    self.notes.push(format!("insert partitions {} → {n} partitions per insert (the mean)", d.written));
+                }
+                n
+            }
         };
         if let Some((_, line)) = self.insert_setting("row-population") {
             self.warn(line, "insert row-population is not carried over: every column of a written row is set");

@@ -424,3 +424,75 @@ fn read_look(c: &LiveColumn, s: &TableShape) -> String {
     }
     l
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scylla::value::CqlTimestamp;
+
+    fn table() -> LiveTable {
+        let col = |n: &str, ty: &str, kind| LiveColumn { name: n.into(), ty: ty.into(), kind };
+        LiveTable {
+            name: "events".into(),
+            columns: vec![
+                col("user", "text", ColumnKind::PartitionKey),
+                col("at", "timestamp", ColumnKind::Clustering),
+                col("kind", "text", ColumnKind::Regular),
+                col("n", "int", ColumnKind::Regular),
+                col("tags", "set<text>", ColumnKind::Regular),
+            ],
+            create: "CREATE TABLE IF NOT EXISTS events (user text, at timestamp, kind text, n int, tags set<text>, PRIMARY KEY ((user), at))".into(),
+        }
+    }
+
+    fn rows(partitions: usize, per: usize) -> Vec<Vec<Option<CqlValue>>> {
+        let mut out = Vec::new();
+        for p in 0..partitions {
+            for r in 0..per {
+                out.push(vec![
+                    Some(CqlValue::Text(format!("user{p:03}"))),
+                    Some(CqlValue::Timestamp(CqlTimestamp(1_000_000 + r as i64 * 500))),
+                    Some(CqlValue::Text(["click", "view"][r % 2].into())),
+                    if r % 4 == 0 { None } else { Some(CqlValue::Int(r as i32)) },
+                    Some(CqlValue::Set(vec![CqlValue::Text("abc".into()), CqlValue::Text("defg".into())])),
+                ]);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_sample_says_partition_sizes_steps_sizes_ranges_nulls_and_cardinality() {
+        let s = measure(&table(), &rows(10, 6), 0.5, false);
+        assert_eq!((s.rows, s.partitions, s.rows_per_partition_max, s.clustering_step), (60, 10, 6, Some(500)));
+        assert_eq!(s.rows_per_partition_mean, 6.0);
+        let kind = &s.columns["kind"];
+        assert_eq!((kind.distinct, kind.size), (2, Some((4, 5))));
+        let n = &s.columns["n"];
+        assert_eq!((n.nulls, n.values, n.range), (20, 40, Some((1, 5))));
+        assert_eq!((s.columns["tags"].size, s.columns["tags"].element_size), (Some((2, 2)), Some((3, 4))));
+        // a sample cut at its limit leaves out its last, perhaps partial, partition
+        let cut = measure(&table(), &rows(10, 6)[..57], 0.5, true);
+        assert_eq!((cut.partitions, cut.rows_per_partition_mean), (9, 6.0));
+    }
+
+    #[test]
+    fn the_workload_makes_data_of_the_measured_shape() {
+        let t = table();
+        let s = measure(&t, &rows(10, 6), 0.5, false);
+        let i = write_workload("app", Some("{'class': 'SimpleStrategy', 'replication_factor': 1}"), &[], &[(t, s)], &[]);
+        for expected in [
+            "events_user: { type: text, dist: sequence, max: \"${rows}\", repeat: 6, size: 7 }",
+            "events_at: { type: timestamp, dist: sequence, max: 6, start: 1000000, step_ms: 500 }",
+            "events_kind: { type: text, max: 2, size: { dist: uniform, min: 4, max: 6 } }",
+            "null in 33% of the sample",
+            "events_read_user: { type: text, dist: uniform, max: \"${rows / 6}\"",
+        ] {
+            assert!(i.yaml.contains(expected), "{expected:?} in:\n{}", i.yaml);
+        }
+        let w = crate::workload::parse_workload(&i.yaml, "app.yaml", &Default::default()).unwrap_or_else(|e| panic!("{e}\n{}", i.yaml));
+        assert_eq!(w.load.as_ref().unwrap().count, 10_000);
+        assert!(["events_point", "events_partition", "events_slice", "events_insert"].iter().all(|o| w.operation(o).is_some()));
+        assert!(i.notes.iter().any(|n| n.contains("60 rows") && n.contains("6.0 rows per partition")));
+    }
+}

@@ -112,6 +112,9 @@ pub fn parse_command(line: &str) -> Result<StressCommand, String> {
             ("rate", "fixed") | ("rate", "throttle") => {
                 let r: f64 = value.trim_end_matches("/s").trim().parse().map_err(|_| format!("-rate {w}: expected a rate such as 1000/s"))?;
                 c.rate = Some((r, key_l == "fixed"));
+                if key_l == "throttle" {
+                    c.warnings.push(format!("-rate {w}: cassandra-stress throttles its clients (closed loop); casslab's --rate is open loop and measures latency from each operation's intended start"));
+                }
             }
             ("node", _) => {
                 if key_l == "file" || key_l == "whitelist" || key_l == "datacenter" {
