@@ -203,7 +203,7 @@ pub struct FieldSpec {
 #[serde(untagged)]
 pub enum SizeSpec {
     Fixed(Scalar),
-    Dist(SizeDistSpec),
+    Dist(Box<SizeDistSpec>),
 }
 
 /// A size distribution: `uniform`, `zipfian`, `hotspot`, `gaussian`, `exponential` or `weibull`,

@@ -10,7 +10,7 @@ use scylla::value::{Counter, CqlDate, CqlTime, CqlTimestamp, CqlTimeuuid, CqlVal
 
 fn hex(s: &str) -> Result<Vec<u8>, String> {
     let h = s.trim().trim_start_matches("0x");
-    if h.len() % 2 != 0 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if !h.len().is_multiple_of(2) || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(format!("\"{s}\" is not hex bytes (0x…)"));
     }
     Ok((0..h.len()).step_by(2).map(|i| u8::from_str_radix(&h[i..i + 2], 16).expect("checked")).collect())
