@@ -234,6 +234,7 @@ fn make_shop(ks: &str) {
             format!("CREATE TYPE {ks}.address (street text, zip int)"),
             format!("CREATE TABLE {ks}.orders (customer text, placed timestamp, item text, qty int, note text, tags set<text>, ship frozen<address>, PRIMARY KEY (customer, placed)) WITH CLUSTERING ORDER BY (placed DESC)"),
             format!("CREATE TABLE {ks}.customers (id int PRIMARY KEY, name text, tier text, prefs map<text, int>)"),
+            format!("CREATE INDEX customers_tier ON {ks}.customers (tier)"),
         ] {
             s.query_unpaged(cql, &[]).await.unwrap();
         }
@@ -269,6 +270,7 @@ fn a_live_keyspace_is_imported_with_the_shapes_of_its_data() {
     for expected in [
         "CREATE TYPE IF NOT EXISTS address (street text, zip int)",
         "WITH CLUSTERING ORDER BY (placed DESC)",
+        "CREATE INDEX IF NOT EXISTS customers_tier ON customers (tier)",
         "orders_placed: { type: timestamp, dist: sequence, max: 8, start: 1700000000000, step_ms: 60000 }",
         "orders_qty: { type: int, min: 1, max: 6 }",
         "size: { dist: uniform, min: 10, max: 21 }",

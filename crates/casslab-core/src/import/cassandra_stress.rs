@@ -619,7 +619,8 @@ impl Builder<'_> {
         self.y.line(4, &format!("cql: {}", quote(&cql)), None);
         self.y.line(4, &format!("args: [{}]", args.join(", ")), Some(&notes.join("; ")));
         self.y.line(4, &format!("consistency: {}", self.consistency(qd.consistency.as_deref())), None);
-        if let Some(s) = &qd.serial_consistency {
+        let serial = qd.serial_consistency.clone().or_else(|| self.command.and_then(|c| c.serial_cl.clone()).filter(|_| crate::cql::is_conditional(&cql)));
+        if let Some(s) = serial {
             self.y.line(4, &format!("serial_consistency: {s}"), None);
         }
         self.pending.extend(extra_gens);

@@ -92,9 +92,20 @@ async fn read_tables(session: &Session, keyspace: &str) -> Result<Vec<LiveTable>
         .map_err(|e| err(e.to_string()))?
         .collect::<Result<_, _>>()
         .map_err(|e| err(e.to_string()))?;
-    let mut names: Vec<String> = cols.iter().map(|c| c.0.clone()).collect();
+    // tables only: system_schema.columns also holds the columns of materialized views
+    let rs = session
+        .query_unpaged("SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?", (keyspace,))
+        .await
+        .map_err(|e| err(format!("reading the tables of {keyspace}: {e}")))?;
+    let mut names: Vec<String> = rs
+        .into_rows_result()
+        .map_err(|e| err(e.to_string()))?
+        .rows::<(String,)>()
+        .map_err(|e| err(e.to_string()))?
+        .map(|r| r.map(|(t,)| t))
+        .collect::<Result<_, _>>()
+        .map_err(|e| err(e.to_string()))?;
     names.sort();
-    names.dedup();
     let mut out = Vec::new();
     for name in names {
         let mut mine: Vec<&ColumnRow> = cols.iter().filter(|c| c.0 == name).collect();

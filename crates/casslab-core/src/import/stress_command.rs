@@ -18,6 +18,8 @@ pub struct StressCommand {
     pub duration: Option<String>,
     /// `cl=`: the consistency level of every operation.
     pub cl: Option<String>,
+    /// `serial-cl=`: the serial consistency of conditional queries.
+    pub serial_cl: Option<String>,
     pub no_warmup: bool,
     /// `truncate=once|always`.
     pub truncate: bool,
@@ -101,6 +103,7 @@ pub fn parse_command(line: &str) -> Result<StressCommand, String> {
             ("", "n") => c.n = Some(parse_count(value).filter(|n| *n > 0).ok_or_else(|| format!("n={value} is not a count"))? as u64),
             ("", "duration") => c.duration = Some(duration(value)?),
             ("", "cl") => c.cl = Some(value.to_ascii_uppercase()),
+            ("", "serial-cl") => c.serial_cl = Some(value.to_ascii_uppercase()),
             ("", "no-warmup") => c.no_warmup = true,
             ("", "truncate") => c.truncate = !value.eq_ignore_ascii_case("never"),
             ("", k) if k.starts_with("n>") || k.starts_with("n<") || k.starts_with("err<") => {
@@ -208,13 +211,13 @@ mod tests {
     #[test]
     fn a_full_command_line_translates() {
         let c = parse_command(
-            "cassandra-stress user profile=./p.yaml ops\\(insert=1,simple1=3\\) n=1M duration=5m cl=quorum no-warmup truncate=once -rate threads=64 fixed=2000/s -node 10.0.0.5,10.0.0.6 -port native=9142 -mode native cql3 user=bench password=secret -pop dist=uniform(1..1000) -insert partitions=fixed(2) select-ratio=fixed(1)/2 -log file=x.log",
+            "cassandra-stress user profile=./p.yaml ops\\(insert=1,simple1=3\\) n=1M duration=5m cl=quorum serial-cl=local_serial no-warmup truncate=once -rate threads=64 fixed=2000/s -node 10.0.0.5,10.0.0.6 -port native=9142 -mode native cql3 user=bench password=secret -pop dist=uniform(1..1000) -insert partitions=fixed(2) select-ratio=fixed(1)/2 -log file=x.log",
         )
         .unwrap();
         assert_eq!(c.profile.as_deref(), Some("./p.yaml"));
         assert_eq!(c.ops, vec![("insert".into(), 1.0), ("simple1".into(), 3.0)]);
         assert_eq!((c.n, c.duration.as_deref(), c.cl.as_deref(), c.no_warmup, c.truncate), (Some(1_000_000), Some("5m"), Some("QUORUM"), true, true));
-        assert_eq!((c.threads, c.rate), (Some(64), Some((2000.0, true))));
+        assert_eq!((c.threads, c.rate, c.serial_cl.as_deref()), (Some(64), Some((2000.0, true)), Some("LOCAL_SERIAL")));
         assert_eq!(c.hosts, ["10.0.0.5:9142", "10.0.0.6:9142"]);
         assert_eq!(c.insert, vec![("partitions".into(), "fixed(2)".into()), ("select".into(), "fixed(1)/2".into())]);
         assert!(c.warnings.iter().any(|w| w.contains("CASSLAB_PASSWORD")));
