@@ -373,6 +373,7 @@ fn a_full_query_log_made_here_is_replayed_with_its_mix_and_counts() {
         assert_eq!(summary_row(&rows, op)[8], "0", "errors of {op}:\n{out}");
     }
     assert!(out.contains("q2 0.50 rows per execution, 30 of 60 (50%) found nothing"), "the reads find what the replayed inserts wrote:\n{out}");
+    assert!(out.contains("run at fixed rate") && out.contains("service time (from actual send)"), "open loop at the schedule's mean rate:\n{out}");
     let r = self::rows("SELECT k, v FROM imp_cap.kv");
     assert_eq!(r.len(), 30);
     assert_eq!(r.iter().filter(|row| int(&row[1]) == -1).count(), 10, "the 10 updates replayed");

@@ -187,6 +187,15 @@ pub async fn run<T: Target>(
     let (Some(plan), Some(r)) = (run_plan, &w.run) else {
         return Ok(RunOutcome { interrupted: false });
     };
+    let schedule = r.replay.as_ref().map(|rp| replay::schedule(rp, &plan.slot_names));
+    if schedule.is_some() && cfg.rate_per_s.is_some() {
+        let _ = events.send(EngineEvent::Warning("--rate is ignored: the workload replays its own schedule".into()));
+    }
+    // a replay's target rate is its schedule's mean: what it asks of the cluster, open loop
+    let rate_per_s = match &schedule {
+        Some(s) => replay::mean_rate(s),
+        None => cfg.rate_per_s,
+    };
     let warmup_s = cfg.warmup_s.unwrap_or(r.warmup_s);
     let duration_s = cfg.duration_s.unwrap_or(r.duration_s);
     let common = match (cfg.start_at_unix_ms, shard) {
@@ -214,15 +223,10 @@ pub async fn run<T: Target>(
         count: None,
         warmup_s,
         duration_s: Some(duration_s),
-        rate_per_s: cfg.rate_per_s,
+        rate_per_s,
         at_ms: run_start.saturating_duration_since(clock.t0).as_millis() as u64,
     });
     let names: Vec<String> = plan.slot_names.clone();
-    let schedule = r.replay.as_ref().map(|rp| replay::schedule(rp, &plan.slot_names));
-    if schedule.is_some() && cfg.rate_per_s.is_some() {
-        let _ = events.send(EngineEvent::Warning("--rate is ignored: the workload replays its own schedule".into()));
-    }
-    let rate_per_s = if schedule.is_some() { None } else { cfg.rate_per_s };
     let kind = PhaseKind::Run { warmup_s, duration_s, rate_per_s, schedule };
     let res = run_phase(target, Arc::new(plan), params(kind, cfg.interval_ms, seed ^ 0x5eed, next_index, Some(run_start)), &events, &mut stop).await;
     let _ = events.send(EngineEvent::PhaseFinished {
@@ -230,7 +234,7 @@ pub async fn run<T: Target>(
         duration_s: res.measured_s,
         ops: names.into_iter().zip(res.measured).collect(),
         // a shard's own share of the rate
-        target_rate_per_s: cfg.rate_per_s.map(|r| r / shard.map_or(1.0, |s| s.count as f64)),
+        target_rate_per_s: rate_per_s.map(|r| r / shard.map_or(1.0, |s| s.count as f64)),
     });
     Ok(RunOutcome { interrupted: res.interrupted })
 }

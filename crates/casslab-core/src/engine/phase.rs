@@ -161,9 +161,15 @@ pub(crate) async fn run_phase<T: Target>(
     };
 
     let mut finished_workers = false;
+    // a replay ends when its schedule does, not at the next tick (its rate is counted over it)
+    let replaying = matches!(p.kind, PhaseKind::Run { schedule: Some(_), .. });
     while !interrupted && !finished_workers {
         tokio::select! {
             _ = ticker.tick() => {}
+            _ = tokio::time::sleep(Duration::from_millis(20)), if replaying => {
+                finished_workers = handles.iter().all(|h| h.is_finished());
+                continue;
+            }
             r = stop_rx.changed(), if stop_open => {
                 match r {
                     Ok(()) => interrupted = *stop_rx.borrow(),

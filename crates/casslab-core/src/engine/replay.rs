@@ -23,6 +23,12 @@ pub(super) fn schedule(rp: &Replay, slot_names: &[String]) -> std::sync::Arc<[(D
         .collect()
 }
 
+/// The schedule's mean rate (starts per second over its span); `None` when it has no span.
+pub(super) fn mean_rate(starts: &[(Duration, usize)]) -> Option<f64> {
+    let span_s = starts.last()?.0.saturating_sub(starts.first()?.0).as_secs_f64();
+    (span_s > 0.0).then(|| (starts.len() - 1).max(1) as f64 / span_s)
+}
+
 /// Runs one worker's share of the schedule, then waits for its operations in flight.
 pub(super) async fn run_schedule<T: Target>(sh: &Shared<T>, id: usize, cap: usize, starts: &[(Duration, usize)], next: &AtomicU64, first: Instant, rng: &mut SmallRng) {
     let target = &*sh.target;
@@ -56,8 +62,9 @@ pub(super) async fn run_schedule<T: Target>(sh: &Shared<T>, id: usize, cap: usiz
                 inflight.push(start(target, plan, &sh.slots[id], *op, Some(due), rng));
             }
         }
+        // the starts that are due and not taken yet
         let i = next.load(Ordering::Relaxed) as usize;
-        let behind = starts.get(i).map_or(0, |(at, _)| u64::from(first + *at <= now));
+        let behind = starts.get(i..).map_or(0, |rest| rest.partition_point(|(at, _)| first + *at <= now)) as u64;
         sh.backlog[id].store(behind, Ordering::Relaxed);
         if inflight.len() < cap {
             let due = starts.get(i).map_or(now + MAX_NAP, |(at, _)| first + *at);
@@ -86,5 +93,7 @@ mod tests {
         let rp = Replay { at_ms: vec![0.0, 1.5, 1000.0], ops: vec!["b".into(), "a".into(), "b".into()] };
         let s = schedule(&rp, &["a".to_string(), "b".to_string(), "a.request".to_string()]);
         assert_eq!(&*s, &[(Duration::ZERO, 1), (Duration::from_micros(1500), 0), (Duration::from_secs(1), 1)]);
+        assert_eq!(mean_rate(&s), Some(2.0), "two starts after the first, in one second");
+        assert_eq!(mean_rate(&s[..1]), None);
     }
 }
