@@ -8,16 +8,17 @@
 
 use crate::error::LocalError;
 use crate::java::find_java;
-use crate::jars::{cached_jars, jar_cache_dir};
+use crate::jars::ensure_jars;
 use std::path::Path;
 use std::process::Command;
 
 const DUMPER: &str = include_str!("java/FqlDump.java");
 
-/// The full query log in `dir` as JSON lines, read with the jars of Cassandra `version` (cached
-/// by a `local up`) and a Java that runs it.
-pub fn dump_full_query_log(dir: &Path, version: &str) -> Result<String, LocalError> {
-    let lib = cached_jars(version).ok_or_else(|| LocalError::JarsMissing { version: version.to_string(), dir: jar_cache_dir(version) })?;
+/// The full query log in `dir` as JSON lines, read with the jars of Cassandra `version`
+/// (fetched once with Maven, as `local up` does; `progress` hears about it) and a JDK that runs
+/// the reader.
+pub fn dump_full_query_log(dir: &Path, version: &str, progress: &mut dyn FnMut(&str)) -> Result<String, LocalError> {
+    let lib = ensure_jars(version, progress)?;
     let java = find_java(version, None, &mut |_| {})?;
     let work = tempfile_dir()?;
     let source = work.join("FqlDump.java");
@@ -39,7 +40,10 @@ pub fn dump_full_query_log(dir: &Path, version: &str) -> Result<String, LocalErr
     if !run.status.success() {
         let err = String::from_utf8_lossy(&run.stderr);
         let tail: Vec<&str> = err.lines().filter(|l| !l.contains(" DEBUG ") && !l.contains(" INFO ")).rev().take(6).collect();
-        let why = tail.into_iter().rev().collect::<Vec<_>>().join(" / ");
+        let mut why = tail.into_iter().rev().collect::<Vec<_>>().join(" / ");
+        if why.contains("compiler") {
+            why.push_str(" (the reader runs from source: it needs a JDK, e.g. openjdk-17-jdk-headless, not only a JRE)");
+        }
         return Err(LocalError::io(format!("reading the full query log in {} (is it one?)", dir.display()), std::io::Error::other(why)));
     }
     Ok(text)

@@ -170,7 +170,7 @@ fn capture(a: CaptureArgs) -> Result<i32> {
     let shown = a.capture.display().to_string();
     let src = if a.capture.is_dir() {
         out::note(&format!("reading the full query log in {shown}"));
-        casslab_local::fql::dump_full_query_log(&a.capture, casslab_local::DEFAULT_CASSANDRA_VERSION)?
+        casslab_local::fql::dump_full_query_log(&a.capture, casslab_local::DEFAULT_CASSANDRA_VERSION, &mut |m| out::note(m))?
     } else {
         std::fs::read_to_string(&a.capture).map_err(|e| usage(format!("cannot read {shown}: {e}")))?
     };
