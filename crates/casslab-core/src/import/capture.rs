@@ -78,7 +78,9 @@ pub fn values_of_options(options: &[u8], protocol: i64) -> Result<Vec<Option<Sca
 /// Reads a capture: JSON lines (a line starting with `{`) or CSV with a header naming `t_ms`
 /// (or `time`), `query`, and optionally `keyspace` and `values` (a JSON array).
 pub fn read_capture(src: &str, file: &str) -> Result<Vec<Entry>, ImportError> {
-    let first = src.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let Some(first) = src.lines().find(|l| !l.trim().is_empty()) else {
+        return Err(ImportError::new(file, None, "the capture holds no query"));
+    };
     let mut out = Vec::new();
     if first.trim_start().starts_with('{') {
         for (i, l) in src.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
@@ -379,5 +381,6 @@ mod tests {
         assert_eq!((e.len(), e[0].query.as_str(), e[0].values.clone()), (2, "SELECT v FROM t WHERE k = ? AND s = 'a,b'", vec![Some(Scalar::Int(1))]));
         assert!(read_capture("a,b\n1,2\n", "c.csv").unwrap_err().message.contains("header"));
         assert_eq!(read_capture("{\"query\": \"x\"}\n", "c.jsonl").unwrap_err().line, Some(1));
+        assert!(read_capture("\n", "fql").unwrap_err().message.contains("no query"));
     }
 }
