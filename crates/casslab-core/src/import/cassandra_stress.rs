@@ -454,6 +454,13 @@ impl Builder<'_> {
         if base.starts_with("tuple") || is_udt(&base) {
             notes.push("a tuple or user-defined type: cassandra-stress cannot generate it; casslab hashes its fields from the row".into());
         }
+        if is_udt(&base) && !base.starts_with("tuple") {
+            let name = base.trim_end_matches('>');
+            match self.udt_fields(name) {
+                Some(fields) => f.push_str(&format!(", fields: {{ {} }}", fields.iter().map(|(n, t)| format!("{n}: {{ type: {t} }}")).collect::<Vec<_>>().join(", "))),
+                None => notes.push(format!("the type {name} is not among extra_definitions: add its fields here (fields: {{ name: {{ type: text }} }})")),
+            }
+        }
         (f, (!notes.is_empty()).then(|| notes.join("; ")))
     }
 
@@ -488,6 +495,26 @@ impl Builder<'_> {
             ("UNLOGGED", _) => (Some("unlogged"), size, note),
             _ => (Some("logged"), size, note.or(Some("cassandra-stress's default batchtype LOGGED".into()))),
         }
+    }
+
+    /// The simple fields of a user-defined type created by the profile's `extra_definitions`.
+    fn udt_fields(&self, name: &str) -> Option<Vec<(String, String)>> {
+        self.p.extra_definitions.iter().find_map(|(d, _)| {
+            let d = one_line(d);
+            let head = d.to_ascii_lowercase();
+            let rest = head.strip_prefix("create type ")?.trim_start_matches("if not exists ");
+            let declared = rest.split(['(', ' ']).next()?.rsplit('.').next()?.trim_matches('"').to_string();
+            if declared != name {
+                return None;
+            }
+            let body = &rest[rest.find('(')? + 1..rest.rfind(')')?];
+            let fields: Vec<(String, String)> = body
+                .split(',')
+                .filter_map(|f| f.trim().split_once(char::is_whitespace).map(|(n, t)| (n.trim().to_string(), t.trim().to_string())))
+                .filter(|(_, t)| !t.contains('<'))
+                .collect();
+            (!fields.is_empty()).then_some(fields)
+        })
     }
 
     /// Bytes a written row takes in a batch, roughly: its values and a little per cell.
@@ -694,6 +721,15 @@ mod tests {
         assert_eq!(w.operation("latest").unwrap().consistency, crate::workload::Consistency::Quorum);
         assert!(i.warnings.iter().any(|m| m.contains("ops(nope=…)")), "{:?}", i.warnings);
         assert!(i.yaml.contains("read_sensor: { type: text, dist: uniform, min: 1, max: 501"), "{}", i.yaml);
+    }
+
+    #[test]
+    fn types_cassandra_stress_cannot_generate_are_filled_in() {
+        let src = "keyspace: ks\ntable: people\nextra_definitions:\n  - CREATE TYPE ks.address (street text, zip int)\ntable_definition: CREATE TABLE people (id bigint PRIMARY KEY, home frozen<address>, pair tuple<int, text>, m map<text, int>)\nqueries: {}\n";
+        let i = import_profile(src, "p.yaml", None).unwrap();
+        assert!(i.yaml.contains("fields: { street: { type: text }, zip: { type: int } }"), "{}", i.yaml);
+        assert!(i.yaml.find("CREATE TYPE").unwrap() < i.yaml.find("CREATE TABLE").unwrap(), "types before the table");
+        crate::workload::parse_workload(&i.yaml, "p.yaml", &Default::default()).unwrap_or_else(|e| panic!("{e}\n{}", i.yaml));
     }
 
     #[test]
