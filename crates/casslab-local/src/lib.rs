@@ -22,6 +22,7 @@ mod java;
 mod jvm;
 mod layout;
 mod process;
+pub mod fql;
 pub mod redis;
 mod ring;
 mod state;

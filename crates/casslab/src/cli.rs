@@ -93,6 +93,10 @@ pub enum Command {
     /// started). Exits 1 when a finding is an error, 2 when the workload cannot be read.
     #[command(after_help = help::LINT)]
     Lint(LintArgs),
+    /// Make a workload from what you have: a cassandra-stress profile (and command line), a live
+    /// cluster's schema and data, or captured traffic to replay at its own times.
+    #[command(after_help = crate::commands::import::HELP)]
+    Import(crate::commands::import::ImportArgs),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
     #[command(after_help = help::COMPLETIONS)]
     Completions {

@@ -11,6 +11,7 @@ mod error;
 mod load;
 mod phase;
 mod plan;
+mod replay;
 pub mod start;
 mod target;
 mod worker;
@@ -168,6 +169,15 @@ async fn plan_phases<T: Target>(target: &T, w: &Workload) -> Result<(Option<(Pla
 /// the warm-up and the measured time at the config's rate.
 async fn measure<T: Target>(run: &Run<'_, T>, plan: Plan<T::Op>, r: &RunPhase, first_index: u32, stop: &mut watch::Receiver<bool>) -> Result<RunOutcome, EngineError> {
     let cfg = run.cfg;
+    let schedule = r.replay.as_ref().map(|rp| replay::schedule(rp, &plan.slot_names));
+    if schedule.is_some() && cfg.rate_per_s.is_some() {
+        run.notice(Notice::RateIgnoredForReplay);
+    }
+    // a replay's target rate is its schedule's mean: what it asks of the cluster, open loop
+    let rate_per_s = match &schedule {
+        Some(s) => replay::mean_rate(s),
+        None => cfg.rate_per_s,
+    };
     let warmup_s = cfg.warmup_s.unwrap_or(r.warmup_s);
     let duration_s = cfg.duration_s.unwrap_or(r.duration_s);
     let start_at = match common_start(run).await? {
@@ -186,17 +196,18 @@ async fn measure<T: Target>(run: &Run<'_, T>, plan: Plan<T::Op>, r: &RunPhase, f
         count: None,
         warmup_s,
         duration_s: Some(duration_s),
-        rate_per_s: cfg.rate_per_s,
+        rate_per_s,
         at_ms: run.at_ms(start_at),
     });
     let names: Vec<String> = plan.slot_names.clone();
-    let kind = PhaseKind::Run { warmup_s, duration_s, rate_per_s: cfg.rate_per_s };
+    let kind = PhaseKind::Run { warmup_s, duration_s, rate_per_s, schedule };
     let res = run_phase(run.target.clone(), Arc::new(plan), run.params(kind, run.seed ^ 0x5eed, first_index, start_at), &run.events, stop).await;
     run.send(EngineEvent::PhaseFinished {
         phase: Phase::Run,
         duration_s: res.measured_s,
         ops: names.into_iter().zip(res.measured).collect(),
-        target_rate_per_s: cfg.shard_rate_per_s(),
+        // this loader's share of the rate (a replay's: its schedule's mean)
+        target_rate_per_s: rate_per_s.map(|r| r / run.shard.map_or(1.0, |s| s.count.max(1) as f64)),
     });
     Ok(RunOutcome { interrupted: res.interrupted })
 }

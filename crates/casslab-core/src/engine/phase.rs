@@ -19,7 +19,7 @@ use tokio::time::Instant;
 
 pub(crate) enum PhaseKind {
     Load { count: u64 },
-    Run { warmup_s: f64, duration_s: f64, rate_per_s: Option<f64> },
+    Run { warmup_s: f64, duration_s: f64, rate_per_s: Option<f64>, schedule: Option<Arc<[(Duration, usize)]>> },
 }
 
 pub(crate) struct PhaseParams {
@@ -87,9 +87,15 @@ pub(crate) async fn run_phase<T: Target>(
     let mut ticker = tokio::time::interval_at(first_tick, p.interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut finished_workers = false;
+    // a replay ends when its schedule does, not at the next tick (its rate is counted over it)
+    let replaying = matches!(p.kind, PhaseKind::Run { schedule: Some(_), .. });
     while !interrupted && !finished_workers {
         tokio::select! {
             _ = ticker.tick() => {}
+            _ = tokio::time::sleep(Duration::from_millis(20)), if replaying => {
+                finished_workers = handles.iter().all(|h| h.is_finished());
+                continue;
+            }
             r = stop_rx.changed(), if stop_open => {
                 match r {
                     Ok(()) => interrupted = *stop_rx.borrow(),
@@ -138,6 +144,8 @@ fn spawn_workers<T: Target>(shared: &Arc<Shared<T>>, p: &PhaseParams, workers: u
             let cap = p.concurrency / workers + usize::from(id < p.concurrency % workers);
             let pace = match &p.kind {
                 PhaseKind::Load { count } => Pace::Count { claimed: claimed.clone(), total: *count },
+                // a replay: every worker takes the next start of one shared schedule
+                PhaseKind::Run { schedule: Some(s), .. } => Pace::Schedule { starts: s.clone(), next: claimed.clone(), first: start },
                 PhaseKind::Run { rate_per_s: Some(r), .. } => {
                     // One global schedule, a start every 1/r: shard i of n takes the slots
                     // i, i + n, i + 2n, ...; its worker w of W takes every W-th of those.

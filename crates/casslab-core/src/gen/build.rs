@@ -131,9 +131,23 @@ fn build_one(name: &str, spec: &GeneratorSpec) -> Result<(CqlType, Body, Option<
     let cx = Ctx { generator: name, field_prefix: "" };
     let (ty, udt_fields) = type_of(name, spec, &cx)?;
     check_fields_apply(spec, &ty, &cx)?;
-    let body = body_of(name, spec, &ty, udt_fields, &cx)?;
+    let body = listed_values(spec, &ty, body_of(name, spec, &ty, udt_fields, &cx)?, &cx)?;
     let dist = dist_of(spec, &ty, &cx)?;
     Ok((ty, body, dist))
+}
+
+/// `values: [...]`: the generator's values are these literals (of a simple type) instead of
+/// `body`'s.
+fn listed_values(spec: &GeneratorSpec, ty: &CqlType, body: Body, cx: &Ctx) -> Result<Body, GenError> {
+    Ok(match &spec.values {
+        None => body,
+        Some(_) if ty.is_composite() => return Err(cx.err("values", format!("lists values of simple types, not {ty}"))),
+        Some(items) if items.is_empty() => return Err(cx.err("values", "list at least one value")),
+        Some(items) => {
+            let parsed: Result<Vec<_>, _> = items.iter().enumerate().map(|(i, v)| super::values::literal(ty, v).map_err(|m| cx.err(&format!("values[{i}]"), m))).collect();
+            Body::Values(parsed?.into())
+        }
+    })
 }
 
 /// The generator's CQL type; for a user-defined type, also its fields' looks.
@@ -336,7 +350,7 @@ mod tests {
             (
                 "g: { type: text, dist: poisson }",
                 "dist",
-                "(known: sequence, uniform, zipfian, latest, hotspot, gaussian)",
+                "(known: sequence, uniform, zipfian, latest, hotspot, gaussian, exponential, weibull)",
             ),
             ("g: { type: bigitn }", "type", "did you mean \"bigint\"?"),
             ("g: { type: floot }", "type", "did you mean \"float\"?"),

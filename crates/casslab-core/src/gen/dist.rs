@@ -17,12 +17,14 @@ pub(crate) enum Drawn {
     Float(f64),
 }
 
-/// A counter shared by every clone: the next value is `min + count % span`.
+/// A counter shared by every clone: the next value is `min + (count / repeat) % span`.
 #[derive(Debug, Clone)]
 pub(crate) struct Sequence {
     pub(super) count: Arc<AtomicU64>,
     pub(super) min: i64,
     pub(super) span: Option<u64>,
+    /// How many draws in a row give the same value (1: each value once).
+    pub(super) repeat: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -57,6 +59,14 @@ pub(crate) enum Dist {
         hi: f64,
         integer: bool,
     },
+    /// `exponential` and `weibull` (`extreme.rs`): `min` + the draw truncated, clamped to the span.
+    Extreme(super::extreme::Extreme),
+    /// Another distribution mirrored within [lo, hi] (`invert: true`).
+    Inverted {
+        inner: Box<Dist>,
+        lo: i64,
+        hi: i64,
+    },
 }
 
 impl Dist {
@@ -69,6 +79,7 @@ impl Dist {
     pub(crate) fn as_sequence(&self) -> Option<&Sequence> {
         match self {
             Dist::Sequence(seq) => Some(seq),
+            Dist::Inverted { inner, .. } => inner.as_sequence(),
             _ => None,
         }
     }
@@ -77,7 +88,7 @@ impl Dist {
     pub(crate) fn draw(&self, rng: &mut SmallRng) -> Drawn {
         match self {
             Dist::Sequence(s) => {
-                let c = s.count.fetch_add(1, Ordering::Relaxed);
+                let c = s.count.fetch_add(1, Ordering::Relaxed) / s.repeat;
                 Drawn::Int(s.min.wrapping_add(s.span.map_or(c, |span| c % span) as i64))
             }
             Dist::Uniform { min, span } => Drawn::Int(min.wrapping_add(rng.gen_range(0..*span) as i64)),
@@ -89,7 +100,7 @@ impl Dist {
             Dist::Latest { seq, base, theta, zetas } => {
                 // YCSB's SkewedLatest: last - zipfian(how many exist), last being the value the
                 // sequence issued last. A wrapping sequence keeps only its last `span` values.
-                let c = seq.count.load(Ordering::Relaxed);
+                let c = seq.count.load(Ordering::Relaxed).div_ceil(seq.repeat);
                 let u = rng.gen::<f64>();
                 let rank_among = |items: u64| Zipf::with_zeta(items, *theta, zetas.zeta(items)).rank(u);
                 match seq.span {
@@ -126,6 +137,11 @@ impl Dist {
                     Drawn::Float(x)
                 }
             }
+            Dist::Extreme(e) => Drawn::Int(e.draw(rng)),
+            Dist::Inverted { inner, lo, hi } => match inner.draw(rng) {
+                Drawn::Int(n) => Drawn::Int(lo.wrapping_add(*hi).wrapping_sub(n)),
+                Drawn::Float(x) => Drawn::Float(*lo as f64 + *hi as f64 - x),
+            },
         }
     }
 }
@@ -234,6 +250,16 @@ mod tests {
             Dist::Sequence(s) => assert_eq!(s.span, Some((1 << 31) - 5), "int sequences wrap within i32"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_repeating_sequence_issues_each_value_repeat_times() {
+        let spec: crate::gen::GeneratorSpec = crate::yaml::from_str("{ type: bigint, dist: sequence, min: 5, max: 8, repeat: 2 }").unwrap();
+        let d = Dist::build(&Params::of_generator(&spec), &Domain::of_type(&CqlType::BigInt), &Ctx { generator: "g", field_prefix: "" }).unwrap();
+        assert_eq!(ints(&d, &mut SmallRng::seed_from_u64(1), 8), [5, 5, 6, 6, 7, 7, 5, 5]);
+        let latest = Dist::latest(d.as_sequence().unwrap(), 5, 0.99);
+        // 8 draws issued 4 values, the last of them 5 (wrapped): latest reads within [5, 8)
+        assert!(ints(&latest, &mut SmallRng::seed_from_u64(2), 100).iter().all(|v| (5..8).contains(v)));
     }
 
     #[test]

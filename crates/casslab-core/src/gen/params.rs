@@ -47,6 +47,11 @@ pub(crate) struct Params<'a> {
     pub hot_ops: Option<&'a Scalar>,
     pub mean: Option<&'a Scalar>,
     pub stddev: Option<&'a Scalar>,
+    pub shape: Option<&'a Scalar>,
+    pub scale: Option<&'a Scalar>,
+    pub quanta: Option<&'a Scalar>,
+    pub invert: Option<&'a Scalar>,
+    pub repeat: Option<&'a Scalar>,
 }
 
 impl<'a> Params<'a> {
@@ -61,6 +66,11 @@ impl<'a> Params<'a> {
             hot_ops: s.hot_ops.as_ref(),
             mean: s.mean.as_ref(),
             stddev: s.stddev.as_ref(),
+            shape: s.shape.as_ref(),
+            scale: s.scale.as_ref(),
+            quanta: s.quanta.as_ref(),
+            invert: s.invert.as_ref(),
+            repeat: s.repeat.as_ref(),
         }
     }
 
@@ -75,6 +85,11 @@ impl<'a> Params<'a> {
             hot_ops: s.hot_ops.as_ref(),
             mean: s.mean.as_ref(),
             stddev: s.stddev.as_ref(),
+            shape: s.shape.as_ref(),
+            scale: s.scale.as_ref(),
+            quanta: s.quanta.as_ref(),
+            invert: s.invert.as_ref(),
+            repeat: None,
         }
     }
 
@@ -91,13 +106,18 @@ impl<'a> Params<'a> {
 
     /// Rejects fields that `dist` would ignore, such as `theta` on a uniform generator.
     pub(crate) fn check_applicable(&self, dist: &str, cx: &Ctx) -> Result<(), GenError> {
-        let rules: [(&str, bool, &[&str]); 6] = [
+        let rules: [(&str, bool, &[&str]); 11] = [
             ("theta", self.theta.is_some(), &["zipfian", "latest"]),
             ("scrambled", self.scrambled.is_some(), &["zipfian"]),
             ("hot_fraction", self.hot_fraction.is_some(), &["hotspot"]),
             ("hot_ops", self.hot_ops.is_some(), &["hotspot"]),
-            ("mean", self.mean.is_some(), &["gaussian"]),
+            ("mean", self.mean.is_some(), &["gaussian", "exponential"]),
             ("stddev", self.stddev.is_some(), &["gaussian"]),
+            ("shape", self.shape.is_some(), &["weibull"]),
+            ("scale", self.scale.is_some(), &["weibull"]),
+            ("quanta", self.quanta.is_some(), &["weibull"]),
+            ("repeat", self.repeat.is_some(), &["sequence"]),
+            ("invert", self.invert.is_some(), &["sequence", "uniform", "zipfian", "hotspot", "gaussian", "exponential", "weibull"]),
         ];
         for (field, present, dists) in rules {
             if present && !dists.contains(&dist) {
@@ -157,8 +177,17 @@ impl Domain {
 }
 
 impl Dist {
-    /// Builds any distribution but `latest`, which needs its sequence (see [`Dist::latest`]).
+    /// Builds any distribution but `latest`, which needs its sequence (see [`Dist::latest`]),
+    /// mirrored when `invert` is true.
     pub(crate) fn build(p: &Params, dom: &Domain, cx: &Ctx) -> Result<Dist, GenError> {
+        let dist = Self::build_plain(p, dom, cx)?;
+        match p.invert.map(|v| v.as_bool().map_err(|m| cx.err("invert", m))).transpose()? {
+            Some(true) => Self::inverted(dist, p, dom, cx),
+            _ => Ok(dist),
+        }
+    }
+
+    fn build_plain(p: &Params, dom: &Domain, cx: &Ctx) -> Result<Dist, GenError> {
         let name = p.name(cx)?;
         p.check_applicable(name, cx)?;
         if !dom.stateful && (name == "sequence" || name == "latest") {
@@ -182,7 +211,12 @@ impl Dist {
         Ok(match name {
             "sequence" => {
                 let bounded = p.max.is_some() || dom.highest < i64::MAX;
-                Dist::Sequence(Sequence { count: Arc::new(AtomicU64::new(0)), min, span: bounded.then_some(span) })
+                let repeat = match cx.int("repeat", p.repeat)? {
+                    None => 1,
+                    Some(r) if r >= 1 => r as u64,
+                    Some(r) => return Err(cx.err("repeat", format!("must be at least 1, got {r}"))),
+                };
+                Dist::Sequence(Sequence { count: Arc::new(AtomicU64::new(0)), min, span: bounded.then_some(span), repeat })
             }
             "uniform" => Dist::Uniform { min, span },
             "zipfian" => {
@@ -206,6 +240,8 @@ impl Dist {
                 let hot_span = ((span as f64 * hot_fraction) as u64).clamp(1, span);
                 Dist::Hotspot { min, hot_span, cold_span: span - hot_span, hot_ops }
             }
+            "exponential" => Self::exponential(p, min, span, cx)?,
+            "weibull" => Self::weibull(p, min, span, cx)?,
             other => unreachable!("distribution {other} is handled above"),
         })
     }

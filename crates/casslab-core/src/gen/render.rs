@@ -230,6 +230,8 @@ pub(crate) enum Body {
     Tuple(Vec<Simple>),
     /// A user-defined type: its keyspace (set when the workload's is known), name and fields.
     Udt { keyspace: String, name: String, fields: Vec<(String, Simple)> },
+    /// `values:` — item `n mod len` of the list.
+    Values(std::sync::Arc<[CqlValue]>),
 }
 
 impl Body {
@@ -244,6 +246,7 @@ impl Body {
         };
         match self {
             Body::Simple(s) => s.render(n, float, hash),
+            Body::Values(v) => v[n.rem_euclid(v.len() as i64) as usize].clone(),
             Body::List { size, element } => {
                 CqlValue::List((0..size.get(hash) as u64).map(|i| element.element(hash_of(hash, i))).collect())
             }

@@ -21,7 +21,8 @@ mod validate;
 pub use builtin::{builtin, builtin_names, BUILTINS};
 pub use error::{OpProblem, Problem, SchemaProblem, WorkloadError};
 pub use model::{
-    BatchKind, BatchSpec, Consistency, CqlOp, LoadPhase, OpBody, Operation, PartitionSet, RedisArg, RedisCommand, RedisMode, RedisOp, RunPhase, Statement, Strategy, TargetKind, Workload,
+    BatchKind, BatchSpec, Consistency, CqlOp, LoadPhase, OpBody, Operation, PartitionSet, RedisArg, RedisCommand, RedisMode, RedisOp, Replay, RunPhase, Statement, Strategy,
+    TargetKind, Workload,
     MAX_BATCH_ROWS, MAX_PARTITIONS,
 };
 pub use parse::{load_workload, parse_workload, resolve_text};

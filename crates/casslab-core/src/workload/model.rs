@@ -195,6 +195,17 @@ pub struct RunPhase {
     pub warmup_s: f64,
     pub duration_s: f64,
     pub line: usize,
+    /// `replay:` — start each operation at its own time instead of drawing from the mix.
+    #[serde(default)]
+    pub replay: Option<Replay>,
+}
+
+/// A schedule to replay (captured traffic): operation `ops[i]` starts `at_ms[i]` after the run
+/// phase does; latency is measured from that intended start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Replay {
+    pub at_ms: Vec<f64>,
+    pub ops: Vec<String>,
 }
 
 /// A parsed, substituted and validated workload.

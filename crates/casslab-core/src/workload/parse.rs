@@ -88,6 +88,14 @@ struct RawRun {
     mix: BTreeMap<String, Scalar>,
     warmup: Option<String>,
     duration: String,
+    replay: Option<RawReplay>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawReplay {
+    at_ms: Vec<f64>,
+    ops: Vec<String>,
 }
 
 /// Reads a workload from a built-in name or a file path and resolves it with `overrides`.
@@ -225,7 +233,24 @@ fn build_run(at: &At, r: RawRun) -> Result<RunPhase, WorkloadError> {
         mix.push((name, ratio));
     }
     mix.sort_by_key(|(n, _)| doc.line_at(&["run", "mix", n]).unwrap_or(usize::MAX));
-    Ok(RunPhase { mix, warmup_s, duration_s, line: run_line.unwrap_or(1) })
+    let replay = match r.replay {
+        None => None,
+        Some(rp) => Some(build_replay(at, rp, &mix)?),
+    };
+    Ok(RunPhase { mix, warmup_s, duration_s, line: run_line.unwrap_or(1), replay })
+}
+
+/// `run.replay`: captured times (ms from the start, in order) and the operation of each.
+fn build_replay(at: &At, rp: RawReplay, mix: &[(String, f64)]) -> Result<super::model::Replay, WorkloadError> {
+    let line = at.doc.line_at(&["run", "replay"]).or(at.doc.key_line("run"));
+    let ordered = rp.at_ms.windows(2).all(|w| w[0] <= w[1]) && rp.at_ms.first().is_none_or(|t| *t >= 0.0);
+    if rp.at_ms.len() != rp.ops.len() || !ordered {
+        return Err(at.err(line, Problem::Expected { key: "run.replay".into(), expected: "as many times (at_ms, in ms from the start, in order) as operations (ops)" }));
+    }
+    if let Some(unknown) = rp.ops.iter().find(|o| !mix.iter().any(|(m, x)| m == *o && *x > 0.0)) {
+        return Err(at.err(line, Problem::Expected { key: format!("run.replay.ops: {unknown}"), expected: "an operation of run.mix (with a ratio above 0)" }));
+    }
+    Ok(super::model::Replay { at_ms: rp.at_ms, ops: rp.ops })
 }
 
 fn build_events(at: &At, raw: &[Spanned<String>]) -> Result<Vec<crate::events::EventSpec>, WorkloadError> {

@@ -4,6 +4,7 @@
 
 mod compare;
 mod experiment;
+pub mod import;
 mod lint;
 mod live;
 mod manual;
@@ -31,6 +32,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Compare(args) => compare::compare(&args),
         Command::Lint(args) => lint::lint_command(&args),
         Command::Merge(args) => merge::merge(&args),
+        Command::Import(args) => import::import(args),
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { dir } => manual::man(dir.as_deref()),
     }
