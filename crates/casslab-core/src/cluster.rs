@@ -58,6 +58,12 @@ pub trait ClusterControl: Send + Sync {
     /// Starts stopped nodes with their data and waits until they answer and the others see them.
     fn start(&self, nodes: &[usize], log: &mut dyn FnMut(&str)) -> Result<(), ControlError>;
 
+    /// Calls `action` (one stop, kill or start of nodes, with what is recorded about it) once,
+    /// when no other action run through this method on this cluster is under way: one that
+    /// comes due while another still runs (a start while a graceful stop drains) waits for it,
+    /// and starts when it can. The implementor holds the lock; callers hold none of their own.
+    fn one_at_a_time(&self, action: &mut dyn FnMut());
+
     /// Runs Cassandra's nodetool against one node.
     fn nodetool(&self, node: usize, args: &[&str]) -> Result<Output, ControlError>;
 

@@ -13,7 +13,7 @@ use crate::LocalOptions;
 use casslab_core::cluster::{Applied, ClusterControl, ControlError, ControlledNode, ServerSpec};
 use casslab_core::config::ClusterConfig;
 use std::process::Output;
-use std::sync::RwLock;
+use std::sync::{Mutex, RwLock};
 use std::time::Instant;
 
 /// A local cluster under casslab's control. Server definitions apply over the options it was
@@ -21,6 +21,8 @@ use std::time::Instant;
 pub struct LocalControl {
     base: LocalOptions,
     cluster: RwLock<LocalCluster>,
+    /// Held while a node action runs ([`ClusterControl::one_at_a_time`]).
+    node_actions: Mutex<()>,
 }
 
 impl LocalControl {
@@ -31,7 +33,7 @@ impl LocalControl {
         if let Some(up) = SavedCluster::load(&base.home).ok().and_then(|s| s.up) {
             up.onto(&mut base);
         }
-        LocalControl { base, cluster: RwLock::new(cluster) }
+        LocalControl { base, cluster: RwLock::new(cluster), node_actions: Mutex::new(()) }
     }
 
     /// The cluster as it runs now.
@@ -66,6 +68,11 @@ impl ClusterControl for LocalControl {
 
     fn start(&self, nodes: &[usize], log: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
         self.cluster().start_nodes(nodes, log).map(|_| ()).map_err(ControlError::new)
+    }
+
+    fn one_at_a_time(&self, action: &mut dyn FnMut()) {
+        let _held = self.node_actions.lock().unwrap_or_else(|e| e.into_inner());
+        action()
     }
 
     fn nodetool(&self, node: usize, args: &[&str]) -> Result<Output, ControlError> {
@@ -176,5 +183,25 @@ mod tests {
         assert!(control.select("node9").unwrap_err().to_string().contains("node9"));
         let def = control.definition();
         assert_eq!((def.nodes, def.gc, def.dcs.as_ref().map(|d| d.len())), (Some(3), Some(Gc::G1), Some(2)));
+    }
+
+    #[test]
+    fn node_actions_through_the_control_never_overlap() {
+        let home = std::env::temp_dir().join("casslab-one-at-a-time");
+        let control = LocalControl::new(LocalCluster::new(LocalOptions { home, ..LocalOptions::default() }));
+        let (inside, most) = (std::sync::atomic::AtomicUsize::new(0), std::sync::atomic::AtomicUsize::new(0));
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    control.one_at_a_time(&mut || {
+                        let now = inside.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                        most.fetch_max(now, std::sync::atomic::Ordering::SeqCst);
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                        inside.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                    })
+                });
+            }
+        });
+        assert_eq!(most.load(std::sync::atomic::Ordering::SeqCst), 1, "one action at a time");
     }
 }
