@@ -7,7 +7,7 @@
 
 use crate::cluster::LocalCluster;
 use crate::definition::{check, options_for, storage_differs};
-use crate::state::{SavedCluster, UpDefinition};
+use crate::state::{up_definition, with_up_definition, SavedCluster};
 use crate::tls::{DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 use crate::LocalOptions;
 use casslab_core::cluster::{Applied, ClusterControl, ControlError, ControlledNode, ServerSpec};
@@ -31,7 +31,7 @@ impl LocalControl {
     pub fn new(cluster: LocalCluster) -> LocalControl {
         let mut base = cluster.options().clone();
         if let Some(up) = SavedCluster::load(&base.home).ok().and_then(|s| s.up) {
-            up.onto(&mut base);
+            base = with_up_definition(&base, &up);
         }
         LocalControl { base, cluster: RwLock::new(cluster), node_actions: Mutex::new(()) }
     }
@@ -83,17 +83,8 @@ impl ClusterControl for LocalControl {
         let c = self.cluster();
         let o = c.options();
         let java_home = SavedCluster::load(&o.home).ok().and_then(|s| s.java).and_then(|j| Some(j.parent()?.parent()?.to_path_buf()));
-        ServerSpec {
-            version: Some(o.version.clone()),
-            build: o.build.clone(),
-            java_home: java_home.or_else(|| o.java_home.clone()),
-            heap_mb: Some(o.heap_mb),
-            gc: Some(o.gc),
-            jvm_options: o.jvm_options.clone(),
-            settings: o.settings.clone(),
-            nodes: Some(o.nodes),
-            dcs: (!o.dcs.is_empty()).then(|| o.dcs.clone()),
-        }
+        let server = o.full_server();
+        ServerSpec { java_home: java_home.or(server.java_home.clone()), ..server }
     }
 
     fn check(&self, spec: &ServerSpec, log: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
@@ -116,7 +107,7 @@ impl ClusterControl for LocalControl {
         // keep the server `local up` gave as the base of later definitions (a wipe removed it)
         let home = &self.base.home;
         let mut saved = SavedCluster::load(home).map_err(ControlError::new)?;
-        saved.up = (self.base != *next.options()).then(|| UpDefinition::of(&self.base));
+        saved.up = (self.base != *next.options()).then(|| up_definition(&self.base));
         saved.save(home).map_err(ControlError::new)?;
         *self.cluster.write().unwrap_or_else(|e| e.into_inner()) = next;
         Ok(Applied { restarted: true, wiped: wipe, took_ms: started.elapsed().as_millis() as u64 })
@@ -137,7 +128,7 @@ impl LocalCluster {
             cfg.tls_ca_file.get_or_insert(ca);
         }
         if cfg.dc.is_none() {
-            if let Some((first, _)) = self.options().dcs.first() {
+            if let Some((first, _)) = self.options().dcs().first() {
                 cfg.dc = Some(first.clone());
             }
         }
@@ -159,8 +150,7 @@ mod tests {
     fn a_client_is_aimed_at_every_node_with_the_cluster_security_and_first_dc() {
         let home = std::env::temp_dir().join("casslab-aim-client");
         let cluster = LocalCluster::new(LocalOptions {
-            nodes: 3,
-            dcs: vec![("east".into(), 2), ("west".into(), 1)],
+            server: ServerSpec { nodes: Some(3), dcs: Some(vec![("east".into(), 2), ("west".into(), 1)]), ..ServerSpec::default() },
             base_address: "127.0.0.21".parse().unwrap(),
             auth: true,
             tls: true,
