@@ -39,7 +39,7 @@ fn redis(cmd: LocalRedisCommand) -> Result<i32> {
         LocalRedisCommand::Up { address, port, home: h } => {
             let server = LocalRedis::new(RedisOptions { home: home(&h), address, port });
             let pid = server.up(&mut |line| out::note(line))?;
-            eprintln!("redis-server pid {pid} — home {}, log {}", server.dir().display(), server.log_file().display());
+            out::note(&format!("redis-server pid {pid} — home {}, log {}", server.dir().display(), server.log_file().display()));
             out::println(&server.url())?;
             Ok(Exit::Success.code())
         }
@@ -64,17 +64,19 @@ fn redis(cmd: LocalRedisCommand) -> Result<i32> {
     }
 }
 
-/// Starts (or finds running) the cluster's nodes, with progress on stderr.
+/// Starts (or finds running) the cluster's nodes, with progress on stderr (not under --quiet).
 pub fn up_with_progress(cluster: &LocalCluster) -> Result<()> {
     let report = cluster.up(&mut |line| out::note(line))?;
     for n in &report.nodes {
-        eprintln!("{}: {}:{} pid {} — data {}, log {}", n.name, n.address, n.cql_port, n.pid.map(|p| p.to_string()).unwrap_or("-".into()), n.data_dir.display(), n.log_file.display());
+        out::note(&format!("{}: {}:{} pid {} — data {}, log {}", n.name, n.address, n.cql_port, n.pid.map(|p| p.to_string()).unwrap_or("-".into()), n.data_dir.display(), n.log_file.display()));
     }
     print_security(cluster);
     Ok(())
 }
 
-/// How to log in and verify TLS, when the cluster was started with --auth / --tls (stderr).
+/// How to log in and verify TLS, when the cluster was started with --auth / --tls (stderr,
+/// under --quiet too: not progress but what a client needs to connect, as the contact points
+/// on stdout are).
 fn print_security(cluster: &LocalCluster) {
     if cluster.options().auth {
         eprintln!("auth on: user {DEFAULT_SUPERUSER}, password {DEFAULT_SUPERUSER_PASSWORD} (the local default)");
@@ -113,7 +115,7 @@ fn up_options(a: &LocalUpArgs) -> Result<LocalOptions> {
     let saved = SavedCluster::load(&home).ok().filter(|_| a.nodes.is_none() && a.dcs.is_none() && a.base_address.is_none());
     if let Some(s) = saved {
         let o = s.to_options(&home);
-        eprintln!("starting the cluster saved in {}: {} node(s) from {} (--nodes, --dcs or --base-address ask for another)", home.display(), o.nodes(), o.base_address);
+        out::note(&format!("starting the cluster saved in {}: {} node(s) from {} (--nodes, --dcs or --base-address ask for another)", home.display(), o.nodes(), o.base_address));
         let base = LocalOptions { auth: o.auth || a.auth, tls: o.tls || a.tls, ..o };
         return Ok(casslab_local::options_for(&base, &server_of(a)?));
     }
@@ -131,7 +133,7 @@ fn up_options(a: &LocalUpArgs) -> Result<LocalOptions> {
 /// and prints their contact points.
 fn up(a: &LocalUpArgs) -> Result<i32> {
     let opts = up_options(a)?;
-    casslab_local::check_options(&opts, &mut |line| eprintln!("{line}"))?;
+    casslab_local::check_options(&opts, &mut |line| out::note(line))?;
     let cluster = LocalCluster::new(opts);
     up_with_progress(&cluster)?;
     out::println(&cluster.contact_points().join(","))?;
