@@ -91,8 +91,9 @@ mod on_disk {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ServerSpec, D::Error> {
-        let OnDisk { cassandra_version, rest } = OnDisk::deserialize(d)?;
-        Ok(ServerSpec { version: Some(cassandra_version), dcs: rest.dcs.clone().filter(|d| !d.is_empty()), ..rest })
+        let OnDisk { cassandra_version, mut rest } = OnDisk::deserialize(d)?;
+        rest.dcs = rest.dcs.filter(|d| !d.is_empty());
+        Ok(ServerSpec { version: Some(cassandra_version), ..rest })
     }
 }
 
