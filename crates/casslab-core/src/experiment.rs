@@ -157,7 +157,7 @@ fn cluster_of(node: Option<&Node>, file: &str, line: Option<usize>) -> Result<Op
     let Some(node) = node else { return Ok(None) };
     let text = yaml::to_string(node).map_err(|e| WorkloadError::yaml(file, line, e))?;
     // lines of the snippet are not the file's: the error points at the `cluster:` key
-    let spec: ServerSpec = yaml::from_str(&text).map_err(|e| WorkloadError::new(file, line, Problem::Expected { key: format!("cluster ({e})"), expected: "a server definition: version, build, java_home, heap_mb, gc, jvm_options, settings, nodes or dcs" }))?;
+    let spec: ServerSpec = yaml::from_str(&text).map_err(|e| WorkloadError::new(file, line, Problem::Expected { key: format!("cluster ({e})"), expected: "a server definition, with the keys of a workload's `cluster:`" }))?;
     Ok(Some(spec))
 }
 

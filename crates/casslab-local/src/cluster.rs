@@ -88,9 +88,11 @@ pub struct LocalCluster {
 
 impl LocalCluster {
     /// Nodes are recognised by the config path on their command line, so the home is
-    /// spelled one way (absolute, no `..`) whether or not it exists yet.
+    /// spelled one way (absolute, no `..`) whether or not it exists yet; the server is kept
+    /// with every field filled in ([`LocalOptions::full_server`]).
     pub fn new(mut opts: LocalOptions) -> Self {
         opts.home = normalize_home(&opts.home);
+        opts.server = opts.full_server();
         LocalCluster { opts }
     }
 
@@ -106,7 +108,7 @@ impl LocalCluster {
 
     /// `address:cql_port` of every node, e.g. `127.0.0.1:9042`.
     pub fn contact_points(&self) -> Vec<String> {
-        (0..self.opts.nodes)
+        (0..self.opts.nodes())
             .filter_map(|i| node_address(self.opts.base_address, i).ok())
             .map(|address| format!("{address}:{}", self.opts.cql_port))
             .collect()
@@ -169,8 +171,8 @@ impl LocalCluster {
         let runtime = if nodes.iter().zip(&pids).all(|(n, pid)| pid.is_some() || !wanted_node(n.index)) {
             None
         } else {
-            let (lib, built_version) = jars_for(&self.opts.version, self.opts.build.as_deref(), progress)?;
-            let java = find_java(&built_version, self.opts.java_home.as_deref(), progress)?;
+            let (lib, built_version) = jars_for(self.opts.version(), self.opts.server.build.as_deref(), progress)?;
+            let java = find_java(&built_version, self.opts.server.java_home.as_deref(), progress)?;
             wanted.java = Some(java.java.clone());
             wanted.java_version = Some(java.version.clone());
             Some((lib, java))
@@ -358,14 +360,14 @@ impl LocalCluster {
     ) -> Result<(), LocalError> {
         remove_if_present(&node.pid_path())?;
         check_ports(node)?;
-        write_node_files(&self.opts.cluster_name, node, seed, security, self.opts.is_multi_node(), &self.opts.settings)?;
+        write_node_files(&self.opts.cluster_name, node, seed, security, self.opts.is_multi_node(), &self.opts.server.settings)?;
         let args = server_args(node, &self.opts, lib, java.major);
         progress(&format!(
             "starting {} at {} (heap {} MiB, {}, Java {}) ...",
             node.name,
             node.address,
-            self.opts.heap_mb,
-            self.opts.gc.as_str(),
+            self.opts.heap_mb(),
+            self.opts.gc().as_str(),
             java.version
         ));
         let started = Instant::now();
@@ -451,14 +453,14 @@ impl LocalCluster {
     /// The nodes `down` acts on: those of the options, or of `cluster.json` if it has more,
     /// and the node directories beyond them (left by a bigger cluster).
     fn nodes_for_down(&self) -> Result<Vec<NodeLayout>, LocalError> {
-        let mut opts = match SavedCluster::load(&self.opts.home) {
-            Ok(saved) if saved.nodes > self.opts.nodes => saved.to_options(&self.opts.home),
+        let mut opts = match SavedCluster::load(&self.opts.home).map(|s| s.to_options(&self.opts.home)) {
+            Ok(saved) if saved.nodes() > self.opts.nodes() => saved,
             _ => self.opts.clone(),
         };
         let on_disk = (0..).take_while(|i| node_dir(&opts.home, *i).is_dir()).count();
-        if on_disk > opts.nodes {
-            opts.nodes = on_disk;
-            opts.dcs.clear();
+        if on_disk > opts.nodes() {
+            opts.server.nodes = Some(on_disk);
+            opts.server.dcs = None;
         }
         layouts(&opts)
     }
@@ -535,15 +537,15 @@ impl LocalCluster {
         let java = match saved.as_ref().and_then(|s| s.java.clone()).and_then(|j| crate::java::probe(&j)) {
             Some(rt) => rt,
             None => {
-                check_java(&self.opts.version)?;
-                find_java(&self.opts.version, self.opts.java_home.as_deref(), &mut |_| {})?
+                check_java(self.opts.version())?;
+                find_java(self.opts.version(), self.opts.server.java_home.as_deref(), &mut |_| {})?
             }
         };
-        let lib = match &self.opts.build {
-            Some(b) => jars_for(&self.opts.version, Some(b), &mut |_| {})?.0,
-            None => cached_jars(&self.opts.version).ok_or_else(|| LocalError::JarsMissing {
-                version: self.opts.version.clone(),
-                dir: jar_cache_dir(&self.opts.version),
+        let lib = match &self.opts.server.build {
+            Some(b) => jars_for(self.opts.version(), Some(b), &mut |_| {})?.0,
+            None => cached_jars(self.opts.version()).ok_or_else(|| LocalError::JarsMissing {
+                version: self.opts.version().to_string(),
+                dir: jar_cache_dir(self.opts.version()),
             })?,
         };
         Command::new(&java.java)
@@ -560,7 +562,7 @@ mod tests {
     #[test]
     fn contact_points_follow_base_address() {
         let c = LocalCluster::new(LocalOptions {
-            nodes: 3,
+            server: casslab_core::cluster::ServerSpec { nodes: Some(3), ..LocalOptions::default().server },
             base_address: Ipv4Addr::new(127, 0, 0, 51),
             ..LocalOptions::default()
         });

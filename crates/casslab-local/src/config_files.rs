@@ -275,7 +275,7 @@ mod tests {
     fn two_nodes() -> Vec<NodeLayout> {
         layouts(&LocalOptions {
             home: PathBuf::from("/h/it's"),
-            nodes: 2,
+            server: casslab_core::cluster::ServerSpec { nodes: Some(2), ..LocalOptions::default().server },
             base_address: Ipv4Addr::new(127, 0, 0, 61),
             cql_port: 9142,
             storage_port: 7100,

@@ -122,10 +122,10 @@ fn prop(name: &str, value: impl AsRef<std::ffi::OsStr>) -> OsString {
 /// created at once instead of 10 s after start, so a client can log in as soon as
 /// the node answers CQL (the node still creates it only when no role exists yet).
 pub fn server_args(node: &NodeLayout, opts: &LocalOptions, lib: &Path, java_major: u32) -> Vec<OsString> {
-    let heap_mb = opts.heap_mb;
+    let heap_mb = opts.heap_mb();
     let single_node = !opts.is_multi_node();
     let mut args: Vec<OsString> = vec![format!("-Xms{heap_mb}m").into(), format!("-Xmx{heap_mb}m").into()];
-    args.extend(gc_flags(opts.gc, java_major).into_iter().map(OsString::from));
+    args.extend(gc_flags(opts.gc(), java_major).into_iter().map(OsString::from));
     args.extend([
         "-XX:+ExitOnOutOfMemoryError".into(),
         "-Xss256k".into(),
@@ -155,7 +155,7 @@ pub fn server_args(node: &NodeLayout, opts: &LocalOptions, lib: &Path, java_majo
     if opts.auth {
         args.push("-Dcassandra.superuser_setup_delay_ms=0".into());
     }
-    args.extend(opts.jvm_options.iter().map(OsString::from));
+    args.extend(opts.server.jvm_options.iter().map(OsString::from));
     args.push("-cp".into());
     args.push(classpath(lib));
     args.push(DAEMON_CLASS.into());
@@ -185,6 +185,7 @@ mod tests {
     use crate::layout::layouts;
     use std::net::Ipv4Addr;
     use std::path::PathBuf;
+    use casslab_core::cluster::ServerSpec;
 
     fn node() -> NodeLayout {
         layouts(&LocalOptions {
@@ -205,7 +206,7 @@ mod tests {
     #[test]
     fn server_args_carry_heap_ports_paths_and_main_class() {
         let opts = LocalOptions {
-            heap_mb: 768,
+            server: ServerSpec { heap_mb: Some(768), ..LocalOptions::default().server },
             ..LocalOptions::default()
         };
         let args = strings(&server_args(&node(), &opts, Path::new("/cache/lib"), 17));
@@ -232,7 +233,7 @@ mod tests {
         assert_eq!(&args[n - 3..], ["-cp", "/cache/lib/*", DAEMON_CLASS]);
         assert!(!args.iter().any(|a| a.contains("superuser_setup_delay")));
         let multi = LocalOptions {
-            nodes: 2,
+            server: ServerSpec { nodes: Some(2), ..opts.server.clone() },
             ..opts.clone()
         };
         let multi = strings(&server_args(&node(), &multi, Path::new("/cache/lib"), 17));
@@ -245,7 +246,8 @@ mod tests {
 
     #[test]
     fn the_collector_options_and_java_11_flags_follow_the_definition() {
-        let zgc = LocalOptions { gc: Gc::Zgc, jvm_options: vec!["-XX:+AlwaysPreTouch".into()], ..LocalOptions::default() };
+        let server = ServerSpec { gc: Some(Gc::Zgc), jvm_options: vec!["-XX:+AlwaysPreTouch".into()], ..LocalOptions::default().server };
+        let zgc = LocalOptions { server, ..LocalOptions::default() };
         let on17 = strings(&server_args(&node(), &zgc, Path::new("/l"), 17));
         assert!(on17.contains(&"-XX:+UseZGC".to_string()) && !on17.contains(&"-XX:+UseG1GC".to_string()));
         assert!(!on17.contains(&"-XX:+UnlockExperimentalVMOptions".to_string()));

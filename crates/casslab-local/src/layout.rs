@@ -165,14 +165,14 @@ pub fn jmx_port_for(address: Ipv4Addr) -> u16 {
 /// Checks options that would otherwise fail late (in the JVM or the yaml).
 pub fn validate(opts: &LocalOptions) -> Result<(), LocalError> {
     let bad = |reason: String| Err(LocalError::InvalidOptions { reason });
-    if opts.nodes == 0 {
+    if opts.nodes() == 0 {
         return bad("a cluster needs at least 1 node".into());
     }
-    let in_dcs: usize = opts.dcs.iter().map(|(_, n)| n).sum();
-    if !opts.dcs.is_empty() && in_dcs != opts.nodes {
+    let in_dcs: usize = opts.dcs().iter().map(|(_, n)| n).sum();
+    if !opts.dcs().is_empty() && in_dcs != opts.nodes() {
         return bad(format!(
             "the data centers have {in_dcs} node(s) together but the cluster has {}",
-            opts.nodes
+            opts.nodes()
         ));
     }
     if !opts.base_address.is_loopback() {
@@ -181,11 +181,11 @@ pub fn validate(opts: &LocalOptions) -> Result<(), LocalError> {
             opts.base_address
         ));
     }
-    node_address(opts.base_address, opts.nodes - 1)?;
-    if opts.heap_mb < MIN_HEAP_MB {
+    node_address(opts.base_address, opts.nodes() - 1)?;
+    if opts.heap_mb() < MIN_HEAP_MB {
         return bad(format!(
             "heap of {} MiB is too small; use at least {MIN_HEAP_MB} MiB",
-            opts.heap_mb
+            opts.heap_mb()
         ));
     }
     if opts.cql_port == 0 || opts.storage_port == 0 || opts.cql_port == opts.storage_port {
@@ -197,15 +197,15 @@ pub fn validate(opts: &LocalOptions) -> Result<(), LocalError> {
     if opts.cluster_name.is_empty() || opts.cluster_name.chars().any(|c| c.is_control()) {
         return bad("the cluster name must be non-empty and on one line".into());
     }
-    if opts.version.is_empty()
+    if opts.version().is_empty()
         || !opts
-            .version
+            .version()
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || ".-_".contains(c))
     {
         return bad(format!(
             "version {:?} is not a Cassandra version like 5.0.6",
-            opts.version
+            opts.version()
         ));
     }
     if opts.home.to_string_lossy().contains(':') {
@@ -218,15 +218,15 @@ pub fn validate(opts: &LocalOptions) -> Result<(), LocalError> {
 /// One layout per node, after validating `opts`.
 pub fn layouts(opts: &LocalOptions) -> Result<Vec<NodeLayout>, LocalError> {
     validate(opts)?;
-    let dc_of: Vec<String> = if opts.dcs.is_empty() {
-        vec![DEFAULT_DC.to_string(); opts.nodes]
+    let dc_of: Vec<String> = if opts.dcs().is_empty() {
+        vec![DEFAULT_DC.to_string(); opts.nodes()]
     } else {
-        opts.dcs
+        opts.dcs()
             .iter()
             .flat_map(|(name, n)| std::iter::repeat_n(name.clone(), *n))
             .collect()
     };
-    (0..opts.nodes)
+    (0..opts.nodes())
         .map(|index| {
             let address = node_address(opts.base_address, index)?;
             Ok(NodeLayout {
@@ -261,7 +261,7 @@ mod tests {
     fn opts(base: [u8; 4], nodes: usize) -> LocalOptions {
         LocalOptions {
             home: PathBuf::from("/tmp/h"),
-            nodes,
+            server: casslab_core::cluster::ServerSpec { nodes: Some(nodes), ..LocalOptions::default().server },
             base_address: Ipv4Addr::from(base),
             ..LocalOptions::default()
         }
@@ -302,13 +302,13 @@ mod tests {
     #[test]
     fn data_centers_follow_the_addresses() {
         let mut o = opts([127, 0, 0, 71], 3);
-        o.dcs = parse_dcs("dc1:2, dc2:1").unwrap();
+        o.server.dcs = Some(parse_dcs("dc1:2, dc2:1").unwrap());
         let l = layouts(&o).unwrap();
         let dcs: Vec<&str> = l.iter().map(|n| n.dc.as_str()).collect();
         assert_eq!(dcs, ["dc1", "dc1", "dc2"]);
         assert_eq!(l[2].address, Ipv4Addr::new(127, 0, 0, 73));
         assert_eq!(layouts(&opts([127, 0, 0, 1], 2)).unwrap()[1].dc, DEFAULT_DC);
-        o.nodes = 4;
+        o.server.nodes = Some(4);
         assert!(layouts(&o).is_err(), "3 nodes in the data centers, 4 in the cluster");
         for bad in ["dc1", "dc1:0", "dc1:x", ":2", "dc1:1,dc1:2", "", "d c:1"] {
             assert!(parse_dcs(bad).is_err(), "{bad:?}");
@@ -322,7 +322,7 @@ mod tests {
         assert!(layouts(&opts([10, 0, 0, 1], 1)).is_err());
         assert!(layouts(&opts([127, 0, 0, 250], 6)).is_err());
         let mut o = opts([127, 0, 0, 1], 1);
-        o.heap_mb = 100;
+        o.server.heap_mb = Some(100);
         assert!(validate(&o).is_err());
         let mut o = opts([127, 0, 0, 1], 1);
         o.storage_port = o.cql_port;

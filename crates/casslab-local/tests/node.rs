@@ -22,7 +22,7 @@ fn options(home: &Path, base: Ipv4Addr) -> LocalOptions {
     LocalOptions {
         home: home.to_path_buf(),
         base_address: base,
-        heap_mb: 768,
+        server: casslab_core::cluster::ServerSpec { heap_mb: Some(768), ..LocalOptions::default().server },
         ..LocalOptions::default()
     }
 }
@@ -65,7 +65,7 @@ fn real_node_up_status_nodetool_down() {
     let status = reopened.status().unwrap();
     assert_eq!(status[0].pid, Some(pid));
     assert!(status[0].cql_up);
-    assert_eq!(reopened.options().heap_mb, 768);
+    assert_eq!(reopened.options().heap_mb(), 768);
 
     let again = cluster.0.up(&mut log).expect("second up");
     assert!(again.started.is_empty());
