@@ -124,7 +124,11 @@ impl<T: Clone> Overlay for Option<T> {
 
 impl<T: Clone> Overlay for Vec<T> {
     fn overlay(&self, over: &Self) -> Self {
-        if over.is_empty() { self.clone() } else { over.clone() }
+        if over.is_empty() {
+            self.clone()
+        } else {
+            over.clone()
+        }
     }
 }
 
@@ -240,7 +244,16 @@ mod tests {
         assert_eq!((s.version.as_deref(), s.build.as_deref(), s.heap_mb), (Some("4.1.10"), Some(std::path::Path::new("/src/cassandra")), Some(512)));
         assert_eq!((s.java_home.as_deref(), s.gc), (Some(std::path::Path::new("/jdk17")), Some(Gc::G1)), "kept where `over` is silent");
         assert_eq!(s.jvm_options, ["-Xss512k"], "a list given replaces the base's whole");
-        assert_eq!(s.settings, [("concurrent_reads".to_string(), json!(64)), ("concurrent_writes".to_string(), json!(32)), ("sstable".to_string(), json!({"selected_format": "bti"}))].into(), "settings merge key by key");
+        assert_eq!(
+            s.settings,
+            [
+                ("concurrent_reads".to_string(), json!(64)),
+                ("concurrent_writes".to_string(), json!(32)),
+                ("sstable".to_string(), json!({"selected_format": "bti"}))
+            ]
+            .into(),
+            "settings merge key by key"
+        );
         // nodes and data centers are fields like the others: each kept unless `over` sets it
         assert_eq!((s.nodes, s.dcs.as_ref().map(Vec::len)), (Some(3), Some(2)));
     }

@@ -64,7 +64,9 @@ pub enum Notice {
 impl Notice {
     pub fn severity(&self) -> Severity {
         match self {
-            Notice::LoadIncomplete { .. } | Notice::RateBehind { .. } | Notice::FirstError { .. } | Notice::Abandoned | Notice::RateIgnoredForReplay => Severity::Warning,
+            Notice::LoadIncomplete { .. } | Notice::RateBehind { .. } | Notice::FirstError { .. } | Notice::Abandoned | Notice::RateIgnoredForReplay => {
+                Severity::Warning
+            }
             Notice::Server(_) => Severity::Note,
             _ => Severity::Info,
         }

@@ -35,13 +35,7 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 5] = [
-        ErrorKind::Timeout,
-        ErrorKind::Unavailable,
-        ErrorKind::Overloaded,
-        ErrorKind::Connection,
-        ErrorKind::Other,
-    ];
+    pub const ALL: [ErrorKind; 5] = [ErrorKind::Timeout, ErrorKind::Unavailable, ErrorKind::Overloaded, ErrorKind::Connection, ErrorKind::Other];
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::Timeout => "timeout",

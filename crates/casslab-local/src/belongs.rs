@@ -10,8 +10,8 @@ use std::fs;
 use std::net::Ipv4Addr;
 use std::path::Path;
 
-use crate::error::LocalError;
 use crate::layout::{node_dir, NodeLayout};
+use crate::local_error::LocalError;
 use crate::ring::RingEntry;
 use crate::state::SavedCluster;
 use crate::LocalOptions;
@@ -80,7 +80,8 @@ pub fn check_data_belongs(opts: &LocalOptions) -> Result<(), LocalError> {
     }
     let saved = SavedCluster::load(home).ok().map(|s| s.to_options(home));
     let asked = shape(opts.nodes(), opts.dcs(), opts.base_address);
-    let refuse = |holds: String, start: String| LocalError::DataOfAnotherCluster { home: home.clone(), holds, asked: asked.clone(), start, wipe: wipe_command(home) };
+    let refuse =
+        |holds: String, start: String| LocalError::DataOfAnotherCluster { home: home.clone(), holds, asked: asked.clone(), start, wipe: wipe_command(home) };
     if let Some(s) = &saved {
         let same = s.nodes() == opts.nodes() && s.dcs() == opts.dcs() && s.base_address == opts.base_address && s.cluster_name == opts.cluster_name;
         let nodes = s.nodes().max(on_disk);

@@ -5,8 +5,8 @@
 //! [`ClusterConfig`] at the cluster (contact points, TLS, login, local data center), as a
 //! production client is configured for its own cluster.
 
-use crate::cluster::LocalCluster;
 use crate::definition::{check, options_for, storage_differs};
+use crate::local_cluster::LocalCluster;
 use crate::state::{up_definition, with_up_definition, SavedCluster};
 use crate::tls::{DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 use crate::LocalOptions;

@@ -7,11 +7,11 @@
 //! Cassandra's own words).
 
 use crate::config_files::{check_settings, render_yaml, with_settings, Security};
-use crate::error::LocalError;
 use crate::jars::jars_for;
 use crate::java::{find_java, probe, JavaRuntime};
 use crate::jvm::gc_flags;
 use crate::layout::layouts;
+use crate::local_error::LocalError;
 use crate::LocalOptions;
 use casslab_core::cluster::ServerSpec;
 use std::path::Path;
@@ -67,10 +67,19 @@ pub fn check(opts: &LocalOptions, progress: &mut dyn FnMut(&str)) -> Result<Java
     }
     let (lib, built_version) = jars_for(opts.version(), opts.server.build.as_deref(), progress)?;
     let java = find_java(&built_version, opts.server.java_home.as_deref(), progress)?;
-    let gc = Command::new(&java.java).args(gc_flags(opts.gc(), java.major)).arg("-version").output().map_err(|e| bad(format!("running {}: {e}", java.java.display())))?;
+    let gc = Command::new(&java.java)
+        .args(gc_flags(opts.gc(), java.major))
+        .arg("-version")
+        .output()
+        .map_err(|e| bad(format!("running {}: {e}", java.java.display())))?;
     if !gc.status.success() {
         let said = String::from_utf8_lossy(&gc.stderr);
-        return Err(bad(format!("garbage collector {}: Java {} does not run it ({})", opts.gc().as_str(), java.version, said.lines().next().unwrap_or("").trim())));
+        return Err(bad(format!(
+            "garbage collector {}: Java {} does not run it ({})",
+            opts.gc().as_str(),
+            java.version,
+            said.lines().next().unwrap_or("").trim()
+        )));
     }
     if !opts.server.settings.is_empty() {
         check_yaml(opts, &lib, progress)?;
@@ -152,7 +161,11 @@ fn compiler_java() -> Option<std::path::PathBuf> {
 }
 
 fn tempfile_dir() -> Result<std::path::PathBuf, LocalError> {
-    let dir = std::env::temp_dir().join(format!("casslab-check-{}-{}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)));
+    let dir = std::env::temp_dir().join(format!(
+        "casslab-check-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+    ));
     std::fs::create_dir_all(&dir).map_err(|e| LocalError::BadDefinition { reason: format!("creating {}: {e}", dir.display()) })?;
     Ok(dir)
 }
@@ -170,7 +183,10 @@ mod tests {
         assert_eq!((o.gc(), o.heap_mb(), o.nodes(), o.version()), (Gc::Zgc, 768, 3, base.version()));
         assert!(!storage_differs(&base, &options_for(&base, &ServerSpec { gc: Some(Gc::Zgc), heap_mb: Some(512), ..ServerSpec::default() })));
         assert!(!storage_differs(&base, &o), "a thread pool's size keeps the data");
-        let bti = options_for(&base, &ServerSpec { settings: [("sstable".to_string(), serde_json::json!({"selected_format": "bti"}))].into(), ..ServerSpec::default() });
+        let bti = options_for(
+            &base,
+            &ServerSpec { settings: [("sstable".to_string(), serde_json::json!({"selected_format": "bti"}))].into(), ..ServerSpec::default() },
+        );
         assert!(storage_differs(&base, &bti), "an SSTable format changes the storage");
         assert!(storage_differs(&base, &options_for(&base, &ServerSpec { version: Some("4.1.10".into()), ..ServerSpec::default() })));
         let dcs = options_for(&base, &ServerSpec { dcs: Some(vec![("a".into(), 2), ("b".into(), 1)]), ..ServerSpec::default() });

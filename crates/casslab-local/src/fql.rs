@@ -1,18 +1,18 @@
 //! Reading a Cassandra full query log (`nodetool enablefullquerylog --path DIR`): a Chronicle
 //! Queue that only Cassandra's own classes read. Cassandra ships `fqltool dump` for it, but no
 //! Maven artifact holds fqltool; `cassandra-all` holds the queue and wire libraries it uses, so a
-//! small Java program (`java/FqlDump.java`, run by the JDK's source launcher with the cached
+//! small Java program (`fql_dump/FqlDump.java`, run by the JDK's source launcher with the cached
 //! jars on the class path) prints the log as JSON lines: start time, keyspace, CQL and the
 //! serialized query options that hold the bound values (which `casslab_core::import::capture`
 //! decodes).
 
-use crate::error::LocalError;
-use crate::java::find_java;
 use crate::jars::ensure_jars;
+use crate::java::find_java;
+use crate::local_error::LocalError;
 use std::path::Path;
 use std::process::Command;
 
-const DUMPER: &str = include_str!("java/FqlDump.java");
+const DUMPER: &str = include_str!("fql_dump/FqlDump.java");
 
 /// The full query log in `dir` as JSON lines, read with the jars of Cassandra `version`
 /// (fetched once with Maven, as `local up` does; `progress` hears about it) and a JDK that runs

@@ -20,10 +20,7 @@ pub const MODULE_FLAGS: &[(&str, &str)] = &[
     ("--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED"),
     ("--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED"),
     ("--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED"),
-    (
-        "--add-exports",
-        "java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED",
-    ),
+    ("--add-exports", "java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED"),
     ("--add-exports", "java.rmi/sun.rmi.registry=ALL-UNNAMED"),
     ("--add-exports", "java.rmi/sun.rmi.server=ALL-UNNAMED"),
     ("--add-exports", "java.sql/java.sql=ALL-UNNAMED"),
@@ -36,19 +33,13 @@ pub const MODULE_FLAGS: &[(&str, &str)] = &[
     ("--add-opens", "java.base/jdk.internal.math=ALL-UNNAMED"),
     ("--add-opens", "java.base/jdk.internal.module=ALL-UNNAMED"),
     ("--add-opens", "java.base/jdk.internal.util.jar=ALL-UNNAMED"),
-    (
-        "--add-opens",
-        "jdk.management/com.sun.management.internal=ALL-UNNAMED",
-    ),
+    ("--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED"),
     ("--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"),
     ("--add-opens", "java.base/java.io=ALL-UNNAMED"),
     ("--add-opens", "java.base/java.nio=ALL-UNNAMED"),
     ("--add-opens", "java.base/java.util.concurrent=ALL-UNNAMED"),
     ("--add-opens", "java.base/java.util=ALL-UNNAMED"),
-    (
-        "--add-opens",
-        "java.base/java.util.concurrent.atomic=ALL-UNNAMED",
-    ),
+    ("--add-opens", "java.base/java.util.concurrent.atomic=ALL-UNNAMED"),
     ("--add-opens", "java.base/java.lang=ALL-UNNAMED"),
     ("--add-opens", "java.base/java.math=ALL-UNNAMED"),
     ("--add-opens", "java.base/java.lang.reflect=ALL-UNNAMED"),
@@ -169,12 +160,7 @@ pub fn nodetool_args(node: &NodeLayout, lib: &Path, command: &[&str], java_major
     args.push("-cp".into());
     args.push(classpath(lib));
     args.push(NODETOOL_CLASS.into());
-    args.extend([
-        "-h".into(),
-        "127.0.0.1".into(),
-        "-p".into(),
-        node.jmx_port.to_string().into(),
-    ]);
+    args.extend(["-h".into(), "127.0.0.1".into(), "-p".into(), node.jmx_port.to_string().into()]);
     args.extend(command.iter().map(OsString::from));
     args
 }
@@ -183,32 +169,21 @@ pub fn nodetool_args(node: &NodeLayout, lib: &Path, command: &[&str], java_major
 mod tests {
     use super::*;
     use crate::layout::layouts;
+    use casslab_core::cluster::ServerSpec;
     use std::net::Ipv4Addr;
     use std::path::PathBuf;
-    use casslab_core::cluster::ServerSpec;
 
     fn node() -> NodeLayout {
-        layouts(&LocalOptions {
-            home: PathBuf::from("/h"),
-            base_address: Ipv4Addr::new(127, 0, 0, 51),
-            ..LocalOptions::default()
-        })
-        .unwrap()
-        .remove(0)
+        layouts(&LocalOptions { home: PathBuf::from("/h"), base_address: Ipv4Addr::new(127, 0, 0, 51), ..LocalOptions::default() }).unwrap().remove(0)
     }
 
     fn strings(args: &[OsString]) -> Vec<String> {
-        args.iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect()
+        args.iter().map(|a| a.to_string_lossy().into_owned()).collect()
     }
 
     #[test]
     fn server_args_carry_heap_ports_paths_and_main_class() {
-        let opts = LocalOptions {
-            server: ServerSpec { heap_mb: Some(768), ..LocalOptions::default().server },
-            ..LocalOptions::default()
-        };
+        let opts = LocalOptions { server: ServerSpec { heap_mb: Some(768), ..LocalOptions::default().server }, ..LocalOptions::default() };
         let args = strings(&server_args(&node(), &opts, Path::new("/cache/lib"), 17));
         for expected in [
             "-Xms768m",
@@ -224,18 +199,12 @@ mod tests {
             "-Dcassandra.skip_wait_for_gossip_to_settle=0",
             "java.base/java.net=ALL-UNNAMED",
         ] {
-            assert!(
-                args.iter().any(|a| a == expected),
-                "missing {expected} in {args:?}"
-            );
+            assert!(args.iter().any(|a| a == expected), "missing {expected} in {args:?}");
         }
         let n = args.len();
         assert_eq!(&args[n - 3..], ["-cp", "/cache/lib/*", DAEMON_CLASS]);
         assert!(!args.iter().any(|a| a.contains("superuser_setup_delay")));
-        let multi = LocalOptions {
-            server: ServerSpec { nodes: Some(2), ..opts.server.clone() },
-            ..opts.clone()
-        };
+        let multi = LocalOptions { server: ServerSpec { nodes: Some(2), ..opts.server.clone() }, ..opts.clone() };
         let multi = strings(&server_args(&node(), &multi, Path::new("/cache/lib"), 17));
         assert!(multi.iter().any(|a| a == "-Dcassandra.ring_delay_ms=5000"));
         assert!(multi.iter().any(|a| a == "-Dcassandra-rackdc.properties=file:///h/node1/conf/cassandra-rackdc.properties"));
@@ -266,17 +235,6 @@ mod tests {
         let args = strings(&nodetool_args(&node(), Path::new("/l"), &["status"], 17));
         assert!(args.contains(&"--add-exports".to_string()));
         let n = args.len();
-        assert_eq!(
-            &args[n - 7..],
-            [
-                "/l/*",
-                NODETOOL_CLASS,
-                "-h",
-                "127.0.0.1",
-                "-p",
-                "7249",
-                "status"
-            ]
-        );
+        assert_eq!(&args[n - 7..], ["/l/*", NODETOOL_CLASS, "-h", "127.0.0.1", "-p", "7249", "status"]);
     }
 }

@@ -5,7 +5,7 @@
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 
-use crate::error::LocalError;
+use crate::local_error::LocalError;
 use crate::LocalOptions;
 
 /// JMX port of a node whose address ends in `.1`; others add their last octet minus one.
@@ -32,9 +32,7 @@ pub fn parse_dcs(text: &str) -> Result<Vec<(String, usize)>, LocalError> {
     let bad = |reason: String| LocalError::InvalidOptions { reason };
     let mut dcs: Vec<(String, usize)> = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (name, count) = part
-            .split_once(':')
-            .ok_or_else(|| bad(format!("data center \"{part}\": write NAME:NODES, e.g. dc1:3,dc2:2")))?;
+        let (name, count) = part.split_once(':').ok_or_else(|| bad(format!("data center \"{part}\": write NAME:NODES, e.g. dc1:3,dc2:2")))?;
         let name = name.trim();
         let count: usize = count
             .trim()
@@ -43,9 +41,7 @@ pub fn parse_dcs(text: &str) -> Result<Vec<(String, usize)>, LocalError> {
             .filter(|n| *n > 0)
             .ok_or_else(|| bad(format!("data center \"{part}\": the node count must be a whole number of at least 1")))?;
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-            return Err(bad(format!(
-                "data center name \"{name}\" must be non-empty letters, digits, '-' or '_'"
-            )));
+            return Err(bad(format!("data center name \"{name}\" must be non-empty letters, digits, '-' or '_'")));
         }
         if dcs.iter().any(|(n, _)| n == name) {
             return Err(bad(format!("data center \"{name}\" is listed twice")));
@@ -100,15 +96,7 @@ impl NodeLayout {
     }
     /// All directories casslab creates for the node, in creation order.
     pub fn all_dirs(&self) -> Vec<PathBuf> {
-        vec![
-            self.conf_dir(),
-            self.data_dir(),
-            self.commitlog_dir(),
-            self.saved_caches_dir(),
-            self.hints_dir(),
-            self.cdc_raw_dir(),
-            self.logs_dir(),
-        ]
+        vec![self.conf_dir(), self.data_dir(), self.commitlog_dir(), self.saved_caches_dir(), self.hints_dir(), self.cdc_raw_dir(), self.logs_dir()]
     }
     pub fn yaml_path(&self) -> PathBuf {
         self.conf_dir().join("cassandra.yaml")
@@ -147,9 +135,7 @@ pub fn node_address(base: Ipv4Addr, index: usize) -> Result<Ipv4Addr, LocalError
     let last = usize::from(d) + index;
     if d == 0 || last > 254 {
         return Err(LocalError::InvalidOptions {
-            reason: format!(
-                "node {index} from base address {base} would need last octet {last}; the last octet must stay within 1..=254"
-            ),
+            reason: format!("node {index} from base address {base} would need last octet {last}; the last octet must stay within 1..=254"),
         });
     }
     Ok(Ipv4Addr::new(a, b, c, last as u8))
@@ -170,43 +156,23 @@ pub fn validate(opts: &LocalOptions) -> Result<(), LocalError> {
     }
     let in_dcs: usize = opts.dcs().iter().map(|(_, n)| n).sum();
     if !opts.dcs().is_empty() && in_dcs != opts.nodes() {
-        return bad(format!(
-            "the data centers have {in_dcs} node(s) together but the cluster has {}",
-            opts.nodes()
-        ));
+        return bad(format!("the data centers have {in_dcs} node(s) together but the cluster has {}", opts.nodes()));
     }
     if !opts.base_address.is_loopback() {
-        return bad(format!(
-            "base address {} is not a loopback address (127.x.y.z); local nodes only listen on loopback",
-            opts.base_address
-        ));
+        return bad(format!("base address {} is not a loopback address (127.x.y.z); local nodes only listen on loopback", opts.base_address));
     }
     node_address(opts.base_address, opts.nodes() - 1)?;
     if opts.heap_mb() < MIN_HEAP_MB {
-        return bad(format!(
-            "heap of {} MiB is too small; use at least {MIN_HEAP_MB} MiB",
-            opts.heap_mb()
-        ));
+        return bad(format!("heap of {} MiB is too small; use at least {MIN_HEAP_MB} MiB", opts.heap_mb()));
     }
     if opts.cql_port == 0 || opts.storage_port == 0 || opts.cql_port == opts.storage_port {
-        return bad(format!(
-            "CQL port {} and storage port {} must be non-zero and different",
-            opts.cql_port, opts.storage_port
-        ));
+        return bad(format!("CQL port {} and storage port {} must be non-zero and different", opts.cql_port, opts.storage_port));
     }
     if opts.cluster_name.is_empty() || opts.cluster_name.chars().any(|c| c.is_control()) {
         return bad("the cluster name must be non-empty and on one line".into());
     }
-    if opts.version().is_empty()
-        || !opts
-            .version()
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || ".-_".contains(c))
-    {
-        return bad(format!(
-            "version {:?} is not a Cassandra version like 5.0.6",
-            opts.version()
-        ));
+    if opts.version().is_empty() || !opts.version().chars().all(|c| c.is_ascii_alphanumeric() || ".-_".contains(c)) {
+        return bad(format!("version {:?} is not a Cassandra version like 5.0.6", opts.version()));
     }
     if opts.home.to_string_lossy().contains(':') {
         // `-Xlog:gc*:file=<path>` separates its fields with ':'.
@@ -221,10 +187,7 @@ pub fn layouts(opts: &LocalOptions) -> Result<Vec<NodeLayout>, LocalError> {
     let dc_of: Vec<String> = if opts.dcs().is_empty() {
         vec![DEFAULT_DC.to_string(); opts.nodes()]
     } else {
-        opts.dcs()
-            .iter()
-            .flat_map(|(name, n)| std::iter::repeat_n(name.clone(), *n))
-            .collect()
+        opts.dcs().iter().flat_map(|(name, n)| std::iter::repeat_n(name.clone(), *n)).collect()
     };
     (0..opts.nodes())
         .map(|index| {
@@ -293,10 +256,7 @@ mod tests {
         assert_eq!(l[2].jmx_port, 7210);
         assert_eq!(l[2].dir, PathBuf::from("/tmp/h/node3"));
         assert_eq!(l[0].contact_point(), "127.0.0.10:9042");
-        assert_eq!(
-            l[0].yaml_path(),
-            PathBuf::from("/tmp/h/node1/conf/cassandra.yaml")
-        );
+        assert_eq!(l[0].yaml_path(), PathBuf::from("/tmp/h/node1/conf/cassandra.yaml"));
     }
 
     #[test]

@@ -11,19 +11,19 @@
 //! same rules: its own home, loopback only, and it stops only what it started.
 
 mod belongs;
-mod cluster;
 mod config_files;
 mod control;
-mod definition;
 mod cql_probe;
-mod error;
+mod definition;
+pub mod fql;
 mod jars;
 mod java;
 mod jvm;
 mod layout;
-mod process;
-pub mod fql;
-pub mod redis;
+mod local_cluster;
+mod local_error;
+pub mod local_redis;
+mod node_process;
 mod ring;
 mod state;
 mod tls;
@@ -33,15 +33,15 @@ use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
 pub use belongs::wipe_command;
-pub use cluster::{normalize_home, LocalCluster, NodeStatus, UpReport};
 pub use control::LocalControl;
-pub use definition::{check as check_options, options_for};
 pub use cql_probe::cql_answers;
-pub use error::LocalError;
+pub use definition::{check as check_options, options_for};
 pub use jars::{cached_jars, ensure_jars, jar_cache_dir};
 pub use java::{find_java, majors_for, JavaRuntime};
 pub use jvm::MODULE_FLAGS;
 pub use layout::{default_heap_mb, jmx_port_for, node_address, parse_dcs, NodeLayout, DEFAULT_DC};
+pub use local_cluster::{normalize_home, LocalCluster, NodeStatus, UpReport};
+pub use local_error::LocalError;
 pub use ring::{parse_ring, RingEntry};
 pub use state::{SavedCluster, SavedNode};
 pub use tls::{DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
@@ -156,9 +156,7 @@ pub fn default_home() -> PathBuf {
     if let Some(home) = std::env::var_os("CASSLAB_HOME").filter(|v| !v.is_empty()) {
         return PathBuf::from(home);
     }
-    dirs::data_dir()
-        .unwrap_or_else(std::env::temp_dir)
-        .join("casslab")
+    dirs::data_dir().unwrap_or_else(std::env::temp_dir).join("casslab")
 }
 
 #[cfg(test)]
@@ -169,10 +167,7 @@ mod tests {
     fn defaults_match_the_documented_ones() {
         let o = LocalOptions::default();
         assert_eq!(o.version(), "5.0.9");
-        assert_eq!(
-            (o.nodes(), o.heap_mb(), o.cql_port, o.storage_port),
-            (1, 1024, 9042, 7000)
-        );
+        assert_eq!((o.nodes(), o.heap_mb(), o.cql_port, o.storage_port), (1, 1024, 9042, 7000));
         assert_eq!(o.gc(), Gc::G1);
         assert_eq!(o.server, o.full_server(), "kept filled in");
         assert_eq!(o.base_address, Ipv4Addr::LOCALHOST);

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use casslab_core::cluster::ServerSpec;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{IoContext, LocalError};
 use crate::layout::NodeLayout;
+use crate::local_error::{IoContext, LocalError};
 use crate::LocalOptions;
 
 /// Version of the `cluster.json` layout; bump on incompatible changes.
@@ -187,46 +187,24 @@ impl SavedCluster {
             let label = LABELS.iter().find(|(k, _)| k == key).map_or(key.as_str(), |(_, label)| label);
             check(label, show(mine.get(key), theirs.get(key)), show(theirs.get(key), mine.get(key)));
         }
-        check(
-            "cluster name",
-            self.cluster_name.clone(),
-            other.cluster_name.clone(),
-        );
-        check(
-            "base address",
-            self.base_address.to_string(),
-            other.base_address.to_string(),
-        );
-        check(
-            "CQL port",
-            self.cql_port.to_string(),
-            other.cql_port.to_string(),
-        );
-        check(
-            "storage port",
-            self.storage_port.to_string(),
-            other.storage_port.to_string(),
-        );
+        check("cluster name", self.cluster_name.clone(), other.cluster_name.clone());
+        check("base address", self.base_address.to_string(), other.base_address.to_string());
+        check("CQL port", self.cql_port.to_string(), other.cql_port.to_string());
+        check("storage port", self.storage_port.to_string(), other.storage_port.to_string());
         let on_off = |on: bool| if on { "on" } else { "off" }.to_string();
         check("auth", on_off(self.auth), on_off(other.auth));
         check("TLS", on_off(self.tls), on_off(other.tls));
         (!diffs.is_empty()).then(|| diffs.join(", "))
     }
 
-/// Reads `home/cluster.json`.
+    /// Reads `home/cluster.json`.
     pub fn load(home: &Path) -> Result<Self, LocalError> {
         let path = cluster_file(home);
-        let no = |reason: String| LocalError::NoSavedCluster {
-            path: path.clone(),
-            reason,
-        };
+        let no = |reason: String| LocalError::NoSavedCluster { path: path.clone(), reason };
         let text = fs::read_to_string(&path).map_err(|e| no(e.to_string()))?;
         let saved: SavedCluster = serde_json::from_str(&text).map_err(|e| no(e.to_string()))?;
         if saved.format_version != FORMAT_VERSION {
-            return Err(no(format!(
-                "format version {} is not the supported {FORMAT_VERSION}",
-                saved.format_version
-            )));
+            return Err(no(format!("format version {} is not the supported {FORMAT_VERSION}", saved.format_version)));
         }
         Ok(saved)
     }
@@ -269,10 +247,7 @@ mod tests {
         assert_eq!(loaded.node_list[1].address, Ipv4Addr::new(127, 0, 0, 62));
         assert_eq!(loaded.node_list[1].jmx_port, 7260);
         let back = loaded.to_options(tmp.path());
-        assert_eq!(
-            (back.nodes(), back.heap_mb(), back.base_address),
-            (2, 768, opts.base_address)
-        );
+        assert_eq!((back.nodes(), back.heap_mb(), back.base_address), (2, 768, opts.base_address));
         assert!(back.auth && back.tls);
         assert_eq!(back, opts, "the options come back whole");
     }
@@ -280,18 +255,13 @@ mod tests {
     #[test]
     fn files_without_auth_and_tls_load_with_both_off() {
         let tmp = tempfile::tempdir().unwrap();
-        let opts = LocalOptions {
-            home: tmp.path().to_path_buf(),
-            ..LocalOptions::default()
-        };
+        let opts = LocalOptions { home: tmp.path().to_path_buf(), ..LocalOptions::default() };
         let mut json = serde_json::to_value(SavedCluster::new(&opts, &[])).unwrap();
         let fields = json.as_object_mut().unwrap();
         fields.remove("auth");
         fields.remove("tls");
         fs::write(cluster_file(tmp.path()), json.to_string()).unwrap();
-        let back = SavedCluster::load(tmp.path())
-            .unwrap()
-            .to_options(tmp.path());
+        let back = SavedCluster::load(tmp.path()).unwrap().to_options(tmp.path());
         assert!(!back.auth && !back.tls);
     }
 
@@ -368,18 +338,12 @@ mod tests {
 
     #[test]
     fn difference_names_changed_settings() {
-        let opts = LocalOptions {
-            home: PathBuf::from("/h"),
-            ..LocalOptions::default()
-        };
+        let opts = LocalOptions { home: PathBuf::from("/h"), ..LocalOptions::default() };
         let a = SavedCluster::new(&opts, &[]);
         assert_eq!(a.difference(&a), None);
         let mut b = a.clone();
         b.server.heap_mb = Some(2048);
-        assert_eq!(
-            a.difference(&b).unwrap(),
-            "heap MiB 1024 running, 2048 asked"
-        );
+        assert_eq!(a.difference(&b).unwrap(), "heap MiB 1024 running, 2048 asked");
         let mut c = a.clone();
         c.tls = true;
         assert_eq!(a.difference(&c).unwrap(), "TLS off running, on asked");
@@ -410,9 +374,6 @@ mod tests {
     #[test]
     fn missing_file_is_no_saved_cluster() {
         let tmp = tempfile::tempdir().unwrap();
-        assert!(matches!(
-            SavedCluster::load(tmp.path()),
-            Err(LocalError::NoSavedCluster { .. })
-        ));
+        assert!(matches!(SavedCluster::load(tmp.path()), Err(LocalError::NoSavedCluster { .. })));
     }
 }

@@ -35,6 +35,8 @@ pub fn command() -> clap::Command {
     })
 }
 
+// parsed once per process: the size of its largest variant costs nothing
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run a workload (built-in name or YAML file): schema, load, warm-up and measured run.
@@ -380,7 +382,7 @@ pub enum LocalRedisCommand {
         #[arg(long, default_value = "127.0.0.1")]
         address: std::net::Ipv4Addr,
         /// TCP port it listens on.
-        #[arg(long, default_value_t = casslab_local::redis::DEFAULT_REDIS_PORT)]
+        #[arg(long, default_value_t = casslab_local::local_redis::DEFAULT_REDIS_PORT)]
         port: u16,
         #[command(flatten)]
         home: LocalHomeArgs,
@@ -856,7 +858,8 @@ fn shard_index(shard: Option<&str>, shards: Option<u32>, job_index: Option<Strin
             }
         }
         (None, Some(n)) => {
-            let var = job_index.ok_or_else(|| usage(format!("--shards {n}: set JOB_COMPLETION_INDEX (a Kubernetes Indexed Job does), or give --shard I/{n}")))?;
+            let var =
+                job_index.ok_or_else(|| usage(format!("--shards {n}: set JOB_COMPLETION_INDEX (a Kubernetes Indexed Job does), or give --shard I/{n}")))?;
             match var.trim().parse::<u32>() {
                 Ok(i) if n >= 1 && i < n => Ok(Some((i, n))),
                 _ => bail_usage!("--shards {n}: JOB_COMPLETION_INDEX is \"{var}\", not an index below {n}"),
@@ -1004,7 +1007,12 @@ mod tests {
     #[test]
     fn bad_flag_values_are_usage_errors() {
         use crate::exit::{classify, Exit};
-        for e in [parse_rate("fast").unwrap_err(), parse_heap_mb("lots").unwrap_err(), parse_duration_s("duration", "soon").unwrap_err(), parse_params(&["rows".into()]).unwrap_err()] {
+        for e in [
+            parse_rate("fast").unwrap_err(),
+            parse_heap_mb("lots").unwrap_err(),
+            parse_duration_s("duration", "soon").unwrap_err(),
+            parse_params(&["rows".into()]).unwrap_err(),
+        ] {
             assert_eq!(classify(&e), Exit::Usage, "{e}");
         }
     }
@@ -1078,7 +1086,14 @@ mod tests {
 
     #[test]
     fn output_flags_are_the_same_everywhere() {
-        for args in [&["casslab", "runs", "--format", "csv"][..], &["casslab", "show", "3", "--format", "json"], &["casslab", "compare", "1", "2", "--format", "csv"], &["casslab", "-q", "runs"], &["casslab", "runs", "delete", "3", "4"], &["casslab", "runs", "tag", "3", "k=v", "--remove", "old"]] {
+        for args in [
+            &["casslab", "runs", "--format", "csv"][..],
+            &["casslab", "show", "3", "--format", "json"],
+            &["casslab", "compare", "1", "2", "--format", "csv"],
+            &["casslab", "-q", "runs"],
+            &["casslab", "runs", "delete", "3", "4"],
+            &["casslab", "runs", "tag", "3", "k=v", "--remove", "old"],
+        ] {
             assert!(Cli::try_parse_from(args).is_ok(), "{args:?}");
         }
         let cli = Cli::try_parse_from(["casslab", "runs", "--workload", "kv", "--tag", "a=b", "--tag", "c", "--quiet"]).unwrap();

@@ -39,8 +39,7 @@ fn experiment(file: &str, params: &[&str], variants: &[&str], page: Option<&std:
         .collect();
     let want: Vec<String> = variants.iter().chain(variants.iter().rev()).map(|v| format!("variant={v}")).collect();
     assert_eq!(tags, want, "runs in the wrong order or missing");
-    let statuses: Vec<String> =
-        db.prepare("SELECT status FROM runs").unwrap().query_map([], |r| r.get(0)).unwrap().map(|r| r.unwrap()).collect();
+    let statuses: Vec<String> = db.prepare("SELECT status FROM runs").unwrap().query_map([], |r| r.get(0)).unwrap().map(|r| r.unwrap()).collect();
     assert!(statuses.iter().all(|s| s == "completed"), "{statuses:?}");
     let unmeasured: i64 = db.query_row("SELECT count(*) FROM run_tags WHERE tag LIKE 'unmeasured=%'", [], |r| r.get(0)).unwrap();
     assert_eq!(unmeasured, variants.len() as i64, "one unmeasured run per variant");
@@ -63,7 +62,10 @@ fn experiment(file: &str, params: &[&str], variants: &[&str], page: Option<&std:
     }
     let (code, again, err) = run(&mut cmd);
     assert_eq!(code, 0, "stdout:\n{again}\nstderr:\n{err}");
-    assert!(again.contains("method: repetitions as the unit") && out.ends_with(&again), "the experiment printed:\n{out}\ncompare --experiment printed:\n{again}");
+    assert!(
+        again.contains("method: repetitions as the unit") && out.ends_with(&again),
+        "the experiment printed:\n{out}\ncompare --experiment printed:\n{again}"
+    );
     assert!(err.contains(&format!("baseline: {}", variants[0])), "{err}");
     if let Some(p) = &again_page {
         let html = std::fs::read_to_string(p).unwrap();

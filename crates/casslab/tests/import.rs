@@ -37,7 +37,8 @@ fn lint_and_load(workload: &Path, store: &Path, params: &[&str]) {
     assert_eq!(code, 0, "lint found errors:\n{out}\n{err}");
     let host = node();
     let _g = load_lock();
-    let (code, out, err) = run(casslab().args(["run", w, "--hosts", host, "--load-only", "--no-server-metrics", "--no-lint"]).args(store_arg(store)).args(&p_args));
+    let (code, out, err) =
+        run(casslab().args(["run", w, "--hosts", host, "--load-only", "--no-server-metrics", "--no-lint"]).args(store_arg(store)).args(&p_args));
     assert_eq!(code, 0, "load failed:\n{out}\n{err}");
 }
 
@@ -46,7 +47,21 @@ fn run_mix(workload: &Path, store: &Path, params: &[&str]) -> String {
     let host = node();
     let _g = load_lock();
     let (code, out, err) = run(casslab()
-        .args(["run", workload.to_str().unwrap(), "--hosts", host, "--skip-load", "--duration", "2s", "--warmup", "0s", "--no-server-metrics", "--no-lint", "--concurrency", "16"])
+        .args([
+            "run",
+            workload.to_str().unwrap(),
+            "--hosts",
+            host,
+            "--skip-load",
+            "--duration",
+            "2s",
+            "--warmup",
+            "0s",
+            "--no-server-metrics",
+            "--no-lint",
+            "--concurrency",
+            "16",
+        ])
         .args(store_arg(store))
         .args(param_args(params)));
     assert_eq!(code, 0, "run failed:\n{out}\n{err}");
@@ -216,7 +231,11 @@ fn a_command_line_becomes_run_options_and_its_mix() {
     assert_eq!(code, 0, "{err}");
     // a mistake in the profile says where
     let bad = dir.path().join("bad.yaml");
-    std::fs::write(&bad, "keyspace: ks\ntable: t\ntable_definition: CREATE TABLE t (k int PRIMARY KEY)\ncolumnspec:\n  - name: k\n    population: zipf(1..10)\n").unwrap();
+    std::fs::write(
+        &bad,
+        "keyspace: ks\ntable: t\ntable_definition: CREATE TABLE t (k int PRIMARY KEY)\ncolumnspec:\n  - name: k\n    population: zipf(1..10)\n",
+    )
+    .unwrap();
     let (code, _, err) = run(casslab().args(["import", "cassandra-stress", bad.to_str().unwrap()]));
     assert_eq!(code, 2);
     assert!(err.contains("bad.yaml:6: columnspec `population`: \"zipf(1..10)\": unknown distribution"), "{err}");
@@ -303,7 +322,8 @@ struct FullQueryLog;
 
 impl FullQueryLog {
     fn enable(dir: &Path) -> FullQueryLog {
-        let (code, out, err) = run(casslab().args(["local", "nodetool", node_addr(), "enablefullquerylog", "--path", dir.to_str().unwrap(), "--blocking", "true"]));
+        let (code, out, err) =
+            run(casslab().args(["local", "nodetool", node_addr(), "enablefullquerylog", "--path", dir.to_str().unwrap(), "--blocking", "true"]));
         assert_eq!(code, 0, "enablefullquerylog:\n{out}\n{err}");
         FullQueryLog
     }
@@ -353,7 +373,8 @@ fn a_full_query_log_made_here_is_replayed_with_its_mix_and_counts() {
     });
     drop(log);
     let w = dir.path().join("replay.yaml");
-    let (code, out, err) = run(casslab().args(["import", "capture", fql.to_str().unwrap(), "--keyspace", "imp_cap", "--hosts", host, "-o", w.to_str().unwrap()]));
+    let (code, out, err) =
+        run(casslab().args(["import", "capture", fql.to_str().unwrap(), "--keyspace", "imp_cap", "--hosts", host, "-o", w.to_str().unwrap()]));
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(err.contains("100 queries of 3 statements"), "{err}");
     let yaml = std::fs::read_to_string(&w).unwrap();
@@ -398,7 +419,10 @@ fn a_json_lines_capture_replays_twice_as_fast_with_types_inferred() {
     for i in 0..60 {
         let t = 1_700_000_000_000u64 + i * 10;
         lines.push(if i < 20 {
-            format!(r#"{{"t_ms": {t}, "keyspace": "imp_cap2", "query": "INSERT INTO users (id, name, active) VALUES (?, ?, ?)", "values": [{i}, "user{i}", {}]}}"#, i % 2 == 0)
+            format!(
+                r#"{{"t_ms": {t}, "keyspace": "imp_cap2", "query": "INSERT INTO users (id, name, active) VALUES (?, ?, ?)", "values": [{i}, "user{i}", {}]}}"#,
+                i % 2 == 0
+            )
         } else {
             format!(r#"{{"t_ms": {t}, "keyspace": "imp_cap2", "query": "SELECT name FROM users WHERE id = ?", "values": [{}]}}"#, i % 20)
         });
@@ -416,7 +440,11 @@ fn a_json_lines_capture_replays_twice_as_fast_with_types_inferred() {
     let (code, out, err) = run(casslab().args(["run", w.to_str().unwrap(), "--hosts", host, "--no-server-metrics"]).args(store_arg(&store)));
     assert_eq!(code, 0, "{out}\n{err}");
     let rows = summary_rows(&out);
-    assert_eq!((summary_row(&rows, "q1")[0].as_str(), summary_row(&rows, "q2")[0].as_str(), summary_row(&rows, "total")[8].as_str()), ("20", "40", "0"), "{out}");
+    assert_eq!(
+        (summary_row(&rows, "q1")[0].as_str(), summary_row(&rows, "q2")[0].as_str(), summary_row(&rows, "total")[8].as_str()),
+        ("20", "40", "0"),
+        "{out}"
+    );
     assert!(out.contains("q2 1.00 rows per execution, none found nothing"), "{out}");
     let r = self::rows("SELECT id, name, active FROM imp_cap2.users");
     assert_eq!(r.len(), 20);

@@ -18,7 +18,7 @@
 //! skipped cost nothing (their α is spent at the next look); a run that ends before the last
 //! planned block leaves some α unspent (conservative).
 
-use super::dist::{normal_cdf, normal_pdf, normal_quantile, t_quantile};
+use super::distributions::{normal_cdf, normal_pdf, normal_quantile, t_quantile};
 
 /// How the error rate is spent over the information fraction `t ∈ (0, 1]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -83,7 +83,13 @@ impl Density {
             .iter()
             .enumerate()
             .map(|(i, &x)| {
-                let w = if i == 0 || i == GRID { 1.0 } else if i % 2 == 1 { 4.0 } else { 2.0 };
+                let w = if i == 0 || i == GRID {
+                    1.0
+                } else if i % 2 == 1 {
+                    4.0
+                } else {
+                    2.0
+                };
                 let density = match prev {
                     None => normal_pdf(x / t.sqrt()) / t.sqrt(),
                     Some(p) => {

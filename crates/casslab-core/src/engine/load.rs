@@ -74,13 +74,32 @@ pub(super) async fn load<T: Target>(run: &Run<'_, T>, plan: Plan<T::Op>, total: 
 
 /// Runs the load phase over `count` rows and records the data set `fp` (described by `what`)
 /// when every operation succeeded.
-async fn load_rows<T: Target>(run: &Run<'_, T>, plan: Plan<T::Op>, count: u64, stop: &mut watch::Receiver<bool>, fp: &str, what: &str) -> Result<LoadEnd, EngineError> {
+async fn load_rows<T: Target>(
+    run: &Run<'_, T>,
+    plan: Plan<T::Op>,
+    count: u64,
+    stop: &mut watch::Receiver<bool>,
+    fp: &str,
+    what: &str,
+) -> Result<LoadEnd, EngineError> {
     let load_start = tokio::time::Instant::now();
-    run.send(EngineEvent::PhaseStarted { phase: Phase::Load, count: Some(count), warmup_s: 0.0, duration_s: None, rate_per_s: None, at_ms: run.at_ms(load_start) });
+    run.send(EngineEvent::PhaseStarted {
+        phase: Phase::Load,
+        count: Some(count),
+        warmup_s: 0.0,
+        duration_s: None,
+        rate_per_s: None,
+        at_ms: run.at_ms(load_start),
+    });
     let names = plan.slot_names.clone();
     let r = run_phase(run.target.clone(), Arc::new(plan), run.params(PhaseKind::Load { count }, run.seed, 0, load_start), &run.events, stop).await;
     let failed: u64 = r.measured.iter().map(|s| s.error_count()).sum();
-    run.send(EngineEvent::PhaseFinished { phase: Phase::Load, duration_s: r.measured_s, ops: names.into_iter().zip(r.measured.iter().cloned()).collect(), target_rate_per_s: None });
+    run.send(EngineEvent::PhaseFinished {
+        phase: Phase::Load,
+        duration_s: r.measured_s,
+        ops: names.into_iter().zip(r.measured.iter().cloned()).collect(),
+        target_rate_per_s: None,
+    });
     if r.interrupted {
         return Ok(LoadEnd::Interrupted);
     }

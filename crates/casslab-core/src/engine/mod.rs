@@ -7,18 +7,18 @@
 //! [`RunClock`].
 
 mod clock;
-mod error;
 mod load;
 mod phase;
 mod plan;
 mod replay;
+mod setup_error;
 pub mod start;
 mod target;
 mod worker;
 
 pub use clock::{unix_now_ms, RunClock};
-pub use error::EngineError;
 pub use plan::Plan;
+pub use setup_error::EngineError;
 pub use target::{Claim, Completion, Prepared, SetupRole, Target, TargetInfo};
 
 use crate::config::{LoadMode, RunConfig, ShardConfig};
@@ -33,7 +33,6 @@ use std::time::Duration;
 use tokio::sync::{mpsc::UnboundedSender, watch};
 use tokio::time::Instant;
 
-
 /// What the engine tells its caller while it works.
 #[derive(Debug)]
 pub enum EngineEvent {
@@ -41,13 +40,28 @@ pub enum EngineEvent {
     Notice(Notice),
     /// `at_ms`: when the phase started on the run's clock (the time axis of
     /// [`IntervalSample::start_ms`]).
-    PhaseStarted { phase: Phase, count: Option<u64>, warmup_s: f64, duration_s: Option<f64>, rate_per_s: Option<f64>, at_ms: u64 },
+    PhaseStarted {
+        phase: Phase,
+        count: Option<u64>,
+        warmup_s: f64,
+        duration_s: Option<f64>,
+        rate_per_s: Option<f64>,
+        at_ms: u64,
+    },
     Interval(IntervalSample),
     /// The loaders of a sharded run agreed on when the run phase starts (Unix milliseconds);
     /// `clock_offset_ms` is this loader's clock minus the server's, when measured.
-    CommonStart { at_unix_ms: i64, clock_offset_ms: Option<f64> },
+    CommonStart {
+        at_unix_ms: i64,
+        clock_offset_ms: Option<f64>,
+    },
     /// Totals of the measured part of a phase (warm-up excluded).
-    PhaseFinished { phase: Phase, duration_s: f64, ops: Vec<(String, OpStats)>, target_rate_per_s: Option<f64> },
+    PhaseFinished {
+        phase: Phase,
+        duration_s: f64,
+        ops: Vec<(String, OpStats)>,
+        target_rate_per_s: Option<f64>,
+    },
 }
 
 /// How a run ended, when it did not fail.
@@ -167,7 +181,13 @@ async fn plan_phases<T: Target>(target: &T, w: &Workload) -> Result<(Option<(Pla
 
 /// The run phase: waits for the common start of a sharded run (or `--start-at`), then runs
 /// the warm-up and the measured time at the config's rate.
-async fn measure<T: Target>(run: &Run<'_, T>, plan: Plan<T::Op>, r: &RunPhase, first_index: u32, stop: &mut watch::Receiver<bool>) -> Result<RunOutcome, EngineError> {
+async fn measure<T: Target>(
+    run: &Run<'_, T>,
+    plan: Plan<T::Op>,
+    r: &RunPhase,
+    first_index: u32,
+    stop: &mut watch::Receiver<bool>,
+) -> Result<RunOutcome, EngineError> {
     let cfg = run.cfg;
     let schedule = r.replay.as_ref().map(|rp| replay::schedule(rp, &plan.slot_names));
     if schedule.is_some() && cfg.rate_per_s.is_some() {
@@ -191,14 +211,7 @@ async fn measure<T: Target>(run: &Run<'_, T>, plan: Plan<T::Op>, r: &RunPhase, f
         None => Instant::now(),
     };
     // the phase's start: its intervals, its schedule and its events' times count from here
-    run.send(EngineEvent::PhaseStarted {
-        phase: Phase::Run,
-        count: None,
-        warmup_s,
-        duration_s: Some(duration_s),
-        rate_per_s,
-        at_ms: run.at_ms(start_at),
-    });
+    run.send(EngineEvent::PhaseStarted { phase: Phase::Run, count: None, warmup_s, duration_s: Some(duration_s), rate_per_s, at_ms: run.at_ms(start_at) });
     let names: Vec<String> = plan.slot_names.clone();
     let kind = PhaseKind::Run { warmup_s, duration_s, rate_per_s, schedule };
     let res = run_phase(run.target.clone(), Arc::new(plan), run.params(kind, run.seed ^ 0x5eed, first_index, start_at), &run.events, stop).await;

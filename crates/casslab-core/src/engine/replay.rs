@@ -30,7 +30,15 @@ pub(super) fn mean_rate(starts: &[(Duration, usize)]) -> Option<f64> {
 }
 
 /// Runs one worker's share of the schedule, then waits for its operations in flight.
-pub(super) async fn run_schedule<T: Target>(sh: &Shared<T>, id: usize, cap: usize, starts: &[(Duration, usize)], next: &AtomicU64, first: Instant, rng: &mut SmallRng) {
+pub(super) async fn run_schedule<T: Target>(
+    sh: &Shared<T>,
+    id: usize,
+    cap: usize,
+    starts: &[(Duration, usize)],
+    next: &AtomicU64,
+    first: Instant,
+    rng: &mut SmallRng,
+) {
     let target = &*sh.target;
     let plan: &Plan<T::Op> = &sh.plan;
     let mut inflight = FuturesUnordered::new();

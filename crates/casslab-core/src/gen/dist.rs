@@ -1,7 +1,7 @@
 //! The distributions of `n` and drawing from them. `sequence` and `latest` share an atomic
 //! counter (cloning a [`Dist`] shares it too); the others are stateless and draw from the
-//! caller's `SmallRng`. Checking a spec's distribution fields is `params.rs`; rendering `n` into
-//! a value is `render.rs`.
+//! caller's `SmallRng`. Checking a spec's distribution fields is `dist_params.rs`; rendering `n` into
+//! a value is `value_of.rs`.
 
 use super::zipf::{scramble, ZetaTable, Zipf};
 use rand::rngs::SmallRng;
@@ -122,11 +122,7 @@ impl Dist {
                 }
             }
             Dist::Hotspot { min, hot_span, cold_span, hot_ops } => {
-                let offset = if *cold_span == 0 || rng.gen::<f64>() < *hot_ops {
-                    rng.gen_range(0..*hot_span)
-                } else {
-                    hot_span + rng.gen_range(0..*cold_span)
-                };
+                let offset = if *cold_span == 0 || rng.gen::<f64>() < *hot_ops { rng.gen_range(0..*hot_span) } else { hot_span + rng.gen_range(0..*cold_span) };
                 Drawn::Int(min.wrapping_add(offset as i64))
             }
             Dist::Gaussian { normal, lo, hi, integer } => {
@@ -149,7 +145,7 @@ impl Dist {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gen::params::{Ctx, Domain, Params};
+    use crate::gen::dist_params::{Ctx, Domain, Params};
     use crate::gen::spec::SizeDistSpec;
     use crate::gen::types::CqlType;
     use crate::gen::zipf::tests::ycsb_pmf;
@@ -192,10 +188,7 @@ mod tests {
 
     #[test]
     fn hotspot_sends_hot_ops_to_the_hot_range() {
-        let d = build(
-            "{ dist: hotspot, min: 1000, max: 2000, hot_fraction: 0.2, hot_ops: 0.8 }",
-            &Domain::of_type(&CqlType::BigInt),
-        );
+        let d = build("{ dist: hotspot, min: 1000, max: 2000, hot_fraction: 0.2, hot_ops: 0.8 }", &Domain::of_type(&CqlType::BigInt));
         let draws = 200_000;
         let values = ints(&d, &mut SmallRng::seed_from_u64(2), draws);
         assert!(values.iter().all(|v| (1000..2000).contains(v)));
@@ -241,8 +234,7 @@ mod tests {
         let d = build("{ dist: sequence, min: 10, max: 13 }", &Domain::of_type(&CqlType::BigInt));
         let other = d.clone();
         let mut rng = SmallRng::seed_from_u64(5);
-        let seen: Vec<i64> =
-            (0..7).map(|i| if i % 2 == 0 { &d } else { &other }).flat_map(|g| ints(g, &mut rng, 1)).collect();
+        let seen: Vec<i64> = (0..7).map(|i| if i % 2 == 0 { &d } else { &other }).flat_map(|g| ints(g, &mut rng, 1)).collect();
         assert_eq!(seen, [10, 11, 12, 10, 11, 12, 10]);
         let unbounded = build("{ dist: sequence, min: 5 }", &Domain::of_type(&CqlType::BigInt));
         assert_eq!(ints(&unbounded, &mut rng, 3), [5, 6, 7]);

@@ -3,10 +3,10 @@
 //! `invert: true`. A draw is `min` plus the sample truncated to an integer and clamped to the
 //! range `[min, max)`, so the values past the range pile up on its last value (as
 //! cassandra-stress's EXP, EXTREME and QEXTREME do: `casslab import cassandra-stress` maps them
-//! here). Checking the other fields and the common range is `params.rs`'s job.
+//! here). Checking the other fields and the common range is `dist_params.rs`'s job.
 
 use super::dist::Dist;
-use super::params::{Ctx, Domain, Params};
+use super::dist_params::{Ctx, Domain, Params};
 use super::GenError;
 use rand::rngs::SmallRng;
 use rand::Rng;

@@ -10,12 +10,12 @@
 
 mod build;
 mod dist;
+mod dist_params;
 mod extreme;
-mod params;
-mod render;
 mod set;
 mod spec;
 mod types;
+mod value_of;
 mod values;
 mod zipf;
 

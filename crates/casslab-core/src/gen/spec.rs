@@ -294,10 +294,7 @@ c: { type: "set<text>", size: "5", element: { size: 8 }, scrambled: "false" }
 
     #[test]
     fn spec_round_trips_through_yaml() {
-        let spec: GeneratorSpec = crate::yaml::from_str(
-            "{ type: \"map<text,bigint>\", size: { dist: uniform, min: 1, max: 10 }, key: { size: 4 } }",
-        )
-        .unwrap();
+        let spec: GeneratorSpec = crate::yaml::from_str("{ type: \"map<text,bigint>\", size: { dist: uniform, min: 1, max: 10 }, key: { size: 4 } }").unwrap();
         let back: GeneratorSpec = crate::yaml::from_str(&crate::yaml::to_string(&spec).unwrap()).unwrap();
         assert_eq!(spec, back);
     }

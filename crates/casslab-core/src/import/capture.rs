@@ -9,7 +9,7 @@
 //! cluster's schema when given, else from the values themselves (a warning says so).
 
 use super::markers::{markers, Marker};
-use super::out::{ident, quote, Yaml};
+use super::workload_writer::{ident, quote, Yaml};
 use super::{ImportError, Imported};
 use crate::gen::Scalar;
 use std::collections::{BTreeMap, BTreeSet};
@@ -91,14 +91,20 @@ pub fn read_capture(src: &str, file: &str) -> Result<Vec<Entry>, ImportError> {
         let mut lines = src.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
         let header: Vec<String> = lines.next().map(|(_, h)| csv_fields(h)).unwrap_or_default().iter().map(|h| h.trim().to_ascii_lowercase()).collect();
         if !header.iter().any(|h| h == "query") {
-            return Err(ImportError::new(file, Some(1), "a CSV capture starts with a header naming its columns: t_ms (or time), query, and optionally keyspace and values"));
+            return Err(ImportError::new(
+                file,
+                Some(1),
+                "a CSV capture starts with a header naming its columns: t_ms (or time), query, and optionally keyspace and values",
+            ));
         }
         for (i, l) in lines {
             let fields = csv_fields(l);
             let mut obj = serde_json::Map::new();
             for (h, f) in header.iter().zip(fields).filter(|(_, f)| !f.trim().is_empty()) {
                 let value = match h.as_str() {
-                    "t_ms" => f.trim().parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(serde_json::Value::Number).unwrap_or(serde_json::Value::Null),
+                    "t_ms" => {
+                        f.trim().parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(serde_json::Value::Number).unwrap_or(serde_json::Value::Null)
+                    }
                     "values" => serde_json::from_str(&f).map_err(|e| ImportError::new(file, Some(i + 1), format!("values: not a JSON array: {e}")))?,
                     _ => serde_json::Value::String(f),
                 };
@@ -159,7 +165,8 @@ fn is_traffic(q: &str) -> bool {
     let u = q.trim_start().to_ascii_uppercase();
     let data = ["SELECT", "INSERT", "UPDATE", "DELETE"].iter().any(|k| u.starts_with(k));
     let lower = q.to_ascii_lowercase();
-    data && !lower.contains("casslab_meta") && !["system.", "system_schema.", "system_views.", "system_traces.", "system_auth.", "system_distributed."].iter().any(|s| lower.contains(s))
+    data && !lower.contains("casslab_meta")
+        && !["system.", "system_schema.", "system_views.", "system_traces.", "system_auth.", "system_distributed."].iter().any(|s| lower.contains(s))
 }
 
 /// The keyspace and table a statement names (its own qualifier, or the entry's keyspace).
@@ -207,10 +214,14 @@ fn scalar_yaml(v: &Scalar) -> String {
 pub fn capture_workload(entries: &[Entry], name: &str, speed: f64, only: Option<&str>, schema: Option<&Schema>) -> Result<Imported, ImportError> {
     let mut warnings = Vec::new();
     let mut notes = Vec::new();
-    let mut kept: Vec<&Entry> = entries.iter().filter(|e| is_traffic(&e.query)).filter(|e| only.is_none_or(|k| table_of(e).is_some_and(|(ks, _)| ks == k))).collect();
+    let mut kept: Vec<&Entry> =
+        entries.iter().filter(|e| is_traffic(&e.query)).filter(|e| only.is_none_or(|k| table_of(e).is_some_and(|(ks, _)| ks == k))).collect();
     let skipped = entries.len() - kept.len();
     if skipped > 0 {
-        notes.push(format!("left out {skipped} statements that are not data traffic{} (schema, USE, system tables, casslab's own)", only.map(|k| format!(" of keyspace {k}")).unwrap_or_default()));
+        notes.push(format!(
+            "left out {skipped} statements that are not data traffic{} (schema, USE, system tables, casslab's own)",
+            only.map(|k| format!(" of keyspace {k}")).unwrap_or_default()
+        ));
     }
     let nulls = kept.iter().filter(|e| e.values.iter().any(Option::is_none)).count();
     if nulls > 0 {
@@ -255,7 +266,19 @@ pub fn capture_workload(entries: &[Entry], name: &str, speed: f64, only: Option<
     let span_ms = (kept[kept.len() - 1].t_ms - t0) / speed;
     let mut y = Yaml::default();
     y.line(0, &format!("name: {}", ident(name)), None);
-    y.line(0, &format!("description: {}", quote(&format!("{} captured queries over {:.1} s, replayed at their own times{}", kept.len(), span_ms / 1000.0, if speed != 1.0 { format!(" ({speed}× as fast)") } else { String::new() }))), None);
+    y.line(
+        0,
+        &format!(
+            "description: {}",
+            quote(&format!(
+                "{} captured queries over {:.1} s, replayed at their own times{}",
+                kept.len(),
+                span_ms / 1000.0,
+                if speed != 1.0 { format!(" ({speed}× as fast)") } else { String::new() }
+            ))
+        ),
+        None,
+    );
     y.line(0, &format!("params: {{ keyspace: {} }}", ident(&keyspace)), None);
     y.line(0, "keyspace: ${keyspace}", Some("the tables are the cluster's own: the replay writes what the capture wrote"));
     let mut gens = Yaml::default();
@@ -286,7 +309,13 @@ pub fn capture_workload(entries: &[Entry], name: &str, speed: f64, only: Option<
                 }
                 Some(t) => t,
                 None if values.iter().any(|v| matches!(v, Scalar::Text(s) if s.starts_with("0x"))) => {
-                    return Err(ImportError::new("", Some(runs[0].line), format!("{query}: its values are serialized bytes whose types only the schema knows: give --hosts (the cluster the capture was taken on)")));
+                    return Err(ImportError::new(
+                        "",
+                        Some(runs[0].line),
+                        format!(
+                            "{query}: its values are serialized bytes whose types only the schema knows: give --hosts (the cluster the capture was taken on)"
+                        ),
+                    ));
                 }
                 None => {
                     inferred = true;

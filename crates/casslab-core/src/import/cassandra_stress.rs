@@ -12,10 +12,10 @@
 //! so in a comment, and the warnings list what was not carried over.
 
 use super::markers::{markers, Marker};
-use super::out::{ident, one_line, quote, Yaml};
 use super::stress_command::StressCommand;
 use super::stress_dist::{num, parse_ratio, to_fields, StressDist, StressKind};
 use super::stress_profile::{read_profile, replication_of, schema_statement, ColumnSpec, Profile};
+use super::workload_writer::{ident, one_line, quote, Yaml};
 use super::{ImportError, Imported};
 use crate::cql::{parse_schema, SchemaStmt, Table};
 use crate::workload::MAX_BATCH_ROWS;
@@ -92,9 +92,17 @@ impl Builder<'_> {
         let partitions = self.partitions_default();
         let layout = self.layout()?;
         self.y.line(0, &format!("name: {}", ident(stem)), None);
-        self.y.line(0, &format!("description: {}", quote(&format!("imported from the cassandra-stress profile {stem} (table {}.{})", p.keyspace, p.table))), None);
+        self.y.line(
+            0,
+            &format!("description: {}", quote(&format!("imported from the cassandra-stress profile {stem} (table {}.{})", p.keyspace, p.table))),
+            None,
+        );
         self.y.line(0, "params:", None);
-        self.y.line(2, &format!("partitions: {partitions}"), Some("partitions the load writes: cassandra-stress's seeds 1..N (-pop seq=1..N, or n=); at least 6"));
+        self.y.line(
+            2,
+            &format!("partitions: {partitions}"),
+            Some("partitions the load writes: cassandra-stress's seeds 1..N (-pop seq=1..N, or n=); at least 6"),
+        );
         self.y.line(2, &format!("keyspace: {}", ident(&p.keyspace)), None);
         self.y.line(0, "keyspace: ${keyspace}", None);
         if let Some((ks_ddl, line)) = &p.keyspace_definition {
@@ -292,7 +300,11 @@ impl Builder<'_> {
                 Some(d) => to_fields(&d, true).fields,
                 None => read_dist.clone(),
             };
-            self.y.line(2, &format!("read_{}: {{ type: {}, {dist}, values_of: pk_{}{} }}", ident(k), self.type_for(k), ident(k), self.look(k)), read_note.as_deref());
+            self.y.line(
+                2,
+                &format!("read_{}: {{ type: {}, {dist}, values_of: pk_{}{} }}", ident(k), self.type_for(k), ident(k), self.look(k)),
+                read_note.as_deref(),
+            );
         }
         for (ck, count, _) in &layout.levels {
             let f = format!("type: {}, dist: uniform, max: {count}, values_of: ck_{}{}", self.type_for(ck), ident(ck), self.look(ck));
@@ -309,9 +321,16 @@ impl Builder<'_> {
     fn run_phase(&mut self) {
         let mix: Vec<(String, f64)> = match self.command {
             Some(c) => c.ops.clone(),
-            None => std::iter::once("insert".to_string()).chain(self.p.queries.iter().map(|q| q.name.clone())).chain(self.p.token_queries.iter().map(|q| q.name.clone())).map(|n| (n, 1.0)).collect(),
+            None => std::iter::once("insert".to_string())
+                .chain(self.p.queries.iter().map(|q| q.name.clone()))
+                .chain(self.p.token_queries.iter().map(|q| q.name.clone()))
+                .map(|n| (n, 1.0))
+                .collect(),
         };
-        let known: Vec<String> = std::iter::once("insert".to_string()).chain(self.p.queries.iter().map(|q| q.name.clone())).chain(self.p.token_queries.iter().map(|q| q.name.clone())).collect();
+        let known: Vec<String> = std::iter::once("insert".to_string())
+            .chain(self.p.queries.iter().map(|q| q.name.clone()))
+            .chain(self.p.token_queries.iter().map(|q| q.name.clone()))
+            .collect();
         let mut parts = Vec::new();
         for (op, r) in mix {
             if known.contains(&op) && self.y_has_op(&op) {
@@ -386,7 +405,10 @@ impl Builder<'_> {
         }
         // cassandra-stress's default for reads and mixed runs: gaussian(1..N); casslab rounds
         // where it truncates, hence the mean half a unit lower
-        ("dist: gaussian, min: 1, max: \"${partitions + 1}\", mean: \"${partitions / 2}\", stddev: \"${partitions / 6}\"".into(), Some("cassandra-stress's default -pop dist=gaussian(1..N)".into()))
+        (
+            "dist: gaussian, min: 1, max: \"${partitions + 1}\", mean: \"${partitions / 2}\", stddev: \"${partitions / 6}\"".into(),
+            Some("cassandra-stress's default -pop dist=gaussian(1..N)".into()),
+        )
     }
 
     /// `size:` of a text, blob or collection column: the columnspec's, or cassandra-stress's
@@ -447,7 +469,11 @@ impl Builder<'_> {
             if collection {
                 let elem = t.split('<').nth(1).unwrap_or("");
                 if elem.starts_with("text") || elem.starts_with("varchar") || elem.starts_with("ascii") || elem.starts_with("blob") {
-                    f.push_str(if base == "map" { ", key: { size: { dist: uniform, min: 4, max: 9 } }" } else { ", element: { size: { dist: uniform, min: 4, max: 9 } }" });
+                    f.push_str(if base == "map" {
+                        ", key: { size: { dist: uniform, min: 4, max: 9 } }"
+                    } else {
+                        ", element: { size: { dist: uniform, min: 4, max: 9 } }"
+                    });
                 }
             }
         }
@@ -457,7 +483,9 @@ impl Builder<'_> {
         if is_udt(&base) && !base.starts_with("tuple") {
             let name = base.trim_end_matches('>');
             match self.udt_fields(name) {
-                Some(fields) => f.push_str(&format!(", fields: {{ {} }}", fields.iter().map(|(n, t)| format!("{n}: {{ type: {t} }}")).collect::<Vec<_>>().join(", "))),
+                Some(fields) => {
+                    f.push_str(&format!(", fields: {{ {} }}", fields.iter().map(|(n, t)| format!("{n}: {{ type: {t} }}")).collect::<Vec<_>>().join(", ")))
+                }
                 None => notes.push(format!("the type {name} is not among extra_definitions: add its fields here (fields: {{ name: {{ type: text }} }})")),
             }
         }
@@ -488,7 +516,10 @@ impl Builder<'_> {
             (1..=max).rev().find(|d| layout.rows_per_visit.is_multiple_of(*d)).unwrap_or(1)
         };
         let note = (size < rows).then(|| {
-            format!("cassandra-stress would batch {rows} rows (about {} KiB); batches of {size} stay under Cassandra's default batch_size_fail_threshold (50 KiB)", (rows as f64 * row_bytes / 1024.0).round())
+            format!(
+                "cassandra-stress would batch {rows} rows (about {} KiB); batches of {size} stay under Cassandra's default batch_size_fail_threshold (50 KiB)",
+                (rows as f64 * row_bytes / 1024.0).round()
+            )
         });
         match (written.as_str(), layout.partitions_per_insert) {
             ("UNLOGGED", 1) if size == rows => (Some("single_partition"), size, note),
@@ -577,7 +608,13 @@ impl Builder<'_> {
             }
         }
         if layout.rows_per_visit < layout.rows_per_partition {
-            self.y.comment(4, &format!("select: {} of the {} rows of a partition per insert, runs of consecutive rows at the last level (cassandra-stress picks them at random)", layout.rows_per_visit, layout.rows_per_partition));
+            self.y.comment(
+                4,
+                &format!(
+                    "select: {} of the {} rows of a partition per insert, runs of consecutive rows at the last level (cassandra-stress picks them at random)",
+                    layout.rows_per_visit, layout.rows_per_partition
+                ),
+            );
         }
         for qd in self.p.queries.clone() {
             self.query(&qd, layout);
@@ -586,7 +623,11 @@ impl Builder<'_> {
             let pk: Vec<String> = self.table.partition_key.iter().map(|k| q(k)).collect();
             self.y.line(2, &format!("{}:", ident(&tq.name)), None);
             let cql = format!("SELECT {} FROM {} WHERE token({}) >= ? LIMIT {}", tq.columns, q(&self.table.name), pk.join(", "), tq.page_size);
-            self.y.line(4, &format!("cql: {}", quote(&cql)), Some("cassandra-stress walks every token range in pages; this reads one page from a random token"));
+            self.y.line(
+                4,
+                &format!("cql: {}", quote(&cql)),
+                Some("cassandra-stress walks every token range in pages; this reads one page from a random token"),
+            );
             self.y.line(4, "args: [token_start]", None);
             self.y.line(4, &format!("consistency: {}", self.consistency(None)), None);
         }
@@ -657,7 +698,27 @@ impl Builder<'_> {
 fn is_udt(base: &str) -> bool {
     !matches!(
         base,
-        "text" | "varchar" | "ascii" | "blob" | "int" | "bigint" | "smallint" | "tinyint" | "varint" | "double" | "float" | "decimal" | "boolean" | "uuid" | "timeuuid" | "timestamp" | "date" | "time" | "duration" | "inet" | "counter"
+        "text"
+            | "varchar"
+            | "ascii"
+            | "blob"
+            | "int"
+            | "bigint"
+            | "smallint"
+            | "tinyint"
+            | "varint"
+            | "double"
+            | "float"
+            | "decimal"
+            | "boolean"
+            | "uuid"
+            | "timeuuid"
+            | "timestamp"
+            | "date"
+            | "time"
+            | "duration"
+            | "inet"
+            | "counter"
     )
 }
 
@@ -712,7 +773,10 @@ mod tests {
 
     #[test]
     fn a_command_line_sets_the_mix_the_seeds_and_the_consistency() {
-        let (i, w) = imported("timeline.yaml", Some("user ops(insert=1,by_day=3,nope=1) n=500 cl=QUORUM -pop dist=uniform(1..500) -insert partitions=fixed(2) select-ratio=fixed(1)/1"));
+        let (i, w) = imported(
+            "timeline.yaml",
+            Some("user ops(insert=1,by_day=3,nope=1) n=500 cl=QUORUM -pop dist=uniform(1..500) -insert partitions=fixed(2) select-ratio=fixed(1)/1"),
+        );
         let mut mix = w.run.as_ref().unwrap().mix.clone();
         mix.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(mix, vec![("by_day".to_string(), 3.0), ("insert".to_string(), 1.0)]);

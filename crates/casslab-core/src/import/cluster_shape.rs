@@ -5,9 +5,9 @@
 //! numbers and times and the distinct values. [`write_workload`] turns the keyspace's tables
 //! and their shapes into workload text: every table loaded with `rows` rows in partitions of
 //! the measured size, and per table a point read, a partition read, a range slice (with
-//! clustering columns) and an insert. Reading the cluster is `cluster.rs`'s.
+//! clustering columns) and an insert. Reading the cluster is `live_cluster.rs`'s.
 
-use super::out::{ident, quote, Yaml};
+use super::workload_writer::{ident, quote, Yaml};
 use super::Imported;
 use scylla::value::CqlValue;
 use std::collections::{BTreeMap, BTreeSet};
@@ -235,11 +235,8 @@ fn value_generator(c: &LiveColumn, s: &ColumnShape, udts: &BTreeMap<String, Vec<
             }
         }
         _ if udts.contains_key(base.trim_end_matches('>')) => {
-            let fields: Vec<String> = udts[base.trim_end_matches('>')]
-                .iter()
-                .filter(|(_, t)| !t.contains('<'))
-                .map(|(n, t)| format!("{}: {{ type: {t} }}", quote(n)))
-                .collect();
+            let fields: Vec<String> =
+                udts[base.trim_end_matches('>')].iter().filter(|(_, t)| !t.contains('<')).map(|(n, t)| format!("{}: {{ type: {t} }}", quote(n))).collect();
             f.push_str(&format!(", fields: {{ {} }}", fields.join(", ")));
             note.push("a user-defined type: its simple fields filled, sizes guessed".into());
         }
@@ -307,7 +304,11 @@ pub fn write_workload(
         for k in &pk {
             let extra = look(k, s);
             let repeat = if per_partition > 1 { format!(", repeat: {per_partition}") } else { String::new() };
-            gens.line(2, &format!("{tn}_{}: {{ type: {}, dist: sequence, max: \"${{rows}}\"{repeat}{extra} }}", ident(&k.name), ty(k)), Some("one key per partition, in order"));
+            gens.line(
+                2,
+                &format!("{tn}_{}: {{ type: {}, dist: sequence, max: \"${{rows}}\"{repeat}{extra} }}", ident(&k.name), ty(k)),
+                Some("one key per partition, in order"),
+            );
         }
         for (pos, c) in t.of_kind(ColumnKind::Clustering).enumerate() {
             let (mut f, mut note) = if pos == 0 {
@@ -335,12 +336,32 @@ pub fn write_workload(
         let partitions_expr = if per_partition > 1 { format!("${{rows / {per_partition}}}") } else { "${rows}".into() };
         for k in &pk {
             let dist = if pk.len() == 1 { "uniform" } else { "sequence" };
-            gens.line(2, &format!("{tn}_read_{}: {{ type: {}, dist: {dist}, max: \"{partitions_expr}\", values_of: {tn}_{}{} }}", ident(&k.name), ty(k), ident(&k.name), look(k, s)), None);
+            gens.line(
+                2,
+                &format!(
+                    "{tn}_read_{}: {{ type: {}, dist: {dist}, max: \"{partitions_expr}\", values_of: {tn}_{}{} }}",
+                    ident(&k.name),
+                    ty(k),
+                    ident(&k.name),
+                    look(k, s)
+                ),
+                None,
+            );
         }
         let cks: Vec<&LiveColumn> = t.of_kind(ColumnKind::Clustering).collect();
         for (pos, c) in cks.iter().enumerate() {
             let max = if pos == 0 { per_partition } else { 1 };
-            gens.line(2, &format!("{tn}_read_{}: {{ type: {}, dist: uniform, max: {max}, values_of: {tn}_{}{} }}", ident(&c.name), ty(c), ident(&c.name), read_look(c, s)), None);
+            gens.line(
+                2,
+                &format!(
+                    "{tn}_read_{}: {{ type: {}, dist: uniform, max: {max}, values_of: {tn}_{}{} }}",
+                    ident(&c.name),
+                    ty(c),
+                    ident(&c.name),
+                    read_look(c, s)
+                ),
+                None,
+            );
         }
         let q = |n: &str| if n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') { n.to_string() } else { format!("\"{n}\"") };
         let pk_where: Vec<String> = pk.iter().map(|k| format!("{} = ?", q(&k.name))).collect();
@@ -354,7 +375,10 @@ pub fn write_workload(
             (format!("UPDATE {} SET {} WHERE {}", q(&t.name), sets.join(", "), wh.join(" AND ")), args)
         } else {
             let cols: Vec<String> = t.columns.iter().map(|c| q(&c.name)).collect();
-            (format!("INSERT INTO {} ({}) VALUES ({})", q(&t.name), cols.join(", "), vec!["?"; cols.len()].join(", ")), t.columns.iter().map(|c| format!("{tn}_{}", ident(&c.name))).collect())
+            (
+                format!("INSERT INTO {} ({}) VALUES ({})", q(&t.name), cols.join(", "), vec!["?"; cols.len()].join(", ")),
+                t.columns.iter().map(|c| format!("{tn}_{}", ident(&c.name))).collect(),
+            )
         };
         load_steps.push(format!("{{ cql: {}, args: [{}] }}", quote(&insert_cql), insert_args.join(", ")));
         ops.line(2, &format!("{tn}_insert: {{ cql: {}, args: [{}] }}", quote(&insert_cql), insert_args.join(", ")), None);
@@ -365,17 +389,46 @@ pub fn write_workload(
             point_args.push(format!("{tn}_read_{}", ident(&c.name)));
         }
         if has_ck {
-            ops.line(2, &format!("{tn}_point: {{ cql: {}, args: [{}] }}", quote(&format!("SELECT * FROM {} WHERE {}", q(&t.name), point_where.join(" AND "))), point_args.join(", ")), Some("one row"));
-            ops.line(2, &format!("{tn}_partition: {{ cql: {}, args: [{}] }}", quote(&format!("SELECT * FROM {} WHERE {} LIMIT 1000", q(&t.name), pk_where.join(" AND "))), pk_args.join(", ")), Some("a whole partition"));
+            ops.line(
+                2,
+                &format!(
+                    "{tn}_point: {{ cql: {}, args: [{}] }}",
+                    quote(&format!("SELECT * FROM {} WHERE {}", q(&t.name), point_where.join(" AND "))),
+                    point_args.join(", ")
+                ),
+                Some("one row"),
+            );
+            ops.line(
+                2,
+                &format!(
+                    "{tn}_partition: {{ cql: {}, args: [{}] }}",
+                    quote(&format!("SELECT * FROM {} WHERE {} LIMIT 1000", q(&t.name), pk_where.join(" AND "))),
+                    pk_args.join(", ")
+                ),
+                Some("a whole partition"),
+            );
             let first = cks[0];
             ops.line(
                 2,
-                &format!("{tn}_slice: {{ cql: {}, args: [{}, {tn}_read_{}] }}", quote(&format!("SELECT * FROM {} WHERE {} AND {} >= ? LIMIT 10", q(&t.name), pk_where.join(" AND "), q(&first.name))), pk_args.join(", "), ident(&first.name)),
+                &format!(
+                    "{tn}_slice: {{ cql: {}, args: [{}, {tn}_read_{}] }}",
+                    quote(&format!("SELECT * FROM {} WHERE {} AND {} >= ? LIMIT 10", q(&t.name), pk_where.join(" AND "), q(&first.name))),
+                    pk_args.join(", "),
+                    ident(&first.name)
+                ),
                 Some("ten rows from a drawn clustering value"),
             );
             mix.extend([format!("{tn}_point: 4"), format!("{tn}_partition: 1"), format!("{tn}_slice: 2"), format!("{tn}_insert: 2")]);
         } else {
-            ops.line(2, &format!("{tn}_point: {{ cql: {}, args: [{}] }}", quote(&format!("SELECT * FROM {} WHERE {}", q(&t.name), pk_where.join(" AND "))), pk_args.join(", ")), Some("one row"));
+            ops.line(
+                2,
+                &format!(
+                    "{tn}_point: {{ cql: {}, args: [{}] }}",
+                    quote(&format!("SELECT * FROM {} WHERE {}", q(&t.name), pk_where.join(" AND "))),
+                    pk_args.join(", ")
+                ),
+                Some("one row"),
+            );
             mix.extend([format!("{tn}_point: 4"), format!("{tn}_insert: 2")]);
         }
         if s.rows == 0 {
@@ -408,7 +461,9 @@ fn ty(c: &LiveColumn) -> String {
 /// A key column's look: the size of its text or blob values, as sampled.
 fn look(c: &LiveColumn, s: &TableShape) -> String {
     match base_type(&c.ty) {
-        "text" | "varchar" | "ascii" | "blob" => s.columns.get(&c.name).and_then(|cs| cs.size).map(|r| format!(", size: {}", size_field(r))).unwrap_or_default(),
+        "text" | "varchar" | "ascii" | "blob" => {
+            s.columns.get(&c.name).and_then(|cs| cs.size).map(|r| format!(", size: {}", size_field(r))).unwrap_or_default()
+        }
         _ => String::new(),
     }
 }

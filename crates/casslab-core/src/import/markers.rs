@@ -178,7 +178,10 @@ mod tests {
     fn markers_name_their_columns() {
         assert_eq!(markers("INSERT INTO ks.t (a, \"B\", c) VALUES (?, 'x', ?) USING TTL ?"), [col("a"), col("c"), Ttl]);
         assert_eq!(markers("select * from t where k = ? and ck >= ? and ck < ? LIMIT ?"), [col("k"), col("ck"), col("ck"), Limit]);
-        assert_eq!(markers("UPDATE t USING TIMESTAMP ? SET s = s + ?, n = n - ?, m[?] = ? WHERE k = ? IF v = ?"), [Timestamp, col("s"), col("n"), col("m"), Unknown, col("k"), col("v")]);
+        assert_eq!(
+            markers("UPDATE t USING TIMESTAMP ? SET s = s + ?, n = n - ?, m[?] = ? WHERE k = ? IF v = ?"),
+            [Timestamp, col("s"), col("n"), col("m"), Unknown, col("k"), col("v")]
+        );
         assert_eq!(markers("SELECT v FROM t WHERE k IN ? AND tags CONTAINS ?"), [InList("k".into()), col("tags")]);
         assert_eq!(markers("SELECT v FROM t WHERE token(k) > ? AND name = 'it''s' AND x = ?"), [Token, col("x")]);
     }

@@ -8,13 +8,13 @@
 
 pub mod capture;
 pub mod cassandra_stress;
-pub mod cluster;
 pub mod cluster_shape;
+pub mod live_cluster;
 mod markers;
-mod out;
 pub mod stress_command;
 pub mod stress_dist;
 pub mod stress_profile;
+mod workload_writer;
 
 /// A workload made from another form.
 #[derive(Debug, Clone, PartialEq)]

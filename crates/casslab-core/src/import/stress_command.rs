@@ -107,11 +107,17 @@ pub fn parse_command(line: &str) -> Result<StressCommand, String> {
             ("", "no-warmup") => c.no_warmup = true,
             ("", "truncate") => c.truncate = !value.eq_ignore_ascii_case("never"),
             ("", k) if k.starts_with("n>") || k.starts_with("n<") || k.starts_with("err<") => {
-                c.warnings.push(format!("{w}: stopping on convergence has no equivalent; casslab runs for --duration and reports confidence intervals (`casslab compare`)"));
+                c.warnings.push(format!(
+                    "{w}: stopping on convergence has no equivalent; casslab runs for --duration and reports confidence intervals (`casslab compare`)"
+                ));
             }
-            ("", k) if k.starts_with("clustering") => c.warnings.push(format!("{w}: runs of one operation kind are not reproduced; casslab draws every operation from the mix")),
+            ("", k) if k.starts_with("clustering") => {
+                c.warnings.push(format!("{w}: runs of one operation kind are not reproduced; casslab draws every operation from the mix"))
+            }
             ("rate", "threads") => c.threads = Some(parse_count(value).ok_or_else(|| format!("-rate threads={value} is not a count"))? as u64),
-            ("rate", k) if k.starts_with("threads") => c.warnings.push(format!("-rate {w}: casslab does not search for a thread count; give --concurrency (or find the highest rate meeting an SLA with --find-max)")),
+            ("rate", k) if k.starts_with("threads") => c.warnings.push(format!(
+                "-rate {w}: casslab does not search for a thread count; give --concurrency (or find the highest rate meeting an SLA with --find-max)"
+            )),
             ("rate", "fixed") | ("rate", "throttle") => {
                 let r: f64 = value.trim_end_matches("/s").trim().parse().map_err(|_| format!("-rate {w}: expected a rate such as 1000/s"))?;
                 c.rate = Some((r, key_l == "fixed"));
@@ -149,7 +155,9 @@ pub fn parse_command(line: &str) -> Result<StressCommand, String> {
                 c.insert.push((k, value.to_string()));
             }
             ("insert", _) => c.warnings.push(format!("-insert {w}: visits and revisits are not reproduced; each insert writes its rows once")),
-            ("schema", _) => c.warnings.push(format!("-schema {w}: not carried over; the keyspace's replication comes from the profile's keyspace_definition (or `replication:` in the workload)")),
+            ("schema", _) => c.warnings.push(format!(
+                "-schema {w}: not carried over; the keyspace's replication comes from the profile's keyspace_definition (or `replication:` in the workload)"
+            )),
             ("skip", _) => {}
             _ => c.warnings.push(format!("\"{w}\" is not known here and is not carried over")),
         }
@@ -158,7 +166,8 @@ pub fn parse_command(line: &str) -> Result<StressCommand, String> {
         return Err("the command line has no ops(…): say which operations to run, e.g. ops(insert=1,simple1=3)".into());
     }
     if let (Some(n), false) = (c.n, c.insert_only()) {
-        c.warnings.push(format!("n={n}: a casslab run lasts a duration, not a count; give --duration (n= sets the partitions written and read: -P partitions={n})"));
+        c.warnings
+            .push(format!("n={n}: a casslab run lasts a duration, not a count; give --duration (n= sets the partitions written and read: -P partitions={n})"));
     }
     Ok(c)
 }
@@ -223,7 +232,10 @@ mod tests {
         assert!(c.warnings.iter().any(|w| w.contains("CASSLAB_PASSWORD")));
         assert!(c.warnings.iter().any(|w| w.starts_with("-log")));
         let line = casslab_command(&c, "p.casslab.yaml");
-        assert_eq!(line, "casslab run p.casslab.yaml --duration 5m --warmup 0s --concurrency 64 --rate 2000 --reload --hosts 10.0.0.5:9142,10.0.0.6:9142 --user bench");
+        assert_eq!(
+            line,
+            "casslab run p.casslab.yaml --duration 5m --warmup 0s --concurrency 64 --rate 2000 --reload --hosts 10.0.0.5:9142,10.0.0.6:9142 --user bench"
+        );
         assert!(!format!("{c:?}").contains("secret"), "the password is never kept");
     }
 

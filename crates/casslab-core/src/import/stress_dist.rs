@@ -15,11 +15,20 @@ pub enum StressKind {
     Fixed,
     Uniform,
     /// mean, standard deviation
-    Gaussian { mean: f64, stdev: f64 },
+    Gaussian {
+        mean: f64,
+        stdev: f64,
+    },
     /// mean of the exponential, as cassandra-stress derives it from the range
-    Exp { mean: f64 },
+    Exp {
+        mean: f64,
+    },
     /// Weibull shape and scale (derived from the range), and the quanta of QEXTREME
-    Extreme { shape: f64, scale: f64, quanta: Option<u32> },
+    Extreme {
+        shape: f64,
+        scale: f64,
+        quanta: Option<u32>,
+    },
     Seq,
 }
 
@@ -118,11 +127,7 @@ impl StressDist {
                 let range = (hi - lo).max(2) as f64;
                 // scale = range / F⁻¹(1 − sqrt(1/range)) of Weibull(shape, 1)
                 let scale = range / (0.5 * range.ln()).powf(1.0 / shape);
-                let quanta = if quantized {
-                    Some(args[2].parse::<u32>().map_err(|_| format!("\"{written}\": quantas must be a whole number"))?)
-                } else {
-                    None
-                };
+                let quanta = if quantized { Some(args[2].parse::<u32>().map_err(|_| format!("\"{written}\": quantas must be a whole number"))?) } else { None };
                 (StressKind::Extreme { shape, scale, quanta }, lo, hi)
             }
             other => return Err(format!("\"{written}\": unknown distribution \"{other}\" (known: FIXED, UNIFORM, GAUSSIAN, EXP, EXTREME, QEXTREME, SEQ)")),

@@ -6,8 +6,8 @@
 //! schema needs it (`IF NOT EXISTS`, no keyspace qualifier, no `COMPACT STORAGE`). Turning the
 //! profile into a workload is `cassandra_stress.rs`'s job.
 
-use super::out::one_line;
 use super::stress_dist::StressDist;
+use super::workload_writer::one_line;
 use super::ImportError;
 use crate::yaml::{Node, Value};
 
@@ -74,9 +74,7 @@ pub fn read_profile(src: &str, file: &str, warnings: &mut Vec<String>) -> Result
         return Err(err(Some(doc.line), "a cassandra-stress profile is a mapping (keyspace:, table:, columnspec:, insert:, queries:)".into()));
     };
     let mut p = Profile::default();
-    let text = |n: &Node, key: &str| -> Result<String, ImportError> {
-        n.scalar_text().ok_or_else(|| err(Some(n.line), format!("`{key}` must be text")))
-    };
+    let text = |n: &Node, key: &str| -> Result<String, ImportError> { n.scalar_text().ok_or_else(|| err(Some(n.line), format!("`{key}` must be text"))) };
     for e in entries {
         let n = &e.node;
         match e.key.as_str() {
@@ -134,7 +132,9 @@ fn column_spec(item: &Node, file: &str) -> Result<ColumnSpec, ImportError> {
             "size" => c.size = Some(dist()?),
             "population" => c.population = Some(dist()?),
             "cluster" => c.cluster = Some(dist()?),
-            other => return Err(ImportError::new(file, Some(e.key_line), format!("columnspec: unknown option `{other}` (known: name, size, population, cluster)"))),
+            other => {
+                return Err(ImportError::new(file, Some(e.key_line), format!("columnspec: unknown option `{other}` (known: name, size, population, cluster)")))
+            }
         }
     }
     if c.name.is_empty() {

@@ -51,7 +51,13 @@ pub(crate) struct Timeline {
 impl Timeline {
     /// Starts firing `events` (times since the run phase's start, which is `run_started_at_ms`
     /// on `clock`).
-    pub fn start(events: Vec<EventSpec>, clock: RunClock, run_started_at_ms: u64, control: Option<Arc<dyn ClusterControl>>, observer: Arc<dyn Observer>) -> Timeline {
+    pub fn start(
+        events: Vec<EventSpec>,
+        clock: RunClock,
+        run_started_at_ms: u64,
+        control: Option<Arc<dyn ClusterControl>>,
+        observer: Arc<dyn Observer>,
+    ) -> Timeline {
         let (cancel, mut cancelled) = watch::channel(false);
         let task = tokio::spawn(async move {
             let mut running: Vec<JoinHandle<EventRecord>> = Vec::new();
@@ -159,7 +165,9 @@ fn carry_out(action: &EventAction, control: Option<&dyn ClusterControl>) -> (Eve
     let mut lines = Vec::new();
     let mut log = |l: &str| lines.push(l.to_string());
     let result = match action {
-        EventAction::Stop(sel) | EventAction::Kill(sel) => cluster.select(sel).and_then(|idx| cluster.stop(&idx, matches!(action, EventAction::Kill(_)), &mut log)),
+        EventAction::Stop(sel) | EventAction::Kill(sel) => {
+            cluster.select(sel).and_then(|idx| cluster.stop(&idx, matches!(action, EventAction::Kill(_)), &mut log))
+        }
         EventAction::Start(sel) => cluster.select(sel).and_then(|idx| cluster.start(&idx, &mut log)),
         _ => return nodetool_on_nodes(cluster, action),
     };
@@ -320,7 +328,12 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn node_stops_and_starts_go_through_the_cluster_one_at_a_time_and_nodetool_does_not() {
-        let evs = vec![parse_event("10ms stop node1").unwrap(), parse_event("10ms start node2").unwrap(), parse_event("10ms flush").unwrap(), parse_event("10ms exec true").unwrap()];
+        let evs = vec![
+            parse_event("10ms stop node1").unwrap(),
+            parse_event("10ms start node2").unwrap(),
+            parse_event("10ms flush").unwrap(),
+            parse_event("10ms exec true").unwrap(),
+        ];
         let cluster = Arc::new(named(vec!["node1", "node2"]));
         let clock = RunClock { t0: tokio::time::Instant::now(), t0_unix_ms: 0 };
         let t = Timeline::start(evs, clock, 0, Some(cluster.clone() as Arc<dyn ClusterControl>), Arc::new(Quiet));

@@ -1,7 +1,7 @@
 //! The workload model: what a workload file declares (keyspace, schema, parameters, value
 //! generators, operations and phases), after parameters are substituted and everything is
 //! checked. Plain data, read by the engine, the linter and experiments; reading files into it
-//! is `parse.rs`'s job (with `access.rs` for the access settings), and nothing here talks to a
+//! is `parse.rs`'s job (with `access_settings.rs` for the access settings), and nothing here talks to a
 //! cluster.
 
 use crate::cql;
@@ -28,10 +28,8 @@ pub enum Consistency {
 }
 
 impl Consistency {
-    pub const NAMES: &'static [&'static str] = &[
-        "ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE", "SERIAL",
-        "LOCAL_SERIAL",
-    ];
+    pub const NAMES: &'static [&'static str] =
+        &["ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE", "SERIAL", "LOCAL_SERIAL"];
     pub fn parse(s: &str) -> Option<Consistency> {
         use Consistency::*;
         Some(match s.trim().to_ascii_uppercase().as_str() {

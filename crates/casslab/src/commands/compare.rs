@@ -66,7 +66,9 @@ fn run_ids(store: &Store, args: &CompareArgs) -> Result<Vec<RunId>> {
     }
     for id in &named_twice {
         let alone = if ids.len() == 1 { " and it is the only run: it is shown alone, compared with nothing" } else { "" };
-        out::warn(&format!("run {id} is named more than once; a run is never compared with itself{alone}; name two different runs, e.g. `casslab compare {id} latest`"));
+        out::warn(&format!(
+            "run {id} is named more than once; a run is never compared with itself{alone}; name two different runs, e.g. `casslab compare {id} latest`"
+        ));
     }
     Ok(ids)
 }

@@ -1,6 +1,6 @@
 //! `casslab experiment FILE`: resolves the file's settings against the flags (order, unmeasured
 //! round, settling, where latency is measured, the load point), aims at the cluster, and has
-//! the library conduct the experiment (`casslab_core::session::experiment::conduct`: every
+//! the library conduct the experiment (`casslab_core::session::conduct::conduct`: every
 //! variant R times, each run saved as an ordinary run tagged with the experiment, then judged
 //! as `compare` judges runs). Prints the runs and the verdicts (`report::experiment_text`);
 //! `-o FILE` also writes them as an HTML page. Invalid runs are left out unless
@@ -13,17 +13,17 @@ use crate::exit::{usage, Exit};
 use crate::out;
 use crate::terminal::Terminal;
 use anyhow::{Context, Result};
-use casslab_core::cluster::ClusterControl;
-use casslab_core::config::Credentials;
-use casslab_core::experiment::{load_experiment, Experiment, Order, RunOrder};
-use casslab_core::judge::experiment::ExperimentVerdict;
-use casslab_core::judge::Screening;
-use casslab_core::report::experiment_html::ExperimentPage;
-use casslab_core::report::{experiment_text, findmax};
 use casslab_core::analysis::paired::BlockDesign;
 use casslab_core::analysis::study::FigureRef;
 use casslab_core::analysis::DEFAULT_POWER_EFFECT;
-use casslab_core::session::experiment::{
+use casslab_core::cluster::ClusterControl;
+use casslab_core::config::Credentials;
+use casslab_core::experiment::{load_experiment, Experiment, Order, RunOrder};
+use casslab_core::judge::verdict::ExperimentVerdict;
+use casslab_core::judge::Screening;
+use casslab_core::report::experiment_html::ExperimentPage;
+use casslab_core::report::{experiment_text, findmax_text};
+use casslab_core::session::conduct::{
     base_config, conduct, find_max_per_variant, new_experiment_id, ExperimentSetup, SequentialPlan, DEFAULT_BUDGET_S, DEFAULT_FIRST_LOOK, DEFAULT_PRECISION,
     DEFAULT_RUN_S, DEFAULT_SPENDING, DEFAULT_WARMUP_S,
 };
@@ -105,14 +105,14 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     let lab = Lab {
         credentials: creds,
         control: local.map(|c| c as Arc<dyn ClusterControl>),
-        results: &*store,
+        results: &store,
         observer: Arc::new(Terminal::with_summaries(store.clone())),
         stop: run::stop_on_ctrl_c(&rt),
     };
     if let Some(sla_text) = &args.run.find_max {
         let sla = casslab_core::analysis::parse_sla(sla_text)?;
         let found = rt.block_on(find_max_per_variant(&lab, &setup, &sla, args.run.max_steps))?;
-        out::print(&findmax::found_max_text(&found, sla_text, judging.plan.opts.confidence))?;
+        out::print(&findmax_text::found_max_text(&found, sla_text, judging.plan.opts.confidence))?;
         return Ok(if found.interrupted { Exit::Interrupted } else { Exit::Success }.code());
     }
     let verdict = rt.block_on(conduct(&lab, &setup, &judging))?;
@@ -167,7 +167,10 @@ fn sequential_plan(args: &ExperimentArgs, exp: &Experiment) -> Result<Option<Seq
     let flags_ask = args.precision.is_some() || args.budget.is_some();
     if args.repetitions.is_some() {
         if flags_ask {
-            return Err(usage("--repetitions runs a fixed number of blocks; --precision and --budget are for running until the precision is reached: give one or the other".to_string()));
+            return Err(usage(
+                "--repetitions runs a fixed number of blocks; --precision and --budget are for running until the precision is reached: give one or the other"
+                    .to_string(),
+            ));
         }
         return Ok(None);
     }
@@ -191,7 +194,11 @@ fn percent(flag: &str, v: Option<&str>) -> Result<Option<f64>> {
 fn design_words(setup: &ExperimentSetup) -> String {
     match &setup.sequential {
         None => format!("{} repetitions", setup.repetitions),
-        Some(p) => format!("blocks until each judged change is within ±{}% or found (budget {})", p.precision * 100.0, casslab_core::analysis::approx_duration(p.budget_s)),
+        Some(p) => format!(
+            "blocks until each judged change is within ±{}% or found (budget {})",
+            p.precision * 100.0,
+            casslab_core::analysis::approx_duration(p.budget_s)
+        ),
     }
 }
 

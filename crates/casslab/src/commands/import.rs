@@ -148,16 +148,13 @@ fn cluster(a: ClusterImportArgs) -> Result<i32> {
     if a.cluster.hosts.is_empty() {
         bail_usage!("import cluster reads a cluster you name: give --hosts (and --user, with the password in CASSLAB_PASSWORD)");
     }
-    let limits = import::cluster::SampleLimits {
-        rows: a.sample_rows.max(1),
-        time_s: crate::cli::parse_duration_s("sample-time", &a.sample_time)?,
-    };
+    let limits = import::live_cluster::SampleLimits { rows: a.sample_rows.max(1), time_s: crate::cli::parse_duration_s("sample-time", &a.sample_time)? };
     let cfg = a.cluster.to_config()?;
     let creds = casslab_core::config::Credentials { password: std::env::var("CASSLAB_PASSWORD").ok(), ..Default::default() };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let imported = rt.block_on(async {
         let session = casslab_core::targets::cql::connect(&cfg, &creds).await?;
-        anyhow::Ok(import::cluster::import_keyspace(&session, &a.keyspace, &a.table, &limits).await?)
+        anyhow::Ok(import::live_cluster::import_keyspace(&session, &a.keyspace, &a.table, &limits).await?)
     })?;
     finish(&imported, a.output.as_deref())?;
     Ok(0)
@@ -187,11 +184,12 @@ fn capture(a: CaptureArgs) -> Result<i32> {
         };
         Some(rt.block_on(async {
             let session = casslab_core::targets::cql::connect(&cfg, &creds).await?;
-            anyhow::Ok(import::cluster::read_schema(&session, &wanted).await?)
+            anyhow::Ok(import::live_cluster::read_schema(&session, &wanted).await?)
         })?)
     };
     let name = a.capture.file_stem().and_then(|s| s.to_str()).unwrap_or("capture");
-    let imported = import::capture::capture_workload(&entries, name, a.speed, a.keyspace.as_deref(), schema.as_ref()).map_err(|e| usage(format!("{shown}: {e}")))?;
+    let imported =
+        import::capture::capture_workload(&entries, name, a.speed, a.keyspace.as_deref(), schema.as_ref()).map_err(|e| usage(format!("{shown}: {e}")))?;
     finish(&imported, a.output.as_deref())?;
     Ok(0)
 }

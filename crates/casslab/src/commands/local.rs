@@ -3,11 +3,11 @@
 
 use crate::cli::{parse_heap_mb, LocalCommand, LocalHomeArgs, LocalRedisCommand, LocalUpArgs};
 use crate::exit::{usage, Exit};
-use casslab_core::cluster::{Gc, ServerSpec};
 use crate::out;
-use casslab_core::report::table::TextTable;
 use anyhow::Result;
-use casslab_local::redis::{LocalRedis, RedisOptions};
+use casslab_core::cluster::{Gc, ServerSpec};
+use casslab_core::report::table::TextTable;
+use casslab_local::local_redis::{LocalRedis, RedisOptions};
 use casslab_local::{LocalCluster, LocalOptions, SavedCluster, DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 use std::path::PathBuf;
 
@@ -68,7 +68,15 @@ fn redis(cmd: LocalRedisCommand) -> Result<i32> {
 pub fn up_with_progress(cluster: &LocalCluster) -> Result<()> {
     let report = cluster.up(&mut |line| out::note(line))?;
     for n in &report.nodes {
-        out::note(&format!("{}: {}:{} pid {} — data {}, log {}", n.name, n.address, n.cql_port, n.pid.map(|p| p.to_string()).unwrap_or("-".into()), n.data_dir.display(), n.log_file.display()));
+        out::note(&format!(
+            "{}: {}:{} pid {} — data {}, log {}",
+            n.name,
+            n.address,
+            n.cql_port,
+            n.pid.map(|p| p.to_string()).unwrap_or("-".into()),
+            n.data_dir.display(),
+            n.log_file.display()
+        ));
     }
     print_security(cluster);
     Ok(())
@@ -115,7 +123,12 @@ fn up_options(a: &LocalUpArgs) -> Result<LocalOptions> {
     let saved = SavedCluster::load(&home).ok().filter(|_| a.nodes.is_none() && a.dcs.is_none() && a.base_address.is_none());
     if let Some(s) = saved {
         let o = s.to_options(&home);
-        out::note(&format!("starting the cluster saved in {}: {} node(s) from {} (--nodes, --dcs or --base-address ask for another)", home.display(), o.nodes(), o.base_address));
+        out::note(&format!(
+            "starting the cluster saved in {}: {} node(s) from {} (--nodes, --dcs or --base-address ask for another)",
+            home.display(),
+            o.nodes(),
+            o.base_address
+        ));
         let base = LocalOptions { auth: o.auth || a.auth, tls: o.tls || a.tls, ..o };
         return Ok(casslab_local::options_for(&base, &server_of(a)?));
     }
@@ -165,7 +178,17 @@ fn status(h: &LocalHomeArgs) -> Result<i32> {
     let mut strangers: Vec<_> = ring.iter().filter(|e| !nodes.iter().any(|n| n.address == e.address)).collect();
     strangers.sort_by_key(|e| e.address);
     for e in &strangers {
-        t.row(["(peer)".into(), e.address.to_string(), e.dc.clone(), e.state.clone(), "-".into(), "not casslab's".into(), "-".into(), e.load.clone(), "-".into()]);
+        t.row([
+            "(peer)".into(),
+            e.address.to_string(),
+            e.dc.clone(),
+            e.state.clone(),
+            "-".into(),
+            "not casslab's".into(),
+            "-".into(),
+            e.load.clone(),
+            "-".into(),
+        ]);
     }
     out::print(&t.to_string())?;
     print_security(&cluster);
@@ -239,7 +262,23 @@ mod tests {
     #[test]
     fn the_flags_make_one_server_definition_and_leave_out_what_they_do_not_give() {
         assert_eq!(server_of(&up_args(&[])).unwrap(), ServerSpec::default());
-        let a = up_args(&["--version", "4.1.10", "--heap", "768M", "--gc", "zgc", "--java-home", "/jdk", "--build", "/b", "--jvm-opt=-Xss1m", "--set", "concurrent_reads=64", "--dcs", "a:2,b:1"]);
+        let a = up_args(&[
+            "--version",
+            "4.1.10",
+            "--heap",
+            "768M",
+            "--gc",
+            "zgc",
+            "--java-home",
+            "/jdk",
+            "--build",
+            "/b",
+            "--jvm-opt=-Xss1m",
+            "--set",
+            "concurrent_reads=64",
+            "--dcs",
+            "a:2,b:1",
+        ]);
         let spec = server_of(&a).unwrap();
         assert_eq!((spec.version.as_deref(), spec.heap_mb, spec.gc), (Some("4.1.10"), Some(768), Some(Gc::Zgc)));
         assert_eq!((spec.java_home, spec.build), (Some(PathBuf::from("/jdk")), Some(PathBuf::from("/b"))));
@@ -255,7 +294,10 @@ mod tests {
         let home = std::env::temp_dir().join(format!("casslab-up-options-{}", std::process::id()));
         let home = home.to_str().unwrap();
         let three = up_options(&up_args(&["--home", home, "--nodes", "3", "--gc", "parallel"])).unwrap();
-        assert_eq!((three.nodes(), three.heap_mb(), three.gc(), three.version()), (3, casslab_local::default_heap_mb(3), Gc::Parallel, casslab_local::DEFAULT_CASSANDRA_VERSION));
+        assert_eq!(
+            (three.nodes(), three.heap_mb(), three.gc(), three.version()),
+            (3, casslab_local::default_heap_mb(3), Gc::Parallel, casslab_local::DEFAULT_CASSANDRA_VERSION)
+        );
         let dcs = up_options(&up_args(&["--home", home, "--dcs", "a:1,b:1", "--heap", "1G", "--base-address", "127.0.0.91", "--tls"])).unwrap();
         assert_eq!((dcs.nodes(), dcs.dcs().len(), dcs.heap_mb(), dcs.base_address.to_string(), dcs.tls), (2, 2, 1024, "127.0.0.91".to_string(), true));
     }

@@ -8,13 +8,13 @@
 
 mod access;
 mod connect;
+mod keyspace;
 mod planned;
 mod prepare;
-mod schema;
 
 pub use connect::{cluster_info, connect, connect_without_schema};
+pub use keyspace::default_replication;
 pub use planned::PlannedOp;
-pub use schema::default_replication;
 
 use crate::config::{ClusterConfig, Credentials};
 use crate::engine::{Claim, Completion, EngineError, Plan, Prepared, SetupRole, Target, TargetInfo};
@@ -36,7 +36,7 @@ pub struct CqlTarget {
     session: Session,
     info: TargetInfo,
     /// What `prepare` found: whether casslab created the keyspace (it truncates only those).
-    keyspace: OnceLock<schema::KeyspaceState>,
+    keyspace: OnceLock<keyspace::KeyspaceState>,
 }
 
 impl CqlTarget {
@@ -63,9 +63,9 @@ impl Target for CqlTarget {
 
     async fn prepare(&self, w: &Workload, role: SetupRole) -> Result<Prepared, EngineError> {
         if let SetupRole::WaitsFor { timeout_ms } = role {
-            schema::wait_for_schema(&self.session, w, timeout_ms).await?;
+            keyspace::wait_for_schema(&self.session, w, timeout_ms).await?;
         }
-        let state = schema::prepare_keyspace(&self.session, w, &self.info).await?;
+        let state = keyspace::prepare_keyspace(&self.session, w, &self.info).await?;
         let _ = self.keyspace.set(state);
         Ok(Prepared { created_keyspace: state.created_now })
     }
@@ -82,24 +82,24 @@ impl Target for CqlTarget {
     }
 
     async fn loaded(&self, fingerprint: &str) -> Result<Option<String>, EngineError> {
-        schema::loaded(&self.session, fingerprint).await
+        keyspace::loaded(&self.session, fingerprint).await
     }
 
     async fn record_load(&self, fingerprint: &str, description: &str) -> Result<(), EngineError> {
-        schema::record_load(&self.session, fingerprint, description).await
+        keyspace::record_load(&self.session, fingerprint, description).await
     }
 
     async fn claim(&self, key: &str, value: &str, ttl_s: u32) -> Result<Claim, EngineError> {
-        schema::claim(&self.session, key, value, ttl_s).await
+        keyspace::claim(&self.session, key, value, ttl_s).await
     }
 
     async fn claims(&self, keys: &[String]) -> Result<Vec<(String, String)>, EngineError> {
-        schema::claims(&self.session, keys).await
+        keyspace::claims(&self.session, keys).await
     }
 
     async fn truncate_for_reload(&self, w: &Workload) -> Result<(), EngineError> {
         let state = self.keyspace.get().copied().unwrap_or_default();
-        schema::truncate_for_reload(&self.session, w, state).await
+        keyspace::truncate_for_reload(&self.session, w, state).await
     }
 
     #[inline]

@@ -149,4 +149,3 @@ pub(crate) struct BatchPlan {
     /// single-partition batch).
     pub keep: Vec<bool>,
 }
-

@@ -13,7 +13,7 @@ pub use connect::{client, connect, connection_info, field, info_section, manager
 pub use planned::PlannedOp;
 
 use crate::config::{Credentials, RedisConfig};
-use crate::engine::{Claim, SetupRole, Completion, EngineError, Plan, Prepared, Target, TargetInfo};
+use crate::engine::{Claim, Completion, EngineError, Plan, Prepared, SetupRole, Target, TargetInfo};
 use crate::gen::GeneratorSet;
 use crate::stats::{ErrorKind, OpStats};
 use crate::workload::Workload;
@@ -53,7 +53,13 @@ impl RedisTarget {
     /// Connects and reads the server's version (and, for a cluster, its masters).
     pub async fn connect(cfg: &RedisConfig, creds: &Credentials) -> Result<RedisTarget, EngineError> {
         let c = connect(cfg, creds).await?;
-        Ok(RedisTarget { conn: c.conn, info: c.info, next: AtomicUsize::new(0), timeout: Duration::from_millis(cfg.request_timeout_ms.max(1)), ours: cfg.local })
+        Ok(RedisTarget {
+            conn: c.conn,
+            info: c.info,
+            next: AtomicUsize::new(0),
+            timeout: Duration::from_millis(cfg.request_timeout_ms.max(1)),
+            ours: cfg.local,
+        })
     }
 
     /// One execution's request on the next connection, each round trip bounded by the
