@@ -6,8 +6,11 @@
 //! only a controlled cluster can give (GC pauses, on-disk figures, request tracing).
 //!
 //! It also owns the server definition ([`ServerSpec`]: version or custom build, Java, heap,
-//! garbage collector, JVM options, cassandra.yaml settings, nodes) that workloads, experiment
-//! variants and runs carry, and that a controlled cluster applies by restarting.
+//! garbage collector, JVM options, cassandra.yaml settings, nodes, and the distances of its
+//! network) that workloads, experiment variants and runs carry, and that a controlled cluster
+//! applies by restarting (distances alone: without a restart). A controlled cluster whose
+//! network casslab relays also changes it on request (`change_network`: a run's partitions,
+//! slow or lossy links, heals).
 //!
 //! Every method blocks (node starts take tens of seconds): call them on a blocking thread.
 
@@ -78,6 +81,19 @@ pub trait ClusterControl: Send + Sync {
     /// already and `restart` is false, else stops every node, wipes the data when the storage
     /// changes, and starts them again.
     fn apply(&self, spec: &ServerSpec, restart: bool, log: &mut dyn FnMut(&str)) -> Result<Applied, ControlError>;
+
+    /// Whether the network between the nodes and the client can change (a run's partitions,
+    /// slow links, ...): `Err` says why not and what to do. None can unless the implementor
+    /// says so.
+    fn network_controlled(&self) -> Result<(), String> {
+        Err("this cluster's network is not casslab's to change".to_string())
+    }
+
+    /// Changes the network between the nodes and the client; `log` gets a line per step.
+    fn change_network(&self, change: &crate::network::NetworkChange, log: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
+        let _ = (change, log);
+        Err(ControlError::new(std::io::Error::other(self.network_controlled().err().unwrap_or_default())))
+    }
 }
 
 /// The garbage collector a node's JVM runs.
@@ -192,12 +208,29 @@ overlaid_struct! {
         pub nodes: Option<usize>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub dcs: Option<Vec<(String, usize)>>,
+        /// Round-trip times between data centers (`dc1:dc2: 8ms`, with jitter `8ms±1ms`;
+        /// `dc1:dc1` between the nodes of one); a pair left out is 0 ms apart. Any distance puts
+        /// every connection of the cluster through casslab's relay.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        pub rtt: std::collections::BTreeMap<crate::network::DcPair, crate::network::Rtt>,
+        /// The client's round-trip time to each data center (`dc2: 8ms`).
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        pub client_rtt: std::collections::BTreeMap<String, crate::network::Rtt>,
+        /// Every connection through casslab's relay even at 0 ms, so that a run's network events
+        /// (partition, isolate, slow, lossy, client-loses) can act; distances imply it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub relay: Option<bool>,
     }
 }
 
 impl ServerSpec {
     pub fn is_empty(&self) -> bool {
         *self == ServerSpec::default()
+    }
+
+    /// Whether its connections go through casslab's relay: asked for, or implied by a distance.
+    pub fn relayed(&self) -> bool {
+        self.relay.unwrap_or(false) || !self.rtt.is_empty() || !self.client_rtt.is_empty()
     }
 }
 

@@ -1,11 +1,12 @@
 //! Events during a run: the model of a timeline of disturbances (`60s kill node2`,
-//! `30s compact`, `45s exec ssh db3 sudo systemctl stop cassandra`), parsing and validating
-//! their specs, and the record of what happened when one ran. Times of a spec are relative
+//! `30s compact`, `45s exec ssh db3 sudo systemctl stop cassandra`, `30s partition dc1|dc2`),
+//! parsing and validating their specs, and the record of what happened when one ran. Times of a spec are relative
 //! to the start of the run phase (warm-up included); times of a record are on the axis of
 //! the run's intervals (milliseconds since the engine started, like
 //! `IntervalSample::start_ms`). Executing events is the binary's job; measuring their
 //! impact is `analysis::impact`'s.
 
+use crate::network::Rtt;
 use crate::units::{parse_duration_s, DurationError};
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +32,19 @@ pub enum EventAction {
     SetTraceProbability(f64),
     /// `sh -c CMD`, for any cluster (e.g. an ssh that stops a remote service).
     Exec(String),
+    /// Cuts the links between the sides, each a list of nodes or data centers (`dc1|dc2`,
+    /// `node1,node2|node3`), on a local cluster whose network casslab relays.
+    Partition(Vec<Vec<String>>),
+    /// Ends every network fault.
+    Heal,
+    /// Cuts a node or data center off from every other node and from the client.
+    Isolate(String),
+    /// Adds round-trip time to every link of a node or data center (`slow node2 50ms`).
+    Slow(String, Rtt),
+    /// Loses a share of what crosses the links of a node or data center (`lossy dc2 5%`).
+    Lossy(String, f64),
+    /// Cuts the client off from a node or data center.
+    ClientLoses(String),
 }
 
 /// The actions by name, for help and error messages.
@@ -44,6 +58,12 @@ pub const ACTIONS: &[&str] = &[
     "setcompactionthroughput MIB_S",
     "settraceprobability P",
     "exec CMD",
+    "partition SIDE|SIDE",
+    "heal",
+    "isolate NODE|DC",
+    "slow NODE|DC RTT",
+    "lossy NODE|DC PCT",
+    "client-loses NODE|DC",
 ];
 
 impl EventAction {
@@ -59,6 +79,12 @@ impl EventAction {
             EventAction::SetCompactionThroughput(_) => "setcompactionthroughput",
             EventAction::SetTraceProbability(_) => "settraceprobability",
             EventAction::Exec(_) => "exec",
+            EventAction::Partition(_) => "partition",
+            EventAction::Heal => "heal",
+            EventAction::Isolate(_) => "isolate",
+            EventAction::Slow(..) => "slow",
+            EventAction::Lossy(..) => "lossy",
+            EventAction::ClientLoses(_) => "client-loses",
         }
     }
 
@@ -69,6 +95,11 @@ impl EventAction {
             EventAction::Flush(t) | EventAction::Compact(t) | EventAction::Repair(t) => t.clone(),
             EventAction::SetCompactionThroughput(n) => Some(n.to_string()),
             EventAction::SetTraceProbability(p) => Some(p.to_string()),
+            EventAction::Partition(sides) => Some(sides.iter().map(|side| side.join(",")).collect::<Vec<_>>().join("|")),
+            EventAction::Heal => None,
+            EventAction::Isolate(t) | EventAction::ClientLoses(t) => Some(t.clone()),
+            EventAction::Slow(t, rtt) => Some(format!("{t} {rtt}")),
+            EventAction::Lossy(t, pct) => Some(format!("{t} {pct}%")),
         }
     }
 
@@ -82,6 +113,20 @@ impl EventAction {
         match self {
             EventAction::Stop(t) | EventAction::Kill(t) | EventAction::Start(t) => Some(t),
             _ => None,
+        }
+    }
+
+    /// Whether it changes the network between the nodes and the client.
+    pub fn is_network(&self) -> bool {
+        matches!(self, EventAction::Partition(_) | EventAction::Heal | EventAction::Isolate(_) | EventAction::Slow(..) | EventAction::Lossy(..) | EventAction::ClientLoses(_))
+    }
+
+    /// The nodes or data centers a network change names, each as written.
+    pub fn network_selectors(&self) -> Vec<&str> {
+        match self {
+            EventAction::Partition(sides) => sides.iter().flatten().map(String::as_str).collect(),
+            EventAction::Isolate(t) | EventAction::Slow(t, _) | EventAction::Lossy(t, _) | EventAction::ClientLoses(t) => vec![t.as_str()],
+            _ => Vec::new(),
         }
     }
 }
@@ -134,6 +179,16 @@ pub enum EventProblem {
     NotAProbability(String),
     #[error("`exec` needs a command, e.g. '60s exec ssh db3 sudo systemctl stop cassandra'")]
     NoCommand,
+    #[error("`partition` needs two sides or more, e.g. '30s partition dc1|dc2' or '30s partition node1,node2|node3'")]
+    Sides,
+    #[error("`heal` takes nothing: it ends every network fault")]
+    HealAlone,
+    #[error("`{action}` takes a node or data center and {what}, e.g. '{example}'")]
+    NodeAnd { action: String, what: &'static str, example: &'static str },
+    #[error(transparent)]
+    Rtt(#[from] crate::network::NetworkError),
+    #[error("\"{0}\" is not a share between 0% and 100%, e.g. 5%")]
+    NotAShare(String),
 }
 
 /// The action words alone (`kill`, `compact`, ...), for suggestions.
@@ -149,6 +204,26 @@ fn table_arg(word: &str) -> Result<String, EventProblem> {
         Ok(word.to_string())
     } else {
         Err(EventProblem::NotATable(word.to_string()))
+    }
+}
+
+/// The sides of a partition: `dc1|dc2`, `node1,node2|node3` (spaces allowed around the
+/// separators); two or more, none empty.
+fn sides(arg: &str) -> Result<Vec<Vec<String>>, EventProblem> {
+    let sides: Vec<Vec<String>> =
+        arg.split('|').map(|side| side.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()).collect();
+    if sides.len() < 2 || sides.iter().any(|s| s.is_empty() || s.iter().any(|sel| sel.contains(char::is_whitespace))) {
+        return Err(EventProblem::Sides);
+    }
+    Ok(sides)
+}
+
+/// `node2 50ms`: exactly two words.
+fn two_args(arg: &str) -> Option<(String, String)> {
+    let words: Vec<&str> = arg.split_whitespace().collect();
+    match words.as_slice() {
+        [a, b] => Some((a.to_string(), b.to_string())),
+        _ => None,
     }
 }
 
@@ -201,6 +276,24 @@ fn parse_action(t: &str) -> Result<EventSpec, EventProblem> {
         }
         "exec" if !arg.is_empty() => EventAction::Exec(arg.to_string()),
         "exec" => return Err(EventProblem::NoCommand),
+        "partition" => EventAction::Partition(sides(arg)?),
+        "heal" if arg.is_empty() => EventAction::Heal,
+        "heal" => return Err(EventProblem::HealAlone),
+        "isolate" => EventAction::Isolate(one_arg(NODE_OR_DC)?),
+        "client-loses" => EventAction::ClientLoses(one_arg(NODE_OR_DC)?),
+        "slow" => {
+            let bad = || EventProblem::NodeAnd { action: "slow".into(), what: "a round-trip time", example: "60s slow node2 50ms" };
+            let (target, rtt) = two_args(arg).ok_or_else(bad)?;
+            EventAction::Slow(target, Rtt::parse(&rtt)?)
+        }
+        "lossy" => {
+            let bad = || EventProblem::NodeAnd { action: "lossy".into(), what: "a share", example: "60s lossy dc2 5%" };
+            let (target, share) = two_args(arg).ok_or_else(bad)?;
+            match share.trim_end_matches('%').trim().parse::<f64>() {
+                Ok(p) if p > 0.0 && p <= 100.0 => EventAction::Lossy(target, p),
+                _ => return Err(EventProblem::NotAShare(share)),
+            }
+        }
         other => return Err(EventProblem::UnknownAction { action: other.to_string() }),
     };
     Ok(EventSpec { at_ms: (at_s * 1000.0).round() as u64, action, text: t.to_string() })
@@ -307,6 +400,42 @@ mod tests {
         ] {
             let e = parse_event(bad).unwrap_err().to_string();
             assert!(e.starts_with(&format!("event \"{bad}\": ")) && e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn network_events_parse_with_their_sides_times_and_shares() {
+        let p = parse_event("30s partition dc1|dc2").unwrap();
+        assert_eq!(p.action, EventAction::Partition(vec![vec!["dc1".into()], vec!["dc2".into()]]));
+        assert_eq!((p.label(), p.action.is_network(), p.action.needs_local_cluster()), ("partition dc1|dc2".to_string(), true, true));
+        let p = parse_event("30s partition node1, node2 | node3").unwrap();
+        assert_eq!(p.action.target().as_deref(), Some("node1,node2|node3"));
+        assert_eq!(p.action.network_selectors(), ["node1", "node2", "node3"]);
+        assert_eq!(parse_event("45s heal").unwrap().action, EventAction::Heal);
+        assert_eq!(parse_event("45s heal").unwrap().label(), "heal");
+        assert_eq!(parse_event("1s isolate node3").unwrap().action, EventAction::Isolate("node3".into()));
+        assert_eq!(parse_event("1s client-loses dc1").unwrap().action, EventAction::ClientLoses("dc1".into()));
+        let slow = parse_event("1s slow node2 50ms±5ms").unwrap();
+        assert_eq!(slow.action, EventAction::Slow("node2".into(), Rtt { rtt_us: 50_000, jitter_us: 5_000 }));
+        assert_eq!(slow.label(), "slow node2 50ms±5ms");
+        let lossy = parse_event("1s lossy dc2 5%").unwrap();
+        assert_eq!((lossy.action.clone(), lossy.label()), (EventAction::Lossy("dc2".into(), 5.0), "lossy dc2 5%".to_string()));
+        assert_eq!(lossy.action.network_selectors(), ["dc2"]);
+        assert!(!parse_event("1s kill node2").unwrap().action.is_network());
+        for (bad, says) in [
+            ("1s partition dc1", "two sides"),
+            ("1s partition dc1|", "two sides"),
+            ("1s partition dc1 dc3|dc2", "two sides"),
+            ("1s heal now", "takes nothing"),
+            ("1s slow node2", "round-trip time"),
+            ("1s slow node2 fast", "bad round-trip time"),
+            ("1s lossy dc2", "a share"),
+            ("1s lossy dc2 150%", "between 0% and 100%"),
+            ("1s isolate", "takes one node"),
+            ("1s partiton dc1|dc2", "did you mean \"partition\""),
+        ] {
+            let e = parse_event(bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
         }
     }
 

@@ -14,6 +14,7 @@ pub mod import;
 pub mod judge;
 pub mod lint;
 pub mod merge;
+pub mod network;
 pub mod notice;
 pub mod report;
 pub mod server;

@@ -36,10 +36,10 @@ fn data_nodes(home: &Path) -> usize {
     highest
 }
 
-/// A cluster's shape in words: `3 nodes from 127.0.0.81 (datacenter1)`.
-fn shape(nodes: usize, dcs: &[(String, usize)], base: Ipv4Addr) -> String {
+/// A cluster's shape in words: `3 nodes from 127.0.0.81 (datacenter1)`, `… (dc1:1,dc2:1, relayed)`.
+fn shape(nodes: usize, dcs: &[(String, usize)], base: Ipv4Addr, relayed: bool) -> String {
     let dcs = if dcs.is_empty() { crate::DEFAULT_DC.to_string() } else { dcs.iter().map(|(n, c)| format!("{n}:{c}")).collect::<Vec<_>>().join(",") };
-    format!("{nodes} node{} from {base} ({dcs})", if nodes == 1 { "" } else { "s" })
+    format!("{nodes} node{} from {base} ({dcs}{})", if nodes == 1 { "" } else { "s" }, if relayed { ", relayed" } else { "" })
 }
 
 /// ` --home HOME` unless `home` is the default one.
@@ -67,6 +67,16 @@ fn up_command(saved: &LocalOptions, home: &Path) -> String {
     if saved.base_address != Ipv4Addr::LOCALHOST {
         cmd += &format!(" --base-address {}", saved.base_address);
     }
+    let server = &saved.server;
+    if !server.rtt.is_empty() {
+        cmd += &format!(" --rtt {}", server.rtt.iter().map(|(p, r)| format!("{p}={r}")).collect::<Vec<_>>().join(","));
+    }
+    if !server.client_rtt.is_empty() {
+        cmd += &format!(" --client-rtt {}", server.client_rtt.iter().map(|(dc, r)| format!("{dc}={r}")).collect::<Vec<_>>().join(","));
+    }
+    if saved.relayed() && server.rtt.is_empty() && server.client_rtt.is_empty() {
+        cmd += " --relay";
+    }
     cmd + &home_flag(home)
 }
 
@@ -79,15 +89,20 @@ pub fn check_data_belongs(opts: &LocalOptions) -> Result<(), LocalError> {
         return Ok(());
     }
     let saved = SavedCluster::load(home).ok().map(|s| s.to_options(home));
-    let asked = shape(opts.nodes(), opts.dcs(), opts.base_address);
+    let asked = shape(opts.nodes(), opts.dcs(), opts.base_address, opts.relayed());
     let refuse =
         |holds: String, start: String| LocalError::DataOfAnotherCluster { home: home.clone(), holds, asked: asked.clone(), start, wipe: wipe_command(home) };
     if let Some(s) = &saved {
-        let same = s.nodes() == opts.nodes() && s.dcs() == opts.dcs() && s.base_address == opts.base_address && s.cluster_name == opts.cluster_name;
+        // the relay changes the addresses the nodes broadcast, which their data remembers
+        let same = s.nodes() == opts.nodes()
+            && s.dcs() == opts.dcs()
+            && s.base_address == opts.base_address
+            && s.cluster_name == opts.cluster_name
+            && s.relayed() == opts.relayed();
         let nodes = s.nodes().max(on_disk);
         if !same || on_disk > opts.nodes() {
             let start = if on_disk > s.nodes() { format!("{} (with --nodes {on_disk})", up_command(s, home)) } else { up_command(s, home) };
-            return Err(refuse(shape(nodes, if on_disk > s.nodes() { &[] } else { s.dcs() }, s.base_address), start));
+            return Err(refuse(shape(nodes, if on_disk > s.nodes() { &[] } else { s.dcs() }, s.base_address, s.relayed()), start));
         }
     } else if on_disk > opts.nodes() {
         return Err(refuse(format!("{on_disk} nodes (node1–node{on_disk})"), format!("casslab local up --nodes {on_disk}{}", home_flag(home))));
@@ -98,7 +113,7 @@ pub fn check_data_belongs(opts: &LocalOptions) -> Result<(), LocalError> {
 /// The ring entries of nodes this cluster does not have (peers a node's data remembers), by
 /// address.
 pub fn strangers<'a>(ring: &'a [RingEntry], nodes: &[NodeLayout]) -> Vec<&'a RingEntry> {
-    let mut out: Vec<&RingEntry> = ring.iter().filter(|e| !nodes.iter().any(|n| n.address == e.address)).collect();
+    let mut out: Vec<&RingEntry> = ring.iter().filter(|e| !nodes.iter().any(|n| n.is_named_by(e.address))).collect();
     out.sort_by_key(|e| e.address);
     out
 }

@@ -30,8 +30,9 @@ fn xml_escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-/// `cassandra.yaml` for `node`; `seed` is the first node, whose `address:storage_port`
-/// every node lists as its only seed. A node of a multi-node cluster gets the
+/// `cassandra.yaml` for `node`; `seed` is the first node, whose `address:storage_port` (on a
+/// relayed cluster: where its peers reach it, the relay's) every node lists as its only seed;
+/// a relayed node broadcasts the relay's addresses. A node of a multi-node cluster gets the
 /// `GossipingPropertyFileSnitch` (its data center from `cassandra-rackdc.properties`) and
 /// `auto_bootstrap: false`: the nodes of a fresh local cluster hold no data to stream, so each
 /// takes its tokens at once instead of bootstrapping (a node restarted later keeps its own).
@@ -63,7 +64,7 @@ cdc_raw_directory: {cdc}\n",
         name = node.name,
         snitch = if multi_node { "GossipingPropertyFileSnitch" } else { "SimpleSnitch" },
         cluster = yaml_quote(cluster_name),
-        seed_addr = seed.address,
+        seed_addr = seed.peer_address,
         seed_port = seed.storage_port,
         addr = node.address,
         cql = node.cql_port,
@@ -77,6 +78,10 @@ cdc_raw_directory: {cdc}\n",
     if multi_node {
         yaml.push_str("auto_bootstrap: false\n");
     }
+    if node.is_relayed() {
+        // peers and clients reach the node through casslab's relay, which delays (or cuts) what crosses
+        yaml.push_str(&format!("broadcast_address: {}\nbroadcast_rpc_address: {}\n", node.peer_address, node.client_address));
+    }
     yaml.push_str(&render_security(security));
     yaml
 }
@@ -88,6 +93,7 @@ pub const OWN_SETTINGS: &[&str] = &[
     "listen_address",
     "rpc_address",
     "broadcast_address",
+    "broadcast_rpc_address",
     "native_transport_port",
     "storage_port",
     "seed_provider",
@@ -293,6 +299,23 @@ mod tests {
         assert!(multi.contains("endpoint_snitch: GossipingPropertyFileSnitch\n"), "{multi}");
         assert!(multi.contains("auto_bootstrap: false\n"));
         assert_eq!(render_rackdc(&nodes[1]), "# Written by casslab for node2; rewritten on every start.\ndc=datacenter1\nrack=rack1\n");
+    }
+
+    #[test]
+    fn a_relayed_node_broadcasts_the_relays_addresses_and_seeds_through_it() {
+        let relayed = layouts(&LocalOptions {
+            home: PathBuf::from("/h"),
+            server: casslab_core::cluster::ServerSpec { nodes: Some(2), relay: Some(true), ..LocalOptions::default().server },
+            base_address: Ipv4Addr::new(127, 0, 0, 121),
+            ..LocalOptions::default()
+        })
+        .unwrap();
+        let yaml = render_yaml("casslab", &relayed[1], &relayed[0], &Security::default(), true);
+        assert!(yaml.contains("listen_address: 127.0.0.122\nrpc_address: 127.0.0.122\n"), "{yaml}");
+        assert!(yaml.contains("broadcast_address: 127.64.0.122\nbroadcast_rpc_address: 127.128.0.122\n"), "{yaml}");
+        assert!(yaml.contains("- seeds: \"127.64.0.121:7000\"\n"), "{yaml}");
+        let plain = render_yaml("casslab", &two_nodes()[1], &two_nodes()[0], &Security::default(), true);
+        assert!(!plain.contains("broadcast_"), "{plain}");
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The local cluster as the run session sees it: [`LocalControl`], the [`ClusterControl`] seam
 //! of casslab-core (stop, kill and start nodes or data centers, nodetool, each node's process
 //! and GC log, and running the cluster as a server definition says: checked first, then the
-//! nodes restarted, their data wiped when the storage changes); and aiming a client's
+//! nodes restarted, their data wiped when the storage changes — or, when only the distances
+//! change, the relay told them; the network changes of a run's events, on a relayed cluster);
+//! and aiming a client's
 //! [`ClusterConfig`] at the cluster (contact points, TLS, login, local data center), as a
 //! production client is configured for its own cluster.
 
@@ -12,6 +14,7 @@ use crate::tls::{DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 use crate::LocalOptions;
 use casslab_core::cluster::{Applied, ClusterControl, ControlError, ControlledNode, ServerSpec};
 use casslab_core::config::ClusterConfig;
+use casslab_core::network::NetworkChange;
 use std::process::Output;
 use std::sync::{Mutex, RwLock};
 use std::time::Instant;
@@ -53,7 +56,8 @@ impl ClusterControl for LocalControl {
             .into_iter()
             .map(|n| ControlledNode {
                 name: n.name,
-                address: n.address.to_string(),
+                // as the client (and so the server view) knows it
+                address: n.client_address.to_string(),
                 dc: n.dc,
                 pid: n.pid,
                 running: n.running,
@@ -97,6 +101,16 @@ impl ClusterControl for LocalControl {
         if *current.options() == wanted && current.is_running() && !restart {
             return Ok(Applied::default());
         }
+        if !restart && only_distances_differ(current.options(), &wanted) && current.is_running() {
+            // the relay takes new distances as it runs: no node restarts
+            let started = Instant::now();
+            let next = LocalCluster::new(wanted);
+            next.up(log).map_err(ControlError::new)?;
+            log(&format!("distances now: {}", next.network_status().ok().flatten().map(|n| n.distances).unwrap_or_default()));
+            self.keep_up_definition(&next)?;
+            *self.cluster.write().unwrap_or_else(|e| e.into_inner()) = next;
+            return Ok(Applied { restarted: false, wiped: false, took_ms: started.elapsed().as_millis() as u64 });
+        }
         check(&wanted, log).map_err(ControlError::new)?;
         let started = Instant::now();
         let wipe = storage_differs(current.options(), &wanted);
@@ -104,14 +118,46 @@ impl ClusterControl for LocalControl {
         current.down(wipe, log).map_err(ControlError::new)?;
         let next = LocalCluster::new(wanted);
         next.up(log).map_err(ControlError::new)?;
-        // keep the server `local up` gave as the base of later definitions (a wipe removed it)
-        let home = &self.base.home;
-        let mut saved = SavedCluster::load(home).map_err(ControlError::new)?;
-        saved.up = (self.base != *next.options()).then(|| up_definition(&self.base));
-        saved.save(home).map_err(ControlError::new)?;
+        self.keep_up_definition(&next)?;
         *self.cluster.write().unwrap_or_else(|e| e.into_inner()) = next;
         Ok(Applied { restarted: true, wiped: wipe, took_ms: started.elapsed().as_millis() as u64 })
     }
+
+    fn network_controlled(&self) -> Result<(), String> {
+        let cluster = self.cluster();
+        if cluster.options().relayed() {
+            Ok(())
+        } else {
+            Err(crate::LocalError::NotRelayed { home: cluster.options().home.clone() }.to_string())
+        }
+    }
+
+    fn change_network(&self, change: &NetworkChange, log: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
+        self.cluster().change_network(change, log).map_err(ControlError::new)
+    }
+}
+
+impl LocalControl {
+    /// Keeps the server `local up` gave as the base of later definitions (a wipe removed it).
+    fn keep_up_definition(&self, next: &LocalCluster) -> Result<(), ControlError> {
+        let home = &self.base.home;
+        let mut saved = SavedCluster::load(home).map_err(ControlError::new)?;
+        saved.up = (self.base != *next.options()).then(|| up_definition(&self.base));
+        saved.save(home).map_err(ControlError::new)
+    }
+}
+
+/// Whether `a` and `b` run the same relayed cluster but for its distances (which the relay
+/// takes without a restart).
+fn only_distances_differ(a: &LocalOptions, b: &LocalOptions) -> bool {
+    let without = |o: &LocalOptions| {
+        let mut o = o.clone();
+        o.server.rtt.clear();
+        o.server.client_rtt.clear();
+        o.server.relay = Some(true);
+        o
+    };
+    a.relayed() && b.relayed() && a != b && without(a) == without(b)
 }
 
 impl LocalCluster {

@@ -38,13 +38,20 @@ const STORAGE_SETTINGS: &[&str] =
     &["sstable", "storage_compatibility_mode", "partitioner", "num_tokens", "initial_token", "allocate_tokens", "data_file_directories", "commitlog_directory"];
 
 /// Whether going from `a` to `b` changes what the data on disk is (its version or build, its
-/// format, its owners): then the data is wiped and loaded again. Other settings (caches,
-/// thread pools, memtables: flushed on a graceful stop) keep the data.
+/// format, its owners and their addresses: relayed or not): then the data is wiped and loaded
+/// again. Other settings (caches, thread pools, memtables: flushed on a graceful stop) keep
+/// the data.
 pub fn storage_differs(a: &LocalOptions, b: &LocalOptions) -> bool {
     let storage = |o: &LocalOptions| -> Vec<(String, serde_json::Value)> {
         o.server.settings.iter().filter(|(k, _)| STORAGE_SETTINGS.iter().any(|s| k.starts_with(s))).map(|(k, v)| (k.clone(), v.clone())).collect()
     };
-    a.version() != b.version() || a.server.build != b.server.build || storage(a) != storage(b) || a.nodes() != b.nodes() || a.dcs() != b.dcs()
+    // the relay changes the addresses the nodes broadcast, which their data remembers
+    a.version() != b.version()
+        || a.server.build != b.server.build
+        || storage(a) != storage(b)
+        || a.nodes() != b.nodes()
+        || a.dcs() != b.dcs()
+        || a.relayed() != b.relayed()
 }
 
 /// Total memory of this machine, in MiB (from /proc/meminfo).

@@ -70,6 +70,12 @@ pub struct NodeLayout {
     /// Data center and rack (`cassandra-rackdc.properties` of a multi-node cluster).
     pub dc: String,
     pub rack: String,
+    /// Where the other nodes reach it (its `broadcast_address`): its own address, or on a
+    /// relayed cluster the relay's address in front of it ([`relay_peer_address`]).
+    pub peer_address: Ipv4Addr,
+    /// Where clients reach it (its `broadcast_rpc_address`): its own address, or on a relayed
+    /// cluster the relay's ([`relay_client_address`]).
+    pub client_address: Ipv4Addr,
 }
 
 impl NodeLayout {
@@ -123,10 +129,39 @@ impl NodeLayout {
     pub fn gc_log(&self) -> PathBuf {
         self.logs_dir().join("gc.log")
     }
-    /// `address:cql_port`, the form drivers take.
+    /// `address:cql_port`, the form drivers take: where clients reach the node.
     pub fn contact_point(&self) -> String {
-        format!("{}:{}", self.address, self.cql_port)
+        format!("{}:{}", self.client_address, self.cql_port)
     }
+
+    /// Whether its traffic goes through casslab's relay.
+    pub fn is_relayed(&self) -> bool {
+        self.peer_address != self.address
+    }
+
+    /// Whether `address` names it: its own address, or one the relay gives it.
+    pub fn is_named_by(&self, address: Ipv4Addr) -> bool {
+        address == self.address || address == self.peer_address || address == self.client_address
+    }
+}
+
+/// The second octet of a relay's internode addresses: node `127.x.y.z`'s peers reach it at
+/// `127.(x+64).y.z`.
+pub const RELAY_PEER_OCTET_OFFSET: u8 = 64;
+/// The second octet of a relay's client addresses: clients reach node `127.x.y.z` at
+/// `127.(x+128).y.z`.
+pub const RELAY_CLIENT_OCTET_OFFSET: u8 = 128;
+
+/// Where the other nodes reach the node at `address` on a relayed cluster.
+pub fn relay_peer_address(address: Ipv4Addr) -> Ipv4Addr {
+    let [a, b, c, d] = address.octets();
+    Ipv4Addr::new(a, b.wrapping_add(RELAY_PEER_OCTET_OFFSET), c, d)
+}
+
+/// Where clients reach the node at `address` on a relayed cluster.
+pub fn relay_client_address(address: Ipv4Addr) -> Ipv4Addr {
+    let [a, b, c, d] = address.octets();
+    Ipv4Addr::new(a, b.wrapping_add(RELAY_CLIENT_OCTET_OFFSET), c, d)
 }
 
 /// Address of node `index`: `base` plus `index` in the last octet, staying within 1..=254.
@@ -174,9 +209,34 @@ pub fn validate(opts: &LocalOptions) -> Result<(), LocalError> {
     if opts.version().is_empty() || !opts.version().chars().all(|c| c.is_ascii_alphanumeric() || ".-_".contains(c)) {
         return bad(format!("version {:?} is not a Cassandra version like 5.0.6", opts.version()));
     }
+    check_network(opts)?;
     if opts.home.to_string_lossy().contains(':') {
         // `-Xlog:gc*:file=<path>` separates its fields with ':'.
         return bad(format!("home {} must not contain ':'", opts.home.display()));
+    }
+    Ok(())
+}
+
+/// Checks the distances of a relayed cluster: data centers it has, and addresses the relay can
+/// take beside the nodes'.
+fn check_network(opts: &LocalOptions) -> Result<(), LocalError> {
+    let bad = |reason: String| Err(LocalError::InvalidOptions { reason });
+    let server = &opts.server;
+    if server.relay == Some(false) && server.relayed() {
+        return bad("distances (rtt, client_rtt) need casslab's relay: leave out `relay: false`".into());
+    }
+    let dcs: Vec<&str> = if opts.dcs().is_empty() { vec![DEFAULT_DC] } else { opts.dcs().iter().map(|(n, _)| n.as_str()).collect() };
+    let named = server.rtt.keys().flat_map(|p| [p.first(), p.second()]).chain(server.client_rtt.keys().map(String::as_str));
+    for dc in named {
+        if !dcs.contains(&dc) {
+            return bad(format!("a distance names data center {dc}, which the cluster does not have (it has {})", dcs.join(", ")));
+        }
+    }
+    if server.relayed() && opts.base_address.octets()[1] >= RELAY_PEER_OCTET_OFFSET {
+        return bad(format!(
+            "base address {}: a relayed cluster's nodes need addresses 127.0-63.y.z (the relay takes 127.64-127.y.z and 127.128-191.y.z in front of them)",
+            opts.base_address
+        ));
     }
     Ok(())
 }
@@ -192,7 +252,10 @@ pub fn layouts(opts: &LocalOptions) -> Result<Vec<NodeLayout>, LocalError> {
     (0..opts.nodes())
         .map(|index| {
             let address = node_address(opts.base_address, index)?;
+            let relayed = opts.server.relayed();
             Ok(NodeLayout {
+                peer_address: if relayed { relay_peer_address(address) } else { address },
+                client_address: if relayed { relay_client_address(address) } else { address },
                 dc: dc_of[index].clone(),
                 rack: "rack1".to_string(),
                 index,
@@ -274,6 +337,38 @@ mod tests {
             assert!(parse_dcs(bad).is_err(), "{bad:?}");
         }
         assert_eq!((default_heap_mb(1), default_heap_mb(3), default_heap_mb(5)), (1024, 768, 640));
+    }
+
+    #[test]
+    fn a_relayed_cluster_puts_the_relay_in_front_of_every_node() {
+        use casslab_core::network::{DcPair, Rtt};
+        let mut o = opts([127, 0, 0, 121], 2);
+        o.server.dcs = Some(parse_dcs("dc1:1,dc2:1").unwrap());
+        let plain = layouts(&o).unwrap();
+        assert_eq!((plain[1].peer_address, plain[1].client_address), (plain[1].address, plain[1].address));
+        assert!(!plain[1].is_relayed());
+        assert_eq!(plain[1].contact_point(), "127.0.0.122:9042");
+        o.server.rtt = [(DcPair::new("dc1", "dc2").unwrap(), Rtt::from_ms(8))].into();
+        let relayed = layouts(&o).unwrap();
+        assert_eq!(relayed[1].address, Ipv4Addr::new(127, 0, 0, 122));
+        assert_eq!(relayed[1].peer_address, Ipv4Addr::new(127, 64, 0, 122));
+        assert_eq!(relayed[1].client_address, Ipv4Addr::new(127, 128, 0, 122));
+        assert_eq!(relayed[1].contact_point(), "127.128.0.122:9042");
+        assert!(relayed[1].is_relayed() && relayed[1].is_named_by(Ipv4Addr::new(127, 64, 0, 122)) && !relayed[1].is_named_by(Ipv4Addr::new(127, 64, 0, 121)));
+        // what the distances name must exist, and the relay needs room for its addresses
+        o.server.client_rtt = [("dc3".to_string(), Rtt::from_ms(1))].into();
+        assert!(validate(&o).unwrap_err().to_string().contains("dc3, which the cluster does not have (it has dc1, dc2)"));
+        o.server.client_rtt.clear();
+        o.base_address = Ipv4Addr::new(127, 70, 0, 1);
+        assert!(validate(&o).unwrap_err().to_string().contains("127.0-63.y.z"));
+        o.base_address = Ipv4Addr::new(127, 0, 0, 121);
+        o.server.relay = Some(false);
+        assert!(validate(&o).unwrap_err().to_string().contains("relay: false"));
+        let mut one = opts([127, 0, 0, 86], 1);
+        one.server.relay = Some(true);
+        assert_eq!(layouts(&one).unwrap()[0].peer_address, Ipv4Addr::new(127, 64, 0, 86), "a lone node can be relayed too");
+        one.server.rtt = [(DcPair::new(DEFAULT_DC, DEFAULT_DC).unwrap(), Rtt::from_ms(1))].into();
+        validate(&one).unwrap();
     }
 
     #[test]

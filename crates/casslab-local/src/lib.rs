@@ -8,13 +8,17 @@
 //! parse command lines, print, or exit: callers get progress lines through a callback
 //! and typed `LocalError`s. Linux only (it reads `/proc`). Beside the Cassandra nodes it
 //! starts a local `redis-server` (module `redis`) for workloads of Redis commands, with the
-//! same rules: its own home, loopback only, and it stops only what it started.
+//! same rules: its own home, loopback only, and it stops only what it started. A cluster with
+//! distances between its data centers (or asked to) runs casslab's relay (`relay`) in front of
+//! every node: a process of its own that delays, cuts or slows what crosses between nodes and
+//! from the client, as the distances and a run's network events say.
 
 mod belongs;
 mod config_files;
 mod control;
 mod cql_probe;
 mod definition;
+mod handshake;
 pub mod fql;
 mod jars;
 mod java;
@@ -22,8 +26,13 @@ mod jvm;
 mod layout;
 mod local_cluster;
 mod local_error;
+mod local_network;
 pub mod local_redis;
 mod node_process;
+pub mod relay;
+mod relay_pipe;
+mod relay_process;
+mod relay_rules;
 mod ring;
 mod state;
 mod tls;
@@ -41,6 +50,7 @@ pub use java::{find_java, majors_for, JavaRuntime};
 pub use jvm::MODULE_FLAGS;
 pub use layout::{default_heap_mb, jmx_port_for, node_address, parse_dcs, NodeLayout, DEFAULT_DC};
 pub use local_cluster::{normalize_home, LocalCluster, NodeStatus, UpReport};
+pub use local_network::NetworkStatus;
 pub use local_error::LocalError;
 pub use ring::{parse_ring, RingEntry};
 pub use state::{SavedCluster, SavedNode};
@@ -140,8 +150,15 @@ impl LocalOptions {
             gc: Some(self.gc()),
             nodes: Some(self.nodes()),
             dcs: (!self.dcs().is_empty()).then(|| self.dcs().to_vec()),
+            relay: self.relayed().then_some(true),
             ..self.server.clone()
         }
+    }
+
+    /// Whether every connection of the cluster goes through casslab's relay (asked for, or
+    /// implied by a distance).
+    pub fn relayed(&self) -> bool {
+        self.server.relayed() && self.server.relay != Some(false)
     }
 
     /// Several nodes or data centers: the nodes gossip with a

@@ -52,6 +52,10 @@ fn check_ports(node: &NodeLayout) -> Result<(), LocalError> {
 pub struct NodeStatus {
     pub name: String,
     pub address: Ipv4Addr,
+    /// Where clients reach it: its address, or on a relayed cluster the relay's.
+    pub client_address: Ipv4Addr,
+    /// Where its peers reach it, as the ring names it: its address, or the relay's.
+    pub peer_address: Ipv4Addr,
     /// The data center the node was configured with.
     pub dc: String,
     pub cql_port: u16,
@@ -105,9 +109,16 @@ impl LocalCluster {
         &self.opts
     }
 
-    /// `address:cql_port` of every node, e.g. `127.0.0.1:9042`.
+    /// `address:cql_port` of every node, e.g. `127.0.0.1:9042`: where clients reach them (on a
+    /// relayed cluster, the relay's addresses in front of them).
     pub fn contact_points(&self) -> Vec<String> {
-        (0..self.opts.nodes()).filter_map(|i| node_address(self.opts.base_address, i).ok()).map(|address| format!("{address}:{}", self.opts.cql_port)).collect()
+        match layouts(&self.opts) {
+            Ok(nodes) => nodes.iter().map(NodeLayout::contact_point).collect(),
+            Err(_) => (0..self.opts.nodes())
+                .filter_map(|i| node_address(self.opts.base_address, i).ok())
+                .map(|address| format!("{address}:{}", self.opts.cql_port))
+                .collect(),
+        }
     }
 
     /// The certificate (PEM) clients verify the nodes with, when the cluster runs with TLS:
@@ -122,9 +133,9 @@ impl LocalCluster {
         cql_answers(node.address, node.cql_port, self.opts.tls, PROBE_TIMEOUT)
     }
 
-    /// Every node runs and answers CQL.
+    /// Every node runs and answers CQL (and the relay runs, on a relayed cluster).
     pub fn is_running(&self) -> bool {
-        self.status().is_ok_and(|nodes| nodes.iter().all(|n| n.running && n.cql_up))
+        self.status().is_ok_and(|nodes| nodes.iter().all(|n| n.running && n.cql_up)) && self.relay_runs()
     }
 
     /// Starts the nodes that are not running, one at a time, each waited for until it
@@ -145,7 +156,7 @@ impl LocalCluster {
         let pids: Vec<Option<u32>> = nodes.iter().map(find_node_pid).collect();
         let wanted = SavedCluster::new(&self.opts, &nodes);
         if pids.iter().any(Option::is_some) {
-            if let Some(difference) = SavedCluster::load(&self.opts.home).ok().and_then(|s| s.difference(&wanted)) {
+            if let Some(difference) = SavedCluster::load(&self.opts.home).ok().and_then(|s| s.difference_but_distances(&wanted)) {
                 return Err(LocalError::OptionsMismatch { home: self.opts.home.clone(), difference });
             }
         }
@@ -171,7 +182,8 @@ impl LocalCluster {
             Some(_) => Security {
                 auth: self.opts.auth,
                 tls: if self.opts.tls {
-                    let addresses: Vec<Ipv4Addr> = nodes.iter().map(|n| n.address).collect();
+                    let mut addresses: Vec<Ipv4Addr> = nodes.iter().map(|n| n.address).collect();
+                    addresses.extend(nodes.iter().filter(|n| n.is_relayed()).map(|n| n.client_address));
                     Some(ensure_keystore(&self.opts.home, &addresses, progress)?)
                 } else {
                     None
@@ -180,6 +192,8 @@ impl LocalCluster {
             None => Security::default(),
         };
         wanted.save(&self.opts.home)?;
+        // the relay first: the nodes reach their seed through it
+        self.ensure_network(&nodes, only.is_none(), progress)?;
 
         let mut report = UpReport { started: Vec::new(), already_running: Vec::new(), nodes: Vec::new() };
         for (node, pid) in nodes.iter().zip(pids) {
@@ -238,7 +252,7 @@ impl LocalCluster {
             let out = self.nodetool(node.index, &["status"])?;
             let text = String::from_utf8_lossy(&out.stdout).into_owned();
             let ring = parse_ring(&text);
-            let all_up = running.iter().all(|n| ring.iter().any(|e| e.address == n.address && e.is_up_normal()));
+            let all_up = running.iter().all(|n| ring.iter().any(|e| e.address == n.peer_address && e.is_up_normal()));
             if all_up {
                 pending.remove(0);
                 continue;
@@ -263,12 +277,17 @@ impl LocalCluster {
     }
 
     /// The nodes `selector` names, as 0-based indices: a node name (`node2`), a node's
-    /// address (`127.0.0.2`), a data center (`dc2`: every node of it) or `all`.
+    /// address (`127.0.0.2`, or one the relay gives it), a data center (`dc2`: every node of
+    /// it) or `all`.
     pub fn select(&self, selector: &str) -> Result<Vec<usize>, LocalError> {
         let nodes = layouts(&self.opts)?;
         let sel = selector.trim();
-        let picked: Vec<usize> =
-            nodes.iter().filter(|n| sel == "all" || n.name == sel || n.address.to_string() == sel || n.dc == sel).map(|n| n.index).collect();
+        let address = sel.parse::<Ipv4Addr>().ok();
+        let picked: Vec<usize> = nodes
+            .iter()
+            .filter(|n| sel == "all" || n.name == sel || address.is_some_and(|a| n.is_named_by(a)) || n.dc == sel)
+            .map(|n| n.index)
+            .collect();
         if picked.is_empty() {
             let mut known: Vec<String> = nodes.iter().map(|n| format!("{} ({})", n.name, n.address)).collect();
             let mut dcs: Vec<String> = nodes.iter().map(|n| n.dc.clone()).collect();
@@ -385,6 +404,8 @@ impl LocalCluster {
                 NodeStatus {
                     name: node.name.clone(),
                     address: node.address,
+                    client_address: node.client_address,
+                    peer_address: node.peer_address,
                     dc: node.dc.clone(),
                     cql_port: node.cql_port,
                     jmx_port: node.jmx_port,
@@ -445,6 +466,7 @@ impl LocalCluster {
             }
             remove_if_present(&node.pid_path())?;
         }
+        self.network_down(wipe, progress)?;
         if wipe {
             for node in &nodes {
                 if !node.dir.exists() {

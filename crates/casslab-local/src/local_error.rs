@@ -104,6 +104,18 @@ pub enum LocalError {
     #[error("{dir} was not created by casslab (no marker file), so it was not deleted; remove it by hand if you are sure")]
     NotOurs { dir: PathBuf },
 
+    /// casslab's relay of a cluster could not start, or refused what it was asked.
+    #[error("the relay of the cluster in {}: {reason}; `casslab local down` then `casslab local up` starts it afresh{}", .home.display(), if .log_tail.is_empty() { String::new() } else { format!(". Its last log lines:\n{}", .log_tail) })]
+    Relay { home: PathBuf, reason: String, log_tail: String },
+
+    /// A relayed cluster's relay is not running.
+    #[error("the cluster in {} relays its network, but its relay is not running: `casslab local up` starts it again", .home.display())]
+    RelayDown { home: PathBuf },
+
+    /// A network change on a cluster whose network casslab does not relay.
+    #[error("the local cluster in {} runs without casslab's relay, so its network cannot change: start it with one (`casslab local down`, then `casslab local up --relay` with its shape, or with distances: --rtt dc1:dc2=8ms, --client-rtt dc2=8ms), or give the workload `cluster: {{ relay: true }}`", .home.display())]
+    NotRelayed { home: PathBuf },
+
     /// `home/cluster.json` is missing or unreadable.
     #[error("no usable cluster description at {path} ({reason}); start a cluster with `casslab local up`")]
     NoSavedCluster { path: PathBuf, reason: String },

@@ -197,6 +197,22 @@ impl SavedCluster {
         (!diffs.is_empty()).then(|| diffs.join(", "))
     }
 
+    /// [`SavedCluster::difference`] but for the distances, when both run relayed: a running
+    /// relayed cluster takes new distances without a restart.
+    pub fn difference_but_distances(&self, other: &SavedCluster) -> Option<String> {
+        if !(self.server.relayed() && other.server.relayed()) {
+            return self.difference(other);
+        }
+        let without = |s: &SavedCluster| {
+            let mut s = s.clone();
+            s.server.rtt.clear();
+            s.server.client_rtt.clear();
+            s.server.relay = Some(true);
+            s
+        };
+        without(self).difference(&without(other))
+    }
+
     /// Reads `home/cluster.json`.
     pub fn load(home: &Path) -> Result<Self, LocalError> {
         let path = cluster_file(home);

@@ -363,6 +363,10 @@ pub enum LocalCommand {
     /// `status`, `down`. `casslab run` of a Redis workload without --target starts it itself.
     #[command(subcommand)]
     Redis(LocalRedisCommand),
+    /// Run the network relay of a relayed local cluster (started by `local up`, stopped by
+    /// `local down`; not for people).
+    #[command(hide = true)]
+    Relay(LocalHomeArgs),
     /// Stop the local nodes casslab started (data is kept unless --wipe).
     Down {
         /// Also delete the nodes' data and logs.
@@ -459,6 +463,20 @@ pub struct LocalUpArgs {
     /// --set 'sstable={"selected_format":"bti"}'. Checked before any node starts.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub settings: Vec<String>,
+    /// Round-trip time between two data centers, DC:DC=RTT (repeatable, or by commas), e.g.
+    /// --rtt dc1:dc2=8ms, with jitter 8ms±1ms (or 8ms+-1ms); dc1:dc1=RTT between the nodes of
+    /// one. Every byte between their nodes is delayed by half of it each way, by casslab's relay.
+    /// A running cluster takes new distances without a restart.
+    #[arg(long, value_name = "DC:DC=RTT")]
+    pub rtt: Vec<String>,
+    /// The client's round-trip time to a data center, DC=RTT (repeatable, or by commas), e.g.
+    /// --client-rtt dc2=8ms: added to every request the client sends there.
+    #[arg(long, value_name = "DC=RTT")]
+    pub client_rtt: Vec<String>,
+    /// Put every connection through casslab's relay even without distances, so that a run's
+    /// network events (partition, isolate, slow, lossy, client-loses) can act.
+    #[arg(long)]
+    pub relay: bool,
     #[command(flatten)]
     pub home: LocalHomeArgs,
 }

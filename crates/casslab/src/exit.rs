@@ -140,6 +140,7 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
             | LocalError::OptionsMismatch { .. }
             | LocalError::DataOfAnotherCluster { .. }
             | LocalError::BadDefinition { .. }
+            | LocalError::NotRelayed { .. }
             | LocalError::JavaUnsuitable { .. }
             | LocalError::NoSuitableJava { .. }
             | LocalError::NoSuchVersion { .. } => Exit::Usage,

@@ -12,6 +12,7 @@
 
 pub mod conduct;
 pub mod findmax;
+mod network_events;
 mod observer;
 mod server_metrics;
 mod timeline;

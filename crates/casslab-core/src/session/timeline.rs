@@ -4,8 +4,10 @@
 //! running; node stops, kills and starts one at a time, through the cluster's own lock
 //! ([`ClusterControl::one_at_a_time`]) — and records when it started and
 //! ended on the run's clock, its exit status and the tail of its output. Node actions and
-//! nodetool calls go through the [`ClusterControl`] seam; `exec` runs `sh -c CMD`.
+//! nodetool calls go through the [`ClusterControl`] seam; `exec` runs `sh -c CMD`; network
+//! changes are `network_events`'.
 
+use super::network_events;
 use super::observer::{Observer, SessionEvent};
 use crate::cluster::ClusterControl;
 use crate::engine::RunClock;
@@ -25,13 +27,21 @@ pub enum EventCheckError {
     NeedsLocalCluster { spec: String, action: &'static str, at_s: u64 },
     #[error("event '{spec}': {source}")]
     UnknownNodes { spec: String, source: crate::cluster::ControlError },
+    #[error("event '{spec}': `{action}` changes the network of casslab's local cluster, but this run is aimed at --hosts; on your own cluster change it yourself at that time with '{at_s}s exec CMD', e.g. '{at_s}s exec ssh db3 sudo iptables -A INPUT -s 10.0.2.0/24 -j DROP' for a partition (-D to heal) or '{at_s}s exec ssh db3 sudo tc qdisc add dev eth0 root netem delay 50ms' for a slow link")]
+    NetworkNeedsLocalCluster { spec: String, action: &'static str, at_s: u64 },
+    #[error("event '{spec}': {reason}")]
+    NoNetworkControl { spec: String, reason: String },
 }
 
 /// Checks every event against what the run is aimed at, before anything touches the cluster:
-/// node and nodetool actions need a cluster casslab controls, and the nodes or data centers
-/// they name must exist in it.
+/// node, nodetool and network actions need a cluster casslab controls (network actions: one
+/// whose network it relays), and the nodes or data centers they name must exist in it.
 pub fn check_events(events: &[EventSpec], control: Option<&dyn ClusterControl>) -> Result<(), EventCheckError> {
     for e in events.iter().filter(|e| e.action.needs_local_cluster()) {
+        if e.action.is_network() {
+            network_events::check(e, control)?;
+            continue;
+        }
         let Some(cluster) = control else {
             return Err(EventCheckError::NeedsLocalCluster { spec: e.text.clone(), action: e.action.name(), at_s: e.at_ms / 1000 });
         };
@@ -62,7 +72,9 @@ impl Timeline {
         let task = tokio::spawn(async move {
             let mut running: Vec<JoinHandle<EventRecord>> = Vec::new();
             let mut records = Vec::new();
-            for (seq, spec) in sorted(events).into_iter().enumerate() {
+            let specs = sorted(events);
+            let (end_control, end_observer) = (control.clone(), observer.clone());
+            for (seq, spec) in specs.clone().into_iter().enumerate() {
                 let due_ms = run_started_at_ms + spec.at_ms;
                 let stopped = *cancelled.borrow()
                     || tokio::select! {
@@ -112,6 +124,10 @@ impl Timeline {
                 }
             }
             records.sort_by_key(|r| r.seq);
+            if specs.iter().any(|s| s.action.is_network()) {
+                let records = records.clone();
+                let _ = tokio::task::spawn_blocking(move || network_events::heal_left_faults(&specs, &records, end_control.as_deref(), end_observer.as_ref())).await;
+            }
             records
         });
         Timeline { task, cancel }
@@ -162,6 +178,9 @@ fn carry_out(action: &EventAction, control: Option<&dyn ClusterControl>) -> (Eve
     let Some(cluster) = control else {
         return (EventStatus::Failed, None, "no local cluster to act on".into());
     };
+    if action.is_network() {
+        return network_events::carry_out(action, cluster);
+    }
     let mut lines = Vec::new();
     let mut log = |l: &str| lines.push(l.to_string());
     let result = match action {

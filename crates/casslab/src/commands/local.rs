@@ -6,6 +6,7 @@ use crate::exit::{usage, Exit};
 use crate::out;
 use anyhow::Result;
 use casslab_core::cluster::{Gc, ServerSpec};
+use casslab_core::network;
 use casslab_core::report::table::TextTable;
 use casslab_local::local_redis::{LocalRedis, RedisOptions};
 use casslab_local::{LocalCluster, LocalOptions, SavedCluster, DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
@@ -112,6 +113,9 @@ fn server_of(a: &LocalUpArgs) -> Result<ServerSpec> {
         settings: crate::cli::parse_settings(&a.settings)?,
         nodes: a.nodes.map(|n| n.max(1)),
         dcs,
+        rtt: network::parse_rtts(&a.rtt).map_err(|e| usage(format!("--rtt: {e}")))?.into_iter().collect(),
+        client_rtt: network::parse_client_rtts(&a.client_rtt).map_err(|e| usage(format!("--client-rtt: {e}")))?.into_iter().collect(),
+        relay: a.relay.then_some(true),
     })
 }
 
@@ -161,7 +165,7 @@ fn status(h: &LocalHomeArgs) -> Result<i32> {
     let ring = if nodes.iter().any(|n| n.running) { cluster.ring().ok().flatten().unwrap_or_default() } else { Vec::new() };
     let mut t = TextTable::new(["node", "address", "dc", "state", "pid", "process", "cql", "load", "data"]).right([4, 7]);
     for n in &nodes {
-        let seen = ring.iter().find(|e| e.address == n.address);
+        let seen = ring.iter().find(|e| e.address == n.peer_address);
         t.row([
             n.name.clone(),
             format!("{}:{}", n.address, n.cql_port),
@@ -175,7 +179,7 @@ fn status(h: &LocalHomeArgs) -> Result<i32> {
         ]);
     }
     // peers the ring remembers that this cluster does not start (its data belongs to a bigger one)
-    let mut strangers: Vec<_> = ring.iter().filter(|e| !nodes.iter().any(|n| n.address == e.address)).collect();
+    let mut strangers: Vec<_> = ring.iter().filter(|e| !nodes.iter().any(|n| n.peer_address == e.address || n.address == e.address)).collect();
     strangers.sort_by_key(|e| e.address);
     for e in &strangers {
         t.row([
@@ -191,6 +195,10 @@ fn status(h: &LocalHomeArgs) -> Result<i32> {
         ]);
     }
     out::print(&t.to_string())?;
+    let network = cluster.network_status()?;
+    if let Some(n) = &network {
+        out::print(&network_text(n))?;
+    }
     print_security(&cluster);
     let down: Vec<String> = strangers.iter().filter(|e| !e.is_up_normal()).map(|e| format!("{} ({})", e.address, e.state)).collect();
     if !down.is_empty() {
@@ -200,8 +208,28 @@ fn status(h: &LocalHomeArgs) -> Result<i32> {
             casslab_local::wipe_command(&cluster.options().home)
         );
     }
-    let healthy = nodes.iter().all(|n| n.running && n.cql_up) && down.is_empty();
+    let relay_ok = network.as_ref().is_none_or(|n| n.relay_pid.is_some() || !nodes.iter().any(|n| n.running));
+    let healthy = nodes.iter().all(|n| n.running && n.cql_up) && down.is_empty() && relay_ok;
     Ok(if healthy { Exit::Success } else { Exit::Setup }.code())
+}
+
+/// The network lines of `local status` for a relayed cluster: the relay, the distances, the
+/// faults in force, and where the relay takes each node's connections.
+fn network_text(n: &casslab_local::NetworkStatus) -> String {
+    let relay = match n.relay_pid {
+        Some(pid) => format!("relay pid {pid}"),
+        None => "relay not running (`casslab local up` starts it)".to_string(),
+    };
+    let faults = if n.faults.is_empty() {
+        "none".to_string()
+    } else {
+        n.faults.iter().map(|(label, since)| format!("{label} (since {})", casslab_core::units::utc(*since as i64))).collect::<Vec<_>>().join(", ")
+    };
+    let reach = n.nodes.iter().map(|(name, peers, clients)| format!("{name} {peers}/{clients}")).collect::<Vec<_>>().join(", ");
+    format!("network: {relay}; distances: {}
+faults in force: {faults}
+relay addresses (peers/clients): {reach}
+", n.distances)
 }
 
 pub fn local(cmd: LocalCommand) -> Result<i32> {
@@ -237,6 +265,12 @@ pub fn local(cmd: LocalCommand) -> Result<i32> {
             Ok(out.status.code().unwrap_or(1))
         }
         LocalCommand::Redis(c) => redis(c),
+        LocalCommand::Relay(h) => {
+            // the relay's own process: its stderr is its log (`home/relay/relay.log`)
+            let log: std::sync::Arc<dyn Fn(&str) + Send + Sync> = std::sync::Arc::new(|line: &str| eprintln!("{line}"));
+            casslab_local::relay::serve(&home(&h), log)?;
+            Ok(Exit::Success.code())
+        }
         LocalCommand::Down { wipe, home: h } => {
             let cluster = cluster_for(&h)?;
             cluster.down(wipe, &mut |line| out::note(line))?;

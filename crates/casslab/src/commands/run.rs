@@ -116,6 +116,8 @@ pub fn connect_target(cfg: &mut RunConfig, local: Option<&LocalCluster>) -> Resu
             out::note("no --hosts given: starting a local Cassandra node (`casslab local up`); it keeps running after the run, `casslab local down` stops it");
             local::up_with_progress(cluster)?;
         }
+        // a run killed before its heal left its faults in force: this run starts without them
+        cluster.heal_left_faults(&mut |line| out::note(line))?;
         local_password = cluster.aim_client(&mut cfg.cluster);
     }
     let password = match local_password {
