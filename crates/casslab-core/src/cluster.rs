@@ -290,4 +290,21 @@ mod tests {
         // nodes and data centers are fields like the others: each kept unless `over` sets it
         assert_eq!((s.nodes, s.dcs.as_ref().map(Vec::len)), (Some(3), Some(2)));
     }
+
+    #[test]
+    fn distances_read_from_yaml_merge_pair_by_pair_and_imply_the_relay() {
+        use crate::network::{DcPair, Rtt};
+        let base: ServerSpec = crate::yaml::from_str("dcs: [[dc1, 1], [dc2, 1]]\nrtt: { dc1:dc2: 8ms, dc2:dc2: 1ms }\n").unwrap();
+        assert_eq!(base.rtt.get(&DcPair::new("dc2", "dc1").unwrap()), Some(&Rtt::from_ms(8)));
+        assert!(base.relayed() && !ServerSpec::default().relayed());
+        let over: ServerSpec = crate::yaml::from_str("rtt:\n  dc2:dc1: 20ms±2ms\nclient_rtt: { dc2: 4ms }\n").unwrap();
+        let s = base.overlaid(&over);
+        let rtts: Vec<String> = s.rtt.iter().map(|(p, r)| format!("{p}={r}")).collect();
+        assert_eq!(rtts, ["dc1:dc2=20ms±2ms", "dc2:dc2=1ms"], "the pair written either way is one pair");
+        assert_eq!(s.client_rtt.get("dc2"), Some(&Rtt::from_ms(4)));
+        let relay_only: ServerSpec = crate::yaml::from_str("relay: true").unwrap();
+        assert!(relay_only.relayed());
+        let e = crate::yaml::from_str::<ServerSpec>("rtt: { dc1-dc2: 8ms }").unwrap_err().to_string();
+        assert!(e.contains("DC:DC=RTT"), "{e}");
+    }
 }

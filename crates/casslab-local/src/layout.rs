@@ -229,7 +229,10 @@ fn check_network(opts: &LocalOptions) -> Result<(), LocalError> {
     let named = server.rtt.keys().flat_map(|p| [p.first(), p.second()]).chain(server.client_rtt.keys().map(String::as_str));
     for dc in named {
         if !dcs.contains(&dc) {
-            return bad(format!("a distance names data center {dc}, which the cluster does not have (it has {})", dcs.join(", ")));
+            return bad(format!(
+                "a distance names data center {dc}, which the cluster does not have (it has {}; `casslab local up --dcs dc1:N,dc2:N` starts several)",
+                dcs.join(", ")
+            ));
         }
     }
     if server.relayed() && opts.base_address.octets()[1] >= RELAY_PEER_OCTET_OFFSET {

@@ -193,7 +193,7 @@ impl LocalCluster {
         };
         wanted.save(&self.opts.home)?;
         // the relay first: the nodes reach their seed through it
-        self.ensure_network(&nodes, only.is_none(), progress)?;
+        let relay_started = self.ensure_network(&nodes, only.is_none(), progress)?;
 
         let mut report = UpReport { started: Vec::new(), already_running: Vec::new(), nodes: Vec::new() };
         for (node, pid) in nodes.iter().zip(pids) {
@@ -214,7 +214,7 @@ impl LocalCluster {
             self.start_node(node, &nodes[0], lib, java, &security, progress)?;
             report.started.push(node.name.clone());
         }
-        if self.opts.is_multi_node() && !report.started.is_empty() {
+        if self.opts.is_multi_node() && (!report.started.is_empty() || (relay_started && !report.already_running.is_empty())) {
             self.wait_for_ring(&nodes, progress)?;
         }
         if restarted_with_data && !report.started.is_empty() {

@@ -48,13 +48,14 @@ impl LocalCluster {
 
     /// Runs the relay as the options say before nodes start: started, or given the distances
     /// (with `heal`, ending faults an ended run left); on a cluster that is not relayed, stops
-    /// a relay left from a relayed past.
-    pub(crate) fn ensure_network(&self, nodes: &[NodeLayout], heal: bool, progress: &mut dyn FnMut(&str)) -> Result<(), LocalError> {
+    /// a relay left from a relayed past. True when a relay was started (the running nodes, if
+    /// any, must find each other again through it).
+    pub(crate) fn ensure_network(&self, nodes: &[NodeLayout], heal: bool, progress: &mut dyn FnMut(&str)) -> Result<bool, LocalError> {
         let home = &self.options().home;
         if self.options().relayed() {
             ensure_relay(home, &self.relay_config(nodes), heal, progress)
         } else {
-            stop_relay(home, progress).map(|_| ())
+            stop_relay(home, progress).map(|_| false)
         }
     }
 

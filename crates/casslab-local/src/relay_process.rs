@@ -65,9 +65,10 @@ fn write_config(home: &Path, config: &RelayConfig) -> Result<(), LocalError> {
 }
 
 /// Runs the relay of `home` with `config`: a running one takes the new distances (one that
-/// listens elsewhere is restarted), else one is started and waited for. With `heal`, faults a
-/// run left in force (it was ended before it could heal them) end, and are named in `progress`.
-pub fn ensure_relay(home: &Path, config: &RelayConfig, heal: bool, progress: &mut dyn FnMut(&str)) -> Result<(), LocalError> {
+/// listens elsewhere is restarted), else one is started and waited for; true when one was
+/// started. With `heal`, faults a run left in force (it was ended before it could heal them)
+/// end, and are named in `progress`.
+pub fn ensure_relay(home: &Path, config: &RelayConfig, heal: bool, progress: &mut dyn FnMut(&str)) -> Result<bool, LocalError> {
     write_config(home, config)?;
     if find_relay_pid(home).is_some() {
         let before = ask(home, &Request::State).map(|r| r.topology).ok();
@@ -81,14 +82,14 @@ pub fn ensure_relay(home: &Path, config: &RelayConfig, heal: bool, progress: &mu
                     ask(home, &Request::Change { change: casslab_core::network::NetworkChange::Heal })?;
                     progress(&format!("healed the network faults an ended run left in force: {}", left.join(", ")));
                 }
-                return Ok(());
+                return Ok(false);
             }
             Err(LocalError::Relay { reason, .. }) => progress(&format!("restarting the relay: {reason}")),
             Err(e) => return Err(e),
         }
         stop_relay(home, progress)?;
     }
-    start_relay(home, config, progress)
+    start_relay(home, config, progress).map(|_| true)
 }
 
 fn start_relay(home: &Path, config: &RelayConfig, progress: &mut dyn FnMut(&str)) -> Result<(), LocalError> {

@@ -388,6 +388,24 @@ mod tests {
     }
 
     #[test]
+    fn a_relayed_cluster_differs_by_its_distances_only_when_it_stops_being_relayed() {
+        use casslab_core::network::{DcPair, Rtt};
+        let opts = LocalOptions { home: PathBuf::from("/h"), ..LocalOptions::default() };
+        let mut a = SavedCluster::new(&opts, &[]);
+        a.server.rtt = [(DcPair::new("datacenter1", "datacenter1").unwrap(), Rtt::from_ms(1))].into();
+        a.server.relay = Some(true);
+        let mut b = a.clone();
+        b.server.rtt = [(DcPair::new("datacenter1", "datacenter1").unwrap(), Rtt::from_ms(8))].into();
+        b.server.client_rtt = [("datacenter1".to_string(), Rtt::from_ms(4))].into();
+        assert!(a.difference(&b).unwrap().contains("rtt"));
+        assert_eq!(a.difference_but_distances(&b), None, "the relay takes new distances as it runs");
+        let mut plain = a.clone();
+        plain.server.rtt.clear();
+        plain.server.relay = None;
+        assert!(a.difference_but_distances(&plain).unwrap().contains("relay true running, - asked"), "{:?}", a.difference_but_distances(&plain));
+    }
+
+    #[test]
     fn missing_file_is_no_saved_cluster() {
         let tmp = tempfile::tempdir().unwrap();
         assert!(matches!(SavedCluster::load(tmp.path()), Err(LocalError::NoSavedCluster { .. })));

@@ -625,6 +625,13 @@ variants:
         let e = load_experiment(&dir.join("redis-vs-cassandra.yaml"), &tiny).unwrap();
         assert_eq!(e.variants.len(), 8);
         assert_eq!((e.variants[1].name.as_str(), e.variants[1].workload.name.as_str()), ("redis@500", "redis"));
+        // two data centers 8 ms apart, the same for every variant
+        let e = load_experiment(&dir.join("consistency-across-dcs.yaml"), &tiny).unwrap();
+        let eight_ms: BTreeMap<_, _> = [(crate::network::DcPair::new("dc1", "dc2").unwrap(), crate::network::Rtt::from_ms(8))].into();
+        for v in &e.variants {
+            let cluster = v.workload.cluster.as_ref().unwrap();
+            assert_eq!((&cluster.rtt, cluster.relayed()), (&eight_ms, true), "{}", v.name);
+        }
     }
 
     #[test]

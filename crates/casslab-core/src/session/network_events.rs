@@ -181,6 +181,21 @@ mod tests {
         assert!(out.contains("start it with --relay"), "{out}");
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_timeline_heals_what_its_run_left_when_the_run_ends_not_before() {
+        use crate::engine::RunClock;
+        use crate::session::timeline::Timeline;
+        let cluster = std::sync::Arc::new(net(true));
+        let evs = vec![parse_event("10ms partition dc1|dc2").unwrap()];
+        let clock = RunClock { t0: tokio::time::Instant::now(), t0_unix_ms: 0 };
+        let t = Timeline::start(evs, clock, 0, Some(cluster.clone() as std::sync::Arc<dyn ClusterControl>), std::sync::Arc::new(crate::session::Quiet));
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert_eq!(cluster.changes.lock().unwrap().len(), 1, "the partition holds while the run goes on");
+        let records = t.finish().await;
+        assert_eq!(records[0].status, EventStatus::Ok);
+        assert_eq!(*cluster.changes.lock().unwrap(), [NetworkChange::Partition { sides: vec![vec![0, 1], vec![2, 3]] }, NetworkChange::Heal]);
+    }
+
     #[test]
     fn a_fault_left_in_force_is_healed_at_the_end_and_said() {
         let specs: Vec<EventSpec> = ["1s partition dc1|dc2", "2s heal", "3s slow node2 20ms", "4s kill node1"].iter().map(|s| parse_event(s).unwrap()).collect();

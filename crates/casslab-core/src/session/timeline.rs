@@ -56,7 +56,12 @@ pub fn check_events(events: &[EventSpec], control: Option<&dyn ClusterControl>) 
 pub(crate) struct Timeline {
     task: JoinHandle<Vec<EventRecord>>,
     cancel: watch::Sender<bool>,
+    /// A run with network events: its events in firing order, the cluster and the observer.
+    network: Option<NetworkEnd>,
 }
+
+/// What the end of a run with network events needs to heal what it left in force.
+type NetworkEnd = (Vec<EventSpec>, Option<Arc<dyn ClusterControl>>, Arc<dyn Observer>);
 
 impl Timeline {
     /// Starts firing `events` (times since the run phase's start, which is `run_started_at_ms`
@@ -69,12 +74,12 @@ impl Timeline {
         observer: Arc<dyn Observer>,
     ) -> Timeline {
         let (cancel, mut cancelled) = watch::channel(false);
+        // what the run's end needs to heal the network faults it left
+        let network = events.iter().any(|e| e.action.is_network()).then(|| (sorted(events.clone()), control.clone(), observer.clone()));
         let task = tokio::spawn(async move {
             let mut running: Vec<JoinHandle<EventRecord>> = Vec::new();
             let mut records = Vec::new();
-            let specs = sorted(events);
-            let (end_control, end_observer) = (control.clone(), observer.clone());
-            for (seq, spec) in specs.clone().into_iter().enumerate() {
+            for (seq, spec) in sorted(events).into_iter().enumerate() {
                 let due_ms = run_started_at_ms + spec.at_ms;
                 let stopped = *cancelled.borrow()
                     || tokio::select! {
@@ -124,19 +129,21 @@ impl Timeline {
                 }
             }
             records.sort_by_key(|r| r.seq);
-            if specs.iter().any(|s| s.action.is_network()) {
-                let records = records.clone();
-                let _ = tokio::task::spawn_blocking(move || network_events::heal_left_faults(&specs, &records, end_control.as_deref(), end_observer.as_ref())).await;
-            }
             records
         });
-        Timeline { task, cancel }
+        Timeline { task, cancel, network }
     }
 
-    /// Skips the events not yet due, waits for those under way, and returns every record.
+    /// Skips the events not yet due, waits for those under way, heals the network faults the
+    /// run left in force, and returns every record.
     pub async fn finish(self) -> Vec<EventRecord> {
         let _ = self.cancel.send(true);
-        self.task.await.unwrap_or_default()
+        let records = self.task.await.unwrap_or_default();
+        if let Some((specs, control, observer)) = self.network {
+            let done = records.clone();
+            let _ = tokio::task::spawn_blocking(move || network_events::heal_left_faults(&specs, &done, control.as_deref(), observer.as_ref())).await;
+        }
+        records
     }
 }
 

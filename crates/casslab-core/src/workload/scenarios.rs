@@ -1,6 +1,6 @@
 //! The scenario files shipped in the repository's `scenarios/` folder, embedded in the binary:
 //! workloads with `events:` that disturb a local cluster during the run (a node or a data
-//! center lost, a major compaction, a repair). A scenario's name works wherever a workload
+//! center lost, two data centers partitioned, a major compaction, a repair). A scenario's name works wherever a workload
 //! file path does; they are kept apart from the built-in workloads because they need a local
 //! cluster of several nodes.
 
@@ -8,6 +8,7 @@
 pub const SCENARIOS: &[(&str, &str)] = &[
     ("node-loss", include_str!("../../../../scenarios/node-loss.yaml")),
     ("dc-loss", include_str!("../../../../scenarios/dc-loss.yaml")),
+    ("dc-partition", include_str!("../../../../scenarios/dc-partition.yaml")),
     ("compaction-under-load", include_str!("../../../../scenarios/compaction-under-load.yaml")),
     ("repair-under-load", include_str!("../../../../scenarios/repair-under-load.yaml")),
 ];
@@ -34,6 +35,7 @@ mod tests {
             }
         }
         assert!(scenario("node-loss").unwrap().contains("kill ${node}"));
+        assert!(scenario("dc-partition").unwrap().contains("partition ${sides}"));
         assert_eq!(scenario("nope"), None);
     }
 }
