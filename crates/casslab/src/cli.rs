@@ -669,6 +669,11 @@ pub struct ExperimentArgs {
     /// interval too wide to tell); otherwise such a gate exits 4.
     #[arg(long)]
     pub allow_undecided: bool,
+    /// Plan instead of running: from the last execution of this experiment in the store (3
+    /// blocks or more), else from a pilot of 3 blocks, the blocks and minutes each judged
+    /// figure needs for the precision, and which are out of reach within the budget.
+    #[arg(long)]
+    pub plan: bool,
     /// Bootstrap window (overrides the file's `window`), e.g. 60s.
     #[arg(long)]
     pub window: Option<String>,

@@ -262,7 +262,7 @@ pub async fn run_experiment(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging:
         let variants = out.order.iter().map(|(v, _)| v.clone()).collect();
         lab.observer.on(&SessionEvent::Notice(&Notice::MeasuredOrder { order: run_order.order.as_str(), seed: run_order.seed, variants }));
     }
-    let mut maker = Maker::new(lab, setup, out);
+    let mut maker = Maker::new(lab, setup, out, judging);
     if maker.before_measuring().await? == Flow::Stop {
         return Ok(maker.stopped());
     }
@@ -298,6 +298,36 @@ pub async fn run_experiment(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging:
 /// The most blocks a sequential experiment runs, whatever its budget.
 const MAX_BLOCKS: u32 = 500;
 
+/// The tags that let a saved experiment be judged again as it was: its design (a sequential
+/// experiment's precision, first look, spending and budget; the horizon is added after the
+/// first block as `max_blocks`).
+fn design_tags(setup: &ExperimentSetup, judging: &JudgeOptions) -> Vec<String> {
+    let mut tags = judging_tags(judging);
+    tags.extend(match &setup.sequential {
+        None => vec!["design=blocks".into()],
+        Some(p) => vec![
+            "design=sequential".into(),
+            format!("precision={}", p.precision),
+            format!("first_look={}", p.first_look),
+            format!("spending={}", p.spending.key()),
+            format!("budget_s={}", p.budget_s),
+        ],
+    });
+    tags
+}
+
+/// The judged figures when chosen, and the equivalence margin when asked for.
+fn judging_tags(judging: &JudgeOptions) -> Vec<String> {
+    let mut tags = Vec::new();
+    if let Some(j) = &judging.plan.judged {
+        tags.push(format!("judge={}", j.iter().map(|f| f.to_string()).collect::<Vec<_>>().join(",")));
+    }
+    if let Some(m) = judging.plan.blocks.and_then(|b| b.margin) {
+        tags.push(format!("equivalence={m}"));
+    }
+    tags
+}
+
 /// Whether to go on after a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Flow {
@@ -321,7 +351,7 @@ struct Maker<'l, 's, 'e> {
 }
 
 impl<'l, 's, 'e> Maker<'l, 's, 'e> {
-    fn new(lab: &'l Lab<'l>, setup: &'s ExperimentSetup<'e>, out: ExperimentRuns) -> Self {
+    fn new(lab: &'l Lab<'l>, setup: &'s ExperimentSetup<'e>, out: ExperimentRuns, judging: &JudgeOptions) -> Self {
         let (exp, ro) = (setup.exp, out.run_order);
         let on = |b: bool| if b { "on" } else { "off" };
         let mut common = vec![format!("experiment={}", exp.name), format!("experiment_id={}", setup.experiment_id)];
@@ -331,6 +361,7 @@ impl<'l, 's, 'e> Maker<'l, 's, 'e> {
         measured_tags.extend(ro.seed.map(|s| format!("order_seed={s}")));
         measured_tags.push(format!("unmeasured_round={}", on(ro.unmeasured_round)));
         measured_tags.push(format!("settle={}", on(ro.settle)));
+        measured_tags.extend(design_tags(setup, judging));
         let fresh = variant_spec(exp, &exp.variants[0], &setup.base, Vec::new()).config.load == LoadMode::Reload;
         let plain = matches!(setup.base.load, LoadMode::Skip | LoadMode::Only);
         Maker { lab, setup, out, common, measured_tags, fresh, plain }

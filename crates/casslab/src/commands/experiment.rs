@@ -14,18 +14,21 @@ use crate::out;
 use crate::terminal::Terminal;
 use anyhow::{Context, Result};
 use casslab_core::analysis::paired::BlockDesign;
-use casslab_core::analysis::study::FigureRef;
+use casslab_core::analysis::saved_experiment::saved_experiment;
+use casslab_core::analysis::study::{FigureRef, Group};
 use casslab_core::analysis::DEFAULT_POWER_EFFECT;
 use casslab_core::cluster::ClusterControl;
 use casslab_core::config::Credentials;
 use casslab_core::experiment::{load_experiment, Experiment, Order, RunOrder};
+use casslab_core::judge::plan::{self, Plan, Target};
 use casslab_core::judge::verdict::ExperimentVerdict;
+use casslab_core::judge::JudgeOptions;
 use casslab_core::judge::Screening;
 use casslab_core::report::experiment_html::ExperimentPage;
-use casslab_core::report::{experiment_text, findmax_text};
+use casslab_core::report::{experiment_text, findmax_text, plan_text};
 use casslab_core::session::conduct::{
-    base_config, conduct, find_max_per_variant, new_experiment_id, ExperimentSetup, SequentialPlan, DEFAULT_BUDGET_S, DEFAULT_FIRST_LOOK, DEFAULT_PRECISION,
-    DEFAULT_RUN_S, DEFAULT_SPENDING, DEFAULT_WARMUP_S,
+    base_config, conduct, find_max_per_variant, new_experiment_id, run_experiment, ExperimentSetup, SequentialPlan, DEFAULT_BUDGET_S, DEFAULT_FIRST_LOOK,
+    DEFAULT_PRECISION, DEFAULT_RUN_S, DEFAULT_SPENDING, DEFAULT_WARMUP_S,
 };
 use casslab_core::session::{check_events, Lab};
 use casslab_core::store::Store;
@@ -115,9 +118,40 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         out::print(&findmax_text::found_max_text(&found, sla_text, judging.plan.opts.confidence))?;
         return Ok(if found.interrupted { Exit::Interrupted } else { Exit::Success }.code());
     }
+    if args.plan {
+        let target = match &setup.sequential {
+            Some(p) => Target { precision: p.precision, budget_s: p.budget_s, spending: p.spending, first_look: p.first_look },
+            None => return Err(usage("--plan sizes a sequential experiment: leave out --repetitions (and the file's `repetitions:`)".to_string())),
+        };
+        let plan = rt.block_on(plan_experiment(&lab, &setup, &judging, target))?;
+        out::print(&plan_text::text(&plan))?;
+        return Ok(Exit::Success.code());
+    }
     let verdict = rt.block_on(conduct(&lab, &setup, &judging))?;
     Ok(show(&verdict, &args, &judging.gates)?.code())
 }
+
+/// The plan of an experiment: from its last execution saved in the store when it has enough
+/// blocks, else from a pilot of [`PILOT_BLOCKS`] blocks run now.
+async fn plan_experiment(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging: &JudgeOptions, target: Target) -> Result<Plan> {
+    if let Ok(saved) = saved_experiment(lab.results, &setup.exp.name) {
+        if saved.groups.len() >= 2 && saved.groups.iter().all(|g| g.runs.len() >= PILOT_BLOCKS) {
+            out::note(&format!("planning from experiment {} in the store ({} blocks)", saved.id, saved.groups[0].runs.len()));
+            return Ok(plan::plan(lab.results, &saved.groups, judging, target)?);
+        }
+    }
+    out::note(&format!("planning from a pilot of {PILOT_BLOCKS} blocks"));
+    let mut pilot = setup.clone();
+    pilot.sequential = None;
+    pilot.repetitions = PILOT_BLOCKS as u32;
+    pilot.tags.push("pilot=on".into());
+    let runs = run_experiment(lab, &pilot, judging).await?;
+    let groups: Vec<Group> = runs.variants.iter().map(|(label, ids)| Group { label: label.clone(), runs: ids.clone() }).collect();
+    Ok(plan::plan(lab.results, &groups, judging, target)?)
+}
+
+/// Blocks of a pilot for `--plan`.
+const PILOT_BLOCKS: usize = 3;
 
 /// Prints the runs and the verdicts, writes the page, judges the gates; the exit code.
 fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judge::Gates) -> Result<Exit> {
