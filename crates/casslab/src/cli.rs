@@ -43,8 +43,9 @@ pub enum Command {
     /// Without --hosts it uses the local node, starting one if none is running.
     #[command(after_help = help::RUN)]
     Run(RunArgs),
-    /// Run an experiment: every variant of a base workload R times, interleaved, then compare
-    /// each variant with the first (windowed bootstrap intervals and verdicts).
+    /// Run an experiment: blocks of every variant of a base workload (counterbalanced) until each
+    /// judged change is found or known within the precision, or the budget is spent; then each
+    /// variant against the first, block by block (repeated confidence intervals and verdicts).
     #[command(after_help = help::EXPERIMENT)]
     Experiment(ExperimentArgs),
     /// Start, inspect and stop real local Cassandra nodes on loopback (and, with `local redis`,
