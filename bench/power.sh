@@ -85,11 +85,12 @@ awk '/^late_ns_total/ { l = $2 } /^chunks/ { c = $2 } END { if (c > 0) printf "\
 # the spread per block of the judged figures, from the last experiment, and the simulation
 "$CASSLAB" experiment "$OUT/power-0.yaml" "${THROUGH[@]}" --plan --budget "$BUDGET" --store "$STORE" --no-lint >"$OUT/plan.out" 2>"$OUT/plan.err" || true
 cat "$OUT/plan.out"
-SDS=$(awk '/: read (p50|mean) / { gsub("%", "", $4); printf "%s%.4f", (n++ ? "," : ""), $4 / 100 }' "$OUT/plan.out")
+SDS=$(awk '/^  b: / { gsub("%", "", $4); printf "%s%.4f", (n++ ? "," : ""), $4 / 100 }' "$OUT/plan.out")
+NAMES=$(awk '/^  b: / { printf "%s%s.%s", (n++ ? "," : ""), $2, $3 }' "$OUT/plan.out")
 BLOCK_S=$(sed -n 's/.*pilot of [0-9]* blocks, \([0-9.]*\) s a block.*/\1/p' "$OUT/plan.out")
 BUDGET_S=$(awk -v b="$BUDGET" 'BEGIN { n = b + 0; u = substr(b, length(n "") + 1); print (u == "m" ? n * 60 : (u == "h" ? n * 3600 : n)) }')
 if [ -n "$SDS" ] && [ -n "$BLOCK_S" ]; then
   echo
   echo "simulated (spread per block from the real runs: $SDS; $BLOCK_S s a block):"
-  target/release/examples/power_sim --sd "$SDS" --block-s "$BLOCK_S" --budget-s "$BUDGET_S" --runs "$RUNS" --effects "0,0.05,0.10,0.20" ${PRECISION:+--precision $(awk -v p="$PRECISION" 'BEGIN { print (p + 0) / 100 }')}
+  target/release/examples/power_sim --sd "$SDS" --names "$NAMES" --block-s "$BLOCK_S" --budget-s "$BUDGET_S" --runs "$RUNS" --effects "0,0.05,0.10,0.20" ${PRECISION:+--precision $(awk -v p="$PRECISION" 'BEGIN { print (p + 0) / 100 }')}
 fi

@@ -9,7 +9,8 @@
 //! ```
 //!
 //! `--sd` gives one block's spread of the change (standard deviation of ln B − ln A) of each
-//! judged figure (p50, then p99); the change is applied to one figure at a time. Prints one line
+//! judged figure (named by `--names`, p50 and p99 by default); the change is applied to one
+//! figure at a time. Prints one line
 //! per design, figure and change: the share of experiments that found the change (power, or
 //! the false-claim rate at 0), the mean blocks and minutes.
 
@@ -22,6 +23,8 @@ use rand_distr::{Distribution, StudentT};
 
 struct Args {
     sd: Vec<f64>,
+    /// The judged figures' names, in the order of `sd`.
+    names: Vec<String>,
     block_s: f64,
     budget_s: f64,
     precision: f64,
@@ -30,13 +33,22 @@ struct Args {
 }
 
 fn args() -> Args {
-    let mut a = Args { sd: vec![0.08, 0.35], block_s: 34.0, budget_s: 1200.0, precision: 0.05, runs: 500, effects: vec![0.0, 0.05, 0.10, 0.20, 0.33] };
+    let mut a = Args {
+        sd: vec![0.08, 0.35],
+        names: vec!["p50".into(), "p99".into()],
+        block_s: 34.0,
+        budget_s: 1200.0,
+        precision: 0.05,
+        runs: 500,
+        effects: vec![0.0, 0.05, 0.10, 0.20, 0.33],
+    };
     let v: Vec<String> = std::env::args().skip(1).collect();
     let list = |s: &str| s.split(',').map(|x| x.trim().parse::<f64>().expect("a number")).collect::<Vec<f64>>();
     for pair in v.chunks(2) {
         let val = pair.get(1).map(String::as_str).unwrap_or("");
         match pair[0].as_str() {
             "--sd" => a.sd = list(val),
+            "--names" => a.names = val.split(',').map(|n| n.trim().to_string()).collect(),
             "--block-s" => a.block_s = val.parse().expect("seconds"),
             "--budget-s" => a.budget_s = val.parse().expect("seconds"),
             "--precision" => a.precision = val.parse().expect("a fraction"),
@@ -85,7 +97,7 @@ fn main() {
         a.precision * 100.0,
         a.sd
     );
-    println!("{:<22} {:>6} {:>7} {:>9} {:>12} {:>8} {:>8}", "design", "figure", "change", "found", "false claims", "blocks", "minutes");
+    println!("{:<24} {:>10} {:>7} {:>9} {:>12} {:>8} {:>8}", "design", "figure", "change", "found", "false claims", "blocks", "minutes");
     let designs = [
         ("O'Brien-Fleming, 4", Spending::OBrienFleming, 4),
         ("Hwang-Shih-DeCani -2, 4", Spending::Hsd(-2.0), 4),
@@ -110,8 +122,8 @@ fn main() {
                 }
                 let mean_blocks = blocks as f64 / a.runs as f64;
                 println!(
-                    "{name:<22} {:>6} {:>6.0}% {:>8.1}% {:>11.1}% {:>8.1} {:>8.1}",
-                    if effect == 0.0 { "A/A".to_string() } else { ["p50", "p99", "3rd", "4th"][f].to_string() },
+                    "{name:<24} {:>10} {:>6.0}% {:>8.1}% {:>11.1}% {:>8.1} {:>8.1}",
+                    if effect == 0.0 { "A/A".to_string() } else { a.names.get(f).cloned().unwrap_or_else(|| format!("#{}", f + 1)) },
                     effect * 100.0,
                     found as f64 * 100.0 / a.runs as f64,
                     false_claims as f64 * 100.0 / a.runs as f64,
