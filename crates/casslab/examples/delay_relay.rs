@@ -34,7 +34,7 @@ fn main() {
             }
         }
         tick += 1;
-        if tick % 50 == 0 {
+        if tick.is_multiple_of(50) {
             let (chunks, late) = relay.lateness();
             let _ = std::fs::write(stats, format!("delay_us {delay_us}\nchunks {chunks}\nlate_ns_total {}\n", late.as_nanos()));
         }
