@@ -118,22 +118,36 @@ pub(crate) async fn run_phase<T: Target>(
     shared.stop.store(true, Ordering::Relaxed);
     let stopped_at = Instant::now();
     drain(&mut handles, p.drain_timeout, events).await;
-    let now = Instant::now();
-    if now > last {
-        // A timed phase's measured time ends when it stopped starting operations: the wait for
-        // those still in flight adds their completions, not time (it would lower the rate). A
-        // load phase lasts until its last operation is done.
-        let counted_until = match p.kind {
-            PhaseKind::Run { .. } => stopped_at,
-            PhaseKind::Load { .. } => now,
-        };
-        let sample = sampler.collect(last, now, counted_until, tick_no.min(sampler.end_tick.saturating_sub(1)), p.first_index + tick_no as u32);
-        if sample.ops.iter().any(|(_, s)| s.ok + s.error_count() > 0) {
-            let _ = events.send(EngineEvent::Interval(sample));
-            tick_no += 1;
-        }
-    }
+    tick_no += last_interval(&mut sampler, &p, (last, stopped_at), tick_no, events);
     PhaseResult { measured: sampler.measured, measured_s: sampler.measured_s, interrupted, next_index: p.first_index + tick_no as u32 }
+}
+
+/// The partial interval after the last tick, from `last` to now, sent when anything happened
+/// in it; how many intervals that adds (0 or 1). A timed phase's measured time ends when it
+/// stopped starting operations (`stopped_at`): the wait for those still in flight adds their
+/// completions, not time (it would lower the rate). A load phase lasts until its last
+/// operation is done.
+fn last_interval<T: Target>(
+    sampler: &mut Sampler<T>,
+    p: &PhaseParams,
+    (last, stopped_at): (Instant, Instant),
+    tick_no: u64,
+    events: &UnboundedSender<EngineEvent>,
+) -> u64 {
+    let now = Instant::now();
+    if now <= last {
+        return 0;
+    }
+    let counted_until = match p.kind {
+        PhaseKind::Run { .. } => stopped_at,
+        PhaseKind::Load { .. } => now,
+    };
+    let sample = sampler.collect(last, now, counted_until, tick_no.min(sampler.end_tick.saturating_sub(1)), p.first_index + tick_no as u32);
+    if !sample.ops.iter().any(|(_, s)| s.ok + s.error_count() > 0) {
+        return 0;
+    }
+    let _ = events.send(EngineEvent::Interval(sample));
+    1
 }
 
 /// Starts the phase's workers, each with its share of the in-flight limit and its pace.
