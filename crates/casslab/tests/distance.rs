@@ -1,5 +1,5 @@
 //! End-to-end tests of distance and network faults, on a real local cluster of two data centers
-//! of one node each (dc1: 127.0.0.121, dc2: .122 — `CASSLAB_TEST_DC_BASE` moves them), started
+//! of one node each (dc1: 127.0.2.21, dc2: .22 — `CASSLAB_TEST_DC_BASE` moves them), started
 //! through `casslab local up` with casslab's relay in front of both, under its own home, and
 //! stopped and wiped at the end by a drop guard. What they check, measured against real
 //! Cassandra: the round-trip time between the data centers is real (EACH_QUORUM and QUORUM
@@ -21,10 +21,10 @@ use std::time::{Duration, Instant};
 
 const WORKLOAD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/cross-dc.yaml");
 
-/// The first node's address: $CASSLAB_TEST_DC_BASE, else 127.0.0.121 (the second node gets the
+/// The first node's address: $CASSLAB_TEST_DC_BASE, else 127.0.2.21 (the second node gets the
 /// next address).
 fn base() -> Ipv4Addr {
-    std::env::var("CASSLAB_TEST_DC_BASE").ok().and_then(|a| a.parse().ok()).unwrap_or(Ipv4Addr::new(127, 0, 0, 121))
+    std::env::var("CASSLAB_TEST_DC_BASE").ok().and_then(|a| a.parse().ok()).unwrap_or(Ipv4Addr::new(127, 0, 2, 21))
 }
 
 fn addr(i: u8) -> Ipv4Addr {
@@ -165,9 +165,13 @@ fn distances_are_real_and_network_faults_act_inside_a_run() {
     let (n1, n2) = (addr(0).to_string(), addr(1).to_string());
     let ((p1, c1), (p2, c2)) = (relay_addrs(0), relay_addrs(1));
 
+    // the home is this test's own: what an interrupted earlier run left there goes first
+    let (code, _, err) = run(cl().args(["local", "down", "--wipe"]));
+    assert_eq!(code, 0, "{err}");
+
     // --- a relayed cluster of two data centers, 0 ms apart
     let started = Instant::now();
-    let (code, out, err) = run(cl().args(["local", "up", "--dcs", "dc1:1,dc2:1", "--base-address", &n1, "--rtt", "dc1:dc2=0ms"]));
+    let (code, out, err) = run(cl().args(["local", "up", "--dcs", "dc1:1,dc2:1", "--base-address", &n1, "--heap", "512M", "--rtt", "dc1:dc2=0ms"]));
     assert_eq!(code, 0, "local up:\n{out}\n{err}");
     eprintln!("two data centers up in {:.1} s", started.elapsed().as_secs_f64());
     assert!(err.contains("relay (pid ") && err.contains("every node sees the other 1 as up (UN)"), "{err}");
@@ -312,7 +316,7 @@ fn distances_are_real_and_network_faults_act_inside_a_run() {
 #[test]
 fn network_events_are_checked_before_anything_starts() {
     // aimed at --hosts: casslab cannot change that network, and says how to do it there
-    let (code, _, err) = run(casslab().args(["run", "kv", "--hosts", "127.0.0.79", "--event", "5s partition dc1|dc2"]));
+    let (code, _, err) = run(casslab().args(["run", "kv", "--hosts", "127.0.2.59", "--event", "5s partition dc1|dc2"]));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("changes the network of casslab's local cluster") && err.contains("5s exec") && err.contains("iptables"), "{err}");
     assert!(!err.contains("cannot connect"), "checked before connecting: {err}");
