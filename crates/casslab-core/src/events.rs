@@ -118,7 +118,15 @@ impl EventAction {
 
     /// Whether it changes the network between the nodes and the client.
     pub fn is_network(&self) -> bool {
-        matches!(self, EventAction::Partition(_) | EventAction::Heal | EventAction::Isolate(_) | EventAction::Slow(..) | EventAction::Lossy(..) | EventAction::ClientLoses(_))
+        matches!(
+            self,
+            EventAction::Partition(_)
+                | EventAction::Heal
+                | EventAction::Isolate(_)
+                | EventAction::Slow(..)
+                | EventAction::Lossy(..)
+                | EventAction::ClientLoses(_)
+        )
     }
 
     /// The nodes or data centers a network change names, each as written.
@@ -210,8 +218,7 @@ fn table_arg(word: &str) -> Result<String, EventProblem> {
 /// The sides of a partition: `dc1|dc2`, `node1,node2|node3` (spaces allowed around the
 /// separators); two or more, none empty.
 fn sides(arg: &str) -> Result<Vec<Vec<String>>, EventProblem> {
-    let sides: Vec<Vec<String>> =
-        arg.split('|').map(|side| side.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()).collect();
+    let sides: Vec<Vec<String>> = arg.split('|').map(|side| side.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()).collect();
     if sides.len() < 2 || sides.iter().any(|s| s.is_empty() || s.iter().any(|sel| sel.contains(char::is_whitespace))) {
         return Err(EventProblem::Sides);
     }

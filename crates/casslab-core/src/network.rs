@@ -61,7 +61,7 @@ fn parse_us(text: &str) -> Option<u64> {
 
 /// `8` for 8000 µs, `0.25` for 250 µs: milliseconds without trailing zeros.
 fn ms_text(us: u64) -> String {
-    if us % 1000 == 0 {
+    if us.is_multiple_of(1000) {
         (us / 1000).to_string()
     } else {
         format!("{:.3}", us as f64 / 1000.0).trim_end_matches('0').to_string()

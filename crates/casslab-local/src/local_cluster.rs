@@ -283,11 +283,8 @@ impl LocalCluster {
         let nodes = layouts(&self.opts)?;
         let sel = selector.trim();
         let address = sel.parse::<Ipv4Addr>().ok();
-        let picked: Vec<usize> = nodes
-            .iter()
-            .filter(|n| sel == "all" || n.name == sel || address.is_some_and(|a| n.is_named_by(a)) || n.dc == sel)
-            .map(|n| n.index)
-            .collect();
+        let picked: Vec<usize> =
+            nodes.iter().filter(|n| sel == "all" || n.name == sel || address.is_some_and(|a| n.is_named_by(a)) || n.dc == sel).map(|n| n.index).collect();
         if picked.is_empty() {
             let mut known: Vec<String> = nodes.iter().map(|n| format!("{} ({})", n.name, n.address)).collect();
             let mut dcs: Vec<String> = nodes.iter().map(|n| n.dc.clone()).collect();

@@ -61,10 +61,7 @@ pub struct RelayConfig {
 impl RelayConfig {
     /// The addresses and ports it listens on (a relay that listens elsewhere is restarted).
     pub fn listens(&self) -> Vec<SocketAddr> {
-        self.nodes
-            .iter()
-            .flat_map(|n| [SocketAddr::from((n.peer_address, self.storage_port)), SocketAddr::from((n.client_address, self.cql_port))])
-            .collect()
+        self.nodes.iter().flat_map(|n| [SocketAddr::from((n.peer_address, self.storage_port)), SocketAddr::from((n.client_address, self.cql_port))]).collect()
     }
 }
 
@@ -122,7 +119,11 @@ pub fn control_name(home: &Path) -> String {
 pub fn read_config(home: &Path) -> Result<RelayConfig, LocalError> {
     let path = config_file(home);
     let text = std::fs::read_to_string(&path).context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| LocalError::Relay { home: home.to_path_buf(), reason: format!("{} is unreadable: {e}", path.display()), log_tail: String::new() })
+    serde_json::from_str(&text).map_err(|e| LocalError::Relay {
+        home: home.to_path_buf(),
+        reason: format!("{} is unreadable: {e}", path.display()),
+        log_tail: String::new(),
+    })
 }
 
 /// Runs the relay of the cluster under `home` until the process is ended (SIGTERM); `log` gets
@@ -139,7 +140,11 @@ pub fn serve(home: &Path, log: Arc<dyn Fn(&str) + Send + Sync>) -> Result<(), Lo
     let by_address: Arc<HashMap<Ipv4Addr, usize>> =
         Arc::new(config.nodes.iter().enumerate().flat_map(|(i, n)| [(n.peer_address, i), (n.address, i)]).collect());
     let bind = |addr: SocketAddr| {
-        TcpListener::bind(addr).map_err(|e| LocalError::Relay { home: home.to_path_buf(), reason: format!("cannot listen on {addr}: {e}"), log_tail: String::new() })
+        TcpListener::bind(addr).map_err(|e| LocalError::Relay {
+            home: home.to_path_buf(),
+            reason: format!("cannot listen on {addr}: {e}"),
+            log_tail: String::new(),
+        })
     };
     let mut listeners = Vec::new();
     for (i, n) in config.nodes.iter().enumerate() {
@@ -194,7 +199,8 @@ fn accept_loop(
                 match handshake::dialer(&first).and_then(|ip| by_address.get(&ip).copied()) {
                     Some(i) => (Endpoint::Node(i), first),
                     None => {
-                        let said = handshake::dialer(&first).map_or_else(|| format!("{} byte(s), no handshake", first.len()), |ip| format!("a handshake from {ip}"));
+                        let said =
+                            handshake::dialer(&first).map_or_else(|| format!("{} byte(s), no handshake", first.len()), |ip| format!("a handshake from {ip}"));
                         conn_log(&format!("{name}: an internode connection that names no node of the cluster ({said}): no distance applies to it"));
                         (Endpoint::Unknown, first)
                     }

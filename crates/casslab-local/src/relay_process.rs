@@ -103,7 +103,11 @@ fn start_relay(home: &Path, config: &RelayConfig, progress: &mut dyn FnMut(&str)
     loop {
         if let Ok(Some(status)) = child.try_wait() {
             remove_if_present(&pid_file(home))?;
-            return Err(LocalError::Relay { home: home.to_path_buf(), reason: format!("it exited at start ({status})"), log_tail: tail_file(&log_file(home), 20) });
+            return Err(LocalError::Relay {
+                home: home.to_path_buf(),
+                reason: format!("it exited at start ({status})"),
+                log_tail: tail_file(&log_file(home), 20),
+            });
         }
         if ask(home, &Request::State).is_ok() {
             break;

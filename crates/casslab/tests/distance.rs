@@ -65,10 +65,8 @@ impl Drop for ClusterGuard {
 
 /// Runs the cross-dc workload at a fixed rate and returns its printed summary.
 fn cross_dc(store: &Path, extra: &[&str]) -> String {
-    let (code, out, err) = run(cl()
-        .args(["run", WORKLOAD, "--rate", "100", "--no-lint", "--no-server-metrics", "--concurrency", "512"])
-        .args(extra)
-        .args(store_arg(store)));
+    let (code, out, err) =
+        run(cl().args(["run", WORKLOAD, "--rate", "100", "--no-lint", "--no-server-metrics", "--concurrency", "512"]).args(extra).args(store_arg(store)));
     assert_eq!(code, 0, "run failed:\n{out}\n{err}");
     out
 }
@@ -97,7 +95,8 @@ fn our_processes() -> Vec<u32> {
 /// (action, status, start_ms, end_ms, errors during its impact) of the latest run's events.
 fn events_of(store: &Path) -> Vec<(String, String, u64, u64, u64)> {
     let db = rusqlite::Connection::open(store).unwrap();
-    let mut stmt = db.prepare("SELECT action, status, start_ms, end_ms, impact_json FROM run_events WHERE run_id = (SELECT max(id) FROM runs) ORDER BY seq").unwrap();
+    let mut stmt =
+        db.prepare("SELECT action, status, start_ms, end_ms, impact_json FROM run_events WHERE run_id = (SELECT max(id) FROM runs) ORDER BY seq").unwrap();
     stmt.query_map([], |r| {
         let impact: Option<String> = r.get(4)?;
         let errors = impact
@@ -158,6 +157,10 @@ fn median_p50(intervals: &[Interval], op: &str, from_ms: u64, to_ms: u64) -> f64
     v[v.len() / 2]
 }
 
+/// What a round added to the p50s of (local, quorum, each) in ms: at 8 ms between the data
+/// centers, and with the client 4 ms from dc1.
+type Added = ([f64; 3], [f64; 3]);
+
 #[test]
 fn distances_are_real_and_network_faults_act_inside_a_run() {
     let _load = load_lock();
@@ -191,7 +194,7 @@ fn distances_are_real_and_network_faults_act_inside_a_run() {
     // three alternating rounds (the median round counts: this machine is shared and noisy)
     let (_dir, store) = temp_store();
     cross_dc(&store, &["--duration", "15s"]); // loads, and warms the nodes up (not measured)
-    let mut rounds: Vec<([f64; 3], [f64; 3])> = Vec::new();
+    let mut rounds: Vec<Added> = Vec::new();
     for round in 0..3 {
         let at = |rtt: &str, client: &str| {
             let (code, _, err) = run(cl().args(["local", "up", "--rtt", &format!("dc1:dc2={rtt}"), "--client-rtt", &format!("dc1={client}")]));
@@ -206,14 +209,14 @@ fn distances_are_real_and_network_faults_act_inside_a_run() {
         let added = |b: [f64; 3]| [b[0] - at_0[0], b[1] - at_0[1], b[2] - at_0[2]];
         rounds.push((added(at_8), added(client_4)));
     }
-    let median = |f: &dyn Fn(&([f64; 3], [f64; 3])) -> f64| {
+    let median = |f: &dyn Fn(&Added) -> f64| {
         let mut v: Vec<f64> = rounds.iter().map(f).collect();
         v.sort_by(f64::total_cmp);
         v[1]
     };
     let rtt = [median(&|r| r.0[0]), median(&|r| r.0[1]), median(&|r| r.0[2])];
     let client = [median(&|r| r.1[0]), median(&|r| r.1[1]), median(&|r| r.1[2])];
-    eprintln!("added p50 (local, quorum, each), median of 3 rounds: dc1:dc2 8 ms {rtt:?}, client 4 ms from dc1 {client:?}");
+    eprintln!("added p50 (local, quorum, each), median of 3 rounds: dc1:dc2 8 ms {rtt:.2?}, client 4 ms from dc1 {client:.2?}");
     assert!(rtt[0].abs() <= 1.0, "LOCAL_QUORUM stays near its 0 ms figure: {rtt:?} ({rounds:?})");
     assert!((rtt[1] - 8.0).abs() <= 1.0 && (rtt[2] - 8.0).abs() <= 1.0, "QUORUM and EACH_QUORUM take the 8 ms round trip: {rtt:?} ({rounds:?})");
     assert!(client.iter().all(|d| (d - 4.0).abs() <= 1.0), "every request takes the client's 4 ms: {client:?} ({rounds:?})");
@@ -276,7 +279,11 @@ fn distances_are_real_and_network_faults_act_inside_a_run() {
             break;
         }
         let ended = child.try_wait().unwrap();
-        assert!(Instant::now() < deadline && ended.is_none(), "the partition never came into force ({ended:?}):\n{status}\n{}", std::fs::read_to_string(&said).unwrap());
+        assert!(
+            Instant::now() < deadline && ended.is_none(),
+            "the partition never came into force ({ended:?}):\n{status}\n{}",
+            std::fs::read_to_string(&said).unwrap()
+        );
         std::thread::sleep(Duration::from_millis(500));
     }
     // SAFETY: kill(2) on the pid of the child this test started

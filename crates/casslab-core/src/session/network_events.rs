@@ -66,7 +66,7 @@ pub(crate) fn carry_out(action: &EventAction, cluster: &dyn ClusterControl) -> (
 /// Heals the network when the last network event the run carried out (of `records`, whose
 /// specs are `specs` by position) left a fault in force, and tells the observer.
 pub(crate) fn heal_left_faults(specs: &[EventSpec], records: &[EventRecord], control: Option<&dyn ClusterControl>, observer: &dyn Observer) {
-    let last = records.iter().filter(|r| r.status == EventStatus::Ok).filter_map(|r| specs.get(r.seq as usize)).filter(|s| s.action.is_network()).last();
+    let last = records.iter().filter(|r| r.status == EventStatus::Ok).filter_map(|r| specs.get(r.seq as usize)).rfind(|s| s.action.is_network());
     let (Some(spec), Some(cluster)) = (last, control) else { return };
     if spec.action == EventAction::Heal {
         return;
@@ -198,7 +198,8 @@ mod tests {
 
     #[test]
     fn a_fault_left_in_force_is_healed_at_the_end_and_said() {
-        let specs: Vec<EventSpec> = ["1s partition dc1|dc2", "2s heal", "3s slow node2 20ms", "4s kill node1"].iter().map(|s| parse_event(s).unwrap()).collect();
+        let specs: Vec<EventSpec> =
+            ["1s partition dc1|dc2", "2s heal", "3s slow node2 20ms", "4s kill node1"].iter().map(|s| parse_event(s).unwrap()).collect();
         let record = |seq: u32, status: EventStatus| EventRecord {
             seq,
             spec: specs[seq as usize].text.clone(),

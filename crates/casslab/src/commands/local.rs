@@ -226,10 +226,13 @@ fn network_text(n: &casslab_local::NetworkStatus) -> String {
         n.faults.iter().map(|(label, since)| format!("{label} (since {})", casslab_core::units::utc(*since as i64))).collect::<Vec<_>>().join(", ")
     };
     let reach = n.nodes.iter().map(|(name, peers, clients)| format!("{name} {peers}/{clients}")).collect::<Vec<_>>().join(", ");
-    format!("network: {relay}; distances: {}
+    format!(
+        "network: {relay}; distances: {}
 faults in force: {faults}
 relay addresses (peers/clients): {reach}
-", n.distances)
+",
+        n.distances
+    )
 }
 
 pub fn local(cmd: LocalCommand) -> Result<i32> {
