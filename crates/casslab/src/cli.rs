@@ -337,6 +337,8 @@ pub enum WorkloadsCommand {
     },
 }
 
+// parsed once per process: the size of `up`'s flags costs nothing
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum LocalCommand {
     /// Start local Cassandra node(s) from Maven Central jars (downloaded once) and wait until CQL answers.
