@@ -360,7 +360,7 @@ mod tests {
         assert!(relayed[1].is_relayed() && relayed[1].is_named_by(Ipv4Addr::new(127, 64, 0, 122)) && !relayed[1].is_named_by(Ipv4Addr::new(127, 64, 0, 121)));
         // what the distances name must exist, and the relay needs room for its addresses
         o.server.client_rtt = [("dc3".to_string(), Rtt::from_ms(1))].into();
-        assert!(validate(&o).unwrap_err().to_string().contains("dc3, which the cluster does not have (it has dc1, dc2)"));
+        assert!(validate(&o).unwrap_err().to_string().contains("dc3, which the cluster does not have (it has dc1, dc2;"));
         o.server.client_rtt.clear();
         o.base_address = Ipv4Addr::new(127, 70, 0, 1);
         assert!(validate(&o).unwrap_err().to_string().contains("127.0-63.y.z"));

@@ -209,6 +209,12 @@ pub fn pipe(a: TcpStream, b: TcpStream, ends: (Endpoint, Endpoint), rules: &Shar
             }
         }
         wait(&mut fds, timeout);
+        // the rules may have changed while it waited: what it reads now crosses the new link
+        let g = rules.generation();
+        if g != generation {
+            generation = g;
+            l = rules.link(ends.0, ends.1);
+        }
         for (w, to) in [(0, 1), (1, 0)] {
             let revents = fds[w].revents;
             if fds[to].revents & (libc::POLLOUT | libc::POLLERR | libc::POLLHUP) != 0 {

@@ -232,7 +232,7 @@ mod tests {
         let f = with(&[NetworkChange::Lossy { nodes: vec![2, 3], loss_pct: 10.0 }, NetworkChange::Lossy { nodes: vec![2], loss_pct: 10.0 }]);
         assert!((link(&t, &f, Node(2), Node(0)).loss - 0.19).abs() < 1e-12);
         assert!((link(&t, &f, Node(3), Client).loss - 0.1).abs() < 1e-12);
-        assert_eq!(link(&t, &f, Node(2), Node(3)).loss, 0.1, "node3 to node4 crosses the second fault only");
+        assert!((link(&t, &f, Node(2), Node(3)).loss - 0.1).abs() < 1e-12, "node3 to node4 crosses the second fault only");
         assert_eq!(f.list[0].label, "lossy dc2 10%");
     }
 
