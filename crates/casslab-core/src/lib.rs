@@ -23,5 +23,6 @@ pub mod suggest;
 pub mod targets;
 pub mod units;
 pub mod validity;
+pub mod verify;
 pub mod workload;
 pub mod yaml;

@@ -66,6 +66,19 @@ impl Dist {
         Dist::Latest { seq: seq.clone(), base, theta, zetas: ZetaTable::new(theta) }
     }
 
+    /// The values it draws: the lowest and how many there are from it (`None`: unbounded, or
+    /// more than 2^64).
+    pub(crate) fn domain(&self) -> (i64, Option<u64>) {
+        match self {
+            Dist::Sequence(s) => (s.min, s.span),
+            Dist::Uniform { min, span } => (*min, Some(*span)),
+            Dist::Zipfian { min, items, .. } => (*min, Some(*items)),
+            Dist::Latest { seq, base, .. } => (*base, seq.span.map(|s| s + seq.min.abs_diff(*base))),
+            Dist::Hotspot { min, hot_span, cold_span, .. } => (*min, hot_span.checked_add(*cold_span)),
+            Dist::Gaussian { lo, hi, .. } => (*lo as i64, Some((*hi - *lo).max(0.0) as u64 + 1)),
+        }
+    }
+
     pub(crate) fn as_sequence(&self) -> Option<&Sequence> {
         match self {
             Dist::Sequence(seq) => Some(seq),

@@ -212,7 +212,7 @@ fn op_json(row: &EncodedInterval) -> Value {
 }
 
 fn histogram_json(phase: Phase, op: &str, stats: &OpStats) -> Value {
-    json!({
+    let mut v = json!({
         "phase": phase,
         "op": op,
         "ok": stats.ok,
@@ -221,7 +221,11 @@ fn histogram_json(phase: Phase, op: &str, stats: &OpStats) -> Value {
         "service": LatencySummary::of(&stats.service),
         "latency_hdr": b64(&stats.intended),
         "service_hdr": b64(&stats.service),
-    })
+    });
+    if let Some(c) = stats.verify_counts() {
+        v["verify"] = serde_json::to_value(c).unwrap_or(Value::Null);
+    }
+    v
 }
 
 /// A file that is not a readable `casslab-run` export.
@@ -294,6 +298,7 @@ pub fn read_run_json_packed(path: &Path) -> Result<(RunData, Vec<PackedInterval>
             max_lag_ns: o["max_lag_ns"].as_u64().unwrap_or(0),
             empty_reads: o["empty_reads"].as_u64().unwrap_or(0),
             rows_read: o["rows_read"].as_u64().unwrap_or(0),
+            verify: serde_json::from_value(o["verify"].clone()).map_err(|_| bad(&format!("{what}.verify")))?,
         })
     };
     let mut intervals = Vec::new();

@@ -13,12 +13,14 @@ mod process;
 mod rows;
 mod schema;
 mod server;
+mod verify;
 
 pub use db::Store;
 pub use events::{EventImpact, P99Change};
 pub use manage::tag_key;
 pub use process::RunProcess;
 pub use schema::SCHEMA_VERSION;
+pub use verify::SavedViolation;
 
 use crate::config::{RunConfig, RunEnvironment};
 use crate::stats::{OpStats, OpSummary, Phase};
@@ -327,6 +329,7 @@ pub struct PackedStats {
     pub max_lag_ns: u64,
     pub empty_reads: u64,
     pub rows_read: u64,
+    pub verify: Option<crate::verify::VerifyCounts>,
 }
 
 impl PackedStats {
@@ -340,6 +343,7 @@ impl PackedStats {
             max_lag_ns: s.max_lag_ns,
             empty_reads: s.empty_reads,
             rows_read: s.rows_read,
+            verify: s.verify_counts(),
         }
     }
 
@@ -353,6 +357,7 @@ impl PackedStats {
             max_lag_ns: self.max_lag_ns,
             empty_reads: self.empty_reads,
             rows_read: self.rows_read,
+            verify: self.verify.map(|counts| Box::new(crate::verify::VerifyStats { counts, samples: Vec::new() })),
         })
     }
 }
