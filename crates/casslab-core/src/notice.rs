@@ -57,6 +57,8 @@ pub enum Notice {
     Server(String),
     /// A progress line of the cluster control (a restart, a check), worded by it.
     Cluster(String),
+    /// What verification checks, and what it cannot.
+    Verification(crate::verify::VerifyNotice),
 }
 
 impl Notice {
@@ -64,6 +66,7 @@ impl Notice {
         match self {
             Notice::LoadIncomplete { .. } | Notice::RateBehind { .. } | Notice::FirstError { .. } | Notice::Abandoned => Severity::Warning,
             Notice::Server(_) => Severity::Note,
+            Notice::Verification(v) if v.is_warning() => Severity::Warning,
             _ => Severity::Info,
         }
     }
@@ -125,6 +128,7 @@ impl fmt::Display for Notice {
                 }
             }
             Notice::Settled(text) | Notice::Server(text) | Notice::Cluster(text) => f.write_str(text),
+            Notice::Verification(v) => v.fmt(f),
         }
     }
 }

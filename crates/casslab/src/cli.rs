@@ -540,6 +540,13 @@ pub struct RunOptions {
     /// them all).
     #[arg(long)]
     pub no_lint: bool,
+    /// Check every row a read returns against what was written (ok, stale, missing, corrupt,
+    /// resurrected), whatever the workload's `verify:` says; --no-verify turns it off.
+    #[arg(long, overrides_with = "no_verify")]
+    pub verify: bool,
+    /// Do not check what reads return (overrides the workload's `verify:`).
+    #[arg(long, overrides_with = "verify")]
+    pub no_verify: bool,
     /// Do not collect the nodes' own metrics (system_views tables, and for local nodes GC
     /// pauses, CPU and memory) during the run.
     #[arg(long)]
@@ -825,6 +832,11 @@ impl RunOptions {
                 .as_deref()
                 .map(|t| casslab_core::units::parse_start_ms(t).map_err(|e| usage(format!("--start-at {t}: {e}"))))
                 .transpose()?,
+            verify: match (self.verify, self.no_verify) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
             server: None,
         })
     }

@@ -123,4 +123,23 @@ pub trait Target: Send + Sync + 'static {
 
     /// Which counted kind a failed request is.
     fn classify(e: &Self::Error) -> ErrorKind;
+
+    /// The workload's verification (its tables and their write records), once a phase was
+    /// planned; `None` for a target that verifies nothing.
+    fn verifier(&self) -> Option<Arc<crate::verify::Verifier>> {
+        None
+    }
+
+    /// Keeps `value` under `key` in the target's bookkeeping of the workload's data (which run
+    /// wrote to a data set last); forgotten with the loads by `truncate_for_reload`.
+    fn note(&self, key: &str, value: &str) -> impl Future<Output = Result<(), EngineError>> + Send {
+        let _ = (key, value);
+        async { Ok(()) }
+    }
+
+    /// What [`Target::note`] kept under `key`.
+    fn noted(&self, key: &str) -> impl Future<Output = Result<Option<String>, EngineError>> + Send {
+        let _ = key;
+        async { Ok(None) }
+    }
 }

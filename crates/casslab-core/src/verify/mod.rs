@@ -12,8 +12,10 @@
 //! skipped, a data set written since by a run that kept no record — (`engine::verify`), the
 //! reports (`report`).
 
+pub mod build;
 pub mod classify;
 pub mod model;
+pub mod op;
 pub mod record;
 pub mod saved;
 pub mod stats;
@@ -26,7 +28,7 @@ pub use stats::{VerifyCounts, VerifyStats, Violation};
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Violations a run keeps (with key, expected write, what came back and when).
 pub const RUN_SAMPLES: usize = 100;
@@ -39,15 +41,46 @@ pub struct Verifier {
     checking: Vec<AtomicBool>,
     /// Per table: whether its record can be trusted, so it may be saved for a later run.
     proven: Vec<AtomicBool>,
+    /// Per table: the keys this loader owns, `(first n, count)` of its first key column, when it
+    /// is one shard of several (its verified operations draw only those).
+    owned: Vec<OnceLock<(i64, u64)>>,
     /// Whether reads are checked at all in this run (`verify:`, `--verify`); when not, the
     /// tables only make the load's values.
     pub on: bool,
+    /// The tables the load writes, each with the `n` of its first key (when the load's keys
+    /// can be known: one key column drawn from a sequence, the load's row i being n + i).
+    pub loads: Vec<(usize, i64)>,
+    /// Whether the run phase writes to a table of the verifier.
+    pub run_writes: bool,
+    /// What building it found worth telling (tables and operations not verified, and why).
+    pub notices: Vec<VerifyNotice>,
 }
 
 impl Verifier {
     pub fn new(tables: Vec<Arc<Table>>, on: bool) -> Verifier {
         let n = tables.len();
-        Verifier { tables, checking: (0..n).map(|_| AtomicBool::new(on)).collect(), proven: (0..n).map(|_| AtomicBool::new(false)).collect(), on }
+        Verifier {
+            tables,
+            checking: (0..n).map(|_| AtomicBool::new(on)).collect(),
+            proven: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            owned: (0..n).map(|_| OnceLock::new()).collect(),
+            on,
+            loads: Vec::new(),
+            run_writes: false,
+            notices: Vec::new(),
+        }
+    }
+
+    /// Restricts the keys of table `t` that verified operations draw to `count` from `first`.
+    pub fn set_owned(&self, t: usize, first: i64, count: u64) {
+        if count > 0 {
+            let _ = self.owned[t].set((first, count));
+        }
+    }
+
+    #[inline]
+    pub fn owned(&self, t: usize) -> Option<(i64, u64)> {
+        self.owned[t].get().copied()
     }
 
     pub fn table(&self, name: &str) -> Option<usize> {
@@ -117,6 +150,13 @@ pub enum VerifyNotice {
     NotChecked { table: String, why: String },
     /// An operation asked for verification that casslab cannot give it, and why.
     OpNotVerified { op: String, why: String },
+}
+
+impl VerifyNotice {
+    /// Whether it says that something asked for is not verified.
+    pub fn is_warning(&self) -> bool {
+        !matches!(self, VerifyNotice::Checking { .. })
+    }
 }
 
 impl fmt::Display for VerifyNotice {

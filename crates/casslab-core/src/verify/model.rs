@@ -44,6 +44,8 @@ pub struct Table {
     pub key: Vec<KeyPart>,
     pub columns: Vec<Column>,
     pub record: WriteRecord,
+    /// The columns each kind of upsert writes (indexes into `columns`).
+    pub writes: Vec<Vec<usize>>,
     /// Every recorded write writes every column (or deletes the row): a key first written
     /// now needs nothing known from before.
     pub full_rows: bool,
@@ -61,10 +63,18 @@ pub enum ColumnMatch {
 }
 
 impl Table {
-    /// A table of `key` columns and value `columns`; its record spans the keys the domains allow.
-    pub fn new(name: &str, key: Vec<KeyPart>, columns: Vec<Column>, full_rows: bool) -> Table {
+    /// A table of `key` columns and value `columns`, whose upserts write `writes` (each a set of
+    /// columns); its record spans the keys the domains allow.
+    pub fn new(name: &str, key: Vec<KeyPart>, columns: Vec<Column>, writes: Vec<Vec<usize>>) -> Table {
         let keys = capacity(&key);
-        Table { name: name.to_string(), seed: table_seed(name), key, record: WriteRecord::new(keys), columns, full_rows }
+        let full_rows = writes.iter().all(|w| w.len() == columns.len());
+        Table { name: name.to_string(), seed: table_seed(name), key, record: WriteRecord::new(keys), columns, writes, full_rows }
+    }
+
+    /// Whether every upsert writes one of the columns `read`, so that a row whose columns all
+    /// predate the floor shows none of the writes since.
+    pub fn shows_every_write(&self, read: &[usize]) -> bool {
+        !self.writes.is_empty() && self.writes.iter().all(|w| w.iter().any(|c| read.contains(c)))
     }
 
     /// The record index of the key whose parts were drawn as `ns` (`None`: outside the record).
@@ -170,7 +180,7 @@ mod tests {
             Column { name: "v".into(), gens: vec![gens.index_of("v").unwrap()], load_only: false, nullable: false },
             Column { name: "w".into(), gens: vec![gens.index_of("w").unwrap()], load_only: true, nullable: false },
         ];
-        Table::new("t", vec![part(gens, "k")], cols, false)
+        Table::new("t", vec![part(gens, "k")], cols, vec![vec![0, 1], vec![0]])
     }
 
     #[test]
@@ -179,12 +189,15 @@ mod tests {
         let t = table(&g);
         assert_eq!((t.index(&[10]), t.index(&[109]), t.index(&[9])), (Some(0), Some(99), None));
         assert_eq!(t.record.capacity(), 100);
-        let two = Table::new("t2", vec![part(&g, "k"), part(&g, "c")], vec![], true);
+        let two = Table::new("t2", vec![part(&g, "k"), part(&g, "c")], vec![], vec![]);
         assert_eq!(two.record.capacity(), 100 * 24);
         assert_eq!((two.index(&[10, 0]), two.index(&[11, 3]), two.index(&[11, 24])), (Some(0), Some(27), None));
         let unbounded = KeyPart { column: "x".into(), gens: vec![0], base: 0, span: None };
-        assert_eq!(Table::new("t3", vec![part(&g, "k"), unbounded.clone()], vec![], true).record.capacity(), 0, "a later part must be bounded");
-        assert_eq!(Table::new("t4", vec![unbounded], vec![], true).record.capacity(), MAX_KEYS);
+        assert_eq!(Table::new("t3", vec![part(&g, "k"), unbounded.clone()], vec![], vec![]).record.capacity(), 0, "a later part must be bounded");
+        assert_eq!(Table::new("t4", vec![unbounded], vec![], vec![]).record.capacity(), MAX_KEYS);
+        let t = table(&g);
+        assert!(t.shows_every_write(&[0]) && t.shows_every_write(&[0, 1]) && !t.shows_every_write(&[1]), "the second upsert writes only column 0");
+        assert!(!t.full_rows);
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub fn encode(record: &WriteRecord) -> Vec<u8> {
     // (first key, keys, state) of the run being built; the end of the last one written
     let mut run: Option<(u64, u64, KeyState)> = None;
     let mut end = 0u64;
-    let mut flush = |raw: &mut Vec<u8>, (first, len, s): (u64, u64, KeyState), end: &mut u64| {
+    let flush = |raw: &mut Vec<u8>, (first, len, s): (u64, u64, KeyState), end: &mut u64| {
         varint(raw, first - *end);
         varint(raw, len);
         varint(raw, s.issued as u64);

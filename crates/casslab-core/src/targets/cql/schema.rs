@@ -224,6 +224,19 @@ pub async fn record_load(session: &Session, fingerprint: &str, description: &str
     set_meta(session, &format!("load:{fingerprint}"), description).await
 }
 
+/// `note:<key>` in `casslab_meta`: what casslab keeps about a data set beside its load (which run
+/// wrote to it last, and whether that run kept a record of its writes). Forgotten with the
+/// loads on `--reload`.
+const NOTE_PREFIX: &str = "load:note:";
+
+pub async fn note(session: &Session, key: &str, value: &str) -> Result<(), EngineError> {
+    set_meta(session, &format!("{NOTE_PREFIX}{key}"), value).await
+}
+
+pub async fn noted(session: &Session, key: &str) -> Result<Option<String>, EngineError> {
+    get_meta(session, &format!("{NOTE_PREFIX}{key}")).await
+}
+
 /// Empties the workload's tables and forgets earlier loads — only in a keyspace casslab created.
 pub async fn truncate_for_reload(session: &Session, w: &Workload, state: KeyspaceState) -> Result<(), EngineError> {
     if !state.ours {
