@@ -54,7 +54,7 @@ pub(super) async fn establish<T: Target>(run: &Run<'_, T>, loaded: Option<Loaded
                     None
                 }
                 (Some(_), Some(found)) => match found.iter().find(|(name, _)| *name == table.name) {
-                    Some((_, bytes)) => saved::decode_into(bytes, &table.record).err().map(|e| format!("the record saved by the run that wrote to it last cannot be read: {e}")),
+                    Some((_, bytes)) => saved::decode_into(bytes, &table.record, table.model).err().map(|e| format!("cannot go on from the record of the run that wrote to it last: {e}; --reload loads it again")),
                     None => Some("the run that wrote to it last kept its record in another results store (or it was deleted): --reload, or use that store".into()),
                 },
                 (Some(_), None) => Some("a run that did not verify (--no-verify) wrote to it after its load: --reload loads it again".into()),

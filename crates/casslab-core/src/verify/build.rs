@@ -55,11 +55,13 @@ pub struct OpInfo {
 }
 
 /// A table's key columns, or why it cannot be verified.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct TableInfo {
     pub name: String,
     pub key: Vec<String>,
     pub problem: Option<String>,
+    /// How the server stores values, when as bytes (see [`Table::bytes`]).
+    pub bytes: Option<fn(&scylla::value::CqlValue) -> Vec<u8>>,
 }
 
 /// An operation's part, without its stats slot (a phase's plan gives it one).
@@ -209,7 +211,9 @@ fn model(gens: &GeneratorSet, t: &TableInfo, ops: &[OpInfo], load: Option<&str>,
         c.nullable = has_delete || upserts.iter().any(|(_, s)| !writes_col(s, &c.name));
     }
     let sets: Vec<Vec<usize>> = upserts.iter().map(|(_, s)| (0..columns.len()).filter(|c| writes_col(s, &columns[*c].name)).collect()).collect();
-    let table = Table::new(&t.name, key, columns, sets);
+    let mut table = Table::new(&t.name, key, columns, sets);
+    table.bytes = t.bytes;
+    table.model = table.model_of(gens);
     if table.record.capacity() == 0 {
         return Err("its keys are too many to record".into());
     }
@@ -310,7 +314,7 @@ mod tests {
     }
 
     fn tables() -> Vec<TableInfo> {
-        vec![TableInfo { name: "t".into(), key: vec!["id".into()], problem: None }]
+        vec![TableInfo { name: "t".into(), key: vec!["id".into()], problem: None, bytes: None }]
     }
 
     #[test]

@@ -110,7 +110,7 @@ impl Verifier {
         if !self.on {
             return Vec::new();
         }
-        self.tables.iter().enumerate().filter(|(i, _)| self.is_proven(*i)).map(|(_, t)| (t.name.clone(), saved::encode(&t.record))).collect()
+        self.tables.iter().enumerate().filter(|(i, _)| self.is_proven(*i)).map(|(_, t)| (t.name.clone(), saved::encode(&t.record, t.model))).collect()
     }
 
     /// Bytes the records hold now.

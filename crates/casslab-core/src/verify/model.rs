@@ -49,6 +49,13 @@ pub struct Table {
     /// Every recorded write writes every column (or deletes the row): a key first written
     /// now needs nothing known from before.
     pub full_rows: bool,
+    /// How the server stores a value, when it keeps bytes rather than typed values (Redis):
+    /// values read back are then blobs of these bytes.
+    pub bytes: Option<fn(&CqlValue) -> Vec<u8>>,
+    /// Identifies what the table's writes write (key, columns and the values their generators
+    /// make, which writes write which columns): a record saved under another model (another
+    /// workload's writes to the same data) cannot be gone on from.
+    pub model: u64,
 }
 
 /// How one column of a row read back compares with the writes of its key.
@@ -68,7 +75,23 @@ impl Table {
     pub fn new(name: &str, key: Vec<KeyPart>, columns: Vec<Column>, writes: Vec<Vec<usize>>) -> Table {
         let keys = capacity(&key);
         let full_rows = writes.iter().all(|w| w.len() == columns.len());
-        Table { name: name.to_string(), seed: table_seed(name), key, record: WriteRecord::new(keys), columns, writes, full_rows }
+        Table { name: name.to_string(), seed: table_seed(name), key, record: WriteRecord::new(keys), columns, writes, full_rows, bytes: None, model: 0 }
+    }
+
+    /// The model's identity from what the generators make (see [`Table::model`]).
+    pub fn model_of(&self, gens: &GeneratorSet) -> u64 {
+        let mut text = String::new();
+        let content = |g: usize| [0i64, 1, 2, 1_000_003].iter().map(|n| format!("{:?}", gens.value_at(g, *n))).collect::<Vec<_>>().join(",");
+        for p in &self.key {
+            text.push_str(&format!("key {} {} {:?} {};", p.column, p.base, p.span, content(p.gens[0])));
+        }
+        for c in &self.columns {
+            let mut gs: Vec<String> = c.gens.iter().map(|g| content(*g)).collect();
+            gs.sort();
+            text.push_str(&format!("col {} {} {} {};", c.name, c.load_only, c.nullable, gs.join("|")));
+        }
+        text.push_str(&format!("writes {:?}", self.writes));
+        table_seed(&text)
     }
 
     /// Whether every upsert writes one of the columns `read`, so that a row whose columns all
@@ -113,7 +136,15 @@ impl Table {
         if got.is_none() && c.nullable {
             return ColumnMatch::Null;
         }
-        let matches = |w: u32| c.gens.iter().any(|g| same_opt(Some(&self.write_value(gens, *g, key, w)), got));
+        let matches = |w: u32| {
+            c.gens.iter().any(|g| {
+                let v = self.write_value(gens, *g, key, w);
+                match self.bytes {
+                    Some(encode) => matches!(got, Some(CqlValue::Blob(b)) if *b == encode(&v)),
+                    None => same_opt(Some(&v), got),
+                }
+            })
+        };
         if c.load_only {
             return if hi >= 1 && matches(1) { ColumnMatch::Write(1) } else { ColumnMatch::NoMatch };
         }

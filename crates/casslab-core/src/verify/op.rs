@@ -189,25 +189,31 @@ impl OpPlan {
             op: self.op.clone(),
             class,
             key: format!("{} {}", table.name, key_shown()),
-            expected: expected_text(gens, table, bits, &t.at_send, r, class),
+            expected: expected_text(gens, table, bits, &t.at_send, r, class, bad),
             got: got_text(table, r, row, found, bad),
             at_unix_ms: crate::engine::unix_now_ms(),
         });
     }
 }
 
-/// The write a read should have seen, in words.
-fn expected_text(gens: &GeneratorSet, table: &Table, bits: u64, s: &KeyState, r: &ReadStep, class: Class) -> String {
+/// The write a read should have seen, in words: its number, and the value of the column a
+/// corrupt read got wrong (else the first column the writes since the load write).
+fn expected_text(gens: &GeneratorSet, table: &Table, bits: u64, s: &KeyState, r: &ReadStep, class: Class, bad: Option<usize>) -> String {
     let at = if s.floor < s.issued { format!("write {} (or up to {}, in flight)", s.floor, s.issued) } else { format!("write {}", s.floor) };
     if class == Class::Resurrected || (s.delete && !s.put) {
         return format!("{at}: no row (deleted)");
     }
-    let first = r.columns.iter().flatten().find(|c| !table.columns[**c].load_only).or_else(|| r.columns.iter().flatten().next());
-    match first {
+    let pick = bad.or_else(|| r.columns.iter().flatten().find(|c| !table.columns[**c].load_only).copied()).or_else(|| r.columns.iter().flatten().next().copied());
+    match pick {
         Some(c) => {
-            let col = &table.columns[*c];
-            let v = col.gens.first().map(|g| table.write_value(gens, *g, bits, s.floor.max(1)));
-            format!("{at}: {}={}", col.name, show(v.as_ref()))
+            let col = &table.columns[c];
+            let w = if col.load_only { 1 } else { s.floor.max(1) };
+            let v = col.gens.first().map(|g| table.write_value(gens, *g, bits, w));
+            let shown = match (table.bytes, v.as_ref()) {
+                (Some(encode), Some(v)) => show(Some(&CqlValue::Blob(encode(v)))),
+                _ => show(v.as_ref()),
+            };
+            format!("{at}: {}={shown}", col.name)
         }
         None => at,
     }

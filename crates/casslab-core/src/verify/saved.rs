@@ -11,12 +11,14 @@ use flate2::Compression;
 use std::io::{Read, Write};
 
 /// Format of the saved bytes; bumped when it changes.
-const FORMAT: u8 = 1;
+const FORMAT: u8 = 2;
 
-/// Encodes `record`'s settled keys: runs of consecutive keys in the same state, each as the
-/// distance from the last run's end, its length and the state.
-pub fn encode(record: &WriteRecord) -> Vec<u8> {
+/// Encodes `record`'s settled keys, made under table model `model` (`model::Table::model`):
+/// runs of consecutive keys in the same state, each as the distance from the last run's end,
+/// its length and the state.
+pub fn encode(record: &WriteRecord, model: u64) -> Vec<u8> {
     let mut raw = vec![FORMAT];
+    raw.extend_from_slice(&model.to_le_bytes());
     // (first key, keys, state) of the run being built; the end of the last one written
     let mut run: Option<(u64, u64, KeyState)> = None;
     let mut end = 0u64;
@@ -47,15 +49,20 @@ pub fn encode(record: &WriteRecord) -> Vec<u8> {
     e.finish().expect("writing to a Vec cannot fail")
 }
 
-/// Restores what [`encode`] saved into `record`; the keys restored, or why the bytes cannot be
-/// read.
-pub fn decode_into(bytes: &[u8], record: &WriteRecord) -> Result<u64, String> {
+/// Restores what [`encode`] saved into `record` of a table of model `model`; the keys restored,
+/// or why the bytes cannot be gone on from.
+pub fn decode_into(bytes: &[u8], record: &WriteRecord, model: u64) -> Result<u64, String> {
     let mut raw = Vec::new();
     DeflateDecoder::new(bytes).read_to_end(&mut raw).map_err(|e| format!("not a saved write record: {e}"))?;
     let (&format, mut rest) = raw.split_first().ok_or("an empty saved write record")?;
     if format != FORMAT {
         return Err(format!("a saved write record of format {format}, which this casslab does not read"));
     }
+    let (saved_model, tail) = rest.split_at_checked(8).ok_or("a saved write record cut short")?;
+    if u64::from_le_bytes(saved_model.try_into().expect("8 bytes")) != model {
+        return Err("the run that wrote to it last wrote other columns or values (another workload)".into());
+    }
+    rest = tail;
     let (mut end, mut n) = (0u64, 0u64);
     while !rest.is_empty() {
         let first = end + read_varint(&mut rest)?;
@@ -114,14 +121,15 @@ mod tests {
         r.begin(9, WriteKind::Delete);
         r.finish(9, true);
         r.begin(1_500_000, WriteKind::Put); // in flight at the end
-        let bytes = encode(&r);
+        let bytes = encode(&r, 7);
         assert!(bytes.len() < 100, "{} bytes for a million loaded keys", bytes.len());
         let back = WriteRecord::new(2_000_000);
-        assert_eq!(decode_into(&bytes, &back), Ok(1_000_001));
+        assert_eq!(decode_into(&bytes, &back, 7), Ok(1_000_001));
         for k in [0, 7, 9, 999_999, 1_000_000, 1_500_000] {
             assert_eq!(back.state(k), KeyState { pending: 0, ..r.state(k) }, "key {k}");
         }
-        assert!(decode_into(&bytes, &WriteRecord::new(10)).unwrap_err().contains("beyond the keys"));
-        assert!(decode_into(b"junk", &back).is_err());
+        assert!(decode_into(&bytes, &WriteRecord::new(10), 7).unwrap_err().contains("beyond the keys"));
+        assert!(decode_into(&bytes, &WriteRecord::new(2_000_000), 8).unwrap_err().contains("another workload"));
+        assert!(decode_into(b"junk", &back, 7).is_err());
     }
 }

@@ -116,6 +116,8 @@ pub fn show(v: Option<&CqlValue>) -> String {
     let full = match v {
         None => "null".to_string(),
         Some(CqlValue::Text(s) | CqlValue::Ascii(s)) => format!("{s:?}"),
+        // bytes that read as text (a Redis value) as text, others in hex
+        Some(CqlValue::Blob(b)) if !b.is_empty() && b.iter().all(|c| c.is_ascii_graphic() || *c == b' ') => format!("{:?}", String::from_utf8_lossy(b)),
         Some(CqlValue::Blob(b)) => format!("0x{}", b.iter().map(|x| format!("{x:02x}")).collect::<String>()),
         Some(CqlValue::Int(n)) => n.to_string(),
         Some(CqlValue::BigInt(n)) => n.to_string(),
@@ -187,6 +189,7 @@ mod tests {
     #[test]
     fn violations_show_values_short() {
         assert_eq!(show(Some(&CqlValue::Blob(vec![0, 1, 0xab]))), "0x0001ab");
+        assert_eq!(show(Some(&CqlValue::Blob(b"garbage".to_vec()))), "\"garbage\"");
         assert_eq!(show(None), "null");
         assert_eq!(show(Some(&CqlValue::Text("user42".into()))), "\"user42\"");
         let long = show(Some(&CqlValue::Text("x".repeat(100))));

@@ -64,7 +64,7 @@ pub(crate) async fn build(session: &Session, w: &Workload, gens: &GeneratorSet) 
             };
             if !tables.iter().any(|t| t.name == table) {
                 let problem = counter.then(|| "it is a counter table (increments are not recorded)".to_string());
-                tables.push(TableInfo { name: table.clone(), key: key.clone(), problem });
+                tables.push(TableInfo { name: table.clone(), key: key.clone(), problem, bytes: None });
             }
             let mut info = describe(&st.cql, &prepared, slots, &key);
             info.table = table;
