@@ -139,7 +139,7 @@ fn sequence_draws(w: &Workload, op: &crate::workload::Operation) -> Vec<(String,
 
 /// Identifies the data a load phase writes: schema, load statement, the generators it binds,
 /// row count and seed.
-fn load_fingerprint(w: &Workload, seed: u64) -> String {
+pub fn load_fingerprint(w: &Workload, seed: u64) -> String {
     let Some(l) = &w.load else { return String::new() };
     let op = w.operation(&l.op).expect("validated");
     let mut parts: Vec<String> = w.schema.iter().map(|s| s.cql.clone()).collect();

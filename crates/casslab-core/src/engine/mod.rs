@@ -18,6 +18,7 @@ mod worker;
 
 pub use clock::{unix_now_ms, RunClock};
 pub use error::EngineError;
+pub use load::load_fingerprint;
 pub use plan::Plan;
 pub use target::{Claim, Completion, Prepared, SetupRole, Target, TargetInfo};
 

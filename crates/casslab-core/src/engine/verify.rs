@@ -11,12 +11,7 @@
 use super::load::Loaded;
 use super::{EngineEvent, Run, Target};
 use crate::notice::Notice;
-use crate::verify::{saved, VerifyNotice, VerifyRequest};
-
-/// The bookkeeping key of the data set `fp`: which run wrote to it after its load.
-fn written_key(fp: &str) -> String {
-    format!("written:{fp}")
-}
+use crate::verify::{saved, written_key, VerifyNotice, VerifyRequest};
 
 /// Tells what building the verification found, and sets each table's starting point from how
 /// the load ended (`loaded`) and the data set's bookkeeping.
@@ -57,7 +52,7 @@ pub(super) async fn establish<T: Target>(run: &Run<'_, T>, loaded: Option<Loaded
                     Some((_, bytes)) => saved::decode_into(bytes, &table.record, table.model).err().map(|e| format!("cannot go on from the record of the run that wrote to it last: {e}; --reload loads it again")),
                     None => Some("the run that wrote to it last kept its record in another results store (or it was deleted): --reload, or use that store".into()),
                 },
-                (Some(_), None) => Some("a run that did not verify (--no-verify) wrote to it after its load: --reload loads it again".into()),
+                (Some(_), None) => Some("a run that kept no record of its writes (--no-verify, or a run that could not verify) wrote to it after its load: --reload loads it again".into()),
             },
             (Some(_), _) => Some("--skip-load: what it holds is not known".into()),
             (None, _) => (!table.full_rows).then(|| "no load writes it, and its writes do not write whole rows".into()),
@@ -91,7 +86,9 @@ pub(super) async fn mark_run<T: Target>(run: &Run<'_, T>) {
         return;
     }
     if let Some((fp, ..)) = super::load::data_set(run) {
-        let value = format!("{}:{}", if v.on { "v" } else { "u" }, run.verify.token);
+        // a record is kept only of tables whose rows were known at the start
+        let kept = v.on && (0..v.tables.len()).all(|t| v.is_proven(t));
+        let value = format!("{}:{}", if kept { "v" } else { "u" }, run.verify.token);
         let _ = run.target.note(&written_key(&fp), &value).await;
     }
 }

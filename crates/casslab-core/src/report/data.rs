@@ -76,6 +76,43 @@ pub fn expectation_failed(w: &crate::workload::Workload, s: &crate::store::RunSu
     }
 }
 
+/// A verification pass, as `casslab verify` prints it: per table the keys read back, rows
+/// expected and found, each class, failed reads and the checksum; then the first violations.
+pub fn pass_text(p: &crate::verify::pass::PassReport) -> String {
+    let at = p.consistency.as_deref().map(|c| format!(", read at {c}")).unwrap_or_default();
+    let mut out = format!("verify {} in {}: every key against {}{at}, {:.1} s\n", p.workload, p.keyspace, p.expected_from, p.duration_s);
+    let mut t = TextTable::new(["table", "keys", "rows expected", "found", "ok", "missing", "mismatched", "of which stale", "corrupt", "resurrected", "read errors", "checksum"]).indent(2).right(1..11);
+    for x in &p.tables {
+        let c = &x.counts;
+        t.row([
+            x.table.clone(),
+            grouped(x.keys),
+            grouped(x.rows_expected),
+            grouped(x.rows_found),
+            grouped(c.ok),
+            grouped(c.missing),
+            grouped(x.mismatched()),
+            grouped(c.stale),
+            grouped(c.corrupt),
+            grouped(c.resurrected),
+            grouped(x.errors),
+            x.checksum.clone(),
+        ]);
+    }
+    out.push_str(&t.to_string());
+    let found: Vec<SavedViolation> =
+        p.tables.iter().flat_map(|x| x.violations.iter()).map(|v| SavedViolation { at_ms: 0, op: v.op.clone(), class: v.class, key: v.key.clone(), expected: v.expected.clone(), got: v.got.clone() }).collect();
+    if !found.is_empty() {
+        let mut t = TextTable::new(["class", "key", "expected", "got"]).indent(2);
+        for v in &found {
+            t.row([v.class.as_str().to_string(), v.key.clone(), v.expected.clone(), v.got.clone()]);
+        }
+        out.push_str(&format!("\nrows not as written (first {}):\n{t}", found.len()));
+    }
+    out.push_str(if p.clean() { "\nevery row is as written\n" } else { "" });
+    out
+}
+
 /// The first violations as a table: when (s since the run started), operation, class, key,
 /// expected and what came back.
 pub fn violations_table(found: &[SavedViolation]) -> String {

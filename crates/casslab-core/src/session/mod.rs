@@ -14,6 +14,7 @@ mod checks;
 pub mod experiment;
 pub mod findmax;
 mod observer;
+pub mod pass;
 mod server;
 mod timeline;
 

@@ -16,6 +16,7 @@ pub mod build;
 pub mod classify;
 pub mod model;
 pub mod op;
+pub mod pass;
 pub mod record;
 pub mod saved;
 pub mod stats;
@@ -132,6 +133,12 @@ impl RunVerify {
         let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
         RunVerify { token: format!("{ms:x}-{:x}-{:08x}", std::process::id(), rand::random::<u32>()) }
     }
+}
+
+/// The bookkeeping key under which a data set (its load's fingerprint `fp`) names the run that
+/// wrote to it last: `v:TOKEN` when that run kept a record of its writes, `u:TOKEN` when not.
+pub fn written_key(fp: &str) -> String {
+    format!("written:{fp}")
 }
 
 /// What the engine asks of whoever keeps saved records (the run session, from its store).

@@ -118,6 +118,25 @@ impl Table {
         (index < self.record.capacity()).then_some(index)
     }
 
+    /// The `n` of each key part of record index `index` (the inverse of [`Table::index`]).
+    pub fn key_ns(&self, index: u64) -> Vec<i64> {
+        let mut rest = index;
+        let mut out = vec![0i64; self.key.len()];
+        for (i, part) in self.key.iter().enumerate().rev() {
+            let off = if i == 0 { rest } else { rest % part.span.unwrap_or(u64::MAX) };
+            if i > 0 {
+                rest /= part.span.unwrap_or(u64::MAX);
+            }
+            out[i] = part.base.wrapping_add(off as i64);
+        }
+        out
+    }
+
+    /// The key values of record index `index`, as the key columns' first generators make them.
+    pub fn key_values(&self, gens: &GeneratorSet, index: u64) -> Vec<CqlValue> {
+        self.key_ns(index).iter().zip(&self.key).map(|(n, p)| gens.value_at(p.gens[0], *n)).collect()
+    }
+
     /// The bits a key's values are made from.
     pub fn key_bits(&self, ns: &[i64]) -> u64 {
         key_bits(self.seed, ns)
@@ -220,13 +239,15 @@ mod tests {
         let t = table(&g);
         assert_eq!((t.index(&[10]), t.index(&[109]), t.index(&[9])), (Some(0), Some(99), None));
         assert_eq!(t.record.capacity(), 100);
+        let t = table(&g);
         let two = Table::new("t2", vec![part(&g, "k"), part(&g, "c")], vec![], vec![]);
         assert_eq!(two.record.capacity(), 100 * 24);
         assert_eq!((two.index(&[10, 0]), two.index(&[11, 3]), two.index(&[11, 24])), (Some(0), Some(27), None));
+        assert_eq!((two.key_ns(27), two.key_ns(0), t.key_ns(99)), (vec![11, 3], vec![10, 0], vec![109]), "indexes back to keys");
+        assert_eq!(t.key_values(&g, 0), [CqlValue::BigInt(10)]);
         let unbounded = KeyPart { column: "x".into(), gens: vec![0], base: 0, span: None };
         assert_eq!(Table::new("t3", vec![part(&g, "k"), unbounded.clone()], vec![], vec![]).record.capacity(), 0, "a later part must be bounded");
         assert_eq!(Table::new("t4", vec![unbounded], vec![], vec![]).record.capacity(), MAX_KEYS);
-        let t = table(&g);
         assert!(t.shows_every_write(&[0]) && t.shows_every_write(&[0, 1]) && !t.shows_every_write(&[1]), "the second upsert writes only column 0");
         assert!(!t.full_rows);
     }

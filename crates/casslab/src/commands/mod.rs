@@ -12,6 +12,7 @@ mod merge;
 mod report;
 mod results;
 mod run;
+mod verify;
 mod workloads;
 
 use crate::cli::{Cli, Command, StoreArgs};
@@ -31,6 +32,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Compare(args) => compare::compare(&args),
         Command::Lint(args) => lint::lint_command(&args),
         Command::Merge(args) => merge::merge(&args),
+        Command::Verify(args) => verify::verify(&args),
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { dir } => manual::man(dir.as_deref()),
     }

@@ -41,6 +41,8 @@ pub struct CqlTarget {
     keyspace: OnceLock<schema::KeyspaceState>,
     /// The workload's verification, built when its first phase is planned.
     verify: tokio::sync::OnceCell<crate::verify::build::Built>,
+    /// Reads of a verified table's rows by key, prepared once per table (`Target::read_row`).
+    row_reads: Mutex<std::collections::HashMap<String, scylla::statement::prepared::PreparedStatement>>,
 }
 
 impl CqlTarget {
@@ -48,7 +50,7 @@ impl CqlTarget {
     pub async fn connect(cfg: &ClusterConfig, creds: &Credentials) -> Result<CqlTarget, EngineError> {
         let session = connect(cfg, creds).await?;
         let info = cluster_info(&session).await;
-        Ok(CqlTarget { session, info, keyspace: OnceLock::new(), verify: tokio::sync::OnceCell::new() })
+        Ok(CqlTarget { session, info, keyspace: OnceLock::new(), verify: tokio::sync::OnceCell::new(), row_reads: Mutex::default() })
     }
 
     /// The driver session (for the server view and traces, which read system tables).
@@ -156,6 +158,25 @@ impl Target for CqlTarget {
 
     async fn noted(&self, key: &str) -> Result<Option<String>, EngineError> {
         schema::noted(&self.session, key).await
+    }
+
+    async fn attach(&self, w: &Workload) -> Result<(), EngineError> {
+        schema::attach(&self.session, w).await
+    }
+
+    async fn read_row<'a>(&'a self, table: &'a crate::verify::Table, key: Vec<CqlValue>, consistency: crate::workload::Consistency) -> Result<Option<Vec<Option<CqlValue>>>, String> {
+        let cached = self.row_reads.lock().unwrap_or_else(|e| e.into_inner()).get(&table.name).cloned();
+        let ps = match cached {
+            Some(ps) => ps,
+            None => {
+                let ps = verify::row_read(&self.session, table, consistency).await?;
+                self.row_reads.lock().unwrap_or_else(|e| e.into_inner()).insert(table.name.clone(), ps.clone());
+                ps
+            }
+        };
+        let result = self.session.execute_unpaged(&ps, &key).await.map_err(|e| e.to_string())?;
+        let rows = result.into_rows_result().map_err(|e| e.to_string())?;
+        Ok(rows.maybe_first_row::<scylla::value::Row>().map_err(|e| e.to_string())?.map(|r| r.columns))
     }
 }
 

@@ -237,6 +237,14 @@ pub async fn noted(session: &Session, key: &str) -> Result<Option<String>, Engin
     get_meta(session, &format!("{NOTE_PREFIX}{key}")).await
 }
 
+/// Uses the workload's keyspace, which must exist (nothing is created).
+pub async fn attach(session: &Session, w: &Workload) -> Result<(), EngineError> {
+    if !keyspace_exists(session, &w.keyspace).await? {
+        return Err(EngineError::Schema { statement: format!("USE {}", w.keyspace), message: "the keyspace does not exist: nothing was loaded there (run the workload first, or give the -P keyspace=… it was loaded with)".into() });
+    }
+    session.use_keyspace(w.keyspace.as_str(), false).await.map_err(|e| EngineError::Schema { statement: format!("USE {}", w.keyspace), message: e.to_string() })
+}
+
 /// Empties the workload's tables and forgets earlier loads — only in a keyspace casslab created.
 pub async fn truncate_for_reload(session: &Session, w: &Workload, state: KeyspaceState) -> Result<(), EngineError> {
     if !state.ours {

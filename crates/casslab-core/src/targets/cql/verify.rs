@@ -212,3 +212,16 @@ mod tests {
         assert_eq!(column_name("\"Field0\""), "Field0");
     }
 }
+
+/// `SELECT` of a verified table's value columns by its whole key, at `consistency`.
+pub(crate) async fn row_read(session: &Session, table: &crate::verify::Table, consistency: crate::workload::Consistency) -> Result<PreparedStatement, String> {
+    let quote = |c: &str| format!("\"{}\"", c.replace('"', "\"\""));
+    let columns: Vec<String> = table.columns.iter().map(|c| quote(&c.name)).collect();
+    let selected = if columns.is_empty() { table.key.iter().map(|k| quote(&k.column)).collect::<Vec<_>>().join(", ") } else { columns.join(", ") };
+    let filter: Vec<String> = table.key.iter().map(|k| format!("{} = ?", quote(&k.column))).collect();
+    let cql = format!("SELECT {selected} FROM {} WHERE {}", quote(&table.name), filter.join(" AND "));
+    let mut ps = session.prepare(cql.as_str()).await.map_err(|e| format!("cannot prepare `{cql}`: {e}"))?;
+    ps.set_consistency(super::planned::driver_consistency(consistency));
+    ps.set_is_idempotent(true);
+    Ok(ps)
+}

@@ -218,6 +218,10 @@ impl Target for RedisTarget {
         self.admin(redis::cmd("SET").arg(format!("casslab:note:{key}")).arg(value)).await.map(|_| ())
     }
 
+    async fn read_row<'a>(&'a self, table: &'a crate::verify::Table, key: Vec<scylla::value::CqlValue>, _consistency: crate::workload::Consistency) -> Result<Option<Vec<Option<scylla::value::CqlValue>>>, String> {
+        verify::read_row(self, table, &key).await
+    }
+
     async fn noted(&self, key: &str) -> Result<Option<String>, EngineError> {
         Ok(redis::from_redis_value(self.admin(redis::cmd("GET").arg(format!("casslab:note:{key}"))).await?).unwrap_or(None))
     }

@@ -240,6 +240,17 @@ pub(super) async fn run(target: &RedisTarget, op: &PlannedOp, plan: &OpPlan, mut
     Ok(())
 }
 
+/// A key space's row by key: a string's value (`GET`) or a hash's fields (`HGETALL`), in the
+/// table's column order.
+pub(super) async fn read_row(target: &RedisTarget, table: &crate::verify::Table, key: &[CqlValue]) -> Result<Option<Vec<Option<CqlValue>>>, String> {
+    let string = table.columns.len() == 1 && table.columns[0].name == "value";
+    let name = if string { "GET" } else { "HGETALL" };
+    let key = key.first().map(value_bytes).unwrap_or_default();
+    let reply = target.send_one(redis::cmd(name).arg(key)).await.map_err(|e| e.to_string())?;
+    let fields: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
+    Ok(row_of(name, reply, &fields))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
