@@ -41,6 +41,7 @@ pub mod study;
 mod study_tests;
 #[cfg(test)]
 mod validation;
+pub mod verified;
 mod window;
 
 pub use bootstrap::{seed_for, Estimate, Resampled};

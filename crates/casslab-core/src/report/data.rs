@@ -126,6 +126,44 @@ pub fn violations_table(found: &[SavedViolation]) -> String {
     format!("\nfirst violations ({}):\n{t}", found.len())
 }
 
+/// Verified reads compared between sides: per side and operation the share not as written
+/// with its interval, and the change against the baseline (`*` where its interval excludes 0).
+pub fn verified_comparison_text(c: &crate::analysis::verified::VerifiedComparison) -> String {
+    let pct = |x: f64| format!("{:.3}%", 100.0 * x);
+    let pp = |x: f64| format!("{:+.3}", 100.0 * x);
+    let mut t = TextTable::new(["side", "op", "verified", "not as written", "share", "interval", "change (pp)", "interval"]).indent(2).right([2, 3, 4, 6]);
+    for (s, change) in &c.rows {
+        let what = violations_words(&s.counts).unwrap_or_else(|| "0".into());
+        let (ch, chi) = match change {
+            Some(d) => (format!("{}{}", pp(d.diff), if d.significant { "*" } else { "" }), format!("{} to {}", pp(d.low), pp(d.high))),
+            None => ("baseline".into(), String::new()),
+        };
+        t.row([s.side.clone(), s.op.clone(), grouped(s.counts.checked()), what, pct(s.rate), format!("{}–{}", pct(s.low), pct(s.high)), ch, chi]);
+    }
+    format!("\nverified reads not as written, per read ({:.0}% intervals over windows or runs; change in percentage points):\n{t}", 100.0 * c.confidence)
+}
+
+/// The first violations as an HTML table (nothing when there are none).
+pub fn violations_html(s: &mut String, found: &[SavedViolation]) {
+    use super::svg_chart::esc;
+    if found.is_empty() {
+        return;
+    }
+    s.push_str(&format!(r#"<h4>First violations ({})</h4><table class="violations"><tr><th>at</th><th>op</th><th>class</th><th>key</th><th>expected</th><th>got</th></tr>"#, found.len()));
+    for v in found {
+        s.push_str(&format!(
+            "<tr><td>{:.1} s</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            v.at_ms as f64 / 1000.0,
+            esc(&v.op),
+            v.class.as_str(),
+            esc(&v.key),
+            esc(&v.expected),
+            esc(&v.got)
+        ));
+    }
+    s.push_str("</table>");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -58,7 +58,7 @@ use crate::server::suspects::{self, ClientInterval};
 use crate::server::traces::Trace;
 use crate::server::ServerSample;
 use crate::stats::{ErrorKind, LatencySummary, OpStats, Phase};
-use crate::store::{serialize_histogram, EncodedInterval, EventImpact, PackedInterval, PackedStats, RunData, RunRecord, RunStatus};
+use crate::store::{serialize_histogram, EncodedInterval, EventImpact, PackedInterval, PackedStats, RunData, RunRecord, RunStatus, SavedViolation};
 use crate::validity::Validity;
 use base64::Engine as _;
 use serde_json::{json, Value};
@@ -124,6 +124,7 @@ pub fn to_writer_streamed(
     map.serialize_entry("tags", &serde_json::to_value(&record.tags)?)?;
     map.serialize_entry("traces", &serde_json::to_value(&run.traces)?)?;
     map.serialize_entry("validity", &serde_json::to_value(validity)?)?;
+    map.serialize_entry("violations", &serde_json::to_value(&run.violations)?)?;
     map.serialize_entry("workload", &record.workload)?;
     map.end()?;
     w.write_all(b"\n")?;
@@ -337,7 +338,11 @@ pub fn read_run_json_packed(path: &Path) -> Result<(RunData, Vec<PackedInterval>
         events.push((record, impact));
     }
     let traces: Vec<Trace> = parse_field(&v, "traces", path)?;
-    Ok((RunData { record, intervals: Vec::new(), histograms, server_samples, events, traces }, intervals))
+    let violations: Vec<SavedViolation> = match v.get("violations") {
+        Some(list) => serde_json::from_value(list.clone()).map_err(|_| bad("violations"))?,
+        None => Vec::new(),
+    };
+    Ok((RunData { record, intervals: Vec::new(), histograms, server_samples, events, traces, violations }, intervals))
 }
 
 #[cfg(test)]
@@ -385,7 +390,7 @@ mod tests {
     }
 
     fn data(intervals: Vec<StoredInterval>, histograms: Vec<(Phase, String, OpStats)>) -> RunData {
-        RunData { record: record(), intervals, histograms, server_samples: Vec::new(), events: Vec::new(), traces: Vec::new() }
+        RunData { record: record(), intervals, histograms, server_samples: Vec::new(), events: Vec::new(), traces: Vec::new(), violations: Vec::new() }
     }
 
     #[test]

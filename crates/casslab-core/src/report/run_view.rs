@@ -110,6 +110,8 @@ pub struct RunView {
     /// Whether the run's figures can be trusted (`None` unless the caller adds it: the client's
     /// CPU is among the server samples).
     pub validity: Option<crate::validity::Validity>,
+    /// The run's first verified reads that were not ok (empty unless the caller adds them).
+    pub violations: Vec<crate::store::SavedViolation>,
     /// Time charts on the wall clock (UTC time of day) rather than seconds since the start.
     pub wall_clock: bool,
 }
@@ -266,7 +268,7 @@ impl RunViewBuilder {
                 spectra = r.merged.iter().map(|((phase, op), st)| OpSpectrum { phase: *phase, op: op.clone(), intended: spectrum(&st.intended), service: spectrum(&st.service) }).collect();
             }
         }
-        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new(), traces: Vec::new(), events: Vec::new(), event_impacts: Vec::new(), validity: None, wall_clock: false }
+        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new(), traces: Vec::new(), events: Vec::new(), event_impacts: Vec::new(), validity: None, violations: Vec::new(), wall_clock: false }
     }
 }
 

@@ -186,6 +186,8 @@ pub struct RunData {
     pub server_samples: Vec<crate::server::ServerSample>,
     pub events: Vec<(crate::events::EventRecord, Option<EventImpact>)>,
     pub traces: Vec<crate::server::traces::Trace>,
+    /// The first verified reads that were not ok.
+    pub violations: Vec<SavedViolation>,
 }
 
 impl Store {
@@ -204,6 +206,7 @@ impl Store {
             server_samples: self.server_samples(run)?,
             events: self.events(run)?,
             traces: self.traces(run)?,
+            violations: self.violations(run)?,
         })
     }
 }
@@ -417,6 +420,7 @@ pub(crate) fn save_run_data(store: &Store, data: &RunData) -> RunId {
     for (phase, op, st) in &data.histograms {
         store.add_histograms(id, *phase, op, st).unwrap();
     }
+    store.add_violations(id, &data.violations).unwrap();
     store.finish_run(id, r.status, r.summary.as_ref().unwrap_or(&RunSummary::default()), r.ended_at_ms.unwrap_or(r.started_at_ms)).unwrap();
     id
 }

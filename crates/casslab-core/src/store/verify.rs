@@ -29,7 +29,7 @@ CREATE TABLE IF NOT EXISTS verify_records (
 ";
 
 /// A violation as saved with its run: when it was found on the run's time axis.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SavedViolation {
     /// Milliseconds since the run started.
     pub at_ms: u64,

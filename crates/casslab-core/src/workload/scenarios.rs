@@ -10,6 +10,7 @@ pub const SCENARIOS: &[(&str, &str)] = &[
     ("dc-loss", include_str!("../../../../scenarios/dc-loss.yaml")),
     ("compaction-under-load", include_str!("../../../../scenarios/compaction-under-load.yaml")),
     ("repair-under-load", include_str!("../../../../scenarios/repair-under-load.yaml")),
+    ("consistency-under-node-loss", include_str!("../../../../scenarios/consistency-under-node-loss.yaml")),
 ];
 
 /// The text of a shipped scenario.

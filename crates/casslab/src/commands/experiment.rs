@@ -110,11 +110,11 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         return Ok(if found.interrupted { Exit::Interrupted } else { Exit::Success }.code());
     }
     let verdict = rt.block_on(conduct(&lab, &setup, &judging))?;
-    Ok(show(&verdict, &args, &judging.gates)?.code())
+    Ok(show(&verdict, &args, &judging.gates, &store)?.code())
 }
 
 /// Prints the runs and the verdicts, writes the page, judges the gates; the exit code.
-fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judge::Gates) -> Result<Exit> {
+fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judge::Gates, store: &casslab_core::store::Store) -> Result<Exit> {
     if v.runs.interrupted {
         eprintln!("interrupted: stopping the experiment; the runs so far are saved and compared");
     }
@@ -123,6 +123,9 @@ fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judg
     j.warnings.iter().for_each(|w| out::warn(w));
     j.refused.iter().for_each(|r| eprintln!("left out of the comparison: {r}"));
     out::print(&experiment_text::verdicts(v))?;
+    if let Some(c) = compare::verified(store, j)? {
+        out::print(&casslab_core::report::data::verified_comparison_text(&c))?;
+    }
     let gates = match &j.study {
         Some(s) => {
             if let Some(path) = &args.output {
