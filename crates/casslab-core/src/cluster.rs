@@ -58,6 +58,12 @@ pub trait ClusterControl: Send + Sync {
     /// Starts stopped nodes with their data and waits until they answer and the others see them.
     fn start(&self, nodes: &[usize], log: &mut dyn FnMut(&str)) -> Result<(), ControlError>;
 
+    /// Calls `action` (one stop, kill or start of nodes, with what is recorded about it) once,
+    /// when no other action run through this method on this cluster is under way: one that
+    /// comes due while another still runs (a start while a graceful stop drains) waits for it,
+    /// and starts when it can. The implementor holds the lock; callers hold none of their own.
+    fn one_at_a_time(&self, action: &mut dyn FnMut());
+
     /// Runs Cassandra's nodetool against one node.
     fn nodetool(&self, node: usize, args: &[&str]) -> Result<Output, ControlError>;
 
@@ -103,58 +109,93 @@ impl Gc {
     }
 }
 
-/// What server to run: a workload's, an experiment's or a variant's `cluster:`, and what a
-/// run records about the server it ran against. Every field is optional: what a definition
-/// leaves out is what the cluster was started with.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ServerSpec {
-    /// Apache Cassandra version (Maven Central's `cassandra-all`), e.g. `5.0.9`, `4.1.10`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
-    /// A custom build instead of a released version: a directory of jars, or an unpacked
-    /// Cassandra distribution (its `lib/`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub build: Option<PathBuf>,
-    /// The Java to run it with (else one suited to the version is found or fetched).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub java_home: Option<PathBuf>,
-    /// Heap per node, in MiB.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub heap_mb: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gc: Option<Gc>,
-    /// More JVM options, after casslab's own.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub jvm_options: Vec<String>,
-    /// cassandra.yaml settings, over casslab's (any value YAML can hold).
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub settings: std::collections::BTreeMap<String, serde_json::Value>,
-    /// Nodes in one data center, or data centers and their nodes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nodes: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dcs: Option<Vec<(String, usize)>>,
+/// How a field of a server definition lies over the same field of another: an `Option` that
+/// is set replaces, a list that is not empty replaces the whole list, a map adds its keys
+/// (its values winning). [`ServerSpec::overlaid`] applies it to every field, by type.
+trait Overlay {
+    fn overlay(&self, over: &Self) -> Self;
+}
+
+impl<T: Clone> Overlay for Option<T> {
+    fn overlay(&self, over: &Self) -> Self {
+        over.clone().or_else(|| self.clone())
+    }
+}
+
+impl<T: Clone> Overlay for Vec<T> {
+    fn overlay(&self, over: &Self) -> Self {
+        if over.is_empty() {
+            self.clone()
+        } else {
+            over.clone()
+        }
+    }
+}
+
+impl<K: Ord + Clone, V: Clone> Overlay for std::collections::BTreeMap<K, V> {
+    fn overlay(&self, over: &Self) -> Self {
+        let mut merged = self.clone();
+        merged.extend(over.iter().map(|(k, v)| (k.clone(), v.clone())));
+        merged
+    }
+}
+
+/// Declares a struct of overlayable fields and its `overlaid`, which overlays every field with
+/// [`Overlay`]: a field added to the struct is overlaid without another line.
+macro_rules! overlaid_struct {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident { $($(#[$field_meta:meta])* $field_vis:vis $field:ident: $ty:ty,)* }) => {
+        $(#[$meta])*
+        $vis struct $name {
+            $($(#[$field_meta])* $field_vis $field: $ty,)*
+        }
+
+        impl $name {
+            /// `self` with `over`'s fields where it sets them (a list given replaces the whole
+            /// list; settings merged key by key).
+            pub fn overlaid(&self, over: &$name) -> $name {
+                $name { $($field: Overlay::overlay(&self.$field, &over.$field),)* }
+            }
+        }
+    };
+}
+
+overlaid_struct! {
+    /// What server to run: a workload's, an experiment's or a variant's `cluster:`, and what a
+    /// run records about the server it ran against. Every field is optional: what a definition
+    /// leaves out is what the cluster was started with.
+    #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct ServerSpec {
+        /// Apache Cassandra version (Maven Central's `cassandra-all`), e.g. `5.0.9`, `4.1.10`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub version: Option<String>,
+        /// A custom build instead of a released version: a directory of jars, or an unpacked
+        /// Cassandra distribution (its `lib/`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub build: Option<PathBuf>,
+        /// The Java to run it with (else one suited to the version is found or fetched).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub java_home: Option<PathBuf>,
+        /// Heap per node, in MiB.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub heap_mb: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub gc: Option<Gc>,
+        /// More JVM options, after casslab's own.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub jvm_options: Vec<String>,
+        /// cassandra.yaml settings, over casslab's (any value YAML can hold).
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        pub settings: std::collections::BTreeMap<String, serde_json::Value>,
+        /// Nodes in one data center, or data centers and their nodes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub nodes: Option<usize>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub dcs: Option<Vec<(String, usize)>>,
+    }
 }
 
 impl ServerSpec {
-    /// `self` with `over`'s fields where it sets them (settings merged key by key).
-    pub fn overlaid(&self, over: &ServerSpec) -> ServerSpec {
-        let mut s = self.clone();
-        s.version = over.version.clone().or(s.version);
-        s.build = over.build.clone().or(s.build);
-        s.java_home = over.java_home.clone().or(s.java_home);
-        s.heap_mb = over.heap_mb.or(s.heap_mb);
-        s.gc = over.gc.or(s.gc);
-        if !over.jvm_options.is_empty() {
-            s.jvm_options = over.jvm_options.clone();
-        }
-        s.settings.extend(over.settings.iter().map(|(k, v)| (k.clone(), v.clone())));
-        s.nodes = over.nodes.or(s.nodes);
-        s.dcs = over.dcs.clone().or(s.dcs);
-        s
-    }
-
     pub fn is_empty(&self) -> bool {
         *self == ServerSpec::default()
     }
@@ -168,4 +209,52 @@ pub struct Applied {
     /// Their data was wiped (the storage changed: version, build, settings or nodes).
     pub wiped: bool,
     pub took_ms: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_definition_over_another_replaces_what_it_sets_and_adds_settings() {
+        let base = ServerSpec {
+            version: Some("5.0.9".into()),
+            java_home: Some("/jdk17".into()),
+            heap_mb: Some(1024),
+            gc: Some(Gc::G1),
+            jvm_options: vec!["-XX:+AlwaysPreTouch".into()],
+            settings: [("concurrent_reads".to_string(), json!(32)), ("concurrent_writes".to_string(), json!(32))].into(),
+            nodes: Some(3),
+            ..ServerSpec::default()
+        };
+        // what `over` leaves out is the base's
+        assert_eq!(base.overlaid(&ServerSpec::default()), base);
+        assert_eq!(ServerSpec::default().overlaid(&base), base);
+        let over = ServerSpec {
+            version: Some("4.1.10".into()),
+            build: Some("/src/cassandra".into()),
+            heap_mb: Some(512),
+            jvm_options: vec!["-Xss512k".into()],
+            settings: [("concurrent_reads".to_string(), json!(64)), ("sstable".to_string(), json!({"selected_format": "bti"}))].into(),
+            dcs: Some(vec![("east".into(), 2), ("west".into(), 1)]),
+            ..ServerSpec::default()
+        };
+        let s = base.overlaid(&over);
+        assert_eq!((s.version.as_deref(), s.build.as_deref(), s.heap_mb), (Some("4.1.10"), Some(std::path::Path::new("/src/cassandra")), Some(512)));
+        assert_eq!((s.java_home.as_deref(), s.gc), (Some(std::path::Path::new("/jdk17")), Some(Gc::G1)), "kept where `over` is silent");
+        assert_eq!(s.jvm_options, ["-Xss512k"], "a list given replaces the base's whole");
+        assert_eq!(
+            s.settings,
+            [
+                ("concurrent_reads".to_string(), json!(64)),
+                ("concurrent_writes".to_string(), json!(32)),
+                ("sstable".to_string(), json!({"selected_format": "bti"}))
+            ]
+            .into(),
+            "settings merge key by key"
+        );
+        // nodes and data centers are fields like the others: each kept unless `over` sets it
+        assert_eq!((s.nodes, s.dcs.as_ref().map(Vec::len)), (Some(3), Some(2)));
+    }
 }

@@ -296,6 +296,27 @@ pub struct RunEnvironment {
     pub clock_t0_unix_ms: Option<i64>,
 }
 
+/// The server as people name it, from a saved version: `Cassandra 5.0.6`, `Redis 7.0.15`
+/// (a Redis target saves its version with its name).
+pub fn server_label(version: Option<&str>) -> String {
+    match version {
+        Some(v) if v.starts_with("Redis") => v.to_string(),
+        Some(v) => format!("Cassandra {v}"),
+        None => "server version unknown".to_string(),
+    }
+}
+
+impl RunConfig {
+    /// Where the run's load went: the Redis URL for a Redis run (its environment says so),
+    /// else the CQL contact points.
+    pub fn server_address(&self, env: &RunEnvironment) -> String {
+        match &self.redis {
+            Some(r) if env.cassandra_version.as_deref().is_some_and(|v| v.starts_with("Redis")) => r.url.clone(),
+            _ => self.cluster.hosts.join(","),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,26 +365,5 @@ mod tests {
         v.as_object_mut().unwrap().remove("start_at_unix_ms");
         let back: RunConfig = serde_json::from_value(v).unwrap();
         assert_eq!(back, RunConfig::default());
-    }
-}
-
-/// The server as people name it, from a saved version: `Cassandra 5.0.6`, `Redis 7.0.15`
-/// (a Redis target saves its version with its name).
-pub fn server_label(version: Option<&str>) -> String {
-    match version {
-        Some(v) if v.starts_with("Redis") => v.to_string(),
-        Some(v) => format!("Cassandra {v}"),
-        None => "server version unknown".to_string(),
-    }
-}
-
-impl RunConfig {
-    /// Where the run's load went: the Redis URL for a Redis run (its environment says so),
-    /// else the CQL contact points.
-    pub fn server_address(&self, env: &RunEnvironment) -> String {
-        match &self.redis {
-            Some(r) if env.cassandra_version.as_deref().is_some_and(|v| v.starts_with("Redis")) => r.url.clone(),
-            _ => self.cluster.hosts.join(","),
-        }
     }
 }

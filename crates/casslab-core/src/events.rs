@@ -34,8 +34,17 @@ pub enum EventAction {
 }
 
 /// The actions by name, for help and error messages.
-pub const ACTIONS: &[&str] =
-    &["stop NODE|DC", "kill NODE|DC", "start NODE|DC", "flush [KS[.TABLE]]", "compact [KS[.TABLE]]", "repair [KS[.TABLE]]", "setcompactionthroughput MIB_S", "settraceprobability P", "exec CMD"];
+pub const ACTIONS: &[&str] = &[
+    "stop NODE|DC",
+    "kill NODE|DC",
+    "start NODE|DC",
+    "flush [KS[.TABLE]]",
+    "compact [KS[.TABLE]]",
+    "repair [KS[.TABLE]]",
+    "setcompactionthroughput MIB_S",
+    "settraceprobability P",
+    "exec CMD",
+];
 
 impl EventAction {
     /// The action's word: `kill`, `compact`, `exec`, ...

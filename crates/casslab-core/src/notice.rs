@@ -42,6 +42,8 @@ pub enum Notice {
     FirstError { op: String, kind: &'static str, message: String },
     /// Requests still in flight when a phase ended were abandoned.
     Abandoned,
+    /// `--rate` was given to a workload that replays its own schedule.
+    RateIgnoredForReplay,
     /// An experiment's measured order.
     MeasuredOrder { order: &'static str, seed: Option<u64>, variants: Vec<String> },
     /// A sequential experiment fixed its horizon after its first block: `max_blocks` fit its
@@ -64,7 +66,9 @@ pub enum Notice {
 impl Notice {
     pub fn severity(&self) -> Severity {
         match self {
-            Notice::LoadIncomplete { .. } | Notice::RateBehind { .. } | Notice::FirstError { .. } | Notice::Abandoned => Severity::Warning,
+            Notice::LoadIncomplete { .. } | Notice::RateBehind { .. } | Notice::FirstError { .. } | Notice::Abandoned | Notice::RateIgnoredForReplay => {
+                Severity::Warning
+            }
             Notice::Server(_) => Severity::Note,
             Notice::Verification(v) if v.is_warning() => Severity::Warning,
             _ => Severity::Info,
@@ -105,6 +109,7 @@ impl fmt::Display for Notice {
             ),
             Notice::FirstError { op, kind, message } => write!(f, "{op}: first {kind} error (counted, the run goes on): {message}"),
             Notice::Abandoned => write!(f, "some requests were still in flight when the phase ended; they were abandoned"),
+            Notice::RateIgnoredForReplay => write!(f, "--rate is ignored: the workload replays its own schedule"),
             Notice::MeasuredOrder { order, seed, variants } => {
                 write!(f, "measured order ({order}")?;
                 if let Some(s) = seed {

@@ -35,13 +35,7 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 5] = [
-        ErrorKind::Timeout,
-        ErrorKind::Unavailable,
-        ErrorKind::Overloaded,
-        ErrorKind::Connection,
-        ErrorKind::Other,
-    ];
+    pub const ALL: [ErrorKind; 5] = [ErrorKind::Timeout, ErrorKind::Unavailable, ErrorKind::Overloaded, ErrorKind::Connection, ErrorKind::Other];
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::Timeout => "timeout",
@@ -95,7 +89,17 @@ pub const LATE_NS: u64 = 1_000_000;
 
 impl Default for OpStats {
     fn default() -> Self {
-        OpStats { intended: new_histogram(), service: new_histogram(), ok: 0, errors: BTreeMap::new(), late: 0, max_lag_ns: 0, empty_reads: 0, rows_read: 0, verify: None }
+        OpStats {
+            intended: new_histogram(),
+            service: new_histogram(),
+            ok: 0,
+            errors: BTreeMap::new(),
+            late: 0,
+            max_lag_ns: 0,
+            empty_reads: 0,
+            rows_read: 0,
+            verify: None,
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! The small units users write in workload files, experiment files, events and flags:
 //! durations (`30s`, `1m30s`, `500ms`, or plain seconds) and points in time (Unix
-//! milliseconds or RFC 3339 date-times). Each parser returns a typed error that says what to
+//! milliseconds or RFC 3339 date-times), and the clock and counts as people read them (now in Unix
+//! milliseconds, `1,234,567`). Each parser returns a typed error that says what to
 //! write instead; callers add where (file:line, or the flag) it was written.
 
 /// A duration that could not be read.
@@ -58,6 +59,24 @@ pub fn utc(unix_ms: i64) -> String {
         Ok(t) => t.strftime("%Y-%m-%d %H:%M:%S").to_string(),
         Err(_) => format!("{unix_ms} ms"),
     }
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn unix_now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+/// `1234567` as `1,234,567`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `100MB`, `1GB`, `512KB`, `1048576` (bytes) in bytes; units are powers of 1024 (`MiB` is
@@ -120,15 +139,9 @@ mod tests {
         assert_eq!(parse_start_ms("1969-12-31T23:59:59Z"), Ok(-1000));
         assert_eq!(parse_start_ms("2026-03-01T02:00:00+02:00"), Ok(1_772_323_200_000));
         assert_eq!(parse_start_ms(" 1767225600000 "), Ok(1_767_225_600_000));
-        for bad in [
-            "2026-13-01T00:00:00Z",
-            "2026-02-29T00:00:00Z",
-            "2026-01-01T24:00:00Z",
-            "2026-01-01T00:00:00",
-            "yesterday",
-            "2026-01-01T00:00:00.Z",
-            "é026-01-01",
-        ] {
+        for bad in
+            ["2026-13-01T00:00:00Z", "2026-02-29T00:00:00Z", "2026-01-01T24:00:00Z", "2026-01-01T00:00:00", "yesterday", "2026-01-01T00:00:00.Z", "é026-01-01"]
+        {
             assert!(parse_start_ms(bad).unwrap_err().to_string().contains("2026-01-01T00:00:00Z"), "{bad} was accepted");
         }
     }

@@ -6,7 +6,7 @@
 //! and server samples of both the node and the client; the observer saw the session's steps in
 //! order.
 
-use casslab_core::cluster::ClusterControl;
+use casslab_core::cluster::{ClusterControl, ServerSpec};
 use casslab_core::config::{Credentials, LoadMode, RunConfig};
 use casslab_core::events::{parse_event, EventStatus};
 use casslab_core::session::{self, Lab, Observer, RunSpec, SessionEvent};
@@ -65,10 +65,16 @@ impl Observer for Seen {
 fn a_whole_session_runs_against_the_real_node_and_is_saved() {
     let home = test_home();
     let _lock = load_lock(&home);
-    let cluster = LocalCluster::new(LocalOptions { home: home.clone(), base_address: node_addr().parse().unwrap(), heap_mb: 1024, ..LocalOptions::default() });
+    let cluster = LocalCluster::new(LocalOptions {
+        home: home.clone(),
+        base_address: node_addr().parse().unwrap(),
+        server: ServerSpec { heap_mb: Some(1024), ..LocalOptions::default().server },
+        ..LocalOptions::default()
+    });
     cluster.up(&mut |_| {}).expect("the test node starts");
 
-    let params: BTreeMap<String, String> = [("rows", "2000"), ("keyspace", "casslab_core_session")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let params: BTreeMap<String, String> =
+        [("rows", "2000"), ("keyspace", "casslab_core_session")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let (mut workload, source) = load_workload("kv", &params).unwrap();
     workload.events.push(parse_event("1s flush casslab_core_session").unwrap());
     let mut config = RunConfig {
@@ -122,7 +128,11 @@ fn a_whole_session_runs_against_the_real_node_and_is_saved() {
     let (ev, impact) = &events[0];
     assert_eq!((ev.action.as_str(), ev.status), ("flush", EventStatus::Ok), "{}", ev.output_tail);
     assert!(ev.output_tail.contains("nodetool flush casslab_core_session"), "{}", ev.output_tail);
-    assert!(ev.start_ms >= run_start_ms + 1_000 && ev.start_ms < run_start_ms + 3_000 && ev.end_ms >= ev.start_ms, "event at {} ms, run phase from {run_start_ms} ms", ev.start_ms);
+    assert!(
+        ev.start_ms >= run_start_ms + 1_000 && ev.start_ms < run_start_ms + 3_000 && ev.end_ms >= ev.start_ms,
+        "event at {} ms, run phase from {run_start_ms} ms",
+        ev.start_ms
+    );
     assert!(impact.is_some(), "an event inside the run has an impact");
 
     // server samples of the node (virtual tables, its process) and of the client, on the axis

@@ -10,8 +10,8 @@ use std::fs;
 use std::net::Ipv4Addr;
 use std::path::Path;
 
-use crate::error::LocalError;
 use crate::layout::{node_dir, NodeLayout};
+use crate::local_error::LocalError;
 use crate::ring::RingEntry;
 use crate::state::SavedCluster;
 use crate::LocalOptions;
@@ -57,12 +57,12 @@ pub fn wipe_command(home: &Path) -> String {
 }
 
 /// The `casslab local up` that starts the cluster described by `saved` under `home`.
-fn up_command(saved: &SavedCluster, home: &Path) -> String {
+fn up_command(saved: &LocalOptions, home: &Path) -> String {
     let mut cmd = String::from("casslab local up");
-    if saved.dcs.is_empty() {
-        cmd += &format!(" --nodes {}", saved.nodes);
+    if saved.dcs().is_empty() {
+        cmd += &format!(" --nodes {}", saved.nodes());
     } else {
-        cmd += &format!(" --dcs {}", saved.dcs.iter().map(|(n, c)| format!("{n}:{c}")).collect::<Vec<_>>().join(","));
+        cmd += &format!(" --dcs {}", saved.dcs().iter().map(|(n, c)| format!("{n}:{c}")).collect::<Vec<_>>().join(","));
     }
     if saved.base_address != Ipv4Addr::LOCALHOST {
         cmd += &format!(" --base-address {}", saved.base_address);
@@ -78,17 +78,18 @@ pub fn check_data_belongs(opts: &LocalOptions) -> Result<(), LocalError> {
     if on_disk == 0 {
         return Ok(());
     }
-    let saved = SavedCluster::load(home).ok();
-    let asked = shape(opts.nodes, &opts.dcs, opts.base_address);
-    let refuse = |holds: String, start: String| LocalError::DataOfAnotherCluster { home: home.clone(), holds, asked: asked.clone(), start, wipe: wipe_command(home) };
+    let saved = SavedCluster::load(home).ok().map(|s| s.to_options(home));
+    let asked = shape(opts.nodes(), opts.dcs(), opts.base_address);
+    let refuse =
+        |holds: String, start: String| LocalError::DataOfAnotherCluster { home: home.clone(), holds, asked: asked.clone(), start, wipe: wipe_command(home) };
     if let Some(s) = &saved {
-        let same = s.nodes == opts.nodes && s.dcs == opts.dcs && s.base_address == opts.base_address && s.cluster_name == opts.cluster_name;
-        let nodes = s.nodes.max(on_disk);
-        if !same || on_disk > opts.nodes {
-            let start = if on_disk > s.nodes { format!("{} (with --nodes {on_disk})", up_command(s, home)) } else { up_command(s, home) };
-            return Err(refuse(shape(nodes, if on_disk > s.nodes { &[] } else { &s.dcs }, s.base_address), start));
+        let same = s.nodes() == opts.nodes() && s.dcs() == opts.dcs() && s.base_address == opts.base_address && s.cluster_name == opts.cluster_name;
+        let nodes = s.nodes().max(on_disk);
+        if !same || on_disk > opts.nodes() {
+            let start = if on_disk > s.nodes() { format!("{} (with --nodes {on_disk})", up_command(s, home)) } else { up_command(s, home) };
+            return Err(refuse(shape(nodes, if on_disk > s.nodes() { &[] } else { s.dcs() }, s.base_address), start));
         }
-    } else if on_disk > opts.nodes {
+    } else if on_disk > opts.nodes() {
         return Err(refuse(format!("{on_disk} nodes (node1–node{on_disk})"), format!("casslab local up --nodes {on_disk}{}", home_flag(home))));
     }
     Ok(())
@@ -113,7 +114,8 @@ mod tests {
     use crate::layout::layouts;
 
     fn opts(home: &Path, nodes: usize, base: [u8; 4]) -> LocalOptions {
-        LocalOptions { home: home.to_path_buf(), nodes, base_address: Ipv4Addr::from(base), ..LocalOptions::default() }
+        let server = casslab_core::cluster::ServerSpec { nodes: Some(nodes), ..LocalOptions::default().server };
+        LocalOptions { home: home.to_path_buf(), server, base_address: Ipv4Addr::from(base), ..LocalOptions::default() }
     }
 
     /// What `up` leaves on disk: cluster.json and a data directory per node.

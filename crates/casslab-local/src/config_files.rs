@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 use std::fs;
 
-use crate::error::{IoContext, LocalError};
 use crate::layout::NodeLayout;
+use crate::local_error::{IoContext, LocalError};
 use crate::tls::Keystore;
 
 /// The client-facing security settings of a node's yaml.
@@ -27,10 +27,7 @@ fn yaml_quote(text: &str) -> String {
 
 /// Escapes `text` for an XML attribute or element.
 fn xml_escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// `cassandra.yaml` for `node`; `seed` is the first node, whose `address:storage_port`
@@ -38,13 +35,7 @@ fn xml_escape(text: &str) -> String {
 /// `GossipingPropertyFileSnitch` (its data center from `cassandra-rackdc.properties`) and
 /// `auto_bootstrap: false`: the nodes of a fresh local cluster hold no data to stream, so each
 /// takes its tokens at once instead of bootstrapping (a node restarted later keeps its own).
-pub fn render_yaml(
-    cluster_name: &str,
-    node: &NodeLayout,
-    seed: &NodeLayout,
-    security: &Security,
-    multi_node: bool,
-) -> String {
+pub fn render_yaml(cluster_name: &str, node: &NodeLayout, seed: &NodeLayout, security: &Security, multi_node: bool) -> String {
     let dir = |p: std::path::PathBuf| yaml_quote(&p.to_string_lossy());
     let mut yaml = format!(
         "# Written by casslab for {name}; rewritten on every `casslab local up`.\n\
@@ -151,10 +142,7 @@ pub fn with_settings(yaml: &str, settings: &BTreeMap<String, serde_json::Value>)
 /// `cassandra-rackdc.properties`: the node's data center and rack, which the
 /// `GossipingPropertyFileSnitch` announces to the other nodes.
 pub fn render_rackdc(node: &NodeLayout) -> String {
-    format!(
-        "# Written by casslab for {}; rewritten on every start.\ndc={}\nrack={}\n",
-        node.name, node.dc, node.rack
-    )
+    format!("# Written by casslab for {}; rewritten on every start.\ndc={}\nrack={}\n", node.name, node.dc, node.rack)
 }
 
 /// The yaml lines of `security`; empty when both are off (Cassandra's defaults: no login,
@@ -238,11 +226,8 @@ pub fn write_node_files(
     fs::create_dir_all(&node.dir).context(|| format!("creating {}", node.dir.display()))?;
     if !node.marker_path().exists() && is_empty_dir(&node.dir) {
         let marker = node.marker_path();
-        fs::write(
-            &marker,
-            "created by casslab; `casslab local down --wipe` may delete this directory\n",
-        )
-        .context(|| format!("writing {}", marker.display()))?;
+        fs::write(&marker, "created by casslab; `casslab local down --wipe` may delete this directory\n")
+            .context(|| format!("writing {}", marker.display()))?;
     }
     for dir in node.all_dirs() {
         fs::create_dir_all(&dir).context(|| format!("creating {}", dir.display()))?;
@@ -253,15 +238,12 @@ pub fn write_node_files(
     let rackdc = node.rackdc_path();
     fs::write(&rackdc, render_rackdc(node)).context(|| format!("writing {}", rackdc.display()))?;
     let logback = node.logback_path();
-    fs::write(&logback, render_logback(node))
-        .context(|| format!("writing {}", logback.display()))?;
+    fs::write(&logback, render_logback(node)).context(|| format!("writing {}", logback.display()))?;
     Ok(())
 }
 
 fn is_empty_dir(dir: &std::path::Path) -> bool {
-    fs::read_dir(dir)
-        .map(|mut it| it.next().is_none())
-        .unwrap_or(false)
+    fs::read_dir(dir).map(|mut it| it.next().is_none()).unwrap_or(false)
 }
 
 #[cfg(test)]
@@ -275,7 +257,7 @@ mod tests {
     fn two_nodes() -> Vec<NodeLayout> {
         layouts(&LocalOptions {
             home: PathBuf::from("/h/it's"),
-            nodes: 2,
+            server: casslab_core::cluster::ServerSpec { nodes: Some(2), ..LocalOptions::default().server },
             base_address: Ipv4Addr::new(127, 0, 0, 61),
             cql_port: 9142,
             storage_port: 7100,
@@ -294,10 +276,7 @@ mod tests {
         assert!(yaml.contains("native_transport_port: 9142\n"));
         assert!(yaml.contains("storage_port: 7100\n"));
         assert!(yaml.contains("- seeds: \"127.0.0.61:7100\"\n"));
-        assert!(
-            yaml.contains("data_file_directories:\n  - '/h/it''s/node2/data'\n"),
-            "{yaml}"
-        );
+        assert!(yaml.contains("data_file_directories:\n  - '/h/it''s/node2/data'\n"), "{yaml}");
         assert!(yaml.contains("commitlog_directory: '/h/it''s/node2/commitlog'\n"));
         assert!(yaml.contains("saved_caches_directory: '/h/it''s/node2/saved_caches'\n"));
         assert!(yaml.contains("hints_directory: '/h/it''s/node2/hints'\n"));
@@ -328,36 +307,17 @@ mod tests {
     #[test]
     fn yaml_with_auth_uses_password_authenticator() {
         let nodes = two_nodes();
-        let security = Security {
-            auth: true,
-            tls: None,
-        };
+        let security = Security { auth: true, tls: None };
         let yaml = render_yaml("casslab", &nodes[0], &nodes[0], &security, false);
-        assert!(
-            yaml.contains(
-                "\nauthenticator:\n  class_name: org.apache.cassandra.auth.PasswordAuthenticator\n"
-            ),
-            "{yaml}"
-        );
-        assert!(
-            yaml.contains(
-                "\nauthorizer:\n  class_name: org.apache.cassandra.auth.CassandraAuthorizer\n"
-            ),
-            "{yaml}"
-        );
+        assert!(yaml.contains("\nauthenticator:\n  class_name: org.apache.cassandra.auth.PasswordAuthenticator\n"), "{yaml}");
+        assert!(yaml.contains("\nauthorizer:\n  class_name: org.apache.cassandra.auth.CassandraAuthorizer\n"), "{yaml}");
         assert!(!yaml.contains("client_encryption_options"));
     }
 
     #[test]
     fn yaml_with_tls_requires_encrypted_clients() {
         let nodes = two_nodes();
-        let security = Security {
-            auth: false,
-            tls: Some(Keystore {
-                path: PathBuf::from("/h/it's/tls/keystore.p12"),
-                password: "0a1b'2c".into(),
-            }),
-        };
+        let security = Security { auth: false, tls: Some(Keystore { path: PathBuf::from("/h/it's/tls/keystore.p12"), password: "0a1b'2c".into() }) };
         let yaml = render_yaml("casslab", &nodes[0], &nodes[0], &security, false);
         assert!(
             yaml.ends_with(
@@ -375,10 +335,7 @@ mod tests {
     #[test]
     fn yaml_quotes_cluster_name() {
         let nodes = two_nodes();
-        assert!(
-            render_yaml("bob's: lab", &nodes[0], &nodes[0], &Security::default(), false)
-                .contains("cluster_name: 'bob''s: lab'\n")
-        );
+        assert!(render_yaml("bob's: lab", &nodes[0], &nodes[0], &Security::default(), false).contains("cluster_name: 'bob''s: lab'\n"));
     }
 
     #[test]
@@ -388,10 +345,8 @@ mod tests {
         let mut settings = BTreeMap::new();
         settings.insert("commitlog_sync".to_string(), serde_json::json!("batch"));
         settings.insert("concurrent_reads".to_string(), serde_json::json!(64));
-        settings.insert(
-            "memtable".to_string(),
-            serde_json::json!({"configurations": {"trie": {"class_name": "TrieMemtable"}, "default": {"inherits": "trie"}}}),
-        );
+        settings
+            .insert("memtable".to_string(), serde_json::json!({"configurations": {"trie": {"class_name": "TrieMemtable"}, "default": {"inherits": "trie"}}}));
         let yaml = with_settings(&base, &settings);
         assert_eq!(yaml.matches("commitlog_sync:").count(), 1, "{yaml}");
         assert!(yaml.contains("commitlog_sync: \"batch\"\n") && yaml.contains("concurrent_reads: 64\n"));
@@ -410,10 +365,7 @@ mod tests {
     fn logback_writes_system_log_in_node_logs() {
         let nodes = two_nodes();
         let xml = render_logback(&nodes[0]);
-        assert!(
-            xml.contains("<file>/h/it's/node1/logs/system.log</file>"),
-            "{xml}"
-        );
+        assert!(xml.contains("<file>/h/it's/node1/logs/system.log</file>"), "{xml}");
         assert!(xml.contains("<root level=\"INFO\">"));
         assert!(xml.contains("%date{ISO8601}"));
     }
@@ -421,11 +373,7 @@ mod tests {
     #[test]
     fn write_node_files_creates_dirs_and_marker() {
         let tmp = tempfile::tempdir().unwrap();
-        let nodes = layouts(&LocalOptions {
-            home: tmp.path().to_path_buf(),
-            ..LocalOptions::default()
-        })
-        .unwrap();
+        let nodes = layouts(&LocalOptions { home: tmp.path().to_path_buf(), ..LocalOptions::default() }).unwrap();
         write_node_files("casslab", &nodes[0], &nodes[0], &Security::default(), false, &BTreeMap::new()).unwrap();
         for dir in nodes[0].all_dirs() {
             assert!(dir.is_dir(), "{}", dir.display());

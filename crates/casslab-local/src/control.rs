@@ -5,15 +5,15 @@
 //! [`ClusterConfig`] at the cluster (contact points, TLS, login, local data center), as a
 //! production client is configured for its own cluster.
 
-use crate::cluster::LocalCluster;
 use crate::definition::{check, options_for, storage_differs};
-use crate::state::{SavedCluster, UpDefinition};
+use crate::local_cluster::LocalCluster;
+use crate::state::{up_definition, with_up_definition, SavedCluster};
 use crate::tls::{DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 use crate::LocalOptions;
 use casslab_core::cluster::{Applied, ClusterControl, ControlError, ControlledNode, ServerSpec};
 use casslab_core::config::ClusterConfig;
 use std::process::Output;
-use std::sync::RwLock;
+use std::sync::{Mutex, RwLock};
 use std::time::Instant;
 
 /// A local cluster under casslab's control. Server definitions apply over the options it was
@@ -21,6 +21,8 @@ use std::time::Instant;
 pub struct LocalControl {
     base: LocalOptions,
     cluster: RwLock<LocalCluster>,
+    /// Held while a node action runs ([`ClusterControl::one_at_a_time`]).
+    node_actions: Mutex<()>,
 }
 
 impl LocalControl {
@@ -29,9 +31,9 @@ impl LocalControl {
     pub fn new(cluster: LocalCluster) -> LocalControl {
         let mut base = cluster.options().clone();
         if let Some(up) = SavedCluster::load(&base.home).ok().and_then(|s| s.up) {
-            up.onto(&mut base);
+            base = with_up_definition(&base, &up);
         }
-        LocalControl { base, cluster: RwLock::new(cluster) }
+        LocalControl { base, cluster: RwLock::new(cluster), node_actions: Mutex::new(()) }
     }
 
     /// The cluster as it runs now.
@@ -68,6 +70,11 @@ impl ClusterControl for LocalControl {
         self.cluster().start_nodes(nodes, log).map(|_| ()).map_err(ControlError::new)
     }
 
+    fn one_at_a_time(&self, action: &mut dyn FnMut()) {
+        let _held = self.node_actions.lock().unwrap_or_else(|e| e.into_inner());
+        action()
+    }
+
     fn nodetool(&self, node: usize, args: &[&str]) -> Result<Output, ControlError> {
         self.cluster().nodetool(node, args).map_err(ControlError::new)
     }
@@ -76,17 +83,8 @@ impl ClusterControl for LocalControl {
         let c = self.cluster();
         let o = c.options();
         let java_home = SavedCluster::load(&o.home).ok().and_then(|s| s.java).and_then(|j| Some(j.parent()?.parent()?.to_path_buf()));
-        ServerSpec {
-            version: Some(o.version.clone()),
-            build: o.build.clone(),
-            java_home: java_home.or_else(|| o.java_home.clone()),
-            heap_mb: Some(o.heap_mb),
-            gc: Some(o.gc),
-            jvm_options: o.jvm_options.clone(),
-            settings: o.settings.clone(),
-            nodes: Some(o.nodes),
-            dcs: (!o.dcs.is_empty()).then(|| o.dcs.clone()),
-        }
+        let server = o.full_server();
+        ServerSpec { java_home: java_home.or(server.java_home.clone()), ..server }
     }
 
     fn check(&self, spec: &ServerSpec, log: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
@@ -109,7 +107,7 @@ impl ClusterControl for LocalControl {
         // keep the server `local up` gave as the base of later definitions (a wipe removed it)
         let home = &self.base.home;
         let mut saved = SavedCluster::load(home).map_err(ControlError::new)?;
-        saved.up = (self.base != *next.options()).then(|| UpDefinition::of(&self.base));
+        saved.up = (self.base != *next.options()).then(|| up_definition(&self.base));
         saved.save(home).map_err(ControlError::new)?;
         *self.cluster.write().unwrap_or_else(|e| e.into_inner()) = next;
         Ok(Applied { restarted: true, wiped: wipe, took_ms: started.elapsed().as_millis() as u64 })
@@ -130,7 +128,7 @@ impl LocalCluster {
             cfg.tls_ca_file.get_or_insert(ca);
         }
         if cfg.dc.is_none() {
-            if let Some((first, _)) = self.options().dcs.first() {
+            if let Some((first, _)) = self.options().dcs().first() {
                 cfg.dc = Some(first.clone());
             }
         }
@@ -152,8 +150,7 @@ mod tests {
     fn a_client_is_aimed_at_every_node_with_the_cluster_security_and_first_dc() {
         let home = std::env::temp_dir().join("casslab-aim-client");
         let cluster = LocalCluster::new(LocalOptions {
-            nodes: 3,
-            dcs: vec![("east".into(), 2), ("west".into(), 1)],
+            server: ServerSpec { nodes: Some(3), dcs: Some(vec![("east".into(), 2), ("west".into(), 1)]), ..ServerSpec::default() },
             base_address: "127.0.0.21".parse().unwrap(),
             auth: true,
             tls: true,
@@ -176,5 +173,25 @@ mod tests {
         assert!(control.select("node9").unwrap_err().to_string().contains("node9"));
         let def = control.definition();
         assert_eq!((def.nodes, def.gc, def.dcs.as_ref().map(|d| d.len())), (Some(3), Some(Gc::G1), Some(2)));
+    }
+
+    #[test]
+    fn node_actions_through_the_control_never_overlap() {
+        let home = std::env::temp_dir().join("casslab-one-at-a-time");
+        let control = LocalControl::new(LocalCluster::new(LocalOptions { home, ..LocalOptions::default() }));
+        let (inside, most) = (std::sync::atomic::AtomicUsize::new(0), std::sync::atomic::AtomicUsize::new(0));
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    control.one_at_a_time(&mut || {
+                        let now = inside.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                        most.fetch_max(now, std::sync::atomic::Ordering::SeqCst);
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                        inside.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                    })
+                });
+            }
+        });
+        assert_eq!(most.load(std::sync::atomic::Ordering::SeqCst), 1, "one action at a time");
     }
 }

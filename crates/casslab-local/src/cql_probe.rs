@@ -94,29 +94,14 @@ mod tests {
 
     #[test]
     fn options_frame_bytes() {
-        assert_eq!(
-            options_frame(),
-            [0x04, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00]
-        );
+        assert_eq!(options_frame(), [0x04, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00]);
     }
 
     #[test]
     fn reply_header_decoding() {
-        assert_eq!(
-            parse_reply_header(&[0x84, 0, 0, 0, 0x06, 0, 0, 0, 0x2a]),
-            ReplyHeader::Supported { body_bytes: 42 }
-        );
-        assert_eq!(
-            parse_reply_header(&[0x84, 0, 0, 0, 0x00, 0, 0, 1, 0]),
-            ReplyHeader::Error { body_bytes: 256 }
-        );
-        assert_eq!(
-            parse_reply_header(&[0x85, 0, 0, 0, 0x06, 0, 0, 0, 0]),
-            ReplyHeader::Unexpected {
-                version: 0x85,
-                opcode: 0x06
-            }
-        );
+        assert_eq!(parse_reply_header(&[0x84, 0, 0, 0, 0x06, 0, 0, 0, 0x2a]), ReplyHeader::Supported { body_bytes: 42 });
+        assert_eq!(parse_reply_header(&[0x84, 0, 0, 0, 0x00, 0, 0, 1, 0]), ReplyHeader::Error { body_bytes: 256 });
+        assert_eq!(parse_reply_header(&[0x85, 0, 0, 0, 0x06, 0, 0, 0, 0]), ReplyHeader::Unexpected { version: 0x85, opcode: 0x06 });
     }
 
     /// A fake server on a random loopback port that answers OPTIONS like Cassandra.
@@ -130,15 +115,9 @@ mod tests {
             conn.read_exact(&mut req).unwrap();
             assert_eq!(req, options_frame());
             // SUPPORTED with a body: a string multimap with 0 entries (2 bytes).
-            conn.write_all(&[0x84, 0, 0, 0, 0x06, 0, 0, 0, 2, 0, 0])
-                .unwrap();
+            conn.write_all(&[0x84, 0, 0, 0, 0x06, 0, 0, 0, 2, 0, 0]).unwrap();
         });
-        assert!(cql_answers(
-            Ipv4Addr::LOCALHOST,
-            port,
-            false,
-            Duration::from_secs(2)
-        ));
+        assert!(cql_answers(Ipv4Addr::LOCALHOST, port, false, Duration::from_secs(2)));
         server.join().unwrap();
     }
 
@@ -154,14 +133,10 @@ mod tests {
         cert.set_subject_name(&name).unwrap();
         cert.set_issuer_name(&name).unwrap();
         cert.set_pubkey(&key).unwrap();
-        cert.set_not_before(&Asn1Time::days_from_now(0).unwrap())
-            .unwrap();
-        cert.set_not_after(&Asn1Time::days_from_now(1).unwrap())
-            .unwrap();
+        cert.set_not_before(&Asn1Time::days_from_now(0).unwrap()).unwrap();
+        cert.set_not_after(&Asn1Time::days_from_now(1).unwrap()).unwrap();
         cert.sign(&key, MessageDigest::sha256()).unwrap();
-        let mut acceptor =
-            openssl::ssl::SslAcceptor::mozilla_intermediate_v5(openssl::ssl::SslMethod::tls())
-                .unwrap();
+        let mut acceptor = openssl::ssl::SslAcceptor::mozilla_intermediate_v5(openssl::ssl::SslMethod::tls()).unwrap();
         acceptor.set_private_key(&key).unwrap();
         acceptor.set_certificate(&cert.build()).unwrap();
         acceptor.build()
@@ -182,8 +157,7 @@ mod tests {
             let mut req = [0u8; 9];
             conn.read_exact(&mut req).unwrap();
             assert_eq!(req, options_frame());
-            conn.write_all(&[0x84, 0, 0, 0, 0x06, 0, 0, 0, 2, 0, 0])
-                .unwrap();
+            conn.write_all(&[0x84, 0, 0, 0, 0x06, 0, 0, 0, 2, 0, 0]).unwrap();
         });
         let timeout = Duration::from_secs(5);
         assert!(!cql_answers(Ipv4Addr::LOCALHOST, port, false, timeout));
@@ -197,18 +171,8 @@ mod tests {
         let port = listener.local_addr().unwrap().port();
         assert!(TcpStream::connect(("127.0.0.1", port)).is_ok());
         // Accepted by the kernel but never answered: times out.
-        assert!(!cql_answers(
-            Ipv4Addr::LOCALHOST,
-            port,
-            false,
-            Duration::from_millis(200)
-        ));
+        assert!(!cql_answers(Ipv4Addr::LOCALHOST, port, false, Duration::from_millis(200)));
         drop(listener);
-        assert!(!cql_answers(
-            Ipv4Addr::LOCALHOST,
-            port,
-            false,
-            Duration::from_millis(200)
-        ));
+        assert!(!cql_answers(Ipv4Addr::LOCALHOST, port, false, Duration::from_millis(200)));
     }
 }

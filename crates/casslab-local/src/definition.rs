@@ -7,45 +7,27 @@
 //! Cassandra's own words).
 
 use crate::config_files::{check_settings, render_yaml, with_settings, Security};
-use crate::error::LocalError;
 use crate::jars::jars_for;
 use crate::java::{find_java, probe, JavaRuntime};
 use crate::jvm::gc_flags;
 use crate::layout::layouts;
+use crate::local_error::LocalError;
 use crate::LocalOptions;
 use casslab_core::cluster::ServerSpec;
 use std::path::Path;
 use std::process::Command;
 
-/// `base` with what `spec` sets.
+/// `base` with what `spec` sets ([`ServerSpec::overlaid`]; data centers given count the
+/// nodes, a node count given is one data center), every field filled in.
 pub fn options_for(base: &LocalOptions, spec: &ServerSpec) -> LocalOptions {
-    let mut o = base.clone();
-    if let Some(v) = &spec.version {
-        o.version = v.clone();
-    }
-    if spec.build.is_some() {
-        o.build = spec.build.clone();
-    }
-    if spec.java_home.is_some() {
-        o.java_home = spec.java_home.clone();
-    }
-    if let Some(h) = spec.heap_mb {
-        o.heap_mb = h;
-    }
-    if let Some(g) = spec.gc {
-        o.gc = g;
-    }
-    if !spec.jvm_options.is_empty() {
-        o.jvm_options = spec.jvm_options.clone();
-    }
-    o.settings.extend(spec.settings.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let mut server = base.server.overlaid(spec);
     if let Some(dcs) = &spec.dcs {
-        o.dcs = dcs.clone();
-        o.nodes = dcs.iter().map(|(_, n)| n).sum();
-    } else if let Some(n) = spec.nodes {
-        o.nodes = n;
-        o.dcs = Vec::new();
+        server.nodes = Some(dcs.iter().map(|(_, n)| n).sum());
+    } else if spec.nodes.is_some() {
+        server.dcs = None;
     }
+    let mut o = LocalOptions { server, ..base.clone() };
+    o.server = o.full_server();
     o
 }
 
@@ -60,9 +42,9 @@ const STORAGE_SETTINGS: &[&str] =
 /// thread pools, memtables: flushed on a graceful stop) keep the data.
 pub fn storage_differs(a: &LocalOptions, b: &LocalOptions) -> bool {
     let storage = |o: &LocalOptions| -> Vec<(String, serde_json::Value)> {
-        o.settings.iter().filter(|(k, _)| STORAGE_SETTINGS.iter().any(|s| k.starts_with(s))).map(|(k, v)| (k.clone(), v.clone())).collect()
+        o.server.settings.iter().filter(|(k, _)| STORAGE_SETTINGS.iter().any(|s| k.starts_with(s))).map(|(k, v)| (k.clone(), v.clone())).collect()
     };
-    a.version != b.version || a.build != b.build || storage(a) != storage(b) || a.nodes != b.nodes || a.dcs != b.dcs
+    a.version() != b.version() || a.server.build != b.server.build || storage(a) != storage(b) || a.nodes() != b.nodes() || a.dcs() != b.dcs()
 }
 
 /// Total memory of this machine, in MiB (from /proc/meminfo).
@@ -76,21 +58,30 @@ fn machine_mb() -> Option<u64> {
 pub fn check(opts: &LocalOptions, progress: &mut dyn FnMut(&str)) -> Result<JavaRuntime, LocalError> {
     let bad = |reason: String| LocalError::BadDefinition { reason };
     crate::layout::validate(opts)?;
-    check_settings(&opts.settings).map_err(bad)?;
+    check_settings(&opts.server.settings).map_err(bad)?;
     if let Some(total) = machine_mb() {
-        let asked = opts.heap_mb as u64 * opts.nodes as u64;
+        let asked = opts.heap_mb() as u64 * opts.nodes() as u64;
         if asked > total * 3 / 4 {
-            return Err(bad(format!("heap {} MiB × {} node(s) = {asked} MiB, more than 3/4 of this machine's {total} MiB", opts.heap_mb, opts.nodes)));
+            return Err(bad(format!("heap {} MiB × {} node(s) = {asked} MiB, more than 3/4 of this machine's {total} MiB", opts.heap_mb(), opts.nodes())));
         }
     }
-    let (lib, built_version) = jars_for(&opts.version, opts.build.as_deref(), progress)?;
-    let java = find_java(&built_version, opts.java_home.as_deref(), progress)?;
-    let gc = Command::new(&java.java).args(gc_flags(opts.gc, java.major)).arg("-version").output().map_err(|e| bad(format!("running {}: {e}", java.java.display())))?;
+    let (lib, built_version) = jars_for(opts.version(), opts.server.build.as_deref(), progress)?;
+    let java = find_java(&built_version, opts.server.java_home.as_deref(), progress)?;
+    let gc = Command::new(&java.java)
+        .args(gc_flags(opts.gc(), java.major))
+        .arg("-version")
+        .output()
+        .map_err(|e| bad(format!("running {}: {e}", java.java.display())))?;
     if !gc.status.success() {
         let said = String::from_utf8_lossy(&gc.stderr);
-        return Err(bad(format!("garbage collector {}: Java {} does not run it ({})", opts.gc.as_str(), java.version, said.lines().next().unwrap_or("").trim())));
+        return Err(bad(format!(
+            "garbage collector {}: Java {} does not run it ({})",
+            opts.gc().as_str(),
+            java.version,
+            said.lines().next().unwrap_or("").trim()
+        )));
     }
-    if !opts.settings.is_empty() {
+    if !opts.server.settings.is_empty() {
         check_yaml(opts, &lib, progress)?;
     }
     Ok(java)
@@ -124,7 +115,7 @@ fn check_yaml(opts: &LocalOptions, lib: &Path, progress: &mut dyn FnMut(&str)) -
     let nodes = layouts(opts)?;
     let dir = tempfile_dir()?;
     let yaml = dir.join("cassandra.yaml");
-    let text = with_settings(&render_yaml(&opts.cluster_name, &nodes[0], &nodes[0], &Security::default(), opts.is_multi_node()), &opts.settings);
+    let text = with_settings(&render_yaml(&opts.cluster_name, &nodes[0], &nodes[0], &Security::default(), opts.is_multi_node()), &opts.server.settings);
     std::fs::write(&yaml, text).map_err(|e| bad(format!("writing {}: {e}", yaml.display())))?;
     let src = dir.join("CasslabCheckConfig.java");
     std::fs::write(&src, CHECKER).map_err(|e| bad(format!("writing {}: {e}", src.display())))?;
@@ -145,7 +136,7 @@ fn check_yaml(opts: &LocalOptions, lib: &Path, progress: &mut dyn FnMut(&str)) -
         return Ok(());
     }
     match stdout.lines().find_map(|l| l.strip_prefix("casslab-config-error: ")) {
-        Some(e) => Err(bad(format!("Cassandra {} does not accept the settings: {e}", opts.version))),
+        Some(e) => Err(bad(format!("Cassandra {} does not accept the settings: {e}", opts.version()))),
         // the checker itself did not run (e.g. a build without the loader): leave it to the start
         None => {
             progress(&format!("the settings could not be checked before the start: {}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")));
@@ -170,7 +161,11 @@ fn compiler_java() -> Option<std::path::PathBuf> {
 }
 
 fn tempfile_dir() -> Result<std::path::PathBuf, LocalError> {
-    let dir = std::env::temp_dir().join(format!("casslab-check-{}-{}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)));
+    let dir = std::env::temp_dir().join(format!(
+        "casslab-check-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+    ));
     std::fs::create_dir_all(&dir).map_err(|e| LocalError::BadDefinition { reason: format!("creating {}: {e}", dir.display()) })?;
     Ok(dir)
 }
@@ -182,26 +177,34 @@ mod tests {
 
     #[test]
     fn a_definition_overrides_what_it_sets() {
-        let base = LocalOptions { heap_mb: 768, nodes: 3, ..LocalOptions::default() };
+        let base = options_for(&LocalOptions::default(), &ServerSpec { heap_mb: Some(768), nodes: Some(3), ..ServerSpec::default() });
         let spec = ServerSpec { gc: Some(Gc::Zgc), settings: [("concurrent_reads".to_string(), serde_json::json!(64))].into(), ..ServerSpec::default() };
         let o = options_for(&base, &spec);
-        assert_eq!((o.gc, o.heap_mb, o.nodes, o.version.as_str()), (Gc::Zgc, 768, 3, base.version.as_str()));
+        assert_eq!((o.gc(), o.heap_mb(), o.nodes(), o.version()), (Gc::Zgc, 768, 3, base.version()));
         assert!(!storage_differs(&base, &options_for(&base, &ServerSpec { gc: Some(Gc::Zgc), heap_mb: Some(512), ..ServerSpec::default() })));
         assert!(!storage_differs(&base, &o), "a thread pool's size keeps the data");
-        let bti = options_for(&base, &ServerSpec { settings: [("sstable".to_string(), serde_json::json!({"selected_format": "bti"}))].into(), ..ServerSpec::default() });
+        let bti = options_for(
+            &base,
+            &ServerSpec { settings: [("sstable".to_string(), serde_json::json!({"selected_format": "bti"}))].into(), ..ServerSpec::default() },
+        );
         assert!(storage_differs(&base, &bti), "an SSTable format changes the storage");
         assert!(storage_differs(&base, &options_for(&base, &ServerSpec { version: Some("4.1.10".into()), ..ServerSpec::default() })));
         let dcs = options_for(&base, &ServerSpec { dcs: Some(vec![("a".into(), 2), ("b".into(), 1)]), ..ServerSpec::default() });
-        assert_eq!(dcs.nodes, 3);
+        assert_eq!(dcs.nodes(), 3);
+        // a node count given is one data center again; what is left out stays as it was
+        let one_dc = options_for(&dcs, &ServerSpec { nodes: Some(2), ..ServerSpec::default() });
+        assert_eq!((one_dc.nodes(), one_dc.dcs().len(), one_dc.heap_mb()), (2, 0, 768));
+        assert_eq!(options_for(&dcs, &ServerSpec::default()), dcs, "an empty definition changes nothing");
     }
 
     #[test]
     fn impossible_definitions_are_refused_before_anything_runs() {
-        let tiny = LocalOptions { heap_mb: 64, ..LocalOptions::default() };
+        let with = |server: ServerSpec| options_for(&LocalOptions::default(), &server);
+        let tiny = with(ServerSpec { heap_mb: Some(64), ..ServerSpec::default() });
         assert!(check(&tiny, &mut |_| {}).unwrap_err().to_string().contains("too small"));
-        let huge = LocalOptions { heap_mb: 10_000_000, ..LocalOptions::default() };
+        let huge = with(ServerSpec { heap_mb: Some(10_000_000), ..ServerSpec::default() });
         assert!(check(&huge, &mut |_| {}).unwrap_err().to_string().contains("more than 3/4"));
-        let own = LocalOptions { settings: [("storage_port".to_string(), serde_json::json!(1))].into(), ..LocalOptions::default() };
+        let own = with(ServerSpec { settings: [("storage_port".to_string(), serde_json::json!(1))].into(), ..ServerSpec::default() });
         assert!(check(&own, &mut |_| {}).unwrap_err().to_string().contains("casslab sets it itself"));
     }
 }

@@ -8,8 +8,8 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::error::{IoContext, LocalError};
-use crate::process::tail_lines;
+use crate::local_error::{IoContext, LocalError};
+use crate::node_process::tail_lines;
 
 /// File written into `cassandra-<version>/` after the jars are complete.
 const COMPLETE_MARKER: &str = "complete";
@@ -19,16 +19,12 @@ pub fn cache_root() -> PathBuf {
     if let Some(dir) = std::env::var_os("CASSLAB_CACHE").filter(|v| !v.is_empty()) {
         return PathBuf::from(dir);
     }
-    dirs::cache_dir()
-        .unwrap_or_else(std::env::temp_dir)
-        .join("casslab")
+    dirs::cache_dir().unwrap_or_else(std::env::temp_dir).join("casslab")
 }
 
 /// Where the jars of `version` live: `<cache root>/cassandra-<version>/lib`.
 pub fn jar_cache_dir(version: &str) -> PathBuf {
-    cache_root()
-        .join(format!("cassandra-{version}"))
-        .join("lib")
+    cache_root().join(format!("cassandra-{version}")).join("lib")
 }
 
 /// The jar directory of `version` if a previous fetch completed, else `None`.
@@ -71,26 +67,21 @@ pub fn keytool_command() -> PathBuf {
 
 /// Checks that `java` runs and is at least version 17; returns its version text.
 pub fn check_java(cassandra_version: &str) -> Result<String, LocalError> {
-    let out =
-        match Command::new(java_command()).arg("-version").output() {
-            Ok(out) => out,
-            Err(e) if e.kind() == ErrorKind::NotFound => return Err(LocalError::MissingTool {
+    let out = match Command::new(java_command()).arg("-version").output() {
+        Ok(out) => out,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return Err(LocalError::MissingTool {
                 tool: "java".into(),
-                hint:
-                    "install a JDK 17+ (apt-get install openjdk-17-jre-headless) or set JAVA_HOME"
-                        .into(),
-            }),
-            Err(e) => return Err(LocalError::io("running `java -version`", e)),
-        };
+                hint: "install a JDK 17+ (apt-get install openjdk-17-jre-headless) or set JAVA_HOME".into(),
+            })
+        }
+        Err(e) => return Err(LocalError::io("running `java -version`", e)),
+    };
     let text = String::from_utf8_lossy(&out.stderr).into_owned();
     let version = parse_java_version(&text).unwrap_or_else(|| "unknown".to_string());
     match java_major(&version) {
         // Maven's own need; which Java runs the nodes is `java::find_java`'s to decide
-        Some(major) if major < 8 => Err(LocalError::JavaTooOld {
-            found: version,
-            needed_major: 8,
-            cassandra_version: cassandra_version.to_string(),
-        }),
+        Some(major) if major < 8 => Err(LocalError::JavaTooOld { found: version, needed_major: 8, cassandra_version: cassandra_version.to_string() }),
         _ => Ok(version),
     }
 }
@@ -159,10 +150,13 @@ pub fn jars_for(version: &str, build: Option<&Path>, progress: &mut dyn FnMut(&s
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .filter(|n| n.ends_with(".jar"))
         .collect();
-    let server = jars
-        .iter()
-        .find(|n| n.starts_with("apache-cassandra-") || n.starts_with("cassandra-all-"))
-        .ok_or_else(|| bad(format!("build {}: no apache-cassandra-*.jar or cassandra-all-*.jar in {} (give a directory of jars or an unpacked distribution)", build.display(), lib.display())))?;
+    let server = jars.iter().find(|n| n.starts_with("apache-cassandra-") || n.starts_with("cassandra-all-")).ok_or_else(|| {
+        bad(format!(
+            "build {}: no apache-cassandra-*.jar or cassandra-all-*.jar in {} (give a directory of jars or an unpacked distribution)",
+            build.display(),
+            lib.display()
+        ))
+    })?;
     let built = server.trim_start_matches("apache-cassandra-").trim_start_matches("cassandra-all-").trim_end_matches(".jar").to_string();
     Ok((lib, if built.is_empty() { version.to_string() } else { built }))
 }
@@ -179,10 +173,7 @@ pub fn ensure_jars(version: &str, progress: &mut dyn FnMut(&str)) -> Result<Path
     check_maven()?;
     let root = cache_root();
     fs::create_dir_all(&root).context(|| format!("creating the jar cache {}", root.display()))?;
-    progress(&format!(
-        "fetching Cassandra {version} jars with Maven (once) into {} ...",
-        root.display()
-    ));
+    progress(&format!("fetching Cassandra {version} jars with Maven (once) into {} ...", root.display()));
     let started = std::time::Instant::now();
 
     // Unique per process and call, so concurrent fetches never share a directory.
@@ -195,32 +186,21 @@ pub fn ensure_jars(version: &str, progress: &mut dyn FnMut(&str)) -> Result<Path
     fs::create_dir_all(&staged_lib).context(|| format!("creating {}", staged_lib.display()))?;
     let result = fetch_into(version, &tmp, &staged, &staged_lib);
     let outcome = result.and_then(|jar_count| {
-        let final_dir = jar_cache_dir(version)
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
+        let final_dir = jar_cache_dir(version).parent().map(Path::to_path_buf).unwrap_or_default();
         if final_dir.exists() {
             // A half-written cache from an older, interrupted layout, or a racing fetch.
             if cached_jars(version).is_some() {
                 return Ok(jar_count);
             }
-            fs::remove_dir_all(&final_dir)
-                .context(|| format!("removing the incomplete cache {}", final_dir.display()))?;
+            fs::remove_dir_all(&final_dir).context(|| format!("removing the incomplete cache {}", final_dir.display()))?;
         }
-        fs::rename(&staged, &final_dir)
-            .context(|| format!("moving the fetched jars into {}", final_dir.display()))?;
+        fs::rename(&staged, &final_dir).context(|| format!("moving the fetched jars into {}", final_dir.display()))?;
         Ok(jar_count)
     });
     let _ = fs::remove_dir_all(&tmp);
     let jar_count = outcome?;
-    progress(&format!(
-        "fetched {jar_count} jars in {:.1} s",
-        started.elapsed().as_secs_f64()
-    ));
-    cached_jars(version).ok_or_else(|| LocalError::JarsMissing {
-        version: version.into(),
-        dir: jar_cache_dir(version),
-    })
+    progress(&format!("fetched {jar_count} jars in {:.1} s", started.elapsed().as_secs_f64()));
+    cached_jars(version).ok_or_else(|| LocalError::JarsMissing { version: version.into(), dir: jar_cache_dir(version) })
 }
 
 /// Runs Maven in `work`, copying the jars into `lib`; writes the marker last.
@@ -244,10 +224,7 @@ fn fetch_into(version: &str, work: &Path, staged: &Path, lib: &Path) -> Result<u
         if text.contains(&format!("Could not find artifact {artifact}")) || text.contains(&format!("{artifact} was not found in")) {
             return Err(LocalError::NoSuchVersion { version: version.to_string() });
         }
-        return Err(LocalError::Maven {
-            status: out.status.to_string(),
-            output_tail: tail_lines(&text, 30),
-        });
+        return Err(LocalError::Maven { status: out.status.to_string(), output_tail: tail_lines(&text, 30) });
     }
     let jar_count = fs::read_dir(lib)
         .context(|| format!("listing {}", lib.display()))?
@@ -257,22 +234,15 @@ fn fetch_into(version: &str, work: &Path, staged: &Path, lib: &Path) -> Result<u
     let has_server = fs::read_dir(lib)
         .context(|| format!("listing {}", lib.display()))?
         .filter_map(Result::ok)
-        .any(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with("cassandra-all-")
-        });
+        .any(|e| e.file_name().to_string_lossy().starts_with("cassandra-all-"));
     if !has_server {
         return Err(LocalError::Maven {
             status: "finished without cassandra-all".into(),
-            output_tail: format!(
-                "{jar_count} jars copied, none of them cassandra-all-{version}.jar"
-            ),
+            output_tail: format!("{jar_count} jars copied, none of them cassandra-all-{version}.jar"),
         });
     }
     let marker = staged.join(COMPLETE_MARKER);
-    fs::write(&marker, format!("{jar_count} jars\n"))
-        .context(|| format!("writing {}", marker.display()))?;
+    fs::write(&marker, format!("{jar_count} jars\n")).context(|| format!("writing {}", marker.display()))?;
     Ok(jar_count)
 }
 

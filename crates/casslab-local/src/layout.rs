@@ -5,7 +5,7 @@
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 
-use crate::error::LocalError;
+use crate::local_error::LocalError;
 use crate::LocalOptions;
 
 /// JMX port of a node whose address ends in `.1`; others add their last octet minus one.
@@ -32,9 +32,7 @@ pub fn parse_dcs(text: &str) -> Result<Vec<(String, usize)>, LocalError> {
     let bad = |reason: String| LocalError::InvalidOptions { reason };
     let mut dcs: Vec<(String, usize)> = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (name, count) = part
-            .split_once(':')
-            .ok_or_else(|| bad(format!("data center \"{part}\": write NAME:NODES, e.g. dc1:3,dc2:2")))?;
+        let (name, count) = part.split_once(':').ok_or_else(|| bad(format!("data center \"{part}\": write NAME:NODES, e.g. dc1:3,dc2:2")))?;
         let name = name.trim();
         let count: usize = count
             .trim()
@@ -43,9 +41,7 @@ pub fn parse_dcs(text: &str) -> Result<Vec<(String, usize)>, LocalError> {
             .filter(|n| *n > 0)
             .ok_or_else(|| bad(format!("data center \"{part}\": the node count must be a whole number of at least 1")))?;
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-            return Err(bad(format!(
-                "data center name \"{name}\" must be non-empty letters, digits, '-' or '_'"
-            )));
+            return Err(bad(format!("data center name \"{name}\" must be non-empty letters, digits, '-' or '_'")));
         }
         if dcs.iter().any(|(n, _)| n == name) {
             return Err(bad(format!("data center \"{name}\" is listed twice")));
@@ -100,15 +96,7 @@ impl NodeLayout {
     }
     /// All directories casslab creates for the node, in creation order.
     pub fn all_dirs(&self) -> Vec<PathBuf> {
-        vec![
-            self.conf_dir(),
-            self.data_dir(),
-            self.commitlog_dir(),
-            self.saved_caches_dir(),
-            self.hints_dir(),
-            self.cdc_raw_dir(),
-            self.logs_dir(),
-        ]
+        vec![self.conf_dir(), self.data_dir(), self.commitlog_dir(), self.saved_caches_dir(), self.hints_dir(), self.cdc_raw_dir(), self.logs_dir()]
     }
     pub fn yaml_path(&self) -> PathBuf {
         self.conf_dir().join("cassandra.yaml")
@@ -147,9 +135,7 @@ pub fn node_address(base: Ipv4Addr, index: usize) -> Result<Ipv4Addr, LocalError
     let last = usize::from(d) + index;
     if d == 0 || last > 254 {
         return Err(LocalError::InvalidOptions {
-            reason: format!(
-                "node {index} from base address {base} would need last octet {last}; the last octet must stay within 1..=254"
-            ),
+            reason: format!("node {index} from base address {base} would need last octet {last}; the last octet must stay within 1..=254"),
         });
     }
     Ok(Ipv4Addr::new(a, b, c, last as u8))
@@ -165,48 +151,28 @@ pub fn jmx_port_for(address: Ipv4Addr) -> u16 {
 /// Checks options that would otherwise fail late (in the JVM or the yaml).
 pub fn validate(opts: &LocalOptions) -> Result<(), LocalError> {
     let bad = |reason: String| Err(LocalError::InvalidOptions { reason });
-    if opts.nodes == 0 {
+    if opts.nodes() == 0 {
         return bad("a cluster needs at least 1 node".into());
     }
-    let in_dcs: usize = opts.dcs.iter().map(|(_, n)| n).sum();
-    if !opts.dcs.is_empty() && in_dcs != opts.nodes {
-        return bad(format!(
-            "the data centers have {in_dcs} node(s) together but the cluster has {}",
-            opts.nodes
-        ));
+    let in_dcs: usize = opts.dcs().iter().map(|(_, n)| n).sum();
+    if !opts.dcs().is_empty() && in_dcs != opts.nodes() {
+        return bad(format!("the data centers have {in_dcs} node(s) together but the cluster has {}", opts.nodes()));
     }
     if !opts.base_address.is_loopback() {
-        return bad(format!(
-            "base address {} is not a loopback address (127.x.y.z); local nodes only listen on loopback",
-            opts.base_address
-        ));
+        return bad(format!("base address {} is not a loopback address (127.x.y.z); local nodes only listen on loopback", opts.base_address));
     }
-    node_address(opts.base_address, opts.nodes - 1)?;
-    if opts.heap_mb < MIN_HEAP_MB {
-        return bad(format!(
-            "heap of {} MiB is too small; use at least {MIN_HEAP_MB} MiB",
-            opts.heap_mb
-        ));
+    node_address(opts.base_address, opts.nodes() - 1)?;
+    if opts.heap_mb() < MIN_HEAP_MB {
+        return bad(format!("heap of {} MiB is too small; use at least {MIN_HEAP_MB} MiB", opts.heap_mb()));
     }
     if opts.cql_port == 0 || opts.storage_port == 0 || opts.cql_port == opts.storage_port {
-        return bad(format!(
-            "CQL port {} and storage port {} must be non-zero and different",
-            opts.cql_port, opts.storage_port
-        ));
+        return bad(format!("CQL port {} and storage port {} must be non-zero and different", opts.cql_port, opts.storage_port));
     }
     if opts.cluster_name.is_empty() || opts.cluster_name.chars().any(|c| c.is_control()) {
         return bad("the cluster name must be non-empty and on one line".into());
     }
-    if opts.version.is_empty()
-        || !opts
-            .version
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || ".-_".contains(c))
-    {
-        return bad(format!(
-            "version {:?} is not a Cassandra version like 5.0.6",
-            opts.version
-        ));
+    if opts.version().is_empty() || !opts.version().chars().all(|c| c.is_ascii_alphanumeric() || ".-_".contains(c)) {
+        return bad(format!("version {:?} is not a Cassandra version like 5.0.6", opts.version()));
     }
     if opts.home.to_string_lossy().contains(':') {
         // `-Xlog:gc*:file=<path>` separates its fields with ':'.
@@ -218,15 +184,12 @@ pub fn validate(opts: &LocalOptions) -> Result<(), LocalError> {
 /// One layout per node, after validating `opts`.
 pub fn layouts(opts: &LocalOptions) -> Result<Vec<NodeLayout>, LocalError> {
     validate(opts)?;
-    let dc_of: Vec<String> = if opts.dcs.is_empty() {
-        vec![DEFAULT_DC.to_string(); opts.nodes]
+    let dc_of: Vec<String> = if opts.dcs().is_empty() {
+        vec![DEFAULT_DC.to_string(); opts.nodes()]
     } else {
-        opts.dcs
-            .iter()
-            .flat_map(|(name, n)| std::iter::repeat_n(name.clone(), *n))
-            .collect()
+        opts.dcs().iter().flat_map(|(name, n)| std::iter::repeat_n(name.clone(), *n)).collect()
     };
-    (0..opts.nodes)
+    (0..opts.nodes())
         .map(|index| {
             let address = node_address(opts.base_address, index)?;
             Ok(NodeLayout {
@@ -261,7 +224,7 @@ mod tests {
     fn opts(base: [u8; 4], nodes: usize) -> LocalOptions {
         LocalOptions {
             home: PathBuf::from("/tmp/h"),
-            nodes,
+            server: casslab_core::cluster::ServerSpec { nodes: Some(nodes), ..LocalOptions::default().server },
             base_address: Ipv4Addr::from(base),
             ..LocalOptions::default()
         }
@@ -293,22 +256,19 @@ mod tests {
         assert_eq!(l[2].jmx_port, 7210);
         assert_eq!(l[2].dir, PathBuf::from("/tmp/h/node3"));
         assert_eq!(l[0].contact_point(), "127.0.0.10:9042");
-        assert_eq!(
-            l[0].yaml_path(),
-            PathBuf::from("/tmp/h/node1/conf/cassandra.yaml")
-        );
+        assert_eq!(l[0].yaml_path(), PathBuf::from("/tmp/h/node1/conf/cassandra.yaml"));
     }
 
     #[test]
     fn data_centers_follow_the_addresses() {
         let mut o = opts([127, 0, 0, 71], 3);
-        o.dcs = parse_dcs("dc1:2, dc2:1").unwrap();
+        o.server.dcs = Some(parse_dcs("dc1:2, dc2:1").unwrap());
         let l = layouts(&o).unwrap();
         let dcs: Vec<&str> = l.iter().map(|n| n.dc.as_str()).collect();
         assert_eq!(dcs, ["dc1", "dc1", "dc2"]);
         assert_eq!(l[2].address, Ipv4Addr::new(127, 0, 0, 73));
         assert_eq!(layouts(&opts([127, 0, 0, 1], 2)).unwrap()[1].dc, DEFAULT_DC);
-        o.nodes = 4;
+        o.server.nodes = Some(4);
         assert!(layouts(&o).is_err(), "3 nodes in the data centers, 4 in the cluster");
         for bad in ["dc1", "dc1:0", "dc1:x", ":2", "dc1:1,dc1:2", "", "d c:1"] {
             assert!(parse_dcs(bad).is_err(), "{bad:?}");
@@ -322,7 +282,7 @@ mod tests {
         assert!(layouts(&opts([10, 0, 0, 1], 1)).is_err());
         assert!(layouts(&opts([127, 0, 0, 250], 6)).is_err());
         let mut o = opts([127, 0, 0, 1], 1);
-        o.heap_mb = 100;
+        o.server.heap_mb = Some(100);
         assert!(validate(&o).is_err());
         let mut o = opts([127, 0, 0, 1], 1);
         o.storage_port = o.cql_port;

@@ -11,39 +11,39 @@
 //! same rules: its own home, loopback only, and it stops only what it started.
 
 mod belongs;
-mod cluster;
 mod config_files;
 mod control;
-mod definition;
 mod cql_probe;
-mod error;
+mod definition;
+pub mod fql;
 mod jars;
 mod java;
 mod jvm;
 mod layout;
-mod process;
-pub mod redis;
+mod local_cluster;
+mod local_error;
+pub mod local_redis;
+mod node_process;
 mod ring;
 mod state;
 mod tls;
 
-use casslab_core::cluster::Gc;
-use std::collections::BTreeMap;
+use casslab_core::cluster::{Gc, ServerSpec};
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
 pub use belongs::wipe_command;
-pub use cluster::{normalize_home, LocalCluster, NodeStatus, UpReport};
 pub use control::LocalControl;
-pub use definition::{check as check_options, options_for};
 pub use cql_probe::cql_answers;
-pub use error::LocalError;
+pub use definition::{check as check_options, options_for};
 pub use jars::{cached_jars, ensure_jars, jar_cache_dir};
 pub use java::{find_java, majors_for, JavaRuntime};
 pub use jvm::MODULE_FLAGS;
 pub use layout::{default_heap_mb, jmx_port_for, node_address, parse_dcs, NodeLayout, DEFAULT_DC};
+pub use local_cluster::{normalize_home, LocalCluster, NodeStatus, UpReport};
+pub use local_error::LocalError;
 pub use ring::{parse_ring, RingEntry};
-pub use state::{SavedCluster, SavedNode, UpDefinition};
+pub use state::{SavedCluster, SavedNode};
 pub use tls::{DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 
 /// The Cassandra version casslab runs unless told otherwise; the one place it is pinned.
@@ -52,20 +52,22 @@ pub const DEFAULT_CASSANDRA_VERSION: &str = "5.0.9";
 /// How long `up` waits for a node to answer CQL before stopping it.
 pub const DEFAULT_START_TIMEOUT_S: u64 = 180;
 
+/// The heap per node (MiB) when nothing says otherwise.
+pub const DEFAULT_HEAP_MB: u32 = 1024;
+
 /// Plain configuration of a local cluster (no CLI types).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LocalOptions {
     /// Root of the node directories (`home/node1`, ...) and of `home/cluster.json`.
     pub home: PathBuf,
-    /// Cassandra version (Maven version of `cassandra-all`).
-    pub version: String,
-    /// Number of nodes; node `i` (0-based) gets `base_address + i` in the last octet.
-    pub nodes: usize,
-    /// Data centers and their node counts, in address order (`dc1:3,dc2:2`); their counts
-    /// add up to `nodes`. Empty: one data center, `datacenter1`.
-    pub dcs: Vec<(String, usize)>,
-    /// JVM heap of each node (`-Xms` = `-Xmx`), in MiB.
-    pub heap_mb: u32,
+    /// The server the nodes run: version or custom build, Java home, heap (`-Xms` = `-Xmx`),
+    /// collector, JVM options after casslab's own, cassandra.yaml settings over casslab's,
+    /// and the nodes — node `i` (0-based) gets `base_address + i` in the last octet — with
+    /// their data centers in address order (`dc1:3,dc2:2`, their counts adding up to the
+    /// nodes; none: one data center, `datacenter1`). What it leaves out is casslab's default:
+    /// read the defaulted fields through [`LocalOptions::version`], [`LocalOptions::heap_mb`],
+    /// [`LocalOptions::gc`], [`LocalOptions::nodes`] and [`LocalOptions::dcs`].
+    pub server: ServerSpec,
     /// Address of the first node; must be loopback.
     pub base_address: Ipv4Addr,
     /// CQL (native transport) port, the same on every node.
@@ -81,27 +83,13 @@ pub struct LocalOptions {
     /// Accept only TLS client connections, with a self-signed certificate casslab makes for
     /// the cluster's addresses (see `LocalCluster::tls_ca_file`).
     pub tls: bool,
-    /// A custom build to run instead of `version`'s jars: a directory of jars, or an unpacked
-    /// Cassandra distribution (its `lib/`).
-    pub build: Option<PathBuf>,
-    /// The Java home to run the nodes with; `None`: one suited to the version is found.
-    pub java_home: Option<PathBuf>,
-    /// The nodes' garbage collector.
-    pub gc: Gc,
-    /// JVM options after casslab's own.
-    pub jvm_options: Vec<String>,
-    /// cassandra.yaml settings over casslab's.
-    pub settings: BTreeMap<String, serde_json::Value>,
 }
 
 impl Default for LocalOptions {
     fn default() -> Self {
-        LocalOptions {
+        let mut o = LocalOptions {
             home: default_home(),
-            version: DEFAULT_CASSANDRA_VERSION.to_string(),
-            nodes: 1,
-            dcs: Vec::new(),
-            heap_mb: 1024,
+            server: ServerSpec::default(),
             base_address: Ipv4Addr::new(127, 0, 0, 1),
             cql_port: 9042,
             storage_port: 7000,
@@ -109,20 +97,57 @@ impl Default for LocalOptions {
             start_timeout_s: DEFAULT_START_TIMEOUT_S,
             auth: false,
             tls: false,
-            build: None,
-            java_home: None,
-            gc: Gc::G1,
-            jvm_options: Vec::new(),
-            settings: BTreeMap::new(),
-        }
+        };
+        o.server = o.full_server();
+        o
     }
 }
 
 impl LocalOptions {
+    /// The Cassandra version (Maven version of `cassandra-all`).
+    pub fn version(&self) -> &str {
+        self.server.version.as_deref().unwrap_or(DEFAULT_CASSANDRA_VERSION)
+    }
+
+    /// The JVM heap of each node, in MiB.
+    pub fn heap_mb(&self) -> u32 {
+        self.server.heap_mb.unwrap_or(DEFAULT_HEAP_MB)
+    }
+
+    /// The nodes' garbage collector.
+    pub fn gc(&self) -> Gc {
+        self.server.gc.unwrap_or_default()
+    }
+
+    /// The number of nodes (without a count: the data centers' nodes, else 1).
+    pub fn nodes(&self) -> usize {
+        self.server.nodes.unwrap_or_else(|| self.server.dcs.as_ref().map_or(1, |d| d.iter().map(|(_, n)| n).sum()))
+    }
+
+    /// The data centers and their node counts; empty: one data center.
+    pub fn dcs(&self) -> &[(String, usize)] {
+        self.server.dcs.as_deref().unwrap_or(&[])
+    }
+
+    /// [`LocalOptions::server`] with every field the nodes need filled in (casslab's defaults
+    /// where it is silent; no data centers as none): the one place the defaults apply, and
+    /// the form clusters keep their options in, so two options that run the same server are
+    /// equal.
+    pub fn full_server(&self) -> ServerSpec {
+        ServerSpec {
+            version: Some(self.version().to_string()),
+            heap_mb: Some(self.heap_mb()),
+            gc: Some(self.gc()),
+            nodes: Some(self.nodes()),
+            dcs: (!self.dcs().is_empty()).then(|| self.dcs().to_vec()),
+            ..self.server.clone()
+        }
+    }
+
     /// Several nodes or data centers: the nodes gossip with a
     /// `GossipingPropertyFileSnitch` and join one ring. A lone node keeps the `SimpleSnitch`.
     pub fn is_multi_node(&self) -> bool {
-        self.nodes > 1 || !self.dcs.is_empty()
+        self.nodes() > 1 || !self.dcs().is_empty()
     }
 }
 
@@ -131,9 +156,7 @@ pub fn default_home() -> PathBuf {
     if let Some(home) = std::env::var_os("CASSLAB_HOME").filter(|v| !v.is_empty()) {
         return PathBuf::from(home);
     }
-    dirs::data_dir()
-        .unwrap_or_else(std::env::temp_dir)
-        .join("casslab")
+    dirs::data_dir().unwrap_or_else(std::env::temp_dir).join("casslab")
 }
 
 #[cfg(test)]
@@ -143,11 +166,10 @@ mod tests {
     #[test]
     fn defaults_match_the_documented_ones() {
         let o = LocalOptions::default();
-        assert_eq!(o.version, "5.0.9");
-        assert_eq!(
-            (o.nodes, o.heap_mb, o.cql_port, o.storage_port),
-            (1, 1024, 9042, 7000)
-        );
+        assert_eq!(o.version(), "5.0.9");
+        assert_eq!((o.nodes(), o.heap_mb(), o.cql_port, o.storage_port), (1, 1024, 9042, 7000));
+        assert_eq!(o.gc(), Gc::G1);
+        assert_eq!(o.server, o.full_server(), "kept filled in");
         assert_eq!(o.base_address, Ipv4Addr::LOCALHOST);
         assert_eq!(o.cluster_name, "casslab");
         assert!(!o.auth && !o.tls);

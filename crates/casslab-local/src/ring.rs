@@ -76,10 +76,7 @@ UJ  127.0.0.73  70.2 KiB   16      64.7%             2e3b7a63-4bb5-4a5c-9b0c-4a6
         let ring = parse_ring(STATUS);
         assert_eq!(ring.len(), 4);
         assert_eq!((ring[3].state.as_str(), ring[3].is_up_normal()), ("?N", false));
-        assert_eq!(
-            ring[0],
-            RingEntry { address: Ipv4Addr::new(127, 0, 0, 71), dc: "dc1".into(), state: "UN".into(), load: "104.37 KiB".into() }
-        );
+        assert_eq!(ring[0], RingEntry { address: Ipv4Addr::new(127, 0, 0, 71), dc: "dc1".into(), state: "UN".into(), load: "104.37 KiB".into() });
         assert_eq!((ring[1].state.as_str(), ring[1].load.as_str(), ring[1].dc.as_str()), ("DN", "?", "dc1"));
         assert_eq!((ring[2].state.as_str(), ring[2].dc.as_str()), ("UJ", "dc2"));
         assert!(ring[0].is_up_normal() && !ring[1].is_up_normal() && !ring[2].is_up_normal());

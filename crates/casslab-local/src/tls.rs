@@ -17,9 +17,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::error::{IoContext, LocalError};
 use crate::jars::keytool_command;
-use crate::process::{remove_if_present, tail_lines};
+use crate::local_error::{IoContext, LocalError};
+use crate::node_process::{remove_if_present, tail_lines};
 
 /// The superuser Cassandra creates when authentication is on (a few seconds after start).
 pub const DEFAULT_SUPERUSER: &str = "cassandra";
@@ -68,21 +68,14 @@ pub struct Keystore {
 
 impl std::fmt::Debug for Keystore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Keystore")
-            .field("path", &self.path)
-            .field("password", &"<local secret>")
-            .finish()
+        f.debug_struct("Keystore").field("path", &self.path).field("password", &"<local secret>").finish()
     }
 }
 
 /// keytool's `-ext` value naming `addresses` (and `localhost`) as the certificate's subject
 /// alternative names.
 pub fn san_extension(addresses: &[Ipv4Addr]) -> String {
-    let names: Vec<String> = addresses
-        .iter()
-        .map(|a| format!("ip:{a}"))
-        .chain(std::iter::once("dns:localhost".to_string()))
-        .collect();
+    let names: Vec<String> = addresses.iter().map(|a| format!("ip:{a}")).chain(std::iter::once("dns:localhost".to_string())).collect();
     format!("san={}", names.join(","))
 }
 
@@ -94,24 +87,14 @@ fn parse_addresses(text: &str) -> Vec<Ipv4Addr> {
 /// The keystore of the cluster under `home` if a complete one covers every address.
 fn existing_keystore(home: &Path, addresses: &[Ipv4Addr]) -> Option<Keystore> {
     let covered = parse_addresses(&fs::read_to_string(addresses_file(home)).ok()?);
-    let password = fs::read_to_string(password_file(home))
-        .ok()?
-        .trim()
-        .to_string();
+    let password = fs::read_to_string(password_file(home)).ok()?.trim().to_string();
     let complete = keystore_file(home).is_file() && ca_file(home).is_file() && !password.is_empty();
-    (complete && addresses.iter().all(|a| covered.contains(a))).then(|| Keystore {
-        path: keystore_file(home),
-        password,
-    })
+    (complete && addresses.iter().all(|a| covered.contains(a))).then(|| Keystore { path: keystore_file(home), password })
 }
 
 /// The cluster's keystore, made with keytool unless a complete one already covers every
 /// address in `addresses` (then it is reused as is, so clients keep their CA file).
-pub fn ensure_keystore(
-    home: &Path,
-    addresses: &[Ipv4Addr],
-    progress: &mut dyn FnMut(&str),
-) -> Result<Keystore, LocalError> {
+pub fn ensure_keystore(home: &Path, addresses: &[Ipv4Addr], progress: &mut dyn FnMut(&str)) -> Result<Keystore, LocalError> {
     if let Some(keystore) = existing_keystore(home, addresses) {
         return Ok(keystore);
     }
@@ -119,11 +102,8 @@ pub fn ensure_keystore(
     fs::create_dir_all(&dir).context(|| format!("creating {}", dir.display()))?;
     let marker = dir.join(MARKER);
     if !marker.exists() {
-        fs::write(
-            &marker,
-            "created by casslab; `casslab local down --wipe` may delete this directory\n",
-        )
-        .context(|| format!("writing {}", marker.display()))?;
+        fs::write(&marker, "created by casslab; `casslab local down --wipe` may delete this directory\n")
+            .context(|| format!("writing {}", marker.display()))?;
     }
     for file in [addresses_file(home), keystore_file(home), ca_file(home)] {
         remove_if_present(&file)?;
@@ -132,93 +112,54 @@ pub fn ensure_keystore(
     write_private(&password_file(home), &password)?;
 
     let shown: Vec<String> = addresses.iter().map(Ipv4Addr::to_string).collect();
-    progress(&format!(
-        "making a self-signed TLS certificate for {} with keytool ...",
-        shown.join(", ")
-    ));
+    progress(&format!("making a self-signed TLS certificate for {} with keytool ...", shown.join(", ")));
     let keystore = keystore_file(home);
-    let mut genkeypair: Vec<OsString> = [
-        "-genkeypair",
-        "-keyalg",
-        "RSA",
-        "-keysize",
-        "2048",
-        "-validity",
-        VALIDITY_DAYS,
-        "-alias",
-        KEY_ALIAS,
-        "-dname",
-        DISTINGUISHED_NAME,
-    ]
-    .iter()
-    .map(OsString::from)
-    .collect();
+    let mut genkeypair: Vec<OsString> =
+        ["-genkeypair", "-keyalg", "RSA", "-keysize", "2048", "-validity", VALIDITY_DAYS, "-alias", KEY_ALIAS, "-dname", DISTINGUISHED_NAME]
+            .iter()
+            .map(OsString::from)
+            .collect();
     genkeypair.extend(["-ext".into(), san_extension(addresses).into()]);
     genkeypair.extend(store_args(&keystore));
     genkeypair.extend(["-keypass:env".into(), PASSWORD_ENV.into()]);
     keytool(&genkeypair, &password, "make the key pair")?;
 
-    let mut export: Vec<OsString> = ["-exportcert", "-rfc", "-alias", KEY_ALIAS]
-        .iter()
-        .map(OsString::from)
-        .collect();
+    let mut export: Vec<OsString> = ["-exportcert", "-rfc", "-alias", KEY_ALIAS].iter().map(OsString::from).collect();
     export.extend(store_args(&keystore));
     export.extend(["-file".into(), ca_file(home).into_os_string()]);
     keytool(&export, &password, "export the certificate")?;
 
     let covered = addresses_file(home);
-    fs::write(&covered, shown.join("\n") + "\n")
-        .context(|| format!("writing {}", covered.display()))?;
-    Ok(Keystore {
-        path: keystore,
-        password,
-    })
+    fs::write(&covered, shown.join("\n") + "\n").context(|| format!("writing {}", covered.display()))?;
+    Ok(Keystore { path: keystore, password })
 }
 
 /// `-keystore <path> -storetype PKCS12 -storepass:env <var>`.
 fn store_args(keystore: &Path) -> Vec<OsString> {
-    vec![
-        "-keystore".into(),
-        keystore.as_os_str().to_os_string(),
-        "-storetype".into(),
-        "PKCS12".into(),
-        "-storepass:env".into(),
-        PASSWORD_ENV.into(),
-    ]
+    vec!["-keystore".into(), keystore.as_os_str().to_os_string(), "-storetype".into(), "PKCS12".into(), "-storepass:env".into(), PASSWORD_ENV.into()]
 }
 
 /// Runs keytool with the keystore password in its environment.
 fn keytool(args: &[OsString], password: &str, step: &str) -> Result<(), LocalError> {
     let keytool = keytool_command();
-    let out = Command::new(&keytool)
-        .args(args)
-        .env(PASSWORD_ENV, password)
-        .output()
-        .map_err(|e| match e.kind() {
-            ErrorKind::NotFound => LocalError::MissingTool {
-                tool: "keytool".into(),
-                hint: "it comes with the JDK that runs Cassandra (openjdk-17-jre-headless has it); set JAVA_HOME to that JDK, or start without --tls".into(),
-            },
-            _ => LocalError::io(format!("running {}", keytool.display()), e),
-        })?;
+    let out = Command::new(&keytool).args(args).env(PASSWORD_ENV, password).output().map_err(|e| match e.kind() {
+        ErrorKind::NotFound => LocalError::MissingTool {
+            tool: "keytool".into(),
+            hint: "it comes with the JDK that runs Cassandra (openjdk-17-jre-headless has it); set JAVA_HOME to that JDK, or start without --tls".into(),
+        },
+        _ => LocalError::io(format!("running {}", keytool.display()), e),
+    })?;
     if out.status.success() {
         return Ok(());
     }
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    Err(LocalError::Keytool {
-        step: step.to_string(),
-        status: out.status.to_string(),
-        output_tail: tail_lines(&text, 20),
-    })
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    Err(LocalError::Keytool { step: step.to_string(), status: out.status.to_string(), output_tail: tail_lines(&text, 20) })
 }
 
 /// 144 random bits as hex, from the kernel.
 fn random_password() -> Result<String, LocalError> {
     let mut bytes = [0u8; 18];
-    fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .context(|| "reading /dev/urandom for the keystore password".to_string())?;
+    fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes)).context(|| "reading /dev/urandom for the keystore password".to_string())?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
@@ -242,10 +183,7 @@ pub fn wipe_tls_dir(home: &Path, progress: &mut dyn FnMut(&str)) -> Result<(), L
         return Ok(());
     }
     if !dir.join(MARKER).is_file() {
-        progress(&format!(
-            "{} was not created by casslab, so it was left alone",
-            dir.display()
-        ));
+        progress(&format!("{} was not created by casslab, so it was left alone", dir.display()));
         return Ok(());
     }
     fs::remove_dir_all(&dir).context(|| format!("deleting {}", dir.display()))?;
@@ -259,10 +197,7 @@ mod tests {
 
     #[test]
     fn san_names_every_address_and_localhost() {
-        assert_eq!(
-            san_extension(&[Ipv4Addr::new(127, 0, 0, 55), Ipv4Addr::new(127, 0, 0, 56)]),
-            "san=ip:127.0.0.55,ip:127.0.0.56,dns:localhost"
-        );
+        assert_eq!(san_extension(&[Ipv4Addr::new(127, 0, 0, 55), Ipv4Addr::new(127, 0, 0, 56)]), "san=ip:127.0.0.55,ip:127.0.0.56,dns:localhost");
     }
 
     #[test]
@@ -280,17 +215,11 @@ mod tests {
         assert!(existing_keystore(home, &[a]).is_none());
         fs::write(addresses_file(home), "127.0.0.55\n").unwrap();
         let ks = existing_keystore(home, &[a]).unwrap();
-        assert_eq!(
-            (ks.path, ks.password.as_str()),
-            (keystore_file(home), "s3cret")
-        );
+        assert_eq!((ks.path, ks.password.as_str()), (keystore_file(home), "s3cret"));
         assert!(existing_keystore(home, &[a, b]).is_none());
         assert!(!format!("{:?}", existing_keystore(home, &[a]).unwrap()).contains("s3cret"));
         use std::os::unix::fs::PermissionsExt;
-        let mode = fs::metadata(password_file(home))
-            .unwrap()
-            .permissions()
-            .mode();
+        let mode = fs::metadata(password_file(home)).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
     }
 
@@ -300,24 +229,15 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let addresses = [Ipv4Addr::new(127, 0, 0, 55), Ipv4Addr::new(127, 0, 0, 56)];
         let mut lines = Vec::new();
-        let ks =
-            ensure_keystore(tmp.path(), &addresses, &mut |l| lines.push(l.to_string())).unwrap();
+        let ks = ensure_keystore(tmp.path(), &addresses, &mut |l| lines.push(l.to_string())).unwrap();
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(ks.path.is_file());
         let pem = fs::read(ca_file(tmp.path())).unwrap();
         let cert = openssl::x509::X509::from_pem(&pem).unwrap();
-        let ips: Vec<Vec<u8>> = cert
-            .subject_alt_names()
-            .unwrap()
-            .iter()
-            .filter_map(|n| n.ipaddress().map(<[u8]>::to_vec))
-            .collect();
+        let ips: Vec<Vec<u8>> = cert.subject_alt_names().unwrap().iter().filter_map(|n| n.ipaddress().map(<[u8]>::to_vec)).collect();
         assert_eq!(ips, [vec![127, 0, 0, 55], vec![127, 0, 0, 56]]);
         // a second call (and one for fewer nodes) reuses it
-        let again = ensure_keystore(tmp.path(), &addresses[..1], &mut |l| {
-            lines.push(l.to_string())
-        })
-        .unwrap();
+        let again = ensure_keystore(tmp.path(), &addresses[..1], &mut |l| lines.push(l.to_string())).unwrap();
         assert_eq!(again, ks);
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert_eq!(fs::read(ca_file(tmp.path())).unwrap(), pem);

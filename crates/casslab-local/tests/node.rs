@@ -22,7 +22,7 @@ fn options(home: &Path, base: Ipv4Addr) -> LocalOptions {
     LocalOptions {
         home: home.to_path_buf(),
         base_address: base,
-        heap_mb: 768,
+        server: casslab_core::cluster::ServerSpec { heap_mb: Some(768), ..LocalOptions::default().server },
         ..LocalOptions::default()
     }
 }
@@ -34,17 +34,11 @@ fn log(line: &str) {
 #[test]
 fn real_node_up_status_nodetool_down() {
     let lib = ensure_jars(casslab_local::DEFAULT_CASSANDRA_VERSION, &mut log).expect("jars");
-    let jars = std::fs::read_dir(&lib)
-        .unwrap()
-        .filter_map(Result::ok)
-        .count();
+    let jars = std::fs::read_dir(&lib).unwrap().filter_map(Result::ok).count();
     assert!(jars > 50, "only {jars} files in {}", lib.display());
 
     let home = tempfile::tempdir().unwrap();
-    let cluster = DownOnDrop(LocalCluster::new(options(
-        home.path(),
-        Ipv4Addr::new(127, 0, 0, 61),
-    )));
+    let cluster = DownOnDrop(LocalCluster::new(options(home.path(), Ipv4Addr::new(127, 0, 0, 61))));
     assert_eq!(cluster.0.contact_points(), ["127.0.0.61:9042"]);
 
     let started = Instant::now();
@@ -65,7 +59,7 @@ fn real_node_up_status_nodetool_down() {
     let status = reopened.status().unwrap();
     assert_eq!(status[0].pid, Some(pid));
     assert!(status[0].cql_up);
-    assert_eq!(reopened.options().heap_mb, 768);
+    assert_eq!(reopened.options().heap_mb(), 768);
 
     let again = cluster.0.up(&mut log).expect("second up");
     assert!(again.started.is_empty());
@@ -74,11 +68,7 @@ fn real_node_up_status_nodetool_down() {
 
     let out = cluster.0.nodetool(0, &["status"]).expect("nodetool runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "nodetool failed: {stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "nodetool failed: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("UN"), "{stdout}");
     assert!(stdout.contains("127.0.0.61"), "{stdout}");
 
@@ -89,10 +79,7 @@ fn real_node_up_status_nodetool_down() {
     let stopping = Instant::now();
     cluster.0.down(true, &mut log).expect("down");
     eprintln!("down took {:.1} s", stopping.elapsed().as_secs_f64());
-    assert!(
-        !Path::new(&format!("/proc/{pid}")).exists(),
-        "pid {pid} still exists"
-    );
+    assert!(!Path::new(&format!("/proc/{pid}")).exists(), "pid {pid} still exists");
     assert!(!home.path().join("node1").exists());
     assert!(!home.path().join("cluster.json").exists());
     assert!(!cluster.0.is_running());
@@ -107,15 +94,9 @@ fn busy_cql_port_fails_fast_without_java() {
 
     let started = Instant::now();
     let err = cluster.0.up(&mut log).expect_err("port is busy");
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "took {:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
     match &err {
-        LocalError::PortBusy {
-            address: a, port, ..
-        } => assert_eq!((*a, *port), (address, 9042)),
+        LocalError::PortBusy { address: a, port, .. } => assert_eq!((*a, *port), (address, 9042)),
         other => panic!("expected PortBusy, got {other}"),
     }
     assert!(err.to_string().contains("127.0.0.62:9042"), "{err}");

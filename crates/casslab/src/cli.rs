@@ -35,14 +35,17 @@ pub fn command() -> clap::Command {
     })
 }
 
+// parsed once per process: the size of its largest variant costs nothing
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run a workload (built-in name or YAML file): schema, load, warm-up and measured run.
     /// Without --hosts it uses the local node, starting one if none is running.
     #[command(after_help = help::RUN)]
     Run(RunArgs),
-    /// Run an experiment: every variant of a base workload R times, interleaved, then compare
-    /// each variant with the first (windowed bootstrap intervals and verdicts).
+    /// Run an experiment: blocks of every variant of a base workload (counterbalanced) until each
+    /// judged change is found or known within the precision, or the budget is spent; then each
+    /// variant against the first, block by block (repeated confidence intervals and verdicts).
     #[command(after_help = help::EXPERIMENT)]
     Experiment(ExperimentArgs),
     /// Start, inspect and stop real local Cassandra nodes on loopback (and, with `local redis`,
@@ -99,6 +102,10 @@ pub enum Command {
     /// started). Exits 1 when a finding is an error, 2 when the workload cannot be read.
     #[command(after_help = help::LINT)]
     Lint(LintArgs),
+    /// Make a workload from what you have: a cassandra-stress profile (and command line), a live
+    /// cluster's schema and data, or captured traffic to replay at its own times.
+    #[command(after_help = crate::commands::import::HELP)]
+    Import(crate::commands::import::ImportArgs),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
     #[command(after_help = help::COMPLETIONS)]
     Completions {
@@ -413,7 +420,7 @@ pub enum LocalRedisCommand {
         #[arg(long, default_value = "127.0.0.1")]
         address: std::net::Ipv4Addr,
         /// TCP port it listens on.
-        #[arg(long, default_value_t = casslab_local::redis::DEFAULT_REDIS_PORT)]
+        #[arg(long, default_value_t = casslab_local::local_redis::DEFAULT_REDIS_PORT)]
         port: u16,
         #[command(flatten)]
         home: LocalHomeArgs,
@@ -707,6 +714,11 @@ pub struct ExperimentArgs {
     /// interval too wide to tell); otherwise such a gate exits 4.
     #[arg(long)]
     pub allow_undecided: bool,
+    /// Plan instead of running: from the last execution of this experiment in the store (3
+    /// blocks or more), else from a pilot of 3 blocks, the blocks and minutes each judged
+    /// figure needs for the precision, and which are out of reach within the budget.
+    #[arg(long)]
+    pub plan: bool,
     /// Bootstrap window (overrides the file's `window`), e.g. 60s.
     #[arg(long)]
     pub window: Option<String>,
@@ -901,7 +913,8 @@ fn shard_index(shard: Option<&str>, shards: Option<u32>, job_index: Option<Strin
             }
         }
         (None, Some(n)) => {
-            let var = job_index.ok_or_else(|| usage(format!("--shards {n}: set JOB_COMPLETION_INDEX (a Kubernetes Indexed Job does), or give --shard I/{n}")))?;
+            let var =
+                job_index.ok_or_else(|| usage(format!("--shards {n}: set JOB_COMPLETION_INDEX (a Kubernetes Indexed Job does), or give --shard I/{n}")))?;
             match var.trim().parse::<u32>() {
                 Ok(i) if n >= 1 && i < n => Ok(Some((i, n))),
                 _ => bail_usage!("--shards {n}: JOB_COMPLETION_INDEX is \"{var}\", not an index below {n}"),
@@ -1049,7 +1062,12 @@ mod tests {
     #[test]
     fn bad_flag_values_are_usage_errors() {
         use crate::exit::{classify, Exit};
-        for e in [parse_rate("fast").unwrap_err(), parse_heap_mb("lots").unwrap_err(), parse_duration_s("duration", "soon").unwrap_err(), parse_params(&["rows".into()]).unwrap_err()] {
+        for e in [
+            parse_rate("fast").unwrap_err(),
+            parse_heap_mb("lots").unwrap_err(),
+            parse_duration_s("duration", "soon").unwrap_err(),
+            parse_params(&["rows".into()]).unwrap_err(),
+        ] {
             assert_eq!(classify(&e), Exit::Usage, "{e}");
         }
     }
@@ -1123,7 +1141,14 @@ mod tests {
 
     #[test]
     fn output_flags_are_the_same_everywhere() {
-        for args in [&["casslab", "runs", "--format", "csv"][..], &["casslab", "show", "3", "--format", "json"], &["casslab", "compare", "1", "2", "--format", "csv"], &["casslab", "-q", "runs"], &["casslab", "runs", "delete", "3", "4"], &["casslab", "runs", "tag", "3", "k=v", "--remove", "old"]] {
+        for args in [
+            &["casslab", "runs", "--format", "csv"][..],
+            &["casslab", "show", "3", "--format", "json"],
+            &["casslab", "compare", "1", "2", "--format", "csv"],
+            &["casslab", "-q", "runs"],
+            &["casslab", "runs", "delete", "3", "4"],
+            &["casslab", "runs", "tag", "3", "k=v", "--remove", "old"],
+        ] {
             assert!(Cli::try_parse_from(args).is_ok(), "{args:?}");
         }
         let cli = Cli::try_parse_from(["casslab", "runs", "--workload", "kv", "--tag", "a=b", "--tag", "c", "--quiet"]).unwrap();

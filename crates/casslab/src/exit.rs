@@ -16,12 +16,12 @@
 
 use casslab_core::analysis::{AnalysisError, GateError};
 use casslab_core::engine::EngineError;
-use casslab_core::merge::MergeError;
-use casslab_core::report::json::ExportError;
-use casslab_core::session::findmax::{FindMaxError, SlaError};
 use casslab_core::judge::sweep::SweepError;
 use casslab_core::judge::JudgeError;
-use casslab_core::session::experiment::ExperimentError;
+use casslab_core::merge::MergeError;
+use casslab_core::report::json::ExportError;
+use casslab_core::session::conduct::ExperimentError;
+use casslab_core::session::findmax::{FindMaxError, SlaError};
 use casslab_core::session::{EventCheckError, SessionError};
 use casslab_core::store::StoreError;
 use casslab_core::workload::WorkloadError;
@@ -95,16 +95,24 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
     if let Some(c) = e.downcast_ref::<casslab_core::cluster::ControlError>() {
         return class_of(&*c.0);
     }
-    if e.is::<UsageError>() || e.is::<WorkloadError>() || e.is::<GateError>() || e.is::<AnalysisError>() || e.is::<SlaError>() || e.is::<EventCheckError>() || e.is::<MergeError>() || e.is::<ExportError>() {
+    if e.is::<UsageError>()
+        || e.is::<WorkloadError>()
+        || e.is::<GateError>()
+        || e.is::<AnalysisError>()
+        || e.is::<SlaError>()
+        || e.is::<EventCheckError>()
+        || e.is::<MergeError>()
+        || e.is::<ExportError>()
+    {
         return Some(Exit::Usage);
     }
     if let Some(e) = e.downcast_ref::<SessionError>() {
         return session_class(e);
     }
-    if let Some(e) = e.downcast_ref::<casslab_core::session::pass::PassError>() {
+    if let Some(e) = e.downcast_ref::<casslab_core::session::verify_pass::PassError>() {
         return match e {
-            casslab_core::session::pass::PassError::Unknown { .. } => Some(Exit::Usage),
-            casslab_core::session::pass::PassError::Session(e) => session_class(e),
+            casslab_core::session::verify_pass::PassError::Unknown { .. } => Some(Exit::Usage),
+            casslab_core::session::verify_pass::PassError::Session(e) => session_class(e),
         };
     }
     if let Some(e) = e.downcast_ref::<FindMaxError>() {
@@ -140,9 +148,7 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
             | LocalError::BadDefinition { .. }
             | LocalError::JavaUnsuitable { .. }
             | LocalError::NoSuitableJava { .. }
-            | LocalError::NoSuchVersion { .. } => {
-                Exit::Usage
-            }
+            | LocalError::NoSuchVersion { .. } => Exit::Usage,
             _ => Exit::Setup,
         });
     }

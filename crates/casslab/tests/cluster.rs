@@ -84,10 +84,14 @@ fn errors_by_kind(stdout: &str) -> Vec<(String, u64)> {
         .lines()
         .filter_map(|l| l.trim().strip_prefix("errors by kind:"))
         .next_back()
-        .map(|l| l.split(',').filter_map(|p| {
-            let (k, n) = p.trim().rsplit_once(' ')?;
-            Some((k.to_string(), n.parse().ok()?))
-        }).collect())
+        .map(|l| {
+            l.split(',')
+                .filter_map(|p| {
+                    let (k, n) = p.trim().rsplit_once(' ')?;
+                    Some((k.to_string(), n.parse().ok()?))
+                })
+                .collect()
+        })
         .unwrap_or_default()
 }
 

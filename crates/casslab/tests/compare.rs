@@ -137,7 +137,8 @@ fn a_regression_is_significant_and_fails_the_max_regression_gate() {
     assert!(!p50.trim_end().ends_with('*'), "read p50 did not change: {p50}");
     let sentence = format!("run {b}'s read p99 is ");
     let verdict = out.lines().find(|l| l.contains(&sentence)).unwrap_or_else(|| panic!("no verdict on read p99:\n{out}"));
-    assert!(verdict.contains("higher than run ") && verdict.contains("(95% CI "), "{verdict}");
+    // the interval says which level it is: 95% for the twelve judged figures together
+    assert!(verdict.contains("higher than run ") && verdict.contains("95% CI over 12 judged figures (99.58% each, Bonferroni)"), "{verdict}");
     let failed: Vec<&str> = err.lines().filter(|l| l.starts_with("gate failed: ")).collect();
     assert_eq!(failed.len(), 1, "{err}");
     assert!(failed[0].contains("--max-regression 10%") && failed[0].contains("read p99 +"), "{err}");
@@ -171,7 +172,7 @@ fn identical_runs_show_no_difference() {
     let (a, twin) = (r.baseline.to_string(), r.twin.to_string());
     let (code, out, err) = compare(&[&a, &twin, "--max-regression", "10%"]);
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    assert!(out.contains(&format!("run {twin} vs run {a}, read p99: no difference detectable at this run length")), "{out}");
+    assert!(out.contains(&format!("run {twin} vs run {a}, read p99: no difference detected at this run length")), "{out}");
     assert!(!row(&out, "read", "p99").trim_end().ends_with('*'), "{out}");
     assert!(!row(&out, "total", "ops/s").trim_end().ends_with('*'), "{out}");
     assert!(row(&out, "total", "ops/s per client core").contains('['), "{out}");
@@ -181,11 +182,14 @@ fn identical_runs_show_no_difference() {
 fn a_short_run_is_called_too_short() {
     let r = runs();
     let (a, short) = (r.baseline.to_string(), r.short.to_string());
+    // a gate that cannot judge does not pass: it exits 4, unless the user accepts it
     let (code, out, err) = compare(&[&a, &short, "--max-regression", "10%"]);
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, 4, "{err}");
     assert!(out.contains(&format!("run {short} vs run {a}: too short to judge (")), "{out}");
     assert!(out.contains(&format!("not judged): run {short} has 3 windows of 60 s; needs at least 5 (≈ 5 min)")), "{out}");
-    assert!(err.contains("warning: --max-regression not checked"), "{err}");
+    assert!(err.contains("warning: --max-regression not checked") && err.contains("gates undecided"), "{err}");
+    let (code, _, err) = compare(&[&a, &short, "--max-regression", "10%", "--allow-undecided"]);
+    assert_eq!(code, 0, "{err}");
     // With 30-second windows the same run has 6 windows: enough to judge.
     let (_, out, _) = compare(&[&a, &short, "--window", "30s"]);
     assert!(!out.contains("too short"), "{out}");
@@ -255,7 +259,12 @@ fn the_window_follows_the_runs_length_and_too_short_is_said_once() {
     assert_eq!(code, 0, "{out}{err}");
     let verdicts: Vec<&str> = out.lines().filter(|l| l.contains("too short") && l.starts_with("  run ")).collect();
     assert_eq!(verdicts.len(), 1, "{out}");
-    assert!(verdicts[0].contains("run 2 vs run 1: too short to judge (") && verdicts[0].contains("figures not judged): run 1 has 1 and run 2 has 1 window of 60 s; needs at least 5"), "{}", verdicts[0]);
+    assert!(
+        verdicts[0].contains("run 2 vs run 1: too short to judge (")
+            && verdicts[0].contains("figures not judged): run 1 has 1 and run 2 has 1 window of 60 s; needs at least 5"),
+        "{}",
+        verdicts[0]
+    );
     assert!(verdicts[0].ends_with("compare longer runs, or pass a shorter --window"), "{}", verdicts[0]);
     assert!(!err.contains("window: "), "a window given is not chosen: {err}");
 }

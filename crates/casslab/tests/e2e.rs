@@ -43,13 +43,8 @@ fn a_run_is_measured_saved_shown_and_exported() {
     let (runs, status): (i64, String) = db.query_row("SELECT count(*), max(status) FROM runs", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
     assert_eq!(runs, 1);
     assert_eq!(status, "completed");
-    let phases: Vec<String> = db
-        .prepare("SELECT DISTINCT phase FROM intervals ORDER BY phase")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(|r| r.unwrap())
-        .collect();
+    let phases: Vec<String> =
+        db.prepare("SELECT DISTINCT phase FROM intervals ORDER BY phase").unwrap().query_map([], |r| r.get(0)).unwrap().map(|r| r.unwrap()).collect();
     for p in ["run", "warmup"] {
         assert!(phases.contains(&p.to_string()), "phases {phases:?}");
     }
@@ -123,7 +118,24 @@ fn fixed_rate_runs_report_service_time_and_a_missed_rate() {
     let host = node();
     let (_d, store) = temp_store();
     let (code, out, err) = run(casslab()
-        .args(["run", "kv", "-P", "rows=2000", "-P", "keyspace=casslab_e2e_rate", "--rate", "200", "--duration", "4s", "--warmup", "1s", "--concurrency", "8", "--hosts", host])
+        .args([
+            "run",
+            "kv",
+            "-P",
+            "rows=2000",
+            "-P",
+            "keyspace=casslab_e2e_rate",
+            "--rate",
+            "200",
+            "--duration",
+            "4s",
+            "--warmup",
+            "1s",
+            "--concurrency",
+            "8",
+            "--hosts",
+            host,
+        ])
         .args(store_arg(&store)));
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("run at fixed rate 200/s") && out.contains("service time (from actual send)"), "{out}");
@@ -133,7 +145,24 @@ fn fixed_rate_runs_report_service_time_and_a_missed_rate() {
 
     // a rate that 1 request in flight cannot keep: said during the run and in the summary
     let (code, out, err) = run(casslab()
-        .args(["run", "kv", "-P", "rows=2000", "-P", "keyspace=casslab_e2e_rate", "--rate", "50000", "--duration", "3s", "--warmup", "0s", "--concurrency", "1", "--hosts", host])
+        .args([
+            "run",
+            "kv",
+            "-P",
+            "rows=2000",
+            "-P",
+            "keyspace=casslab_e2e_rate",
+            "--rate",
+            "50000",
+            "--duration",
+            "3s",
+            "--warmup",
+            "0s",
+            "--concurrency",
+            "1",
+            "--hosts",
+            host,
+        ])
         .args(store_arg(&store)));
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("cannot keep the rate of 50000/s"), "{err}");
@@ -156,9 +185,8 @@ fn ctrl_c_keeps_a_partial_run() {
     let deadline = std::time::Instant::now() + Duration::from_secs(90);
     loop {
         std::thread::sleep(Duration::from_millis(500));
-        let n: i64 = rusqlite::Connection::open(&store)
-            .and_then(|db| db.query_row("SELECT count(*) FROM intervals WHERE phase = 'run'", [], |r| r.get(0)))
-            .unwrap_or(0);
+        let n: i64 =
+            rusqlite::Connection::open(&store).and_then(|db| db.query_row("SELECT count(*) FROM intervals WHERE phase = 'run'", [], |r| r.get(0))).unwrap_or(0);
         if n >= 3 {
             break;
         }
@@ -221,9 +249,8 @@ fn reload_never_truncates_a_keyspace_casslab_did_not_create() {
         }
     });
     let (_d, store) = temp_store();
-    let (code, _, err) = run(casslab()
-        .args(["run", "kv", "-P", "rows=10", "-P", "keyspace=someone_elses", "--reload", "--load-only", "--hosts", host])
-        .args(store_arg(&store)));
+    let (code, _, err) =
+        run(casslab().args(["run", "kv", "-P", "rows=10", "-P", "keyspace=someone_elses", "--reload", "--load-only", "--hosts", host]).args(store_arg(&store)));
     assert_eq!(code, 2, "--reload on a keyspace casslab did not create is refused as bad usage: {err}");
     assert!(err.contains("keyspace \"someone_elses\" was not created by casslab"), "{err}");
     let rows = rt.block_on(async {

@@ -25,7 +25,8 @@ fn success_is_0() {
 #[test]
 fn a_failed_gate_or_lint_error_is_1() {
     let (_dir, store) = lab();
-    let (code, _, err) = run(casslab().args(["compare", "1", "2", "--window", "2s", "--resamples", "200", "--fail-if", "read.p99 > 1us"]).args(store_arg(&store)));
+    let (code, _, err) =
+        run(casslab().args(["compare", "1", "2", "--window", "2s", "--resamples", "200", "--fail-if", "read.p99 > 1us"]).args(store_arg(&store)));
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("gate failed: --fail-if 'read.p99 > 1us'"), "{err}");
 
@@ -145,4 +146,3 @@ fn readers_do_not_create_a_missing_store() {
     assert_eq!(code, 2, "{err}");
     assert!(!store.parent().unwrap().exists());
 }
-

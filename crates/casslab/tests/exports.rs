@@ -134,7 +134,11 @@ fn a_running_test_is_scraped_by_prometheus_and_streams_its_intervals() {
         .rev()
         .find(|s| counter(s, "casslab_throughput_ops_per_second", "run", "read").is_some_and(|v| v > 0.0))
         .unwrap_or_else(|| panic!("no scrape showed reads per second above 0; the last one:\n{}", l.last_text));
-    let latency = last.samples.iter().find(|x| x.metric == "casslab_latency_seconds" && x.labels.get("op") == Some("read") && x.labels.get("phase") == Some("run")).expect("a latency summary");
+    let latency = last
+        .samples
+        .iter()
+        .find(|x| x.metric == "casslab_latency_seconds" && x.labels.get("op") == Some("read") && x.labels.get("phase") == Some("run"))
+        .expect("a latency summary");
     let prometheus_parse::Value::Summary(qs) = &latency.value else { panic!("not a summary: {:?}", latency.value) };
     let q = |want: f64| qs.iter().find(|c| (c.quantile - want).abs() < 1e-9).map(|c| c.count).unwrap();
     assert!(q(0.5) > 0.0 && q(0.5) <= q(0.99) && q(0.99) <= q(1.0) && q(1.0) < 10.0, "quantiles in seconds: {qs:?}");

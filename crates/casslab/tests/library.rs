@@ -14,10 +14,7 @@ use std::path::Path;
 fn phase_counts(store: &Path, run_id: i64, phase: &str) -> BTreeMap<String, (i64, i64)> {
     let db = rusqlite::Connection::open(store).unwrap();
     let mut st = db.prepare("SELECT op, ok, error_count FROM phase_histograms WHERE run_id = ?1 AND phase = ?2").unwrap();
-    st.query_map(rusqlite::params![run_id, phase], |r| Ok((r.get::<_, String>(0)?, (r.get(1)?, r.get(2)?))))
-        .unwrap()
-        .map(|r| r.unwrap())
-        .collect()
+    st.query_map(rusqlite::params![run_id, phase], |r| Ok((r.get::<_, String>(0)?, (r.get(1)?, r.get(2)?)))).unwrap().map(|r| r.unwrap()).collect()
 }
 
 /// `casslab experiment experiments/NAME.yaml` at the tests' tiny scale: one repetition of 2 s
@@ -106,8 +103,14 @@ fn partition_set_experiment_compares_six_strategies() {
     let (_d, store) = temp_store();
     let set_size = 20;
     let chunk = 5;
-    let (code, out, err) = run(tiny_experiment("partition-set", host, "4", &store)
-        .args(["-P", "partitions=201", "-P", &format!("set_size={set_size}"), "-P", &format!("chunk={chunk}")]));
+    let (code, out, err) = run(tiny_experiment("partition-set", host, "4", &store).args([
+        "-P",
+        "partitions=201",
+        "-P",
+        &format!("set_size={set_size}"),
+        "-P",
+        &format!("chunk={chunk}"),
+    ]));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     let runs = variant_runs(&store);
     let names: Vec<&str> = runs.iter().map(|(_, v)| v.as_str()).collect();
@@ -131,7 +134,9 @@ fn partition_set_experiment_compares_six_strategies() {
         // a set reads 50 × its partitions that were loaded, and some of them were
         let db = rusqlite::Connection::open(&store).unwrap();
         let (rows, empty): (i64, i64) = db
-            .query_row("SELECT rows_read, empty_reads FROM phase_histograms WHERE run_id = ?1 AND phase = 'run' AND op = 'read_set'", [id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row("SELECT rows_read, empty_reads FROM phase_histograms WHERE run_id = ?1 AND phase = 'run' AND op = 'read_set'", [id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
             .unwrap();
         let most = sets * set_size * 50;
         assert!(rows % 50 == 0 && rows <= most && rows >= most * 9 / 10 && empty == 0, "{v}: {sets} sets of {set_size} read {rows} rows, {empty} sets none");

@@ -53,7 +53,21 @@ fn every_readme_workload_runs_against_the_node_and_its_reads_find_rows() {
         let file = dir.path().join(format!("{name}.yaml"));
         std::fs::write(&file, text).unwrap();
         let (code, out, err) = run(casslab()
-            .args(["run", file.to_str().unwrap(), "-P", "rows=2000", "--duration", "3s", "--warmup", "0s", "--concurrency", "8", "--hosts", host, "--no-server-metrics"])
+            .args([
+                "run",
+                file.to_str().unwrap(),
+                "-P",
+                "rows=2000",
+                "--duration",
+                "3s",
+                "--warmup",
+                "0s",
+                "--concurrency",
+                "8",
+                "--hosts",
+                host,
+                "--no-server-metrics",
+            ])
             .args(["--store", store.to_str().unwrap()]));
         assert_eq!(code, 0, "{name}:\nstdout:\n{out}\nstderr:\n{err}");
         assert!(!out.contains("errors by kind"), "{name}: requests failed:\n{out}");
@@ -104,7 +118,19 @@ fn reads_of_keys_never_loaded_are_found_by_lint_and_shown_by_every_summary() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("reads-never-match") && out.contains("values_of: insert_key"), "{out}");
 
-    let (code, out, err) = run(casslab().args(["run", file.to_str().unwrap(), "--warmup", "0s", "--concurrency", "8", "--hosts", host, "--no-server-metrics", "--store", store.to_str().unwrap()]));
+    let (code, out, err) = run(casslab().args([
+        "run",
+        file.to_str().unwrap(),
+        "--warmup",
+        "0s",
+        "--concurrency",
+        "8",
+        "--hosts",
+        host,
+        "--no-server-metrics",
+        "--store",
+        store.to_str().unwrap(),
+    ]));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     assert!(err.contains("reads-never-match"), "run warns before it starts: {err}");
     let rows = rows_line(&out);
@@ -114,11 +140,26 @@ fn reads_of_keys_never_loaded_are_found_by_lint_and_shown_by_every_summary() {
     assert!(md.contains("(100%) found nothing"), "{md}");
 
     // the fix the finding names: the same values, so every read finds its row
-    let fixed = TRAP.replace("key:        { type: uuid, dist: zipfian, max: \"${rows}\" }", "key:        { type: uuid, dist: zipfian, max: \"${rows}\", values_of: insert_key }");
+    let fixed = TRAP.replace(
+        "key:        { type: uuid, dist: zipfian, max: \"${rows}\" }",
+        "key:        { type: uuid, dist: zipfian, max: \"${rows}\", values_of: insert_key }",
+    );
     std::fs::write(&file, fixed).unwrap();
     let (code, out, _) = run(casslab().args(["lint", file.to_str().unwrap()]));
     assert_eq!(code, 0, "{out}");
-    let (code, out, err) = run(casslab().args(["run", file.to_str().unwrap(), "--warmup", "0s", "--concurrency", "8", "--hosts", host, "--no-server-metrics", "--store", store.to_str().unwrap()]));
+    let (code, out, err) = run(casslab().args([
+        "run",
+        file.to_str().unwrap(),
+        "--warmup",
+        "0s",
+        "--concurrency",
+        "8",
+        "--hosts",
+        host,
+        "--no-server-metrics",
+        "--store",
+        store.to_str().unwrap(),
+    ]));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     assert!(rows_line(&out).contains("read 1.00 rows per execution, none found nothing"), "{out}");
 }

@@ -42,7 +42,8 @@ fn release() {
 }
 
 fn redis_cli(args: &[&str]) -> String {
-    let o = std::process::Command::new("redis-cli").args(["-h", address(), "-p", PORT]).args(args).output().expect("redis-cli (from the redis-tools package) runs");
+    let o =
+        std::process::Command::new("redis-cli").args(["-h", address(), "-p", PORT]).args(args).output().expect("redis-cli (from the redis-tools package) runs");
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
@@ -52,8 +53,21 @@ fn every_shipped_redis_workload_runs_and_reads_back_what_it_wrote() {
     server();
     let (_d, store) = temp_store();
     for w in ["ycsb-a-redis", "ycsb-b-redis", "ycsb-c-redis"] {
-        let (code, out, err) = run(casslab()
-            .args(["run", w, "-P", "rows=400", "--duration", "2s", "--warmup", "0s", "--rate", "400", "--reload", "--store", store.to_str().unwrap()]));
+        let (code, out, err) = run(casslab().args([
+            "run",
+            w,
+            "-P",
+            "rows=400",
+            "--duration",
+            "2s",
+            "--warmup",
+            "0s",
+            "--rate",
+            "400",
+            "--reload",
+            "--store",
+            store.to_str().unwrap(),
+        ]));
         assert_eq!(code, 0, "{w}:\n{out}\n{err}");
         assert!(err.contains(&format!("connected to redis://{}:{PORT} (1 node, Redis ", address())), "{err}");
         let rows = summary_rows(&out);
@@ -72,7 +86,20 @@ fn every_shipped_redis_workload_runs_and_reads_back_what_it_wrote() {
         assert_eq!(fields.iter().map(|(f, n)| (f.to_string(), *n)).collect::<Vec<_>>(), want, "{w}: {record}");
     }
     // loaded data is reused by a workload that loads the same records
-    let (code, _, err) = run(casslab().args(["run", "ycsb-c-redis", "-P", "rows=400", "--duration", "1s", "--warmup", "0s", "--rate", "200", "--store", store.to_str().unwrap()]));
+    let (code, _, err) = run(casslab().args([
+        "run",
+        "ycsb-c-redis",
+        "-P",
+        "rows=400",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--rate",
+        "200",
+        "--store",
+        store.to_str().unwrap(),
+    ]));
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("load phase skipped: the same data is already in"), "{err}");
     release();
@@ -86,10 +113,23 @@ fn a_server_stopped_mid_run_gives_counted_errors_not_a_failure() {
     let bin = common::bin();
     let up = up_args().join(" ");
     let (code, out, err) = run(casslab().args([
-        "run", "ycsb-a-redis", "-P", "rows=300", "--duration", "5s", "--warmup", "0s", "--rate", "300", "--reload",
-        "--store", store.to_str().unwrap(),
-        "--event", &format!("1s exec {bin} local redis down"),
-        "--event", &format!("3s exec {bin} {up}"),
+        "run",
+        "ycsb-a-redis",
+        "-P",
+        "rows=300",
+        "--duration",
+        "5s",
+        "--warmup",
+        "0s",
+        "--rate",
+        "300",
+        "--reload",
+        "--store",
+        store.to_str().unwrap(),
+        "--event",
+        &format!("1s exec {bin} local redis down"),
+        "--event",
+        &format!("3s exec {bin} {up}"),
     ]));
     assert_eq!(code, 0, "the run goes on:\n{out}\n{err}");
     assert!(out.contains("completed"), "{out}");
@@ -111,8 +151,31 @@ fn the_redis_vs_cassandra_experiment_compares_both_rate_by_rate_against_its_sla(
     let (_d, store) = temp_store();
     let path = format!("{}/../../experiments/redis-vs-cassandra.yaml", env!("CARGO_MANIFEST_DIR"));
     let (code, out, err) = run(casslab().args([
-        "experiment", &path, "--allow-invalid", "-P", "rows=200", "--repetitions", "1", "--duration", "1s", "--warmup", "0s", "--window", "1s",
-        "--resamples", "200", "--min-windows", "1", "--concurrency", "16", "--hosts", host, "--target", &url, "--store", store.to_str().unwrap(),
+        "experiment",
+        &path,
+        "--allow-invalid",
+        "-P",
+        "rows=200",
+        "--repetitions",
+        "1",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--window",
+        "1s",
+        "--resamples",
+        "200",
+        "--min-windows",
+        "1",
+        "--concurrency",
+        "16",
+        "--hosts",
+        host,
+        "--target",
+        &url,
+        "--store",
+        store.to_str().unwrap(),
     ]));
     assert_eq!(code, 0, "{out}\n{err}");
     for rate in ["500", "1000", "2000", "4000"] {
@@ -135,7 +198,8 @@ fn bad_workloads_and_unreachable_servers_are_clear_errors() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains(&format!("bad.yaml:{line}: operation \"read\": unknown Redis command \"HGETAL\"; did you mean \"HGETALL\"?")), "{err}");
 
-    let (code, _, err) = run(casslab().args(["run", "ycsb-c-redis", "-P", "rows=10", "--target", "redis://127.0.0.66:1", "--store", dir.path().join("s.db").to_str().unwrap()]));
+    let (code, _, err) =
+        run(casslab().args(["run", "ycsb-c-redis", "-P", "rows=10", "--target", "redis://127.0.0.66:1", "--store", dir.path().join("s.db").to_str().unwrap()]));
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("cannot connect to redis://127.0.0.66:1") && err.contains("hint:"), "{err}");
 
@@ -145,7 +209,17 @@ fn bad_workloads_and_unreachable_servers_are_clear_errors() {
 
     // no redis-server installed: the error says how to install it
     let home = tempfile::tempdir().unwrap();
-    let (code, _, err) = run(casslab().env("CASSLAB_REDIS_SERVER", "/nonexistent/redis-server").args(["local", "redis", "up", "--address", address(), "--port", "6391", "--home", home.path().to_str().unwrap()]));
+    let (code, _, err) = run(casslab().env("CASSLAB_REDIS_SERVER", "/nonexistent/redis-server").args([
+        "local",
+        "redis",
+        "up",
+        "--address",
+        address(),
+        "--port",
+        "6391",
+        "--home",
+        home.path().to_str().unwrap(),
+    ]));
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("apt-get install redis-server"), "{err}");
 }

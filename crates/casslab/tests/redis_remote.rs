@@ -67,7 +67,26 @@ fn certificates(dir: &Path, addr: &str) {
     openssl(dir, &["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=casslab-test-ca"]);
     openssl(dir, &["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", &format!("/CN={addr}")]);
     std::fs::write(dir.join("san.ext"), format!("subjectAltName=IP:{addr}\n")).unwrap();
-    openssl(dir, &["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "san.ext"]);
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "san.ext",
+        ],
+    );
 }
 
 #[test]
@@ -78,8 +97,22 @@ fn tls_with_a_password_runs_and_the_password_is_kept_nowhere() {
     let _servers = Servers(vec![redis_server(
         dir.path(),
         &[
-            "--bind", TLS_ADDR, "--port", "0", "--tls-port", TLS_PORT, "--tls-cert-file", "server.pem", "--tls-key-file", "server.key",
-            "--tls-ca-cert-file", "ca.pem", "--tls-auth-clients", "no", "--requirepass", PASSWORD,
+            "--bind",
+            TLS_ADDR,
+            "--port",
+            "0",
+            "--tls-port",
+            TLS_PORT,
+            "--tls-cert-file",
+            "server.pem",
+            "--tls-key-file",
+            "server.key",
+            "--tls-ca-cert-file",
+            "ca.pem",
+            "--tls-auth-clients",
+            "no",
+            "--requirepass",
+            PASSWORD,
         ],
     )]);
     let ca = dir.path().join("ca.pem");
@@ -114,13 +147,25 @@ fn tls_with_a_password_runs_and_the_password_is_kept_nowhere() {
 
     // what fails at setup says what to do
     let quick = ["-P", "rows=10", "--duration", "1s", "--warmup", "0s"];
-    let (code, _, err) = run(casslab().env("CASSLAB_REDIS_PASSWORD", "Wr0ng-Pw").args(["run", "ycsb-a-redis", "--target", &target, "--tls-ca", ca]).args(quick).args(["--store", store.to_str().unwrap()]));
+    let (code, _, err) = run(casslab()
+        .env("CASSLAB_REDIS_PASSWORD", "Wr0ng-Pw")
+        .args(["run", "ycsb-a-redis", "--target", &target, "--tls-ca", ca])
+        .args(quick)
+        .args(["--store", store.to_str().unwrap()]));
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("CASSLAB_REDIS_PASSWORD"), "a wrong password names where it comes from: {err}");
-    let (code, _, err) = run(casslab().env("CASSLAB_REDIS_PASSWORD", PASSWORD).args(["run", "ycsb-a-redis", "--target", &target]).args(quick).args(["--store", store.to_str().unwrap()]));
+    let (code, _, err) = run(casslab()
+        .env("CASSLAB_REDIS_PASSWORD", PASSWORD)
+        .args(["run", "ycsb-a-redis", "--target", &target])
+        .args(quick)
+        .args(["--store", store.to_str().unwrap()]));
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("--tls-ca"), "an untrusted certificate names --tls-ca: {err}");
-    let (code, _, err) = run(casslab().env("CASSLAB_REDIS_PASSWORD", PASSWORD).args(["run", "ycsb-a-redis", "--target", &format!("redis://{TLS_ADDR}:{TLS_PORT}")]).args(quick).args(["--store", store.to_str().unwrap()]));
+    let (code, _, err) = run(casslab()
+        .env("CASSLAB_REDIS_PASSWORD", PASSWORD)
+        .args(["run", "ycsb-a-redis", "--target", &format!("redis://{TLS_ADDR}:{TLS_PORT}")])
+        .args(quick)
+        .args(["--store", store.to_str().unwrap()]));
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("rediss://"), "a plain connection to a TLS port names rediss://: {err}");
 }
@@ -136,7 +181,21 @@ fn a_redis_cluster_gets_its_keys_spread_over_every_node_and_reads_them_back() {
                 let node = dir.path().join(port);
                 std::fs::create_dir_all(&node).unwrap();
                 // the bus's handshake needs the node's own address announced (it is not 127.0.0.1)
-                redis_server(&node, &["--bind", CLUSTER_ADDR, "--port", port, "--cluster-enabled", "yes", "--cluster-announce-ip", CLUSTER_ADDR, "--cluster-config-file", "nodes.conf"])
+                redis_server(
+                    &node,
+                    &[
+                        "--bind",
+                        CLUSTER_ADDR,
+                        "--port",
+                        port,
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-announce-ip",
+                        CLUSTER_ADDR,
+                        "--cluster-config-file",
+                        "nodes.conf",
+                    ],
+                )
             })
             .collect(),
     );

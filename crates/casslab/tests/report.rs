@@ -57,7 +57,8 @@ fn probe_charts(html_path: &Path) -> Vec<Probe> {
     for fig in dom.split("<figure class=\"chart\"").skip(1) {
         let attr = |name: &str| fig.split(&format!("{name}=\"")).nth(1).and_then(|r| r.split('"').next()).map(str::to_string);
         let id = attr("data-chart").expect("every chart has an id");
-        let p: Vec<u32> = attr("data-probe").unwrap_or_else(|| panic!("chart {id} was not measured: did the page load?")).split(' ').map(|n| n.parse().unwrap()).collect();
+        let p: Vec<u32> =
+            attr("data-probe").unwrap_or_else(|| panic!("chart {id} was not measured: did the page load?")).split(' ').map(|n| n.parse().unwrap()).collect();
         out.push(Probe { id, width: p[0], height: p[1], drawn: p[2], outside: p[3], ticks: p[4], axis_labels: p[5] });
     }
     out
@@ -111,7 +112,15 @@ fn html_report_of_a_fixed_rate_run_draws_every_chart() {
     assert_eq!(code, 0, "{err}");
     assert!(stdout.is_empty() && err.contains("wrote"), "{err}");
     let html = std::fs::read_to_string(&out).unwrap();
-    for part in ["run 2 · kv", "fixed rate 850 ops/s", "Latency from intended start (ms)", "Service time, from the actual send (ms)", "Errors by kind: timeout 25", "5.0.6", "params.rows"] {
+    for part in [
+        "run 2 · kv",
+        "fixed rate 850 ops/s",
+        "Latency from intended start (ms)",
+        "Service time, from the actual send (ms)",
+        "Errors by kind: timeout 25",
+        "5.0.6",
+        "params.rows",
+    ] {
         assert!(html.contains(part), "the page lacks {part:?}");
     }
     assert!(!html.contains("<script") && !html.contains("https://"), "the page must be self-contained");
@@ -256,10 +265,18 @@ fn html_charts_end_with_the_data_name_their_phase_and_show_values_on_hover() {
     assert!(html.contains(">11:07:45</text>"), "a tick on a round wall-clock time");
     // hover: each x a strip whose tooltip gives its time and every series' value there
     assert!(html.contains("<rect class=\"hover\""), "no hover strips");
-    assert!(html.contains("<title>11:07:45.5\nread: ") || html.contains("<title>11:07:45.5&#10;read: ") || html.contains("11:07:45.5\nread: "), "a tooltip with the time and values");
+    assert!(
+        html.contains("<title>11:07:45.5\nread: ") || html.contains("<title>11:07:45.5&#10;read: ") || html.contains("11:07:45.5\nread: "),
+        "a tooltip with the time and values"
+    );
     // the time axis ends where the data ends: no tick past the last interval
     let probes = probe_charts(&out);
     assert!(probes.iter().all(|p| p.drawn >= 1 && p.outside == 0), "{probes:?}");
-    let time_ticks: Vec<&str> = html.split("<text class=\"tick\"").skip(1).filter_map(|t| t.split('>').nth(1)?.split('<').next()).filter(|t| t.len() == 8 && t.as_bytes()[2] == b':').collect();
+    let time_ticks: Vec<&str> = html
+        .split("<text class=\"tick\"")
+        .skip(1)
+        .filter_map(|t| t.split('>').nth(1)?.split('<').next())
+        .filter(|t| t.len() == 8 && t.as_bytes()[2] == b':')
+        .collect();
     assert!(!time_ticks.is_empty() && time_ticks.iter().all(|t| *t <= "11:08:05"), "ticks past the data (the run's intervals end at 11:08:05): {time_ticks:?}");
 }

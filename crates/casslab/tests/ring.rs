@@ -68,7 +68,21 @@ fn a_cluster_starts_whole_or_is_refused_and_its_missing_peers_show() {
 
     // a node killed mid-run: the requests it had in flight are retried on the others
     let (_d, store) = temp_store();
-    let kv = ["run", "kv", "-P", "rows=2000", "-P", "keyspace=casslab_ring_kv", "--warmup", "0s", "--concurrency", "32", "--no-lint", "--store", store.to_str().unwrap()];
+    let kv = [
+        "run",
+        "kv",
+        "-P",
+        "rows=2000",
+        "-P",
+        "keyspace=casslab_ring_kv",
+        "--warmup",
+        "0s",
+        "--concurrency",
+        "32",
+        "--no-lint",
+        "--store",
+        store.to_str().unwrap(),
+    ];
     let (code, out, err) = run(cl().args(kv).args(["--duration", "8s", "--event", "3s kill node2"]));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     let errors = run_errors(&store);

@@ -41,13 +41,8 @@ impl Drop for DownOnDrop {
 /// connection code. The superuser exists only shortly after start, so this retries for 60 s.
 fn create_role(ca: &Path) {
     use casslab_core::config::{ClusterConfig, Credentials};
-    let cfg = ClusterConfig {
-        hosts: vec![ADDR.into()],
-        user: Some("cassandra".into()),
-        tls: true,
-        tls_ca_file: Some(ca.to_path_buf()),
-        ..ClusterConfig::default()
-    };
+    let cfg =
+        ClusterConfig { hosts: vec![ADDR.into()], user: Some("cassandra".into()), tls: true, tls_ca_file: Some(ca.to_path_buf()), ..ClusterConfig::default() };
     let creds = Credentials { password: Some("cassandra".into()), ..Credentials::default() };
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
@@ -81,11 +76,7 @@ fn kv_run(store: &Path, password: &str) -> std::process::Command {
 }
 
 fn ops_of(stdout: &str) -> u64 {
-    summary_rows(stdout)
-        .iter()
-        .filter(|(op, _)| op == "read" || op == "update")
-        .map(|(_, cols)| cols[0].parse::<u64>().unwrap_or(0))
-        .sum()
+    summary_rows(stdout).iter().filter(|(op, _)| op == "read" || op == "update").map(|(_, cols)| cols[0].parse::<u64>().unwrap_or(0)).sum()
 }
 
 /// Asserts `needle` occurs nowhere in `bytes`, naming `what` if it does.
@@ -103,8 +94,7 @@ fn auth_and_tls_against_a_real_node() {
     let _down = DownOnDrop(home.clone());
 
     let started = Instant::now();
-    let (code, out, err) =
-        run(casslab().args(["local", "up", "--home", path_str(&home), "--base-address", ADDR, "--heap", "768M", "--auth", "--tls"]));
+    let (code, out, err) = run(casslab().args(["local", "up", "--home", path_str(&home), "--base-address", ADDR, "--heap", "768M", "--auth", "--tls"]));
     assert_eq!(code, 0, "local up failed:\nstdout: {out}\nstderr: {err}");
     eprintln!("local up --auth --tls took {:.1} s:\n{err}", started.elapsed().as_secs_f64());
     assert_eq!(out.trim(), format!("{ADDR}:9042"));
@@ -175,8 +165,7 @@ fn auth_and_tls_against_a_real_node() {
     let configs: Vec<String> =
         db.prepare("SELECT config_json FROM runs ORDER BY id").unwrap().query_map([], |r| r.get(0)).unwrap().map(|r| r.unwrap()).collect();
     assert_eq!(configs.len(), 2, "{configs:?}");
-    let users: Vec<serde_json::Value> =
-        configs.iter().map(|c| serde_json::from_str::<serde_json::Value>(c).unwrap()["cluster"].clone()).collect();
+    let users: Vec<serde_json::Value> = configs.iter().map(|c| serde_json::from_str::<serde_json::Value>(c).unwrap()["cluster"].clone()).collect();
     assert_eq!((users[0]["user"].as_str(), users[1]["user"].as_str()), (Some(ROLE), Some("cassandra")), "{users:?}");
     assert_eq!(users[1]["tls_ca_file"].as_str(), Some(path_str(&ca)), "{users:?}");
     drop(db);

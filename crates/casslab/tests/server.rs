@@ -82,13 +82,17 @@ fn a_run_saves_server_series_and_a_forced_gc_shows_up_at_its_time() {
     let record = s.run(id).unwrap();
     let samples = s.server_samples(id).unwrap();
     let addr = common::node_addr();
-    for m in ["thread_pools.pending_tasks", "thread_pools.active_tasks", "sstable_tasks", "clients", "pending_hints.files", "cpu_pct", "rss_mib", "gc_stw_pct"] {
+    for m in ["thread_pools.pending_tasks", "thread_pools.active_tasks", "sstable_tasks", "clients", "pending_hints.files", "cpu_pct", "rss_mib", "gc_stw_pct"]
+    {
         assert!(has(&samples, addr, m), "no {m} of {addr} among {} samples", samples.len());
     }
     for m in ["cpu_pct", "rss_mib", "poll_ms"] {
         assert!(has(&samples, "client", m), "no {m} of the client");
     }
-    assert!(samples.iter().any(|x| x.node == addr && x.metric.starts_with("local_write_latency.") && x.metric.ends_with(":kv")), "no write latency of the kv table");
+    assert!(
+        samples.iter().any(|x| x.node == addr && x.metric.starts_with("local_write_latency.") && x.metric.ends_with(":kv")),
+        "no write latency of the kv table"
+    );
     assert!(samples.iter().any(|x| x.metric.starts_with("disk_usage.") && x.metric.ends_with(":kv")), "no disk usage of the kv table");
 
     // the forced full GC is in the series, stamped when jcmd ran (on the run's time axis)
@@ -105,7 +109,10 @@ fn a_run_saves_server_series_and_a_forced_gc_shows_up_at_its_time() {
     // enough; print what was seen around it
     let (c_lo, c_hi) = ((compact_from - t0) as u64, (compact_to - t0) as u64);
     let seen: Vec<&ServerSample> = samples.iter().filter(|x| x.metric == "sstable_tasks" && x.at_ms >= c_lo && x.at_ms <= c_hi + 1000).collect();
-    eprintln!("forced GC: {pause_ms:.0} ms at {at_ms} ms; compaction {c_lo}..{c_hi} ms, sstable_tasks polled then: {:?}", seen.iter().map(|x| x.value).collect::<Vec<_>>());
+    eprintln!(
+        "forced GC: {pause_ms:.0} ms at {at_ms} ms; compaction {c_lo}..{c_hi} ms, sstable_tasks polled then: {:?}",
+        seen.iter().map(|x| x.value).collect::<Vec<_>>()
+    );
 
     // --settle: after compactions, what is on disk
     for m in ["disk.sstables:kv", "disk.live_bytes:kv", "disk.partition_bytes_p99:kv", "disk.sstables_per_read_p99:kv"] {
@@ -135,7 +142,14 @@ fn a_run_saves_server_series_and_a_forced_gc_shows_up_at_its_time() {
     let (code, _, err) = run(casslab().args(["report", &id.to_string(), "-o", html.path().to_str().unwrap(), "--store", store.to_str().unwrap()]));
     assert_eq!(code, 0, "{err}");
     let page = std::fs::read_to_string(html.path()).unwrap();
-    for part in ["Server side", "p99 per interval: client against Cassandra", "GC pause time per interval", "pending thread-pool tasks", "Suspects", "Slowest traced requests"] {
+    for part in [
+        "Server side",
+        "p99 per interval: client against Cassandra",
+        "GC pause time per interval",
+        "pending thread-pool tasks",
+        "Suspects",
+        "Slowest traced requests",
+    ] {
         assert!(page.contains(part), "the report lacks {part}");
     }
     eprintln!("with the load lock held: {:.0} s", body_started.elapsed().as_secs_f64());

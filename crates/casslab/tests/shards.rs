@@ -103,7 +103,15 @@ fn three_shards_start_together_and_merge_exactly() {
     let (code, _, err) = run(casslab().args(["merge", exports[0].to_str().unwrap(), exports[1].to_str().unwrap(), "--store", merged_store.to_str().unwrap()]));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("shard 2 is missing (given: 0, 1)"), "{err}");
-    let (code, _, err) = run(casslab().args(["merge", exports[0].to_str().unwrap(), exports[0].to_str().unwrap(), exports[1].to_str().unwrap(), exports[2].to_str().unwrap(), "--store", merged_store.to_str().unwrap()]));
+    let (code, _, err) = run(casslab().args([
+        "merge",
+        exports[0].to_str().unwrap(),
+        exports[0].to_str().unwrap(),
+        exports[1].to_str().unwrap(),
+        exports[2].to_str().unwrap(),
+        "--store",
+        merged_store.to_str().unwrap(),
+    ]));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("shard 0 of run") && err.contains("is given twice"), "{err}");
 
@@ -117,7 +125,8 @@ fn a_shard_that_never_arrives_fails_the_barrier_by_name() {
     let host = node();
     let dir = tempfile::tempdir().unwrap();
     let run_id = format!("missing{}", std::process::id());
-    let children: Vec<Child> = (0..2).map(|i| shard(dir.path(), host, "casslab_shards_barrier", &run_id, i, 3, &["--barrier-timeout", "3s", "--skip-load"])).collect();
+    let children: Vec<Child> =
+        (0..2).map(|i| shard(dir.path(), host, "casslab_shards_barrier", &run_id, i, 3, &["--barrier-timeout", "3s", "--skip-load"])).collect();
     for c in children {
         let (code, out, err) = finish(c);
         assert_eq!(code, 3, "a barrier that times out is a setup failure:\nstdout: {out}\nstderr: {err}");

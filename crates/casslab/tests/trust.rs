@@ -56,7 +56,10 @@ fn a_workload_schema_never_touches_what_casslab_did_not_create() {
         (format!("ALTER TABLE {FOREIGN}.keep ADD extra text"), format!("names keyspace \"{FOREIGN}\"")),
         (format!("CREATE TABLE IF NOT EXISTS {FOREIGN}.more (k int PRIMARY KEY)"), format!("names keyspace \"{FOREIGN}\"")),
         (format!("CREATE INDEX IF NOT EXISTS ON {FOREIGN}.keep (v)"), format!("names keyspace \"{FOREIGN}\"")),
-        ("CREATE KEYSPACE IF NOT EXISTS casslab_trust_x WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}".into(), "creates a keyspace".into()),
+        (
+            "CREATE KEYSPACE IF NOT EXISTS casslab_trust_x WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}".into(),
+            "creates a keyspace".into(),
+        ),
         ("CREATE TABLE more (k int PRIMARY KEY)".into(), "needs IF NOT EXISTS".into()),
         ("GRANT SELECT ON ALL KEYSPACES TO bench".into(), "is not a creating statement".into()),
     ];
@@ -70,7 +73,8 @@ fn a_workload_schema_never_touches_what_casslab_did_not_create() {
     // the same check applies to every experiment variant, pointed at the variant's own line
     let _base = workload(dir.path(), "base.yaml", "casslab_trust_ws", &[own]);
     let exp = dir.path().join("exp.yaml");
-    std::fs::write(&exp, format!("workload: base.yaml\nvariants:\n  a: {{}}\n  b:\n    schema:\n      - {own}\n      - DROP KEYSPACE IF EXISTS {FOREIGN}\n")).unwrap();
+    std::fs::write(&exp, format!("workload: base.yaml\nvariants:\n  a: {{}}\n  b:\n    schema:\n      - {own}\n      - DROP KEYSPACE IF EXISTS {FOREIGN}\n"))
+        .unwrap();
     let (code, _, err) = run(casslab().args(["experiment", exp.to_str().unwrap(), "--hosts", host, "--no-lint"]).args(store_arg(&store)));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains(&format!("{}:7: schema: `DROP KEYSPACE IF EXISTS {FOREIGN}` would destroy", exp.display())), "{err}");
@@ -80,10 +84,21 @@ fn a_workload_schema_never_touches_what_casslab_did_not_create() {
     let file = workload(dir.path(), "alter.yaml", FOREIGN, &[own, "ALTER TABLE keep WITH comment = 'changed by casslab'"]);
     let (code, out, err) = run(casslab().args(["run", file.to_str().unwrap(), "--hosts", host, "--no-lint"]).args(store_arg(&store)));
     assert_eq!(code, 2, "stdout:\n{out}\nstderr:\n{err}");
-    assert!(err.contains(&format!("{}:4: schema: `ALTER TABLE keep WITH comment = 'changed by casslab'` would change table {FOREIGN}.keep, which casslab did not create", file.display())), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}:4: schema: `ALTER TABLE keep WITH comment = 'changed by casslab'` would change table {FOREIGN}.keep, which casslab did not create",
+            file.display()
+        )),
+        "{err}"
+    );
 
     // in a keyspace of its own, a workload creates, indexes and alters its tables
-    let mine = workload(dir.path(), "mine.yaml", "casslab_trust_mine", &[own, "ALTER TABLE keep WITH comment = 'made by casslab'", "CREATE INDEX IF NOT EXISTS ON keep (v) USING 'sai'"]);
+    let mine = workload(
+        dir.path(),
+        "mine.yaml",
+        "casslab_trust_mine",
+        &[own, "ALTER TABLE keep WITH comment = 'made by casslab'", "CREATE INDEX IF NOT EXISTS ON keep (v) USING 'sai'"],
+    );
     let (code, out, err) = run(casslab().args(["run", mine.to_str().unwrap(), "--hosts", host, "--no-lint", "--duration", "1s"]).args(store_arg(&store)));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
 
@@ -105,7 +120,23 @@ fn a_killed_run_is_shown_as_crashed_with_its_intervals() {
     let host = node();
     let (dir, store) = temp_store();
     let mut child = casslab()
-        .args(["run", "kv", "-P", "rows=2000", "-P", "keyspace=casslab_trust_crash", "--duration", "60s", "--warmup", "0s", "--concurrency", "8", "--hosts", host, "--no-lint"])
+        .args([
+            "run",
+            "kv",
+            "-P",
+            "rows=2000",
+            "-P",
+            "keyspace=casslab_trust_crash",
+            "--duration",
+            "60s",
+            "--warmup",
+            "0s",
+            "--concurrency",
+            "8",
+            "--hosts",
+            host,
+            "--no-lint",
+        ])
         .args(store_arg(&store))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -172,14 +203,20 @@ fn too_little_concurrency_for_the_rate_is_invalid_and_compare_refuses_it() {
     assert!(out.contains("the target rate was not kept"), "{out}");
     let (code, _, err) = run(casslab().args(["compare", "1", "--fail-if", "total.p99 > 100s"]).args(store_arg(&store)));
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("refused: run 1 is invalid: ") && err.contains("the client fell behind its schedule") && err.contains("pass --allow-invalid to use it anyway"), "{err}");
+    assert!(
+        err.contains("refused: run 1 is invalid: ")
+            && err.contains("the client fell behind its schedule")
+            && err.contains("pass --allow-invalid to use it anyway"),
+        "{err}"
+    );
     assert!(!err.contains("gates passed"), "{err}");
     let (code, _, err) = run(casslab().args(["compare", "1", "--fail-if", "total.p99 > 100s", "--allow-invalid"]).args(store_arg(&store)));
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("warning: run 1 is invalid, used because of --allow-invalid") && err.contains("gates passed"), "{err}");
 
     // the same workload at a rate its concurrency can keep is not invalid, and compares
-    let (code, out, err) = run(casslab().args(["run", "kv"]).args(common).args(["--rate", "200", "--concurrency", "16", "--hosts", node(), "--no-lint"]).args(store_arg(&store)));
+    let (code, out, err) =
+        run(casslab().args(["run", "kv"]).args(common).args(["--rate", "200", "--concurrency", "16", "--hosts", node(), "--no-lint"]).args(store_arg(&store)));
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("\nvalidity: valid") || out.contains("\nvalidity: suspect"), "{out}");
     let (code, _, err) = run(casslab().args(["compare", "2", "2"]).args(store_arg(&store)));
@@ -207,7 +244,26 @@ fn reads_of_keys_never_loaded_are_invalid() {
     let (dir, store) = temp_store();
     let json = dir.path().join("empty.json");
     // reads only: updates would write keys that later reads (drawn from the same seeded sequence) could find
-    let args = ["kv", "-P", "rows=100000000", "-P", "keyspace=casslab_trust_never_loaded", "-P", "read_ratio=100", "-P", "update_ratio=0", "--skip-load", "--warmup", "0s", "--duration", "3s", "--concurrency", "8", "--json", json.to_str().unwrap()];
+    let args = [
+        "kv",
+        "-P",
+        "rows=100000000",
+        "-P",
+        "keyspace=casslab_trust_never_loaded",
+        "-P",
+        "read_ratio=100",
+        "-P",
+        "update_ratio=0",
+        "--skip-load",
+        "--warmup",
+        "0s",
+        "--duration",
+        "3s",
+        "--concurrency",
+        "8",
+        "--json",
+        json.to_str().unwrap(),
+    ];
     invalid_run(&args, &store, "reads found nothing: read returned no row in");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["validity"]["verdict"], "invalid");
@@ -233,22 +289,55 @@ fn an_experiment_leaves_its_invalid_runs_out() {
     )
     .unwrap();
     let (code, out, err) = run(casslab()
-        .args(["experiment", exp.to_str().unwrap(), "--repetitions", "1", "--duration", "2s", "--warmup", "0s", "--window", "1s", "--resamples", "200", "--min-windows", "2"])
+        .args([
+            "experiment",
+            exp.to_str().unwrap(),
+            "--repetitions",
+            "1",
+            "--duration",
+            "2s",
+            "--warmup",
+            "0s",
+            "--window",
+            "1s",
+            "--resamples",
+            "200",
+            "--min-windows",
+            "2",
+        ])
         .args(["--concurrency", "8", "--hosts", host, "--no-lint"])
         .args(store_arg(&store)));
     assert_eq!(code, 1, "stdout:\n{out}\nstderr:\n{err}");
     // the measured run of "missing" (after the unmeasured round) is left out
     assert!(
-        err.lines().any(|l| l.starts_with("left out of the comparison: run ") && l.contains(" is invalid: ") && l.contains("reads found nothing: read returned no row in")),
+        err.lines().any(|l| l.starts_with("left out of the comparison: run ")
+            && l.contains(" is invalid: ")
+            && l.contains("reads found nothing: read returned no row in")),
         "{err}"
     );
     assert!(!out.contains("missing against loaded"), "{out}");
     // compared again from the store, the invalid run is left out again
-    let (code, again, err) = run(casslab().args(["compare", "--experiment", "exp", "--window", "1s", "--resamples", "200", "--min-windows", "2"]).args(store_arg(&store)));
+    let (code, again, err) =
+        run(casslab().args(["compare", "--experiment", "exp", "--window", "1s", "--resamples", "200", "--min-windows", "2"]).args(store_arg(&store)));
     assert_eq!(code, 1, "stdout:\n{again}\nstderr:\n{err}");
     assert!(err.contains("left out of the comparison: run ") && err.contains("fewer than two variants have runs to compare"), "{err}");
     let (code, out, err) = run(casslab()
-        .args(["experiment", exp.to_str().unwrap(), "--repetitions", "1", "--duration", "2s", "--warmup", "0s", "--window", "1s", "--resamples", "200", "--min-windows", "2"])
+        .args([
+            "experiment",
+            exp.to_str().unwrap(),
+            "--repetitions",
+            "1",
+            "--duration",
+            "2s",
+            "--warmup",
+            "0s",
+            "--window",
+            "1s",
+            "--resamples",
+            "200",
+            "--min-windows",
+            "2",
+        ])
         .args(["--concurrency", "8", "--hosts", host, "--no-lint", "--allow-invalid"])
         .args(store_arg(&store)));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");

@@ -106,8 +106,19 @@ fn faults_show_in_what_reads_return() {
     let _load = load_lock();
     let _guard = ClusterGuard;
     // C1 only: the nodes start (and restart, twice below) much sooner on a busy machine
-    let (code, out, err) =
-        run(cl().args(["local", "up", "--nodes", "3", "--base-address", &base(), "--heap", "768M", "--set", "hinted_handoff_enabled=false", "--jvm-opt=-XX:TieredStopAtLevel=1"]));
+    let (code, out, err) = run(cl().args([
+        "local",
+        "up",
+        "--nodes",
+        "3",
+        "--base-address",
+        &base(),
+        "--heap",
+        "768M",
+        "--set",
+        "hinted_handoff_enabled=false",
+        "--jvm-opt=-XX:TieredStopAtLevel=1",
+    ]));
     assert_eq!(code, 0, "local up:\n{out}\n{err}");
     let (_dir, store) = temp_store();
 
@@ -116,7 +127,10 @@ fn faults_show_in_what_reads_return() {
     let (code, out, err) = scenario(&store, "300", &["read_cl=QUORUM", "write_cl=QUORUM", "action=kill", "down_at=2s", "up_at=4s", "duration=25s"]);
     assert_eq!(code, 0, "{out}\n{err}");
     let q = counts(&store, "read");
-    assert_eq!(events(&store).iter().map(|(spec, status, _)| (spec.as_str(), status.as_str())).collect::<Vec<_>>(), [("2s kill node2", "ok"), ("4s start node2", "ok")]);
+    assert_eq!(
+        events(&store).iter().map(|(spec, status, _)| (spec.as_str(), status.as_str())).collect::<Vec<_>>(),
+        [("2s kill node2", "ok"), ("4s start node2", "ok")]
+    );
     // then, with node2 back, QUORUM reads again, of rows of which some were overwritten behind
     // casslab's back: those read corrupt, with their keys, and nothing reads stale or missing
     let (rt, s) = session(&format!("{}:9042", base()));
@@ -163,12 +177,17 @@ fn faults_show_in_what_reads_return() {
         st.set_consistency(scylla::statement::Consistency::All);
         s.query_unpaged(st, &[]).await.unwrap();
     });
-    let (code, out, err) = run(cl().args(["verify", "consistency-under-node-loss", "-P", "rows=2000", "--consistency", "ALL", "--format", "json"]).args(store_arg(&store)));
+    let (code, out, err) =
+        run(cl().args(["verify", "consistency-under-node-loss", "-P", "rows=2000", "--consistency", "ALL", "--format", "json"]).args(store_arg(&store)));
     assert_eq!(code, 1, "rows not as written exit 1:\n{out}\n{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let t = &v["tables"][0];
     eprintln!("verify pass: {t}");
-    assert_eq!((t["keys"].as_u64(), t["rows_expected"].as_u64(), t["rows_found"].as_u64(), t["counts"]["missing"].as_u64()), (Some(2000), Some(2000), Some(1999), Some(1)), "{t}");
+    assert_eq!(
+        (t["keys"].as_u64(), t["rows_expected"].as_u64(), t["rows_found"].as_u64(), t["counts"]["missing"].as_u64()),
+        (Some(2000), Some(2000), Some(1999), Some(1)),
+        "{t}"
+    );
     let missing: Vec<&serde_json::Value> = t["violations"].as_array().unwrap().iter().filter(|x| x["class"] == "missing").collect();
     assert_eq!(missing.len(), 1, "{t}");
     assert_eq!((missing[0]["key"].as_str(), missing[0]["got"].as_str()), (Some("kv key=0x0000000000000007"), Some("no row")));
@@ -219,7 +238,10 @@ fn redis_reads_are_checked_and_a_pass_finds_what_was_changed() {
     assert_eq!(code, 0, "{out}\n{err}");
     let (_dir, store) = temp_store();
     let ycsb = |extra: &[&str]| {
-        let (code, out, err) = run(rc().args(["run", "ycsb-a-redis", "-P", "rows=500", "--duration", "3s", "--warmup", "0s", "--rate", "600", "--verify", "--no-server-metrics"]).args(extra).args(store_arg(&store)));
+        let (code, out, err) = run(rc()
+            .args(["run", "ycsb-a-redis", "-P", "rows=500", "--duration", "3s", "--warmup", "0s", "--rate", "600", "--verify", "--no-server-metrics"])
+            .args(extra)
+            .args(store_arg(&store)));
         assert_eq!(code, 0, "{out}\n{err}");
         (out, err)
     };
@@ -233,7 +255,15 @@ fn redis_reads_are_checked_and_a_pass_finds_what_was_changed() {
     let c = counts(&store, "read");
     assert!(n(&c, "corrupt") > 0 && n(&c, "stale") == 0, "{c}\n{out}");
     let corrupt: Vec<(String, String)> = violations(&store).into_iter().filter(|(class, _)| class == "corrupt").collect();
-    assert!(!corrupt.is_empty() && corrupt.iter().all(|(_, key)| key.trim_start_matches("keys of insert_key key=\"user").trim_end_matches('"').parse::<u32>().is_ok_and(|k| k < 12)), "{corrupt:?}");
+    assert!(
+        !corrupt.is_empty()
+            && corrupt.iter().all(|(_, key)| key
+                .trim_start_matches("keys of insert_key key=\"user")
+                .trim_end_matches('"')
+                .parse::<u32>()
+                .is_ok_and(|k| k < 12)),
+        "{corrupt:?}"
+    );
     assert!(out.contains("field1=\"garbage\", which no write made"), "{out}");
     redis_cli(&["DEL", "user400"]);
     let (code, out, err) = run(rc().args(["verify", "ycsb-a-redis", "-P", "rows=500"]).args(store_arg(&store)));

@@ -3,7 +3,7 @@
 //!
 //! Each resample draws n windows out of n (a seeded [`SmallRng`], so the same inputs and seed
 //! give the same intervals) and evaluates all metrics on the same draw. The draws are kept
-//! (resamples × 6 numbers), so that comparisons ([`super::compare`]) pair the k-th draw of
+//! (resamples × 6 numbers), so that comparisons ([`super::change`]) pair the k-th draw of
 //! one side with the k-th draw of the other — two independent bootstraps — without
 //! resampling again.
 //!
@@ -14,10 +14,10 @@
 //! the α/2 and 1 − α/2 quantiles of the draws we take the α′/2 and 1 − α′/2 ones, where
 //! `z(α′/2) = √(n/(n−1)) · t(α/2, n−1)`. For 60 windows at 95 % that is the 2.2 % and
 //! 97.8 % quantiles instead of 2.5 % and 97.5 %; for 5 windows, 0.1 % and 99.9 %. The
-//! coverage tests in `validation.rs` show why: from 6 windows, plain percentile intervals of
+//! coverage tests in `bootstrap_tests.rs` show why: from 6 windows, plain percentile intervals of
 //! throughput cover the truth in about 87 % of trials, expanded ones in 92–94 %.
 
-use super::dist::{normal_cdf, t_quantile};
+use super::distributions::{normal_cdf, t_quantile};
 use super::sample::Sample;
 use super::Metric;
 use rand::rngs::SmallRng;

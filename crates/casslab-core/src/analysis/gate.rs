@@ -114,8 +114,8 @@ impl FromStr for Gate {
         if op.trim().is_empty() || rhs.is_empty() || rhs.contains(['<', '>']) {
             return Err(syntax());
         }
-        let metric = GateMetric::parse(metric_name.trim())
-            .ok_or_else(|| GateError::UnknownMetric { text: text.to_string(), metric: metric_name.trim().to_string() })?;
+        let metric =
+            GateMetric::parse(metric_name.trim()).ok_or_else(|| GateError::UnknownMetric { text: text.to_string(), metric: metric_name.trim().to_string() })?;
         let value = parse_value(text, rhs, metric)?;
         Ok(Gate { op: op.trim().to_string(), metric, cmp, value, text: text.to_string() })
     }

@@ -119,8 +119,7 @@ struct Baseline {
 fn baseline(pts: &[IntervalPoint], clean: &[bool], start_ms: u64, s: &ImpactSettings) -> Option<Baseline> {
     let before: Vec<usize> = (0..pts.len()).filter(|&i| clean[i] && pts[i].end_ms <= start_ms).collect();
     let last_end = pts[*before.last()?].end_ms;
-    let chosen: Vec<&IntervalPoint> =
-        before.iter().map(|&i| &pts[i]).filter(|p| p.start_ms + s.baseline_ms >= last_end).collect();
+    let chosen: Vec<&IntervalPoint> = before.iter().map(|&i| &pts[i]).filter(|p| p.start_ms + s.baseline_ms >= last_end).collect();
     let mut p99: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for p in &chosen {
         for (op, v) in &p.p99_ns {
@@ -154,10 +153,7 @@ pub fn impacts(pts: &[IntervalPoint], events: &[EventRecord], s: &ImpactSettings
             out.push(None);
             continue;
         }
-        let next_start = events[i + 1..]
-            .iter()
-            .find(|e| e.status != crate::events::EventStatus::Skipped)
-            .map_or(u64::MAX, |e| e.start_ms);
+        let next_start = events[i + 1..].iter().find(|e| e.status != crate::events::EventStatus::Skipped).map_or(u64::MAX, |e| e.start_ms);
         let end_ms = ev.end_ms.max(ev.start_ms + 1);
         let during: Vec<&IntervalPoint> = pts.iter().filter(|p| p.start_ms < end_ms && p.end_ms > ev.start_ms).collect();
         let after: Vec<&IntervalPoint> = pts.iter().filter(|p| p.start_ms >= ev.end_ms && p.start_ms < next_start).collect();
@@ -165,8 +161,9 @@ pub fn impacts(pts: &[IntervalPoint], events: &[EventRecord], s: &ImpactSettings
         // The first interval the event touches, and the recovery point from there on.
         let first = pts.iter().position(|p| p.end_ms > ev.start_ms);
         let recovered_at: Option<usize> = match (&base, first) {
-            (Some(b), Some(f)) => (f..pts.len())
-                .find(|&j| j + s.stable_intervals <= pts.len() && pts[j..j + s.stable_intervals].iter().all(|p| within(p, b, s))),
+            (Some(b), Some(f)) => {
+                (f..pts.len()).find(|&j| j + s.stable_intervals <= pts.len() && pts[j..j + s.stable_intervals].iter().all(|p| within(p, b, s)))
+            }
             _ => None,
         };
         let recovery_ms = recovered_at.map(|j| pts[j].start_ms.saturating_sub(ev.start_ms));
@@ -268,7 +265,14 @@ mod tests {
             update.record_ok(i * 20_000, i * 5_000);
         }
         update.record_error(ErrorKind::Timeout);
-        let sample = IntervalSample { index: 3, phase: Phase::Run, start_ms: 3_000, end_ms: 3_500, ops: vec![("read".into(), read), ("update".into(), update)], backlog: 0 };
+        let sample = IntervalSample {
+            index: 3,
+            phase: Phase::Run,
+            start_ms: 3_000,
+            end_ms: 3_500,
+            ops: vec![("read".into(), read), ("update".into(), update)],
+            backlog: 0,
+        };
         let rows: Vec<StoredInterval> = sample
             .ops
             .iter()

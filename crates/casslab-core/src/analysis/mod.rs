@@ -19,40 +19,40 @@
 //! [`study::study`] assembles it all for groups of saved runs.
 
 mod bootstrap;
+#[cfg(test)]
+mod bootstrap_tests;
+mod change;
 mod checks;
-mod compare;
-mod dist;
+mod distributions;
 mod gate;
 pub mod impact;
-pub mod server_figures;
 mod likeness;
 pub mod paired;
 mod repeated;
 #[cfg(test)]
-mod repeated_validation;
+mod repeated_tests;
+mod sample;
 pub mod saturation;
+pub mod saved_experiment;
 pub mod sequential;
 #[cfg(test)]
 mod sequential_tests;
-mod sample;
-pub mod saved_experiment;
+pub mod server_figures;
 pub mod study;
 #[cfg(test)]
 mod study_tests;
-#[cfg(test)]
-mod validation;
 pub mod verified;
 mod window;
 
 pub use bootstrap::{seed_for, Estimate, Resampled};
-pub use dist::{normal_quantile, t_cdf, t_quantile};
+pub use change::{approx_duration, compare, Comparison, Look, Outcome, DEFAULT_POWER_EFFECT};
 pub use checks::{check_gates, GateFailure, GateReport};
-pub use compare::{approx_duration, compare, Comparison, Look, Outcome, DEFAULT_POWER_EFFECT};
+pub use distributions::{normal_quantile, t_cdf, t_quantile};
+pub use gate::{parse_sla, Cmp, Gate, GateError, GateMetric, MaxRegression, SlaError};
 pub use likeness::{likeness, Likeness};
 pub use repeated::{compare_repeated, outlier, side_estimate, Outlier, RunFigure, MIN_FIGURES, OUTLIER_METRICS};
-pub use saturation::RunLoad;
-pub use gate::{parse_sla, Cmp, Gate, GateError, GateMetric, MaxRegression, SlaError};
 pub use sample::Sample;
+pub use saturation::RunLoad;
 pub use window::{auto_window_s, Buckets, OpRef, Window, WindowBuilder, WindowOp, Windows};
 
 pub use crate::stats::LatencyKind;

@@ -13,8 +13,8 @@
 //! the noise within runs, and treating windows as independent would understate the spread
 //! between runs), only the share of the spread that lies between blocks.
 
-use super::compare::{Comparison, Look, Outcome};
-use super::dist::{normal_quantile, t_quantile};
+use super::change::{Comparison, Look, Outcome};
+use super::distributions::{normal_quantile, t_quantile};
 use super::repeated::RunFigure;
 use super::sequential::{Schedule, Spending};
 use super::{AnalysisOptions, Estimate, Metric};
@@ -44,7 +44,7 @@ pub struct BlockDesign {
 
 impl Default for BlockDesign {
     fn default() -> Self {
-        BlockDesign { sequential: None, margin: None, power_effect: super::compare::DEFAULT_POWER_EFFECT }
+        BlockDesign { sequential: None, margin: None, power_effect: super::change::DEFAULT_POWER_EFFECT }
     }
 }
 
@@ -135,6 +135,7 @@ pub fn compare_blocks(
     c.margin = design.margin;
     c.blocks = Some(diffs.len());
     let Some(p) = Paired::of(diffs) else { return c };
+    c.block_sd_ln = Some(p.sd_ln);
     let multiplier = match &design.sequential {
         Some(seq) => {
             let schedule = schedules.get(seq, 1.0 - c.level());
@@ -144,7 +145,12 @@ pub fn compare_blocks(
                 c.min_windows = seq.first_look;
                 return c;
             };
-            c.look = Some(Look { blocks: p.blocks, max_blocks: seq.max_blocks, spending: seq.spending, nominal: schedule.nominal_level(p.blocks).unwrap_or(f64::NAN) });
+            c.look = Some(Look {
+                blocks: p.blocks,
+                max_blocks: seq.max_blocks,
+                spending: seq.spending,
+                nominal: schedule.nominal_level(p.blocks).unwrap_or(f64::NAN),
+            });
             m
         }
         None => t_quantile(1.0 - (1.0 - c.level()) / 2.0, p.df),
@@ -162,6 +168,20 @@ pub fn compare_blocks(
         c.between_share = Some((1.0 - mean(&within) / var_d).clamp(0.0, 1.0));
     }
     c
+}
+
+/// The fewest blocks at whose look a change with one block's spread `sd_ln` has an interval
+/// within ± `precision` (relative), under `schedule` (error rate already divided among the
+/// judged figures); `None` when even its last look does not get there.
+pub fn blocks_for_precision(sd_ln: f64, precision: f64, schedule: &Schedule) -> Option<usize> {
+    let target = (1.0 + precision).ln();
+    (schedule.first..=schedule.last).find(|&n| schedule.multiplier(n, (n - 1) as f64).is_some_and(|m| m * sd_ln / (n as f64).sqrt() <= target))
+}
+
+/// The precision (relative half-width) a change with one block's spread `sd_ln` reaches at
+/// the look after `n` blocks.
+pub fn precision_at(sd_ln: f64, n: usize, schedule: &Schedule) -> Option<f64> {
+    schedule.multiplier(n, (n.max(2) - 1) as f64).map(|m| (m * sd_ln / (n as f64).sqrt()).exp() - 1.0)
 }
 
 /// Whether a judged comparison needs no more blocks: it found a difference, found the two
@@ -186,7 +206,8 @@ mod tests {
     #[test]
     fn blocks_cancel_their_drift() {
         // every block 10% slower than the last, B always 5% above A within it
-        let blocks: Vec<(RunFigure, RunFigure)> = (0..8).map(|k| (fig(1.1f64.powi(k)), fig(1.05 * 1.1f64.powi(k) * if k % 2 == 0 { 1.01 } else { 0.99 }))).collect();
+        let blocks: Vec<(RunFigure, RunFigure)> =
+            (0..8).map(|k| (fig(1.1f64.powi(k)), fig(1.05 * 1.1f64.powi(k) * if k % 2 == 0 { 1.01 } else { 0.99 }))).collect();
         let (d, w) = block_differences(&blocks, Metric::P50);
         let c = compare_blocks(&d, &w, Metric::P50, &AnalysisOptions::default(), 1, &BlockDesign::default(), &Schedules::default());
         assert_eq!(c.outcome, Outcome::Higher, "{c:?}");
@@ -207,7 +228,8 @@ mod tests {
         let o = AnalysisOptions::default();
         let schedules = Schedules::default();
         let fixed = compare_blocks(&d, &w, Metric::P99, &o, 1, &BlockDesign::default(), &schedules);
-        let seq = BlockDesign { sequential: Some(SequentialDesign { spending: Spending::OBrienFleming, first_look: 3, max_blocks: 20 }), ..BlockDesign::default() };
+        let seq =
+            BlockDesign { sequential: Some(SequentialDesign { spending: Spending::OBrienFleming, first_look: 3, max_blocks: 20 }), ..BlockDesign::default() };
         let s = compare_blocks(&d, &w, Metric::P99, &o, 1, &seq, &schedules);
         assert!(s.half_width().unwrap() > fixed.half_width().unwrap());
         let look = s.look.unwrap();
@@ -216,8 +238,22 @@ mod tests {
         let early = compare_blocks(&d[..2], &w[..2], Metric::P99, &o, 1, &seq, &schedules);
         assert_eq!(early.outcome, Outcome::TooShort, "the first look is after 3 blocks");
         assert!(early.sentence("a", "b", "read").ends_with("too short: 2 blocks; the first look is after 3"), "{}", early.sentence("a", "b", "read"));
-        let seq4 = BlockDesign { sequential: Some(SequentialDesign { spending: Spending::OBrienFleming, first_look: 4, max_blocks: 20 }), ..BlockDesign::default() };
+        let seq4 =
+            BlockDesign { sequential: Some(SequentialDesign { spending: Spending::OBrienFleming, first_look: 4, max_blocks: 20 }), ..BlockDesign::default() };
         assert_eq!(compare_blocks(&d[..3], &w[..3], Metric::P99, &o, 1, &seq4, &schedules).outcome, Outcome::TooShort);
+    }
+
+    #[test]
+    fn a_plan_finds_the_blocks_a_precision_needs() {
+        let s = Schedule::new(Spending::OBrienFleming, 0.05, 4, 40);
+        // a spread of 10% per block: ±5% takes a few dozen blocks, ±1% is out of reach
+        let n = blocks_for_precision(0.10, 0.05, &s).unwrap();
+        assert!((15..=40).contains(&n), "{n}");
+        assert!(precision_at(0.10, n, &s).unwrap() <= 0.05 + 1e-9);
+        assert!(precision_at(0.10, n - 1, &s).unwrap() > 0.05);
+        assert_eq!(blocks_for_precision(0.10, 0.01, &s), None);
+        // a quieter figure settles sooner (the first looks of O'Brien–Fleming spending are wide)
+        assert!(blocks_for_precision(0.02, 0.05, &s).unwrap() < n);
     }
 
     #[test]

@@ -19,8 +19,8 @@
 //! ordinary run-to-run variation by that variation itself, pooled over every variant's runs.
 
 use super::bootstrap::{Estimate, Resampled};
-use super::compare::{Comparison, Outcome};
-use super::dist::{normal_quantile, t_quantile};
+use super::change::{Comparison, Outcome};
+use super::distributions::{normal_quantile, t_quantile};
 use super::{AnalysisOptions, Metric};
 
 /// One run's figures of one operation: each metric's point estimate and the variance of its
@@ -191,7 +191,13 @@ pub fn outlier(runs: &[RunFigure], m: Metric, reference: &[&[RunFigure]]) -> Opt
         let s2 = (variance(&others) * (n - 1.0) + ss_ref) / df;
         let x = l.ln[k];
         let (lo, hi) = (others.iter().copied().fold(f64::INFINITY, f64::min), others.iter().copied().fold(f64::NEG_INFINITY, f64::max));
-        let gap = if x > hi { x - hi } else if x < lo { lo - x } else { 0.0 };
+        let gap = if x > hi {
+            x - hi
+        } else if x < lo {
+            lo - x
+        } else {
+            0.0
+        };
         let t = (x - mean(&others)).abs() / (s2 * (1.0 + 1.0 / n)).sqrt();
         if gap <= 1.1f64.ln() || t.is_nan() || t <= t_quantile(0.9975, df) {
             continue;
@@ -251,7 +257,11 @@ mod tests {
         let ch = c.change.unwrap();
         assert!((ch.point - 0.2951).abs() < 0.01 && ch.lo > 0.1 && ch.hi < 0.5, "{ch:?}");
         let sentence = c.sentence("a", "b", "read");
-        assert!(sentence.starts_with("b's read p95 is 29% higher than a's (21% to 38%, 95% CI over 12 judged figures (99.58% each, Bonferroni); 3 and 3 repetitions, "), "{sentence}");
+        assert!(
+            sentence
+                .starts_with("b's read p95 is 29% higher than a's (21% to 38%, 95% CI over 12 judged figures (99.58% each, Bonferroni); 3 and 3 repetitions, "),
+            "{sentence}"
+        );
         assert!(sentence.ends_with(" of the spread between repetitions)"), "{sentence}");
         // a single run on one side borrows the other side's run-to-run variance
         let c = compare_repeated(&a[..1], &b, Metric::P95, &AnalysisOptions::default(), 1);

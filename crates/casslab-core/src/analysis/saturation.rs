@@ -60,9 +60,9 @@ impl RunLoad {
         let in_flight = x * self.service_mean_ns / 1e9;
         match self.rate_per_s {
             Some(rate) if x < 0.95 * rate => Some(format!("its fixed rate of {rate:.0}/s was not kept (achieved {x:.0}/s)")),
-            Some(_) if in_flight >= 0.9 * c => Some(format!(
-                "{in_flight:.0} of its {c:.0} allowed requests were in flight on average (throughput × service time): requests waited for a slot"
-            )),
+            Some(_) if in_flight >= 0.9 * c => {
+                Some(format!("{in_flight:.0} of its {c:.0} allowed requests were in flight on average (throughput × service time): requests waited for a slot"))
+            }
             Some(_) => None,
             None if c > 1.0 => {
                 let cpu = self.cpu_share.filter(|s| *s >= 0.9)?;
@@ -109,7 +109,15 @@ mod tests {
     use super::*;
 
     fn load(rate: Option<f64>, concurrency: usize, achieved: f64, service_ms: f64, cpu: Option<f64>) -> RunLoad {
-        RunLoad { rate_per_s: rate, concurrency, achieved_per_s: achieved, service_mean_ns: service_ms * 1e6, latency_mean_ns: service_ms * 1e6, cpu_share: cpu, cores: 2 }
+        RunLoad {
+            rate_per_s: rate,
+            concurrency,
+            achieved_per_s: achieved,
+            service_mean_ns: service_ms * 1e6,
+            latency_mean_ns: service_ms * 1e6,
+            cpu_share: cpu,
+            cores: 2,
+        }
     }
 
     #[test]
@@ -128,7 +136,14 @@ mod tests {
     #[test]
     fn the_cpu_is_the_median_of_all_processes_together() {
         let s = |node: &str, at_ms, value| ServerSample { node: node.into(), metric: metric::CPU_PCT.into(), at_ms, value };
-        let samples = vec![s("127.0.0.1", 1000, 120.0), s("client", 1000, 70.0), s("127.0.0.1", 2000, 150.0), s("client", 2000, 40.0), s("127.0.0.1", 3000, 20.0), s("127.0.0.1", 9000, 200.0)];
+        let samples = vec![
+            s("127.0.0.1", 1000, 120.0),
+            s("client", 1000, 70.0),
+            s("127.0.0.1", 2000, 150.0),
+            s("client", 2000, 40.0),
+            s("127.0.0.1", 3000, 20.0),
+            s("127.0.0.1", 9000, 200.0),
+        ];
         assert_eq!(cpu_share(&samples, 0, 5000, 2), Some(0.95));
         assert_eq!(cpu_share(&samples, 0, 500, 2), None);
     }

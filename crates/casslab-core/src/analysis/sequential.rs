@@ -18,7 +18,7 @@
 //! skipped cost nothing (their α is spent at the next look); a run that ends before the last
 //! planned block leaves some α unspent (conservative).
 
-use super::dist::{normal_cdf, normal_pdf, normal_quantile, t_quantile};
+use super::distributions::{normal_cdf, normal_pdf, normal_quantile, t_quantile};
 
 /// How the error rate is spent over the information fraction `t ∈ (0, 1]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,6 +47,24 @@ impl Spending {
             Spending::Pocock => alpha * (1.0 + (std::f64::consts::E - 1.0) * t).ln(),
             Spending::Hsd(g) if g.abs() < 1e-9 => alpha * t,
             Spending::Hsd(g) => alpha * (1.0 - (-g * t).exp()) / (1.0 - (-g).exp()),
+        }
+    }
+
+    /// Its key in a run's tags: `obrien-fleming`, `pocock`, `hsd:-2`.
+    pub fn key(self) -> String {
+        match self {
+            Spending::OBrienFleming => "obrien-fleming".into(),
+            Spending::Pocock => "pocock".into(),
+            Spending::Hsd(g) => format!("hsd:{g}"),
+        }
+    }
+
+    /// The spending a tag names ([`Spending::key`]).
+    pub fn from_key(key: &str) -> Option<Spending> {
+        match key {
+            "obrien-fleming" => Some(Spending::OBrienFleming),
+            "pocock" => Some(Spending::Pocock),
+            k => k.strip_prefix("hsd:").and_then(|g| g.parse::<f64>().ok()).map(Spending::Hsd),
         }
     }
 
@@ -83,7 +101,13 @@ impl Density {
             .iter()
             .enumerate()
             .map(|(i, &x)| {
-                let w = if i == 0 || i == GRID { 1.0 } else if i % 2 == 1 { 4.0 } else { 2.0 };
+                let w = if i == 0 || i == GRID {
+                    1.0
+                } else if i % 2 == 1 {
+                    4.0
+                } else {
+                    2.0
+                };
                 let density = match prev {
                     None => normal_pdf(x / t.sqrt()) / t.sqrt(),
                     Some(p) => {
@@ -261,6 +285,14 @@ mod tests {
         // one look is the fixed-sample test
         assert!((constant_boundary(0.05, &[1.0]) - 1.959964).abs() < 1e-4);
         assert!((boundaries(Spending::Pocock, 0.05, &[1.0])[0] - 1.959964).abs() < 1e-4);
+    }
+
+    #[test]
+    fn spendings_are_named_in_tags_and_read_back() {
+        for s in [Spending::OBrienFleming, Spending::Pocock, Spending::Hsd(-2.5)] {
+            assert_eq!(Spending::from_key(&s.key()), Some(s));
+        }
+        assert_eq!(Spending::from_key("linear"), None);
     }
 
     #[test]

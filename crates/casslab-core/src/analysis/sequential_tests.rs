@@ -10,7 +10,7 @@
 //! freedom) and an order effect (the variant run second in its block is a little slower)
 //! that counterbalancing turns into an alternating term.
 
-use super::compare::Outcome;
+use super::change::Outcome;
 use super::paired::{compare_blocks, settled, BlockDesign, Schedules, SequentialDesign};
 use super::sequential::Spending;
 use super::{AnalysisOptions, Metric};
@@ -47,9 +47,9 @@ fn one(w: World, design: &BlockDesign, precision: f64, rng: &mut SmallRng, sched
     loop {
         let k = diffs[0].len();
         // counterbalanced: a b in even blocks, b a in odd ones
-        let order = if k % 2 == 0 { w.order } else { -w.order };
-        for f in 0..2 {
-            diffs[f].push(w.changes[f] + order + scale * noise.sample(rng));
+        let order = if k.is_multiple_of(2) { w.order } else { -w.order };
+        for (f, d) in diffs.iter_mut().enumerate() {
+            d.push(w.changes[f] + order + scale * noise.sample(rng));
         }
         let n = k + 1;
         let looked = design.sequential.is_none_or(|s| n >= s.first_look);
@@ -139,4 +139,3 @@ fn a_real_change_is_found_and_sooner_when_it_is_large() {
     assert!(large.claims[0] as f64 / large.runs as f64 >= 0.99);
     assert!(large.blocks < small.blocks, "{} {}", large.blocks, small.blocks);
 }
-

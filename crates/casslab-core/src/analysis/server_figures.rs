@@ -5,7 +5,7 @@
 //! setting is judged on the servers as well as on the client's latency. Also which server
 //! definitions the groups ran against differ, and how.
 
-use super::dist::t_quantile;
+use super::distributions::t_quantile;
 use super::study::Group;
 use crate::server::{gc_pauses, metric, ServerSample, CLIENT};
 use crate::stats::Phase;

@@ -6,7 +6,7 @@
 //!
 //! How, in one place:
 //! - Repetitions are the unit when a group has several runs (`repeated.rs`); two single runs
-//!   are compared by the windowed bootstrap of their windows (`compare.rs`), which cannot see
+//!   are compared by the windowed bootstrap of their windows (`change.rs`), which cannot see
 //!   run-to-run variation — the study says so ([`Method`]).
 //! - Each pair of groups judges its figures as one family: each change's interval is at
 //!   `1 − (1 − confidence) / family`, so that they hold together at the stated confidence.
@@ -19,15 +19,15 @@
 //! It reads the store and does the arithmetic; it prints nothing and knows no command line.
 
 use super::likeness::{likeness, Likeness};
+use super::paired::{block_differences, compare_blocks, BlockDesign, Schedules};
 use super::saturation::RunLoad;
 use super::{
-    compare, compare_repeated, outlier, seed_for, side_estimate, AnalysisError, AnalysisOptions, Comparison, Estimate, LatencyKind, Metric, OpRef,
-    Outlier, Resampled, RunFigure, Sample, WindowBuilder, Windows, MIN_FIGURES, OUTLIER_METRICS,
+    compare, compare_repeated, outlier, seed_for, side_estimate, AnalysisError, AnalysisOptions, Comparison, Estimate, LatencyKind, Metric, OpRef, Outlier,
+    Resampled, RunFigure, Sample, WindowBuilder, Windows, MIN_FIGURES, OUTLIER_METRICS,
 };
 use crate::stats::is_sub_op;
 use crate::store::{RunId, RunRecord, Store, StoreError};
 use crate::workload::{parse_workload, Workload};
-use super::paired::{block_differences, compare_blocks, BlockDesign, Schedules};
 
 /// How to analyse: the bootstrap's options, which latency, and the servers' cores.
 #[derive(Debug, Clone, PartialEq)]
@@ -221,7 +221,13 @@ impl Study {
     /// Whether every judged comparison needs no more blocks (a difference found, the two
     /// equivalent, or the interval within `precision`): what stops a sequential experiment.
     pub fn settled(&self, precision: f64) -> bool {
-        self.comparisons.iter().flatten().flatten().flatten().filter(|c| !c.exploratory && c.outcome != super::Outcome::NotJudged).all(|c| super::paired::settled(c, precision))
+        self.comparisons
+            .iter()
+            .flatten()
+            .flatten()
+            .flatten()
+            .filter(|c| !c.exploratory && c.outcome != super::Outcome::NotJudged)
+            .all(|c| super::paired::settled(c, precision))
     }
 
     /// The judged comparisons not settled yet at `precision`, as `side: op figure` with the
@@ -306,7 +312,8 @@ pub fn study(store: &Store, groups: &[Group], plan: StudyPlan) -> Result<Study, 
     let (mut comparisons, mut pairs) = (Vec::new(), Vec::new());
     let schedules = Schedules::default();
     for b in &sides[1..] {
-        let (c, p) = if method == Method::Blocks { compare_blocks_of(&sides[0], b, &ops, &plan, &judged, &schedules) } else { compare_sides(&sides[0], b, &ops, &plan) };
+        let (c, p) =
+            if method == Method::Blocks { compare_blocks_of(&sides[0], b, &ops, &plan, &judged, &schedules) } else { compare_sides(&sides[0], b, &ops, &plan) };
         comparisons.push(c);
         pairs.push(p);
     }

@@ -29,7 +29,14 @@ fn write_run(store: &Store, config: &RunConfig, tags: &[String], level_ms: f64, 
             update.record_ok(ns, ns);
         }
         let start_ms = u64::from(index) * 1000;
-        let sample = IntervalSample { index, phase: Phase::Run, start_ms, end_ms: start_ms + 1000, ops: vec![("read".into(), read), ("update".into(), update)], backlog: 0 };
+        let sample = IntervalSample {
+            index,
+            phase: Phase::Run,
+            start_ms,
+            end_ms: start_ms + 1000,
+            ops: vec![("read".into(), read), ("update".into(), update)],
+            backlog: 0,
+        };
         store.add_interval(id, &sample).unwrap();
     }
     store.finish_run(id, RunStatus::Completed, &RunSummary::default(), 40_000).unwrap();
@@ -83,7 +90,11 @@ fn a_slow_first_repetition_is_named_and_makes_no_difference() {
     assert!(text.contains("method: repetitions as the unit"), "{text}");
     assert!(text.contains("changes: 95% intervals that hold together over the 12 figures judged in each comparison (Bonferroni: each at 99.58%)"), "{text}");
     assert!(text.contains("b vs a, read p95: no difference detected with these runs ("), "{text}");
-    assert!(text.contains("repetitions per side would see a ±10% change 80% of the time") || text.contains("would take over 100 times as many repetitions per side"), "{text}");
+    assert!(
+        text.contains("repetitions per side would see a ±10% change 80% of the time")
+            || text.contains("would take over 100 times as many repetitions per side"),
+        "{text}"
+    );
     assert!(!text.contains("b vs a, total"), "total is not judged: {text}");
 }
 
@@ -92,7 +103,8 @@ fn a_different_mix_leaves_the_total_out_and_a_lost_rate_is_named() {
     let store = Store::open_in_memory().unwrap();
     let (a, b) = (write_run(&store, &kv(50, 500.0), &[], 1.0, 1), write_run(&store, &kv(90, 600.0), &[], 1.0, 2));
     // run b made 500 of its 600/s (its CPU was busy, but at a fixed rate the rate is what tells)
-    let samples: Vec<ServerSample> = (1..40).map(|s| ServerSample { node: "client".into(), metric: metric::CPU_PCT.into(), at_ms: s * 1000, value: 190.0 }).collect();
+    let samples: Vec<ServerSample> =
+        (1..40).map(|s| ServerSample { node: "client".into(), metric: metric::CPU_PCT.into(), at_ms: s * 1000, value: 190.0 }).collect();
     store.add_server_samples(b, &samples).unwrap();
     let groups = [Group { label: format!("run {a}"), runs: vec![a] }, Group { label: format!("run {b}"), runs: vec![b] }];
     let s = study(&store, &groups, plan()).unwrap();
@@ -137,7 +149,11 @@ fn blocks_pair_their_runs_and_judge_the_default_figures() {
         for (k, v) in (if first_a { ["a", "b"] } else { ["b", "a"] }).iter().enumerate() {
             let level = if *v == "a" { drift } else { 1.2 * drift };
             let id = write_run(&store, &cfg, &tags(v, block + 1, 2 * block + k as u32 + 1), level, (block * 2 + k as u32) as u64);
-            if *v == "a" { a.push(id) } else { b.push(id) }
+            if *v == "a" {
+                a.push(id)
+            } else {
+                b.push(id)
+            }
         }
     }
     let groups = [Group { label: "a".into(), runs: a }, Group { label: "b".into(), runs: b }];

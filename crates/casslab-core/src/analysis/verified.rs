@@ -8,7 +8,7 @@
 //! Wilson interval of the counts, which keeps a side with no violation from an interval of
 //! zero width.
 
-use super::dist::{normal_quantile, t_quantile};
+use super::distributions::{normal_quantile, t_quantile};
 use super::study::Group;
 use crate::stats::{is_sub_op, Phase};
 use crate::store::{IntervalFigures, Store, StoreError};

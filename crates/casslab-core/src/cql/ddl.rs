@@ -4,7 +4,7 @@
 //! name it names, `IF NOT EXISTS` / `OR REPLACE`, the table an index or a view is built on,
 //! and the action of an `ALTER TABLE` (`ADD`, `DROP`, `RENAME`, `WITH`, …). It reports facts
 //! only; which statements a workload may run is decided by `workload::schema_guard`. Columns
-//! and options of a `CREATE TABLE` are `schema.rs`'s.
+//! and options of a `CREATE TABLE` are `table_schema.rs`'s.
 
 use super::tokenizer::{Parser, Tok};
 

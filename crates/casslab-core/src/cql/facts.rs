@@ -96,7 +96,10 @@ mod tests {
     fn key_marker_becomes_in() {
         assert_eq!(to_in_statement("SELECT v FROM t WHERE pk = ? AND ck > ?", 0).as_deref(), Some("SELECT v FROM t WHERE pk IN ? AND ck > ?"));
         assert_eq!(to_in_statement("SELECT v FROM t WHERE ck = '?' AND pk=?", 0).as_deref(), Some("SELECT v FROM t WHERE ck = '?' AND pk IN ?"));
-        assert_eq!(to_in_statement("SELECT v FROM t /* x = ? */ WHERE ck > ? AND pk = ?", 1).as_deref(), Some("SELECT v FROM t /* x = ? */ WHERE ck > ? AND pk IN ?"));
+        assert_eq!(
+            to_in_statement("SELECT v FROM t /* x = ? */ WHERE ck > ? AND pk = ?", 1).as_deref(),
+            Some("SELECT v FROM t /* x = ? */ WHERE ck > ? AND pk IN ?")
+        );
         assert_eq!(to_in_statement("SELECT v FROM t WHERE pk = :pk", 0).as_deref(), Some("SELECT v FROM t WHERE pk IN :pk"));
         assert_eq!(to_in_statement("SELECT v FROM t WHERE pk > ?", 0), None);
         assert_eq!(to_in_statement("SELECT v FROM t WHERE pk = ?", 1), None);

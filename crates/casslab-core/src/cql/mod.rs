@@ -11,12 +11,12 @@
 mod clauses;
 mod ddl;
 mod facts;
-mod schema;
 mod statements;
+mod table_schema;
 mod tokenizer;
 
 pub use clauses::{RelOp, Relation, Term};
 pub use ddl::{read_ddl, Ddl};
 pub use facts::{count_markers, first_keyword, has_keyword, is_bound_by_eq, is_conditional, is_idempotent, to_in_statement};
-pub use schema::{created_table, parse_schema, table_options_at, CollectionKind, Column, Index, OptionsAt, SchemaStmt, Table};
 pub use statements::{parse_dml, AssignKind, Assignment, BatchKind, Dml, DmlKind};
+pub use table_schema::{created_table, parse_schema, table_options_at, CollectionKind, Column, Index, OptionsAt, SchemaStmt, Table};

@@ -237,7 +237,12 @@ impl Parser {
             let same_col = |t: Option<&Tok>| matches!(t, Some(Tok::Word(w, q)) if (if *q { w.clone() } else { w.to_ascii_lowercase() }) == col);
             let term = if kind == AssignKind::Set && same_col(self.peek()) && matches!(self.toks.get(self.pos + 1), Some(Tok::Sym("+") | Tok::Sym("-"))) {
                 self.pos += 1;
-                kind = if self.sym("+") { AssignKind::Append } else { self.pos += 1; AssignKind::Remove };
+                kind = if self.sym("+") {
+                    AssignKind::Append
+                } else {
+                    self.pos += 1;
+                    AssignKind::Remove
+                };
                 self.term()?
             } else {
                 let t = self.term()?;
@@ -371,9 +376,21 @@ mod tests {
 
     #[test]
     fn nonsense_is_none_not_a_panic() {
-        for s in ["", "SELECT", "SELECT * FROM", "UPDATE t SET", "INSERT INTO t (a) VALUES", "BEGIN BATCH", "DELETE FROM t WHERE ((", "'unterminated", "SELECT a FROM t WHERE a IN (", "\"x"] {
+        for s in [
+            "",
+            "SELECT",
+            "SELECT * FROM",
+            "UPDATE t SET",
+            "INSERT INTO t (a) VALUES",
+            "BEGIN BATCH",
+            "DELETE FROM t WHERE ((",
+            "'unterminated",
+            "SELECT a FROM t WHERE a IN (",
+            "\"x",
+        ] {
             let _ = parse_dml(s);
             let _ = parse_schema(s);
         }
         assert_eq!(parse_dml("TRUNCATE t"), None);
-    }}
+    }
+}

@@ -243,7 +243,18 @@ mod tests {
 
     #[test]
     fn named_markers_are_markers_but_map_literals_are_not() {
-        assert_eq!(tokenize("a = :k AND b = ?"), vec![Tok::Word("a".into(), false), Tok::Sym("="), Tok::Marker(0), Tok::Word("AND".into(), false), Tok::Word("b".into(), false), Tok::Sym("="), Tok::Marker(1)]);
+        assert_eq!(
+            tokenize("a = :k AND b = ?"),
+            vec![
+                Tok::Word("a".into(), false),
+                Tok::Sym("="),
+                Tok::Marker(0),
+                Tok::Word("AND".into(), false),
+                Tok::Word("b".into(), false),
+                Tok::Sym("="),
+                Tok::Marker(1)
+            ]
+        );
         assert_eq!(markers("UPDATE t SET m = {'a': 1, 'b' : 2} WHERE k = :key_1"), 1);
         assert_eq!(markers("SELECT '12:30' FROM t"), 0);
     }
@@ -255,6 +266,9 @@ mod tests {
         let (last, r) = toks.last().unwrap();
         assert_eq!((last, &cql[r.clone()]), (&Tok::Marker(0), ":key"));
         assert_eq!(&cql[toks[1].1.clone()], "'é'");
-        assert_eq!(tokenize("\"a\"\"b\" 1.5e-3 <= x"), vec![Tok::Word("a\"b".into(), true), Tok::Num("1.5e-3".into()), Tok::Sym("<="), Tok::Word("x".into(), false)]);
+        assert_eq!(
+            tokenize("\"a\"\"b\" 1.5e-3 <= x"),
+            vec![Tok::Word("a\"b".into(), true), Tok::Num("1.5e-3".into()), Tok::Sym("<="), Tok::Word("x".into(), false)]
+        );
     }
 }

@@ -100,13 +100,32 @@ pub(super) async fn load<T: Target>(run: &Run<'_, T>, plan: Plan<T::Op>, total: 
 
 /// Runs the load phase over `count` rows and records the data set `fp` (described by `what`)
 /// when every operation succeeded.
-async fn load_rows<T: Target>(run: &Run<'_, T>, plan: Plan<T::Op>, count: u64, stop: &mut watch::Receiver<bool>, fp: &str, what: &str) -> Result<LoadEnd, EngineError> {
+async fn load_rows<T: Target>(
+    run: &Run<'_, T>,
+    plan: Plan<T::Op>,
+    count: u64,
+    stop: &mut watch::Receiver<bool>,
+    fp: &str,
+    what: &str,
+) -> Result<LoadEnd, EngineError> {
     let load_start = tokio::time::Instant::now();
-    run.send(EngineEvent::PhaseStarted { phase: Phase::Load, count: Some(count), warmup_s: 0.0, duration_s: None, rate_per_s: None, at_ms: run.at_ms(load_start) });
+    run.send(EngineEvent::PhaseStarted {
+        phase: Phase::Load,
+        count: Some(count),
+        warmup_s: 0.0,
+        duration_s: None,
+        rate_per_s: None,
+        at_ms: run.at_ms(load_start),
+    });
     let names = plan.slot_names.clone();
     let r = run_phase(run.target.clone(), Arc::new(plan), run.params(PhaseKind::Load { count }, run.seed, 0, load_start), &run.events, stop).await;
     let failed: u64 = r.measured.iter().map(|s| s.error_count()).sum();
-    run.send(EngineEvent::PhaseFinished { phase: Phase::Load, duration_s: r.measured_s, ops: names.into_iter().zip(r.measured.iter().cloned()).collect(), target_rate_per_s: None });
+    run.send(EngineEvent::PhaseFinished {
+        phase: Phase::Load,
+        duration_s: r.measured_s,
+        ops: names.into_iter().zip(r.measured.iter().cloned()).collect(),
+        target_rate_per_s: None,
+    });
     if r.interrupted {
         return Ok(LoadEnd::Interrupted);
     }
@@ -160,7 +179,7 @@ pub fn load_fingerprint(w: &Workload, seed: u64) -> String {
     }
     parts.push(l.count.to_string());
     parts.push(seed.to_string());
-    // the load's values are made from its keys (verify::values), not drawn
+    // the load's values are made from its keys (verify::write_values), not drawn
     parts.push("values by key".to_string());
     let refs: Vec<&str> = parts.iter().map(|s| s.as_str()).collect();
     fingerprint(&refs)

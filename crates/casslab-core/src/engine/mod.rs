@@ -7,19 +7,20 @@
 //! [`RunClock`].
 
 mod clock;
-mod error;
 mod load;
 mod phase;
 mod plan;
+mod record_trust;
+mod replay;
+mod setup_error;
 pub mod start;
 mod target;
-mod verify;
 mod worker;
 
 pub use clock::{unix_now_ms, RunClock};
-pub use error::EngineError;
 pub use load::load_fingerprint;
 pub use plan::Plan;
+pub use setup_error::EngineError;
 pub use target::{Claim, Completion, Prepared, SetupRole, Target, TargetInfo};
 
 use crate::config::{LoadMode, RunConfig, ShardConfig};
@@ -34,7 +35,6 @@ use std::time::Duration;
 use tokio::sync::{mpsc::UnboundedSender, watch};
 use tokio::time::Instant;
 
-
 /// What the engine tells its caller while it works.
 #[derive(Debug)]
 pub enum EngineEvent {
@@ -42,13 +42,28 @@ pub enum EngineEvent {
     Notice(Notice),
     /// `at_ms`: when the phase started on the run's clock (the time axis of
     /// [`IntervalSample::start_ms`]).
-    PhaseStarted { phase: Phase, count: Option<u64>, warmup_s: f64, duration_s: Option<f64>, rate_per_s: Option<f64>, at_ms: u64 },
+    PhaseStarted {
+        phase: Phase,
+        count: Option<u64>,
+        warmup_s: f64,
+        duration_s: Option<f64>,
+        rate_per_s: Option<f64>,
+        at_ms: u64,
+    },
     Interval(IntervalSample),
     /// The loaders of a sharded run agreed on when the run phase starts (Unix milliseconds);
     /// `clock_offset_ms` is this loader's clock minus the server's, when measured.
-    CommonStart { at_unix_ms: i64, clock_offset_ms: Option<f64> },
+    CommonStart {
+        at_unix_ms: i64,
+        clock_offset_ms: Option<f64>,
+    },
     /// Totals of the measured part of a phase (warm-up excluded).
-    PhaseFinished { phase: Phase, duration_s: f64, ops: Vec<(String, OpStats)>, target_rate_per_s: Option<f64> },
+    PhaseFinished {
+        phase: Phase,
+        duration_s: f64,
+        ops: Vec<(String, OpStats)>,
+        target_rate_per_s: Option<f64>,
+    },
     /// Verification asks for records saved by an earlier run.
     Verify(crate::verify::VerifyRequest),
 }
@@ -144,11 +159,11 @@ pub async fn run<T: Target>(
             LoadEnd::Next(index, how) => (next_index, loaded) = (index, Some(how)),
         }
     }
-    verify::establish(&run, loaded).await;
+    record_trust::establish(&run, loaded).await;
     if cfg.load == LoadMode::Only {
         return Ok(RunOutcome { interrupted: false });
     }
-    verify::mark_run(&run).await;
+    record_trust::mark_run(&run).await;
     match (run_plan, &w.run) {
         (Some(plan), Some(r)) => measure(&run, plan, r, next_index, &mut stop).await,
         _ => Ok(RunOutcome { interrupted: false }),
@@ -175,8 +190,23 @@ async fn plan_phases<T: Target>(target: &T, w: &Workload) -> Result<(Option<(Pla
 
 /// The run phase: waits for the common start of a sharded run (or `--start-at`), then runs
 /// the warm-up and the measured time at the config's rate.
-async fn measure<T: Target>(run: &Run<'_, T>, plan: Plan<T::Op>, r: &RunPhase, first_index: u32, stop: &mut watch::Receiver<bool>) -> Result<RunOutcome, EngineError> {
+async fn measure<T: Target>(
+    run: &Run<'_, T>,
+    plan: Plan<T::Op>,
+    r: &RunPhase,
+    first_index: u32,
+    stop: &mut watch::Receiver<bool>,
+) -> Result<RunOutcome, EngineError> {
     let cfg = run.cfg;
+    let schedule = r.replay.as_ref().map(|rp| replay::schedule(rp, &plan.slot_names));
+    if schedule.is_some() && cfg.rate_per_s.is_some() {
+        run.notice(Notice::RateIgnoredForReplay);
+    }
+    // a replay's target rate is its schedule's mean: what it asks of the cluster, open loop
+    let rate_per_s = match &schedule {
+        Some(s) => replay::mean_rate(s),
+        None => cfg.rate_per_s,
+    };
     let warmup_s = cfg.warmup_s.unwrap_or(r.warmup_s);
     let duration_s = cfg.duration_s.unwrap_or(r.duration_s);
     let start_at = match common_start(run).await? {
@@ -190,22 +220,16 @@ async fn measure<T: Target>(run: &Run<'_, T>, plan: Plan<T::Op>, r: &RunPhase, f
         None => Instant::now(),
     };
     // the phase's start: its intervals, its schedule and its events' times count from here
-    run.send(EngineEvent::PhaseStarted {
-        phase: Phase::Run,
-        count: None,
-        warmup_s,
-        duration_s: Some(duration_s),
-        rate_per_s: cfg.rate_per_s,
-        at_ms: run.at_ms(start_at),
-    });
+    run.send(EngineEvent::PhaseStarted { phase: Phase::Run, count: None, warmup_s, duration_s: Some(duration_s), rate_per_s, at_ms: run.at_ms(start_at) });
     let names: Vec<String> = plan.slot_names.clone();
-    let kind = PhaseKind::Run { warmup_s, duration_s, rate_per_s: cfg.rate_per_s };
+    let kind = PhaseKind::Run { warmup_s, duration_s, rate_per_s, schedule };
     let res = run_phase(run.target.clone(), Arc::new(plan), run.params(kind, run.seed ^ 0x5eed, first_index, start_at), &run.events, stop).await;
     run.send(EngineEvent::PhaseFinished {
         phase: Phase::Run,
         duration_s: res.measured_s,
         ops: names.into_iter().zip(res.measured).collect(),
-        target_rate_per_s: cfg.shard_rate_per_s(),
+        // this loader's share of the rate (a replay's: its schedule's mean)
+        target_rate_per_s: rate_per_s.map(|r| r / run.shard.map_or(1.0, |s| s.count.max(1) as f64)),
     });
     Ok(RunOutcome { interrupted: res.interrupted })
 }

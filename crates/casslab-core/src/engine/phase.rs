@@ -19,7 +19,7 @@ use tokio::time::Instant;
 
 pub(crate) enum PhaseKind {
     Load { count: u64 },
-    Run { warmup_s: f64, duration_s: f64, rate_per_s: Option<f64> },
+    Run { warmup_s: f64, duration_s: f64, rate_per_s: Option<f64>, schedule: Option<Arc<[(Duration, usize)]>> },
 }
 
 pub(crate) struct PhaseParams {
@@ -87,9 +87,15 @@ pub(crate) async fn run_phase<T: Target>(
     let mut ticker = tokio::time::interval_at(first_tick, p.interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut finished_workers = false;
+    // a replay ends when its schedule does, not at the next tick (its rate is counted over it)
+    let replaying = matches!(p.kind, PhaseKind::Run { schedule: Some(_), .. });
     while !interrupted && !finished_workers {
         tokio::select! {
             _ = ticker.tick() => {}
+            _ = tokio::time::sleep(Duration::from_millis(20)), if replaying => {
+                finished_workers = handles.iter().all(|h| h.is_finished());
+                continue;
+            }
             r = stop_rx.changed(), if stop_open => {
                 match r {
                     Ok(()) => interrupted = *stop_rx.borrow(),
@@ -112,22 +118,36 @@ pub(crate) async fn run_phase<T: Target>(
     shared.stop.store(true, Ordering::Relaxed);
     let stopped_at = Instant::now();
     drain(&mut handles, p.drain_timeout, events).await;
-    let now = Instant::now();
-    if now > last {
-        // A timed phase's measured time ends when it stopped starting operations: the wait for
-        // those still in flight adds their completions, not time (it would lower the rate). A
-        // load phase lasts until its last operation is done.
-        let counted_until = match p.kind {
-            PhaseKind::Run { .. } => stopped_at,
-            PhaseKind::Load { .. } => now,
-        };
-        let sample = sampler.collect(last, now, counted_until, tick_no.min(sampler.end_tick.saturating_sub(1)), p.first_index + tick_no as u32);
-        if sample.ops.iter().any(|(_, s)| s.ok + s.error_count() > 0) {
-            let _ = events.send(EngineEvent::Interval(sample));
-            tick_no += 1;
-        }
-    }
+    tick_no += last_interval(&mut sampler, &p, (last, stopped_at), tick_no, events);
     PhaseResult { measured: sampler.measured, measured_s: sampler.measured_s, interrupted, next_index: p.first_index + tick_no as u32 }
+}
+
+/// The partial interval after the last tick, from `last` to now, sent when anything happened
+/// in it; how many intervals that adds (0 or 1). A timed phase's measured time ends when it
+/// stopped starting operations (`stopped_at`): the wait for those still in flight adds their
+/// completions, not time (it would lower the rate). A load phase lasts until its last
+/// operation is done.
+fn last_interval<T: Target>(
+    sampler: &mut Sampler<T>,
+    p: &PhaseParams,
+    (last, stopped_at): (Instant, Instant),
+    tick_no: u64,
+    events: &UnboundedSender<EngineEvent>,
+) -> u64 {
+    let now = Instant::now();
+    if now <= last {
+        return 0;
+    }
+    let counted_until = match p.kind {
+        PhaseKind::Run { .. } => stopped_at,
+        PhaseKind::Load { .. } => now,
+    };
+    let sample = sampler.collect(last, now, counted_until, tick_no.min(sampler.end_tick.saturating_sub(1)), p.first_index + tick_no as u32);
+    if !sample.ops.iter().any(|(_, s)| s.ok + s.error_count() > 0) {
+        return 0;
+    }
+    let _ = events.send(EngineEvent::Interval(sample));
+    1
 }
 
 /// Starts the phase's workers, each with its share of the in-flight limit and its pace.
@@ -138,6 +158,8 @@ fn spawn_workers<T: Target>(shared: &Arc<Shared<T>>, p: &PhaseParams, workers: u
             let cap = p.concurrency / workers + usize::from(id < p.concurrency % workers);
             let pace = match &p.kind {
                 PhaseKind::Load { count } => Pace::Count { claimed: claimed.clone(), total: *count },
+                // a replay: every worker takes the next start of one shared schedule
+                PhaseKind::Run { schedule: Some(s), .. } => Pace::Schedule { starts: s.clone(), next: claimed.clone(), first: start },
                 PhaseKind::Run { rate_per_s: Some(r), .. } => {
                     // One global schedule, a start every 1/r: shard i of n takes the slots
                     // i, i + n, i + 2n, ...; its worker w of W takes every W-th of those.

@@ -6,8 +6,8 @@
 //! start a moment later, which the others read (a barrier with a timeout that names the shards
 //! that never came). Registering also measures this loader's clock against the server's.
 
-use super::error::StartError;
 use super::clock::{unix_now_ms, RunClock};
+use super::setup_error::StartError;
 use super::target::Target;
 use super::EngineError;
 use crate::config::ShardConfig;
@@ -74,7 +74,13 @@ pub async fn barrier<T: Target>(target: &T, shard: &ShardConfig, interval_ms: u6
         if waiting_since.elapsed() > Duration::from_millis(shard.barrier_timeout_ms) {
             let (arrived, missing): (Vec<u32>, Vec<u32>) = (0..shard.count).partition(|i| present.iter().any(|(k, _)| *k == keys[*i as usize]));
             let names = |v: &[u32]| if v.is_empty() { "none".to_string() } else { v.iter().map(|i| format!("shard {i}")).collect::<Vec<_>>().join(", ") };
-            return Err(StartError::Missing { run_id: run_id.clone(), waited_s: waiting_since.elapsed().as_secs_f64(), missing: names(&missing), arrived: names(&arrived) }.into());
+            return Err(StartError::Missing {
+                run_id: run_id.clone(),
+                waited_s: waiting_since.elapsed().as_secs_f64(),
+                missing: names(&missing),
+                arrived: names(&arrived),
+            }
+            .into());
         }
         tokio::time::sleep(POLL).await;
     }

@@ -6,8 +6,8 @@
 //! is a second implementation of this trait, not a fork of the engine. CQL through the scylla
 //! driver is the implementation today (`crate::targets::cql`).
 
-use super::error::EngineError;
 use super::plan::Plan;
+use super::setup_error::EngineError;
 use crate::gen::GeneratorSet;
 use crate::stats::{ErrorKind, OpStats};
 use crate::workload::Workload;

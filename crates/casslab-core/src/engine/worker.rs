@@ -26,9 +26,9 @@ use tokio::time::Instant;
 /// 2 ms, the two agree). An operation started early is measured from its actual start (so its
 /// latency equals its service time); only a start later than intended — a client that falls
 /// behind — adds to the latency measured from the intended start.
-const EARLY: Duration = Duration::from_micros(2_000);
+pub(super) const EARLY: Duration = Duration::from_micros(2_000);
 /// Longest sleep between checks of the stop flag.
-const MAX_NAP: Duration = Duration::from_millis(50);
+pub(super) const MAX_NAP: Duration = Duration::from_millis(50);
 
 /// How a worker decides when to start the next operation.
 #[derive(Clone)]
@@ -39,6 +39,8 @@ pub(crate) enum Pace {
     Rate { period: Duration, first: Instant },
     /// Keep the in-flight limit full until `total` operations were claimed from `claimed`.
     Count { claimed: Arc<AtomicU64>, total: u64 },
+    /// A replay: start `starts[i].1` at `first + starts[i].0`, the next `i` taken from `next`.
+    Schedule { starts: Arc<[(Duration, usize)]>, next: Arc<AtomicU64>, first: Instant },
 }
 
 /// What the workers of a phase share.
@@ -57,7 +59,7 @@ pub(crate) struct Shared<T: Target> {
 
 type Done<E> = (usize, Instant, Instant, Result<Completion, E>);
 
-fn start<'a, T: Target>(
+pub(super) fn start<'a, T: Target>(
     target: &'a T,
     plan: &'a Plan<T::Op>,
     stats: &'a Mutex<Vec<OpStats>>,
@@ -74,7 +76,7 @@ fn start<'a, T: Target>(
     }
 }
 
-fn record<T: Target>(sh: &Shared<T>, id: usize, done: Done<T::Error>) {
+pub(super) fn record<T: Target>(sh: &Shared<T>, id: usize, done: Done<T::Error>) {
     let (op_idx, intended, sent, res) = done;
     let now = Instant::now();
     let lag_ns = (sent - intended).as_nanos() as u64;
@@ -132,6 +134,7 @@ pub(crate) async fn run_worker<T: Target>(sh: Arc<Shared<T>>, id: usize, cap: us
                 None => break,
             }
         },
+        Pace::Schedule { starts, next, first } => super::replay::run_schedule(&sh, id, cap, &starts, &next, first, &mut rng).await,
         Pace::Rate { period, first } => {
             let mut next_t = first;
             let sleep = tokio::time::sleep_until(first);

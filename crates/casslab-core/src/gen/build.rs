@@ -3,10 +3,10 @@
 //! the sequence it follows, and checks `values_of` against the generator it names. The result is assembled into a [`GeneratorSet`](super::GeneratorSet).
 
 use super::dist::Dist;
-use super::params::{Ctx, Domain, Params};
-use super::render::{default_start_ms, default_step_ms, Body, Simple, Size};
+use super::dist_params::{Ctx, Domain, Params};
 use super::spec::{ElementSpec, FieldSpec, GeneratorSpec, Scalar, SizeSpec};
 use super::types::CqlType;
+use super::value_of::{default_start_ms, default_step_ms, Body, Simple, Size};
 use super::GenError;
 use crate::suggest::hint;
 use crate::units::parse_start_ms;
@@ -61,7 +61,13 @@ pub(super) fn build_all(specs: &BTreeMap<String, GeneratorSpec>) -> Result<Vec<B
 
 /// The name whose values generator `name` makes: its own, or the one `values_of` names (which
 /// must exist and make the same type).
-fn content_of(name: &str, spec: &GeneratorSpec, ty: &CqlType, specs: &BTreeMap<String, GeneratorSpec>, parts: &[(CqlType, Body, Option<Dist>)]) -> Result<String, GenError> {
+fn content_of(
+    name: &str,
+    spec: &GeneratorSpec,
+    ty: &CqlType,
+    specs: &BTreeMap<String, GeneratorSpec>,
+    parts: &[(CqlType, Body, Option<Dist>)],
+) -> Result<String, GenError> {
     let cx = Ctx { generator: name, field_prefix: "" };
     let Some(other) = spec.values_of.as_deref().map(str::trim) else { return Ok(name.to_string()) };
     let Some(j) = specs.keys().position(|k| k == other) else {
@@ -94,10 +100,7 @@ fn latest(
     };
     let Some(seq) = parts[j].2.as_ref().and_then(Dist::as_sequence) else {
         let its = specs[follows].dist.as_deref().unwrap_or("uniform");
-        return Err(cx.err(
-            "follows",
-            format!("\"{follows}\" has dist {its}; latest must follow a generator with dist sequence"),
-        ));
+        return Err(cx.err("follows", format!("\"{follows}\" has dist {its}; latest must follow a generator with dist sequence")));
     };
     let (seq_min, seq_span) = (seq.min, seq.span);
     let base = match cx.int("min", spec.min.as_ref())? {
@@ -107,21 +110,14 @@ fn latest(
             return Err(cx.err("min", format!("{m} is above the start of \"{follows}\" ({seq_min}); {fix}")));
         }
         Some(m) if m < seq_min && seq_span.is_some() => {
-            return Err(cx.err(
-                "min",
-                format!(
-                    "\"{follows}\" wraps at its max, so latest cannot read below its min ({seq_min}); remove `min`"
-                ),
-            ));
+            return Err(cx.err("min", format!("\"{follows}\" wraps at its max, so latest cannot read below its min ({seq_min}); remove `min`")));
         }
         Some(m) => m,
     };
     let dom = Domain::of_type(if ty.is_composite() { &CqlType::BigInt } else { ty });
     let top = seq_span.map_or(i64::MAX as i128, |s| seq_min as i128 + s as i128 - 1);
     if (base as i128) < dom.lowest as i128 || top > dom.highest as i128 {
-        return Err(
-            cx.err("follows", format!("\"{follows}\" counts beyond what {ty} holds; give it a `max` that fits"))
-        );
+        return Err(cx.err("follows", format!("\"{follows}\" counts beyond what {ty} holds; give it a `max` that fits")));
     }
     Ok(Dist::latest(seq, base, Params::of_generator(spec).theta(&cx)?))
 }
@@ -131,13 +127,31 @@ fn build_one(name: &str, spec: &GeneratorSpec) -> Result<(CqlType, Body, Option<
     let cx = Ctx { generator: name, field_prefix: "" };
     let (ty, udt_fields) = type_of(name, spec, &cx)?;
     check_fields_apply(spec, &ty, &cx)?;
-    let body = body_of(name, spec, &ty, udt_fields, &cx)?;
+    let body = listed_values(spec, &ty, body_of(name, spec, &ty, udt_fields, &cx)?, &cx)?;
     let dist = dist_of(spec, &ty, &cx)?;
     Ok((ty, body, dist))
 }
 
+/// `values: [...]`: the generator's values are these literals (of a simple type) instead of
+/// `body`'s.
+fn listed_values(spec: &GeneratorSpec, ty: &CqlType, body: Body, cx: &Ctx) -> Result<Body, GenError> {
+    Ok(match &spec.values {
+        None => body,
+        Some(_) if ty.is_composite() => return Err(cx.err("values", format!("lists values of simple types, not {ty}"))),
+        Some(items) if items.is_empty() => return Err(cx.err("values", "list at least one value")),
+        Some(items) => {
+            let parsed: Result<Vec<_>, _> =
+                items.iter().enumerate().map(|(i, v)| super::values::literal(ty, v).map_err(|m| cx.err(&format!("values[{i}]"), m))).collect();
+            Body::Values(parsed?.into())
+        }
+    })
+}
+
+/// A user-defined type's fields and how each looks.
+type UdtFields = Vec<(String, Simple)>;
+
 /// The generator's CQL type; for a user-defined type, also its fields' looks.
-fn type_of(name: &str, spec: &GeneratorSpec, cx: &Ctx) -> Result<(CqlType, Option<Vec<(String, Simple)>>), GenError> {
+fn type_of(name: &str, spec: &GeneratorSpec, cx: &Ctx) -> Result<(CqlType, Option<UdtFields>), GenError> {
     Ok(match (CqlType::parse(&spec.cql_type), &spec.fields, CqlType::udt_name(&spec.cql_type)) {
         (Err(_), Some(fields), Some((udt, frozen))) => {
             let fields = udt_fields(fields, name)?;
@@ -145,7 +159,9 @@ fn type_of(name: &str, spec: &GeneratorSpec, cx: &Ctx) -> Result<(CqlType, Optio
             (CqlType::Udt { name: udt, fields: types, frozen }, Some(fields))
         }
         (Ok(t), _, _) => (t, None),
-        (Err(m), None, Some(_)) => return Err(cx.err("type", format!("{m}; a user-defined type needs `fields:`, e.g. `fields: {{ street: {{ type: text }} }}`"))),
+        (Err(m), None, Some(_)) => {
+            return Err(cx.err("type", format!("{m}; a user-defined type needs `fields:`, e.g. `fields: {{ street: {{ type: text }} }}`")))
+        }
         (Err(m), _, _) => return Err(cx.err("type", m)),
     })
 }
@@ -176,11 +192,7 @@ fn check_fields_apply(spec: &GeneratorSpec, ty: &CqlType, cx: &Ctx) -> Result<()
         is(matches!(ty, CqlType::Udt { .. }), "fields", "user-defined types (`type: address` with the type's name)")?;
     }
     if spec.element.is_some() {
-        is(
-            matches!(ty, CqlType::List { .. } | CqlType::Set { .. }),
-            "element",
-            "lists and sets (maps take `key:` and `value:`)",
-        )?;
+        is(matches!(ty, CqlType::List { .. } | CqlType::Set { .. }), "element", "lists and sets (maps take `key:` and `value:`)")?;
     }
     if spec.key.is_some() {
         is(matches!(ty, CqlType::Map { .. }), "key", "maps")?;
@@ -237,9 +249,7 @@ fn dist_of(spec: &GeneratorSpec, ty: &CqlType, cx: &Ctx) -> Result<Option<Dist>,
             return Err(cx.err("follows", "dist latest needs `follows: <name of a sequence generator>`"));
         }
         if spec.max.is_some() {
-            return Err(
-                cx.err("max", "dist latest reads up to the last value of the sequence it follows; remove `max`")
-            );
+            return Err(cx.err("max", "dist latest reads up to the last value of the sequence it follows; remove `max`"));
         }
         return Ok(None);
     }
@@ -274,9 +284,8 @@ fn size(spec: Option<&SizeSpec>, max: i64, cx: &Ctx) -> Result<Option<Size>, Gen
 }
 
 fn collection_size(spec: Option<&SizeSpec>, cx: &Ctx) -> Result<Size, GenError> {
-    size(spec, MAX_ELEMENTS, &Ctx { generator: cx.generator, field_prefix: "size" })?.ok_or_else(|| {
-        cx.err("size", "collections need `size`: a number of elements or e.g. { dist: uniform, min: 1, max: 10 }")
-    })
+    size(spec, MAX_ELEMENTS, &Ctx { generator: cx.generator, field_prefix: "size" })?
+        .ok_or_else(|| cx.err("size", "collections need `size`: a number of elements or e.g. { dist: uniform, min: 1, max: 10 }"))
 }
 
 /// How elements (or map keys or values) of type `ty` look; `field` is `element.`, `key.`, `value.`.
@@ -333,11 +342,7 @@ mod tests {
         let cases: &[(&str, &str, &str)] = &[
             // (specs, field, part of the message); the faulty generator is always "g".
             ("g: { type: text, dist: zipfain }", "dist", "unknown distribution \"zipfain\"; did you mean \"zipfian\"?"),
-            (
-                "g: { type: text, dist: poisson }",
-                "dist",
-                "(known: sequence, uniform, zipfian, latest, hotspot, gaussian)",
-            ),
+            ("g: { type: text, dist: poisson }", "dist", "(known: sequence, uniform, zipfian, latest, hotspot, gaussian, exponential, weibull)"),
             ("g: { type: bigitn }", "type", "did you mean \"bigint\"?"),
             ("g: { type: floot }", "type", "did you mean \"float\"?"),
             ("g: { type: address }", "type", "a user-defined type needs `fields:`"),
@@ -354,34 +359,14 @@ mod tests {
             ("g: { type: bigint, dist: zipfian, theta: 0 }", "theta", "must be in (0, 1)"),
             ("g: { type: bigint, dist: zipfian, theta: \"1.5\" }", "theta", "must be in (0, 1)"),
             ("g: { type: bigint, dist: zipfian, theta: high }", "theta", "expected a number, got \"high\""),
-            (
-                "g: { type: bigint, theta: 0.9 }",
-                "theta",
-                "applies to dist zipfian or latest, not uniform (the default)",
-            ),
+            ("g: { type: bigint, theta: 0.9 }", "theta", "applies to dist zipfian or latest, not uniform (the default)"),
             ("g: { type: bigint, dist: hotspot, scrambled: false }", "scrambled", "applies to dist zipfian"),
             ("g: { type: bigint, dist: zipfian, scrambled: maybe }", "scrambled", "expected true or false"),
             ("g: { type: bigint, dist: latest }", "follows", "needs `follows:"),
-            (
-                "g: { type: bigint, dist: latest, follows: s, max: 3 }\ns: { type: bigint, dist: sequence }",
-                "max",
-                "remove `max`",
-            ),
-            (
-                "g: { type: bigint, dist: latest, follows: s, min: 3 }\ns: { type: bigint, dist: sequence }",
-                "min",
-                "above the start of \"s\" (0)",
-            ),
-            (
-                "g: { type: bigint, dist: latest, follows: s, min: 3 }\ns: { type: bigint, dist: sequence, min: 5, max: 9 }",
-                "min",
-                "wraps at its max",
-            ),
-            (
-                "g: { type: int, dist: latest, follows: s }\ns: { type: bigint, dist: sequence }",
-                "follows",
-                "counts beyond what int holds",
-            ),
+            ("g: { type: bigint, dist: latest, follows: s, max: 3 }\ns: { type: bigint, dist: sequence }", "max", "remove `max`"),
+            ("g: { type: bigint, dist: latest, follows: s, min: 3 }\ns: { type: bigint, dist: sequence }", "min", "above the start of \"s\" (0)"),
+            ("g: { type: bigint, dist: latest, follows: s, min: 3 }\ns: { type: bigint, dist: sequence, min: 5, max: 9 }", "min", "wraps at its max"),
+            ("g: { type: int, dist: latest, follows: s }\ns: { type: bigint, dist: sequence }", "follows", "counts beyond what int holds"),
             (
                 "new_key: { type: bigint, dist: sequence }\ng: { type: bigint, dist: latest, follows: new_kye }",
                 "follows",
@@ -392,21 +377,9 @@ mod tests {
                 "follows",
                 "\"u\" has dist uniform; latest must follow a generator with dist sequence",
             ),
-            (
-                "g: { type: bigint, dist: latest, follows: h }\nh: { type: bigint, dist: latest, follows: g }",
-                "follows",
-                "has dist latest",
-            ),
-            (
-                "g: { type: bigint, dist: latest, follows: s, theta: 1 }\ns: { type: bigint, dist: sequence }",
-                "theta",
-                "must be in (0, 1)",
-            ),
-            (
-                "g: { type: bigint, follows: s }\ns: { type: bigint, dist: sequence }",
-                "follows",
-                "applies to dist latest only",
-            ),
+            ("g: { type: bigint, dist: latest, follows: h }\nh: { type: bigint, dist: latest, follows: g }", "follows", "has dist latest"),
+            ("g: { type: bigint, dist: latest, follows: s, theta: 1 }\ns: { type: bigint, dist: sequence }", "theta", "must be in (0, 1)"),
+            ("g: { type: bigint, follows: s }\ns: { type: bigint, dist: sequence }", "follows", "applies to dist latest only"),
             ("g: { type: bigint, dist: hotspot, hot_fraction: 1.0 }", "hot_fraction", "must be in (0, 1)"),
             ("g: { type: bigint, dist: hotspot, hot_ops: 0 }", "hot_ops", "must be in (0, 1)"),
             ("g: { type: bigint, dist: uniform, hot_ops: 0.5 }", "hot_ops", "applies to dist hotspot"),
@@ -418,11 +391,7 @@ mod tests {
             ("g: { type: bigint, max: 1.5 }", "max", "expected an integer"),
             ("g: { type: text, size: -1 }", "size", "must be between 0 and"),
             ("g: { type: blob, size: 1000000000 }", "size", "must be between 0 and"),
-            (
-                "g: { type: blob, size: { dist: uniform, min: -1, max: 10 } }",
-                "size.min",
-                "below the lowest allowed value (0)",
-            ),
+            ("g: { type: blob, size: { dist: uniform, min: -1, max: 10 } }", "size.min", "below the lowest allowed value (0)"),
             ("g: { type: blob, size: { dist: uniform, min: 1 } }", "size.max", "needs `max`"),
             ("g: { type: blob, size: { dist: sequence, max: 9 } }", "size.dist", "cannot be used here"),
             ("g: { type: blob, size: { dist: gaussian, mean: 9 } }", "size.stddev", "needs `stddev`"),
@@ -435,25 +404,13 @@ mod tests {
             ("g: { type: timestamp, start: \"2026-02-30T00:00:00Z\" }", "start", "like \"2026-01-01T00:00:00Z\""),
             ("g: { type: timestamp, step_ms: fast }", "step_ms", "expected an integer"),
             ("g: { type: text, element: { size: 1 } }", "element", "applies to lists and sets"),
-            (
-                "g: { type: \"map<int, int>\", size: 1, element: { size: 1 } }",
-                "element",
-                "maps take `key:` and `value:`",
-            ),
+            ("g: { type: \"map<int, int>\", size: 1, element: { size: 1 } }", "element", "maps take `key:` and `value:`"),
             ("g: { type: \"list<int>\", size: 1, key: { size: 1 } }", "key", "applies to maps"),
             ("g: { type: \"set<int>\", size: 1, value: { size: 1 } }", "value", "applies to maps"),
-            (
-                "g: { type: \"list<int>\", size: 1, element: { prefix: x } }",
-                "element.prefix",
-                "applies to text elements",
-            ),
+            ("g: { type: \"list<int>\", size: 1, element: { prefix: x } }", "element.prefix", "applies to text elements"),
             ("g: { type: \"map<text, int>\", size: 1, value: { size: 4 } }", "value.size", "applies to text and blob"),
             ("g: { type: \"map<text, int>\", size: 1, key: { size: -4 } }", "key.size", "between 0 and"),
-            (
-                "g: { type: \"set<text>\", size: 1, element: { size: { max: 5, dist: zipfain } } }",
-                "element.size.dist",
-                "did you mean \"zipfian\"?",
-            ),
+            ("g: { type: \"set<text>\", size: 1, element: { size: { max: 5, dist: zipfain } } }", "element.size.dist", "did you mean \"zipfian\"?"),
         ];
         for (yaml, field, message) in cases {
             let e = error(yaml);

@@ -1,7 +1,7 @@
 //! The distributions of `n` and drawing from them. `sequence` and `latest` share an atomic
 //! counter (cloning a [`Dist`] shares it too); the others are stateless and draw from the
-//! caller's `SmallRng`. Checking a spec's distribution fields is `params.rs`; rendering `n` into
-//! a value is `render.rs`.
+//! caller's `SmallRng`. Checking a spec's distribution fields is `dist_params.rs`; rendering `n` into
+//! a value is `value_of.rs`.
 
 use super::zipf::{scramble, ZetaTable, Zipf};
 use rand::rngs::SmallRng;
@@ -17,12 +17,14 @@ pub(crate) enum Drawn {
     Float(f64),
 }
 
-/// A counter shared by every clone: the next value is `min + count % span`.
+/// A counter shared by every clone: the next value is `min + (count / repeat) % span`.
 #[derive(Debug, Clone)]
 pub(crate) struct Sequence {
     pub(super) count: Arc<AtomicU64>,
     pub(super) min: i64,
     pub(super) span: Option<u64>,
+    /// How many draws in a row give the same value (1: each value once).
+    pub(super) repeat: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -57,6 +59,14 @@ pub(crate) enum Dist {
         hi: f64,
         integer: bool,
     },
+    /// `exponential` and `weibull` (`extreme.rs`): `min` + the draw truncated, clamped to the span.
+    Extreme(super::extreme::Extreme),
+    /// Another distribution mirrored within [lo, hi] (`invert: true`).
+    Inverted {
+        inner: Box<Dist>,
+        lo: i64,
+        hi: i64,
+    },
 }
 
 impl Dist {
@@ -76,12 +86,19 @@ impl Dist {
             Dist::Latest { seq, base, .. } => (*base, seq.span.map(|s| s + seq.min.abs_diff(*base))),
             Dist::Hotspot { min, hot_span, cold_span, .. } => (*min, hot_span.checked_add(*cold_span)),
             Dist::Gaussian { lo, hi, .. } => (*lo as i64, Some((*hi - *lo).max(0.0) as u64 + 1)),
+            Dist::Extreme(e) => e.domain(),
+            // n becomes lo + hi - n: the same number of values, the highest inner one lowest
+            Dist::Inverted { inner, lo, hi } => match inner.domain() {
+                (min, Some(count)) => (lo.wrapping_add(*hi).wrapping_sub(min).wrapping_sub(count.saturating_sub(1) as i64), Some(count)),
+                (_, None) => (*lo, None),
+            },
         }
     }
 
     pub(crate) fn as_sequence(&self) -> Option<&Sequence> {
         match self {
             Dist::Sequence(seq) => Some(seq),
+            Dist::Inverted { inner, .. } => inner.as_sequence(),
             _ => None,
         }
     }
@@ -90,7 +107,7 @@ impl Dist {
     pub(crate) fn draw(&self, rng: &mut SmallRng) -> Drawn {
         match self {
             Dist::Sequence(s) => {
-                let c = s.count.fetch_add(1, Ordering::Relaxed);
+                let c = s.count.fetch_add(1, Ordering::Relaxed) / s.repeat;
                 Drawn::Int(s.min.wrapping_add(s.span.map_or(c, |span| c % span) as i64))
             }
             Dist::Uniform { min, span } => Drawn::Int(min.wrapping_add(rng.gen_range(0..*span) as i64)),
@@ -102,7 +119,7 @@ impl Dist {
             Dist::Latest { seq, base, theta, zetas } => {
                 // YCSB's SkewedLatest: last - zipfian(how many exist), last being the value the
                 // sequence issued last. A wrapping sequence keeps only its last `span` values.
-                let c = seq.count.load(Ordering::Relaxed);
+                let c = seq.count.load(Ordering::Relaxed).div_ceil(seq.repeat);
                 let u = rng.gen::<f64>();
                 let rank_among = |items: u64| Zipf::with_zeta(items, *theta, zetas.zeta(items)).rank(u);
                 match seq.span {
@@ -124,11 +141,7 @@ impl Dist {
                 }
             }
             Dist::Hotspot { min, hot_span, cold_span, hot_ops } => {
-                let offset = if *cold_span == 0 || rng.gen::<f64>() < *hot_ops {
-                    rng.gen_range(0..*hot_span)
-                } else {
-                    hot_span + rng.gen_range(0..*cold_span)
-                };
+                let offset = if *cold_span == 0 || rng.gen::<f64>() < *hot_ops { rng.gen_range(0..*hot_span) } else { hot_span + rng.gen_range(0..*cold_span) };
                 Drawn::Int(min.wrapping_add(offset as i64))
             }
             Dist::Gaussian { normal, lo, hi, integer } => {
@@ -139,6 +152,11 @@ impl Dist {
                     Drawn::Float(x)
                 }
             }
+            Dist::Extreme(e) => Drawn::Int(e.draw(rng)),
+            Dist::Inverted { inner, lo, hi } => match inner.draw(rng) {
+                Drawn::Int(n) => Drawn::Int(lo.wrapping_add(*hi).wrapping_sub(n)),
+                Drawn::Float(x) => Drawn::Float(*lo as f64 + *hi as f64 - x),
+            },
         }
     }
 }
@@ -146,7 +164,7 @@ impl Dist {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gen::params::{Ctx, Domain, Params};
+    use crate::gen::dist_params::{Ctx, Domain, Params};
     use crate::gen::spec::SizeDistSpec;
     use crate::gen::types::CqlType;
     use crate::gen::zipf::tests::ycsb_pmf;
@@ -189,10 +207,7 @@ mod tests {
 
     #[test]
     fn hotspot_sends_hot_ops_to_the_hot_range() {
-        let d = build(
-            "{ dist: hotspot, min: 1000, max: 2000, hot_fraction: 0.2, hot_ops: 0.8 }",
-            &Domain::of_type(&CqlType::BigInt),
-        );
+        let d = build("{ dist: hotspot, min: 1000, max: 2000, hot_fraction: 0.2, hot_ops: 0.8 }", &Domain::of_type(&CqlType::BigInt));
         let draws = 200_000;
         let values = ints(&d, &mut SmallRng::seed_from_u64(2), draws);
         assert!(values.iter().all(|v| (1000..2000).contains(v)));
@@ -238,8 +253,7 @@ mod tests {
         let d = build("{ dist: sequence, min: 10, max: 13 }", &Domain::of_type(&CqlType::BigInt));
         let other = d.clone();
         let mut rng = SmallRng::seed_from_u64(5);
-        let seen: Vec<i64> =
-            (0..7).map(|i| if i % 2 == 0 { &d } else { &other }).flat_map(|g| ints(g, &mut rng, 1)).collect();
+        let seen: Vec<i64> = (0..7).map(|i| if i % 2 == 0 { &d } else { &other }).flat_map(|g| ints(g, &mut rng, 1)).collect();
         assert_eq!(seen, [10, 11, 12, 10, 11, 12, 10]);
         let unbounded = build("{ dist: sequence, min: 5 }", &Domain::of_type(&CqlType::BigInt));
         assert_eq!(ints(&unbounded, &mut rng, 3), [5, 6, 7]);
@@ -247,6 +261,16 @@ mod tests {
             Dist::Sequence(s) => assert_eq!(s.span, Some((1 << 31) - 5), "int sequences wrap within i32"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_repeating_sequence_issues_each_value_repeat_times() {
+        let spec: crate::gen::GeneratorSpec = crate::yaml::from_str("{ type: bigint, dist: sequence, min: 5, max: 8, repeat: 2 }").unwrap();
+        let d = Dist::build(&Params::of_generator(&spec), &Domain::of_type(&CqlType::BigInt), &Ctx { generator: "g", field_prefix: "" }).unwrap();
+        assert_eq!(ints(&d, &mut SmallRng::seed_from_u64(1), 8), [5, 5, 6, 6, 7, 7, 5, 5]);
+        let latest = Dist::latest(d.as_sequence().unwrap(), 5, 0.99);
+        // 8 draws issued 4 values, the last of them 5 (wrapped): latest reads within [5, 8)
+        assert!(ints(&latest, &mut SmallRng::seed_from_u64(2), 100).iter().all(|v| (5..8).contains(v)));
     }
 
     #[test]

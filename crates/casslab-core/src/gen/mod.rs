@@ -2,18 +2,21 @@
 //! is validated and built once into a [`GeneratorSet`], which the engine shares between its
 //! workers and asks for one [`CqlValue`](scylla::value::CqlValue) per bound marker. Every value is
 //! a deterministic function of the generator's name and of an integer `n` drawn from the
-//! generator's distribution (`sequence`, `uniform`, `zipfian`, `latest`, `hotspot`, `gaussian`).
+//! generator's distribution (`sequence`, `uniform`, `zipfian`, `latest`, `hotspot`, `gaussian`,
+//! `exponential`, `weibull`; any of them mirrored with `invert`).
 //! This module owns the spec format, the CQL type grammar it accepts, the distributions and the
 //! rendering of values; it does not know about statements, sessions or the workload file's lines
 //! (the workload module adds those to a [`GenError`]).
 
 mod build;
 mod dist;
-mod params;
-mod render;
+mod dist_params;
+mod extreme;
 mod set;
 mod spec;
 mod types;
+mod value_of;
+mod values;
 mod zipf;
 
 pub use set::GeneratorSet;
@@ -21,7 +24,7 @@ pub use spec::{ElementSpec, FieldSpec, GeneratorSpec, Scalar, ScalarError, SizeD
 pub use types::{CqlType, TypeError};
 
 /// The distribution names accepted in `dist:`.
-pub const DISTRIBUTIONS: &[&str] = &["sequence", "uniform", "zipfian", "latest", "hotspot", "gaussian"];
+pub const DISTRIBUTIONS: &[&str] = &["sequence", "uniform", "zipfian", "latest", "hotspot", "gaussian", "exponential", "weibull"];
 
 /// A generator spec that cannot be built: which generator, which field, and what to fix.
 #[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]

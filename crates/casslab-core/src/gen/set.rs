@@ -4,9 +4,9 @@
 
 use super::build::build_all;
 use super::dist::{Dist, Drawn};
-use super::render::{name_seed, Body};
 use super::spec::GeneratorSpec;
 use super::types::CqlType;
+use super::value_of::{name_seed, Body};
 use super::GenError;
 use rand::rngs::SmallRng;
 use scylla::value::CqlValue;
@@ -33,10 +33,8 @@ struct Generator {
 impl GeneratorSet {
     /// Checks and builds every spec; the first problem found is returned.
     pub fn build(specs: &BTreeMap<String, GeneratorSpec>) -> Result<GeneratorSet, GenError> {
-        let gens = build_all(specs)?
-            .into_iter()
-            .map(|b| Generator { seed: name_seed(&b.content_of), name: b.name, ty: b.ty, dist: b.dist, body: b.body })
-            .collect();
+        let gens =
+            build_all(specs)?.into_iter().map(|b| Generator { seed: name_seed(&b.content_of), name: b.name, ty: b.ty, dist: b.dist, body: b.body }).collect();
         Ok(GeneratorSet { gens, joint: Arc::new(Mutex::new(())) })
     }
 
@@ -312,7 +310,10 @@ ips: { type: "set<inet>", size: 3 }
         assert_eq!(g.value_at(idx("d"), 2), CqlValue::Date(CqlDate((1 << 31) + 20_454 + 2)));
         assert_eq!(g.value_at(idx("tm"), 90), CqlValue::Time(CqlTime(90_000_000_000)));
         assert_eq!(g.value_at(idx("tm"), 86_401), CqlValue::Time(CqlTime(1_000_000_000)), "time wraps at midnight");
-        assert_eq!(format!("{:?}", g.value_at(idx("dec"), 1234)), format!("{:?}", CqlValue::Decimal(scylla::value::CqlDecimal::from_signed_be_bytes_and_exponent(1234i64.to_be_bytes().to_vec(), 2))));
+        assert_eq!(
+            format!("{:?}", g.value_at(idx("dec"), 1234)),
+            format!("{:?}", CqlValue::Decimal(scylla::value::CqlDecimal::from_signed_be_bytes_and_exponent(1234i64.to_be_bytes().to_vec(), 2)))
+        );
         assert!(matches!(g.value_at(idx("vi"), 9), CqlValue::Varint(_)));
         assert_eq!(g.value_at(idx("ip"), 0x0A00_0001), CqlValue::Inet("10.0.0.1".parse().unwrap()));
         assert!(matches!(g.value_at(idx("du"), 2), CqlValue::Duration(d) if d.nanoseconds == 120_000_000_000));
@@ -325,7 +326,9 @@ ips: { type: "set<inet>", size: 3 }
         match g.value_at(idx("addr"), 5) {
             CqlValue::UserDefinedType { keyspace, name, fields } => {
                 assert_eq!((keyspace.as_str(), name.as_str()), ("ks", "address"));
-                assert!(matches!(fields.as_slice(), [(s, Some(CqlValue::Text(t))), (z, Some(CqlValue::Int(_)))] if s == "street" && t.len() == 12 && z == "zip"));
+                assert!(
+                    matches!(fields.as_slice(), [(s, Some(CqlValue::Text(t))), (z, Some(CqlValue::Int(_)))] if s == "street" && t.len() == 12 && z == "zip")
+                );
             }
             other => panic!("{other:?}"),
         }
@@ -354,9 +357,7 @@ ips: { type: "set<inet>", size: 3 }
             }
             match g.value_at(1, n) {
                 CqlValue::Set(s) => {
-                    assert!(s
-                        .windows(2)
-                        .all(|w| matches!((&w[0], &w[1]), (CqlValue::Int(a), CqlValue::Int(b)) if a < b)));
+                    assert!(s.windows(2).all(|w| matches!((&w[0], &w[1]), (CqlValue::Int(a), CqlValue::Int(b)) if a < b)));
                     assert!(s.len() > 990, "collisions among 1000 random i31 are rare");
                 }
                 other => panic!("{other:?}"),
@@ -389,8 +390,7 @@ ips: { type: "set<inet>", size: 3 }
         let a = set("k: { type: bigint, dist: sequence, min: 5, max: 8 }");
         let b = a.clone();
         let mut rng = rng();
-        let seen: Vec<CqlValue> =
-            (0..5).map(|i| if i % 2 == 0 { a.value(0, &mut rng) } else { b.value(0, &mut rng) }).collect();
+        let seen: Vec<CqlValue> = (0..5).map(|i| if i % 2 == 0 { a.value(0, &mut rng) } else { b.value(0, &mut rng) }).collect();
         let n = |v| CqlValue::BigInt(v);
         assert_eq!(seen, [n(5), n(6), n(7), n(5), n(6)]);
         let threads: Vec<_> = (0..4)
@@ -409,7 +409,8 @@ ips: { type: "set<inet>", size: 3 }
 
     #[test]
     fn joint_draws_of_two_sequences_pair_up() {
-        let set = set("a: { type: bigint, dist: sequence, min: 0 }\nb: { type: bigint, dist: sequence, min: 0 }\nc: { type: bigint, dist: uniform, min: 0, max: 9 }");
+        let set =
+            set("a: { type: bigint, dist: sequence, min: 0 }\nb: { type: bigint, dist: sequence, min: 0 }\nc: { type: bigint, dist: uniform, min: 0, max: 9 }");
         assert!(set.is_sequence(0) && set.is_sequence(1) && !set.is_sequence(2));
         let set = std::sync::Arc::new(set);
         let threads: Vec<_> = (0..4)

@@ -136,6 +136,24 @@ pub struct GeneratorSpec {
     /// `gaussian` standard deviation, > 0 (required).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stddev: Option<Scalar>,
+    /// `weibull` shape (k), > 0 (required).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Scalar>,
+    /// `weibull` scale (λ), > 0 (required).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<Scalar>,
+    /// `weibull`: split the range at this many quantiles and draw uniformly within the one hit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quanta: Option<Scalar>,
+    /// Mirror the draws within [min, max): `min` becomes as likely as `max - 1` was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invert: Option<Scalar>,
+    /// `sequence`: issue each value this many times in a row (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<Scalar>,
+    /// The values to make, item `n mod len` for a drawn `n` (simple types only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<Scalar>>,
     /// `text` only: written before the number or the generated characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix: Option<String>,
@@ -185,11 +203,11 @@ pub struct FieldSpec {
 #[serde(untagged)]
 pub enum SizeSpec {
     Fixed(Scalar),
-    Dist(SizeDistSpec),
+    Dist(Box<SizeDistSpec>),
 }
 
-/// A size distribution: `uniform`, `zipfian`, `hotspot` or `gaussian`, with the same fields
-/// as a generator's. `uniform`, `zipfian` and `hotspot` need `max`.
+/// A size distribution: `uniform`, `zipfian`, `hotspot`, `gaussian`, `exponential` or `weibull`,
+/// with the same fields as a generator's. All but `gaussian` need `max`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SizeDistSpec {
@@ -211,6 +229,14 @@ pub struct SizeDistSpec {
     pub mean: Option<Scalar>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stddev: Option<Scalar>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Scalar>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<Scalar>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quanta: Option<Scalar>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invert: Option<Scalar>,
 }
 
 /// The look of a collection's elements (or of a map's keys or values).
@@ -268,10 +294,7 @@ c: { type: "set<text>", size: "5", element: { size: 8 }, scrambled: "false" }
 
     #[test]
     fn spec_round_trips_through_yaml() {
-        let spec: GeneratorSpec = crate::yaml::from_str(
-            "{ type: \"map<text,bigint>\", size: { dist: uniform, min: 1, max: 10 }, key: { size: 4 } }",
-        )
-        .unwrap();
+        let spec: GeneratorSpec = crate::yaml::from_str("{ type: \"map<text,bigint>\", size: { dist: uniform, min: 1, max: 10 }, key: { size: 4 } }").unwrap();
         let back: GeneratorSpec = crate::yaml::from_str(&crate::yaml::to_string(&spec).unwrap()).unwrap();
         assert_eq!(spec, back);
     }

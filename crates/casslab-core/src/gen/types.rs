@@ -56,8 +56,27 @@ pub enum CqlType {
 
 /// The simple type names `CqlType::parse` accepts, for error messages and suggestions.
 pub(crate) const SIMPLE_TYPE_NAMES: &[&str] = &[
-    "text", "varchar", "ascii", "blob", "int", "bigint", "smallint", "tinyint", "varint", "double", "float", "decimal", "boolean", "uuid", "timeuuid",
-    "timestamp", "date", "time", "duration", "inet", "counter",
+    "text",
+    "varchar",
+    "ascii",
+    "blob",
+    "int",
+    "bigint",
+    "smallint",
+    "tinyint",
+    "varint",
+    "double",
+    "float",
+    "decimal",
+    "boolean",
+    "uuid",
+    "timeuuid",
+    "timestamp",
+    "date",
+    "time",
+    "duration",
+    "inet",
+    "counter",
 ];
 
 const COLLECTION_NAMES: &[&str] = &["list", "set", "map", "tuple", "frozen"];
@@ -101,11 +120,7 @@ impl CqlType {
                 if parts.len() != 2 {
                     return Err(TypeError::MapArity(inner.to_string()));
                 }
-                Ok(CqlType::Map {
-                    key: Box::new(Self::parse_element(parts[0])?),
-                    value: Box::new(Self::parse_element(parts[1])?),
-                    frozen: false,
-                })
+                Ok(CqlType::Map { key: Box::new(Self::parse_element(parts[0])?), value: Box::new(Self::parse_element(parts[1])?), frozen: false })
             }
             other => Err(TypeError::Unsupported { word: other.to_string(), known: COLLECTION_NAMES }),
         }
@@ -137,7 +152,10 @@ impl CqlType {
             None => (compact, false),
         };
         let name = inner.rsplit('.').next().unwrap_or_default().to_string();
-        let ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !SIMPLE_TYPE_NAMES.contains(&name.as_str()) && !COLLECTION_NAMES.contains(&name.as_str());
+        let ok = !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !SIMPLE_TYPE_NAMES.contains(&name.as_str())
+            && !COLLECTION_NAMES.contains(&name.as_str());
         ok.then_some((name, frozen))
     }
 
@@ -172,12 +190,8 @@ impl CqlType {
     pub fn matches(&self, col: &ColumnType<'_>) -> bool {
         match (self, col) {
             (CqlType::List { element, .. }, ColumnType::Collection { typ: CollectionType::List(e), .. })
-            | (CqlType::Set { element, .. }, ColumnType::Collection { typ: CollectionType::Set(e), .. }) => {
-                element.matches(e)
-            }
-            (CqlType::Map { key, value, .. }, ColumnType::Collection { typ: CollectionType::Map(k, v), .. }) => {
-                key.matches(k) && value.matches(v)
-            }
+            | (CqlType::Set { element, .. }, ColumnType::Collection { typ: CollectionType::Set(e), .. }) => element.matches(e),
+            (CqlType::Map { key, value, .. }, ColumnType::Collection { typ: CollectionType::Map(k, v), .. }) => key.matches(k) && value.matches(v),
             (CqlType::Tuple(ours), ColumnType::Tuple(theirs)) => ours.len() == theirs.len() && ours.iter().zip(theirs).all(|(a, b)| a.matches(b)),
             (CqlType::Udt { name, fields, .. }, ColumnType::UserDefinedType { definition, .. }) => {
                 definition.name.eq_ignore_ascii_case(name)
@@ -264,9 +278,7 @@ pub enum TypeError {
 impl fmt::Display for CqlType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (pre, post) = match self {
-            CqlType::List { frozen: true, .. }
-            | CqlType::Set { frozen: true, .. }
-            | CqlType::Map { frozen: true, .. } => ("frozen<", ">"),
+            CqlType::List { frozen: true, .. } | CqlType::Set { frozen: true, .. } | CqlType::Map { frozen: true, .. } => ("frozen<", ">"),
             _ => ("", ""),
         };
         match self {
@@ -314,10 +326,7 @@ mod tests {
         assert_eq!(CqlType::parse("ascii"), Ok(CqlType::Text));
         assert_eq!(CqlType::parse("TimeUUID"), Ok(CqlType::TimeUuid));
         assert_eq!(CqlType::parse("frozen< list < int > >"), Ok(list(CqlType::Int, true)));
-        assert_eq!(
-            CqlType::parse("map<text,bigint>"),
-            Ok(CqlType::Map { key: Box::new(CqlType::Text), value: Box::new(CqlType::BigInt), frozen: false })
-        );
+        assert_eq!(CqlType::parse("map<text,bigint>"), Ok(CqlType::Map { key: Box::new(CqlType::Text), value: Box::new(CqlType::BigInt), frozen: false }));
         assert_eq!(CqlType::parse("set<uuid>"), Ok(CqlType::Set { element: Box::new(CqlType::Uuid), frozen: false }));
     }
 
@@ -384,16 +393,12 @@ mod tests {
         assert!(CqlType::TimeUuid.matches(&native(NativeType::Timeuuid)));
         assert!(!CqlType::Uuid.matches(&native(NativeType::Timeuuid)));
         assert!(!CqlType::Int.matches(&native(NativeType::BigInt)));
-        let frozen_list_int =
-            ColumnType::Collection { frozen: true, typ: CollectionType::List(Box::new(native(NativeType::Int))) };
+        let frozen_list_int = ColumnType::Collection { frozen: true, typ: CollectionType::List(Box::new(native(NativeType::Int))) };
         assert!(list(CqlType::Int, true).matches(&frozen_list_int));
         assert!(list(CqlType::Int, false).matches(&frozen_list_int));
         assert!(!list(CqlType::BigInt, true).matches(&frozen_list_int));
         assert!(!CqlType::Int.matches(&frozen_list_int));
-        let map = ColumnType::Collection {
-            frozen: false,
-            typ: CollectionType::Map(Box::new(native(NativeType::Text)), Box::new(native(NativeType::BigInt))),
-        };
+        let map = ColumnType::Collection { frozen: false, typ: CollectionType::Map(Box::new(native(NativeType::Text)), Box::new(native(NativeType::BigInt))) };
         assert!(CqlType::parse("map<text, bigint>").unwrap().matches(&map));
         assert!(!CqlType::parse("map<text, int>").unwrap().matches(&map));
         assert!(!CqlType::parse("set<text>").unwrap().matches(&map));

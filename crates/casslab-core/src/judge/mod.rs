@@ -5,9 +5,10 @@
 //! it all as data ([`Judgement`]); the binary prints it, `report::comparison` words it.
 //! `sweep` does the same rate by rate for an experiment with `rates:` and an SLA.
 
-pub mod experiment;
-pub mod findmax;
+pub mod plan;
+pub mod search;
 pub mod sweep;
+pub mod verdict;
 
 use crate::analysis::server_figures::{self, GroupServer};
 use crate::analysis::study::{study, Group, Study, StudyError, StudyPlan};
@@ -177,7 +178,8 @@ pub fn chosen_window(store: &Store, ids: &[RunId], min_windows: usize) -> Result
     let mut measured = Vec::new();
     for id in ids {
         let r = store.run(*id)?;
-        let phase = r.summary.as_ref().and_then(|s| s.phases.iter().find(|p| p.phase == Phase::Run).or_else(|| s.phases.iter().find(|p| p.phase == Phase::Load)));
+        let phase =
+            r.summary.as_ref().and_then(|s| s.phases.iter().find(|p| p.phase == Phase::Run).or_else(|| s.phases.iter().find(|p| p.phase == Phase::Load)));
         if let Some(s) = phase.map(|p| p.duration_s).or(r.config.duration_s) {
             measured.push(s);
         }

@@ -81,7 +81,8 @@ pub fn judge_rate(sla: &crate::analysis::Gate, e: &Estimate, achieved_per_s: f64
 pub fn sweep(store: &Store, rates: &[f64], sla: Option<&str>, bases: &[String], groups: &[Group], plan: &StudyPlan) -> Result<Sweep, SweepError> {
     let mut per_rate = Vec::new();
     for &rate in rates {
-        let of_rate: Vec<Group> = groups.iter().filter(|g| g.label.rsplit_once('@').is_some_and(|(_, r)| r.parse::<f64>().ok() == Some(rate))).cloned().collect();
+        let of_rate: Vec<Group> =
+            groups.iter().filter(|g| g.label.rsplit_once('@').is_some_and(|(_, r)| r.parse::<f64>().ok() == Some(rate))).cloned().collect();
         if of_rate.len() >= 2 {
             per_rate.push((rate, study(store, &of_rate, plan.clone())?));
         }

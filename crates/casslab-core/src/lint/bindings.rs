@@ -77,8 +77,12 @@ fn key_bindings<'w>(m: &'w Model, s: &OpStmt) -> Vec<(String, String, &'w str, &
 
 fn reads_rule(m: &Model, out: &mut Vec<Finding>) {
     let Some(load) = &m.w.load else { return };
-    let writers: Vec<(String, String, &str, &GeneratorSpec)> =
-        m.stmts.iter().filter(|s| s.in_load && matches!(s.dml.kind, DmlKind::Insert | DmlKind::Update | DmlKind::Batch)).flat_map(|s| key_bindings(m, s)).collect();
+    let writers: Vec<(String, String, &str, &GeneratorSpec)> = m
+        .stmts
+        .iter()
+        .filter(|s| s.in_load && matches!(s.dml.kind, DmlKind::Insert | DmlKind::Update | DmlKind::Batch))
+        .flat_map(|s| key_bindings(m, s))
+        .collect();
     for s in m.stmts.iter().filter(|s| s.run_share > 0.0 && s.dml.kind == DmlKind::Select) {
         for (table, column, name, spec) in key_bindings(m, s) {
             let loaded: Vec<&(String, String, &str, &GeneratorSpec)> = writers.iter().filter(|(t, c, _, _)| *t == table && *c == column).collect();
@@ -210,7 +214,10 @@ run:
         assert_eq!(found[0].line, Some(line_of(KV, "SELECT value FROM kv")));
         assert!(found[0].fix.contains("values_of: insert_key"), "{}", found[0].fix);
         // the fix clears it, as does binding the same generator
-        let fixed = KV.replace("key:        { type: uuid, dist: uniform, min: 0, max: 1000 }", "key:        { type: uuid, dist: uniform, min: 0, max: 1000, values_of: insert_key }");
+        let fixed = KV.replace(
+            "key:        { type: uuid, dist: uniform, min: 0, max: 1000 }",
+            "key:        { type: uuid, dist: uniform, min: 0, max: 1000, values_of: insert_key }",
+        );
         assert!(of(&lint_yaml(&fixed), Rule::ReadsNeverMatch).is_empty());
         assert!(of(&lint_yaml(&KV.replace("args: [key]", "args: [insert_key]")), Rule::ReadsNeverMatch).is_empty());
     }
@@ -219,12 +226,16 @@ run:
     fn numeric_keys_match_by_range() {
         let ints = KV.replace("key uuid", "key bigint").replace("type: uuid", "type: bigint");
         assert!(of(&lint_yaml(&ints), Rule::ReadsNeverMatch).is_empty(), "same numbers, other names: they meet");
-        let apart = ints.replace("key:        { type: bigint, dist: uniform, min: 0, max: 1000 }", "key:        { type: bigint, dist: uniform, min: 5000, max: 6000 }");
+        let apart =
+            ints.replace("key:        { type: bigint, dist: uniform, min: 0, max: 1000 }", "key:        { type: bigint, dist: uniform, min: 5000, max: 6000 }");
         let f = lint_yaml(&apart);
         let found = of(&f, Rule::ReadsNeverMatch);
         assert_eq!(found.len(), 1, "{f:#?}");
         assert!(found[0].fix.contains("numbers 0 to 999"), "{}", found[0].fix);
-        let texts = KV.replace("key uuid", "key text").replace("{ type: uuid, dist: sequence", "{ type: text, prefix: user, dist: sequence").replace("{ type: uuid, dist: uniform", "{ type: text, prefix: usr, dist: uniform");
+        let texts = KV
+            .replace("key uuid", "key text")
+            .replace("{ type: uuid, dist: sequence", "{ type: text, prefix: user, dist: sequence")
+            .replace("{ type: uuid, dist: uniform", "{ type: text, prefix: usr, dist: uniform");
         assert_eq!(of(&lint_yaml(&texts), Rule::ReadsNeverMatch).len(), 1, "other prefixes never meet");
     }
 

@@ -1,8 +1,8 @@
 //! Rules about non-frozen collections: row TTL on them (a tombstone per element), writing
 //! them whole (a range tombstone per write), and appends to lists on a hot path.
 
-use crate::cql::{AssignKind, Assignment, CollectionKind, Dml, DmlKind, Table, Term};
 use super::{Finding, Model, OpStmt, Rule, Severity};
+use crate::cql::{AssignKind, Assignment, CollectionKind, Dml, DmlKind, Table, Term};
 
 /// A share of the run mix at or above which an operation counts as a hot path.
 pub(crate) const HOT_SHARE: f64 = 0.05;

@@ -3,8 +3,8 @@
 //! replicas, ANY for reads) are errors; levels that leave no room for a replica to be down are
 //! notes. Without a declared replication (the engine picks one) there is nothing to check.
 
-use crate::cql::DmlKind;
 use super::{Finding, Model, Rule, Severity};
+use crate::cql::DmlKind;
 use crate::workload::{Consistency, Operation};
 use std::collections::BTreeMap;
 
@@ -70,10 +70,14 @@ fn judge(cl: Consistency, reads: bool, r: &Replication, local_dc: Option<&str>) 
         Two => need(2, total, "the keyspace"),
         Three => need(3, total, "the keyspace"),
         EachQuorum if r.simple => Some((Severity::Error, "EACH_QUORUM requires NetworkTopologyStrategy; with SimpleStrategy every request is rejected".into())),
-        EachQuorum if r.rf_by_dc.values().any(|rf| *rf == 2) => Some((Severity::Info, "EACH_QUORUM at RF 2 in a data center needs both of its replicas".into())),
+        EachQuorum if r.rf_by_dc.values().any(|rf| *rf == 2) => {
+            Some((Severity::Info, "EACH_QUORUM at RF 2 in a data center needs both of its replicas".into()))
+        }
         LocalQuorum | LocalOne => match local_rf {
             Some(0) => Some((Severity::Error, format!("{} needs replicas in the local data center {}, which has none", name(cl), local_dc.unwrap_or("?")))),
-            Some(2) if cl == LocalQuorum => Some((Severity::Info, "LOCAL_QUORUM at RF 2 needs both local replicas: one replica down fails every request".into())),
+            Some(2) if cl == LocalQuorum => {
+                Some((Severity::Info, "LOCAL_QUORUM at RF 2 needs both local replicas: one replica down fails every request".into()))
+            }
             _ => None,
         },
         Quorum if total == 2 => Some((Severity::Info, "QUORUM at RF 2 needs both replicas: one replica down fails every request".into())),

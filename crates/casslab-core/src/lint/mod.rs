@@ -6,22 +6,22 @@
 //! module does not print: the binary renders findings (`casslab lint`, and before `run`).
 
 #[cfg(test)]
-mod agreement;
+mod agreement_tests;
 mod bindings;
 mod collections;
 mod consistency;
 mod estimate;
-pub mod live;
+pub mod live_schema;
 mod partitions;
 mod queries;
 #[cfg(test)]
-mod shipped;
+mod shipped_tests;
 mod writes;
 
+use crate::cql::{self, Dml, SchemaStmt, Table, Term};
 use crate::gen::GeneratorSpec;
 use crate::workload::{load_workload, CqlOp, Operation, Statement, Workload, WorkloadError};
 use crate::yaml::{self, Node, Value};
-use crate::cql::{self, Dml, SchemaStmt, Table, Term};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -243,7 +243,17 @@ impl<'a> Model<'a> {
     pub fn at_table(&self, table: &str, severity: Severity, rule: Rule, message: String, why: &str, fix: &str) -> Finding {
         let line = self.tables.get(table).map(|(_, l)| *l);
         let statement = self.w.schema.iter().find(|s| Some(s.line) == line).map(|s| one_line(&s.cql)).unwrap_or_default();
-        Finding { severity, rule, file: self.w.origin.clone(), line, subject: table.to_string(), statement, message, why: why.to_string(), fix: fix.to_string() }
+        Finding {
+            severity,
+            rule,
+            file: self.w.origin.clone(),
+            line,
+            subject: table.to_string(),
+            statement,
+            message,
+            why: why.to_string(),
+            fix: fix.to_string(),
+        }
     }
 }
 
@@ -282,7 +292,7 @@ pub fn lint_target(target: &str, overrides: &BTreeMap<String, String>, opts: &Li
     lint_target_with(target, overrides, opts, &mut |w| w)
 }
 
-/// [`lint_target`], passing every workload through `adjust` first (e.g. [`live::apply_live`]).
+/// [`lint_target`], passing every workload through `adjust` first (e.g. [`live_schema::apply_live`]).
 pub fn lint_target_with(
     target: &str,
     overrides: &BTreeMap<String, String>,

@@ -3,9 +3,9 @@
 //! growing as the run writes rows with ever new clustering keys, and lends its estimates to the
 //! query rules (wide partitions read without a LIMIT).
 
-use crate::cql::{Dml, DmlKind, RelOp, Table, Term};
 use super::estimate::{cardinality, grows_without_bound, hottest_share, value_bytes};
 use super::{Finding, Model, OpStmt, Rule, Severity};
+use crate::cql::{Dml, DmlKind, RelOp, Table, Term};
 
 /// What is known about one write's effect on partition size.
 pub(crate) struct WriteEstimate {
@@ -172,7 +172,12 @@ fn judge_write(m: &Model, name: &str, t: &Table, s: &OpStmt, d: &Dml, e: &WriteE
         let msg = format!("the hottest partitions of {name} hold about {hot} rows ({}) after the load, against about {typical} rows for a typical one: the partition key is skewed; {limit}", mb(bytes));
         (Severity::Warning, msg)
     } else if over(e.rows_after_load) {
-        let msg = format!("the largest partitions of {name} hold about {} rows ({}) after the load ({} partitions); {limit}", rows(e.rows_after_load), mb(bytes), rows(e.partitions));
+        let msg = format!(
+            "the largest partitions of {name} hold about {} rows ({}) after the load ({} partitions); {limit}",
+            rows(e.rows_after_load),
+            mb(bytes),
+            rows(e.partitions)
+        );
         (Severity::Error, msg)
     } else if e.rows_bound.is_infinite() && e.partitions.is_finite() && (t.default_ttl_s.is_some() || d.ttl.is_some()) {
         let msg = format!(
@@ -190,7 +195,12 @@ fn judge_write(m: &Model, name: &str, t: &Table, s: &OpStmt, d: &Dml, e: &WriteE
         );
         (Severity::Warning, msg)
     } else if e.rows_bound > max_rows || e.rows_bound * e.bytes_per_row > max_bytes {
-        let msg = format!("partitions of {name} can grow to about {} rows ({}) as operation {} keeps writing; {limit}", rows(e.rows_bound), mb(e.rows_bound * e.bytes_per_row), s.op.name);
+        let msg = format!(
+            "partitions of {name} can grow to about {} rows ({}) as operation {} keeps writing; {limit}",
+            rows(e.rows_bound),
+            mb(e.rows_bound * e.bytes_per_row),
+            s.op.name
+        );
         (Severity::Warning, msg)
     } else if e.rows_after_load >= max_rows / 10.0 || bytes >= max_bytes / 10.0 {
         (Severity::Info, format!("wide partitions in {name}: the largest hold about {} rows ({}) after the load", rows(e.rows_after_load), mb(bytes)))

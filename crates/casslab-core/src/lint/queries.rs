@@ -3,10 +3,10 @@
 //! `SELECT *` of wide rows read often, and scans (of a table, or of a wide partition) without a
 //! `LIMIT`.
 
-use crate::cql::{Dml, DmlKind, RelOp, Relation, Table, Term};
 use super::estimate::{cardinality, mean_size, value_bytes};
 use super::partitions::loaded_size;
 use super::{Finding, Model, OpStmt, Rule, Severity};
+use crate::cql::{Dml, DmlKind, RelOp, Relation, Table, Term};
 use crate::workload::{PartitionSet, Strategy};
 
 /// How many values an `IN` restriction carries: its items, or the size of the collection
@@ -76,7 +76,8 @@ fn partition_set_rule(m: &Model, s: &OpStmt, set: &PartitionSet, out: &mut Vec<F
 
 fn in_rules(m: &Model, s: &OpStmt, d: &Dml, t: &Table, out: &mut Vec<Finding>) {
     let ins: Vec<(&Relation, Option<f64>)> = d.relations.iter().filter(|r| r.op == RelOp::In && !r.token).map(|r| (r, in_size(m, s, r))).collect();
-    let pk_keys: Option<f64> = ins.iter().filter(|(r, _)| r.columns.iter().any(|c| t.partition_key.contains(c))).map(|(_, n)| *n).try_fold(1.0, |acc, n| n.map(|n| acc * n));
+    let pk_keys: Option<f64> =
+        ins.iter().filter(|(r, _)| r.columns.iter().any(|c| t.partition_key.contains(c))).map(|(_, n)| *n).try_fold(1.0, |acc, n| n.map(|n| acc * n));
     let pk_in = ins.iter().any(|(r, _)| r.columns.iter().any(|c| t.partition_key.contains(c)));
     if pk_in {
         let conc = m.opts.concurrency as f64;
@@ -299,7 +300,9 @@ run:
     fn in_products_multiply() {
         let wide = "CREATE TABLE IF NOT EXISTS t (id bigint, a bigint, b bigint, v text, PRIMARY KEY ((id), a, b))";
         let src = w(wide, "", "SELECT v FROM t WHERE id = ? AND a IN ? AND b IN ?", "id, ids, ids");
-        let src = src.replace("INSERT INTO t (id, v) VALUES (?, ?)", "INSERT INTO t (id, a, b, v) VALUES (?, ?, ?, ?)").replace("args: [id, v]", "args: [id, id, id, v]");
+        let src = src
+            .replace("INSERT INTO t (id, v) VALUES (?, ?)", "INSERT INTO t (id, a, b, v) VALUES (?, ?, ?, ?)")
+            .replace("args: [id, v]", "args: [id, id, id, v]");
         let f = lint_yaml(&src);
         let hits = of(&f, Rule::InProduct);
         assert_eq!(hits.len(), 1, "{f:#?}");
@@ -323,7 +326,8 @@ run:
 
     #[test]
     fn secondary_indexes_on_high_cardinality_columns() {
-        let src = w(T, "", "SELECT id FROM t WHERE v = ?", "v").replace(&format!("  - {T}\n"), &format!("  - {T}\n  - CREATE INDEX IF NOT EXISTS by_v ON t (v)\n"));
+        let src =
+            w(T, "", "SELECT id FROM t WHERE v = ?", "v").replace(&format!("  - {T}\n"), &format!("  - {T}\n  - CREATE INDEX IF NOT EXISTS by_v ON t (v)\n"));
         let f = lint_yaml(&src);
         let hits = of(&f, Rule::IndexHighCardinality);
         assert_eq!(hits.len(), 1, "{f:#?}");

@@ -1,8 +1,8 @@
 //! Rules about writes and deletes: batches spanning partitions (logged and unlogged), range
 //! deletes on partitions that keep growing, and reads of what is being deleted.
 
-use crate::cql::{BatchKind, Dml, DmlKind, RelOp, Term};
 use super::{Finding, Model, OpStmt, Rule, Severity};
+use crate::cql::{BatchKind, Dml, DmlKind, RelOp, Term};
 use crate::workload::BatchSpec;
 use std::collections::BTreeSet;
 
@@ -224,7 +224,8 @@ run:
 
     #[test]
     fn batch_settings_spanning_partitions() {
-        let src = batch("INSERT INTO a (k, v) VALUES (?, ?)", "k1, v").replace("    args: [k1, v]\n", "    args: [k1, v]\n    batch: { kind: logged, size: 20 }\n");
+        let src =
+            batch("INSERT INTO a (k, v) VALUES (?, ?)", "k1, v").replace("    args: [k1, v]\n", "    args: [k1, v]\n    batch: { kind: logged, size: 20 }\n");
         let f = lint_yaml(&src);
         let hits = of(&f, Rule::LoggedBatchMultiPartition);
         assert_eq!((hits.len(), hits[0].line), (1, Some(line_of(&src, "INSERT INTO a"))), "{f:#?}");

@@ -151,7 +151,11 @@ fn differences(a: &serde_json::Value, b: &serde_json::Value) -> Vec<String> {
 
 fn short(v: Option<&serde_json::Value>) -> String {
     let t = v.map(|v| v.to_string()).unwrap_or_else(|| "none".into());
-    if t.chars().count() > 40 { format!("{}…", t.chars().take(40).collect::<String>()) } else { t }
+    if t.chars().count() > 40 {
+        format!("{}…", t.chars().take(40).collect::<String>())
+    } else {
+        t
+    }
 }
 
 /// Checks that `shards` are every shard of one run, once each; returns them in index order.
@@ -163,7 +167,13 @@ pub fn check(mut shards: Vec<Shard>) -> Result<Vec<Shard>, MergeError> {
     for sh in &shards {
         let Some(s) = &sh.data.record.config.shard else { return Err(MergeError::NotAShard { origin: sh.source.clone() }) };
         if s.run_id != s0.run_id || s.count != s0.count {
-            return Err(MergeError::OtherRun { origin: sh.source.clone(), index: s.index, run_id: s.run_id.clone(), first: first_source.clone(), first_run_id: s0.run_id.clone() });
+            return Err(MergeError::OtherRun {
+                origin: sh.source.clone(),
+                index: s.index,
+                run_id: s.run_id.clone(),
+                first: first_source.clone(),
+                first_run_id: s0.run_id.clone(),
+            });
         }
         if let Some(a) = seen.insert(s.index, sh.source.clone()) {
             return Err(MergeError::Twice { run_id: s.run_id.clone(), index: s.index, a, b: sh.source.clone() });
@@ -277,19 +287,35 @@ pub fn merge(shards: Vec<Shard>) -> Result<Merged, MergeError> {
         record: record.clone(),
         intervals: Vec::new(),
         histograms,
-        server_samples: d0.server_samples.iter().filter(|s| s.node != CLIENT).cloned().map(|mut s| {
-            s.at_ms += shift;
-            s
-        }).collect(),
-        events: d0.events.iter().cloned().map(|(mut e, i)| {
-            e.start_ms += shift;
-            e.end_ms += shift;
-            (e, i)
-        }).collect(),
-        traces: d0.traces.iter().cloned().map(|mut t| {
-            t.at_ms += shift;
-            t
-        }).collect(),
+        server_samples: d0
+            .server_samples
+            .iter()
+            .filter(|s| s.node != CLIENT)
+            .cloned()
+            .map(|mut s| {
+                s.at_ms += shift;
+                s
+            })
+            .collect(),
+        events: d0
+            .events
+            .iter()
+            .cloned()
+            .map(|(mut e, i)| {
+                e.start_ms += shift;
+                e.end_ms += shift;
+                (e, i)
+            })
+            .collect(),
+        traces: d0
+            .traces
+            .iter()
+            .cloned()
+            .map(|mut t| {
+                t.at_ms += shift;
+                t
+            })
+            .collect(),
         violations: violations(&shards, merged_t0),
     };
     let rows = shards
@@ -338,4 +364,4 @@ pub fn save(store: &Store, m: &Merged) -> Result<RunId, StoreError> {
 }
 
 #[cfg(test)]
-mod tests;
+mod merge_tests;

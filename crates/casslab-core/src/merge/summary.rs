@@ -31,7 +31,13 @@ pub(super) fn loader_summaries(shards: &[Shard], merged_t0: i64) -> Vec<LoaderSu
             let run_rows: Vec<&PackedInterval> = sh.rows.iter().filter(|i| i.phase != Phase::Load).collect();
             let max_backlog = run_rows.iter().map(|i| i.backlog).max().unwrap_or(0);
             let (from, to) = (run_rows.first().map_or(0, |i| i.start_ms), run_rows.last().map_or(u64::MAX, |i| i.end_ms));
-            let cpu: Vec<f64> = sh.data.server_samples.iter().filter(|s| s.node == CLIENT && s.metric == metric::CPU_PCT && s.at_ms > from && s.at_ms <= to).map(|s| s.value).collect();
+            let cpu: Vec<f64> = sh
+                .data
+                .server_samples
+                .iter()
+                .filter(|s| s.node == CLIENT && s.metric == metric::CPU_PCT && s.at_ms > from && s.at_ms <= to)
+                .map(|s| s.value)
+                .collect();
             let client_cpu_pct = (!cpu.is_empty()).then(|| cpu.iter().sum::<f64>() / cpu.len() as f64);
             let ops_per_s = p.map_or(0.0, |p| p.total.ops_per_s);
             let saturated = client_cpu_pct.is_some_and(|c| c >= 90.0 * r.env.client_cores.max(1) as f64);

@@ -270,11 +270,12 @@ pub fn verdict_lines(a: &Study) -> Vec<(String, Vec<String>)> {
         if let Some(c) = short.first() {
             let n = short.len();
             let what = if n == 1 { "1 figure".to_string() } else { format!("{n} figures") };
-            let fix = if a.method == Method::Repetitions { "run longer, or pass a shorter --window or a lower --min-windows" } else { "compare longer runs, or pass a shorter --window" };
-            lines.insert(
-                0,
-                format!("{side} vs {base}: too short to judge ({what} not judged): {}; {fix}", c.too_short(base, side)),
-            );
+            let fix = if a.method == Method::Repetitions {
+                "run longer, or pass a shorter --window or a lower --min-windows"
+            } else {
+                "compare longer runs, or pass a shorter --window"
+            };
+            lines.insert(0, format!("{side} vs {base}: too short to judge ({what} not judged): {}; {fix}", c.too_short(base, side)));
         }
         for (op, why) in &a.pairs[si].left_out {
             lines.push(format!("{side} vs {base}, {op}: left out: {why}"));

@@ -83,10 +83,8 @@ pub fn config_differences(runs: &[&RunRecord]) -> Vec<ConfigDifference> {
     keys.sort_by(|a, b| key_order(a, b));
     keys.into_iter()
         .filter_map(|key| {
-            let values: Vec<String> = per_run
-                .iter()
-                .map(|rows| rows.iter().find(|(k, _)| k == key).map_or_else(|| ABSENT.to_string(), |(_, v)| v.clone()))
-                .collect();
+            let values: Vec<String> =
+                per_run.iter().map(|rows| rows.iter().find(|(k, _)| k == key).map_or_else(|| ABSENT.to_string(), |(_, v)| v.clone())).collect();
             let differ = values.iter().any(|v| *v != values[0]);
             differ.then(|| ConfigDifference { key: key.to_string(), values })
         })

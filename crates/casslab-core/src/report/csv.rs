@@ -75,7 +75,15 @@ pub fn main_phase(r: &RunRecord) -> Option<(Phase, &OpSummary)> {
 pub const INTERVALS_HEADER: &str = "index,phase,start_ms,end_ms,end_unix_ms,op,ok,errors,ops_per_s,mean_ns,p50_ns,p95_ns,p99_ns,p999_ns,max_ns,service_p99_ns,late,backlog,verified,stale,missing,corrupt,resurrected";
 
 /// The columns of [`INTERVALS_HEADER`] for one operation of one interval, saved or live.
-pub(crate) fn interval_cells(index: u32, phase: Phase, (start_ms, end_ms): (u64, u64), end_unix_ms: i64, o: &OpSummary, late: u64, backlog: u64) -> Vec<String> {
+pub(crate) fn interval_cells(
+    index: u32,
+    phase: Phase,
+    (start_ms, end_ms): (u64, u64),
+    end_unix_ms: i64,
+    o: &OpSummary,
+    late: u64,
+    backlog: u64,
+) -> Vec<String> {
     let l = &o.latency;
     vec![
         index.to_string(),
@@ -122,7 +130,10 @@ pub const COMPARISON_HEADER: &str = "side,op,metric,value,lo,hi,change,change_lo
 pub fn comparison_csv(s: &Study) -> String {
     let mut out = format!("{COMPARISON_HEADER}\n");
     for r in rows(s) {
-        line(&mut out, &[r.side, r.op, r.metric.to_string(), opt(r.value), opt(r.lo), opt(r.hi), opt(r.change), opt(r.change_lo), opt(r.change_hi), opt(r.outcome)]);
+        line(
+            &mut out,
+            &[r.side, r.op, r.metric.to_string(), opt(r.value), opt(r.lo), opt(r.hi), opt(r.change), opt(r.change_lo), opt(r.change_hi), opt(r.outcome)],
+        );
     }
     out
 }
@@ -149,7 +160,15 @@ mod tests {
         let f: Vec<&str> = lines[1].split(',').collect();
         assert_eq!(f.len(), RUNS_HEADER.split(',').count());
         assert_eq!((f[0], f[3], f[4], f[5], f[6], f[8], f[9]), ("7", "kv", "completed", "variant=a;nightly", "600", "run", "500.000"));
-        let iv = crate::store::StoredInterval { index: 2, phase: Phase::Run, start_ms: 1000, end_ms: 2000, op: "read, all".into(), stats: crate::stats::OpStats::default(), backlog: 0 };
+        let iv = crate::store::StoredInterval {
+            index: 2,
+            phase: Phase::Run,
+            start_ms: 1000,
+            end_ms: 2000,
+            op: "read, all".into(),
+            stats: crate::stats::OpStats::default(),
+            backlog: 0,
+        };
         let csv = intervals_csv(&[iv.figures()], 1_700_000_000_000);
         let second = csv.lines().nth(1).unwrap();
         assert!(second.starts_with("2,run,1000,2000,1700000002000,\"read, all\",0,0,"), "{second}");

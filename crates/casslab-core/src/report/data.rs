@@ -49,7 +49,11 @@ pub fn op_words(op: &str, c: &VerifyCounts, level: Option<&str>) -> String {
 
 /// The phase's `data:` line, when an operation of it verified reads.
 pub fn data_line(p: &PhaseSummary, levels: &BTreeMap<String, String>) -> Option<String> {
-    let parts: Vec<String> = p.ops.iter().filter_map(|o| o.verify.as_ref().filter(|c| c.checked() + c.unchecked > 0).map(|c| op_words(&o.op, c, levels.get(&o.op).map(String::as_str)))).collect();
+    let parts: Vec<String> = p
+        .ops
+        .iter()
+        .filter_map(|o| o.verify.as_ref().filter(|c| c.checked() + c.unchecked > 0).map(|c| op_words(&o.op, c, levels.get(&o.op).map(String::as_str))))
+        .collect();
     (!parts.is_empty()).then(|| format!("data: {}", parts.join("; ")))
 }
 
@@ -78,10 +82,25 @@ pub fn expectation_failed(w: &crate::workload::Workload, s: &crate::store::RunSu
 
 /// A verification pass, as `casslab verify` prints it: per table the keys read back, rows
 /// expected and found, each class, failed reads and the checksum; then the first violations.
-pub fn pass_text(p: &crate::verify::pass::PassReport) -> String {
+pub fn pass_text(p: &crate::verify::pass_report::PassReport) -> String {
     let at = p.consistency.as_deref().map(|c| format!(", read at {c}")).unwrap_or_default();
     let mut out = format!("verify {} in {}: every key against {}{at}, {:.1} s\n", p.workload, p.keyspace, p.expected_from, p.duration_s);
-    let mut t = TextTable::new(["table", "keys", "rows expected", "found", "ok", "missing", "mismatched", "of which stale", "corrupt", "resurrected", "read errors", "checksum"]).indent(2).right(1..11);
+    let mut t = TextTable::new([
+        "table",
+        "keys",
+        "rows expected",
+        "found",
+        "ok",
+        "missing",
+        "mismatched",
+        "of which stale",
+        "corrupt",
+        "resurrected",
+        "read errors",
+        "checksum",
+    ])
+    .indent(2)
+    .right(1..11);
     for x in &p.tables {
         let c = &x.counts;
         t.row([
@@ -100,8 +119,12 @@ pub fn pass_text(p: &crate::verify::pass::PassReport) -> String {
         ]);
     }
     out.push_str(&t.to_string());
-    let found: Vec<SavedViolation> =
-        p.tables.iter().flat_map(|x| x.violations.iter()).map(|v| SavedViolation { at_ms: 0, op: v.op.clone(), class: v.class, key: v.key.clone(), expected: v.expected.clone(), got: v.got.clone() }).collect();
+    let found: Vec<SavedViolation> = p
+        .tables
+        .iter()
+        .flat_map(|x| x.violations.iter())
+        .map(|v| SavedViolation { at_ms: 0, op: v.op.clone(), class: v.class, key: v.key.clone(), expected: v.expected.clone(), got: v.got.clone() })
+        .collect();
     if !found.is_empty() {
         let mut t = TextTable::new(["class", "key", "expected", "got"]).indent(2);
         for v in &found {
@@ -149,7 +172,10 @@ pub fn violations_html(s: &mut String, found: &[SavedViolation]) {
     if found.is_empty() {
         return;
     }
-    s.push_str(&format!(r#"<h4>First violations ({})</h4><table class="violations"><tr><th>at</th><th>op</th><th>class</th><th>key</th><th>expected</th><th>got</th></tr>"#, found.len()));
+    s.push_str(&format!(
+        r#"<h4>First violations ({})</h4><table class="violations"><tr><th>at</th><th>op</th><th>class</th><th>key</th><th>expected</th><th>got</th></tr>"#,
+        found.len()
+    ));
     for v in found {
         s.push_str(&format!(
             "<tr><td>{:.1} s</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -178,10 +204,12 @@ mod tests {
         let c = counts(39_988, 12, 0);
         assert_eq!(op_words("read", &c, Some("ONE")), "read 12 stale of 40,000 reads verified at ONE (0.030%)");
         let c = VerifyCounts { unsettled: 7, unchecked: 2, ..counts(10, 1, 2) };
-        assert_eq!(op_words("r", &c, None), "r 1 stale and 2 missing of 13 reads verified (23.077%), 7 while a write to their key was in flight, 2 of keys with nothing known not checked");
+        assert_eq!(
+            op_words("r", &c, None),
+            "r 1 stale and 2 missing of 13 reads verified (23.077%), 7 while a write to their key was in flight, 2 of keys with nothing known not checked"
+        );
         assert_eq!(op_words("r", &counts(5, 0, 0), Some("QUORUM")), "r 5 reads verified at QUORUM, every one ok");
-        let mut read = OpStats::default();
-        read.verify = Some(Box::new(crate::verify::VerifyStats { counts: counts(99, 1, 0), samples: vec![] }));
+        let read = OpStats { verify: Some(Box::new(crate::verify::VerifyStats { counts: counts(99, 1, 0), samples: vec![] })), ..Default::default() };
         let p = PhaseSummary::of(Phase::Run, 1.0, &[("read".into(), read), ("update".into(), OpStats::default())], None, &mut Vec::new());
         let levels = BTreeMap::from([("read".to_string(), "ONE".to_string())]);
         assert_eq!(data_line(&p, &levels).unwrap(), "data: read 1 stale of 100 reads verified at ONE (1.000%)");
@@ -192,7 +220,14 @@ mod tests {
 
     #[test]
     fn violations_are_listed_with_their_key() {
-        let v = SavedViolation { at_ms: 12_345, op: "read".into(), class: Class::Corrupt, key: "kv key=0x01".into(), expected: "write 1: value=0x02".into(), got: "value=0x03, which no write made".into() };
+        let v = SavedViolation {
+            at_ms: 12_345,
+            op: "read".into(),
+            class: Class::Corrupt,
+            key: "kv key=0x01".into(),
+            expected: "write 1: value=0x02".into(),
+            got: "value=0x03, which no write made".into(),
+        };
         let t = violations_table(&[v]);
         assert!(t.starts_with("\nfirst violations (1):\n"), "{t}");
         assert!(t.contains("12.3s") && t.contains("corrupt") && t.contains("kv key=0x01") && t.contains("which no write made"), "{t}");

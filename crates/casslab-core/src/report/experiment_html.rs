@@ -44,8 +44,7 @@ pub struct ExperimentPage {
 }
 
 /// The metrics of the throughput chart and of the latency chart.
-const GROUPS: [(&str, &str, &[Metric]); 2] =
-    [("throughput", "ops/s", &[Metric::OpsPerS]), ("latency", "ms", &[Metric::P50, Metric::P99])];
+const GROUPS: [(&str, &str, &[Metric]); 2] = [("throughput", "ops/s", &[Metric::OpsPerS]), ("latency", "ms", &[Metric::P50, Metric::P99])];
 
 impl ExperimentPage {
     /// The page of an experiment's study: its sides are the variants, in the file's order.
@@ -225,6 +224,9 @@ mod tests {
         assert!(html.contains(r#"<li class="warn">run 1 (a, repetition 1) disagrees"#) && html.contains("<li>method: repetitions</li>"));
         // plain runs compared (`compare -o`) are no experiment
         let runs = ExperimentPage { name: "runs 12, 15".into(), experiment_id: String::new(), ..page }.render();
-        assert!(runs.contains("<title>casslab · comparison runs 12, 15</title>") && runs.contains("casslab comparison</div>") && !runs.contains("experiment"), "{runs}");
+        assert!(
+            runs.contains("<title>casslab · comparison runs 12, 15</title>") && runs.contains("casslab comparison</div>") && !runs.contains("experiment"),
+            "{runs}"
+        );
     }
 }

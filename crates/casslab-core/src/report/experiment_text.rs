@@ -3,15 +3,19 @@
 //! else the comparison of the variants), the servers' side last.
 
 use super::table::TextTable;
-use super::{comparison, judgement, sweep};
+use super::{comparison, judgement, sweep_text};
 use crate::experiment::RunOrder;
-use crate::judge::experiment::ExperimentVerdict;
+use crate::judge::verdict::ExperimentVerdict;
 
 /// "experiment gc (gc-20261125-101010): 2 variants × 3 repetitions, counterbalanced order,
 /// after settling and an unmeasured round; baseline: g1" (`design`: "3 repetitions", or how a
 /// sequential experiment runs).
 pub fn header(name: &str, experiment_id: &str, variants: usize, design: &str, run_order: &RunOrder, baseline: &str) -> String {
-    format!("experiment {name} ({experiment_id}): {variants} variants × {design}, {} order, {}; baseline: {baseline}", run_order.order.as_str(), run_order.before())
+    format!(
+        "experiment {name} ({experiment_id}): {variants} variants × {design}, {} order, {}; baseline: {baseline}",
+        run_order.order.as_str(),
+        run_order.before()
+    )
 }
 
 /// The runs per variant, the unmeasured round, the loads and the measured order.
@@ -35,7 +39,7 @@ pub fn runs(v: &ExperimentVerdict) -> String {
 pub fn verdicts(v: &ExperimentVerdict) -> String {
     let mut out = String::new();
     if let Some(s) = &v.sweep {
-        out.push_str(&sweep::text(s));
+        out.push_str(&sweep_text::text(s));
     }
     if let Some(s) = &v.judgement.study {
         if v.sweep.is_none() {

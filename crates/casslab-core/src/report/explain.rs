@@ -203,7 +203,11 @@ mod tests {
         let mut run = view(3, None);
         run.server = (5..13).map(|s| sample("127.0.0.1", "coordinator_read_latency.p99th_ms:kv", s * 1000 + 500, 0.0004)).collect();
         let f = findings(&run);
-        assert!(f[0].starts_with("The client's p99 (") && f[0].contains("is mostly queueing in the client and driver: Cassandra's coordinators answered in 0.40 ms"), "{f:?}");
+        assert!(
+            f[0].starts_with("The client's p99 (")
+                && f[0].contains("is mostly queueing in the client and driver: Cassandra's coordinators answered in 0.40 ms"),
+            "{f:?}"
+        );
         // Cassandra 5.0's `_ms` columns hold seconds
         run.server.iter_mut().for_each(|s| s.value = 0.005);
         let f = findings(&run);

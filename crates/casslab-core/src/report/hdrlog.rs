@@ -119,22 +119,16 @@ mod tests {
                 assert!(text.contains("\nTag=run.read,2.250,1.000,0.500,HIST"), "{text}");
             }
             assert!(text.contains("#[StartTime: 1700000000.123 (seconds since epoch), 2023-11-14T22:13:20.123Z]\n"));
-            assert!(text.contains(
-                "\n\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n"
-            ));
+            assert!(text.contains("\n\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n"));
 
             let mut got = Vec::new();
             let mut times = Vec::new();
             for entry in IntervalLogIterator::new(&buf) {
                 match entry.unwrap() {
                     LogEntry::StartTime(t) | LogEntry::BaseTime(t) => times.push(t),
-                    LogEntry::Interval(h) => got.push((
-                        h.tag().unwrap().as_str().to_string(),
-                        h.start_timestamp(),
-                        h.duration(),
-                        h.max(),
-                        h.encoded_histogram().to_string(),
-                    )),
+                    LogEntry::Interval(h) => {
+                        got.push((h.tag().unwrap().as_str().to_string(), h.start_timestamp(), h.duration(), h.max(), h.encoded_histogram().to_string()))
+                    }
                 }
             }
             assert_eq!(times, vec![Duration::from_millis(1_700_000_000_123); 2]);
@@ -144,8 +138,7 @@ mod tests {
                 assert_eq!(*start, Duration::from_millis(iv.start_ms));
                 assert_eq!(*duration, Duration::from_secs(1));
                 let want = which.histogram(&iv.stats);
-                let h =
-                    deserialize_histogram(&base64::engine::general_purpose::STANDARD.decode(encoded).unwrap()).unwrap();
+                let h = deserialize_histogram(&base64::engine::general_purpose::STANDARD.decode(encoded).unwrap()).unwrap();
                 assert_eq!(h.len(), want.len());
                 assert!(h == *want);
                 // milliseconds with three decimals, as Java's writer prints `max / 1e6`

@@ -20,11 +20,7 @@ impl ReportFormat for HtmlReport {
     fn render(&self, report: &Report) -> String {
         let mut s = String::with_capacity(64 * 1024);
         page_head(&mut s, &report.title, "");
-        let _ = write!(
-            s,
-            r#"<header class="top"><div class="brand">casslab report</div><h1>{}</h1></header><main>"#,
-            esc(&report.title)
-        );
+        let _ = write!(s, r#"<header class="top"><div class="brand">casslab report</div><h1>{}</h1></header><main>"#, esc(&report.title));
         if report.runs.len() > 1 {
             overview(&mut s, report);
         }
@@ -117,8 +113,7 @@ fn overview(s: &mut String, report: &Report) {
             }
         }
     }
-    let compared: Vec<LineChart> =
-        ops.iter().enumerate().filter_map(|(i, op)| charts::compare_spectra(&report.runs, op, &format!("compare-{i}"))).collect();
+    let compared: Vec<LineChart> = ops.iter().enumerate().filter_map(|(i, op)| charts::compare_spectra(&report.runs, op, &format!("compare-{i}"))).collect();
     charts_grid(s, &compared);
     s.push_str("</section>");
 }
@@ -142,7 +137,10 @@ fn run_section(s: &mut String, run: &RunView, pos: usize) {
     item("started", format!("{} UTC", utc(r.started_at_ms)));
     item("wall time", run.wall_time_s().map_or_else(|| "not finished".into(), |t| format!("{t:.0} s")));
     item("mode", mode_text(run));
-    item("client", format!("casslab {} · {} cores{}", r.env.casslab_version, r.env.client_cores, r.env.hostname.as_deref().map(|h| format!(" · {h}")).unwrap_or_default()));
+    item(
+        "client",
+        format!("casslab {} · {} cores{}", r.env.casslab_version, r.env.client_cores, r.env.hostname.as_deref().map(|h| format!(" · {h}")).unwrap_or_default()),
+    );
     if !r.tags.is_empty() {
         item("tags", r.tags.join(", "));
     }
@@ -344,7 +342,6 @@ pre{background:#f6f8fa;border:1px solid var(--line);border-radius:6px;padding:10
 @media print{body{background:#fff}.card{box-shadow:none;break-inside:avoid}}
 "#;
 
-
 /// The document head every casslab page opens with: generator, title (escaped here), the
 /// shared stylesheet plus `extra_css`, and `<body>`.
 pub(crate) fn page_head(s: &mut String, title: &str, extra_css: &str) {
@@ -365,7 +362,18 @@ mod tests {
     fn a_fixed_rate_run_has_every_part_and_fetches_nothing() {
         let html = HtmlReport.render(&Report::new(vec![view(7, Some(600.0))]));
         assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
-        for part in ["run 7 · kv", "Cassandra", "5.0.6", "fixed rate 600 ops/s", "Service time, from the actual send", "Load phase", "warm-up (not measured)", "Errors by kind: timeout 3", "rows: 1000", "params.rows"] {
+        for part in [
+            "run 7 · kv",
+            "Cassandra",
+            "5.0.6",
+            "fixed rate 600 ops/s",
+            "Service time, from the actual send",
+            "Load phase",
+            "warm-up (not measured)",
+            "Errors by kind: timeout 3",
+            "rows: 1000",
+            "params.rows",
+        ] {
             assert!(html.contains(part), "missing {part:?}");
         }
         // Measured run: throughput, errors, 2 × latency, spectrum; load: throughput, latency, spectrum.

@@ -52,8 +52,8 @@
 //! V2 compressed format (what the Java `HistogramLogWriter` writes) in standard base64; decode
 //! them with any HdrHistogram implementation. [`read_run_json`] reads a file back.
 
-use crate::events::EventRecord;
 use super::server_view::client_interval;
+use crate::events::EventRecord;
 use crate::server::suspects::{self, ClientInterval};
 use crate::server::traces::Trace;
 use crate::server::ServerSample;
@@ -363,15 +363,7 @@ mod tests {
 
     fn interval(index: u32, op: &str) -> StoredInterval {
         let start_ms = u64::from(index) * 500;
-        StoredInterval {
-            index,
-            phase: Phase::Run,
-            start_ms,
-            end_ms: start_ms + 500,
-            op: op.into(),
-            stats: stats(1),
-            backlog: 3,
-        }
+        StoredInterval { index, phase: Phase::Run, start_ms, end_ms: start_ms + 500, op: op.into(), stats: stats(1), backlog: 3 }
     }
 
     fn record() -> RunRecord {
@@ -464,7 +456,12 @@ mod tests {
         }
         intervals[4].stats = slow;
         let mut run = data(intervals, Vec::new());
-        run.server_samples.push(ServerSample { node: "127.0.0.1".into(), metric: format!("{}G1 Young", crate::server::metric::GC_PAUSE_PREFIX), at_ms: 2_100, value: 180.0 });
+        run.server_samples.push(ServerSample {
+            node: "127.0.0.1".into(),
+            metric: format!("{}G1 Young", crate::server::metric::GC_PAUSE_PREFIX),
+            at_ms: 2_100,
+            value: 180.0,
+        });
         let v = run_json(&run, None);
         let s = &v["suspects"];
         assert_eq!(s.as_array().unwrap().len(), 1, "{s}");

@@ -42,7 +42,14 @@ fn overview(s: &mut String, report: &Report) {
         let figures = match r.main_phase() {
             Some(p) => {
                 let l = &p.total.latency;
-                format!("{:.0} | {} | {} | {} | {}", p.total.ops_per_s, ms(l.p50_ns as f64), ms(l.p99_ns as f64), ms(l.p999_ns as f64), grouped(p.total.error_count()))
+                format!(
+                    "{:.0} | {} | {} | {} | {}",
+                    p.total.ops_per_s,
+                    ms(l.p50_ns as f64),
+                    ms(l.p99_ns as f64),
+                    ms(l.p999_ns as f64),
+                    grouped(p.total.error_count())
+                )
             }
             None => "– | – | – | – | –".into(),
         };
@@ -74,14 +81,7 @@ fn table(s: &mut String, p: &PhaseSummary, service: bool) {
     for (o, bold) in rows {
         let l: &LatencySummary = if service { &o.service } else { &o.latency };
         let name = if bold { format!("**{}**", cell(&o.op)) } else { cell(&o.op) };
-        let _ = writeln!(
-            s,
-            "| {name} | {} | {:.0} | {} | {} |",
-            grouped(o.ok),
-            o.ops_per_s,
-            latency_cells(l).join(" | "),
-            grouped(o.error_count())
-        );
+        let _ = writeln!(s, "| {name} | {} | {:.0} | {} | {} |", grouped(o.ok), o.ops_per_s, latency_cells(l).join(" | "), grouped(o.error_count()));
     }
     s.push('\n');
 }
@@ -195,7 +195,17 @@ mod tests {
         use crate::server::traces::{Trace, TraceEvent};
         use crate::server::{metric, ServerSample};
         let mut run = view(3, Some(600.0));
-        run.events = vec![EventRecord { seq: 0, spec: "4s flush".into(), action: "flush".into(), target: None, start_ms: 4_000, end_ms: 4_300, status: EventStatus::Ok, exit_code: None, output_tail: String::new() }];
+        run.events = vec![EventRecord {
+            seq: 0,
+            spec: "4s flush".into(),
+            action: "flush".into(),
+            target: None,
+            start_ms: 4_000,
+            end_ms: 4_300,
+            status: EventStatus::Ok,
+            exit_code: None,
+            output_tail: String::new(),
+        }];
         run.event_impacts = vec![Some(crate::store::EventImpact {
             baseline_from_ms: Some(0),
             baseline_to_ms: Some(4_000),
@@ -213,7 +223,12 @@ mod tests {
             duration_us: 12_345,
             coordinator: "127.0.0.1".into(),
             query: "SELECT v FROM kv WHERE k = ?".into(),
-            events: vec![TraceEvent { elapsed_us: 100, source: "127.0.0.1".into(), thread: "ReadStage-1".into(), activity: "Merged data from memtables and 2 sstables".into() }],
+            events: vec![TraceEvent {
+                elapsed_us: 100,
+                source: "127.0.0.1".into(),
+                thread: "ReadStage-1".into(),
+                activity: "Merged data from memtables and 2 sstables".into(),
+            }],
         }];
         let md = MarkdownReport.render(&Report::new(vec![run]));
         assert!(md.contains("**Events**\n\n```text\n"), "{md}");

@@ -86,7 +86,15 @@ impl LiveMetrics {
             Some(run) => format!("run=\"{run}\",workload=\"{}\"", label(&self.workload)),
             None => String::new(),
         };
-        let with = |extra: &str| if base.is_empty() { extra.to_string() } else if extra.is_empty() { base.clone() } else { format!("{base},{extra}") };
+        let with = |extra: &str| {
+            if base.is_empty() {
+                extra.to_string()
+            } else if extra.is_empty() {
+                base.clone()
+            } else {
+                format!("{base},{extra}")
+            }
+        };
         let counter = |out: &mut String, name: &str, help: &str| {
             let family = if openmetrics { name.trim_end_matches("_total") } else { name };
             let _ = writeln!(out, "# HELP {family} {help}\n# TYPE {family} counter");
@@ -119,12 +127,17 @@ impl LiveMetrics {
         }
         for (name, help, service) in [
             ("casslab_latency_seconds", "Latency from the intended start: quantiles over the last interval, sum and count since the run started.", false),
-            ("casslab_service_time_seconds", "Service time (from the actual send): quantiles over the last interval, sum and count since the run started.", true),
+            (
+                "casslab_service_time_seconds",
+                "Service time (from the actual send): quantiles over the last interval, sum and count since the run started.",
+                true,
+            ),
         ] {
             head(&mut out, name, "summary", help);
             for ((phase, op), t) in &self.ops {
                 let labels = with(&op_labels(*phase, op));
-                let (last, max_ns, sum_ns) = if service { (&t.service, t.service_max_ns, t.service_sum_ns) } else { (&t.latency, t.latency_max_ns, t.latency_sum_ns) };
+                let (last, max_ns, sum_ns) =
+                    if service { (&t.service, t.service_max_ns, t.service_sum_ns) } else { (&t.latency, t.latency_max_ns, t.latency_sum_ns) };
                 if let Some(l) = last {
                     for (q, _) in QUANTILES {
                         let ns = match q {
@@ -142,11 +155,20 @@ impl LiveMetrics {
             }
         }
         if self.ops.iter().any(|(_, t)| t.verify.is_some()) {
-            counter(&mut out, "casslab_verified_reads_total", "Verified reads by class: ok, or not what was written (stale, missing, corrupt, resurrected, expired).");
+            counter(
+                &mut out,
+                "casslab_verified_reads_total",
+                "Verified reads by class: ok, or not what was written (stale, missing, corrupt, resurrected, expired).",
+            );
             for ((phase, op), t) in &self.ops {
                 let Some(c) = &t.verify else { continue };
                 for class in std::iter::once(crate::verify::Class::Ok).chain(crate::verify::Class::VIOLATIONS) {
-                    let _ = writeln!(out, "casslab_verified_reads_total{{{}}} {}", with(&format!("{},class=\"{}\"", op_labels(*phase, op), class.as_str())), c.of(class));
+                    let _ = writeln!(
+                        out,
+                        "casslab_verified_reads_total{{{}}} {}",
+                        with(&format!("{},class=\"{}\"", op_labels(*phase, op), class.as_str())),
+                        c.of(class)
+                    );
                 }
             }
         }
@@ -230,7 +252,14 @@ mod tests {
         for _ in 0..errors {
             st.record_error(ErrorKind::Timeout);
         }
-        IntervalSample { index, phase: Phase::Run, start_ms: u64::from(index) * 1000, end_ms: u64::from(index + 1) * 1000, ops: vec![("read \"x\"".into(), st)], backlog: 0 }
+        IntervalSample {
+            index,
+            phase: Phase::Run,
+            start_ms: u64::from(index) * 1000,
+            end_ms: u64::from(index + 1) * 1000,
+            ops: vec![("read \"x\"".into(), st)],
+            backlog: 0,
+        }
     }
 
     #[test]
@@ -245,7 +274,15 @@ mod tests {
         assert!(text.contains(&format!("casslab_errors_total{{{l},kind=\"timeout\"}} 3\n")), "{text}");
         assert!(text.contains(&format!("casslab_throughput_ops_per_second{{{l}}} 4\n")), "{text}");
         assert!(text.contains(&format!("casslab_latency_seconds_count{{{l}}} 14\n")), "{text}");
-        let p99: f64 = text.lines().find(|x| x.starts_with("casslab_latency_seconds{") && x.contains("quantile=\"0.99\"")).unwrap().rsplit(' ').next().unwrap().parse().unwrap();
+        let p99: f64 = text
+            .lines()
+            .find(|x| x.starts_with("casslab_latency_seconds{") && x.contains("quantile=\"0.99\""))
+            .unwrap()
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
         assert!((p99 - 0.003).abs() < 0.00001, "the last interval's p99: {p99}");
         assert!(text.contains("# TYPE casslab_operations_total counter"));
         assert!(text.contains("casslab_interval_end_timestamp_seconds{run=\"12\",workload=\"kv\"} 1700000002\n"), "{text}");
@@ -261,7 +298,8 @@ mod tests {
         m.started(3, "kv", 0);
         for (ok, stale) in [(90, 1), (99, 2)] {
             let mut s = sample(0, &[1_000_000], 0);
-            s.ops[0].1.verify = Some(Box::new(crate::verify::VerifyStats { counts: crate::verify::VerifyCounts { ok, stale, ..Default::default() }, samples: vec![] }));
+            s.ops[0].1.verify =
+                Some(Box::new(crate::verify::VerifyStats { counts: crate::verify::VerifyCounts { ok, stale, ..Default::default() }, samples: vec![] }));
             m.interval(&s);
         }
         let text = m.render(false);

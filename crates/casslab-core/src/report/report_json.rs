@@ -9,9 +9,9 @@
 //! `mode` is `{"kind": "fixed_rate", "target_rate_per_s": …}` or
 //! `{"kind": "max_throughput", "concurrency": …}`.
 
+use super::run_view::{IntervalView, LoadShape, Report, ReportFormat, RunView, SpectrumPoint};
 use super::server_view;
 use crate::server::suspects;
-use super::run_view::{IntervalView, LoadShape, Report, ReportFormat, RunView, SpectrumPoint};
 use crate::server::ServerSample;
 use serde::Serialize;
 use serde_json::{json, Value};

@@ -194,18 +194,7 @@ impl RunView {
     }
 }
 
-/// `1234567` as `1,234,567`.
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use crate::units::grouped;
 
 /// Builds a [`RunView`] one saved interval row at a time ([`crate::store::Store::for_each_interval`]
 /// order), so that a long run's decoded interval histograms are never all in memory at once:
@@ -248,7 +237,14 @@ impl RunViewBuilder {
     pub fn add_figures(&mut self, row: IntervalFigures) {
         match self.views.last_mut().filter(|v| v.index == row.index) {
             Some(v) => v.ops.push(row.summary),
-            None => self.views.push(IntervalView { index: row.index, phase: row.phase, start_ms: row.start_ms, end_ms: row.end_ms, backlog: row.backlog, ops: vec![row.summary] }),
+            None => self.views.push(IntervalView {
+                index: row.index,
+                phase: row.phase,
+                start_ms: row.start_ms,
+                end_ms: row.end_ms,
+                backlog: row.backlog,
+                ops: vec![row.summary],
+            }),
         }
     }
 
@@ -265,10 +261,28 @@ impl RunViewBuilder {
         let RunSummary { phases, notes, .. } = rebuild.as_ref().map_or_else(|| record.summary.clone(), |r| r.summary(&record)).unwrap_or_default();
         if spectra.is_empty() {
             if let Some(r) = &rebuild {
-                spectra = r.merged.iter().map(|((phase, op), st)| OpSpectrum { phase: *phase, op: op.clone(), intended: spectrum(&st.intended), service: spectrum(&st.service) }).collect();
+                spectra = r
+                    .merged
+                    .iter()
+                    .map(|((phase, op), st)| OpSpectrum { phase: *phase, op: op.clone(), intended: spectrum(&st.intended), service: spectrum(&st.service) })
+                    .collect();
             }
         }
-        RunView { label: format!("run {}", record.id), record, phases, notes, intervals: views, spectra, server: Vec::new(), traces: Vec::new(), events: Vec::new(), event_impacts: Vec::new(), validity: None, violations: Vec::new(), wall_clock: false }
+        RunView {
+            label: format!("run {}", record.id),
+            record,
+            phases,
+            notes,
+            intervals: views,
+            spectra,
+            server: Vec::new(),
+            traces: Vec::new(),
+            events: Vec::new(),
+            event_impacts: Vec::new(),
+            validity: None,
+            violations: Vec::new(),
+            wall_clock: false,
+        }
     }
 }
 
@@ -537,7 +551,14 @@ pub(crate) mod fixtures {
                 rate_per_s: rate,
                 ..RunConfig::default()
             },
-            env: RunEnvironment { casslab_version: "0.1.0".into(), cassandra_version: Some("5.0.6".into()), node_count: 1, client_cores: 2, hostname: None, ..RunEnvironment::default() },
+            env: RunEnvironment {
+                casslab_version: "0.1.0".into(),
+                cassandra_version: Some("5.0.6".into()),
+                node_count: 1,
+                client_cores: 2,
+                hostname: None,
+                ..RunEnvironment::default()
+            },
             summary: Some(RunSummary { phases: summaries, notes: vec!["target rate 600/s not kept: achieved 500/s".into()], ..RunSummary::default() }),
             tags: vec![],
             process: None,

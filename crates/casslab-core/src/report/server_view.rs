@@ -56,10 +56,12 @@ fn client_intervals_of(run: &RunView) -> Vec<ClientInterval> {
         .iter()
         .filter(|iv| iv.phase != Phase::Warmup)
         .flat_map(|iv| {
-            iv.ops
-                .iter()
-                .filter(|o| o.latency.count > 0)
-                .map(|o| ClientInterval { op: o.op.clone(), start_ms: iv.start_ms, end_ms: iv.end_ms, p99_ns: o.latency.p99_ns })
+            iv.ops.iter().filter(|o| o.latency.count > 0).map(|o| ClientInterval {
+                op: o.op.clone(),
+                start_ms: iv.start_ms,
+                end_ms: iv.end_ms,
+                p99_ns: o.latency.p99_ns,
+            })
         })
         .collect()
 }
@@ -248,13 +250,26 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
         }
     }
     let y = latency_axis("p99 latency (ms)", series.iter().flat_map(|se| se.points.iter().map(|p| p.1)));
-    charts.push(LineChart { id: format!("r{pos}-server-p99"), title: "p99 per interval: client against Cassandra's own (coordinator, local)".into(), x: x.clone(), y, series, bands: Vec::new() });
+    charts.push(LineChart {
+        id: format!("r{pos}-server-p99"),
+        title: "p99 per interval: client against Cassandra's own (coordinator, local)".into(),
+        x: x.clone(),
+        y,
+        series,
+        bands: Vec::new(),
+    });
 
     let one = |what: IntervalSeries, name: &str, c: usize| -> Series {
         let pts = suspects::per_interval(&run.server, &bounds, what).into_iter().zip(&mids).map(|(v, m)| (*m, v.unwrap_or(f64::NAN))).collect();
         Series::new(name, color(c), pts)
     };
-    charts.push(chart(format!("r{pos}-server-gc"), "GC pause time per interval (all nodes)", "stopped (ms)", &x, vec![one(IntervalSeries::GcPauseMs, "GC pauses", 3)]));
+    charts.push(chart(
+        format!("r{pos}-server-gc"),
+        "GC pause time per interval (all nodes)",
+        "stopped (ms)",
+        &x,
+        vec![one(IntervalSeries::GcPauseMs, "GC pauses", 3)],
+    ));
     charts.push(chart(
         format!("r{pos}-server-tasks"),
         "pending thread-pool tasks and running compactions",
@@ -265,14 +280,26 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
     let tomb = one(IntervalSeries::TombstonesP99, "tombstones per read, p99", 4);
     // Cassandra's histogram has no bucket under 1: a read that scanned none reads as 1
     if tomb.points.iter().any(|p| p.1 > TOMBSTONE_FLOOR) {
-        charts.push(chart(format!("r{pos}-server-tombstones"), "tombstones per read (p99, workload tables; Cassandra's histogram shows 0 as 1)", "tombstones", &x, vec![tomb]));
+        charts.push(chart(
+            format!("r{pos}-server-tombstones"),
+            "tombstones per read (p99, workload tables; Cassandra's histogram shows 0 as 1)",
+            "tombstones",
+            &x,
+            vec![tomb],
+        ));
     } else if tomb.points.iter().any(|p| p.1.is_finite()) {
         notes.push("tombstones per read: none seen (Cassandra's histogram reports 1 at least, even for reads that scanned none)".to_string());
     }
     let redis_ops = per_interval_mean(&run.server, &bounds, crate::server::redis_info::names::OPS_PER_S);
     if redis_ops.iter().any(|v| v.is_some()) {
         let pts = |v: Vec<Option<f64>>| v.into_iter().zip(&mids).map(|(v, m)| (*m, v.unwrap_or(f64::NAN))).collect();
-        charts.push(chart(format!("r{pos}-server-redis"), "Redis: commands per second (INFO)", "commands/s", &x, vec![Series::new("commands/s", color(0), pts(redis_ops))]));
+        charts.push(chart(
+            format!("r{pos}-server-redis"),
+            "Redis: commands per second (INFO)",
+            "commands/s",
+            &x,
+            vec![Series::new("commands/s", color(0), pts(redis_ops))],
+        ));
     }
     charts.push(chart(
         format!("r{pos}-server-cpu"),
@@ -368,7 +395,9 @@ mod tests {
     fn a_tombstones_p99_at_the_histograms_floor_is_not_drawn_as_tombstones() {
         let mut run = crate::report::run_view::fixtures::view(5, None);
         let at = |s: u64| s * 1000 + 500;
-        let tomb = |v: f64| -> Vec<ServerSample> { (5..13).map(|s| ServerSample { node: "127.0.0.1".into(), metric: format!("{}kv", metric::TOMBSTONES_P99_PREFIX), at_ms: at(s), value: v }).collect() };
+        let tomb = |v: f64| -> Vec<ServerSample> {
+            (5..13).map(|s| ServerSample { node: "127.0.0.1".into(), metric: format!("{}kv", metric::TOMBSTONES_P99_PREFIX), at_ms: at(s), value: v }).collect()
+        };
         run.server = tomb(1.0);
         let mut html = String::new();
         html_section(&mut html, &run, 0);

@@ -72,7 +72,14 @@ mod tests {
     fn each_interval_is_a_line_with_its_wall_clock_time() {
         let mut st = OpStats::default();
         st.record_ok(2_000_000, 1_000_000);
-        let s = IntervalSample { index: 3, phase: Phase::Run, start_ms: 3000, end_ms: 4000, ops: vec![("read".into(), st.clone()), ("write".into(), st)], backlog: 0 };
+        let s = IntervalSample {
+            index: 3,
+            phase: Phase::Run,
+            start_ms: 3000,
+            end_ms: 4000,
+            ops: vec![("read".into(), st.clone()), ("write".into(), st)],
+            backlog: 0,
+        };
         let j: serde_json::Value = serde_json::from_str(lines(StreamFormat::JsonLines, 5, 1_795_000_000_000, &s).trim_end()).unwrap();
         assert_eq!((j["time"].as_str(), j["run"].as_i64(), j["end_unix_ms"].as_i64()), (Some("2026-11-18T11:06:44.000Z"), Some(5), Some(1_795_000_004_000)));
         assert_eq!((j["ops"][1]["op"].as_str(), j["total_ops_per_s"].as_f64()), (Some("write"), Some(2.0)));

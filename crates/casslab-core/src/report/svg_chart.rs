@@ -29,7 +29,9 @@ pub enum ValueFormat {
     /// Seconds since the run started: "12.5 s".
     Seconds,
     /// Seconds since `t0_unix_ms`, shown as the UTC time of day: "14:03:12".
-    Clock { t0_unix_ms: i64 },
+    Clock {
+        t0_unix_ms: i64,
+    },
     /// A "1 in N" value, shown as a percentile: "99.9%".
     Percentile,
 }
@@ -340,7 +342,8 @@ impl LineChart {
                     let _ = write!(text, "\n{}: {}", se.name, fmt_num(*y));
                 }
             }
-            let _ = write!(s, r#"<rect class="hover" x="{x0:.1}" y="{TOP}" width="{:.1}" height="{ph}"><title>{}</title></rect>"#, (x1 - x0).max(0.5), esc(&text));
+            let _ =
+                write!(s, r#"<rect class="hover" x="{x0:.1}" y="{TOP}" width="{:.1}" height="{ph}"><title>{}</title></rect>"#, (x1 - x0).max(0.5), esc(&text));
         }
         s.push_str("</g>");
     }
@@ -414,13 +417,7 @@ impl BarChart {
         let bw = gw * 0.7 / n;
         for (gi, group) in self.groups.iter().enumerate() {
             let g0 = LEFT + gw * gi as f64;
-            let _ = write!(
-                s,
-                r#"<text class="tick group" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-                g0 + gw / 2.0,
-                TOP + ph + 16.0,
-                esc(group)
-            );
+            let _ = write!(s, r#"<text class="tick group" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, g0 + gw / 2.0, TOP + ph + 16.0, esc(group));
             for (si, series) in self.series.iter().enumerate() {
                 let Some(b) = series.bars.get(gi).copied().flatten().filter(|b| b.value.is_finite()) else { continue };
                 let x = g0 + gw * 0.15 + bw * si as f64;
@@ -445,7 +442,8 @@ impl BarChart {
                     let _ = write!(s, r#"<path class="whisker" d="M{cx:.1},{ylo:.1}V{yhi:.1}M{:.1},{ylo:.1}H{:.1}{cap}"/>"#, cx - w, cx + w);
                     label_y = label_y.min(yhi);
                 }
-                let _ = write!(s, r#"<text class="value" x="{cx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, (label_y - 6.0).max(TOP + 9.0), fmt_num(b.value));
+                let _ =
+                    write!(s, r#"<text class="value" x="{cx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, (label_y - 6.0).max(TOP + 9.0), fmt_num(b.value));
             }
         }
         let _ = write!(s, r#"<path class="axis" d="M{LEFT},{TOP}V{:.1}H{:.1}"/>"#, TOP + ph, LEFT + pw);
@@ -626,7 +624,10 @@ mod tests {
         assert_eq!(html.matches("<path class=\"whisker\"").count(), 3);
         assert!(html.contains("a (baseline)") && html.contains(">p99</text>"));
         // an interval of two repetitions can be enormous: its whisker is clipped, the bars stay
-        let wide = BarChart { series: vec![BarSeries { name: "c".into(), color: "#0f0".into(), baseline: false, bars: vec![Some(Bar { value: 2.0, lo: 0.1, hi: 9e9 })] }], ..chart };
+        let wide = BarChart {
+            series: vec![BarSeries { name: "c".into(), color: "#0f0".into(), baseline: false, bars: vec![Some(Bar { value: 2.0, lo: 0.1, hi: 9e9 })] }],
+            ..chart
+        };
         let html = wide.to_html();
         assert!(html.contains("<title>c: 2 [0.1, 9000M]</title>") && html.contains(r#"text-anchor="end">6</text>"#), "{html}");
         assert!(!html.contains(r#"height="0.0""#), "{html}");

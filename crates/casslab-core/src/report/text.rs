@@ -13,14 +13,7 @@ pub use crate::stats::ms;
 
 /// The latency columns every summary table shows, in ms: mean, p50, p95, p99, p99.9, max.
 pub fn latency_cells(l: &LatencySummary) -> [String; 6] {
-    [
-        ms(l.mean_ns),
-        ms(l.p50_ns as f64),
-        ms(l.p95_ns as f64),
-        ms(l.p99_ns as f64),
-        ms(l.p999_ns as f64),
-        ms(l.max_ns as f64),
-    ]
+    [ms(l.mean_ns), ms(l.p50_ns as f64), ms(l.p95_ns as f64), ms(l.p99_ns as f64), ms(l.p999_ns as f64), ms(l.max_ns as f64)]
 }
 
 /// One phase's table: a row per operation (and the total when there are several).
@@ -46,7 +39,12 @@ pub fn reads_line(p: &PhaseSummary) -> Option<String> {
             let rows = if rows >= 10.0 { format!("{rows:.0}") } else { format!("{rows:.2}") };
             let empty = match o.empty_reads {
                 0 => "none found nothing".to_string(),
-                n => format!("{} of {} ({:.0}%) found nothing", super::run_view::grouped(n), super::run_view::grouped(o.ok), 100.0 * n as f64 / o.ok.max(1) as f64),
+                n => format!(
+                    "{} of {} ({:.0}%) found nothing",
+                    super::run_view::grouped(n),
+                    super::run_view::grouped(o.ok),
+                    100.0 * n as f64 / o.ok.max(1) as f64
+                ),
             };
             format!("{} {rows} rows per execution, {empty}", o.op)
         })
@@ -111,7 +109,9 @@ pub fn run_summary(r: &RunRecord, s: &RunSummary) -> String {
 
 /// A merged run's loaders, one row each: throughput, p99, errors, CPU, lag and start skew.
 pub fn loaders_table(loaders: &[LoaderSummary]) -> String {
-    let mut t = TextTable::new(["shard", "host", "ops/s", "of target", "p99", "errors", "client cpu", "max late", "start", "clock", "from"]).indent(2).right([0, 2, 3, 4, 5, 6, 7, 8, 9]);
+    let mut t = TextTable::new(["shard", "host", "ops/s", "of target", "p99", "errors", "client cpu", "max late", "start", "clock", "from"])
+        .indent(2)
+        .right([0, 2, 3, 4, 5, 6, 7, 8, 9]);
     for l in loaders {
         let flags = match (l.saturated, l.behind) {
             (true, true) => " saturated, behind",
@@ -158,7 +158,8 @@ pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::store::
         s.p99_tolerance_pct,
         s.p99_floor_ns / 1_000_000
     );
-    let mut t = TextTable::new(["at", "event", "took", "status", "ops/s during", "after", "p99 during (after)", "errors", "recovered"]).indent(2).right([0, 2, 4, 5]);
+    let mut t =
+        TextTable::new(["at", "event", "took", "status", "ops/s during", "after", "p99 during (after)", "errors", "recovered"]).indent(2).right([0, 2, 4, 5]);
     for (e, imp) in events {
         let (during, after, p99, errors, recovered) = match imp {
             Some(i) => (
@@ -196,13 +197,23 @@ pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::store::
 #[cfg(test)]
 mod events_tests {
     use super::*;
-    use crate::store::{EventImpact, P99Change};
     use crate::events::{EventRecord, EventStatus};
     use crate::stats::ErrorKind;
+    use crate::store::{EventImpact, P99Change};
 
     #[test]
     fn the_events_table_shows_changes_errors_and_recovery() {
-        let kill = EventRecord { seq: 0, spec: "10s kill node2".into(), action: "kill".into(), target: Some("node2".into()), start_ms: 17_400, end_ms: 17_420, status: EventStatus::Ok, exit_code: None, output_tail: String::new() };
+        let kill = EventRecord {
+            seq: 0,
+            spec: "10s kill node2".into(),
+            action: "kill".into(),
+            target: Some("node2".into()),
+            start_ms: 17_400,
+            end_ms: 17_420,
+            status: EventStatus::Ok,
+            exit_code: None,
+            output_tail: String::new(),
+        };
         let impact = EventImpact {
             baseline_from_ms: Some(0),
             baseline_to_ms: Some(17_000),
@@ -213,7 +224,17 @@ mod events_tests {
             errors: [(ErrorKind::Unavailable, 12)].into(),
             recovery_ms: Some(37_200),
         };
-        let exec = EventRecord { seq: 1, spec: "20s exec false".into(), action: "exec".into(), target: Some("false".into()), start_ms: 27_400, end_ms: 27_500, status: EventStatus::Failed, exit_code: Some(1), output_tail: String::new() };
+        let exec = EventRecord {
+            seq: 1,
+            spec: "20s exec false".into(),
+            action: "exec".into(),
+            target: Some("false".into()),
+            start_ms: 27_400,
+            end_ms: 27_500,
+            status: EventStatus::Failed,
+            exit_code: Some(1),
+            output_tail: String::new(),
+        };
         let t = events_table(&[(kill, Some(impact)), (exec, None)]);
         let lines: Vec<&str> = t.lines().collect();
         assert!(lines[1].starts_with("events"), "{t}");
@@ -262,7 +283,10 @@ mod tests {
         write.record_ok(1_000, 1_000);
         let ops = vec![OpSummary::of("read", &read, 10.0), OpSummary::of("lookup", &miss, 10.0), OpSummary::of("insert", &write, 10.0)];
         let p = PhaseSummary { phase: Phase::Run, duration_s: 10.0, target_rate_per_s: None, total: OpSummary::of("total", &read, 10.0), ops };
-        assert_eq!(reads_line(&p).unwrap(), "rows read: read 1.50 rows per execution, 25 of 100 (25%) found nothing; lookup 0.00 rows per execution, 40 of 40 (100%) found nothing");
+        assert_eq!(
+            reads_line(&p).unwrap(),
+            "rows read: read 1.50 rows per execution, 25 of 100 (25%) found nothing; lookup 0.00 rows per execution, 40 of 40 (100%) found nothing"
+        );
         let writes_only = PhaseSummary { ops: vec![OpSummary::of("insert", &write, 10.0)], ..p };
         assert_eq!(reads_line(&writes_only), None);
     }

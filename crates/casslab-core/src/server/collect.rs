@@ -61,8 +61,7 @@ const CLIENT_BUSY_SHARE: f64 = 0.9;
 
 /// Runs until `stop` turns true (or its sender is dropped).
 pub async fn run<P: Poller>(mut poller: Option<P>, setup: CollectSetup, sink: Arc<Mutex<Collected>>, mut stop: watch::Receiver<bool>) {
-    let mut tails: Vec<(String, GcLogTail)> =
-        setup.local.iter().filter_map(|p| p.gc_log.clone().map(|path| (p.node.clone(), GcLogTail::new(path)))).collect();
+    let mut tails: Vec<(String, GcLogTail)> = setup.local.iter().filter_map(|p| p.gc_log.clone().map(|path| (p.node.clone(), GcLogTail::new(path)))).collect();
     let mut procs: Vec<(String, u32, Option<ProcReading>)> = setup.local.iter().map(|p| (p.node.clone(), p.pid, procstat::read(p.pid))).collect();
     procs.push((CLIENT.to_string(), std::process::id(), procstat::read(std::process::id())));
     let mut client_wait_s = procstat::run_wait_s(std::process::id());
@@ -99,10 +98,20 @@ pub async fn run<P: Poller>(mut poller: Option<P>, setup: CollectSetup, sink: Ar
                     let stopped_ms: f64 = pauses.iter().map(|p| p.duration_ms).sum();
                     for p in pauses {
                         let at = (p.start_unix_ms() - setup.t0_unix_ms).max(0) as u64;
-                        samples.push(ServerSample { node: node.clone(), metric: format!("{}{}", metric::GC_PAUSE_PREFIX, p.kind), at_ms: at, value: p.duration_ms });
+                        samples.push(ServerSample {
+                            node: node.clone(),
+                            metric: format!("{}{}", metric::GC_PAUSE_PREFIX, p.kind),
+                            at_ms: at,
+                            value: p.duration_ms,
+                        });
                     }
                     if wall_ms > 0.0 {
-                        samples.push(ServerSample { node: node.clone(), metric: metric::GC_STW_PCT.into(), at_ms, value: (stopped_ms / wall_ms * 100.0).min(100.0) });
+                        samples.push(ServerSample {
+                            node: node.clone(),
+                            metric: metric::GC_STW_PCT.into(),
+                            at_ms,
+                            value: (stopped_ms / wall_ms * 100.0).min(100.0),
+                        });
                     }
                 }
                 Err(e) if !warned_gc => {

@@ -163,7 +163,13 @@ mod tests {
         samples.extend(to_samples("n1", 10, "kv", parse_tablehistograms(HIST_TEXT)));
         let lines = describe(&samples);
         assert_eq!(lines.len(), 1);
-        assert!(lines[0].starts_with("n1 kv: 2 SSTables, 31.2 MiB live, compression ratio 0.99, ~20112 partitions, partition size p50 1109 B p95 1109 B p99 1109 B max 1109 B"), "{}", lines[0]);
+        assert!(
+            lines[0].starts_with(
+                "n1 kv: 2 SSTables, 31.2 MiB live, compression ratio 0.99, ~20112 partitions, partition size p50 1109 B p95 1109 B p99 1109 B max 1109 B"
+            ),
+            "{}",
+            lines[0]
+        );
         assert!(lines[0].ends_with("SSTables per read p50 1 p95 2 p99 2 max 2"), "{}", lines[0]);
     }
 }

@@ -57,7 +57,5 @@ pub mod metric {
 
 /// The pauses among `samples`: (node, kind, start ms, duration ms).
 pub fn gc_pauses(samples: &[ServerSample]) -> impl Iterator<Item = (&str, &str, u64, f64)> {
-    samples
-        .iter()
-        .filter_map(|s| s.metric.strip_prefix(metric::GC_PAUSE_PREFIX).map(|kind| (s.node.as_str(), kind, s.at_ms, s.value)))
+    samples.iter().filter_map(|s| s.metric.strip_prefix(metric::GC_PAUSE_PREFIX).map(|kind| (s.node.as_str(), kind, s.at_ms, s.value)))
 }

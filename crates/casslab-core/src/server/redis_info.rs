@@ -61,9 +61,11 @@ impl RedisInfoPoller {
         let node = connection_info(cfg, creds)?.addr().to_string();
         let own = RedisConfig { connections: 1, request_timeout_ms: cfg.request_timeout_ms.min(5_000), ..cfg.clone() };
         let client = crate::targets::redis::client(&own, creds)?;
-        let mut conn = crate::targets::redis::manager(client, &own)
-            .await
-            .map_err(|e| EngineError::Connect { hosts: cfg.url.clone(), message: e.to_string(), hint: "the server view needs a connection of its own".into() })?;
+        let mut conn = crate::targets::redis::manager(client, &own).await.map_err(|e| EngineError::Connect {
+            hosts: cfg.url.clone(),
+            message: e.to_string(),
+            hint: "the server view needs a connection of its own".into(),
+        })?;
         if cfg.local {
             let _: Result<(), _> = redis::cmd("CONFIG").arg("RESETSTAT").query_async(&mut conn).await;
         }
@@ -117,7 +119,11 @@ fn read(text: &str) -> (Counters, Vec<(String, f64)>) {
     if let Some(rss) = num(&fields, "used_memory_rss") {
         gauges.push((metric::RSS_MIB.to_string(), rss / 1_048_576.0));
     }
-    let keys: f64 = fields.iter().filter(|(k, _)| k.starts_with("db") && k[2..].chars().all(|c| c.is_ascii_digit())).flat_map(|(_, v)| pairs(v).filter(|(k, _)| *k == "keys").map(|(_, x)| x)).sum();
+    let keys: f64 = fields
+        .iter()
+        .filter(|(k, _)| k.starts_with("db") && k[2..].chars().all(|c| c.is_ascii_digit()))
+        .flat_map(|(_, v)| pairs(v).filter(|(k, _)| *k == "keys").map(|(_, x)| x))
+        .sum();
     gauges.push((names::KEYS.to_string(), keys));
     for (k, v) in &fields {
         if let Some(cmd) = k.strip_prefix("cmdstat_") {
@@ -143,7 +149,12 @@ fn to_samples(node: &str, at_ms: u64, gauges: Vec<(String, f64)>, prev: Option<(
     let d = |a: f64, b: f64| (a - b).max(0.0);
     out.push(sample(names::OPS_PER_S.into(), d(now.commands, p.commands) / dt_s));
     out.push(sample(metric::CPU_PCT.into(), d(now.cpu_s, p.cpu_s) / dt_s * 100.0));
-    for (m, a, b) in [(names::HITS, now.hits, p.hits), (names::MISSES, now.misses, p.misses), (names::EVICTED, now.evicted, p.evicted), (names::EXPIRED, now.expired, p.expired)] {
+    for (m, a, b) in [
+        (names::HITS, now.hits, p.hits),
+        (names::MISSES, now.misses, p.misses),
+        (names::EVICTED, now.evicted, p.evicted),
+        (names::EXPIRED, now.expired, p.expired),
+    ] {
         out.push(sample(m.into(), d(a, b)));
     }
     for (cmd, (calls, usec)) in &now.calls {
@@ -200,7 +211,11 @@ mod tests {
     #[test]
     fn counters_are_differenced_and_gauges_kept() {
         let (before, _) = read(INFO);
-        let later = INFO.replace("total_commands_processed:1000", "total_commands_processed:3000").replace("used_cpu_user:2.5", "used_cpu_user:3.0").replace("calls=100,usec=300", "calls=300,usec=1100").replace("keyspace_hits:90", "keyspace_hits:190");
+        let later = INFO
+            .replace("total_commands_processed:1000", "total_commands_processed:3000")
+            .replace("used_cpu_user:2.5", "used_cpu_user:3.0")
+            .replace("calls=100,usec=300", "calls=300,usec=1100")
+            .replace("keyspace_hits:90", "keyspace_hits:190");
         let (after, gauges) = read(&later);
         let s = to_samples("h:1", 2000, gauges, Some((&before, 2.0)), &after);
         let get = |m: &str| s.iter().find(|x| x.metric == m).map(|x| x.value);

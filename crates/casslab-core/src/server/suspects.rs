@@ -118,11 +118,8 @@ fn max_per_node(samples: &[ServerSample], from_ms: u64, to_ms: u64, wanted: impl
 pub fn findings(samples: &[ServerSample], from_ms: u64, to_ms: u64) -> Vec<String> {
     let all = samples;
     // samples in time order (as the store returns them): only the window's are looked at
-    let samples = if all.is_sorted_by_key(|s| s.at_ms) {
-        &all[all.partition_point(|s| s.at_ms < from_ms)..all.partition_point(|s| s.at_ms <= to_ms)]
-    } else {
-        all
-    };
+    let samples =
+        if all.is_sorted_by_key(|s| s.at_ms) { &all[all.partition_point(|s| s.at_ms < from_ms)..all.partition_point(|s| s.at_ms <= to_ms)] } else { all };
     let mut out = Vec::new();
     // GC pauses, per node: the longest, with the total when there were several
     let mut gc: BTreeMap<&str, (f64, f64, usize, &str, u64)> = BTreeMap::new();

@@ -77,7 +77,12 @@ async fn select(session: &Session, cql: &str, values: impl scylla::serialize::ro
 /// Is this traced statement one of the workload's (not casslab's own bookkeeping or polling)?
 pub fn is_workload_query(query: &str) -> bool {
     let q = query.to_ascii_lowercase();
-    !q.is_empty() && !q.contains("system_views.") && !q.contains("system.") && !q.contains("system_schema.") && !q.contains("system_traces.") && !q.contains("casslab_meta")
+    !q.is_empty()
+        && !q.contains("system_views.")
+        && !q.contains("system.")
+        && !q.contains("system_schema.")
+        && !q.contains("system_traces.")
+        && !q.contains("casslab_meta")
 }
 
 /// The `n` longest of `rows` started within `[from_unix_ms, to_unix_ms]`, longest first.
@@ -103,7 +108,13 @@ pub async fn slowest(session: &Session, from_unix_ms: i64, to_unix_ms: i64, t0_u
             _ => String::new(),
         };
         let query = if query.is_empty() { to_text(col(&names, row, "request")) } else { query };
-        sessions.push(SessionRow { id: *id, started_unix_ms: started, duration_us: to_int(col(&names, row, "duration")), coordinator: to_text(col(&names, row, "coordinator")), query });
+        sessions.push(SessionRow {
+            id: *id,
+            started_unix_ms: started,
+            duration_us: to_int(col(&names, row, "duration")),
+            coordinator: to_text(col(&names, row, "coordinator")),
+            query,
+        });
     }
     let mut out = Vec::new();
     for s in pick_slowest(sessions, from_unix_ms, to_unix_ms, n) {
@@ -132,16 +143,16 @@ pub async fn slowest(session: &Session, from_unix_ms: i64, to_unix_ms: i64, t0_u
 
 /// A trace as text: the request, then one line per step with its time and the gap before it.
 pub fn describe(t: &Trace) -> String {
-    let mut out = format!(
-        "{:.2} ms at {} on {}: {}\n",
-        t.duration_us as f64 / 1000.0,
-        super::suspects::clock(t.at_ms),
-        t.coordinator,
-        t.query
-    );
+    let mut out = format!("{:.2} ms at {} on {}: {}\n", t.duration_us as f64 / 1000.0, super::suspects::clock(t.at_ms), t.coordinator, t.query);
     let mut prev = 0;
     for e in &t.events {
-        out.push_str(&format!("    {:>9.3} ms (+{:.3}) {:<15} {}\n", e.elapsed_us as f64 / 1000.0, (e.elapsed_us - prev).max(0) as f64 / 1000.0, e.source, e.activity));
+        out.push_str(&format!(
+            "    {:>9.3} ms (+{:.3}) {:<15} {}\n",
+            e.elapsed_us as f64 / 1000.0,
+            (e.elapsed_us - prev).max(0) as f64 / 1000.0,
+            e.source,
+            e.activity
+        ));
         prev = e.elapsed_us;
     }
     out

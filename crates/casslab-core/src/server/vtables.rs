@@ -117,11 +117,7 @@ impl VirtualTablePoller {
         let mut st = Statement::new(cql);
         st.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(NodeIdentifier::Node(node.clone()), None)));
         st.set_request_timeout(Some(self.timeout));
-        let result = if per_table {
-            self.session.query_unpaged(st, (self.keyspace.as_str(),)).await
-        } else {
-            self.session.query_unpaged(st, ()).await
-        };
+        let result = if per_table { self.session.query_unpaged(st, (self.keyspace.as_str(),)).await } else { self.session.query_unpaged(st, ()).await };
         let rows = result.map_err(|e| e.to_string())?.into_rows_result().map_err(|e| e.to_string())?;
         let names: Vec<String> = rows.column_specs().iter().map(|c| c.name().to_string()).collect();
         let mut out = Vec::new();
@@ -241,8 +237,18 @@ mod tests {
     #[test]
     fn thread_pools_give_totals_and_busy_pools() {
         let rows = vec![
-            row(&[("name", CqlValue::Text("MutationStage".into())), ("active_tasks", CqlValue::Int(2)), ("pending_tasks", CqlValue::Int(30)), ("blocked_tasks", CqlValue::BigInt(0))]),
-            row(&[("name", CqlValue::Text("ReadStage".into())), ("active_tasks", CqlValue::Int(1)), ("pending_tasks", CqlValue::Int(0)), ("blocked_tasks", CqlValue::BigInt(0))]),
+            row(&[
+                ("name", CqlValue::Text("MutationStage".into())),
+                ("active_tasks", CqlValue::Int(2)),
+                ("pending_tasks", CqlValue::Int(30)),
+                ("blocked_tasks", CqlValue::BigInt(0)),
+            ]),
+            row(&[
+                ("name", CqlValue::Text("ReadStage".into())),
+                ("active_tasks", CqlValue::Int(1)),
+                ("pending_tasks", CqlValue::Int(0)),
+                ("blocked_tasks", CqlValue::BigInt(0)),
+            ]),
         ];
         let s = to_samples("thread_pools", "127.0.0.1", 5000, &rows);
         let get = |m: &str| s.iter().find(|x| x.metric == m).map(|x| x.value);
@@ -282,7 +288,9 @@ mod tests {
 
     #[test]
     fn missing_tables_are_recognised_by_the_servers_message() {
-        assert!(is_missing_table("Database returned an error: The query is syntactically correct but invalid, Error message: table sstable_tasks does not exist"));
+        assert!(is_missing_table(
+            "Database returned an error: The query is syntactically correct but invalid, Error message: table sstable_tasks does not exist"
+        ));
         assert!(is_missing_table("unconfigured table thread_pools"));
         assert!(!is_missing_table("Request timeout"));
     }

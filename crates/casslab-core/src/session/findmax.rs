@@ -11,8 +11,8 @@ use crate::config::LoadMode;
 use crate::store::RunStatus;
 
 pub use crate::analysis::{parse_sla, SlaError};
-pub use crate::judge::findmax::{Search, Step};
-use crate::judge::findmax::observed;
+use crate::judge::search::observed;
+pub use crate::judge::search::{Search, Step};
 
 /// Why a search stopped early.
 #[derive(Debug, thiserror::Error)]

@@ -10,16 +10,16 @@
 //! Redis needs the run config's `redis`), [`ClusterControl`] (the local cluster casslab
 //! started; none for `--hosts`) and the results [`Store`].
 
-mod checks;
-pub mod experiment;
+pub mod conduct;
 pub mod findmax;
 mod observer;
-pub mod pass;
-mod server;
+mod run_checks;
+mod server_metrics;
 mod timeline;
+pub mod verify_pass;
 
 pub use observer::{Observer, Quiet, SessionEvent};
-pub use checks::workload_for_run;
+pub use run_checks::workload_for_run;
 pub use timeline::{check_events, EventCheckError};
 
 use crate::analysis::impact::{self, IntervalPoint};
@@ -121,16 +121,16 @@ impl<'a> RunSession<'a> {
             TargetKind::Cql => {
                 // a shard other than 0 polls no server and carries out no event
                 let control = lab.control.as_ref().filter(|_| controls(cfg));
-                let polled = if controls(cfg) { server::Polled::Cql } else { server::Polled::ClientOnly };
-                let server = server::start(cfg, &w.keyspace, &lab.credentials, self.clock, control, polled);
+                let polled = if controls(cfg) { server_metrics::Polled::Cql } else { server_metrics::Polled::ClientOnly };
+                let server = server_metrics::start(cfg, &w.keyspace, &lab.credentials, self.clock, control, polled);
                 let target = CqlTarget::connect(&cfg.cluster, &lab.credentials).await;
                 let hosts = cfg.cluster.hosts.clone();
                 self.connected(target, server, hosts).await
             }
             TargetKind::Redis => {
                 let Some(rc) = &cfg.redis else { return Err(EngineError::NoRedisTarget(w.name.clone()).into()) };
-                let polled = if controls(cfg) { server::Polled::Redis(rc.clone()) } else { server::Polled::ClientOnly };
-                let server = server::start(cfg, &w.keyspace, &lab.credentials, self.clock, None, polled);
+                let polled = if controls(cfg) { server_metrics::Polled::Redis(rc.clone()) } else { server_metrics::Polled::ClientOnly };
+                let server = server_metrics::start(cfg, &w.keyspace, &lab.credentials, self.clock, None, polled);
                 let target = RedisTarget::connect(rc, &lab.credentials).await;
                 let hosts = vec![rc.url.clone()];
                 self.connected(target, server, hosts).await
@@ -139,7 +139,12 @@ impl<'a> RunSession<'a> {
     }
 
     /// Drives a target that connected; one that did not stops the collector and is the error.
-    async fn connected<T: Target>(self, target: Result<T, EngineError>, server: Option<server::ServerMetrics>, hosts: Vec<String>) -> Result<RunResult, SessionError> {
+    async fn connected<T: Target>(
+        self,
+        target: Result<T, EngineError>,
+        server: Option<server_metrics::ServerMetrics>,
+        hosts: Vec<String>,
+    ) -> Result<RunResult, SessionError> {
         match target {
             Ok(t) => self.drive(Arc::new(t), server, &hosts).await,
             Err(e) => {
@@ -152,7 +157,7 @@ impl<'a> RunSession<'a> {
     }
 
     /// Runs the engine against a connected target and consumes its events.
-    async fn drive<T: Target>(self, target: Arc<T>, server: Option<server::ServerMetrics>, hosts: &[String]) -> Result<RunResult, SessionError> {
+    async fn drive<T: Target>(self, target: Arc<T>, server: Option<server_metrics::ServerMetrics>, hosts: &[String]) -> Result<RunResult, SessionError> {
         let lab = self.lab;
         lab.observer.on(&SessionEvent::Connected { hosts, info: target.info() });
         let id = match self.begin(target.info()).await {
@@ -170,13 +175,22 @@ impl<'a> RunSession<'a> {
         let verify = crate::verify::RunVerify::fresh();
         let token = verify.clone();
         let engine = tokio::spawn(async move { engine::run(engine_target, &spec.config, &spec.workload, clock, tx, stop, &token).await });
-        let mut run = Consumer { session: &self, id, server: server.as_ref(), summary: RunSummary::default(), store_error: None, timeline: None, points: Vec::new(), violations: Default::default() };
+        let mut run = Consumer {
+            session: &self,
+            id,
+            server: server.as_ref(),
+            summary: RunSummary::default(),
+            store_error: None,
+            timeline: None,
+            points: Vec::new(),
+            violations: Default::default(),
+        };
         while let Some(ev) = rx.recv().await {
             run.on(ev);
         }
         let result = engine.await?;
         let Consumer { mut summary, mut store_error, timeline, points, .. } = run;
-        if let Err(e) = checks::save_records(lab.results, id, &verify, target.verifier().as_deref()) {
+        if let Err(e) = run_checks::save_records(lab.results, id, &verify, target.verifier().as_deref()) {
             store_error.get_or_insert(e);
         }
         if let Err(e) = self.save_events(id, timeline, &points).await {
@@ -253,12 +267,12 @@ impl<'a> RunSession<'a> {
 struct Consumer<'s, 'a> {
     session: &'s RunSession<'a>,
     id: RunId,
-    server: Option<&'s server::ServerMetrics>,
+    server: Option<&'s server_metrics::ServerMetrics>,
     summary: RunSummary,
     store_error: Option<StoreError>,
     timeline: Option<Timeline>,
     points: Vec<IntervalPoint>,
-    violations: checks::Violations,
+    violations: run_checks::Violations,
 }
 
 impl Consumer<'_, '_> {
@@ -299,7 +313,7 @@ impl Consumer<'_, '_> {
                 }
                 self.summary.phases.push(PhaseSummary::of(phase, duration_s, &ops, target_rate_per_s, &mut self.summary.notes));
             }
-            EngineEvent::Verify(request) => checks::answer(lab.results, request),
+            EngineEvent::Verify(request) => run_checks::answer(lab.results, request),
         }
     }
 }
@@ -309,9 +323,10 @@ impl Consumer<'_, '_> {
 pub async fn apply_server(lab: &Lab<'_>, workload: &str, spec: &crate::cluster::ServerSpec, restart: bool) -> Result<crate::cluster::Applied, SessionError> {
     let Some(control) = lab.control.clone() else { return Err(SessionError::NeedsLocalCluster(workload.to_string())) };
     let (spec2, observer) = (spec.clone(), lab.observer.clone());
-    let applied = tokio::task::spawn_blocking(move || control.apply(&spec2, restart, &mut |line| observer.on(&SessionEvent::Notice(&Notice::Cluster(line.to_string())))))
-        .await?
-        .map_err(|source| SessionError::Server { workload: workload.to_string(), source })?;
+    let applied =
+        tokio::task::spawn_blocking(move || control.apply(&spec2, restart, &mut |line| observer.on(&SessionEvent::Notice(&Notice::Cluster(line.to_string())))))
+            .await?
+            .map_err(|source| SessionError::Server { workload: workload.to_string(), source })?;
     if applied.restarted {
         lab.observer.on(&SessionEvent::ServerApplied { workload, applied });
     }

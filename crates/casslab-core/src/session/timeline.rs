@@ -1,7 +1,8 @@
 //! The events of a run (`60s kill node2`, a workload's `events:`): checking them against the
 //! cluster before anything starts, then a timeline that fires each one at its time after the
 //! start of the run phase and carries it out on a blocking thread — so the engine keeps
-//! running; node stops, kills and starts one at a time — and records when it started and
+//! running; node stops, kills and starts one at a time, through the cluster's own lock
+//! ([`ClusterControl::one_at_a_time`]) — and records when it started and
 //! ended on the run's clock, its exit status and the tail of its output. Node actions and
 //! nodetool calls go through the [`ClusterControl`] seam; `exec` runs `sh -c CMD`.
 
@@ -10,16 +11,12 @@ use crate::cluster::ClusterControl;
 use crate::engine::RunClock;
 use crate::events::{sorted, EventAction, EventRecord, EventSpec, EventStatus};
 use std::process::{Command, Output};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// Lines of an event's output kept with the run.
 const OUTPUT_TAIL_LINES: usize = 20;
-
-/// Held while a stop, kill or start runs: one that comes due while another is still under
-/// way (a start while a graceful stop drains) waits for it, and starts when it can.
-static NODE_ACTIONS: Mutex<()> = Mutex::new(());
 
 /// An event the cluster a run is aimed at cannot carry out.
 #[derive(Debug, thiserror::Error)]
@@ -54,7 +51,13 @@ pub(crate) struct Timeline {
 impl Timeline {
     /// Starts firing `events` (times since the run phase's start, which is `run_started_at_ms`
     /// on `clock`).
-    pub fn start(events: Vec<EventSpec>, clock: RunClock, run_started_at_ms: u64, control: Option<Arc<dyn ClusterControl>>, observer: Arc<dyn Observer>) -> Timeline {
+    pub fn start(
+        events: Vec<EventSpec>,
+        clock: RunClock,
+        run_started_at_ms: u64,
+        control: Option<Arc<dyn ClusterControl>>,
+        observer: Arc<dyn Observer>,
+    ) -> Timeline {
         let (cancel, mut cancelled) = watch::channel(false);
         let task = tokio::spawn(async move {
             let mut running: Vec<JoinHandle<EventRecord>> = Vec::new();
@@ -72,24 +75,35 @@ impl Timeline {
                 }
                 let (control, observer) = (control.clone(), observer.clone());
                 running.push(tokio::task::spawn_blocking(move || {
-                    let _one_at_a_time = spec.action.node_selector().map(|_| NODE_ACTIONS.lock().unwrap_or_else(|e| e.into_inner()));
-                    let start_ms = clock.now_ms();
-                    observer.on(&SessionEvent::EventStarted { spec: &spec });
-                    let (status, exit_code, output) = carry_out(&spec.action, control.as_deref());
-                    let end_ms = clock.now_ms().max(start_ms);
-                    let record = EventRecord {
-                        seq: seq as u32,
-                        spec: spec.text.clone(),
-                        action: spec.action.name().to_string(),
-                        target: spec.action.target(),
-                        start_ms,
-                        end_ms,
-                        status,
-                        exit_code,
-                        output_tail: tail(&output, OUTPUT_TAIL_LINES),
+                    let fire = || {
+                        let start_ms = clock.now_ms();
+                        observer.on(&SessionEvent::EventStarted { spec: &spec });
+                        let (status, exit_code, output) = carry_out(&spec.action, control.as_deref());
+                        let end_ms = clock.now_ms().max(start_ms);
+                        let record = EventRecord {
+                            seq: seq as u32,
+                            spec: spec.text.clone(),
+                            action: spec.action.name().to_string(),
+                            target: spec.action.target(),
+                            start_ms,
+                            end_ms,
+                            status,
+                            exit_code,
+                            output_tail: tail(&output, OUTPUT_TAIL_LINES),
+                        };
+                        observer.on(&SessionEvent::EventFinished { spec: &spec, record: &record });
+                        record
                     };
-                    observer.on(&SessionEvent::EventFinished { spec: &spec, record: &record });
-                    record
+                    // node stops, kills and starts wait for each other (the cluster's lock), and
+                    // their record starts when they do
+                    match (spec.action.node_selector(), control.as_deref()) {
+                        (Some(_), Some(cluster)) => {
+                            let mut record = None;
+                            cluster.one_at_a_time(&mut || record = Some(fire()));
+                            record.expect("one_at_a_time calls its action once")
+                        }
+                        _ => fire(),
+                    }
                 }));
             }
             for h in running {
@@ -151,7 +165,9 @@ fn carry_out(action: &EventAction, control: Option<&dyn ClusterControl>) -> (Eve
     let mut lines = Vec::new();
     let mut log = |l: &str| lines.push(l.to_string());
     let result = match action {
-        EventAction::Stop(sel) | EventAction::Kill(sel) => cluster.select(sel).and_then(|idx| cluster.stop(&idx, matches!(action, EventAction::Kill(_)), &mut log)),
+        EventAction::Stop(sel) | EventAction::Kill(sel) => {
+            cluster.select(sel).and_then(|idx| cluster.stop(&idx, matches!(action, EventAction::Kill(_)), &mut log))
+        }
         EventAction::Start(sel) => cluster.select(sel).and_then(|idx| cluster.start(&idx, &mut log)),
         _ => return nodetool_on_nodes(cluster, action),
     };
@@ -223,8 +239,13 @@ mod tests {
     use crate::session::observer::Quiet;
     use std::time::Duration;
 
-    /// A cluster of named nodes that only answers `select`.
-    struct Named(Vec<&'static str>);
+    /// A cluster of named nodes that only answers `select`, and counts the actions run one at
+    /// a time.
+    struct Named(Vec<&'static str>, std::sync::atomic::AtomicUsize);
+
+    fn named(nodes: Vec<&'static str>) -> Named {
+        Named(nodes, Default::default())
+    }
 
     #[derive(Debug, thiserror::Error)]
     #[error("no node or data center \"{0}\" (nodes: {1})")]
@@ -246,6 +267,10 @@ mod tests {
         fn start(&self, _: &[usize], _: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
             Ok(())
         }
+        fn one_at_a_time(&self, action: &mut dyn FnMut()) {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            action()
+        }
         fn nodetool(&self, _: usize, _: &[&str]) -> Result<Output, ControlError> {
             Err(ControlError::new(std::io::Error::other("no nodetool here")))
         }
@@ -266,7 +291,7 @@ mod tests {
         let kill = vec![parse_event("10s kill node2").unwrap()];
         let e = check_events(&kill, None).unwrap_err().to_string();
         assert!(e.contains("exec CMD"), "{e}");
-        let cluster = Named(vec!["node1", "node2", "node3"]);
+        let cluster = named(vec!["node1", "node2", "node3"]);
         check_events(&kill, Some(&cluster)).unwrap();
         let e = check_events(&[parse_event("10s stop dc9").unwrap()], Some(&cluster)).unwrap_err().to_string();
         assert!(e.contains("dc9") && e.contains("node2"), "{e}");
@@ -279,7 +304,7 @@ mod tests {
         assert!(out.contains("hi") && out.contains("oops"), "{out}");
         assert_eq!(carry_out(&EventAction::Exec("true".into()), None).0, EventStatus::Ok);
         assert_eq!(carry_out(&EventAction::Flush(None), None).0, EventStatus::Failed);
-        assert_eq!(carry_out(&EventAction::Flush(None), Some(&Named(vec![]))).0, EventStatus::Failed, "no node runs");
+        assert_eq!(carry_out(&EventAction::Flush(None), Some(&named(vec![]))).0, EventStatus::Failed, "no node runs");
         assert_eq!(tail("a\nb\nc\n", 2), "b\nc");
         assert_eq!(table_args(&Some("ks.t".into())), ["ks", "t"]);
     }
@@ -299,5 +324,23 @@ mod tests {
         assert_eq!(recs[1].status, EventStatus::Ok);
         assert!(recs[1].start_ms >= 1_200 && recs[1].end_ms >= recs[1].start_ms + 300, "{recs:?}");
         assert_eq!((recs[2].status, recs[2].start_ms), (EventStatus::Skipped, 1_000 + 3_600_000));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn node_stops_and_starts_go_through_the_cluster_one_at_a_time_and_nodetool_does_not() {
+        let evs = vec![
+            parse_event("10ms stop node1").unwrap(),
+            parse_event("10ms start node2").unwrap(),
+            parse_event("10ms flush").unwrap(),
+            parse_event("10ms exec true").unwrap(),
+        ];
+        let cluster = Arc::new(named(vec!["node1", "node2"]));
+        let clock = RunClock { t0: tokio::time::Instant::now(), t0_unix_ms: 0 };
+        let t = Timeline::start(evs, clock, 0, Some(cluster.clone() as Arc<dyn ClusterControl>), Arc::new(Quiet));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let recs = t.finish().await;
+        let statuses: Vec<(&str, EventStatus)> = recs.iter().map(|r| (r.action.as_str(), r.status)).collect();
+        assert_eq!(statuses, [("stop", EventStatus::Ok), ("start", EventStatus::Ok), ("flush", EventStatus::Failed), ("exec", EventStatus::Ok)]);
+        assert_eq!(cluster.1.load(std::sync::atomic::Ordering::SeqCst), 2, "the stop and the start, not the flush or the command");
     }
 }

@@ -1,8 +1,13 @@
 //! The [`Store`] itself: one SQLite connection and the statements that write a run as it goes
-//! and read runs back. Table layout lives in `schema.rs`, row decoding in `rows.rs`.
+//! and read runs back. Table layout lives in `migrations.rs`, row decoding in `rows.rs`.
 
-use super::rows::{decode_figures, decode_packed_stats, decode_phase, decode_stats, encode, encode_verify, Cols, RawRun, FIGURES_COLUMNS, FIGURES_COLUMN_COUNT, SELECT_RUN, STATS_COLUMNS};
-use super::{serialize_histogram, EncodedInterval, IntervalFigures, PackedInterval, RunId, RunProcess, RunRecord, RunStatus, RunSummary, StoreError, StoredInterval};
+use super::rows::{
+    decode_figures, decode_packed_stats, decode_phase, decode_stats, encode, encode_verify, Cols, RawRun, FIGURES_COLUMNS, FIGURES_COLUMN_COUNT, SELECT_RUN,
+    STATS_COLUMNS,
+};
+use super::{
+    serialize_histogram, EncodedInterval, IntervalFigures, PackedInterval, RunId, RunProcess, RunRecord, RunStatus, RunSummary, StoreError, StoredInterval,
+};
 use crate::config::{RunConfig, RunEnvironment};
 use crate::stats::{IntervalSample, LatencySummary, OpStats, OpSummary, Phase};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -28,14 +33,7 @@ impl Store {
     }
 
     /// Records the start of a run (status `Running`, made by this process) and returns its id.
-    pub fn begin_run(
-        &self,
-        workload: &str,
-        config: &RunConfig,
-        env: &RunEnvironment,
-        tags: &[String],
-        started_at_ms: i64,
-    ) -> Result<RunId, StoreError> {
+    pub fn begin_run(&self, workload: &str, config: &RunConfig, env: &RunEnvironment, tags: &[String], started_at_ms: i64) -> Result<RunId, StoreError> {
         let config_json = encode("the run config", config)?;
         let env_json = encode("the run environment", env)?;
         let process = RunProcess::current();
@@ -161,13 +159,7 @@ impl Store {
     }
 
     /// Records how a run ended, with its summary.
-    pub fn finish_run(
-        &self,
-        run: RunId,
-        status: RunStatus,
-        summary: &RunSummary,
-        ended_at_ms: i64,
-    ) -> Result<(), StoreError> {
+    pub fn finish_run(&self, run: RunId, status: RunStatus, summary: &RunSummary, ended_at_ms: i64) -> Result<(), StoreError> {
         let summary_json = encode("the run summary", summary)?;
         let changed = self.conn().execute(
             "UPDATE runs SET status = ?2, summary_json = ?3, ended_at_ms = ?4 WHERE id = ?1",
@@ -181,9 +173,7 @@ impl Store {
 
     /// Adds a tag to a saved run (no-op if it has it already).
     pub fn add_tag(&self, run: RunId, tag: &str) -> Result<(), StoreError> {
-        self.conn()
-            .execute("INSERT OR IGNORE INTO run_tags (run_id, tag) VALUES (?1, ?2)", params![run, tag])
-            .map_err(|e| missing_run(run, e))?;
+        self.conn().execute("INSERT OR IGNORE INTO run_tags (run_id, tag) VALUES (?1, ?2)", params![run, tag]).map_err(|e| missing_run(run, e))?;
         Ok(())
     }
 
@@ -199,10 +189,7 @@ impl Store {
     /// One saved run; [`StoreError::NoSuchRun`] if there is none with that id.
     pub fn run(&self, id: RunId) -> Result<RunRecord, StoreError> {
         let conn = self.conn();
-        let raw = conn
-            .query_row(&format!("{SELECT_RUN} WHERE id = ?1"), [id], RawRun::from_row)
-            .optional()?
-            .ok_or(StoreError::NoSuchRun(id))?;
+        let raw = conn.query_row(&format!("{SELECT_RUN} WHERE id = ?1"), [id], RawRun::from_row).optional()?.ok_or(StoreError::NoSuchRun(id))?;
         raw.decode(&conn)
     }
 
@@ -255,9 +242,8 @@ impl Store {
     pub fn for_each_packed_interval(&self, run: RunId, mut f: impl FnMut(PackedInterval) -> Result<(), StoreError>) -> Result<(), StoreError> {
         let conn = self.conn();
         ensure_run(&conn, run)?;
-        let mut stmt = conn.prepare_cached(&format!(
-            "SELECT idx, phase, start_ms, end_ms, backlog, op, {STATS_COLUMNS} FROM intervals WHERE run_id = ?1 ORDER BY idx, seq"
-        ))?;
+        let mut stmt = conn
+            .prepare_cached(&format!("SELECT idx, phase, start_ms, end_ms, backlog, op, {STATS_COLUMNS} FROM intervals WHERE run_id = ?1 ORDER BY idx, seq"))?;
         let mut rows = stmt.query([run])?;
         while let Some(r) = rows.next()? {
             let index: u32 = r.get(0)?;
@@ -378,13 +364,7 @@ mod tests {
     fn summary() -> RunSummary {
         let total = OpSummary::of("total", &stats(1), 3.0);
         RunSummary {
-            phases: vec![PhaseSummary {
-                phase: Phase::Run,
-                duration_s: 3.0,
-                target_rate_per_s: Some(500.0),
-                ops: vec![total.clone()],
-                total,
-            }],
+            phases: vec![PhaseSummary { phase: Phase::Run, duration_s: 3.0, target_rate_per_s: Some(500.0), ops: vec![total.clone()], total }],
             notes: vec!["target rate 500/s not kept: achieved 333/s".into()],
             ..RunSummary::default()
         }
@@ -410,10 +390,7 @@ mod tests {
         let got = store.intervals(id).unwrap();
         assert_eq!(got.len(), 6);
         for (g, (s, (op, st))) in got.iter().zip(samples.iter().flat_map(|s| s.ops.iter().map(move |o| (s, o)))) {
-            assert_eq!(
-                (g.index, g.phase, g.start_ms, g.end_ms, g.backlog),
-                (s.index, s.phase, s.start_ms, s.end_ms, s.backlog)
-            );
+            assert_eq!((g.index, g.phase, g.start_ms, g.end_ms, g.backlog), (s.index, s.phase, s.start_ms, s.end_ms, s.backlog));
             assert_eq!(&g.op, op);
             assert_eq!(g.stats.ok, st.ok);
             assert_eq!(g.stats.errors, st.errors);

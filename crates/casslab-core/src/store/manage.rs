@@ -58,7 +58,9 @@ mod tests {
         let done = begin(&store, &["a"]);
         let mut st = OpStats::default();
         st.record_ok(1_000, 900);
-        store.add_interval(done, &IntervalSample { index: 0, phase: Phase::Run, start_ms: 0, end_ms: 1000, ops: vec![("read".into(), st)], backlog: 0 }).unwrap();
+        store
+            .add_interval(done, &IntervalSample { index: 0, phase: Phase::Run, start_ms: 0, end_ms: 1000, ops: vec![("read".into(), st)], backlog: 0 })
+            .unwrap();
         store.finish_run(done, RunStatus::Completed, &RunSummary::default(), 2_000).unwrap();
         let running = begin(&store, &[]);
 

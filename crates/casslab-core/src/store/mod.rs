@@ -6,21 +6,21 @@
 //! CLI do), and it never prints.
 
 mod db;
-mod events;
+mod event_rows;
 mod manage;
+mod migrations;
 mod open;
-mod process;
 mod rows;
-mod schema;
-mod server;
-mod verify;
+mod run_process;
+mod server_samples;
+mod verify_rows;
 
 pub use db::Store;
-pub use events::{EventImpact, P99Change};
+pub use event_rows::{EventImpact, P99Change};
 pub use manage::tag_key;
-pub use process::RunProcess;
-pub use schema::SCHEMA_VERSION;
-pub use verify::SavedViolation;
+pub use migrations::SCHEMA_VERSION;
+pub use run_process::RunProcess;
+pub use verify_rows::SavedViolation;
 
 use crate::config::{RunConfig, RunEnvironment};
 use crate::stats::{OpStats, OpSummary, Phase};
@@ -379,11 +379,27 @@ pub struct PackedInterval {
 
 impl PackedInterval {
     pub fn pack(r: &StoredInterval) -> PackedInterval {
-        PackedInterval { index: r.index, phase: r.phase, start_ms: r.start_ms, end_ms: r.end_ms, op: r.op.clone(), stats: PackedStats::pack(&r.stats), backlog: r.backlog }
+        PackedInterval {
+            index: r.index,
+            phase: r.phase,
+            start_ms: r.start_ms,
+            end_ms: r.end_ms,
+            op: r.op.clone(),
+            stats: PackedStats::pack(&r.stats),
+            backlog: r.backlog,
+        }
     }
 
     pub fn unpack(&self) -> Result<StoredInterval, StoreError> {
-        Ok(StoredInterval { index: self.index, phase: self.phase, start_ms: self.start_ms, end_ms: self.end_ms, op: self.op.clone(), stats: self.stats.unpack()?, backlog: self.backlog })
+        Ok(StoredInterval {
+            index: self.index,
+            phase: self.phase,
+            start_ms: self.start_ms,
+            end_ms: self.end_ms,
+            op: self.op.clone(),
+            stats: self.stats.unpack()?,
+            backlog: self.backlog,
+        })
     }
 }
 
@@ -401,9 +417,7 @@ pub fn serialize_histogram(h: &Histogram<u64>) -> Vec<u8> {
 
 /// Reads back what [`serialize_histogram`] wrote (any V2 or V2-deflate histogram).
 pub fn deserialize_histogram(bytes: &[u8]) -> Result<Histogram<u64>, StoreError> {
-    Deserializer::new()
-        .deserialize(&mut &bytes[..])
-        .map_err(|e| StoreError::Corrupt { what: "histogram".into(), detail: e.to_string() })
+    Deserializer::new().deserialize(&mut &bytes[..]).map_err(|e| StoreError::Corrupt { what: "histogram".into(), detail: e.to_string() })
 }
 
 /// Saves a whole run as a run would have (its intervals, whole-phase histograms and summary)
@@ -415,7 +429,9 @@ pub(crate) fn save_run_data(store: &Store, data: &RunData) -> RunId {
     for rows in data.intervals.chunk_by(|a, b| a.index == b.index) {
         let i = &rows[0];
         let ops = rows.iter().map(|r| (r.op.clone(), r.stats.clone())).collect();
-        store.add_interval(id, &crate::stats::IntervalSample { index: i.index, phase: i.phase, start_ms: i.start_ms, end_ms: i.end_ms, ops, backlog: i.backlog }).unwrap();
+        store
+            .add_interval(id, &crate::stats::IntervalSample { index: i.index, phase: i.phase, start_ms: i.start_ms, end_ms: i.end_ms, ops, backlog: i.backlog })
+            .unwrap();
     }
     for (phase, op, st) in &data.histograms {
         store.add_histograms(id, *phase, op, st).unwrap();
@@ -441,10 +457,7 @@ mod tests {
             h.record(v * 1_337).unwrap();
         }
         let back = deserialize_histogram(&serialize_histogram(&h)).unwrap();
-        assert_eq!(
-            (back.len(), back.max(), back.value_at_quantile(0.99)),
-            (h.len(), h.max(), h.value_at_quantile(0.99))
-        );
+        assert_eq!((back.len(), back.max(), back.value_at_quantile(0.99)), (h.len(), h.max(), h.value_at_quantile(0.99)));
         assert!(back == h);
         assert!(matches!(deserialize_histogram(b"not a histogram"), Err(StoreError::Corrupt { .. })));
     }

@@ -1,10 +1,10 @@
 //! Opening the results store: [`Store::open`] for commands that save runs (it creates the file
 //! and its directories), [`Store::open_existing`] for commands that only read them (a path
 //! where no run was ever saved is an error, and nothing is created there), and an in-memory
-//! store for tests. Connection settings and the schema's upgrade path are `schema.rs`; what a
+//! store for tests. Connection settings and the schema's upgrade path are `migrations.rs`; what a
 //! store holds is `db.rs`.
 
-use super::{schema, Store, StoreError};
+use super::{migrations, Store, StoreError};
 use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
 
@@ -33,8 +33,8 @@ impl Store {
     /// A store that lives only as long as the value (for tests and `--no-save` runs).
     pub fn open_in_memory() -> Result<Store, StoreError> {
         let mut conn = Connection::open_in_memory()?;
-        schema::configure(&conn, false)?;
-        schema::migrate(&mut conn)?;
+        migrations::configure(&conn, false)?;
+        migrations::migrate(&mut conn)?;
         Ok(Store::from_connection(conn))
     }
 }
@@ -42,8 +42,8 @@ impl Store {
 /// Applies the connection settings and creates or checks the schema of a database file.
 fn ready(mut conn: Connection, path: &Path) -> Result<Store, StoreError> {
     let opened = |source| StoreError::Open { path: path.to_path_buf(), source };
-    schema::configure(&conn, true).map_err(opened)?;
-    schema::migrate(&mut conn).map_err(|e| match e {
+    migrations::configure(&conn, true).map_err(opened)?;
+    migrations::migrate(&mut conn).map_err(|e| match e {
         StoreError::Sqlite(source) => opened(source),
         e => e,
     })?;

@@ -134,7 +134,15 @@ pub(super) fn decode_figures(r: &Row<'_>, what: impl Fn(&str) -> String) -> Resu
         serde_json::from_str(&r.get::<_, String>(7)?).map_err(|e| StoreError::Corrupt { what: what("statistics"), detail: e.to_string() })?;
     let ok: u64 = r.get(6)?;
     let latency = |first: usize| -> rusqlite::Result<LatencySummary> {
-        Ok(LatencySummary { count: ok, mean_ns: r.get(first)?, p50_ns: r.get(first + 1)?, p95_ns: r.get(first + 2)?, p99_ns: r.get(first + 3)?, p999_ns: r.get(first + 4)?, max_ns: r.get(first + 5)? })
+        Ok(LatencySummary {
+            count: ok,
+            mean_ns: r.get(first)?,
+            p50_ns: r.get(first + 1)?,
+            p95_ns: r.get(first + 2)?,
+            p99_ns: r.get(first + 3)?,
+            p999_ns: r.get(first + 4)?,
+            max_ns: r.get(first + 5)?,
+        })
     };
     let (start_ms, end_ms): (u64, u64) = (r.get(2)?, r.get(3)?);
     let duration_s = end_ms.saturating_sub(start_ms) as f64 / 1000.0;

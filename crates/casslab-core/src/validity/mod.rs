@@ -6,9 +6,9 @@
 //! behind its schedule, a saturated client, reads of keys never loaded. The verdict is shown
 //! with every run (summary, `show`, reports, JSON) and [`may_compare`] is the one rule
 //! `compare`, its gates and experiments apply: an invalid run is refused unless allowed.
-//! Rendering is `render.rs`; nothing here prints.
+//! Rendering is `validity_text.rs`; nothing here prints.
 
-mod render;
+mod validity_text;
 
 use crate::server::{metric, ServerSample, CLIENT};
 use crate::stats::{is_sub_op, Phase};
@@ -213,7 +213,11 @@ pub fn assess(record: &RunRecord, tally: &Tally, server: &[ServerSample], had_ev
     a.errors(had_events);
     a.empty_reads();
     if record.status == RunStatus::Crashed {
-        a.reason(Check::Crashed, Verdict::Suspect, format!("the run crashed (its process is gone) after {measured_s:.1} s measured; its figures cover only that time"));
+        a.reason(
+            Check::Crashed,
+            Verdict::Suspect,
+            format!("the run crashed (its process is gone) after {measured_s:.1} s measured; its figures cover only that time"),
+        );
     }
     let Assessment { mut reasons, f, not_checked, .. } = a;
     reasons.sort_by_key(|r| std::cmp::Reverse(r.verdict));
@@ -262,8 +266,8 @@ impl Assessment<'_> {
         };
         let message = format!(
             "the client fell behind its schedule: {} of operations started more than 1 ms late (largest lag {}); raise --concurrency (now {}; it must exceed rate × latency) or lower --rate",
-            render::pct(share),
-            render::duration_ms(lag_ms),
+            validity_text::pct(share),
+            validity_text::duration_ms(lag_ms),
             self.record.config.concurrency
         );
         self.reason(Check::LateStarts, verdict, message);
@@ -274,8 +278,14 @@ impl Assessment<'_> {
         let Some(target) = self.f.target_ops_per_s.filter(|t| *t > 0.0) else { return };
         let achieved = self.f.achieved_ops_per_s;
         let kept = achieved / target;
-        let verdict = if kept < RATE_INVALID { Verdict::Invalid } else if kept < RATE_SUSPECT { Verdict::Suspect } else { Verdict::Valid };
-        self.reason(Check::Rate, verdict, format!("the target rate was not kept: {achieved:.0} of {target:.0} ops/s ({})", render::pct(kept)));
+        let verdict = if kept < RATE_INVALID {
+            Verdict::Invalid
+        } else if kept < RATE_SUSPECT {
+            Verdict::Suspect
+        } else {
+            Verdict::Valid
+        };
+        self.reason(Check::Rate, verdict, format!("the target rate was not kept: {achieved:.0} of {target:.0} ops/s ({})", validity_text::pct(kept)));
     }
 
     /// A client that wanted all of its usable cores.
@@ -302,12 +312,18 @@ impl Assessment<'_> {
         let busy = judged.iter().filter(|p| **p >= CPU_BUSY * cores as f64 * 100.0).count();
         let share = busy as f64 / judged.len() as f64;
         self.f.client_saturated_share = Some(share);
-        let verdict = if share >= CPU_INVALID { Verdict::Invalid } else if share >= CPU_SUSPECT && busy >= 2 { Verdict::Suspect } else { Verdict::Valid };
+        let verdict = if share >= CPU_INVALID {
+            Verdict::Invalid
+        } else if share >= CPU_SUSPECT && busy >= 2 {
+            Verdict::Suspect
+        } else {
+            Verdict::Valid
+        };
         let used = self.f.client_cpu_pct.map(|c| format!("used {c:.0}%")).unwrap_or_default();
         let wanted = self.f.client_demand_pct.map(|d| format!(", used or waited for {d:.0}%")).unwrap_or_default();
         let message = format!(
             "the client was saturated: it wanted 90% or more of its {cores} usable core(s) in {} of the measured time (of one core, on average: {used}{wanted}), so its own queueing is in the figures; give it more cores (--threads), lighter generators, or a rate it can keep",
-            render::pct(share)
+            validity_text::pct(share)
         );
         self.reason(Check::ClientCpu, verdict, message);
     }
@@ -325,7 +341,7 @@ impl Assessment<'_> {
             Verdict::Valid
         };
         let during = if had_events { " (the run had events, which cause errors on purpose)" } else { "" };
-        self.reason(Check::Errors, verdict, format!("{} of operations failed ({errors} of {started}){during}", render::pct(share)));
+        self.reason(Check::Errors, verdict, format!("{} of operations failed ({errors} of {started}){during}", validity_text::pct(share)));
     }
 
     /// Reads that found nothing.
@@ -337,10 +353,16 @@ impl Assessment<'_> {
         for (op, ok, empty) in self.t.ops.iter().filter(|(_, _, empty)| *empty > 0) {
             let share = *empty as f64 / (*ok).max(1) as f64;
             self.f.empty_reads.push(EmptyReads { op: op.clone(), empty: *empty, executions: *ok });
-            let verdict = if share >= EMPTY_INVALID { Verdict::Invalid } else if share >= EMPTY_SUSPECT { Verdict::Suspect } else { Verdict::Valid };
+            let verdict = if share >= EMPTY_INVALID {
+                Verdict::Invalid
+            } else if share >= EMPTY_SUSPECT {
+                Verdict::Suspect
+            } else {
+                Verdict::Valid
+            };
             let message = format!(
                 "reads found nothing: {op} returned no row in {} of its {ok} executions; were its keys loaded (--skip-load, another seed or -P rows)?",
-                render::pct(share)
+                validity_text::pct(share)
             );
             self.reason(Check::EmptyReads, verdict, message);
         }
@@ -411,4 +433,4 @@ pub fn screen(store: &Store, runs: &[RunId], allow_invalid: bool) -> Result<Scre
 }
 
 #[cfg(test)]
-mod tests;
+mod validity_tests;

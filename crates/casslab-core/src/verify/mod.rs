@@ -12,20 +12,20 @@
 //! skipped, a data set written since by a run that kept no record — (`engine::verify`), the
 //! reports (`report`).
 
-pub mod build;
 pub mod classify;
-pub mod model;
 pub mod op;
-pub mod pass;
+pub mod pass_report;
 pub mod record;
 pub mod saved;
-pub mod stats;
-pub mod values;
+pub mod table_model;
+pub mod verify_build;
+pub mod verify_counts;
+pub mod write_values;
 
 pub use classify::{Class, Found};
-pub use model::{Column, KeyPart, Table};
 pub use record::{KeyState, WriteKind, WriteRecord};
-pub use stats::{VerifyCounts, VerifyStats, Violation};
+pub use table_model::{Column, KeyPart, Table};
+pub use verify_counts::{VerifyCounts, VerifyStats, Violation};
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -172,7 +172,7 @@ impl fmt::Display for VerifyNotice {
             VerifyNotice::Checking { table, keys_known, record_bytes } => write!(
                 f,
                 "verifying reads of {table} against every write ({} keys known at the start; the write record takes {:.1} MB)",
-                crate::report::run_view::grouped(*keys_known),
+                crate::units::grouped(*keys_known),
                 *record_bytes as f64 / 1e6
             ),
             VerifyNotice::NotChecked { table, why } => write!(f, "reads of {table} are not verified: {why}"),

@@ -7,7 +7,7 @@
 
 use super::classify::{classify, Class, Expiry, Found, Judged};
 use super::record::{KeyState, WriteKind};
-use super::values::show;
+use super::write_values::show;
 use super::{Table, Verifier, Violation};
 use crate::gen::GeneratorSet;
 use crate::stats::OpStats;
@@ -169,7 +169,15 @@ impl OpPlan {
 
     /// Classifies what read step `step` returned for its key (`row`: its columns in the order
     /// the step returns them; `None`: no row) and counts it into `stats`.
-    pub fn check(&self, gens: &GeneratorSet, step: usize, t: &ReadTicket, row: Option<&[Option<CqlValue>]>, key_shown: impl FnOnce() -> String, stats: &Mutex<Vec<OpStats>>) {
+    pub fn check(
+        &self,
+        gens: &GeneratorSet,
+        step: usize,
+        t: &ReadTicket,
+        row: Option<&[Option<CqlValue>]>,
+        key_shown: impl FnOnce() -> String,
+        stats: &Mutex<Vec<OpStats>>,
+    ) {
         let plan = self.steps[step].as_ref().expect("a read step");
         let StepRole::Read(r) = &plan.role else { unreachable!("a read step") };
         let table = &*self.verifier.tables[t.table];
@@ -191,7 +199,7 @@ impl OpPlan {
             key: format!("{} {}", table.name, key_shown()),
             expected: expected_text(gens, table, bits, &t.at_send, r, class, bad),
             got: got_text(table, r, row, found, bad),
-            at_unix_ms: crate::engine::unix_now_ms(),
+            at_unix_ms: crate::units::unix_now_ms(),
         });
     }
 }
@@ -203,7 +211,8 @@ fn expected_text(gens: &GeneratorSet, table: &Table, bits: u64, s: &KeyState, r:
     if class == Class::Resurrected || (s.delete && !s.put) {
         return format!("{at}: no row (deleted)");
     }
-    let pick = bad.or_else(|| r.columns.iter().flatten().find(|c| !table.columns[**c].load_only).copied()).or_else(|| r.columns.iter().flatten().next().copied());
+    let pick =
+        bad.or_else(|| r.columns.iter().flatten().find(|c| !table.columns[**c].load_only).copied()).or_else(|| r.columns.iter().flatten().next().copied());
     match pick {
         Some(c) => {
             let col = &table.columns[c];
@@ -226,7 +235,8 @@ fn got_text(table: &Table, r: &ReadStep, row: Option<&[Option<CqlValue>]>, found
         Found::Row { newest: Some(w), .. } => format!(" (write {w})"),
         _ => String::new(),
     };
-    let pick = bad.or_else(|| r.columns.iter().flatten().find(|c| !table.columns[**c].load_only).copied()).or_else(|| r.columns.iter().flatten().next().copied());
+    let pick =
+        bad.or_else(|| r.columns.iter().flatten().find(|c| !table.columns[**c].load_only).copied()).or_else(|| r.columns.iter().flatten().next().copied());
     match pick.and_then(|c| r.columns.iter().position(|x| *x == Some(c)).map(|i| (c, i))) {
         Some((c, i)) => {
             let what = if bad.is_some() { ", which no write made" } else { "" };

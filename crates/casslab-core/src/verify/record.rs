@@ -84,13 +84,7 @@ impl KeyState {
         let issued = (word & ISSUED_MASK) as u32;
         let gap = (word >> FLOOR_SHIFT) & GAP_MASK;
         let floor = if gap == GAP_NONE { 0 } else { issued.saturating_sub(gap as u32) };
-        KeyState {
-            issued,
-            floor,
-            pending: ((word >> PENDING_SHIFT) & PENDING_MASK) as u32,
-            put: word & WIN_PUT != 0,
-            delete: word & WIN_DEL != 0,
-        }
+        KeyState { issued, floor, pending: ((word >> PENDING_SHIFT) & PENDING_MASK) as u32, put: word & WIN_PUT != 0, delete: word & WIN_DEL != 0 }
     }
 }
 
@@ -109,7 +103,8 @@ fn begun(word: u64, kind: WriteKind) -> Option<u64> {
     let (win, grp) = kind.bits();
     let fgap = if fgap == GAP_NONE { GAP_NONE } else { (fgap + 1).min(GAP_NONE) };
     // a write sent while none is in flight starts a group of its own
-    let (ggap, grp_bits) = if pending == 0 { (0, grp) } else { (if ggap == GAP_NONE { GAP_NONE } else { (ggap + 1).min(GAP_NONE) }, (word & (GRP_PUT | GRP_DEL)) | grp) };
+    let (ggap, grp_bits) =
+        if pending == 0 { (0, grp) } else { (if ggap == GAP_NONE { GAP_NONE } else { (ggap + 1).min(GAP_NONE) }, (word & (GRP_PUT | GRP_DEL)) | grp) };
     let pending = (pending + 1).min(PENDING_MAX);
     let flags = (word & (WIN_PUT | WIN_DEL)) | win | grp_bits;
     Some((issued + 1) | fgap << FLOOR_SHIFT | ggap << GROUP_SHIFT | pending << PENDING_SHIFT | flags)

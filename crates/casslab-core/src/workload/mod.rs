@@ -6,24 +6,23 @@
 //! (`builtin`, `scenarios`). YAML is read through `crate::yaml`, CQL through `crate::cql`.
 //! Nothing here talks to a cluster.
 
-mod access;
+mod access_settings;
 mod builtin;
-mod error;
 mod model;
-mod params;
 mod parse;
-pub mod redis;
+pub mod redis_commands;
 pub mod repeat;
 mod scenarios;
 mod schema_guard;
+mod substitution;
 mod validate;
+mod workload_error;
 
 pub use builtin::{builtin, builtin_names, BUILTINS};
-pub use error::{OpProblem, Problem, SchemaProblem, WorkloadError};
 pub use model::{
-    BatchKind, BatchSpec, Consistency, CqlOp, LoadPhase, OpBody, Operation, PartitionSet, RedisArg, RedisCommand, RedisMode, RedisOp, RunPhase, Statement, Strategy, TargetKind, Workload,
-    MAX_BATCH_ROWS, MAX_PARTITIONS,
+    BatchKind, BatchSpec, Consistency, CqlOp, LoadPhase, OpBody, Operation, PartitionSet, RedisArg, RedisCommand, RedisMode, RedisOp, Replay, RunPhase,
+    Statement, Strategy, TargetKind, Workload, MAX_BATCH_ROWS, MAX_PARTITIONS,
 };
 pub use parse::{load_workload, parse_workload, resolve_text};
 pub use scenarios::{scenario, SCENARIOS};
-
+pub use workload_error::{OpProblem, Problem, SchemaProblem, WorkloadError};

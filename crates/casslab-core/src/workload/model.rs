@@ -1,7 +1,7 @@
 //! The workload model: what a workload file declares (keyspace, schema, parameters, value
 //! generators, operations and phases), after parameters are substituted and everything is
 //! checked. Plain data, read by the engine, the linter and experiments; reading files into it
-//! is `parse.rs`'s job (with `access.rs` for the access settings), and nothing here talks to a
+//! is `parse.rs`'s job (with `access_settings.rs` for the access settings), and nothing here talks to a
 //! cluster.
 
 use crate::cql;
@@ -28,10 +28,8 @@ pub enum Consistency {
 }
 
 impl Consistency {
-    pub const NAMES: &'static [&'static str] = &[
-        "ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE", "SERIAL",
-        "LOCAL_SERIAL",
-    ];
+    pub const NAMES: &'static [&'static str] =
+        &["ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE", "SERIAL", "LOCAL_SERIAL"];
     pub fn parse(s: &str) -> Option<Consistency> {
         use Consistency::*;
         Some(match s.trim().to_ascii_uppercase().as_str() {
@@ -198,6 +196,17 @@ pub struct RunPhase {
     pub warmup_s: f64,
     pub duration_s: f64,
     pub line: usize,
+    /// `replay:` — start each operation at its own time instead of drawing from the mix.
+    #[serde(default)]
+    pub replay: Option<Replay>,
+}
+
+/// A schedule to replay (captured traffic): operation `ops[i]` starts `at_ms[i]` after the run
+/// phase does; latency is measured from that intended start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Replay {
+    pub at_ms: Vec<f64>,
+    pub ops: Vec<String>,
 }
 
 /// A parsed, substituted and validated workload.

@@ -1,18 +1,18 @@
 //! Reading workload files into the model: from a built-in name or a path, through parameter
-//! substitution (`params.rs`), typed YAML decoding (`crate::yaml`, whose errors carry their
+//! substitution (`substitution.rs`), typed YAML decoding (`crate::yaml`, whose errors carry their
 //! line) that brings the line of every key with it (one read of the substituted text: keys'
 //! lines from `yaml::Lined`, list items' from `Spanned`), and the building of operations and
 //! phases, so that each later error can say `file:line`. Checks that need the whole workload
-//! are `validate.rs`'s; an operation's access settings are `access.rs`'s. Items written once
+//! are `validate.rs`'s; an operation's access settings are `access_settings.rs`'s. Items written once
 //! with a `{A..B}` range are repeated here (`repeat.rs`). Numbers may be written quoted
 //! (`count: "${rows}"`).
 
-use super::access::{build_access, RawAccess, RawBatch, RawPartitions};
-use super::error::{OpProblem, Problem, WorkloadError};
+use super::access_settings::{build_access, RawAccess, RawBatch, RawPartitions};
 use super::model::{Consistency, CqlOp, LoadPhase, OpBody, Operation, RedisMode, RedisOp, RunPhase, Statement, TargetKind, Workload};
-use super::params::{resolve_params, substitute};
 use super::repeat::{expand_cql, expand_keys, expand_list};
+use super::substitution::{resolve_params, substitute};
 use super::validate::OpArgs;
+use super::workload_error::{OpProblem, Problem, WorkloadError};
 use crate::gen::{GeneratorSpec, Scalar};
 use crate::units::parse_duration_s;
 use crate::yaml::{self, KeyLines, Lined};
@@ -93,6 +93,14 @@ struct RawRun {
     mix: BTreeMap<String, Scalar>,
     warmup: Option<String>,
     duration: String,
+    replay: Option<RawReplay>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawReplay {
+    at_ms: Vec<f64>,
+    ops: Vec<String>,
 }
 
 /// Reads a workload from a built-in name or a file path and resolves it with `overrides`.
@@ -232,7 +240,26 @@ fn build_run(at: &At, r: RawRun) -> Result<RunPhase, WorkloadError> {
         mix.push((name, ratio));
     }
     mix.sort_by_key(|(n, _)| doc.line_at(&["run", "mix", n]).unwrap_or(usize::MAX));
-    Ok(RunPhase { mix, warmup_s, duration_s, line: run_line.unwrap_or(1) })
+    let replay = match r.replay {
+        None => None,
+        Some(rp) => Some(build_replay(at, rp, &mix)?),
+    };
+    Ok(RunPhase { mix, warmup_s, duration_s, line: run_line.unwrap_or(1), replay })
+}
+
+/// `run.replay`: captured times (ms from the start, in order) and the operation of each.
+fn build_replay(at: &At, rp: RawReplay, mix: &[(String, f64)]) -> Result<super::model::Replay, WorkloadError> {
+    let line = at.doc.line_at(&["run", "replay"]).or(at.doc.key_line("run"));
+    let ordered = rp.at_ms.windows(2).all(|w| w[0] <= w[1]) && rp.at_ms.first().is_none_or(|t| *t >= 0.0);
+    if rp.at_ms.len() != rp.ops.len() || !ordered {
+        return Err(
+            at.err(line, Problem::Expected { key: "run.replay".into(), expected: "as many times (at_ms, in ms from the start, in order) as operations (ops)" })
+        );
+    }
+    if let Some(unknown) = rp.ops.iter().find(|o| !mix.iter().any(|(m, x)| m == *o && *x > 0.0)) {
+        return Err(at.err(line, Problem::Expected { key: format!("run.replay.ops: {unknown}"), expected: "an operation of run.mix (with a ratio above 0)" }));
+    }
+    Ok(super::model::Replay { at_ms: rp.at_ms, ops: rp.ops })
 }
 
 /// `expect:` — only `consistent` is known.
@@ -240,14 +267,15 @@ fn build_expect(at: &At, raw: Option<Spanned<String>>) -> Result<bool, WorkloadE
     match raw {
         None => Ok(false),
         Some(s) if s.value.trim() == "consistent" => Ok(true),
-        Some(s) => Err(at.err(Some(s.referenced.line() as usize), Problem::Expected { key: "expect".into(), expected: "`consistent` (every verified read must be ok)" })),
+        Some(s) => {
+            Err(at
+                .err(Some(s.referenced.line() as usize), Problem::Expected { key: "expect".into(), expected: "`consistent` (every verified read must be ok)" }))
+        }
     }
 }
 
 fn build_events(at: &At, raw: &[Spanned<String>]) -> Result<Vec<crate::events::EventSpec>, WorkloadError> {
-    raw.iter()
-        .map(|spec| crate::events::parse_event(&spec.value).map_err(|e| at.err(Some(spec.referenced.line() as usize), e.into())))
-        .collect()
+    raw.iter().map(|spec| crate::events::parse_event(&spec.value).map_err(|e| at.err(Some(spec.referenced.line() as usize), e.into()))).collect()
 }
 
 /// Builds operation `name` from its raw form; `node` holds the lines of its keys, `line` is the
@@ -257,7 +285,8 @@ fn build_op(file: &str, node: &KeyLines, name: String, op: RawOp, line: usize) -
     let err = |key: &str, problem: OpProblem| WorkloadError::new(file, Some(at(key)), Problem::Operation { op: name.clone(), problem });
     let repeat = |line: usize, cql: &str, args: Vec<Spanned<String>>| -> Result<Statement, WorkloadError> {
         let args = args.into_iter().map(|a| a.value).collect();
-        let problem = |e: super::repeat::RepeatError| WorkloadError::new(file, Some(line), Problem::Operation { op: name.clone(), problem: OpProblem::Repeat(e) });
+        let problem =
+            |e: super::repeat::RepeatError| WorkloadError::new(file, Some(line), Problem::Operation { op: name.clone(), problem: OpProblem::Repeat(e) });
         Ok(Statement { cql: expand_cql(cql.trim()).map_err(problem)?, args: expand_list(args).map_err(problem)?, line })
     };
     let statements = match (op.cql, op.steps) {
@@ -307,7 +336,8 @@ fn build_op(file: &str, node: &KeyLines, name: String, op: RawOp, line: usize) -
     }
     let idempotent = op.idempotent.unwrap_or(retry_safe);
     let raw = RawAccess { partitions: op.partitions, batch: op.batch, timestamp: op.timestamp };
-    let access = build_access(node, line, &statements, raw).map_err(|(l, problem)| WorkloadError::new(file, Some(l), Problem::Operation { op: name.clone(), problem }))?;
+    let access = build_access(node, line, &statements, raw)
+        .map_err(|(l, problem)| WorkloadError::new(file, Some(l), Problem::Operation { op: name.clone(), problem }))?;
     let body = CqlOp {
         statements,
         consistency,
@@ -358,7 +388,7 @@ fn build_redis_op(file: &str, node: &KeyLines, name: String, op: RawOp, line: us
     let (list_key, steps, mode) = match (op.redis, op.steps, op.pipeline) {
         (Some(text), None, None) => {
             let args: Vec<String> = op.args.into_iter().map(|a| a.value).collect();
-            let c = super::redis::parse_command(&text, &args, at("redis")).map_err(|p| err(at("redis"), p))?;
+            let c = super::redis_commands::parse_command(&text, &args, at("redis")).map_err(|p| err(at("redis"), p))?;
             return Ok(redis_op(name, vec![c], RedisMode::Sequence, line, op.verify));
         }
         (None, Some(steps), None) => ("steps", steps, RedisMode::Sequence),
@@ -381,7 +411,7 @@ fn build_redis_op(file: &str, node: &KeyLines, name: String, op: RawOp, line: us
         }
         let text = s.redis.as_deref().ok_or_else(|| err(l, OpProblem::EmptyRedisCommand))?;
         let args: Vec<String> = s.args.iter().map(|a| a.value.clone()).collect();
-        commands.push(super::redis::parse_command(text, &args, l).map_err(|p| err(l, p))?);
+        commands.push(super::redis_commands::parse_command(text, &args, l).map_err(|p| err(l, p))?);
     }
     Ok(redis_op(name, commands, mode, line, op.verify))
 }
@@ -411,7 +441,9 @@ mod tests {
 
     #[test]
     fn counters_appends_and_conditional_writes_cannot_be_declared_idempotent() {
-        let src = |cql: &str, extra: &str| format!("keyspace: ks\noperations:\n  w:\n    cql: {cql}\n    args: [k]\n{extra}generators:\n  k: {{ type: int }}\nrun:\n  mix: {{ w: 1 }}\n  duration: 1s\n");
+        let src = |cql: &str, extra: &str| {
+            format!("keyspace: ks\noperations:\n  w:\n    cql: {cql}\n    args: [k]\n{extra}generators:\n  k: {{ type: int }}\nrun:\n  mix: {{ w: 1 }}\n  duration: 1s\n")
+        };
         let parse = |cql: &str, extra: &str| parse_workload(&src(cql, extra), "f.yaml", &BTreeMap::new());
         let e = parse("UPDATE c SET n = n + 1 WHERE k = ?", "    idempotent: true\n").unwrap_err().to_string();
         assert!(e.starts_with("f.yaml:6: operation \"w\": `idempotent: true`"), "{e}");
@@ -466,5 +498,4 @@ mod tests {
         let e = parse_workload(&bad, "f.yaml", &BTreeMap::new()).unwrap_err().to_string();
         assert!(e.starts_with("f.yaml:12:") && e.contains("did you mean \"start\""), "{e}");
     }
-
 }

@@ -201,7 +201,10 @@ mod tests {
     fn cql_items_repeat_up_to_their_end() {
         let cases = [
             ("CREATE TABLE t (id bigint PRIMARY KEY, c{0..2} int)", "CREATE TABLE t (id bigint PRIMARY KEY, c0 int, c1 int, c2 int)"),
-            ("CREATE TABLE t (id int PRIMARY KEY, m{1..2} map<text, int>, x int)", "CREATE TABLE t (id int PRIMARY KEY, m1 map<text, int>, m2 map<text, int>, x int)"),
+            (
+                "CREATE TABLE t (id int PRIMARY KEY, m{1..2} map<text, int>, x int)",
+                "CREATE TABLE t (id int PRIMARY KEY, m1 map<text, int>, m2 map<text, int>, x int)",
+            ),
             ("SELECT c{0..2} FROM t WHERE id = ?", "SELECT c0, c1, c2 FROM t WHERE id = ?"),
             ("select id, c{0..1}\nfrom t", "select id, c0, c1\nfrom t"),
             ("UPDATE t SET c{0..2} = :v{0..2} WHERE id = :id", "UPDATE t SET c0 = :v0, c1 = :v1, c2 = :v2 WHERE id = :id"),

@@ -7,8 +7,8 @@
 //! schema "creates" already existed in a keyspace casslab did not create is known only on the
 //! cluster; the CQL target checks that before it alters anything (`targets::cql::schema`).
 
-use super::error::{Problem, SchemaProblem};
 use super::model::Workload;
+use super::workload_error::{Problem, SchemaProblem};
 use crate::cql::read_ddl;
 
 /// Object kinds `schema:` may create.
@@ -135,8 +135,10 @@ mod tests {
         assert!(refusal(&["ALTER TABLE keep ADD v text"]).contains("changes table \"keep\", which the workload's schema does not create"));
         assert!(refusal(&["CREATE INDEX IF NOT EXISTS i ON keep (v)", T]).contains("table \"keep\""));
         assert!(refusal(&["CREATE TABLE kv (k int PRIMARY KEY)"]).contains("needs IF NOT EXISTS (`CREATE TABLE IF NOT EXISTS …`)"));
-        assert!(refusal(&["CREATE KEYSPACE IF NOT EXISTS x WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"]).contains("creates a keyspace"));
-        assert!(refusal(&["CREATE OR REPLACE FUNCTION f (x int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE java AS 'return x;'"]).contains("CREATE FUNCTION IF NOT EXISTS"));
+        assert!(refusal(&["CREATE KEYSPACE IF NOT EXISTS x WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"])
+            .contains("creates a keyspace"));
+        assert!(refusal(&["CREATE OR REPLACE FUNCTION f (x int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE java AS 'return x;'"])
+            .contains("CREATE FUNCTION IF NOT EXISTS"));
         assert!(refusal(&["CREATE ROLE IF NOT EXISTS bench"]).contains("creates a role"));
         assert!(refusal(&["ALTER KEYSPACE casslab_mine WITH durable_writes = false"]).contains("alters a keyspace"));
         assert!(refusal(&["GRANT SELECT ON ALL KEYSPACES TO bench"]).contains("is not a creating statement"));

@@ -6,8 +6,8 @@
 //! point at the line of the key at fault, as reading the file noted it (`FileLines`). Type checks against
 //! the cluster's prepared-statement metadata happen later, in the engine.
 
-use super::error::{OpProblem, Problem, WorkloadError};
 use super::model::{CqlOp, OpBody, Operation, RedisOp, Workload};
+use super::workload_error::{OpProblem, Problem, WorkloadError};
 use crate::cql::count_markers;
 use crate::gen::GeneratorSet;
 use crate::yaml::KeyLines;

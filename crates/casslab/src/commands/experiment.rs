@@ -1,6 +1,6 @@
 //! `casslab experiment FILE`: resolves the file's settings against the flags (order, unmeasured
 //! round, settling, where latency is measured, the load point), aims at the cluster, and has
-//! the library conduct the experiment (`casslab_core::session::experiment::conduct`: every
+//! the library conduct the experiment (`casslab_core::session::conduct::conduct`: every
 //! variant R times, each run saved as an ordinary run tagged with the experiment, then judged
 //! as `compare` judges runs). Prints the runs and the verdicts (`report::experiment_text`);
 //! `-o FILE` also writes them as an HTML page. Invalid runs are left out unless
@@ -13,19 +13,22 @@ use crate::exit::{usage, Exit};
 use crate::out;
 use crate::terminal::Terminal;
 use anyhow::{Context, Result};
-use casslab_core::cluster::ClusterControl;
-use casslab_core::config::Credentials;
-use casslab_core::experiment::{load_experiment, Experiment, Order, RunOrder};
-use casslab_core::judge::experiment::ExperimentVerdict;
-use casslab_core::judge::Screening;
-use casslab_core::report::experiment_html::ExperimentPage;
-use casslab_core::report::{experiment_text, findmax};
 use casslab_core::analysis::paired::BlockDesign;
 use casslab_core::analysis::study::FigureRef;
 use casslab_core::analysis::DEFAULT_POWER_EFFECT;
-use casslab_core::session::experiment::{
-    base_config, conduct, find_max_per_variant, new_experiment_id, ExperimentSetup, SequentialPlan, DEFAULT_BUDGET_S, DEFAULT_FIRST_LOOK, DEFAULT_PRECISION,
-    DEFAULT_RUN_S, DEFAULT_SPENDING, DEFAULT_WARMUP_S,
+use casslab_core::cluster::ClusterControl;
+use casslab_core::config::Credentials;
+use casslab_core::config::RunConfig;
+use casslab_core::experiment::{load_experiment, Experiment, Order, RunOrder};
+use casslab_core::judge::plan::Target;
+use casslab_core::judge::verdict::ExperimentVerdict;
+use casslab_core::judge::JudgeOptions;
+use casslab_core::judge::Screening;
+use casslab_core::report::experiment_html::ExperimentPage;
+use casslab_core::report::{experiment_text, findmax_text, plan_text};
+use casslab_core::session::conduct::{
+    base_config, conduct, find_max_per_variant, new_experiment_id, plan_experiment, DesignFlags, ExperimentSetup, PlanFrom, SequentialPlan, DEFAULT_RUN_S,
+    DEFAULT_WARMUP_S,
 };
 use casslab_core::session::{check_events, Lab};
 use casslab_core::store::Store;
@@ -36,26 +39,10 @@ use std::sync::Arc;
 pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     let overrides = crate::cli::parse_params(&args.run.params)?;
     let mut exp = load_experiment(&args.file, &overrides)?;
-    let window_s = match &args.window {
-        Some(w) => crate::cli::parse_duration_s("window", w)?,
-        None => exp.window_s,
-    };
-    let mut judging = compare::judge_options(&args.analysis, window_s, &args.fail_if, args.max_regression)?;
-    judging.screening = Screening::LeaveOut;
-    let sequential = sequential_plan(&args)?;
-    judging.plan.blocks = Some(BlockDesign { sequential: None, margin: percent("equivalence", args.equivalence.as_deref())?, power_effect: DEFAULT_POWER_EFFECT });
-    if !args.judge.is_empty() {
-        let judged: Result<Vec<FigureRef>, String> = args.judge.iter().map(|j| j.parse()).collect();
-        judging.plan.judged = Some(judged.map_err(|e| usage(format!("--judge {e}")))?);
-    }
+    let judging = judging_of(&args, &exp)?;
+    let sequential = sequential_plan(&args, &exp)?;
     let store = Arc::new(Store::open(&store_path(&args.run.store)).context("cannot open the results store")?);
-    let mut cli = args.run.to_config(&args.file.display().to_string())?;
-    if sequential.is_some() {
-        // short runs, many blocks: unless the command line says otherwise
-        cli.duration_s.get_or_insert(DEFAULT_RUN_S);
-        cli.warmup_s.get_or_insert(DEFAULT_WARMUP_S);
-    }
-    let base = base_config(&exp, cli, (args.run.concurrency.is_some(), args.run.rate.is_some()));
+    let base = base_of(&args, &exp, sequential.is_some())?;
     if !args.run.no_lint {
         super::lint::print_before_experiment(&args.file.display().to_string(), &overrides, base.concurrency, base.cluster.dc.as_deref());
     }
@@ -75,7 +62,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     let mut setup = ExperimentSetup {
         exp: &exp,
         base,
-        repetitions: args.repetitions.unwrap_or(exp.repetitions),
+        repetitions: args.repetitions.or(exp.design.repetitions).unwrap_or(exp.repetitions),
         run_order: run_order(&args, &exp)?,
         experiment_id: new_experiment_id(&exp),
         tags: args.run.tags.clone(),
@@ -99,18 +86,68 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     let lab = Lab {
         credentials: creds,
         control: local.map(|c| c as Arc<dyn ClusterControl>),
-        results: &*store,
+        results: &store,
         observer: Arc::new(Terminal::with_summaries(store.clone())),
         stop: run::stop_on_ctrl_c(&rt),
     };
     if let Some(sla_text) = &args.run.find_max {
         let sla = casslab_core::analysis::parse_sla(sla_text)?;
         let found = rt.block_on(find_max_per_variant(&lab, &setup, &sla, args.run.max_steps))?;
-        out::print(&findmax::found_max_text(&found, sla_text, judging.plan.opts.confidence))?;
+        out::print(&findmax_text::found_max_text(&found, sla_text, judging.plan.opts.confidence))?;
         return Ok(if found.interrupted { Exit::Interrupted } else { Exit::Success }.code());
+    }
+    if args.plan {
+        return plan(&rt, &lab, &setup, &judging);
     }
     let verdict = rt.block_on(conduct(&lab, &setup, &judging))?;
     Ok(show(&verdict, &args, &judging.gates, &store)?.code())
+}
+
+/// How the variants are judged: the analysis flags, blocks as the unit, the judged figures
+/// and the equivalence margin of the flags over the file's.
+fn judging_of(args: &ExperimentArgs, exp: &Experiment) -> Result<JudgeOptions> {
+    let window_s = match &args.window {
+        Some(w) => crate::cli::parse_duration_s("window", w)?,
+        None => exp.window_s,
+    };
+    let mut judging = compare::judge_options(&args.analysis, window_s, &args.fail_if, args.max_regression)?;
+    judging.screening = Screening::LeaveOut;
+    let margin = percent("equivalence", args.equivalence.as_deref())?.or(exp.design.equivalence);
+    judging.plan.blocks = Some(BlockDesign { sequential: None, margin, power_effect: DEFAULT_POWER_EFFECT });
+    let judge = if args.judge.is_empty() { &exp.design.judge } else { &args.judge };
+    if !judge.is_empty() {
+        let judged: Result<Vec<FigureRef>, String> = judge.iter().map(|j| j.parse()).collect();
+        judging.plan.judged = Some(judged.map_err(|e| usage(format!("--judge {e}")))?);
+    }
+    Ok(judging)
+}
+
+/// The base config of the runs: the flags', the file's load point, and for a sequential
+/// experiment short runs unless the flags or the file's `run:` say otherwise.
+fn base_of(args: &ExperimentArgs, exp: &Experiment, sequential: bool) -> Result<RunConfig> {
+    let mut cli = args.run.to_config(&args.file.display().to_string())?;
+    if sequential && !exp.design.sets_duration {
+        cli.duration_s.get_or_insert(DEFAULT_RUN_S);
+    }
+    if sequential && !exp.design.sets_warmup {
+        cli.warmup_s.get_or_insert(DEFAULT_WARMUP_S);
+    }
+    Ok(base_config(exp, cli, (args.run.concurrency.is_some(), args.run.rate.is_some())))
+}
+
+/// `--plan`: the plan instead of the experiment.
+fn plan(rt: &tokio::runtime::Runtime, lab: &Lab, setup: &ExperimentSetup, judging: &JudgeOptions) -> Result<i32> {
+    let target = match &setup.sequential {
+        Some(p) => Target { precision: p.precision, budget_s: p.budget_s, spending: p.spending, first_look: p.first_look },
+        None => return Err(usage("--plan sizes a sequential experiment: leave out --repetitions (and the file's `repetitions:`)".to_string())),
+    };
+    let (plan, from) = rt.block_on(plan_experiment(lab, setup, judging, target))?;
+    out::note(&match from {
+        PlanFrom::Saved { id, blocks } => format!("planned from experiment {id} in the store ({blocks} blocks)"),
+        PlanFrom::Pilot { blocks } => format!("planned from a pilot of {blocks} blocks"),
+    });
+    out::print(&plan_text::text(&plan))?;
+    Ok(Exit::Success.code())
 }
 
 /// Prints the runs and the verdicts, writes the page, judges the gates; the exit code.
@@ -158,20 +195,11 @@ fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judg
     })
 }
 
-/// The sequential plan of the flags, or `None` for `--repetitions N` (a fixed design).
-fn sequential_plan(args: &ExperimentArgs) -> Result<Option<SequentialPlan>> {
-    if args.repetitions.is_some() {
-        if args.precision.is_some() || args.budget.is_some() {
-            return Err(usage("--repetitions runs a fixed number of blocks; --precision and --budget are for running until the precision is reached: give one or the other".to_string()));
-        }
-        return Ok(None);
-    }
-    let precision = percent("precision", args.precision.as_deref())?.unwrap_or(DEFAULT_PRECISION);
-    let budget_s = match &args.budget {
-        Some(b) => crate::cli::parse_duration_s("budget", b)?,
-        None => DEFAULT_BUDGET_S,
-    };
-    Ok(Some(SequentialPlan { precision, budget_s, spending: DEFAULT_SPENDING, first_look: DEFAULT_FIRST_LOOK }))
+/// The sequential plan of the flags over the file's keys (`None`: a fixed number of blocks).
+fn sequential_plan(args: &ExperimentArgs, exp: &Experiment) -> Result<Option<SequentialPlan>> {
+    let budget_s = args.budget.as_deref().map(|b| crate::cli::parse_duration_s("budget", b)).transpose()?;
+    let flags = DesignFlags { repetitions: args.repetitions, precision: percent("precision", args.precision.as_deref())?, budget_s };
+    SequentialPlan::of(&flags, &exp.design).map_err(|e| usage(e.to_string()))
 }
 
 /// A percentage flag's value as a fraction.
@@ -183,7 +211,11 @@ fn percent(flag: &str, v: Option<&str>) -> Result<Option<f64>> {
 fn design_words(setup: &ExperimentSetup) -> String {
     match &setup.sequential {
         None => format!("{} repetitions", setup.repetitions),
-        Some(p) => format!("blocks until each judged change is within ±{}% or found (budget {})", p.precision * 100.0, casslab_core::analysis::approx_duration(p.budget_s)),
+        Some(p) => format!(
+            "blocks until each judged change is within ±{}% or found (budget {})",
+            p.precision * 100.0,
+            casslab_core::analysis::approx_duration(p.budget_s)
+        ),
     }
 }
 

@@ -7,7 +7,7 @@ use crate::exit::{bail_usage, usage, Exit};
 use crate::out;
 use anyhow::Result;
 use casslab_core::config::Credentials;
-use casslab_core::lint::live::{apply_live, read_live_schema, LiveSchema};
+use casslab_core::lint::live_schema::{apply_live, read_live_schema, LiveSchema};
 use casslab_core::lint::{lint, lint_target, lint_target_with, Finding, LintOptions, Severity};
 use casslab_core::report;
 use casslab_core::workload::Workload;
@@ -27,19 +27,15 @@ pub fn lint_command(args: &LintArgs) -> Result<i32> {
         "error" => Severity::Error,
         other => bail_usage!("--min-severity {other}: one of info, warning, error"),
     };
-    let findings = if args.cluster.hosts.is_empty() {
-        lint_target(&args.target, &overrides, &opts)?
-    } else {
-        lint_live(args, &overrides, &opts)?
-    };
+    let findings = if args.cluster.hosts.is_empty() { lint_target(&args.target, &overrides, &opts)? } else { lint_live(args, &overrides, &opts)? };
     let shown: Vec<&Finding> = findings.iter().filter(|f| f.severity >= min).collect();
     let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
     let denied = if args.deny_warnings { findings.iter().filter(|f| f.severity == Severity::Warning).count() } else { 0 };
     if args.json {
-        out::println(&serde_json::to_string_pretty(&report::lint::json(&args.target, &findings, &shown))?)?;
+        out::println(&serde_json::to_string_pretty(&report::lint_text::json(&args.target, &findings, &shown))?)?;
     } else {
-        out::print(&report::lint::text(&shown))?;
-        eprintln!("{}", report::lint::tally(&findings));
+        out::print(&report::lint_text::text(&shown))?;
+        eprintln!("{}", report::lint_text::tally(&findings));
     }
     if errors == 0 && denied > 0 {
         eprintln!("failed: {denied} warning{} and --deny-warnings", if denied == 1 { "" } else { "s" });
@@ -57,7 +53,12 @@ fn lint_live(args: &LintArgs, overrides: &BTreeMap<String, String>, opts: &LintO
     let mut adjust = |w: Workload| -> Workload {
         let live = cache.entry(w.keyspace.clone()).or_insert_with(|| match rt.block_on(read_live_schema(&session, &w.keyspace)) {
             Ok(Some(l)) => {
-                eprintln!("lint: keyspace {} read from the cluster ({} tables, replication {})", w.keyspace, l.tables.len(), l.replication.as_deref().unwrap_or("?"));
+                eprintln!(
+                    "lint: keyspace {} read from the cluster ({} tables, replication {})",
+                    w.keyspace,
+                    l.tables.len(),
+                    l.replication.as_deref().unwrap_or("?")
+                );
                 Some(l)
             }
             Ok(None) => {
@@ -95,7 +96,7 @@ pub fn print_before_experiment(file: &str, overrides: &BTreeMap<String, String>,
 }
 
 fn print_warnings(findings: Vec<Finding>, target: &str) {
-    if let Some(text) = report::lint::brief(&findings, target) {
+    if let Some(text) = report::lint_text::brief(&findings, target) {
         eprint!("{text}");
     }
 }

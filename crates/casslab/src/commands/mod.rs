@@ -4,15 +4,16 @@
 
 mod compare;
 mod experiment;
+pub mod import;
 mod lint;
-mod live;
-mod manual;
+mod live_view;
 mod local;
+mod manual;
 mod merge;
 mod report;
 mod results;
 mod run;
-mod verify;
+mod verify_command;
 mod workloads;
 
 use crate::cli::{Cli, Command, StoreArgs};
@@ -32,7 +33,8 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Compare(args) => compare::compare(&args),
         Command::Lint(args) => lint::lint_command(&args),
         Command::Merge(args) => merge::merge(&args),
-        Command::Verify(args) => verify::verify(&args),
+        Command::Import(args) => import::import(args),
+        Command::Verify(args) => verify_command::verify(&args),
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { dir } => manual::man(dir.as_deref()),
     }

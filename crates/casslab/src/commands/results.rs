@@ -26,7 +26,12 @@ pub fn runs(args: RunsArgs) -> Result<i32> {
 
 fn list(args: &RunsListArgs) -> Result<i32> {
     let store = store_to_read(&args.store)?;
-    let runs: Vec<RunRecord> = store.runs(usize::MAX)?.into_iter().filter(|r| matches(r, args.workload.as_deref(), &args.tags)).take(if args.limit == 0 { usize::MAX } else { args.limit }).collect();
+    let runs: Vec<RunRecord> = store
+        .runs(usize::MAX)?
+        .into_iter()
+        .filter(|r| matches(r, args.workload.as_deref(), &args.tags))
+        .take(if args.limit == 0 { usize::MAX } else { args.limit })
+        .collect();
     match args.format {
         OutputFormat::Json => out::print(&format!("{}\n", serde_json::to_string_pretty(&runs_json::runs_json(&runs))?))?,
         OutputFormat::Csv => out::print(&csv::runs_csv(&runs))?,
@@ -151,9 +156,7 @@ pub fn json_to(store: &Store, id: RunId, path: &std::path::Path) -> Result<()> {
     // histograms would not fit in memory
     let data = store.run_data_but_intervals(id)?;
     out::write_to_file_or_stdout(path, |mut w| {
-        json::to_writer_streamed(&mut w, &data, Some(&validity), |row| {
-            store.for_each_encoded_interval(id, |iv| Ok(row(&iv)?)).map_err(into_io)
-        })
+        json::to_writer_streamed(&mut w, &data, Some(&validity), |row| store.for_each_encoded_interval(id, |iv| Ok(row(&iv)?)).map_err(into_io))
     })
 }
 

@@ -4,19 +4,19 @@
 //! search), and print what it saved: the summary, the events' impact, the server side, and
 //! the requested exports.
 
-use super::{live, local, results, store_path};
+use super::{live_view, local, results, store_path};
 use crate::cli::{LocalHomeArgs, RunArgs};
 use crate::exit::{usage, Exit};
 use crate::out;
 use crate::terminal::Terminal;
 use anyhow::{Context, Result};
 use casslab_core::cluster::ClusterControl;
-use casslab_local::LocalControl;
 use casslab_core::config::{Credentials, RedisConfig, RunConfig};
 use casslab_core::session::{self, check_events, findmax, Lab, RunSpec};
 use casslab_core::store::{RunId, RunStatus, Store};
 use casslab_core::workload::{load_workload, TargetKind};
 use casslab_local::LocalCluster;
+use casslab_local::LocalControl;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
@@ -51,22 +51,17 @@ pub fn run(args: RunArgs) -> Result<i32> {
     };
     let store = Arc::new(Store::open(&store_path(&opts.store)).context("cannot open the results store")?);
     let rt = runtime(cfg.threads)?;
-    let live = live::Live::new(Arc::new(Terminal::new()), opts)?;
+    let live = live_view::Live::new(Arc::new(Terminal::new()), opts)?;
     if let Some(addr) = opts.metrics_listen {
         live.serve(&rt, addr)?;
         out::note(&format!("live figures for Prometheus at http://{addr}/metrics"));
     }
-    let lab = Lab {
-        credentials: creds,
-        control: local.map(|c| c as Arc<dyn ClusterControl>),
-        results: &*store,
-        observer: Arc::new(live),
-        stop: stop_on_ctrl_c(&rt),
-    };
+    let lab =
+        Lab { credentials: creds, control: local.map(|c| c as Arc<dyn ClusterControl>), results: &store, observer: Arc::new(live), stop: stop_on_ctrl_c(&rt) };
     let spec = RunSpec { config: cfg, workload, tags: opts.tags.clone() };
     if let Some(sla) = sla {
         let search = rt.block_on(findmax::find_max(&lab, &spec, &sla, opts.max_steps))?;
-        out::print(&casslab_core::report::findmax::search_text(&search))?;
+        out::print(&casslab_core::report::findmax_text::search_text(&search))?;
         return Ok(if search.interrupted { Exit::Interrupted } else { Exit::Success }.code());
     }
 

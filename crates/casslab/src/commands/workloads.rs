@@ -21,11 +21,7 @@ pub fn workloads(cmd: Option<WorkloadsCommand>) -> Result<i32> {
             }
             let mut lines = t.lines();
             let scenarios = lines.split_off(BUILTINS.len());
-            out::print(&format!(
-                "{}\n\nscenarios (events during the run on a local cluster of several nodes):\n{}\n",
-                lines.join("\n"),
-                scenarios.join("\n")
-            ))?;
+            out::print(&format!("{}\n\nscenarios (events during the run on a local cluster of several nodes):\n{}\n", lines.join("\n"), scenarios.join("\n")))?;
             out::note("\n`casslab workloads show NAME` prints one; `casslab run NAME` runs it.");
         }
         Some(WorkloadsCommand::Show { name }) => match builtin(&name).or_else(|| scenario(&name)) {

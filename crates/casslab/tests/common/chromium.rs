@@ -92,7 +92,8 @@ pub fn probe_bar_charts(html_path: &Path) -> Vec<BarProbe> {
     for fig in dom.split("<figure class=\"chart bars\"").skip(1) {
         let attr = |name: &str| fig.split(&format!("{name}=\"")).nth(1).and_then(|r| r.split('"').next()).map(str::to_string);
         let id = attr("data-chart").expect("every chart has an id");
-        let p: Vec<u32> = attr("data-probe").unwrap_or_else(|| panic!("chart {id} was not measured: did the page load?")).split(' ').map(|n| n.parse().unwrap()).collect();
+        let p: Vec<u32> =
+            attr("data-probe").unwrap_or_else(|| panic!("chart {id} was not measured: did the page load?")).split(' ').map(|n| n.parse().unwrap()).collect();
         out.push(BarProbe { id, width: p[0], height: p[1], bars: p[2], whiskers: p[3] });
     }
     out

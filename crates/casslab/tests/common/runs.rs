@@ -95,7 +95,13 @@ pub fn save_run(store: &Store, shape: &Shape, seed: u64) -> RunId {
     for t in 0..22u32 {
         let phase = if t < 2 { Phase::Warmup } else { Phase::Run };
         let spike = t == shape.spike_at_s + 2;
-        let slow = if t < 2 { 1.6 } else if spike { 6.0 } else { 1.0 };
+        let slow = if t < 2 {
+            1.6
+        } else if spike {
+            6.0
+        } else {
+            1.0
+        };
         let queue = if fixed { 300.0 * slow } else { 0.0 };
         let (reads, updates) = if fixed { (600, 200) } else { (1500 - 200 * u64::from(spike), 500) };
         add(

@@ -9,10 +9,10 @@
 
 use super::classify;
 use super::planned::{driver_consistency, driver_serial, prepare_for, AccessPlan, BatchPlan, Outcome, PlannedOp, PlannedStatement, SetPlan};
+use crate::cql::to_in_statement;
 use crate::engine::EngineError;
 use crate::gen::GeneratorSet;
 use crate::stats::OpStats;
-use crate::cql::to_in_statement;
 use crate::workload::{BatchKind, CqlOp, Strategy, Workload};
 use futures::stream::{FuturesUnordered, StreamExt};
 use rand::rngs::SmallRng;
@@ -46,10 +46,7 @@ pub(crate) async fn plan_access(session: &Session, w: &Workload, name: &str, op:
         let fail = |message: String| EngineError::Prepare { file: w.origin.clone(), line: spec.line, op: name.to_string(), cql: st.cql.clone(), message };
         let pk = base.prepared.get_variable_pk_indexes();
         if pk.len() != 1 || pk[0].index as usize != spec.key_marker {
-            return Err(fail(format!(
-                "`partitions` needs a table whose partition key is one column, bound by the marker of \"{}\" (`pk = ?`)",
-                spec.key
-            )));
+            return Err(fail(format!("`partitions` needs a table whose partition key is one column, bound by the marker of \"{}\" (`pk = ?`)", spec.key)));
         }
         let key_value = base.slots[spec.key_marker];
         let (keyspace, table) = match base.prepared.get_table_spec() {
@@ -222,7 +219,13 @@ fn was_applied(res: QueryResult) -> bool {
 
 /// Sends one statement of a set read and records it under `<op>.request`; returns the rows
 /// it read.
-async fn request(session: &Session, ps: &PreparedStatement, row: Vec<&CqlValue>, stats: &Mutex<Vec<OpStats>>, slot: Option<usize>) -> Result<usize, ExecutionError> {
+async fn request(
+    session: &Session,
+    ps: &PreparedStatement,
+    row: Vec<&CqlValue>,
+    stats: &Mutex<Vec<OpStats>>,
+    slot: Option<usize>,
+) -> Result<usize, ExecutionError> {
     let t = Instant::now();
     let r = run_statement(session, ps, &row, false).await;
     if let Some(slot) = slot {
@@ -377,13 +380,8 @@ mod tests {
     fn keys_are_grouped_by_their_replica_set() {
         let n = |i: u128| Uuid::from_u128(i);
         // replica sets {1,2,3} (in two ring orders), {2,3,4}, unknown
-        let keys = vec![
-            (vec![n(1), n(2), n(3)], "a"),
-            (vec![n(2), n(3), n(4)], "b"),
-            (vec![n(3), n(1), n(2)], "c"),
-            (vec![], "d"),
-            (vec![n(2), n(3), n(4)], "e"),
-        ];
+        let keys =
+            vec![(vec![n(1), n(2), n(3)], "a"), (vec![n(2), n(3), n(4)], "b"), (vec![n(3), n(1), n(2)], "c"), (vec![], "d"), (vec![n(2), n(3), n(4)], "e")];
         let groups = group_by_replicas(keys.into_iter());
         assert_eq!(groups, vec![(Some(n(1)), vec!["a", "c"]), (Some(n(2)), vec!["b", "e"]), (None, vec!["d"])]);
     }

@@ -8,7 +8,7 @@ use super::access::stamped;
 use super::planned::{Outcome, PlannedOp, PlannedStatement};
 use crate::stats::OpStats;
 use crate::verify::op::{Ns, OpPlan, StepRole};
-use crate::verify::values::show;
+use crate::verify::write_values::show;
 use scylla::client::session::Session;
 use scylla::errors::ExecutionError;
 use scylla::response::PagingState;
@@ -17,7 +17,14 @@ use std::ops::ControlFlow;
 use std::sync::Mutex;
 
 /// One execution of verified operation `op` with its drawn `values` and their `ns`.
-pub(crate) async fn run(session: &Session, op: &PlannedOp, plan: &OpPlan, mut values: Vec<CqlValue>, ns: Ns, stats: &Mutex<Vec<OpStats>>) -> Result<Outcome, ExecutionError> {
+pub(crate) async fn run(
+    session: &Session,
+    op: &PlannedOp,
+    plan: &OpPlan,
+    mut values: Vec<CqlValue>,
+    ns: Ns,
+    stats: &Mutex<Vec<OpStats>>,
+) -> Result<Outcome, ExecutionError> {
     let gens = &*op.gens;
     let (mut reads, mut rows) = (false, 0usize);
     for (i, st) in op.statements.iter().enumerate() {

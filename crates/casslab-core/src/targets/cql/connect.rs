@@ -2,8 +2,8 @@
 //! authentication, TLS, address translation, pool size and request timeout. Also reads what
 //! the run record needs to know about the cluster (Cassandra version, node count).
 
-use crate::engine::{EngineError, TargetInfo};
 use crate::config::{ClusterConfig, Credentials};
+use crate::engine::{EngineError, TargetInfo};
 use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
@@ -22,10 +22,7 @@ fn contact_points(cfg: &ClusterConfig) -> Vec<String> {
 }
 
 fn resolve(addr: &str) -> Result<SocketAddr, EngineError> {
-    addr.to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
-        .ok_or_else(|| EngineError::Translate { address: addr.to_string() })
+    addr.to_socket_addrs().ok().and_then(|mut a| a.next()).ok_or_else(|| EngineError::Translate { address: addr.to_string() })
 }
 
 /// Connects, failing with a message that says what to check.
@@ -88,7 +85,16 @@ fn connect_problem(message: &str, cfg: &ClusterConfig) -> String {
         "the TLS handshake failed: does the node serve CQL over TLS on this port? Drop --tls for a plain-text node".into()
     } else if !cfg.tls && any(&["connection reset", "unexpected eof", "broken pipe", "failed to read the frame header"]) {
         "the node closed the connection at once, as a node that serves only TLS does to plain text: add --tls --tls-ca FILE (the CA that signed its certificate)".into()
-    } else if any(&["connection refused", "timed out", "timeout", "no route to host", "network is unreachable", "host is down", "failed to lookup", "name or service not known"]) {
+    } else if any(&[
+        "connection refused",
+        "timed out",
+        "timeout",
+        "no route to host",
+        "network is unreachable",
+        "host is down",
+        "failed to lookup",
+        "name or service not known",
+    ]) {
         format!(
             "nothing answers there: check the address and port (--hosts, --port {}) and that the node is up (`casslab local up` starts a local one)",
             cfg.port
@@ -115,7 +121,7 @@ fn tls_context(cfg: &ClusterConfig) -> Result<openssl::ssl::SslContext, EngineEr
 /// Reads the server version and the ring's shape.
 pub async fn cluster_info(session: &Session) -> TargetInfo {
     let version = async {
-        let rs = session.query_unpaged(super::schema::setup("SELECT release_version FROM system.local"), &[]).await.ok()?;
+        let rs = session.query_unpaged(super::keyspace::setup("SELECT release_version FROM system.local"), &[]).await.ok()?;
         let rows = rs.into_rows_result().ok()?;
         let (v,): (String,) = rows.single_row::<(String,)>().ok()?;
         Some(v)
@@ -147,10 +153,13 @@ mod tests {
         assert_eq!(connect_problem(&wrong, &user), "the login as bench was refused: check --user and the password in CASSLAB_PASSWORD");
         let reset = format!("{POOL}Failed to perform a connection setup request. Request: OPTIONS, reason: Connection broken, reason: Failed to deserialize frame: Failed to read the frame header: Connection reset by peer (os error 104)");
         assert!(connect_problem(&reset, &plain).contains("serves only TLS does to plain text: add --tls --tls-ca FILE"));
-        let untrusted = format!("{POOL}error:0A000086:SSL routines:tls_post_process_server_certificate:certificate verify failed:../ssl/statem/statem_clnt.c:1889:");
+        let untrusted =
+            format!("{POOL}error:0A000086:SSL routines:tls_post_process_server_certificate:certificate verify failed:../ssl/statem/statem_clnt.c:1889:");
         assert!(connect_problem(&untrusted, &tls).contains("not trusted: pass the CA that signed it with --tls-ca FILE"));
         let refused = format!("{POOL}Connection refused (os error 111)");
-        assert!(connect_problem(&refused, &plain).starts_with("nothing answers there: check the address and port (--hosts, --port 9042) and that the node is up"));
+        assert!(
+            connect_problem(&refused, &plain).starts_with("nothing answers there: check the address and port (--hosts, --port 9042) and that the node is up")
+        );
         // four failures, four first lines
         let firsts: std::collections::BTreeSet<String> = [&missing, &wrong, &reset, &refused].iter().map(|m| connect_problem(m, &user)).collect();
         assert_eq!(firsts.len(), 4);

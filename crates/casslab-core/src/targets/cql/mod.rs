@@ -9,14 +9,14 @@
 mod access;
 mod checked;
 mod connect;
+mod cql_verify;
+mod keyspace;
 mod planned;
 mod prepare;
-mod schema;
-mod verify;
 
 pub use connect::{cluster_info, connect, connect_without_schema};
+pub use keyspace::default_replication;
 pub use planned::PlannedOp;
-pub use schema::default_replication;
 
 use crate::config::{ClusterConfig, Credentials};
 use crate::engine::{Claim, Completion, EngineError, Plan, Prepared, SetupRole, Target, TargetInfo};
@@ -38,9 +38,9 @@ pub struct CqlTarget {
     session: Session,
     info: TargetInfo,
     /// What `prepare` found: whether casslab created the keyspace (it truncates only those).
-    keyspace: OnceLock<schema::KeyspaceState>,
+    keyspace: OnceLock<keyspace::KeyspaceState>,
     /// The workload's verification, built when its first phase is planned.
-    verify: tokio::sync::OnceCell<crate::verify::build::Built>,
+    verify: tokio::sync::OnceCell<crate::verify::verify_build::Built>,
     /// Reads of a verified table's rows by key, prepared once per table (`Target::read_row`).
     row_reads: Mutex<std::collections::HashMap<String, scylla::statement::prepared::PreparedStatement>>,
 }
@@ -69,21 +69,21 @@ impl Target for CqlTarget {
 
     async fn prepare(&self, w: &Workload, role: SetupRole) -> Result<Prepared, EngineError> {
         if let SetupRole::WaitsFor { timeout_ms } = role {
-            schema::wait_for_schema(&self.session, w, timeout_ms).await?;
+            keyspace::wait_for_schema(&self.session, w, timeout_ms).await?;
         }
-        let state = schema::prepare_keyspace(&self.session, w, &self.info).await?;
+        let state = keyspace::prepare_keyspace(&self.session, w, &self.info).await?;
         let _ = self.keyspace.set(state);
         Ok(Prepared { created_keyspace: state.created_now })
     }
 
     async fn plan(&self, w: &Workload, mix: &[(String, f64)], gens: Arc<GeneratorSet>) -> Result<Plan<PlannedOp>, EngineError> {
-        let built = self.verify.get_or_try_init(|| verify::build(&self.session, w, &gens)).await?;
+        let built = self.verify.get_or_try_init(|| cql_verify::build(&self.session, w, &gens)).await?;
         let mut ops = Vec::with_capacity(mix.len());
         let mut weights = Vec::with_capacity(mix.len());
         for (slot, (name, weight)) in mix.iter().enumerate() {
             let op = w.operation(name).and_then(|o| o.cql()).expect("validated: a CQL workload's operations are CQL");
             let mut planned = prepare::plan_op(&self.session, w, &gens, name, op).await?;
-            if let Some(spec) = built.ops.get(name).filter(|_| planned.access.is_none() && verify::slots_of(&gens, op).0 == planned.generators) {
+            if let Some(spec) = built.ops.get(name).filter(|_| planned.access.is_none() && cql_verify::slots_of(&gens, op).0 == planned.generators) {
                 planned.verify = Some(Box::new(spec.plan(name, &built.verifier, slot)));
             }
             ops.push(planned);
@@ -93,24 +93,24 @@ impl Target for CqlTarget {
     }
 
     async fn loaded(&self, fingerprint: &str) -> Result<Option<String>, EngineError> {
-        schema::loaded(&self.session, fingerprint).await
+        keyspace::loaded(&self.session, fingerprint).await
     }
 
     async fn record_load(&self, fingerprint: &str, description: &str) -> Result<(), EngineError> {
-        schema::record_load(&self.session, fingerprint, description).await
+        keyspace::record_load(&self.session, fingerprint, description).await
     }
 
     async fn claim(&self, key: &str, value: &str, ttl_s: u32) -> Result<Claim, EngineError> {
-        schema::claim(&self.session, key, value, ttl_s).await
+        keyspace::claim(&self.session, key, value, ttl_s).await
     }
 
     async fn claims(&self, keys: &[String]) -> Result<Vec<(String, String)>, EngineError> {
-        schema::claims(&self.session, keys).await
+        keyspace::claims(&self.session, keys).await
     }
 
     async fn truncate_for_reload(&self, w: &Workload) -> Result<(), EngineError> {
         let state = self.keyspace.get().copied().unwrap_or_default();
-        schema::truncate_for_reload(&self.session, w, state).await
+        keyspace::truncate_for_reload(&self.session, w, state).await
     }
 
     #[inline]
@@ -153,23 +153,28 @@ impl Target for CqlTarget {
     }
 
     async fn note(&self, key: &str, value: &str) -> Result<(), EngineError> {
-        schema::note(&self.session, key, value).await
+        keyspace::note(&self.session, key, value).await
     }
 
     async fn noted(&self, key: &str) -> Result<Option<String>, EngineError> {
-        schema::noted(&self.session, key).await
+        keyspace::noted(&self.session, key).await
     }
 
     async fn attach(&self, w: &Workload) -> Result<(), EngineError> {
-        schema::attach(&self.session, w).await
+        keyspace::attach(&self.session, w).await
     }
 
-    async fn read_row<'a>(&'a self, table: &'a crate::verify::Table, key: Vec<CqlValue>, consistency: crate::workload::Consistency) -> Result<Option<Vec<Option<CqlValue>>>, String> {
+    async fn read_row<'a>(
+        &'a self,
+        table: &'a crate::verify::Table,
+        key: Vec<CqlValue>,
+        consistency: crate::workload::Consistency,
+    ) -> Result<Option<Vec<Option<CqlValue>>>, String> {
         let cached = self.row_reads.lock().unwrap_or_else(|e| e.into_inner()).get(&table.name).cloned();
         let ps = match cached {
             Some(ps) => ps,
             None => {
-                let ps = verify::row_read(&self.session, table, consistency).await?;
+                let ps = cql_verify::row_read(&self.session, table, consistency).await?;
                 self.row_reads.lock().unwrap_or_else(|e| e.into_inner()).insert(table.name.clone(), ps.clone());
                 ps
             }
@@ -181,7 +186,13 @@ impl Target for CqlTarget {
 }
 
 /// One execution of `op` with its drawn values (and their `n`, for a verified operation).
-async fn run_op(session: &Session, op: &PlannedOp, values: Vec<CqlValue>, ns: Option<crate::verify::op::Ns>, stats: &Mutex<Vec<OpStats>>) -> Result<Outcome, ExecutionError> {
+async fn run_op(
+    session: &Session,
+    op: &PlannedOp,
+    values: Vec<CqlValue>,
+    ns: Option<crate::verify::op::Ns>,
+    stats: &Mutex<Vec<OpStats>>,
+) -> Result<Outcome, ExecutionError> {
     if let (Some(plan), Some(ns)) = (&op.verify, ns) {
         checked::run(session, op, plan, values, ns, stats).await
     } else if op.is_special() {

@@ -153,4 +153,3 @@ pub(crate) struct BatchPlan {
     /// single-partition batch).
     pub keep: Vec<bool>,
 }
-

@@ -6,8 +6,8 @@
 
 use super::access::plan_access;
 use super::planned::{prepare_for, AccessPlan, PlannedOp, PlannedStatement};
-use crate::engine::{EngineError, Plan};
 use crate::cql::{DmlKind, RelOp, Relation};
+use crate::engine::{EngineError, Plan};
 use crate::gen::{GenError, GeneratorSet};
 use crate::workload::{CqlOp, Workload};
 use scylla::client::session::Session;
@@ -24,9 +24,11 @@ pub(crate) async fn plan_op(session: &Session, w: &Workload, gens: &Arc<Generato
         let specs = prepared.get_variable_col_specs();
         let mut slots = Vec::with_capacity(st.args.len());
         for (pos, arg) in st.args.iter().enumerate() {
-            let g = gens
-                .index_of(arg)
-                .ok_or_else(|| GenError { generator: arg.clone(), field: None, message: format!("operation \"{name}\" binds a generator that does not exist") })?;
+            let g = gens.index_of(arg).ok_or_else(|| GenError {
+                generator: arg.clone(),
+                field: None,
+                message: format!("operation \"{name}\" binds a generator that does not exist"),
+            })?;
             if let Some(spec) = specs.get_by_index(pos) {
                 let t = gens.cql_type(g);
                 if !t.matches(spec.typ()) {

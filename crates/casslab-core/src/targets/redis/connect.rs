@@ -11,7 +11,7 @@
 
 use crate::config::{Credentials, RedisConfig};
 use crate::engine::{EngineError, TargetInfo};
-use redis::aio::{ConnectionManager, ConnectionManagerConfig, ConnectionLike};
+use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
 use redis::{Client, ConnectionInfo, IntoConnectionInfo, TlsCertificates};
@@ -106,7 +106,9 @@ pub async fn connect(cfg: &RedisConfig, creds: &Credentials) -> Result<Connected
             .retries(1);
         if cfg.tls_ca_file.is_some() {
             // the cluster client takes a CA file only with rustls; casslab's TLS is OpenSSL's
-            return Err(EngineError::Tls("--tls-ca is not supported for a Redis Cluster; add the CA to the system's trust store (update-ca-certificates)".into()));
+            return Err(EngineError::Tls(
+                "--tls-ca is not supported for a Redis Cluster; add the CA to the system's trust store (update-ca-certificates)".into(),
+            ));
         }
         let mut conn = b.build().map_err(fail)?.get_async_connection().await.map_err(fail)?;
         let nodes: String = redis::cmd("CLUSTER").arg("NODES").query_async(&mut conn).await.map_err(fail)?;

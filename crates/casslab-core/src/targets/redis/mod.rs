@@ -8,13 +8,13 @@
 
 mod connect;
 mod planned;
-mod verify;
+mod redis_verify;
 
 pub use connect::{client, connect, connection_info, field, info_section, manager, Conn};
 pub use planned::PlannedOp;
 
 use crate::config::{Credentials, RedisConfig};
-use crate::engine::{Claim, SetupRole, Completion, EngineError, Plan, Prepared, Target, TargetInfo};
+use crate::engine::{Claim, Completion, EngineError, Plan, Prepared, SetupRole, Target, TargetInfo};
 use crate::gen::GeneratorSet;
 use crate::stats::{ErrorKind, OpStats};
 use crate::workload::Workload;
@@ -40,7 +40,7 @@ pub struct RedisTarget {
     /// casslab started the server: `--reload` may empty it.
     ours: bool,
     /// The workload's verification, built when its first phase is planned.
-    verify: std::sync::OnceLock<crate::verify::build::Built>,
+    verify: std::sync::OnceLock<crate::verify::verify_build::Built>,
 }
 
 /// A failed request.
@@ -56,7 +56,14 @@ impl RedisTarget {
     /// Connects and reads the server's version (and, for a cluster, its masters).
     pub async fn connect(cfg: &RedisConfig, creds: &Credentials) -> Result<RedisTarget, EngineError> {
         let c = connect(cfg, creds).await?;
-        Ok(RedisTarget { conn: c.conn, info: c.info, next: AtomicUsize::new(0), timeout: Duration::from_millis(cfg.request_timeout_ms.max(1)), ours: cfg.local, verify: std::sync::OnceLock::new() })
+        Ok(RedisTarget {
+            conn: c.conn,
+            info: c.info,
+            next: AtomicUsize::new(0),
+            timeout: Duration::from_millis(cfg.request_timeout_ms.max(1)),
+            ours: cfg.local,
+            verify: std::sync::OnceLock::new(),
+        })
     }
 
     /// One execution's request on the next connection, each round trip bounded by the
@@ -131,7 +138,7 @@ impl Target for RedisTarget {
 
     async fn plan(&self, w: &Workload, mix: &[(String, f64)], gens: Arc<GeneratorSet>) -> Result<Plan<PlannedOp>, EngineError> {
         let redis_op = |name: &str| w.operation(name).and_then(|o| o.redis()).expect("validated: a Redis workload's operations are Redis");
-        let built = self.verify.get_or_init(|| verify::build(w, &gens));
+        let built = self.verify.get_or_init(|| redis_verify::build(w, &gens));
         let ops: Vec<PlannedOp> = mix
             .iter()
             .enumerate()
@@ -199,7 +206,7 @@ impl Target for RedisTarget {
         async move {
             match (request, checked, &op.verify) {
                 (Some(request), _, _) => self.send(&request).await?,
-                (None, Some((values, ns)), Some(plan)) => verify::run(self, op, plan, values, ns, stats).await?,
+                (None, Some((values, ns)), Some(plan)) => redis_verify::run(self, op, plan, values, ns, stats).await?,
                 _ => {}
             }
             Ok(Completion::default())
@@ -218,8 +225,13 @@ impl Target for RedisTarget {
         self.admin(redis::cmd("SET").arg(format!("casslab:note:{key}")).arg(value)).await.map(|_| ())
     }
 
-    async fn read_row<'a>(&'a self, table: &'a crate::verify::Table, key: Vec<scylla::value::CqlValue>, _consistency: crate::workload::Consistency) -> Result<Option<Vec<Option<scylla::value::CqlValue>>>, String> {
-        verify::read_row(self, table, &key).await
+    async fn read_row<'a>(
+        &'a self,
+        table: &'a crate::verify::Table,
+        key: Vec<scylla::value::CqlValue>,
+        _consistency: crate::workload::Consistency,
+    ) -> Result<Option<Vec<Option<scylla::value::CqlValue>>>, String> {
+        redis_verify::read_row(self, table, &key).await
     }
 
     async fn noted(&self, key: &str) -> Result<Option<String>, EngineError> {

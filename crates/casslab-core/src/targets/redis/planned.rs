@@ -80,7 +80,7 @@ pub fn plan_op(op: &RedisOp, gens: &std::sync::Arc<GeneratorSet>) -> PlannedOp {
                     }
                 })
                 .collect();
-            let name = crate::workload::redis::command_names().find(|n| *n == c.name).expect("validated");
+            let name = crate::workload::redis_commands::command_names().find(|n| *n == c.name).expect("validated");
             PlannedCommand { name, parts, size_hint }
         })
         .collect();
@@ -196,10 +196,17 @@ run: { mix: { w: 1 }, duration: 1s }
         let op = plan_op(w.operation("w").and_then(|o| o.redis()).unwrap(), &gens);
         assert_eq!((op.commands.len(), op.mode, op.joint_sequences), (2, RedisMode::Pipeline, true));
         let Request::Pipeline(p) = op.request(&gens, &mut SmallRng::seed_from_u64(1)) else { panic!("a pipeline") };
-        let cmds: Vec<Vec<String>> = p.cmd_iter().map(|c| c.args_iter().map(|a| match a {
-            redis::Arg::Simple(b) => String::from_utf8_lossy(b).into_owned(),
-            _ => "<cursor>".into(),
-        }).collect()).collect();
+        let cmds: Vec<Vec<String>> = p
+            .cmd_iter()
+            .map(|c| {
+                c.args_iter()
+                    .map(|a| match a {
+                        redis::Arg::Simple(b) => String::from_utf8_lossy(b).into_owned(),
+                        _ => "<cursor>".into(),
+                    })
+                    .collect()
+            })
+            .collect();
         assert_eq!(cmds[0][..5], ["HSET", "user0", "field0", "7", "id"].map(String::from));
         assert_eq!(cmds[0][5].len(), 36, "a uuid in its usual form: {}", cmds[0][5]);
         assert_eq!(cmds[1], ["EXPIRE", "user0", "60"].map(String::from));
