@@ -1,5 +1,5 @@
 //! End-to-end tests of verification: every read checked against what was written, on a real
-//! 3-node cluster (127.0.0.101–.103 unless $CASSLAB_TEST_VERIFY_BASE says otherwise; hinted
+//! 3-node cluster (127.0.1.11–.13 unless $CASSLAB_TEST_VERIFY_BASE says otherwise; hinted
 //! handoff off, so a node that was down stays without the writes it missed) started through
 //! `casslab local up` under its own home and wiped at the end, and on a real local
 //! redis-server. The faults prove the check both ways: QUORUM writes and reads with a node
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn base() -> String {
-    std::env::var("CASSLAB_TEST_VERIFY_BASE").ok().filter(|a| !a.is_empty()).unwrap_or_else(|| "127.0.0.101".into())
+    std::env::var("CASSLAB_TEST_VERIFY_BASE").ok().filter(|a| !a.is_empty()).unwrap_or_else(|| "127.0.1.11".into())
 }
 
 fn home() -> PathBuf {
@@ -195,9 +195,9 @@ fn faults_show_in_what_reads_return() {
 }
 
 /// The address and port of the Redis test's own redis-server ($CASSLAB_TEST_VERIFY_REDIS,
-/// default 127.0.0.66:6394), under a home of its own.
+/// default 127.0.1.20:6394), under a home of its own.
 fn redis_at() -> (String, String) {
-    let v = std::env::var("CASSLAB_TEST_VERIFY_REDIS").ok().filter(|a| !a.is_empty()).unwrap_or_else(|| "127.0.0.66:6394".into());
+    let v = std::env::var("CASSLAB_TEST_VERIFY_REDIS").ok().filter(|a| !a.is_empty()).unwrap_or_else(|| "127.0.1.20:6394".into());
     let (a, p) = v.split_once(':').unwrap_or((v.as_str(), "6394"));
     (a.to_string(), p.to_string())
 }
