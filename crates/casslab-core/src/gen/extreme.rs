@@ -195,6 +195,24 @@ mod tests {
     }
 
     #[test]
+    fn every_draw_falls_in_the_domain_verification_spreads_values_over() {
+        for yaml in [
+            "{ dist: exponential, min: 10, max: 1010, mean: 20 }",
+            "{ dist: weibull, min: -50, max: 50, shape: 2, scale: 30 }",
+            "{ dist: exponential, min: 10, max: 1010, mean: 20, invert: true }",
+            "{ dist: uniform, min: 5, max: 9, invert: true }",
+        ] {
+            let d = build(yaml).unwrap();
+            let (lowest, count) = d.domain();
+            let count = count.unwrap() as i64;
+            let v = ints(&d, 20_000, 7);
+            assert!(v.iter().all(|x| (lowest..lowest + count).contains(x)), "{yaml}: domain ({lowest}, {count})");
+            // the domain is no wider than what is drawn: its ends are reached
+            assert!(v.contains(&(lowest + count - 1)) || v.contains(&lowest), "{yaml}: domain ({lowest}, {count})");
+        }
+    }
+
+    #[test]
     fn missing_or_misplaced_fields_name_the_field() {
         assert_eq!(build("{ dist: exponential, max: 10 }").unwrap_err().field.as_deref(), Some("mean"));
         assert_eq!(build("{ dist: weibull, max: 10, shape: 1 }").unwrap_err().field.as_deref(), Some("scale"));

@@ -1,15 +1,15 @@
 //! Verifying what was read against what was written. A verified write's values are a function
-//! of its key and its write number (`values`); the loader keeps, per key, the numbers of its
+//! of its key and its write number (`write_values`); the loader keeps, per key, the numbers of its
 //! writes (`record`: 8 bytes a key); a read's rows are matched to the writes that made them
-//! (`model`) and classified (`classify`) as ok, stale, missing, corrupt, resurrected, expired —
+//! (`table_model`) and classified (`classify`) as ok, stale, missing, corrupt, resurrected, expired —
 //! or unchecked, when nothing is known of the key — and counted per operation and interval
-//! (`stats`). A [`Verifier`] holds a workload's verified tables for one run; the targets build
+//! (`verify_counts`). A [`Verifier`] holds a workload's verified tables for one run; the targets build
 //! it from their statements or commands and consult it on every verified operation. The record
 //! is saved after the run (`saved`) so a later run or `casslab verify` can go on from it, and
-//! `pass` reads back every key a data set should hold.
+//! `pass_report` adds up a pass that `session::verify_pass` reads back every key a data set should hold.
 //!
 //! Not here: executing anything (the targets), when the record can be trusted — a load
-//! skipped, a data set written since by a run that kept no record — (`engine::verify`), the
+//! skipped, a data set written since by a run that kept no record — (`engine::record_trust`), the
 //! reports (`report`).
 
 pub mod classify;

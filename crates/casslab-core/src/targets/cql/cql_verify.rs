@@ -195,6 +195,8 @@ fn write_problem(cql: &str, dml: &Dml, prepared: &PreparedStatement) -> Option<S
         Some("a conditional write (IF …), which the server may not apply".into())
     } else if prepared.get_variable_col_specs().iter().any(|c| c.name() == "[timestamp]") || crate::cql::has_keyword(cql, "TIMESTAMP") {
         Some("a write with its own timestamp (USING TIMESTAMP)".into())
+    } else if prepared.get_variable_col_specs().iter().any(|c| c.name() == "[ttl]") || crate::cql::has_keyword(cql, "TTL") {
+        Some("a write with a TTL (USING TTL), whose row may expire before it is read".into())
     } else if dml.kind == DmlKind::Delete && !dml.delete_columns.is_empty() {
         Some("it deletes columns, not the row".into())
     } else {
