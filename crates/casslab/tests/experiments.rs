@@ -219,6 +219,6 @@ fn a_sequential_experiment_runs_blocks_until_it_knows_and_plans_the_next() {
     let (code, plan, err) = run(&mut cmd);
     assert_eq!(code, 0, "stdout:\n{plan}\nstderr:\n{err}");
     assert!(err.contains("planned from experiment seq-"), "{err}");
-    assert!(plan.contains("plan (from a pilot of ") && plan.contains("b: read p50"), "{plan}");
+    assert!(plan.contains("plan (from ") && plan.contains(" measured blocks, ") && plan.contains("b: read p50"), "{plan}");
     assert!(plan.contains("the experiment needs about ") || plan.contains("cannot reach ±10% within the budget"), "{plan}");
 }

@@ -76,6 +76,11 @@ pub fn of_run(samples: &[ServerSample], measured_ms: (u64, u64)) -> Option<RunSe
         *per_poll.entry(s.at_ms).or_default() += s.value;
     }
     let cpu_pct = if per_poll.is_empty() { f64::NAN } else { per_poll.values().sum::<f64>() / per_poll.len() as f64 };
+    // no GC log followed (nodes casslab did not start): the pauses are unknown, not none
+    let gc_followed = samples.iter().any(|s| s.node != CLIENT && (s.metric == metric::GC_STW_PCT || s.metric.starts_with(metric::GC_PAUSE_PREFIX)));
+    if !gc_followed {
+        return Some(RunServer { gc_stw_pct: f64::NAN, max_pause_ms: f64::NAN, cpu_pct });
+    }
     Some(RunServer { gc_stw_pct: stopped_ms / ((to - from) as f64 * nodes.len() as f64) * 100.0, max_pause_ms, cpu_pct })
 }
 
@@ -193,6 +198,9 @@ mod tests {
         assert_eq!(r.max_pause_ms, 60.0);
         assert_eq!(r.cpu_pct, 100.0);
         assert!(of_run(&[s(CLIENT, metric::CPU_PCT, 2_000, 5.0)], (1_000, 11_000)).is_none());
+        // nodes whose GC log nobody followed: their pauses are unknown, not zero
+        let r = of_run(&[s("n1", metric::CPU_PCT, 2_000, 50.0)], (1_000, 11_000)).unwrap();
+        assert!(r.gc_stw_pct.is_nan() && r.max_pause_ms.is_nan() && r.cpu_pct == 50.0, "{r:?}");
     }
 
     #[test]

@@ -359,6 +359,8 @@ pub fn server_text(groups: &[crate::analysis::server_figures::GroupServer], diff
 
 /// A server figure with three significant digits at most.
 fn fig(v: f64) -> String {
+    // an empty sum is -0.0: no sign on nothing
+    let v = v + 0.0;
     if v.abs() >= 100.0 {
         format!("{v:.0}")
     } else if v.abs() >= 10.0 {

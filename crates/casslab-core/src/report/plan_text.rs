@@ -33,7 +33,7 @@ pub fn text(p: &Plan) -> String {
         ),
     };
     format!(
-        "\nplan (from a pilot of {} blocks, {:.0} s a block; {} spending, first look after {} blocks):\n{table}{verdict}\n",
+        "\nplan (from {} measured blocks, {:.0} s a block; {} spending, first look after {} blocks):\n{table}{verdict}\n",
         p.pilot_blocks,
         p.block_s,
         t.spending.name(),

@@ -1,8 +1,9 @@
 //! `casslab experiment FILE`: resolves the file's settings against the flags (order, unmeasured
 //! round, settling, where latency is measured, the load point), aims at the cluster, and has
-//! the library conduct the experiment (`casslab_core::session::conduct::conduct`: every
-//! variant R times, each run saved as an ordinary run tagged with the experiment, then judged
-//! as `compare` judges runs). Prints the runs and the verdicts (`report::experiment_text`);
+//! the library conduct the experiment (`casslab_core::session::conduct::conduct`: blocks of
+//! one run of every variant until each judged change is known or the budget is spent, or a
+//! fixed number of blocks; each run saved as an ordinary run tagged with the experiment, judged
+//! block by block). Prints the runs and the verdicts (`report::experiment_text`);
 //! `-o FILE` also writes them as an HTML page. Invalid runs are left out unless
 //! `--allow-invalid`; `--fail-if` and `--max-regression` are judged on the comparison (exit 1
 //! when one fails).
