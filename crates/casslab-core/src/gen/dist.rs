@@ -83,9 +83,10 @@ impl Dist {
             Dist::Sequence(s) => (s.min, s.span),
             Dist::Uniform { min, span } => (*min, Some(*span)),
             Dist::Zipfian { min, items, .. } => (*min, Some(*items)),
-            Dist::Latest { seq, base, .. } => (*base, seq.span.map(|s| s + seq.min.abs_diff(*base))),
+            Dist::Latest { seq, base, .. } => (*base, seq.span.and_then(|s| s.checked_add(seq.min.abs_diff(*base)))),
             Dist::Hotspot { min, hot_span, cold_span, .. } => (*min, hot_span.checked_add(*cold_span)),
-            Dist::Gaussian { lo, hi, .. } => (*lo as i64, Some((*hi - *lo).max(0.0) as u64 + 1)),
+            // an unbounded gaussian spans more than 2^64 values: `as` saturates, the + 1 says so
+            Dist::Gaussian { lo, hi, .. } => (*lo as i64, ((*hi - *lo).max(0.0) as u64).checked_add(1)),
             Dist::Extreme(e) => e.domain(),
             // n becomes lo + hi - n: the same number of values, the highest inner one lowest
             Dist::Inverted { inner, lo, hi } => match inner.domain() {
@@ -190,6 +191,16 @@ mod tests {
             h[(v - min) as usize] += 1;
         }
         h
+    }
+
+    #[test]
+    fn an_unbounded_gaussian_has_no_count_of_values() {
+        // f: { type: float, dist: gaussian, mean: 20, stddev: 5 } spans every float
+        let d = build("{ dist: gaussian, mean: 20, stddev: 5 }", &Domain::of_type(&CqlType::Float));
+        assert_eq!(d.domain().1, None);
+        let narrow = build("{ dist: gaussian, mean: 5, stddev: 2, min: 0, max: 10 }", &Domain::of_type(&CqlType::Int));
+        // max is exclusive: 0 to 9
+        assert_eq!(narrow.domain(), (0, Some(10)));
     }
 
     #[test]
