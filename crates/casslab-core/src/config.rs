@@ -153,6 +153,10 @@ pub struct RunConfig {
     /// once (or when the shards' barrier says, for a sharded run).
     #[serde(default)]
     pub start_at_unix_ms: Option<i64>,
+    /// Verify what every operation reads against what was written (`--verify`: on,
+    /// `--no-verify`: off); `None`: as the workload and its operations say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<bool>,
     /// The server the run ran against, as casslab's local cluster was defined (version, Java,
     /// garbage collector, heap, settings, nodes); `None` for a cluster casslab does not control.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -272,6 +276,7 @@ impl Default for RunConfig {
             settle: false,
             shard: None,
             start_at_unix_ms: None,
+            verify: None,
             server: None,
         }
     }

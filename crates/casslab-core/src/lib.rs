@@ -25,5 +25,6 @@ pub mod suggest;
 pub mod targets;
 pub mod units;
 pub mod validity;
+pub mod verify;
 pub mod workload;
 pub mod yaml;

@@ -59,6 +59,8 @@ pub enum Notice {
     Server(String),
     /// A progress line of the cluster control (a restart, a check), worded by it.
     Cluster(String),
+    /// What verification checks, and what it cannot.
+    Verification(crate::verify::VerifyNotice),
 }
 
 impl Notice {
@@ -68,6 +70,7 @@ impl Notice {
                 Severity::Warning
             }
             Notice::Server(_) => Severity::Note,
+            Notice::Verification(v) if v.is_warning() => Severity::Warning,
             _ => Severity::Info,
         }
     }
@@ -130,6 +133,7 @@ impl fmt::Display for Notice {
                 }
             }
             Notice::Settled(text) | Notice::Server(text) | Notice::Cluster(text) => f.write_str(text),
+            Notice::Verification(v) => v.fmt(f),
         }
     }
 }

@@ -79,6 +79,8 @@ pub struct OpStats {
     /// Rows returned by the reads of completed executions (counted on the plain statement
     /// path; 0 for writes and set reads).
     pub rows_read: u64,
+    /// Checked reads by class and the first violations (`None`: the operation checked none).
+    pub verify: Option<Box<crate::verify::VerifyStats>>,
 }
 
 /// How much later than intended an operation may start before it counts as started late:
@@ -87,7 +89,17 @@ pub const LATE_NS: u64 = 1_000_000;
 
 impl Default for OpStats {
     fn default() -> Self {
-        OpStats { intended: new_histogram(), service: new_histogram(), ok: 0, errors: BTreeMap::new(), late: 0, max_lag_ns: 0, empty_reads: 0, rows_read: 0 }
+        OpStats {
+            intended: new_histogram(),
+            service: new_histogram(),
+            ok: 0,
+            errors: BTreeMap::new(),
+            late: 0,
+            max_lag_ns: 0,
+            empty_reads: 0,
+            rows_read: 0,
+            verify: None,
+        }
     }
 }
 
@@ -129,6 +141,14 @@ impl OpStats {
         self.max_lag_ns = self.max_lag_ns.max(other.max_lag_ns);
         self.empty_reads += other.empty_reads;
         self.rows_read += other.rows_read;
+        if let Some(v) = &other.verify {
+            self.verify.get_or_insert_default().merge(v);
+        }
+    }
+
+    /// The checked reads' counts (`None` when the operation checked none).
+    pub fn verify_counts(&self) -> Option<crate::verify::VerifyCounts> {
+        self.verify.as_ref().map(|v| v.counts)
     }
 
     pub fn reset(&mut self) {
@@ -140,6 +160,7 @@ impl OpStats {
         self.max_lag_ns = 0;
         self.empty_reads = 0;
         self.rows_read = 0;
+        self.verify = None;
     }
 }
 
@@ -227,6 +248,9 @@ pub struct OpSummary {
     /// Rows the reads returned, over all executions.
     #[serde(default)]
     pub rows_read: u64,
+    /// Checked reads by class, for an operation whose reads were verified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<crate::verify::VerifyCounts>,
 }
 
 impl OpSummary {
@@ -240,6 +264,7 @@ impl OpSummary {
             service: LatencySummary::of(&stats.service),
             empty_reads: stats.empty_reads,
             rows_read: stats.rows_read,
+            verify: stats.verify_counts(),
         }
     }
 

@@ -1,6 +1,7 @@
 //! The small units users write in workload files, experiment files, events and flags:
 //! durations (`30s`, `1m30s`, `500ms`, or plain seconds) and points in time (Unix
-//! milliseconds or RFC 3339 date-times). Each parser returns a typed error that says what to
+//! milliseconds or RFC 3339 date-times), and the clock and counts as people read them (now in Unix
+//! milliseconds, `1,234,567`). Each parser returns a typed error that says what to
 //! write instead; callers add where (file:line, or the flag) it was written.
 
 /// A duration that could not be read.
@@ -58,6 +59,24 @@ pub fn utc(unix_ms: i64) -> String {
         Ok(t) => t.strftime("%Y-%m-%d %H:%M:%S").to_string(),
         Err(_) => format!("{unix_ms} ms"),
     }
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn unix_now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+/// `1234567` as `1,234,567`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `100MB`, `1GB`, `512KB`, `1048576` (bytes) in bytes; units are powers of 1024 (`MiB` is

@@ -91,6 +91,12 @@ pub enum Command {
     /// the merged run is exact) and saves it as an ordinary run with a per-loader breakdown.
     #[command(after_help = help::MERGE)]
     Merge(MergeArgs),
+    /// Read back every key a workload's data set should hold and check each row against what
+    /// was written (its load, or the record of the run that wrote to it last): rows expected,
+    /// found, missing and mismatched, and a checksum of the data set. Exits 1 when a row is not
+    /// as written or a read failed, 2 when what the data should hold cannot be known.
+    #[command(after_help = help::VERIFY)]
+    Verify(VerifyArgs),
     /// Check a workload's data model (or every variant of an experiment) without a cluster:
     /// findings by severity with file:line, why each hurts and what to do instead. With --hosts
     /// it judges the keyspace's live schema from that cluster instead (no local node is
@@ -207,6 +213,37 @@ pub struct LintArgs {
     /// Exit 1 when any finding is a warning too (not only an error), e.g. in CI.
     #[arg(long)]
     pub deny_warnings: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// Built-in workload name or workload YAML file: the one that loaded the data.
+    pub workload: String,
+    /// A workload parameter, as the data was loaded with (repeatable).
+    #[arg(short = 'P', long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// The seed the data was loaded with.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Reads in flight at once.
+    #[arg(long, short = 'c', default_value_t = 128)]
+    pub concurrency: usize,
+    /// Consistency level of the reads (CQL), e.g. ONE, QUORUM, ALL.
+    #[arg(long, default_value = "QUORUM")]
+    pub consistency: String,
+    /// text (a table per data set) or json.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: OutputFormat,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// The Redis server of a workload of Redis commands (as `run --target`).
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
+    /// Where the records of verified runs are read from.
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub local: LocalHomeArgs,
 }
 
 #[derive(Args, Debug)]
@@ -568,6 +605,13 @@ pub struct RunOptions {
     /// them all).
     #[arg(long)]
     pub no_lint: bool,
+    /// Check every row a read returns against what was written (ok, stale, missing, corrupt,
+    /// resurrected), whatever the workload's `verify:` says; --no-verify turns it off.
+    #[arg(long, overrides_with = "no_verify")]
+    pub verify: bool,
+    /// Do not check what reads return (overrides the workload's `verify:`).
+    #[arg(long, overrides_with = "verify")]
+    pub no_verify: bool,
     /// Do not collect the nodes' own metrics (system_views tables, and for local nodes GC
     /// pauses, CPU and memory) during the run.
     #[arg(long)]
@@ -858,6 +902,11 @@ impl RunOptions {
                 .as_deref()
                 .map(|t| casslab_core::units::parse_start_ms(t).map_err(|e| usage(format!("--start-at {t}: {e}"))))
                 .transpose()?,
+            verify: match (self.verify, self.no_verify) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
             server: None,
         })
     }

@@ -8,8 +8,8 @@
 //! | code | class |
 //! |---|---|
 //! | 0 | success |
-//! | 1 | a gate or a lint finding failed; also any error of no class below (e.g. a file that cannot be written) |
-//! | 2 | bad usage or bad input: a flag value, a run id, a workload name or file, a store where no run was saved |
+//! | 1 | a gate or a lint finding failed, a run of an `expect: consistent` workload read what was not written, a `verify` pass found rows not as written; also any error of no class below (e.g. a file that cannot be written) |
+//! | 2 | bad usage or bad input: a flag value, a run id, a workload name or file, a store where no run was saved, a `verify` pass that cannot know what the data should hold |
 //! | 3 | the cluster or its setup failed: cannot connect, schema rejected, a local node that does not start or is unhealthy |
 //! | 4 | a gate could not be judged: a figure's interval reaches past its threshold, or the comparison was too short (`--allow-undecided` makes this 0) |
 //! | 130 | interrupted (Ctrl-C) |
@@ -108,6 +108,12 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
     }
     if let Some(e) = e.downcast_ref::<SessionError>() {
         return session_class(e);
+    }
+    if let Some(e) = e.downcast_ref::<casslab_core::session::verify_pass::PassError>() {
+        return match e {
+            casslab_core::session::verify_pass::PassError::Unknown { .. } => Some(Exit::Usage),
+            casslab_core::session::verify_pass::PassError::Session(e) => session_class(e),
+        };
     }
     if let Some(e) = e.downcast_ref::<FindMaxError>() {
         return match e {

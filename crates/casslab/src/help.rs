@@ -102,6 +102,15 @@ EXAMPLES:
   casslab merge exports/ --json merged.json
   casslab merge run-id:big1";
 
+pub const VERIFY: &str = "\
+EXAMPLES:
+  casslab verify kv -P rows=200000                    every key of kv's data set on the local node
+  casslab verify ycsb-a --hosts 10.0.0.5 --consistency ALL
+  casslab verify ycsb-a-redis --format json
+
+ENVIRONMENT:
+  CASSLAB_STORE (records of verified runs, as --store), CASSLAB_PASSWORD (the password of --user)";
+
 pub const LINT: &str = "\
 EXAMPLES:
   casslab lint tombstones-range-deletes

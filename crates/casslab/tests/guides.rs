@@ -123,8 +123,13 @@ const RUN: &[Example] = &[
 ];
 
 /// Guides whose example this node cannot run, and the end-to-end test that runs the same.
-const ELSEWHERE: &[(&str, &str)] =
-    &[("distance.md", "distance.rs"), ("redis.md", "redis.rs"), ("server-variants.md", "server.rs"), ("your-own-cluster.md", "secure.rs")];
+const ELSEWHERE: &[(&str, &str)] = &[
+    ("distance.md", "distance.rs"),
+    ("redis.md", "redis.rs"),
+    ("server-variants.md", "server.rs"),
+    ("your-own-cluster.md", "secure.rs"),
+    ("verify.md", "verify.rs"),
+];
 
 #[test]
 fn every_guide_s_first_example_runs_against_the_node() {

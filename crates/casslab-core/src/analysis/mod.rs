@@ -41,6 +41,7 @@ pub mod server_figures;
 pub mod study;
 #[cfg(test)]
 mod study_tests;
+pub mod verified;
 mod window;
 
 pub use bootstrap::{seed_for, Estimate, Resampled};

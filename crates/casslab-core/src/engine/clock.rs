@@ -34,10 +34,7 @@ impl RunClock {
     }
 }
 
-/// Milliseconds since the Unix epoch, now.
-pub fn unix_now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
-}
+pub use crate::units::unix_now_ms;
 
 #[cfg(test)]
 mod tests {

@@ -18,8 +18,33 @@ use tokio::sync::watch;
 pub(super) enum LoadEnd {
     /// The user stopped it.
     Interrupted,
-    /// Done (or skipped): the index the next phase's first interval gets.
-    Next(u32),
+    /// Done (or skipped): the index the next phase's first interval gets, and what is known of
+    /// the data set's rows.
+    Next(u32, Loaded),
+}
+
+/// What a run knows of the rows its load writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Loaded {
+    /// This run loaded them.
+    Now,
+    /// An earlier run loaded them completely (recorded with the data).
+    Before,
+    /// Not known: `--skip-load` of a data set with no record of a complete load.
+    Unknown,
+}
+
+/// The data set this loader's load writes: its fingerprint (a shard's own slice) and the rows
+/// of the whole it loads, `(first, count)`.
+pub(super) fn data_set<T: Target>(run: &Run<'_, T>) -> Option<(String, u64, u64)> {
+    let total = run.w.load.as_ref()?.count;
+    let (first, count) = run.shard.map_or((0, total), |s| s.slice(total));
+    let whole_fp = load_fingerprint(run.w, run.cfg.seed);
+    let fp = match run.shard {
+        Some(s) => format!("{whole_fp}:{}/{}", s.index, s.count),
+        None => whole_fp,
+    };
+    Some((fp, first, count))
 }
 
 /// Loads this loader's rows of `total`, unless the same data is already there.
@@ -56,11 +81,12 @@ pub(super) async fn load<T: Target>(run: &Run<'_, T>, plan: Plan<T::Op>, total: 
     match (cfg.load, previous) {
         (LoadMode::Skip, _) => {
             run.notice(Notice::LoadSkippedByFlag);
-            Ok(LoadEnd::Next(0))
+            let known = run.target.loaded(&fp).await.ok().flatten().is_some();
+            Ok(LoadEnd::Next(0, if known { Loaded::Before } else { Loaded::Unknown }))
         }
         (_, Some(description)) => {
             run.notice(Notice::AlreadyLoaded { keyspace: w.keyspace.clone(), description });
-            Ok(LoadEnd::Next(0))
+            Ok(LoadEnd::Next(0, Loaded::Before))
         }
         _ => {
             let what = match run.shard {
@@ -108,7 +134,7 @@ async fn load_rows<T: Target>(
     } else {
         run.notice(Notice::LoadIncomplete { failed });
     }
-    Ok(LoadEnd::Next(r.next_index))
+    Ok(LoadEnd::Next(r.next_index, Loaded::Now))
 }
 
 /// The sequence generators `op` draws from, with how many values of each one execution takes
@@ -132,7 +158,7 @@ fn sequence_draws(w: &Workload, op: &crate::workload::Operation) -> Vec<(String,
 
 /// Identifies the data a load phase writes: schema, load statement, the generators it binds,
 /// row count and seed.
-fn load_fingerprint(w: &Workload, seed: u64) -> String {
+pub fn load_fingerprint(w: &Workload, seed: u64) -> String {
     let Some(l) = &w.load else { return String::new() };
     let op = w.operation(&l.op).expect("validated");
     let mut parts: Vec<String> = w.schema.iter().map(|s| s.cql.clone()).collect();
@@ -153,6 +179,8 @@ fn load_fingerprint(w: &Workload, seed: u64) -> String {
     }
     parts.push(l.count.to_string());
     parts.push(seed.to_string());
+    // the load's values are made from its keys (verify::write_values), not drawn
+    parts.push("values by key".to_string());
     let refs: Vec<&str> = parts.iter().map(|s| s.as_str()).collect();
     fingerprint(&refs)
 }

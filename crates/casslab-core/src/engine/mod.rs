@@ -10,6 +10,7 @@ mod clock;
 mod load;
 mod phase;
 mod plan;
+mod record_trust;
 mod replay;
 mod setup_error;
 pub mod start;
@@ -17,6 +18,7 @@ mod target;
 mod worker;
 
 pub use clock::{unix_now_ms, RunClock};
+pub use load::load_fingerprint;
 pub use plan::Plan;
 pub use setup_error::EngineError;
 pub use target::{Claim, Completion, Prepared, SetupRole, Target, TargetInfo};
@@ -62,6 +64,8 @@ pub enum EngineEvent {
         ops: Vec<(String, OpStats)>,
         target_rate_per_s: Option<f64>,
     },
+    /// Verification asks for records saved by an earlier run.
+    Verify(crate::verify::VerifyRequest),
 }
 
 /// How a run ended, when it did not fail.
@@ -82,6 +86,8 @@ struct Run<'a, T: Target> {
     shard: Option<&'a ShardConfig>,
     /// Each shard draws its own random numbers, reproducibly.
     seed: u64,
+    /// This run's name in the data set's bookkeeping of verification.
+    verify: &'a crate::verify::RunVerify,
 }
 
 impl<T: Target> Run<'_, T> {
@@ -129,13 +135,14 @@ pub async fn run<T: Target>(
     clock: RunClock,
     events: UnboundedSender<EngineEvent>,
     mut stop: watch::Receiver<bool>,
+    verify: &crate::verify::RunVerify,
 ) -> Result<RunOutcome, EngineError> {
     let shard = cfg.shard.as_ref().filter(|s| s.count > 1);
     let seed = match shard {
         Some(s) => cfg.seed ^ (s.index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
         None => cfg.seed,
     };
-    let run = Run { target, cfg, w, clock, events, shard, seed };
+    let run = Run { target, cfg, w, clock, events, shard, seed, verify };
     let role = match shard {
         Some(s) if !s.controls() => SetupRole::WaitsFor { timeout_ms: s.barrier_timeout_ms },
         _ => SetupRole::Creates,
@@ -145,16 +152,18 @@ pub async fn run<T: Target>(
     }
     // Plan everything before loading, so a bad statement fails fast.
     let (load_plan, run_plan) = plan_phases(&*run.target, w).await?;
-    let mut next_index = 0u32;
+    let (mut next_index, mut loaded) = (0u32, None);
     if let Some((plan, total)) = load_plan {
         match load::load(&run, plan, total, &mut stop).await? {
             LoadEnd::Interrupted => return Ok(RunOutcome { interrupted: true }),
-            LoadEnd::Next(index) => next_index = index,
+            LoadEnd::Next(index, how) => (next_index, loaded) = (index, Some(how)),
         }
     }
+    record_trust::establish(&run, loaded).await;
     if cfg.load == LoadMode::Only {
         return Ok(RunOutcome { interrupted: false });
     }
+    record_trust::mark_run(&run).await;
     match (run_plan, &w.run) {
         (Some(plan), Some(r)) => measure(&run, plan, r, next_index, &mut stop).await,
         _ => Ok(RunOutcome { interrupted: false }),

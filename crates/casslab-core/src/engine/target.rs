@@ -123,4 +123,43 @@ pub trait Target: Send + Sync + 'static {
 
     /// Which counted kind a failed request is.
     fn classify(e: &Self::Error) -> ErrorKind;
+
+    /// The workload's verification (its tables and their write records), once a phase was
+    /// planned; `None` for a target that verifies nothing.
+    fn verifier(&self) -> Option<Arc<crate::verify::Verifier>> {
+        None
+    }
+
+    /// Keeps `value` under `key` in the target's bookkeeping of the workload's data (which run
+    /// wrote to a data set last); forgotten with the loads by `truncate_for_reload`.
+    fn note(&self, key: &str, value: &str) -> impl Future<Output = Result<(), EngineError>> + Send {
+        let _ = (key, value);
+        async { Ok(()) }
+    }
+
+    /// Makes ready to read back a workload's data without creating anything: an error when
+    /// its keyspace (or server) is not there.
+    fn attach(&self, w: &Workload) -> impl Future<Output = Result<(), EngineError>> + Send {
+        let _ = w;
+        async { Ok(()) }
+    }
+
+    /// The row of a verified `table` whose key is `key`: its value columns in the table's order
+    /// (`None`: no row), read at `consistency` where the server has such a thing; a failure
+    /// in words.
+    fn read_row<'a>(
+        &'a self,
+        table: &'a crate::verify::Table,
+        key: Vec<scylla::value::CqlValue>,
+        consistency: crate::workload::Consistency,
+    ) -> impl Future<Output = Result<Option<Vec<Option<scylla::value::CqlValue>>>, String>> + Send + 'a {
+        let _ = (table, key, consistency);
+        async { Err("this server cannot be read back by key".to_string()) }
+    }
+
+    /// What [`Target::note`] kept under `key`.
+    fn noted(&self, key: &str) -> impl Future<Output = Result<Option<String>, EngineError>> + Send {
+        let _ = key;
+        async { Ok(None) }
+    }
 }

@@ -76,6 +76,26 @@ impl Dist {
         Dist::Latest { seq: seq.clone(), base, theta, zetas: ZetaTable::new(theta) }
     }
 
+    /// The values it draws: the lowest and how many there are from it (`None`: unbounded, or
+    /// more than 2^64).
+    pub(crate) fn domain(&self) -> (i64, Option<u64>) {
+        match self {
+            Dist::Sequence(s) => (s.min, s.span),
+            Dist::Uniform { min, span } => (*min, Some(*span)),
+            Dist::Zipfian { min, items, .. } => (*min, Some(*items)),
+            Dist::Latest { seq, base, .. } => (*base, seq.span.and_then(|s| s.checked_add(seq.min.abs_diff(*base)))),
+            Dist::Hotspot { min, hot_span, cold_span, .. } => (*min, hot_span.checked_add(*cold_span)),
+            // an unbounded gaussian spans more than 2^64 values: `as` saturates, the + 1 says so
+            Dist::Gaussian { lo, hi, .. } => (*lo as i64, ((*hi - *lo).max(0.0) as u64).checked_add(1)),
+            Dist::Extreme(e) => e.domain(),
+            // n becomes lo + hi - n: the same number of values, the highest inner one lowest
+            Dist::Inverted { inner, lo, hi } => match inner.domain() {
+                (min, Some(count)) => (lo.wrapping_add(*hi).wrapping_sub(min).wrapping_sub(count.saturating_sub(1) as i64), Some(count)),
+                (_, None) => (*lo, None),
+            },
+        }
+    }
+
     pub(crate) fn as_sequence(&self) -> Option<&Sequence> {
         match self {
             Dist::Sequence(seq) => Some(seq),
@@ -171,6 +191,16 @@ mod tests {
             h[(v - min) as usize] += 1;
         }
         h
+    }
+
+    #[test]
+    fn an_unbounded_gaussian_has_no_count_of_values() {
+        // f: { type: float, dist: gaussian, mean: 20, stddev: 5 } spans every float
+        let d = build("{ dist: gaussian, mean: 20, stddev: 5 }", &Domain::of_type(&CqlType::Float));
+        assert_eq!(d.domain().1, None);
+        let narrow = build("{ dist: gaussian, mean: 5, stddev: 2, min: 0, max: 10 }", &Domain::of_type(&CqlType::Int));
+        // max is exclusive: 0 to 9
+        assert_eq!(narrow.domain(), (0, Some(10)));
     }
 
     #[test]

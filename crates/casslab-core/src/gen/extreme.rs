@@ -39,6 +39,11 @@ impl Extreme {
         }
     }
 
+    /// The values it draws: from `min`, `span` of them.
+    pub(crate) fn domain(&self) -> (i64, Option<u64>) {
+        (self.min, Some(self.span))
+    }
+
     #[inline]
     pub(crate) fn draw(&self, rng: &mut SmallRng) -> i64 {
         let x = match &self.law {
@@ -187,6 +192,24 @@ mod tests {
         assert!((m - 10.0 - 19.5).abs() < 1.0, "mirrored mean {m}");
         let s = build("{ dist: uniform, min: 0, max: 4, invert: \"true\" }").unwrap();
         assert!(ints(&s, 100, 6).iter().all(|x| (0..4).contains(x)));
+    }
+
+    #[test]
+    fn every_draw_falls_in_the_domain_verification_spreads_values_over() {
+        for yaml in [
+            "{ dist: exponential, min: 10, max: 1010, mean: 20 }",
+            "{ dist: weibull, min: -50, max: 50, shape: 2, scale: 30 }",
+            "{ dist: exponential, min: 10, max: 1010, mean: 20, invert: true }",
+            "{ dist: uniform, min: 5, max: 9, invert: true }",
+        ] {
+            let d = build(yaml).unwrap();
+            let (lowest, count) = d.domain();
+            let count = count.unwrap() as i64;
+            let v = ints(&d, 20_000, 7);
+            assert!(v.iter().all(|x| (lowest..lowest + count).contains(x)), "{yaml}: domain ({lowest}, {count})");
+            // the domain is no wider than what is drawn: its ends are reached
+            assert!(v.contains(&(lowest + count - 1)) || v.contains(&lowest), "{yaml}: domain ({lowest}, {count})");
+        }
     }
 
     #[test]

@@ -102,6 +102,44 @@ impl GeneratorSet {
         g.body.render(g.dist.draw(rng), g.seed)
     }
 
+    /// The next value of generator `idx` with the `n` it was made from (`None` for a float a
+    /// `gaussian` drew): a key's value, which a checker finds its record by.
+    ///
+    /// # Panics
+    /// If `idx` is not an index of this set.
+    #[inline]
+    pub fn value_and_n(&self, idx: usize, rng: &mut SmallRng) -> (CqlValue, Option<i64>) {
+        let g = &self.gens[idx];
+        let drawn = g.dist.draw(rng);
+        let n = match drawn {
+            Drawn::Int(n) => Some(n),
+            Drawn::Float(_) => None,
+        };
+        (g.body.render(drawn, g.seed), n)
+    }
+
+    /// The values generator `idx` draws `n` from: the lowest, and how many (`None`: unbounded).
+    pub fn domain(&self, idx: usize) -> (i64, Option<u64>) {
+        self.gens[idx].dist.domain()
+    }
+
+    /// The value generator `idx` makes from the 64 bits `h` (spread over its domain, or over
+    /// 2^62 values when it is unbounded): a value that is a function of a key and a write
+    /// number, which a reader can compute again.
+    #[inline]
+    pub fn value_from_bits(&self, idx: usize, h: u64) -> CqlValue {
+        let (min, span) = self.domain(idx);
+        let span = span.filter(|s| *s > 0).unwrap_or(1 << 62);
+        self.value_at(idx, min.wrapping_add((h % span) as i64))
+    }
+
+    /// Whether generators `a` and `b` make the same value for the same `n` (the same content:
+    /// a number, an unsized text or blob, or `values_of` the same name), so that a key drawn by
+    /// one names the row a key drawn by the other wrote.
+    pub fn same_values(&self, a: usize, b: usize) -> bool {
+        a == b || [0i64, 1, 7, 1_000, 65_537, 123_456_789].iter().all(|n| self.value_at(a, *n) == self.value_at(b, *n))
+    }
+
     /// The value generator `idx` makes for `n`, without drawing: lets a checker recompute what
     /// was written. (A `double` gaussian draws floats, for which this gives `n as f64`.)
     ///

@@ -50,7 +50,15 @@ fn shard(index: u32, count: u32, run_id: &str, t0_offset_ms: i64, base_us: u64, 
         tags: vec![],
         process: None,
     };
-    let data = RunData { record, intervals, histograms: vec![(Phase::Run, "read".into(), whole)], server_samples: vec![], events: vec![], traces: vec![] };
+    let data = RunData {
+        record,
+        intervals,
+        histograms: vec![(Phase::Run, "read".into(), whole)],
+        server_samples: vec![],
+        events: vec![],
+        traces: vec![],
+        violations: vec![],
+    };
     Shard::new(format!("run {}", index + 10), data)
 }
 

@@ -316,6 +316,7 @@ pub fn merge(shards: Vec<Shard>) -> Result<Merged, MergeError> {
                 t
             })
             .collect(),
+        violations: violations(&shards, merged_t0),
     };
     let rows = shards
         .into_iter()
@@ -328,6 +329,23 @@ pub fn merge(shards: Vec<Shard>) -> Result<Merged, MergeError> {
 }
 
 /// Saves a merged run in `store`; returns its id.
+/// Every loader's first violations on the merged run's time axis, the first of them all.
+fn violations(shards: &[Shard], merged_t0: i64) -> Vec<crate::store::SavedViolation> {
+    let mut all: Vec<crate::store::SavedViolation> = shards
+        .iter()
+        .flat_map(|sh| {
+            let shift = (sh.data.record.env.clock_t0_unix_ms.unwrap_or(0) - merged_t0).max(0) as u64;
+            sh.data.violations.iter().cloned().map(move |mut v| {
+                v.at_ms += shift;
+                v
+            })
+        })
+        .collect();
+    all.sort_by_key(|v| v.at_ms);
+    all.truncate(crate::verify::RUN_SAMPLES);
+    all
+}
+
 pub fn save(store: &Store, m: &Merged) -> Result<RunId, StoreError> {
     let r = &m.record;
     let id = store.begin_run(&r.workload, &r.config, &r.env, &r.tags, r.started_at_ms)?;
@@ -340,6 +358,7 @@ pub fn save(store: &Store, m: &Merged) -> Result<RunId, StoreError> {
         store.add_event(id, e, impact.as_ref())?;
     }
     store.add_traces(id, &m.data.traces)?;
+    store.add_violations(id, &m.data.violations)?;
     store.finish_run(id, r.status, r.summary.as_ref().unwrap_or(&Default::default()), r.ended_at_ms.unwrap_or(r.started_at_ms))?;
     Ok(id)
 }

@@ -70,8 +70,9 @@ pub fn main_phase(r: &RunRecord) -> Option<(Phase, &OpSummary)> {
 }
 
 /// The columns of [`intervals_csv`].
-pub const INTERVALS_HEADER: &str =
-    "index,phase,start_ms,end_ms,end_unix_ms,op,ok,errors,ops_per_s,mean_ns,p50_ns,p95_ns,p99_ns,p999_ns,max_ns,service_p99_ns,late,backlog";
+/// The last five are the operation's checked reads (empty when its reads were not verified):
+/// those judged, then the stale, missing, corrupt and resurrected ones.
+pub const INTERVALS_HEADER: &str = "index,phase,start_ms,end_ms,end_unix_ms,op,ok,errors,ops_per_s,mean_ns,p50_ns,p95_ns,p99_ns,p999_ns,max_ns,service_p99_ns,late,backlog,verified,stale,missing,corrupt,resurrected";
 
 /// The columns of [`INTERVALS_HEADER`] for one operation of one interval, saved or live.
 pub(crate) fn interval_cells(
@@ -103,6 +104,11 @@ pub(crate) fn interval_cells(
         o.service.p99_ns.to_string(),
         late.to_string(),
         backlog.to_string(),
+        opt(o.verify.map(|c| c.checked())),
+        opt(o.verify.map(|c| c.stale)),
+        opt(o.verify.map(|c| c.missing)),
+        opt(o.verify.map(|c| c.corrupt)),
+        opt(o.verify.map(|c| c.resurrected)),
     ]
 }
 

@@ -180,6 +180,7 @@ fn run_section(s: &mut String, run: &RunView, pos: usize) {
             phase_section(s, run, phase, pos);
         }
     }
+    super::data::violations_html(s, &run.violations);
     super::server_view::html_section(s, run, pos);
     config_details(s, run);
     s.push_str("</section>");
@@ -210,6 +211,9 @@ fn phase_section(s: &mut String, run: &RunView, phase: Phase, pos: usize) {
         }
         if let Some(reads) = super::text::reads_line(p) {
             let _ = write!(s, r#"<p class="reads">{}</p>"#, esc(&reads));
+        }
+        if let Some(data) = super::data::data_line(p, &super::data::levels_of(&run.record)) {
+            let _ = write!(s, r#"<p class="data">{}</p>"#, esc(&data));
         }
         if !p.total.errors.is_empty() {
             let parts: Vec<String> = p.total.errors.iter().map(|(k, v)| format!("{} {}", k.as_str(), grouped(*v))).collect();

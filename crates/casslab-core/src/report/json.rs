@@ -58,7 +58,7 @@ use crate::server::suspects::{self, ClientInterval};
 use crate::server::traces::Trace;
 use crate::server::ServerSample;
 use crate::stats::{ErrorKind, LatencySummary, OpStats, Phase};
-use crate::store::{serialize_histogram, EncodedInterval, EventImpact, PackedInterval, PackedStats, RunData, RunRecord, RunStatus};
+use crate::store::{serialize_histogram, EncodedInterval, EventImpact, PackedInterval, PackedStats, RunData, RunRecord, RunStatus, SavedViolation};
 use crate::validity::Validity;
 use base64::Engine as _;
 use serde_json::{json, Value};
@@ -124,6 +124,7 @@ pub fn to_writer_streamed(
     map.serialize_entry("tags", &serde_json::to_value(&record.tags)?)?;
     map.serialize_entry("traces", &serde_json::to_value(&run.traces)?)?;
     map.serialize_entry("validity", &serde_json::to_value(validity)?)?;
+    map.serialize_entry("violations", &serde_json::to_value(&run.violations)?)?;
     map.serialize_entry("workload", &record.workload)?;
     map.end()?;
     w.write_all(b"\n")?;
@@ -212,7 +213,7 @@ fn op_json(row: &EncodedInterval) -> Value {
 }
 
 fn histogram_json(phase: Phase, op: &str, stats: &OpStats) -> Value {
-    json!({
+    let mut v = json!({
         "phase": phase,
         "op": op,
         "ok": stats.ok,
@@ -221,7 +222,11 @@ fn histogram_json(phase: Phase, op: &str, stats: &OpStats) -> Value {
         "service": LatencySummary::of(&stats.service),
         "latency_hdr": b64(&stats.intended),
         "service_hdr": b64(&stats.service),
-    })
+    });
+    if let Some(c) = stats.verify_counts() {
+        v["verify"] = serde_json::to_value(c).unwrap_or(Value::Null);
+    }
+    v
 }
 
 /// A file that is not a readable `casslab-run` export.
@@ -294,6 +299,7 @@ pub fn read_run_json_packed(path: &Path) -> Result<(RunData, Vec<PackedInterval>
             max_lag_ns: o["max_lag_ns"].as_u64().unwrap_or(0),
             empty_reads: o["empty_reads"].as_u64().unwrap_or(0),
             rows_read: o["rows_read"].as_u64().unwrap_or(0),
+            verify: serde_json::from_value(o["verify"].clone()).map_err(|_| bad(&format!("{what}.verify")))?,
         })
     };
     let mut intervals = Vec::new();
@@ -332,7 +338,11 @@ pub fn read_run_json_packed(path: &Path) -> Result<(RunData, Vec<PackedInterval>
         events.push((record, impact));
     }
     let traces: Vec<Trace> = parse_field(&v, "traces", path)?;
-    Ok((RunData { record, intervals: Vec::new(), histograms, server_samples, events, traces }, intervals))
+    let violations: Vec<SavedViolation> = match v.get("violations") {
+        Some(list) => serde_json::from_value(list.clone()).map_err(|_| bad("violations"))?,
+        None => Vec::new(),
+    };
+    Ok((RunData { record, intervals: Vec::new(), histograms, server_samples, events, traces, violations }, intervals))
 }
 
 #[cfg(test)]
@@ -372,7 +382,7 @@ mod tests {
     }
 
     fn data(intervals: Vec<StoredInterval>, histograms: Vec<(Phase, String, OpStats)>) -> RunData {
-        RunData { record: record(), intervals, histograms, server_samples: Vec::new(), events: Vec::new(), traces: Vec::new() }
+        RunData { record: record(), intervals, histograms, server_samples: Vec::new(), events: Vec::new(), traces: Vec::new(), violations: Vec::new() }
     }
 
     #[test]

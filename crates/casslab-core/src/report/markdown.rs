@@ -131,12 +131,16 @@ fn run_section(s: &mut String, run: &RunView, several: bool) {
         if let Some(reads) = super::text::reads_line(p) {
             let _ = writeln!(s, "{}\n", cell(&reads));
         }
+        if let Some(data) = super::data::data_line(p, &super::data::levels_of(r)) {
+            let _ = writeln!(s, "**{}**\n", cell(&data));
+        }
         if !p.total.errors.is_empty() {
             let parts: Vec<String> = p.total.errors.iter().map(|(k, v)| format!("{} {}", k.as_str(), grouped(*v))).collect();
             let _ = writeln!(s, "Errors by kind: {}\n", parts.join(", "));
         }
     }
     let events: Vec<_> = run.events.iter().cloned().zip(run.event_impacts.iter().cloned().chain(std::iter::repeat(None))).collect();
+    block(s, "First violations", super::data::violations_table(&run.violations).trim_start_matches('\n'));
     block(s, "Events", &super::text::events_table(&events));
     block(s, "Server side", &super::server_view::text_section_of(run));
     block(s, "Slowest traced requests", &super::server_view::traces_text(&run.traces));

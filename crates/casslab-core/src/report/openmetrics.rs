@@ -11,6 +11,8 @@
 //! - `casslab_latency_seconds` (summary: latency from the intended start): quantiles 0.5, 0.95,
 //!   0.99, 0.999 and 1 over the last interval, `_sum` and `_count` since the run started;
 //!   `casslab_service_time_seconds` the same for service time (from the actual send);
+//! - `casslab_verified_reads_total` (counter, also `class`): checked reads by class (ok, stale,
+//!   missing, corrupt, resurrected, expired), for operations whose reads are verified;
 //! - `casslab_run_info` (gauge 1) with the run's `run`, `workload` and current `phase`;
 //!   `casslab_interval_end_timestamp_seconds` (gauge): the last interval's end, Unix time.
 
@@ -38,6 +40,8 @@ struct Totals {
     service: Option<LatencySummary>,
     latency_max_ns: u64,
     service_max_ns: u64,
+    /// Checked reads since the run started (`None`: the operation checks none).
+    verify: Option<crate::verify::VerifyCounts>,
 }
 
 /// The figures of the run in progress.
@@ -150,6 +154,24 @@ impl LiveMetrics {
                 let _ = writeln!(out, "{name}_count{{{labels}}} {}", t.ok);
             }
         }
+        if self.ops.iter().any(|(_, t)| t.verify.is_some()) {
+            counter(
+                &mut out,
+                "casslab_verified_reads_total",
+                "Verified reads by class: ok, or not what was written (stale, missing, corrupt, resurrected, expired).",
+            );
+            for ((phase, op), t) in &self.ops {
+                let Some(c) = &t.verify else { continue };
+                for class in std::iter::once(crate::verify::Class::Ok).chain(crate::verify::Class::VIOLATIONS) {
+                    let _ = writeln!(
+                        out,
+                        "casslab_verified_reads_total{{{}}} {}",
+                        with(&format!("{},class=\"{}\"", op_labels(*phase, op), class.as_str())),
+                        c.of(class)
+                    );
+                }
+            }
+        }
         if openmetrics {
             out.push_str("# EOF\n");
         }
@@ -168,6 +190,9 @@ fn add(t: &mut Totals, st: &OpStats, duration_s: f64) {
     let (l, s) = (LatencySummary::of(&st.intended), LatencySummary::of(&st.service));
     (t.latency_max_ns, t.service_max_ns) = (l.max_ns, s.max_ns);
     (t.latency, t.service) = (Some(l), Some(s));
+    if let Some(c) = st.verify_counts() {
+        t.verify.get_or_insert_default().merge(&c);
+    }
 }
 
 fn op_labels(phase: Phase, op: &str) -> String {
@@ -264,5 +289,23 @@ mod tests {
         assert!(!text.contains("# EOF"));
         let om = m.render(true);
         assert!(om.contains("# TYPE casslab_operations counter") && om.ends_with("# EOF\n"), "{om}");
+        assert!(!text.contains("casslab_verified_reads_total"), "no series for reads not verified");
+    }
+
+    #[test]
+    fn verified_reads_are_counted_by_class() {
+        let mut m = LiveMetrics::default();
+        m.started(3, "kv", 0);
+        for (ok, stale) in [(90, 1), (99, 2)] {
+            let mut s = sample(0, &[1_000_000], 0);
+            s.ops[0].1.verify =
+                Some(Box::new(crate::verify::VerifyStats { counts: crate::verify::VerifyCounts { ok, stale, ..Default::default() }, samples: vec![] }));
+            m.interval(&s);
+        }
+        let text = m.render(false);
+        let l = "run=\"3\",workload=\"kv\",phase=\"run\",op=\"read \\\"x\\\"\"";
+        assert!(text.contains(&format!("casslab_verified_reads_total{{{l},class=\"stale\"}} 3\n")), "{text}");
+        assert!(text.contains(&format!("casslab_verified_reads_total{{{l},class=\"ok\"}} 189\n")), "{text}");
+        assert!(text.contains(&format!("casslab_verified_reads_total{{{l},class=\"missing\"}} 0\n")), "{text}");
     }
 }

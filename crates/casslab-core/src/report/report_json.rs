@@ -92,6 +92,7 @@ fn run_json(run: &RunView) -> Value {
         "events": run.events.iter().enumerate().map(|(i, e)| json!({ "record": e, "impact": run.event_impacts.get(i).cloned().flatten() })).collect::<Vec<_>>(),
         "suspects": server_view::suspects_of(run).iter().map(suspects::to_json).collect::<Vec<_>>(),
         "traces": run.traces,
+        "violations": run.violations,
     })
 }
 

@@ -110,6 +110,8 @@ pub struct RunView {
     /// Whether the run's figures can be trusted (`None` unless the caller adds it: the client's
     /// CPU is among the server samples).
     pub validity: Option<crate::validity::Validity>,
+    /// The run's first verified reads that were not ok (empty unless the caller adds them).
+    pub violations: Vec<crate::store::SavedViolation>,
     /// Time charts on the wall clock (UTC time of day) rather than seconds since the start.
     pub wall_clock: bool,
 }
@@ -192,18 +194,7 @@ impl RunView {
     }
 }
 
-/// `1234567` as `1,234,567`.
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use crate::units::grouped;
 
 /// Builds a [`RunView`] one saved interval row at a time ([`crate::store::Store::for_each_interval`]
 /// order), so that a long run's decoded interval histograms are never all in memory at once:
@@ -289,6 +280,7 @@ impl RunViewBuilder {
             events: Vec::new(),
             event_impacts: Vec::new(),
             validity: None,
+            violations: Vec::new(),
             wall_clock: false,
         }
     }

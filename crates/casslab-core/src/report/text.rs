@@ -73,6 +73,7 @@ pub fn run_summary(r: &RunRecord, s: &RunSummary) -> String {
         r.env.node_count,
         r.config.server_address(&r.env)
     );
+    let levels = if s.phases.iter().any(|p| p.ops.iter().any(|o| o.verify.is_some())) { super::data::levels_of(r) } else { Default::default() };
     for p in &s.phases {
         let mode = match (p.phase, p.target_rate_per_s) {
             (Phase::Load, _) => "load".to_string(),
@@ -87,6 +88,9 @@ pub fn run_summary(r: &RunRecord, s: &RunSummary) -> String {
         }
         if let Some(reads) = reads_line(p) {
             let _ = writeln!(out, "  {reads}");
+        }
+        if let Some(data) = super::data::data_line(p, &levels) {
+            let _ = writeln!(out, "  {data}");
         }
         let errs = &p.total.errors;
         if !errs.is_empty() {

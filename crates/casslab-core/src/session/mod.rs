@@ -14,10 +14,13 @@ pub mod conduct;
 pub mod findmax;
 mod network_events;
 mod observer;
+mod run_checks;
 mod server_metrics;
 mod timeline;
+pub mod verify_pass;
 
 pub use observer::{Observer, Quiet, SessionEvent};
+pub use run_checks::workload_for_run;
 pub use timeline::{check_events, EventCheckError};
 
 use crate::analysis::impact::{self, IntervalPoint};
@@ -102,7 +105,8 @@ pub struct RunSession<'a> {
 
 impl<'a> RunSession<'a> {
     pub fn new(lab: &'a Lab<'a>, spec: &RunSpec) -> RunSession<'a> {
-        let spec = RunSpec { config: spec.config.clone().resolved(), ..spec.clone() };
+        let workload = workload_for_run(spec.workload.clone(), spec.config.verify);
+        let spec = RunSpec { config: spec.config.clone().resolved(), workload, ..spec.clone() };
         RunSession { lab, spec, clock: RunClock::start() }
     }
 
@@ -168,15 +172,28 @@ impl<'a> RunSession<'a> {
         };
         lab.observer.on(&SessionEvent::RunStarted { run: id, workload: &self.spec.workload.name, t0_unix_ms: self.clock.t0_unix_ms });
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let (spec, clock, stop) = (self.spec.clone(), self.clock, lab.stop.clone());
-        let engine = tokio::spawn(async move { engine::run(target, &spec.config, &spec.workload, clock, tx, stop).await });
-        let mut run =
-            Consumer { session: &self, id, server: server.as_ref(), summary: RunSummary::default(), store_error: None, timeline: None, points: Vec::new() };
+        let (spec, clock, stop, engine_target) = (self.spec.clone(), self.clock, lab.stop.clone(), target.clone());
+        let verify = crate::verify::RunVerify::fresh();
+        let token = verify.clone();
+        let engine = tokio::spawn(async move { engine::run(engine_target, &spec.config, &spec.workload, clock, tx, stop, &token).await });
+        let mut run = Consumer {
+            session: &self,
+            id,
+            server: server.as_ref(),
+            summary: RunSummary::default(),
+            store_error: None,
+            timeline: None,
+            points: Vec::new(),
+            violations: Default::default(),
+        };
         while let Some(ev) = rx.recv().await {
             run.on(ev);
         }
         let result = engine.await?;
         let Consumer { mut summary, mut store_error, timeline, points, .. } = run;
+        if let Err(e) = run_checks::save_records(lab.results, id, &verify, target.verifier().as_deref()) {
+            store_error.get_or_insert(e);
+        }
         if let Err(e) = self.save_events(id, timeline, &points).await {
             store_error.get_or_insert(e);
         }
@@ -256,6 +273,7 @@ struct Consumer<'s, 'a> {
     store_error: Option<StoreError>,
     timeline: Option<Timeline>,
     points: Vec<IntervalPoint>,
+    violations: run_checks::Violations,
 }
 
 impl Consumer<'_, '_> {
@@ -282,7 +300,7 @@ impl Consumer<'_, '_> {
                 if sample.phase != Phase::Load {
                     self.points.push(impact::point_of(&sample));
                 }
-                if let Err(e) = lab.results.add_interval(id, &sample) {
+                if let Err(e) = lab.results.add_interval(id, &sample).and_then(|_| self.violations.add(lab.results, id, &s.clock, &sample)) {
                     self.store_error.get_or_insert(e);
                 }
                 lab.observer.on(&SessionEvent::Interval(&sample));
@@ -296,6 +314,7 @@ impl Consumer<'_, '_> {
                 }
                 self.summary.phases.push(PhaseSummary::of(phase, duration_s, &ops, target_rate_per_s, &mut self.summary.notes));
             }
+            EngineEvent::Verify(request) => run_checks::answer(lab.results, request),
         }
     }
 }

@@ -141,6 +141,7 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     }
     tx.execute_batch(super::event_rows::RUN_EVENTS)?;
     tx.execute_batch(SERVER_SAMPLES)?;
+    tx.execute_batch(super::verify_rows::VERIFY_TABLES)?;
     for table in ["intervals", "phase_histograms"] {
         for (column, decl) in OP_COLUMNS {
             add_column(&tx, table, column, decl)?;
@@ -155,14 +156,17 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
 
 /// Columns added to `intervals` and `phase_histograms` beside version 1: an operation's
 /// starts later than intended and its largest start lag (`stats::OpStats::late`,
-/// `max_lag_ns`), its reads that returned no row, and the rows its reads returned. Rows
+/// `max_lag_ns`), its reads that returned no row, the rows its reads returned, and its checked
+/// reads by class. Rows
 /// written by builds that did not record them read as 0 (the run's environment says what its
 /// build recorded).
-pub(super) const OP_COLUMNS: [(&str, &str); 4] = [
+pub(super) const OP_COLUMNS: [(&str, &str); 5] = [
     ("late", "INTEGER NOT NULL DEFAULT 0"),
     ("max_lag_ns", "INTEGER NOT NULL DEFAULT 0"),
     ("empty_reads", "INTEGER NOT NULL DEFAULT 0"),
     ("rows_read", "INTEGER NOT NULL DEFAULT 0"),
+    // checked reads by class (`verify::VerifyCounts` as JSON); NULL: the operation checked none
+    ("verify_json", "TEXT"),
 ];
 
 /// Columns added to `runs` beside version 1: the process that makes the run

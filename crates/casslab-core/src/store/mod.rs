@@ -13,12 +13,14 @@ mod open;
 mod rows;
 mod run_process;
 mod server_samples;
+mod verify_rows;
 
 pub use db::Store;
 pub use event_rows::{EventImpact, P99Change};
 pub use manage::tag_key;
 pub use migrations::SCHEMA_VERSION;
 pub use run_process::RunProcess;
+pub use verify_rows::SavedViolation;
 
 use crate::config::{RunConfig, RunEnvironment};
 use crate::stats::{OpStats, OpSummary, Phase};
@@ -184,6 +186,8 @@ pub struct RunData {
     pub server_samples: Vec<crate::server::ServerSample>,
     pub events: Vec<(crate::events::EventRecord, Option<EventImpact>)>,
     pub traces: Vec<crate::server::traces::Trace>,
+    /// The first verified reads that were not ok.
+    pub violations: Vec<SavedViolation>,
 }
 
 impl Store {
@@ -202,6 +206,7 @@ impl Store {
             server_samples: self.server_samples(run)?,
             events: self.events(run)?,
             traces: self.traces(run)?,
+            violations: self.violations(run)?,
         })
     }
 }
@@ -327,6 +332,7 @@ pub struct PackedStats {
     pub max_lag_ns: u64,
     pub empty_reads: u64,
     pub rows_read: u64,
+    pub verify: Option<crate::verify::VerifyCounts>,
 }
 
 impl PackedStats {
@@ -340,6 +346,7 @@ impl PackedStats {
             max_lag_ns: s.max_lag_ns,
             empty_reads: s.empty_reads,
             rows_read: s.rows_read,
+            verify: s.verify_counts(),
         }
     }
 
@@ -353,6 +360,7 @@ impl PackedStats {
             max_lag_ns: self.max_lag_ns,
             empty_reads: self.empty_reads,
             rows_read: self.rows_read,
+            verify: self.verify.map(|counts| Box::new(crate::verify::VerifyStats { counts, samples: Vec::new() })),
         })
     }
 }
@@ -428,6 +436,7 @@ pub(crate) fn save_run_data(store: &Store, data: &RunData) -> RunId {
     for (phase, op, st) in &data.histograms {
         store.add_histograms(id, *phase, op, st).unwrap();
     }
+    store.add_violations(id, &data.violations).unwrap();
     store.finish_run(id, r.status, r.summary.as_ref().unwrap_or(&RunSummary::default()), r.ended_at_ms.unwrap_or(r.started_at_ms)).unwrap();
     id
 }

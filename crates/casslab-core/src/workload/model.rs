@@ -128,6 +128,9 @@ pub struct Operation {
     /// 1-based line of its name in the workload file.
     pub line: usize,
     pub body: OpBody,
+    /// `verify:` — check what its reads return against the writes (`None`: the workload's
+    /// `verify:`, else off).
+    pub verify: Option<bool>,
 }
 
 /// What an operation sends: CQL statements with their client settings, or Redis commands.
@@ -233,11 +236,21 @@ pub struct Workload {
     /// `cluster:` — the server the workload is meant for (version, Java, GC, settings, ...),
     /// which casslab's local cluster is restarted to match; `None`: whatever runs.
     pub cluster: Option<crate::cluster::ServerSpec>,
+    /// `verify:` — check every read against the writes, unless an operation says otherwise.
+    pub verify: Option<bool>,
+    /// `expect: consistent` — a verified read that is not ok (stale, missing, …) fails the run.
+    pub expect_consistent: bool,
 }
 
 impl Workload {
     pub fn operation(&self, name: &str) -> Option<&Operation> {
         self.operations.iter().find(|o| o.name == name)
+    }
+
+    /// Whether operation `op`'s reads are verified: `on` (`--verify`, `--no-verify`) when the
+    /// run says, else its own `verify:`, else the workload's.
+    pub fn verifies(&self, op: &Operation, on: Option<bool>) -> bool {
+        on.or(op.verify).or(self.verify).unwrap_or(false)
     }
 
     /// Table names created by the schema (unqualified, lower case).

@@ -46,6 +46,10 @@ struct RawWorkload {
     events: Vec<Spanned<String>>,
     /// The server the workload is meant for (casslab's local cluster runs it so).
     cluster: Option<crate::cluster::ServerSpec>,
+    /// Verify every read against the writes (each operation's `verify:` overrides it).
+    verify: Option<bool>,
+    /// `expect: consistent`: a verified read that is not ok fails the run.
+    expect: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -64,6 +68,7 @@ struct RawOp {
     partitions: Option<RawPartitions>,
     batch: Option<RawBatch>,
     timestamp: Option<String>,
+    verify: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -146,6 +151,8 @@ pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String
         run: raw.run.map(|r| build_run(&at, r)).transpose()?,
         events: build_events(&at, &raw.events)?,
         cluster: raw.cluster,
+        verify: raw.verify,
+        expect_consistent: build_expect(&at, raw.expect)?,
     };
     super::validate::validate(&w, file, &super::validate::FileLines { keys: doc, args })?;
     Ok(w)
@@ -255,6 +262,18 @@ fn build_replay(at: &At, rp: RawReplay, mix: &[(String, f64)]) -> Result<super::
     Ok(super::model::Replay { at_ms: rp.at_ms, ops: rp.ops })
 }
 
+/// `expect:` — only `consistent` is known.
+fn build_expect(at: &At, raw: Option<Spanned<String>>) -> Result<bool, WorkloadError> {
+    match raw {
+        None => Ok(false),
+        Some(s) if s.value.trim() == "consistent" => Ok(true),
+        Some(s) => {
+            Err(at
+                .err(Some(s.referenced.line() as usize), Problem::Expected { key: "expect".into(), expected: "`consistent` (every verified read must be ok)" }))
+        }
+    }
+}
+
 fn build_events(at: &At, raw: &[Spanned<String>]) -> Result<Vec<crate::events::EventSpec>, WorkloadError> {
     raw.iter().map(|spec| crate::events::parse_event(&spec.value).map_err(|e| at.err(Some(spec.referenced.line() as usize), e.into()))).collect()
 }
@@ -329,7 +348,7 @@ fn build_op(file: &str, node: &KeyLines, name: String, op: RawOp, line: usize) -
         batch: access.batch,
         client_timestamp: access.client_timestamp,
     };
-    Ok(Operation { name, line, body: OpBody::Cql(body) })
+    Ok(Operation { name, line, body: OpBody::Cql(body), verify: op.verify })
 }
 
 /// The `args:` items of `op` and of its steps (or pipeline commands), with their lines.
@@ -370,7 +389,7 @@ fn build_redis_op(file: &str, node: &KeyLines, name: String, op: RawOp, line: us
         (Some(text), None, None) => {
             let args: Vec<String> = op.args.into_iter().map(|a| a.value).collect();
             let c = super::redis_commands::parse_command(&text, &args, at("redis")).map_err(|p| err(at("redis"), p))?;
-            return Ok(redis_op(name, vec![c], RedisMode::Sequence, line));
+            return Ok(redis_op(name, vec![c], RedisMode::Sequence, line, op.verify));
         }
         (None, Some(steps), None) => ("steps", steps, RedisMode::Sequence),
         (None, None, Some(steps)) => ("pipeline", steps, RedisMode::Pipeline),
@@ -394,11 +413,11 @@ fn build_redis_op(file: &str, node: &KeyLines, name: String, op: RawOp, line: us
         let args: Vec<String> = s.args.iter().map(|a| a.value.clone()).collect();
         commands.push(super::redis_commands::parse_command(text, &args, l).map_err(|p| err(l, p))?);
     }
-    Ok(redis_op(name, commands, mode, line))
+    Ok(redis_op(name, commands, mode, line, op.verify))
 }
 
-fn redis_op(name: String, commands: Vec<super::model::RedisCommand>, mode: RedisMode, line: usize) -> Operation {
-    Operation { name, line, body: OpBody::Redis(RedisOp { commands, mode }) }
+fn redis_op(name: String, commands: Vec<super::model::RedisCommand>, mode: RedisMode, line: usize, verify: Option<bool>) -> Operation {
+    Operation { name, line, body: OpBody::Redis(RedisOp { commands, mode }), verify }
 }
 
 /// The kind of server the operations are written for; mixing both is an error.

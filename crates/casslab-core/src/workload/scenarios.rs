@@ -11,6 +11,7 @@ pub const SCENARIOS: &[(&str, &str)] = &[
     ("dc-partition", include_str!("../../../../scenarios/dc-partition.yaml")),
     ("compaction-under-load", include_str!("../../../../scenarios/compaction-under-load.yaml")),
     ("repair-under-load", include_str!("../../../../scenarios/repair-under-load.yaml")),
+    ("consistency-under-node-loss", include_str!("../../../../scenarios/consistency-under-node-loss.yaml")),
 ];
 
 /// The text of a shipped scenario.

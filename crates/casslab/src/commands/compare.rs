@@ -19,6 +19,7 @@ use anyhow::Result;
 use casslab_core::analysis::paired::BlockDesign;
 use casslab_core::analysis::saved_experiment::{saved_experiment, SavedExperimentError};
 use casslab_core::analysis::study::{Group, StudyPlan};
+use casslab_core::analysis::verified::{compare_verified, VerifiedComparison};
 use casslab_core::analysis::{AnalysisOptions, Gate, LatencyKind, MaxRegression};
 use casslab_core::judge::{judge, Gates, JudgeOptions, Judgement, Screening};
 use casslab_core::report::experiment_html::ExperimentPage;
@@ -43,7 +44,7 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
         return Ok(Exit::Failed.code());
     }
     let name = format!("runs {}", ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "));
-    show(&j, args, (&name, ""), Vec::new())?;
+    show(&j, args, (&name, ""), Vec::new(), verified(&store, &j)?)?;
     Ok(print_gates(&j, &o.gates, o.plan.opts.confidence, args.allow_undecided).code())
 }
 
@@ -86,18 +87,31 @@ fn say_screening(j: &Judgement, refused: &str) {
 
 /// Prints a study in the chosen format (with the servers' side in text) and writes its page
 /// for `-o`; `page` is the page's (name, experiment id), `notes` go on it first.
-fn show(j: &Judgement, args: &CompareArgs, page: (&str, &str), notes: Vec<String>) -> Result<()> {
+fn show(j: &Judgement, args: &CompareArgs, page: (&str, &str), notes: Vec<String>, verified: Option<VerifiedComparison>) -> Result<()> {
     let Some(s) = &j.study else { return Ok(()) };
     let (server_text, server_lines) = j.server.as_ref().map(|x| judgement::server_side(x, s.plan.opts.confidence)).unwrap_or_default();
+    let data_text = verified.as_ref().map(casslab_core::report::data::verified_comparison_text).unwrap_or_default();
     match args.format {
-        OutputFormat::Text => out::print(&format!("{}{server_text}", comparison::text(s)))?,
-        OutputFormat::Json => out::print(&format!("{}\n", serde_json::to_string_pretty(&comparison_json::comparison_json(s))?))?,
+        OutputFormat::Text => out::print(&format!("{}{data_text}{server_text}", comparison::text(s)))?,
+        OutputFormat::Json => {
+            let mut v = comparison_json::comparison_json(s);
+            if let Some(c) = &verified {
+                v["verified"] = serde_json::to_value(c)?;
+            }
+            out::print(&format!("{}\n", serde_json::to_string_pretty(&v)?))?
+        }
         OutputFormat::Csv => out::print(&csv::comparison_csv(s))?,
     }
     if let Some(path) = &args.output {
         write_page(path, ExperimentPage::of_study(page.0, "", page.1, s), notes, server_lines)?;
     }
     Ok(())
+}
+
+/// The verified reads of the judged groups compared, when any side verified reads.
+pub(crate) fn verified(store: &Store, j: &Judgement) -> Result<Option<VerifiedComparison>> {
+    let (window_s, confidence) = j.study.as_ref().map_or((60.0, 0.95), |s| (s.plan.opts.window_s, s.plan.opts.confidence));
+    Ok(compare_verified(store, &j.groups, window_s, confidence)?)
 }
 
 /// Writes a study's page to `path` (`-`: stdout), with `notes` first among its notes and the
@@ -159,7 +173,7 @@ fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, o: &JudgeOpt
                 continue;
             }
             out::print(&format!("\nat {rate:.0} ops/s:\n"))?;
-            show(&j, args, (&saved.name, &saved.id), Vec::new())?;
+            show(&j, args, (&saved.name, &saved.id), Vec::new(), verified(store, &j)?)?;
             worst(print_gates(&j, &o.gates, o.plan.opts.confidence, args.allow_undecided));
         }
     } else {
@@ -168,7 +182,7 @@ fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, o: &JudgeOpt
             eprintln!("experiment {}: fewer than two variants have runs to compare", saved.id);
             return Ok(Exit::Failed.code());
         }
-        show(&j, args, (&saved.name, &saved.id), notes)?;
+        show(&j, args, (&saved.name, &saved.id), notes, verified(store, &j)?)?;
         worst(print_gates(&j, &o.gates, o.plan.opts.confidence, args.allow_undecided));
     }
     Ok(if !all.refused.is_empty() { Exit::Failed } else { gates }.code())

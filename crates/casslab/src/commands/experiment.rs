@@ -101,7 +101,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         return plan(&rt, &lab, &setup, &judging);
     }
     let verdict = rt.block_on(conduct(&lab, &setup, &judging))?;
-    Ok(show(&verdict, &args, &judging.gates)?.code())
+    Ok(show(&verdict, &args, &judging.gates, &store)?.code())
 }
 
 /// How the variants are judged: the analysis flags, blocks as the unit, the judged figures
@@ -152,7 +152,7 @@ fn plan(rt: &tokio::runtime::Runtime, lab: &Lab, setup: &ExperimentSetup, judgin
 }
 
 /// Prints the runs and the verdicts, writes the page, judges the gates; the exit code.
-fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judge::Gates) -> Result<Exit> {
+fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judge::Gates, store: &casslab_core::store::Store) -> Result<Exit> {
     if v.runs.interrupted {
         eprintln!("interrupted: stopping the experiment; the runs so far are saved and compared");
     }
@@ -161,6 +161,9 @@ fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judg
     j.warnings.iter().for_each(|w| out::warn(w));
     j.refused.iter().for_each(|r| eprintln!("left out of the comparison: {r}"));
     out::print(&experiment_text::verdicts(v))?;
+    if let Some(c) = compare::verified(store, j)? {
+        out::print(&casslab_core::report::data::verified_comparison_text(&c))?;
+    }
     let gates = match &j.study {
         Some(s) => {
             if let Some(path) = &args.output {

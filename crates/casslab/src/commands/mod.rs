@@ -13,6 +13,7 @@ mod merge;
 mod report;
 mod results;
 mod run;
+mod verify_command;
 mod workloads;
 
 use crate::cli::{Cli, Command, StoreArgs};
@@ -33,6 +34,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Lint(args) => lint::lint_command(&args),
         Command::Merge(args) => merge::merge(&args),
         Command::Import(args) => import::import(args),
+        Command::Verify(args) => verify_command::verify(&args),
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { dir } => manual::man(dir.as_deref()),
     }

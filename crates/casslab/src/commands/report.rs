@@ -92,6 +92,7 @@ fn load(store: &Store, id: RunId, wall_clock: bool) -> Result<RunView, StoreErro
     let mut view = view.finish();
     view.server = store.server_samples(id)?;
     view.traces = store.traces(id)?;
+    view.violations = store.violations(id)?;
     (view.events, view.event_impacts) = store.events(id)?.into_iter().unzip();
     view.wall_clock = wall_clock;
     view.validity = Some(validity::assess(&view.record, &tally, &view.server, !view.events.is_empty()));

@@ -123,6 +123,7 @@ pub fn show(run: &str, format: OutputFormat, export_args: &ExportArgs, args: &St
                 None => out::println(&format!("run {id} ({}) has no summary and no saved interval yet: status {}", record.workload, record.status.as_str()))?,
             }
             out::print(&validity::of_run(&store, id)?.text())?;
+            out::print(&casslab_core::report::data::violations_table(&store.violations(id)?))?;
             out::print(&text::events_table(&store.events(id)?))?;
             out::print(&server_text(&store, id))?;
         }

@@ -72,7 +72,14 @@ pub fn run(args: RunArgs) -> Result<i32> {
     }
     results::export(&store, saved.run, &opts.export)?;
     out::note(&format!("saved as run {} in {} (`casslab show {}`)", saved.run, store_path(&opts.store).display(), saved.run));
-    Ok(if saved.status == RunStatus::Interrupted { Exit::Interrupted } else { Exit::Success }.code())
+    if saved.status == RunStatus::Interrupted {
+        return Ok(Exit::Interrupted.code());
+    }
+    if let Some(failed) = casslab_core::report::data::expectation_failed(&spec.workload, &saved.summary) {
+        out::warn(&failed);
+        return Ok(Exit::Failed.code());
+    }
+    Ok(Exit::Success.code())
 }
 
 /// The name a sharded run gets when --run-id is not given: the same on every loader started
@@ -91,6 +98,7 @@ fn print_saved(store: &Store, run: RunId) -> Result<()> {
     if let Some(summary) = &record.summary {
         out::print(&casslab_core::report::text::run_summary(&record, summary))?;
         out::print(&casslab_core::validity::of_run(store, run)?.text())?;
+        out::print(&casslab_core::report::data::violations_table(&store.violations(run)?))?;
         out::print(&casslab_core::report::text::events_table(&store.events(run)?))?;
         out::print(&results::server_text(store, run))?;
     }

@@ -173,7 +173,7 @@ pub(crate) async fn execute(session: &Session, op: &PlannedOp, values: Vec<CqlVa
 }
 
 /// The statement, with a client timestamp when the operation asks for one.
-fn stamped<'a>(ps: &'a PreparedStatement, op: &PlannedOp) -> Cow<'a, PreparedStatement> {
+pub(crate) fn stamped<'a>(ps: &'a PreparedStatement, op: &PlannedOp) -> Cow<'a, PreparedStatement> {
     match &op.client_ts {
         None => Cow::Borrowed(ps),
         Some(ts) => {

@@ -211,6 +211,30 @@ pub async fn record_load(session: &Session, fingerprint: &str, description: &str
     set_meta(session, &format!("load:{fingerprint}"), description).await
 }
 
+/// `note:<key>` in `casslab_meta`: what casslab keeps about a data set beside its load (which run
+/// wrote to it last, and whether that run kept a record of its writes). Forgotten with the
+/// loads on `--reload`.
+const NOTE_PREFIX: &str = "load:note:";
+
+pub async fn note(session: &Session, key: &str, value: &str) -> Result<(), EngineError> {
+    set_meta(session, &format!("{NOTE_PREFIX}{key}"), value).await
+}
+
+pub async fn noted(session: &Session, key: &str) -> Result<Option<String>, EngineError> {
+    get_meta(session, &format!("{NOTE_PREFIX}{key}")).await
+}
+
+/// Uses the workload's keyspace, which must exist (nothing is created).
+pub async fn attach(session: &Session, w: &Workload) -> Result<(), EngineError> {
+    if !keyspace_exists(session, &w.keyspace).await? {
+        return Err(EngineError::Schema {
+            statement: format!("USE {}", w.keyspace),
+            message: "the keyspace does not exist: nothing was loaded there (run the workload first, or give the -P keyspace=… it was loaded with)".into(),
+        });
+    }
+    session.use_keyspace(w.keyspace.as_str(), false).await.map_err(|e| EngineError::Schema { statement: format!("USE {}", w.keyspace), message: e.to_string() })
+}
+
 /// Empties the workload's tables and forgets earlier loads — only in a keyspace casslab created.
 pub async fn truncate_for_reload(session: &Session, w: &Workload, state: KeyspaceState) -> Result<(), EngineError> {
     if !state.ours {

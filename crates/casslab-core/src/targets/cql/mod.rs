@@ -7,7 +7,9 @@
 //! requests are classified into counted error kinds.
 
 mod access;
+mod checked;
 mod connect;
+mod cql_verify;
 mod keyspace;
 mod planned;
 mod prepare;
@@ -37,6 +39,10 @@ pub struct CqlTarget {
     info: TargetInfo,
     /// What `prepare` found: whether casslab created the keyspace (it truncates only those).
     keyspace: OnceLock<keyspace::KeyspaceState>,
+    /// The workload's verification, built when its first phase is planned.
+    verify: tokio::sync::OnceCell<crate::verify::verify_build::Built>,
+    /// Reads of a verified table's rows by key, prepared once per table (`Target::read_row`).
+    row_reads: Mutex<std::collections::HashMap<String, scylla::statement::prepared::PreparedStatement>>,
 }
 
 impl CqlTarget {
@@ -44,7 +50,7 @@ impl CqlTarget {
     pub async fn connect(cfg: &ClusterConfig, creds: &Credentials) -> Result<CqlTarget, EngineError> {
         let session = connect(cfg, creds).await?;
         let info = cluster_info(&session).await;
-        Ok(CqlTarget { session, info, keyspace: OnceLock::new() })
+        Ok(CqlTarget { session, info, keyspace: OnceLock::new(), verify: tokio::sync::OnceCell::new(), row_reads: Mutex::default() })
     }
 
     /// The driver session (for the server view and traces, which read system tables).
@@ -71,11 +77,16 @@ impl Target for CqlTarget {
     }
 
     async fn plan(&self, w: &Workload, mix: &[(String, f64)], gens: Arc<GeneratorSet>) -> Result<Plan<PlannedOp>, EngineError> {
+        let built = self.verify.get_or_try_init(|| cql_verify::build(&self.session, w, &gens)).await?;
         let mut ops = Vec::with_capacity(mix.len());
         let mut weights = Vec::with_capacity(mix.len());
-        for (name, weight) in mix {
+        for (slot, (name, weight)) in mix.iter().enumerate() {
             let op = w.operation(name).and_then(|o| o.cql()).expect("validated: a CQL workload's operations are CQL");
-            ops.push(prepare::plan_op(&self.session, w, &gens, name, op).await?);
+            let mut planned = prepare::plan_op(&self.session, w, &gens, name, op).await?;
+            if let Some(spec) = built.ops.get(name).filter(|_| planned.access.is_none() && cql_verify::slots_of(&gens, op).0 == planned.generators) {
+                planned.verify = Some(Box::new(spec.plan(name, &built.verifier, slot)));
+            }
+            ops.push(planned);
             weights.push(*weight);
         }
         Ok(prepare::phase_plan(ops, &weights, gens))
@@ -110,12 +121,19 @@ impl Target for CqlTarget {
         rng: &mut SmallRng,
         stats: &'a Mutex<Vec<OpStats>>,
     ) -> impl Future<Output = Result<Completion, ExecutionError>> + Send + use<'a> {
-        let values = access::draw_values(op, gens, rng);
+        let (values, ns) = match &op.verify {
+            Some(plan) => {
+                let _joint = op.joint_sequences.then(|| gens.joint_draw());
+                let (values, ns) = plan.draw(gens, &op.generators, rng);
+                (values, Some(ns))
+            }
+            None => (access::draw_values(op, gens, rng), None),
+        };
         async move {
             // A request's future is several kilobytes (the driver's own state): built in place
             // on the heap, it is not copied again each time the engine moves the (now small)
             // future that awaits it — into its set of requests in flight, into its first poll.
-            let request = Box::write(Box::new_uninit(), run_op(&self.session, op, values, stats));
+            let request = Box::write(Box::new_uninit(), run_op(&self.session, op, values, ns, stats));
             let outcome = Box::into_pin(request).await?;
             Ok(match outcome {
                 Outcome::Done => Completion::default(),
@@ -129,11 +147,55 @@ impl Target for CqlTarget {
     fn classify(e: &ExecutionError) -> ErrorKind {
         classify(e)
     }
+
+    fn verifier(&self) -> Option<Arc<crate::verify::Verifier>> {
+        self.verify.get().map(|b| b.verifier.clone())
+    }
+
+    async fn note(&self, key: &str, value: &str) -> Result<(), EngineError> {
+        keyspace::note(&self.session, key, value).await
+    }
+
+    async fn noted(&self, key: &str) -> Result<Option<String>, EngineError> {
+        keyspace::noted(&self.session, key).await
+    }
+
+    async fn attach(&self, w: &Workload) -> Result<(), EngineError> {
+        keyspace::attach(&self.session, w).await
+    }
+
+    async fn read_row<'a>(
+        &'a self,
+        table: &'a crate::verify::Table,
+        key: Vec<CqlValue>,
+        consistency: crate::workload::Consistency,
+    ) -> Result<Option<Vec<Option<CqlValue>>>, String> {
+        let cached = self.row_reads.lock().unwrap_or_else(|e| e.into_inner()).get(&table.name).cloned();
+        let ps = match cached {
+            Some(ps) => ps,
+            None => {
+                let ps = cql_verify::row_read(&self.session, table, consistency).await?;
+                self.row_reads.lock().unwrap_or_else(|e| e.into_inner()).insert(table.name.clone(), ps.clone());
+                ps
+            }
+        };
+        let result = self.session.execute_unpaged(&ps, &key).await.map_err(|e| e.to_string())?;
+        let rows = result.into_rows_result().map_err(|e| e.to_string())?;
+        Ok(rows.maybe_first_row::<scylla::value::Row>().map_err(|e| e.to_string())?.map(|r| r.columns))
+    }
 }
 
-/// One execution of `op` with its drawn values.
-async fn run_op(session: &Session, op: &PlannedOp, values: Vec<CqlValue>, stats: &Mutex<Vec<OpStats>>) -> Result<Outcome, ExecutionError> {
-    if op.is_special() {
+/// One execution of `op` with its drawn values (and their `n`, for a verified operation).
+async fn run_op(
+    session: &Session,
+    op: &PlannedOp,
+    values: Vec<CqlValue>,
+    ns: Option<crate::verify::op::Ns>,
+    stats: &Mutex<Vec<OpStats>>,
+) -> Result<Outcome, ExecutionError> {
+    if let (Some(plan), Some(ns)) = (&op.verify, ns) {
+        checked::run(session, op, plan, values, ns, stats).await
+    } else if op.is_special() {
         access::execute(session, op, values, stats).await
     } else {
         run_plain(session, op, &values).await

@@ -47,6 +47,10 @@ pub struct PlannedOp {
     /// Draws from two or more sequences: one execution's draws are taken together
     /// ([`GeneratorSet::joint_draw`]).
     pub(crate) joint_sequences: bool,
+    /// Its part in verification (recorded writes, checked reads), when it has one.
+    pub(crate) verify: Option<Box<crate::verify::op::OpPlan>>,
+    /// The generators it draws from (a verified operation makes values after drawing).
+    pub(crate) gens: std::sync::Arc<crate::gen::GeneratorSet>,
 }
 
 impl PlannedOp {

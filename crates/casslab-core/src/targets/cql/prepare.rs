@@ -15,7 +15,7 @@ use scylla::statement::prepared::PreparedStatement;
 use std::sync::Arc;
 
 /// Prepares operation `name` and checks every bound generator's type against the column it feeds.
-pub(crate) async fn plan_op(session: &Session, w: &Workload, gens: &GeneratorSet, name: &str, op: &CqlOp) -> Result<PlannedOp, EngineError> {
+pub(crate) async fn plan_op(session: &Session, w: &Workload, gens: &Arc<GeneratorSet>, name: &str, op: &CqlOp) -> Result<PlannedOp, EngineError> {
     let mut generators: Vec<usize> = Vec::new();
     let mut statements = Vec::new();
     for st in &op.statements {
@@ -68,6 +68,8 @@ pub(crate) async fn plan_op(session: &Session, w: &Workload, gens: &GeneratorSet
         request_slot: None,
         not_applied_slot: None,
         joint_sequences,
+        verify: None,
+        gens: gens.clone(),
     };
     plan_access(session, w, name, op, &mut planned).await?;
     Ok(planned)

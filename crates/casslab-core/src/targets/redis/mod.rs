@@ -8,6 +8,7 @@
 
 mod connect;
 mod planned;
+mod redis_verify;
 
 pub use connect::{client, connect, connection_info, field, info_section, manager, Conn};
 pub use planned::PlannedOp;
@@ -38,6 +39,8 @@ pub struct RedisTarget {
     timeout: Duration,
     /// casslab started the server: `--reload` may empty it.
     ours: bool,
+    /// The workload's verification, built when its first phase is planned.
+    verify: std::sync::OnceLock<crate::verify::verify_build::Built>,
 }
 
 /// A failed request.
@@ -59,6 +62,7 @@ impl RedisTarget {
             next: AtomicUsize::new(0),
             timeout: Duration::from_millis(cfg.request_timeout_ms.max(1)),
             ours: cfg.local,
+            verify: std::sync::OnceLock::new(),
         })
     }
 
@@ -71,6 +75,17 @@ impl RedisTarget {
                 self.send_on(&mut c, request).await
             }
             Conn::Cluster(c) => self.send_on(&mut c.clone(), request).await,
+        }
+    }
+
+    /// One command on the next connection, with its reply.
+    async fn send_one(&self, cmd: &redis::Cmd) -> Result<Value, RedisRequestError> {
+        match &self.conn {
+            Conn::Single(all) => {
+                let mut c = all[self.next.fetch_add(1, Ordering::Relaxed) % all.len()].clone();
+                self.round_trip(c.req_packed_command(cmd)).await
+            }
+            Conn::Cluster(c) => self.round_trip(c.clone().req_packed_command(cmd)).await,
         }
     }
 
@@ -123,7 +138,16 @@ impl Target for RedisTarget {
 
     async fn plan(&self, w: &Workload, mix: &[(String, f64)], gens: Arc<GeneratorSet>) -> Result<Plan<PlannedOp>, EngineError> {
         let redis_op = |name: &str| w.operation(name).and_then(|o| o.redis()).expect("validated: a Redis workload's operations are Redis");
-        let ops: Vec<PlannedOp> = mix.iter().map(|(name, _)| planned::plan_op(redis_op(name), &gens)).collect();
+        let built = self.verify.get_or_init(|| redis_verify::build(w, &gens));
+        let ops: Vec<PlannedOp> = mix
+            .iter()
+            .enumerate()
+            .map(|(slot, (name, _))| {
+                let mut op = planned::plan_op(redis_op(name), &gens);
+                op.verify = built.ops.get(name).map(|spec| Box::new(spec.plan(name, &built.verifier, slot)));
+                op
+            })
+            .collect();
         let weights: Vec<f64> = mix.iter().map(|(_, x)| *x).collect();
         Ok(Plan::new(ops, mix.iter().map(|(n, _)| n.clone()).collect(), &weights, gens))
     }
@@ -170,17 +194,48 @@ impl Target for RedisTarget {
         op: &'a PlannedOp,
         gens: &GeneratorSet,
         rng: &mut SmallRng,
-        _stats: &'a Mutex<Vec<OpStats>>,
+        stats: &'a Mutex<Vec<OpStats>>,
     ) -> impl Future<Output = Result<Completion, RedisRequestError>> + Send + use<'a> {
-        let request = op.request(gens, rng);
+        let (request, checked) = match &op.verify {
+            Some(plan) => {
+                let _joint = op.joint_sequences.then(|| gens.joint_draw());
+                (None, Some(plan.draw(gens, &op.generators, rng)))
+            }
+            None => (Some(op.request(gens, rng)), None),
+        };
         async move {
-            self.send(&request).await?;
+            match (request, checked, &op.verify) {
+                (Some(request), _, _) => self.send(&request).await?,
+                (None, Some((values, ns)), Some(plan)) => redis_verify::run(self, op, plan, values, ns, stats).await?,
+                _ => {}
+            }
             Ok(Completion::default())
         }
     }
 
     fn classify(e: &RedisRequestError) -> ErrorKind {
         classify(e)
+    }
+
+    fn verifier(&self) -> Option<Arc<crate::verify::Verifier>> {
+        self.verify.get().map(|b| b.verifier.clone())
+    }
+
+    async fn note(&self, key: &str, value: &str) -> Result<(), EngineError> {
+        self.admin(redis::cmd("SET").arg(format!("casslab:note:{key}")).arg(value)).await.map(|_| ())
+    }
+
+    async fn read_row<'a>(
+        &'a self,
+        table: &'a crate::verify::Table,
+        key: Vec<scylla::value::CqlValue>,
+        _consistency: crate::workload::Consistency,
+    ) -> Result<Option<Vec<Option<scylla::value::CqlValue>>>, String> {
+        redis_verify::read_row(self, table, &key).await
+    }
+
+    async fn noted(&self, key: &str) -> Result<Option<String>, EngineError> {
+        Ok(redis::from_redis_value(self.admin(redis::cmd("GET").arg(format!("casslab:note:{key}"))).await?).unwrap_or(None))
     }
 }
 

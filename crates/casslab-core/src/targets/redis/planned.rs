@@ -29,10 +29,14 @@ struct PlannedCommand {
 pub struct PlannedOp {
     commands: Vec<PlannedCommand>,
     /// The distinct generators the operation draws from, once per execution.
-    generators: Vec<usize>,
+    pub(super) generators: Vec<usize>,
     mode: RedisMode,
     /// Draws from two or more sequences (see [`GeneratorSet::joint_draw`]).
-    joint_sequences: bool,
+    pub(super) joint_sequences: bool,
+    /// Its part in verification, when it has one.
+    pub(super) verify: Option<Box<crate::verify::op::OpPlan>>,
+    /// The generators it draws from (a verified operation makes values after drawing).
+    pub(super) gens: std::sync::Arc<GeneratorSet>,
 }
 
 /// The request of one execution.
@@ -48,7 +52,7 @@ pub enum Request {
 const VALUE_HINT_BYTES: usize = 64;
 
 /// Plans `op` (validated: every bound generator exists and makes a single value).
-pub fn plan_op(op: &RedisOp, gens: &GeneratorSet) -> PlannedOp {
+pub fn plan_op(op: &RedisOp, gens: &std::sync::Arc<GeneratorSet>) -> PlannedOp {
     let mut generators: Vec<usize> = Vec::new();
     let commands = op
         .commands
@@ -81,7 +85,7 @@ pub fn plan_op(op: &RedisOp, gens: &GeneratorSet) -> PlannedOp {
         })
         .collect();
     let joint_sequences = generators.iter().filter(|g| gens.is_sequence(**g)).count() >= 2;
-    PlannedOp { commands, generators, mode: op.mode, joint_sequences }
+    PlannedOp { commands, generators, mode: op.mode, joint_sequences, verify: None, gens: gens.clone() }
 }
 
 impl PlannedOp {
@@ -105,6 +109,32 @@ impl PlannedOp {
             }
         }
     }
+}
+
+impl PlannedOp {
+    pub(super) fn command_count(&self) -> usize {
+        self.commands.len()
+    }
+
+    /// Command `i` with the execution's `values`.
+    pub(super) fn command(&self, i: usize, values: &[CqlValue]) -> Cmd {
+        self.commands[i].cmd(values)
+    }
+
+    pub(super) fn command_name(&self, i: usize) -> &'static str {
+        self.commands[i].name
+    }
+}
+
+/// The bytes Redis keeps for a value casslab sends: what a verified read compares.
+pub(super) fn value_bytes(v: &CqlValue) -> Vec<u8> {
+    let mut c = Cmd::new();
+    write_value(&mut c, v);
+    let bytes = match c.args_iter().next() {
+        Some(redis::Arg::Simple(b)) => b.to_vec(),
+        _ => Vec::new(),
+    };
+    bytes
 }
 
 impl PlannedCommand {
@@ -162,7 +192,7 @@ operations:
 run: { mix: { w: 1 }, duration: 1s }
 ";
         let w = parse_workload(src, "r.yaml", &BTreeMap::new()).unwrap();
-        let gens = GeneratorSet::build(&w.generators).unwrap();
+        let gens = std::sync::Arc::new(GeneratorSet::build(&w.generators).unwrap());
         let op = plan_op(w.operation("w").and_then(|o| o.redis()).unwrap(), &gens);
         assert_eq!((op.commands.len(), op.mode, op.joint_sequences), (2, RedisMode::Pipeline, true));
         let Request::Pipeline(p) = op.request(&gens, &mut SmallRng::seed_from_u64(1)) else { panic!("a pipeline") };

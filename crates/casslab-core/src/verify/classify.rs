@@ -1,0 +1,198 @@
+//! Classifying one read of one key: from what the write record said when the read was sent
+//! and when it came back, and what the read found (no row, or a row whose columns were matched
+//! to the writes that made them), the read is **ok**, **stale** (it shows no write at or above
+//! the floor: an older write than the last one acknowledged before it was sent), **missing** (no
+//! row where an acknowledged upsert exists), **corrupt** (a value that matches no write ever
+//! made), **resurrected** (a row where the last acknowledged write was a delete), **expired**
+//! (a row returned past its TTL and a tolerance) or **unchecked** (nothing is known of the key).
+//! Writes in flight while the read ran are possible answers, never violations; such reads are
+//! counted as *unsettled* beside their class. Pure logic: no I/O, no values.
+
+use super::record::KeyState;
+use serde::{Deserialize, Serialize};
+
+/// What one checked read was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    Ok,
+    Stale,
+    Missing,
+    Corrupt,
+    Resurrected,
+    Expired,
+    Unchecked,
+}
+
+impl Class {
+    /// The classes that are violations, in the order reports list them.
+    pub const VIOLATIONS: [Class; 5] = [Class::Stale, Class::Missing, Class::Corrupt, Class::Resurrected, Class::Expired];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Ok => "ok",
+            Class::Stale => "stale",
+            Class::Missing => "missing",
+            Class::Corrupt => "corrupt",
+            Class::Resurrected => "resurrected",
+            Class::Expired => "expired",
+            Class::Unchecked => "unchecked",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Class> {
+        [Class::Ok, Class::Stale, Class::Missing, Class::Corrupt, Class::Resurrected, Class::Expired, Class::Unchecked].into_iter().find(|c| c.as_str() == s)
+    }
+
+    pub fn is_violation(self) -> bool {
+        Class::VIOLATIONS.contains(&self)
+    }
+}
+
+/// What a read found for one key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// No row.
+    Absent,
+    /// A row. `newest`: the newest write one of its checked columns was matched to (`None`
+    /// when no column could tell, e.g. only key columns were read); `corrupt`: a column matched
+    /// no write ever made.
+    Row { newest: Option<u32>, corrupt: bool },
+}
+
+/// How a key's time-to-live bears on a read, when its writes expire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Expiry {
+    /// No TTL, or not yet near it.
+    #[default]
+    Live,
+    /// The writes a read may see have certainly expired (past the TTL and the tolerance): a row
+    /// is `expired`, no row is right.
+    Expired,
+    /// Within the tolerance of the TTL: a row and no row are both right.
+    Either,
+}
+
+/// The settings a read is judged with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Judged {
+    /// Every recorded write to the table writes a column this read checks, so a row whose
+    /// columns all predate the floor is stale (when not, only corrupt values are judged).
+    pub stale_checkable: bool,
+    /// The read names its row by every key column: no row is judged (missing or not).
+    pub one_row: bool,
+}
+
+/// One read's class, and whether a write to its key was in flight while it ran (unsettled).
+pub fn classify(at_send: &KeyState, at_end: &KeyState, found: Found, expiry: Expiry, judged: Judged) -> (Class, bool) {
+    let unsettled = at_send.pending > 0 || at_end.issued > at_send.issued;
+    if !at_send.known() {
+        return (Class::Unchecked, unsettled);
+    }
+    // an upsert that began while the read ran may be what it saw
+    let put_possible = at_send.put || (at_end.issued > at_send.issued && at_end.put);
+    let delete_possible = at_send.delete || (at_end.issued > at_send.issued && at_end.delete);
+    let class = match found {
+        Found::Row { corrupt: true, .. } => Class::Corrupt,
+        Found::Absent if !judged.one_row => Class::Ok,
+        Found::Absent => {
+            if at_send.floor == 0 || delete_possible || expiry != Expiry::Live {
+                Class::Ok
+            } else {
+                Class::Missing
+            }
+        }
+        Found::Row { newest, .. } => {
+            if expiry == Expiry::Expired && !unsettled {
+                Class::Expired
+            } else if at_send.floor == 0 {
+                Class::Ok
+            } else if !put_possible {
+                Class::Resurrected
+            } else if judged.stale_checkable && newest.is_some_and(|w| w < at_send.floor) {
+                if at_send.delete {
+                    Class::Resurrected
+                } else {
+                    Class::Stale
+                }
+            } else {
+                Class::Ok
+            }
+        }
+    };
+    (class, unsettled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ks(issued: u32, floor: u32, pending: u32, put: bool, delete: bool) -> KeyState {
+        KeyState { issued, floor, pending, put, delete }
+    }
+
+    const ONE: Judged = Judged { stale_checkable: true, one_row: true };
+
+    fn row(newest: u32) -> Found {
+        Found::Row { newest: Some(newest), corrupt: false }
+    }
+
+    #[test]
+    fn the_last_acknowledged_write_or_later_is_ok_and_older_is_stale() {
+        let s = ks(5, 5, 0, true, false);
+        assert_eq!(classify(&s, &s, row(5), Expiry::Live, ONE), (Class::Ok, false));
+        assert_eq!(classify(&s, &s, row(4), Expiry::Live, ONE), (Class::Stale, false));
+        let partial = Judged { stale_checkable: false, ..ONE };
+        assert_eq!(classify(&s, &s, row(4), Expiry::Live, partial), (Class::Ok, false), "not every write shows in the columns read");
+        assert_eq!(classify(&s, &s, Found::Row { newest: None, corrupt: false }, Expiry::Live, ONE), (Class::Ok, false));
+    }
+
+    #[test]
+    fn writes_in_flight_are_possible_answers_counted_as_unsettled() {
+        let sent = ks(6, 5, 1, true, false);
+        assert_eq!(classify(&sent, &sent, row(6), Expiry::Live, ONE), (Class::Ok, true));
+        assert_eq!(classify(&sent, &sent, row(5), Expiry::Live, ONE), (Class::Ok, true));
+        assert_eq!(classify(&sent, &sent, row(4), Expiry::Live, ONE), (Class::Stale, true), "older than the floor even so");
+        // a write begun during the read
+        let (before, after) = (ks(5, 5, 0, true, false), ks(6, 5, 1, true, false));
+        assert_eq!(classify(&before, &after, row(6), Expiry::Live, ONE), (Class::Ok, true));
+    }
+
+    #[test]
+    fn no_row_is_missing_only_after_an_acknowledged_upsert() {
+        let acked = ks(3, 3, 0, true, false);
+        assert_eq!(classify(&acked, &acked, Found::Absent, Expiry::Live, ONE).0, Class::Missing);
+        let not_yet = ks(1, 0, 1, true, false);
+        assert_eq!(classify(&not_yet, &not_yet, Found::Absent, Expiry::Live, ONE).0, Class::Ok);
+        let deleted = ks(4, 4, 0, false, true);
+        assert_eq!(classify(&deleted, &deleted, Found::Absent, Expiry::Live, ONE).0, Class::Ok);
+        let deleting = ks(4, 3, 0, true, true);
+        assert_eq!(classify(&deleting, &deleting, Found::Absent, Expiry::Live, ONE).0, Class::Ok, "a failed delete may have landed");
+        assert_eq!(classify(&acked, &ks(4, 3, 1, true, true), Found::Absent, Expiry::Live, ONE).0, Class::Ok, "a delete begun during the read");
+        assert_eq!(classify(&acked, &acked, Found::Absent, Expiry::Either, ONE).0, Class::Ok, "about to expire");
+        let range = Judged { one_row: false, ..ONE };
+        assert_eq!(classify(&acked, &acked, Found::Absent, Expiry::Live, range).0, Class::Ok, "a read of several rows judges the rows it got");
+    }
+
+    #[test]
+    fn a_row_after_an_acknowledged_delete_is_resurrected() {
+        let deleted = ks(4, 4, 0, false, true);
+        assert_eq!(classify(&deleted, &deleted, row(2), Expiry::Live, ONE).0, Class::Resurrected);
+        assert_eq!(classify(&deleted, &ks(5, 4, 1, true, true), row(5), Expiry::Live, ONE).0, Class::Ok, "an upsert began during the read");
+        let then_put = ks(5, 4, 0, true, true);
+        assert_eq!(classify(&then_put, &then_put, row(2), Expiry::Live, ONE).0, Class::Resurrected, "older than a delete that may be the floor");
+    }
+
+    #[test]
+    fn corrupt_unknown_and_expired() {
+        let s = ks(2, 2, 0, true, false);
+        assert_eq!(classify(&s, &s, Found::Row { newest: Some(2), corrupt: true }, Expiry::Live, ONE).0, Class::Corrupt);
+        let unknown = KeyState::default();
+        assert_eq!(classify(&unknown, &ks(1, 0, 1, true, false), Found::Absent, Expiry::Live, ONE), (Class::Unchecked, true));
+        assert_eq!(classify(&s, &s, row(2), Expiry::Expired, ONE).0, Class::Expired);
+        assert_eq!(classify(&s, &s, Found::Absent, Expiry::Expired, ONE).0, Class::Ok);
+        assert_eq!(classify(&s, &s, row(2), Expiry::Either, ONE).0, Class::Ok);
+        assert!(Class::VIOLATIONS.iter().all(|c| c.is_violation() && Class::parse(c.as_str()) == Some(*c)));
+        assert!(!Class::Ok.is_violation() && !Class::Unchecked.is_violation());
+    }
+}

@@ -1,0 +1,247 @@
+//! One operation's part in verification, whatever the target: which of its drawn values make
+//! each step's key (a step is a CQL statement or a Redis command), which are made from the key
+//! and the write number instead of drawn, and what its reads' columns are. The targets plan an
+//! [`OpPlan`] per verified operation and call, around each step they send, [`OpPlan::begin_write`]
+//! / [`WriteTicket::finish`] for a write and [`OpPlan::before_read`] / [`OpPlan::check_row`] for
+//! a read; drawing the values is [`OpPlan::draw`]. Results go into the worker's stats slot.
+
+use super::classify::{classify, Class, Expiry, Found, Judged};
+use super::record::{KeyState, WriteKind};
+use super::write_values::show;
+use super::{Table, Verifier, Violation};
+use crate::gen::GeneratorSet;
+use crate::stats::OpStats;
+use rand::rngs::SmallRng;
+use scylla::value::CqlValue;
+use std::sync::{Arc, Mutex};
+
+/// A step that writes a key's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteStep {
+    pub kind: WriteKind,
+    /// Drawn values made from the key and write number instead: (value index, generator).
+    pub derived: Vec<(usize, usize)>,
+    /// Kept in the record; when not (the load, without verification), the values are those of
+    /// write 1.
+    pub recorded: bool,
+}
+
+/// A step that reads a key's row: each column it returns, as a column of the table (`None`:
+/// not checked — a key column, a function, a column no recorded write writes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadStep {
+    pub columns: Vec<Option<usize>>,
+    pub judged: Judged,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepRole {
+    Write(WriteStep),
+    Read(ReadStep),
+}
+
+/// One step's part: its table (in the verifier), the drawn values that make its key (in the
+/// table's key order), and what it does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepPlan {
+    pub table: usize,
+    pub key_values: Vec<usize>,
+    pub role: StepRole,
+}
+
+/// A verified operation: one entry per step (`None`: the step takes no part).
+pub struct OpPlan {
+    pub op: String,
+    pub steps: Vec<Option<StepPlan>>,
+    pub verifier: Arc<Verifier>,
+    /// Per drawn value: whether it is a key (drawn with its `n`) and whether it is made from a
+    /// key instead of drawn.
+    pub keyed: Vec<bool>,
+    pub derived: Vec<bool>,
+    /// The operation's stats slot in the phase's plan (set when the phase is planned).
+    pub slot: usize,
+}
+
+/// A drawn value's `n` (keys only).
+pub type Ns = Vec<Option<i64>>;
+
+/// What a read needs back when its answer came: the key and the record as it was sent.
+pub struct ReadTicket {
+    table: usize,
+    index: Option<u64>,
+    ns: Vec<i64>,
+    at_send: KeyState,
+}
+
+/// A write begun: finish it with whether the server acknowledged it.
+pub struct WriteTicket<'a> {
+    table: &'a Table,
+    index: Option<u64>,
+    recorded: bool,
+}
+
+impl WriteTicket<'_> {
+    pub fn finish(self, acked: bool) {
+        if let (Some(i), true) = (self.index, self.recorded) {
+            self.table.record.finish(i, acked);
+        }
+    }
+}
+
+impl OpPlan {
+    /// Draws one execution's values: keys with their `n` (moved into a shard's own keys when
+    /// the table says so), values made from keys as placeholders (filled by `begin_write`),
+    /// the others as usual.
+    #[inline]
+    pub fn draw(&self, gens: &GeneratorSet, generators: &[usize], rng: &mut SmallRng) -> (Vec<CqlValue>, Ns) {
+        let mut ns = vec![None; generators.len()];
+        let values = generators
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                if self.derived[i] {
+                    CqlValue::Empty
+                } else if self.keyed[i] {
+                    let (v, n) = gens.value_and_n(*g, rng);
+                    match n.and_then(|n| self.owned_n(i, n)) {
+                        Some(owned) if Some(owned) != n => {
+                            ns[i] = Some(owned);
+                            gens.value_at(*g, owned)
+                        }
+                        _ => {
+                            ns[i] = n;
+                            v
+                        }
+                    }
+                } else {
+                    gens.value(*g, rng)
+                }
+            })
+            .collect();
+        (values, ns)
+    }
+
+    /// A key's `n` moved into the keys this loader owns, for the table value `i` is a key of.
+    fn owned_n(&self, i: usize, n: i64) -> Option<i64> {
+        let step = self.steps.iter().flatten().find(|s| s.key_values.first() == Some(&i))?;
+        let (first, count) = self.verifier.owned(step.table)?;
+        Some(first + (n.wrapping_sub(first)).rem_euclid(count as i64))
+    }
+
+    fn key_ns(step: &StepPlan, ns: &Ns) -> Option<Vec<i64>> {
+        step.key_values.iter().map(|i| ns[*i]).collect()
+    }
+
+    /// Begins write step `step`: numbers it in the record and makes its derived values.
+    pub fn begin_write(&self, gens: &GeneratorSet, step: usize, values: &mut [CqlValue], ns: &Ns) -> WriteTicket<'_> {
+        let plan = self.steps[step].as_ref().expect("a write step");
+        let StepRole::Write(w) = &plan.role else { unreachable!("a write step") };
+        let table = &*self.verifier.tables[plan.table];
+        let key = Self::key_ns(plan, ns);
+        let index = key.as_deref().and_then(|k| table.index(k));
+        let recorded = w.recorded && self.verifier.on;
+        let number = match (recorded, index) {
+            (true, Some(i)) => table.record.begin(i, w.kind).unwrap_or(0),
+            (false, _) => 1,
+            // a key beyond the record: values of no write a read could expect
+            (true, None) => 0,
+        };
+        let bits = table.key_bits(key.as_deref().unwrap_or(&[]));
+        for (vi, g) in &w.derived {
+            values[*vi] = table.write_value(gens, *g, bits, number);
+        }
+        WriteTicket { table, index, recorded: recorded && number > 0 }
+    }
+
+    /// Before read step `step` is sent: what the record says of its key now (`None`: the step's
+    /// table is not checked now).
+    pub fn before_read(&self, step: usize, ns: &Ns) -> Option<ReadTicket> {
+        let plan = self.steps[step].as_ref()?;
+        if !self.verifier.checking(plan.table) {
+            return None;
+        }
+        let ns = Self::key_ns(plan, ns)?;
+        let table = &self.verifier.tables[plan.table];
+        let index = table.index(&ns);
+        let at_send = index.map(|i| table.record.state(i)).unwrap_or_default();
+        Some(ReadTicket { table: plan.table, index, ns, at_send })
+    }
+
+    /// Classifies what read step `step` returned for its key (`row`: its columns in the order
+    /// the step returns them; `None`: no row) and counts it into `stats`.
+    pub fn check(
+        &self,
+        gens: &GeneratorSet,
+        step: usize,
+        t: &ReadTicket,
+        row: Option<&[Option<CqlValue>]>,
+        key_shown: impl FnOnce() -> String,
+        stats: &Mutex<Vec<OpStats>>,
+    ) {
+        let plan = self.steps[step].as_ref().expect("a read step");
+        let StepRole::Read(r) = &plan.role else { unreachable!("a read step") };
+        let table = &*self.verifier.tables[t.table];
+        let at_end = t.index.map(|i| table.record.state(i)).unwrap_or_default();
+        let bits = table.key_bits(&t.ns);
+        let (found, bad) = match row {
+            None => (Found::Absent, None),
+            Some(cols) => {
+                let checked = r.columns.iter().zip(cols).filter_map(|(c, v)| c.map(|c| (c, v.as_ref())));
+                table.check_row(gens, bits, &t.at_send, at_end.issued.max(t.at_send.issued), checked)
+            }
+        };
+        let (class, unsettled) = classify(&t.at_send, &at_end, found, Expiry::Live, r.judged);
+        let mut g = stats.lock().unwrap_or_else(|e| e.into_inner());
+        let v = g[self.slot].verify.get_or_insert_default();
+        v.record(class, unsettled, || Violation {
+            op: self.op.clone(),
+            class,
+            key: format!("{} {}", table.name, key_shown()),
+            expected: expected_text(gens, table, bits, &t.at_send, r, class, bad),
+            got: got_text(table, r, row, found, bad),
+            at_unix_ms: crate::units::unix_now_ms(),
+        });
+    }
+}
+
+/// The write a read should have seen, in words: its number, and the value of the column a
+/// corrupt read got wrong (else the first column the writes since the load write).
+fn expected_text(gens: &GeneratorSet, table: &Table, bits: u64, s: &KeyState, r: &ReadStep, class: Class, bad: Option<usize>) -> String {
+    let at = if s.floor < s.issued { format!("write {} (or up to {}, in flight)", s.floor, s.issued) } else { format!("write {}", s.floor) };
+    if class == Class::Resurrected || (s.delete && !s.put) {
+        return format!("{at}: no row (deleted)");
+    }
+    let pick =
+        bad.or_else(|| r.columns.iter().flatten().find(|c| !table.columns[**c].load_only).copied()).or_else(|| r.columns.iter().flatten().next().copied());
+    match pick {
+        Some(c) => {
+            let col = &table.columns[c];
+            let w = if col.load_only { 1 } else { s.floor.max(1) };
+            let v = col.gens.first().map(|g| table.write_value(gens, *g, bits, w));
+            let shown = match (table.bytes, v.as_ref()) {
+                (Some(encode), Some(v)) => show(Some(&CqlValue::Blob(encode(v)))),
+                _ => show(v.as_ref()),
+            };
+            format!("{at}: {}={shown}", col.name)
+        }
+        None => at,
+    }
+}
+
+/// What came back, in words.
+fn got_text(table: &Table, r: &ReadStep, row: Option<&[Option<CqlValue>]>, found: Found, bad: Option<usize>) -> String {
+    let Some(cols) = row else { return "no row".into() };
+    let newest = match found {
+        Found::Row { newest: Some(w), .. } => format!(" (write {w})"),
+        _ => String::new(),
+    };
+    let pick =
+        bad.or_else(|| r.columns.iter().flatten().find(|c| !table.columns[**c].load_only).copied()).or_else(|| r.columns.iter().flatten().next().copied());
+    match pick.and_then(|c| r.columns.iter().position(|x| *x == Some(c)).map(|i| (c, i))) {
+        Some((c, i)) => {
+            let what = if bad.is_some() { ", which no write made" } else { "" };
+            format!("{}={}{what}{newest}", table.columns[c].name, show(cols.get(i).and_then(Option::as_ref)))
+        }
+        None => format!("a row{newest}"),
+    }
+}

@@ -1,0 +1,395 @@
+//! Building a workload's verification from what its operations do, as the target read them: per
+//! step (a statement or a command) its table, whether it writes (upserts or deletes) or reads
+//! a key's row, which drawn values make the key and which columns it writes or returns
+//! ([`StepInfo`]). From every operation the load and run phases run, each table gets its model
+//! (key generators and domain, the generators of each column, which columns may be null, whether
+//! every write writes whole rows) or the reason it cannot be verified, and each operation its
+//! [`OpSpec`]. Pure: the targets describe, this decides.
+
+use super::classify::Judged;
+use super::op::{OpPlan, ReadStep, StepPlan, StepRole, WriteStep};
+use super::record::WriteKind;
+use super::table_model::{Column, KeyPart, Table};
+use super::{Verifier, VerifyNotice};
+use crate::gen::GeneratorSet;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// What a step does to a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepKind {
+    Write(WriteKind),
+    /// A read of rows of one key; `one_row`: named by every key column (else a part of a
+    /// partition, whose rows casslab does not check yet).
+    Read {
+        one_row: bool,
+    },
+    /// Anything else: it neither writes a known row nor reads one.
+    Other,
+}
+
+/// One step as the target read it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepInfo {
+    pub table: String,
+    pub kind: StepKind,
+    /// Key columns with the drawn value bound to each, in the table's key order.
+    pub key: Vec<(String, usize)>,
+    /// Value columns a write binds, with the drawn value bound to each.
+    pub values: Vec<(String, usize)>,
+    /// Columns a write sets to a literal (not checked).
+    pub literal: Vec<String>,
+    /// The columns a read returns, in order.
+    pub returns: Vec<String>,
+    /// Why the step cannot take part, when it cannot (a conditional write, a counter, …).
+    pub problem: Option<String>,
+}
+
+/// One operation of the workload, as the target read it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpInfo {
+    pub name: String,
+    /// The generator of each drawn value.
+    pub generators: Vec<usize>,
+    pub steps: Vec<StepInfo>,
+    /// Its reads are to be verified (`verify:`, `--verify`).
+    pub verifies: bool,
+}
+
+/// A table's key columns, or why it cannot be verified.
+#[derive(Debug, Clone)]
+pub struct TableInfo {
+    pub name: String,
+    pub key: Vec<String>,
+    pub problem: Option<String>,
+    /// How the server stores values, when as bytes (see [`Table::bytes`]).
+    pub bytes: Option<fn(&scylla::value::CqlValue) -> Vec<u8>>,
+}
+
+/// An operation's part, without its stats slot (a phase's plan gives it one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpSpec {
+    pub steps: Vec<Option<StepPlan>>,
+    pub keyed: Vec<bool>,
+    pub derived: Vec<bool>,
+}
+
+impl OpSpec {
+    /// The plan of the operation named `op` in a phase whose stats slot for it is `slot`.
+    pub fn plan(&self, op: &str, verifier: &Arc<Verifier>, slot: usize) -> OpPlan {
+        OpPlan { op: op.to_string(), steps: self.steps.clone(), verifier: verifier.clone(), keyed: self.keyed.clone(), derived: self.derived.clone(), slot }
+    }
+}
+
+/// A workload's verification: the verifier (with what to tell) and each operation's spec.
+pub struct Built {
+    pub verifier: Arc<Verifier>,
+    pub ops: BTreeMap<String, OpSpec>,
+}
+
+/// Builds the verification of `ops` (the load's operation `load` and the run's `run`) over
+/// `tables`, with reads checked when `on`.
+pub fn assemble(gens: &GeneratorSet, tables: &[TableInfo], ops: &[OpInfo], load: Option<&str>, run: &[String], on: bool) -> Built {
+    let mut notices = Vec::new();
+    let mut models = Vec::new();
+    let mut names = Vec::new();
+    for t in tables {
+        match model(gens, t, ops, load, run) {
+            Ok(m) => {
+                names.push(t.name.clone());
+                models.push(Arc::new(m));
+            }
+            Err(why) if on && reads_checked(ops, &t.name) => notices.push(VerifyNotice::NotChecked { table: t.name.clone(), why }),
+            Err(_) => {}
+        }
+    }
+    let mut verifier = Verifier::new(models, on);
+    let mut specs = BTreeMap::new();
+    for op in ops {
+        let is_load = load == Some(op.name.as_str());
+        let in_run = run.contains(&op.name);
+        if let Some(spec) = op_spec(gens, &verifier, op, is_load, on, &mut notices) {
+            if in_run && spec.steps.iter().flatten().any(|s| matches!(s.role, StepRole::Write(_))) {
+                verifier.run_writes = true;
+            }
+            if is_load {
+                for s in spec.steps.iter().flatten().filter(|s| matches!(s.role, StepRole::Write(_)) && s.key_values.len() == 1) {
+                    let g = op.generators[s.key_values[0]];
+                    if gens.is_sequence(g) && !verifier.loads.iter().any(|(t, _)| *t == s.table) {
+                        verifier.loads.push((s.table, gens.domain(g).0));
+                    }
+                }
+            }
+            specs.insert(op.name.clone(), spec);
+        } else if in_run && op.steps.iter().any(|s| matches!(s.kind, StepKind::Write(_)) && names.contains(&s.table)) {
+            verifier.run_writes = true;
+        }
+    }
+    verifier.notices = notices;
+    Built { verifier: Arc::new(verifier), ops: specs }
+}
+
+/// Whether some operation checks reads of `table`.
+fn reads_checked(ops: &[OpInfo], table: &str) -> bool {
+    ops.iter().any(|o| o.verifies && o.steps.iter().any(|s| s.table == table && matches!(s.kind, StepKind::Read { .. })))
+}
+
+/// Every write step of the phases' operations to `table`, with its operation.
+fn writes_to<'a>(ops: &'a [OpInfo], table: &'a str) -> impl Iterator<Item = (&'a OpInfo, &'a StepInfo)> + 'a {
+    ops.iter().flat_map(move |o| o.steps.iter().filter(move |s| s.table == table && matches!(s.kind, StepKind::Write(_))).map(move |s| (o, s)))
+}
+
+/// The model of table `t`, or why it cannot have one.
+fn model(gens: &GeneratorSet, t: &TableInfo, ops: &[OpInfo], load: Option<&str>, run: &[String]) -> Result<Table, String> {
+    if let Some(p) = &t.problem {
+        return Err(p.clone());
+    }
+    let writes: Vec<(&OpInfo, &StepInfo)> = writes_to(ops, &t.name).collect();
+    if writes.is_empty() {
+        return Err("no operation writes it".into());
+    }
+    if let Some((o, s)) = writes.iter().find(|(_, s)| s.problem.is_some()) {
+        return Err(format!("operation \"{}\" writes it in a way casslab does not record: {}", o.name, s.problem.as_deref().unwrap_or("")));
+    }
+    if let Some((o, _)) = writes.iter().find(|(_, s)| s.key.len() != t.key.len()) {
+        return Err(format!("operation \"{}\" does not bind every key column ({}) to a generator", o.name, t.key.join(", ")));
+    }
+    // the key: every write's generators of a key column must make the same values
+    let mut key = Vec::new();
+    for (i, col) in t.key.iter().enumerate() {
+        let mut part: Option<KeyPart> = None;
+        for (o, s) in &writes {
+            let g = o.generators[s.key[i].1];
+            let (base, span) = gens.domain(g);
+            let end = span.and_then(|s| base.checked_add(i64::try_from(s).ok()?));
+            match &mut part {
+                None => part = Some(KeyPart { column: col.clone(), gens: vec![g], base, span }),
+                Some(p) if !gens.same_values(p.gens[0], g) => {
+                    let first = gens.names().nth(p.gens[0]).unwrap_or("?");
+                    let other = gens.names().nth(g).unwrap_or("?");
+                    return Err(format!("its key column {col} is written from generators that make different values ({first}, {other})"));
+                }
+                Some(p) => {
+                    let old_end = p.span.and_then(|s| p.base.checked_add(i64::try_from(s).ok()?));
+                    p.base = p.base.min(base);
+                    p.span = match (old_end, end) {
+                        (Some(a), Some(b)) => Some(a.max(b).abs_diff(p.base)),
+                        _ => None,
+                    };
+                    if !p.gens.contains(&g) {
+                        p.gens.push(g);
+                    }
+                }
+            }
+        }
+        key.push(part.expect("a write binds every key column"));
+    }
+    if key.iter().skip(1).any(|p| p.span.is_none()) {
+        let col = key.iter().skip(1).find(|p| p.span.is_none()).map(|p| p.column.clone()).unwrap_or_default();
+        return Err(format!("its key column {col} is drawn from an unbounded generator: give it a `max:`"));
+    }
+    // the columns: from every write, with the generators that write them
+    let literal: Vec<&String> = writes.iter().flat_map(|(_, s)| s.literal.iter()).collect();
+    let has_delete = writes.iter().any(|(_, s)| s.kind == StepKind::Write(WriteKind::Delete));
+    let upserts: Vec<&(&OpInfo, &StepInfo)> = writes.iter().filter(|(_, s)| s.kind == StepKind::Write(WriteKind::Put)).collect();
+    let mut columns: Vec<Column> = Vec::new();
+    for (o, s) in &upserts {
+        for (col, vi) in &s.values {
+            if literal.contains(&col) || s.key.iter().any(|(_, k)| k == vi) {
+                continue;
+            }
+            let g = o.generators[*vi];
+            match columns.iter_mut().find(|c| c.name == *col) {
+                Some(c) if !c.gens.contains(&g) => c.gens.push(g),
+                Some(_) => {}
+                None => columns.push(Column { name: col.clone(), gens: vec![g], load_only: false, nullable: false }),
+            }
+        }
+    }
+    let writes_col = |s: &StepInfo, col: &str| s.values.iter().any(|(c, _)| c == col);
+    for c in &mut columns {
+        let writers: Vec<&str> = upserts.iter().filter(|(_, s)| writes_col(s, &c.name)).map(|(o, _)| o.name.as_str()).collect();
+        c.load_only = load.is_some_and(|l| writers.iter().all(|w| *w == l) && !run.iter().any(|r| r == l));
+        c.nullable = has_delete || upserts.iter().any(|(_, s)| !writes_col(s, &c.name));
+    }
+    let sets: Vec<Vec<usize>> = upserts.iter().map(|(_, s)| (0..columns.len()).filter(|c| writes_col(s, &columns[*c].name)).collect()).collect();
+    let mut table = Table::new(&t.name, key, columns, sets);
+    table.bytes = t.bytes;
+    table.model = table.model_of(gens);
+    if table.record.capacity() == 0 {
+        return Err("its keys are too many to record".into());
+    }
+    Ok(table)
+}
+
+/// The spec of `op`, if any of its steps takes part.
+fn op_spec(gens: &GeneratorSet, v: &Verifier, op: &OpInfo, is_load: bool, on: bool, notices: &mut Vec<VerifyNotice>) -> Option<OpSpec> {
+    let n = op.generators.len();
+    let (mut keyed, mut derived) = (vec![false; n], vec![false; n]);
+    let mut steps = Vec::with_capacity(op.steps.len());
+    let mut told = |why: String| {
+        if on && op.verifies {
+            notices.push(VerifyNotice::OpNotVerified { op: op.name.clone(), why });
+        }
+    };
+    for s in &op.steps {
+        let Some(t) = v.table(&s.table) else {
+            steps.push(None);
+            continue;
+        };
+        let table = &v.tables[t];
+        let key_values: Vec<usize> = s.key.iter().map(|(_, i)| *i).collect();
+        let plan = match s.kind {
+            StepKind::Write(kind) if on || is_load => {
+                let mine: Vec<(usize, usize)> = s
+                    .values
+                    .iter()
+                    .filter(|(c, _)| table.column(c).is_some())
+                    .map(|(_, i)| (*i, op.generators[*i]))
+                    .filter(|(i, _)| !key_values.contains(i))
+                    .collect();
+                Some(StepRole::Write(WriteStep { kind, derived: mine, recorded: on }))
+            }
+            StepKind::Read { .. } if !(on && op.verifies) => None,
+            StepKind::Read { one_row: false } => {
+                told(format!("it reads several rows of {} (only reads of one row, by every key column, are verified)", s.table));
+                None
+            }
+            StepKind::Read { one_row: true } => {
+                if s.key.len() != table.key.len() || s.key.iter().enumerate().any(|(i, (_, vi))| !gens.same_values(table.key[i].gens[0], op.generators[*vi])) {
+                    told(format!("its key generators make other values than the writes to {}", s.table));
+                    None
+                } else {
+                    let columns: Vec<Option<usize>> = s.returns.iter().map(|c| table.column(c)).collect();
+                    let read: Vec<usize> = columns.iter().flatten().copied().collect();
+                    let stale_checkable = table.shows_every_write(&read);
+                    Some(StepRole::Read(ReadStep { columns, judged: Judged { stale_checkable, one_row: true } }))
+                }
+            }
+            _ => None,
+        };
+        match plan {
+            Some(role) => {
+                for i in &key_values {
+                    keyed[*i] = true;
+                }
+                if let StepRole::Write(w) = &role {
+                    for (i, _) in &w.derived {
+                        derived[*i] = true;
+                    }
+                }
+                steps.push(Some(StepPlan { table: t, key_values, role }));
+            }
+            None => steps.push(None),
+        }
+    }
+    if keyed.iter().zip(&derived).any(|(k, d)| *k && *d) {
+        told("a generator is bound both to a key and to a value".into());
+        return None;
+    }
+    steps.iter().any(Option::is_some).then_some(OpSpec { steps, keyed, derived })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gens() -> GeneratorSet {
+        let yaml = "insert_key: { type: text, prefix: user, dist: sequence, min: 0, max: 1000 }\nkey: { type: text, prefix: user, max: 1000 }\nother: { type: text, size: 8 }\nf0: { type: text, size: 10 }\nf1: { type: text, size: 10 }";
+        GeneratorSet::build(&crate::yaml::from_str(yaml).unwrap()).unwrap()
+    }
+
+    fn step(kind: StepKind, key: usize, values: &[(&str, usize)], returns: &[&str]) -> StepInfo {
+        StepInfo {
+            table: "t".into(),
+            kind,
+            key: vec![("id".into(), key)],
+            values: values.iter().map(|(c, i)| (c.to_string(), *i)).collect(),
+            literal: vec![],
+            returns: returns.iter().map(|c| c.to_string()).collect(),
+            problem: None,
+        }
+    }
+
+    /// ycsb-a's shape: a load of whole rows, reads of whole rows, updates of one column.
+    fn ops(g: &GeneratorSet) -> Vec<OpInfo> {
+        let i = |n| g.index_of(n).unwrap();
+        vec![
+            OpInfo {
+                name: "insert".into(),
+                generators: vec![i("insert_key"), i("f0"), i("f1")],
+                steps: vec![step(StepKind::Write(WriteKind::Put), 0, &[("f0", 1), ("f1", 2)], &[])],
+                verifies: true,
+            },
+            OpInfo {
+                name: "read".into(),
+                generators: vec![i("key")],
+                steps: vec![step(StepKind::Read { one_row: true }, 0, &[], &["id", "f0", "f1"])],
+                verifies: true,
+            },
+            OpInfo {
+                name: "update".into(),
+                generators: vec![i("f0"), i("key")],
+                steps: vec![step(StepKind::Write(WriteKind::Put), 1, &[("f0", 0)], &[])],
+                verifies: true,
+            },
+        ]
+    }
+
+    fn tables() -> Vec<TableInfo> {
+        vec![TableInfo { name: "t".into(), key: vec!["id".into()], problem: None, bytes: None }]
+    }
+
+    #[test]
+    fn a_load_reads_and_partial_updates_make_one_model() {
+        let g = gens();
+        let b = assemble(&g, &tables(), &ops(&g), Some("insert"), &["read".into(), "update".into()], true);
+        assert!(b.verifier.notices.is_empty(), "{:?}", b.verifier.notices);
+        let t = &b.verifier.tables[0];
+        assert_eq!((t.key[0].base, t.key[0].span), (0, Some(1000)));
+        let cols: Vec<(&str, bool, bool)> = t.columns.iter().map(|c| (c.name.as_str(), c.load_only, c.nullable)).collect();
+        assert_eq!(cols, [("f0", false, false), ("f1", true, true)], "f1 only by the load; an update leaves it out");
+        assert!(!t.full_rows);
+        assert_eq!(b.verifier.loads, [(0, 0)], "the load's first key is n = 0");
+        assert!(b.verifier.run_writes);
+        let read = &b.ops["read"].steps[0].as_ref().unwrap().role;
+        assert_eq!(read, &StepRole::Read(ReadStep { columns: vec![None, Some(0), Some(1)], judged: Judged { stale_checkable: true, one_row: true } }));
+        let update = &b.ops["update"];
+        assert_eq!((update.keyed.clone(), update.derived.clone()), (vec![false, true], vec![true, false]));
+    }
+
+    #[test]
+    fn without_verification_only_the_load_makes_its_values_from_keys() {
+        let g = gens();
+        let b = assemble(&g, &tables(), &ops(&g), Some("insert"), &["read".into(), "update".into()], false);
+        assert!(matches!(&b.ops["insert"].steps[0].as_ref().unwrap().role, StepRole::Write(w) if !w.recorded && w.derived.len() == 2));
+        assert!(!b.ops.contains_key("read") && !b.ops.contains_key("update"), "the run draws its values as ever");
+        assert!(b.verifier.run_writes, "the run writes to a table whose load is known");
+    }
+
+    #[test]
+    fn tables_and_reads_that_cannot_be_verified_say_why() {
+        let g = gens();
+        let mut o = ops(&g);
+        o[2].steps[0].problem = Some("a conditional write (IF …)".into());
+        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true);
+        assert!(b.verifier.tables.is_empty());
+        assert!(
+            matches!(&b.verifier.notices[0], VerifyNotice::NotChecked { why, .. } if why.contains("\"update\"") && why.contains("conditional")),
+            "{:?}",
+            b.verifier.notices
+        );
+        let mut o = ops(&g);
+        o[1].generators = vec![g.index_of("other").unwrap()];
+        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true);
+        assert!(
+            matches!(&b.verifier.notices[..], [VerifyNotice::OpNotVerified { op, why }] if op == "read" && why.contains("other values")),
+            "{:?}",
+            b.verifier.notices
+        );
+        let mut o = ops(&g);
+        o[1].steps[0].kind = StepKind::Read { one_row: false };
+        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true);
+        assert!(matches!(&b.verifier.notices[..], [VerifyNotice::OpNotVerified { why, .. }] if why.contains("several rows")));
+    }
+}
