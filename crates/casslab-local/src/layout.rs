@@ -176,11 +176,13 @@ pub fn node_address(base: Ipv4Addr, index: usize) -> Result<Ipv4Addr, LocalError
     Ok(Ipv4Addr::new(a, b, c, last as u8))
 }
 
-/// JMX port of a node: 7199 + (last octet - 1), so 127.0.0.1 -> 7199 and 127.0.0.51 -> 7249.
-/// JMX listens on 127.0.0.1 whatever the node's address, hence one port per node.
+/// JMX port of a node: 7199 + (last octet - 1) + 256 × (third octet mod 100), so 127.0.0.1 ->
+/// 7199, 127.0.0.51 -> 7249 and 127.0.1.1 -> 7455. JMX listens on 127.0.0.1 whatever the node's
+/// address, hence one port per node: clusters on 127.0.0.x and 127.0.1.x do not meet (below the
+/// ephemeral ports; third octets 100 apart share their ports).
 pub fn jmx_port_for(address: Ipv4Addr) -> u16 {
-    let last = u16::from(address.octets()[3]);
-    BASE_JMX_PORT + last.saturating_sub(1)
+    let [_, _, third, last] = address.octets();
+    BASE_JMX_PORT + u16::from(third % 100) * 256 + u16::from(last).saturating_sub(1)
 }
 
 /// Checks options that would otherwise fail late (in the JVM or the yaml).
@@ -311,6 +313,9 @@ mod tests {
         assert_eq!(jmx_port_for(Ipv4Addr::new(127, 0, 0, 2)), 7200);
         assert_eq!(jmx_port_for(Ipv4Addr::new(127, 0, 0, 51)), 7249);
         assert_eq!(jmx_port_for(Ipv4Addr::new(127, 0, 0, 61)), 7259);
+        // another third octet, another port: two clusters with the same last octets do not meet
+        assert_eq!(jmx_port_for(Ipv4Addr::new(127, 0, 1, 1)), 7455);
+        assert_eq!(jmx_port_for(Ipv4Addr::new(127, 0, 99, 254)), 7199 + 99 * 256 + 253);
     }
 
     #[test]
