@@ -31,6 +31,24 @@ pub enum EventAction {
     SetTraceProbability(f64),
     /// `sh -c CMD`, for any cluster (e.g. an ssh that stops a remote service).
     Exec(String),
+    // Changes of the offered rate (a run under a rate or a schedule), for any cluster.
+    /// `rate N`: the run's rate becomes N operations per second at once.
+    Rate(f64),
+    /// `ramp N over D`: a straight line from the rate of the moment to N over D seconds.
+    RampRate { to_per_s: f64, over_s: f64 },
+    // Topology of casslab's local cluster, under load.
+    /// `add node [DC]`: a new node bootstraps into the data center (the first when none).
+    AddNode(Option<String>),
+    /// `decommission NODE`: the node streams its data away and leaves the ring.
+    Decommission(String),
+    /// `replace NODE`: a fresh node takes a dead node's place (`replace_address_first_boot`).
+    Replace(String),
+    /// `nodetool cleanup [keyspace [table]]` on every running node.
+    Cleanup(Option<String>),
+    /// `nodetool setstreamthroughput` N MiB/s (0 = unthrottled) on every running node.
+    SetStreamThroughput(u32),
+    /// `nodetool snapshot [keyspace]` on every running node, with the size it took.
+    Snapshot(Option<String>),
 }
 
 /// The actions by name, for help and error messages.
@@ -44,6 +62,14 @@ pub const ACTIONS: &[&str] = &[
     "setcompactionthroughput MIB_S",
     "settraceprobability P",
     "exec CMD",
+    "rate N",
+    "ramp N over D",
+    "add node [DC]",
+    "decommission NODE",
+    "replace NODE",
+    "cleanup [KS[.TABLE]]",
+    "setstreamthroughput MIB_S",
+    "snapshot [KS]",
 ];
 
 impl EventAction {
@@ -59,6 +85,14 @@ impl EventAction {
             EventAction::SetCompactionThroughput(_) => "setcompactionthroughput",
             EventAction::SetTraceProbability(_) => "settraceprobability",
             EventAction::Exec(_) => "exec",
+            EventAction::Rate(_) => "rate",
+            EventAction::RampRate { .. } => "ramp",
+            EventAction::AddNode(_) => "add node",
+            EventAction::Decommission(_) => "decommission",
+            EventAction::Replace(_) => "replace",
+            EventAction::Cleanup(_) => "cleanup",
+            EventAction::SetStreamThroughput(_) => "setstreamthroughput",
+            EventAction::Snapshot(_) => "snapshot",
         }
     }
 
@@ -69,20 +103,43 @@ impl EventAction {
             EventAction::Flush(t) | EventAction::Compact(t) | EventAction::Repair(t) => t.clone(),
             EventAction::SetCompactionThroughput(n) => Some(n.to_string()),
             EventAction::SetTraceProbability(p) => Some(p.to_string()),
+            EventAction::Decommission(t) | EventAction::Replace(t) => Some(t.clone()),
+            EventAction::AddNode(t) | EventAction::Cleanup(t) | EventAction::Snapshot(t) => t.clone(),
+            EventAction::SetStreamThroughput(n) => Some(n.to_string()),
+            EventAction::Rate(r) => Some(format!("{r}")),
+            EventAction::RampRate { to_per_s, over_s } => Some(format!("{to_per_s} over {}", crate::load_shape::dur(*over_s))),
         }
     }
 
-    /// Everything but `exec` acts on casslab's local cluster.
+    /// Everything but `exec` and the changes of rate acts on casslab's local cluster.
     pub fn needs_local_cluster(&self) -> bool {
-        !matches!(self, EventAction::Exec(_))
+        !matches!(self, EventAction::Exec(_)) && !self.changes_rate()
     }
 
-    /// The node or data center a stop, kill or start names.
+    /// The node or data center a stop, kill, start, decommission or replace names (an added
+    /// node's data center).
     pub fn node_selector(&self) -> Option<&str> {
         match self {
-            EventAction::Stop(t) | EventAction::Kill(t) | EventAction::Start(t) => Some(t),
+            EventAction::Stop(t) | EventAction::Kill(t) | EventAction::Start(t) | EventAction::Decommission(t) | EventAction::Replace(t) => Some(t),
+            EventAction::AddNode(dc) => dc.as_deref(),
             _ => None,
         }
+    }
+
+    /// A change of the run's rate (`rate`, `ramp`).
+    pub fn changes_rate(&self) -> bool {
+        matches!(self, EventAction::Rate(_) | EventAction::RampRate { .. })
+    }
+
+    /// Changes which nodes the cluster has (`add node`, `decommission`, `replace`).
+    pub fn changes_topology(&self) -> bool {
+        matches!(self, EventAction::AddNode(_) | EventAction::Decommission(_) | EventAction::Replace(_))
+    }
+
+    /// Node actions wait for each other: stops, kills, starts and topology changes run one at
+    /// a time on a cluster.
+    pub fn one_at_a_time(&self) -> bool {
+        matches!(self, EventAction::Stop(_) | EventAction::Kill(_) | EventAction::Start(_)) || self.changes_topology()
     }
 }
 
@@ -134,6 +191,12 @@ pub enum EventProblem {
     NotAProbability(String),
     #[error("`exec` needs a command, e.g. '60s exec ssh db3 sudo systemctl stop cassandra'")]
     NoCommand,
+    #[error("\"{0}\" is not a rate (operations per second, above 0), e.g. '60s rate 800' or '60s ramp 800 over 10s'")]
+    NotARate(String),
+    #[error("write '60s ramp 800 over 10s': a rate and how long the ramp takes")]
+    RampUsage,
+    #[error("write '60s add node' or '60s add node dc2' (the data center it joins)")]
+    AddUsage,
 }
 
 /// The action words alone (`kill`, `compact`, ...), for suggestions.
@@ -149,6 +212,14 @@ fn table_arg(word: &str) -> Result<String, EventProblem> {
         Ok(word.to_string())
     } else {
         Err(EventProblem::NotATable(word.to_string()))
+    }
+}
+
+/// A rate of a `rate` or `ramp` event: `800`, `800/s`, above 0.
+fn rate_arg(word: &str) -> Result<f64, EventProblem> {
+    match word.trim_end_matches("/s").parse::<f64>() {
+        Ok(r) if r > 0.0 && r.is_finite() => Ok(r),
+        _ => Err(EventProblem::NotARate(word.to_string())),
     }
 }
 
@@ -201,6 +272,24 @@ fn parse_action(t: &str) -> Result<EventSpec, EventProblem> {
         }
         "exec" if !arg.is_empty() => EventAction::Exec(arg.to_string()),
         "exec" => return Err(EventProblem::NoCommand),
+        "rate" => EventAction::Rate(rate_arg(&one_arg("rate in operations per second")?)?),
+        "ramp" => match arg.split_whitespace().collect::<Vec<_>>().as_slice() {
+            [to, over, d] if over.eq_ignore_ascii_case("over") => EventAction::RampRate { to_per_s: rate_arg(to)?, over_s: parse_duration_s(d)? },
+            _ => return Err(EventProblem::RampUsage),
+        },
+        "add" => match arg.split_whitespace().collect::<Vec<_>>().as_slice() {
+            [node] if node.eq_ignore_ascii_case("node") => EventAction::AddNode(None),
+            [node, dc] if node.eq_ignore_ascii_case("node") => EventAction::AddNode(Some(dc.to_string())),
+            _ => return Err(EventProblem::AddUsage),
+        },
+        "decommission" => EventAction::Decommission(one_arg("node (node2, 127.0.0.2)")?),
+        "replace" => EventAction::Replace(one_arg("node (node2, 127.0.0.2), stopped or killed before")?),
+        "cleanup" => EventAction::Cleanup(optional_table()?),
+        "snapshot" => EventAction::Snapshot(optional_table()?),
+        "setstreamthroughput" => {
+            let v = one_arg("number of MiB/s")?;
+            EventAction::SetStreamThroughput(v.parse().map_err(|_| EventProblem::NotMibPerS(v.clone()))?)
+        }
         other => return Err(EventProblem::UnknownAction { action: other.to_string() }),
     };
     Ok(EventSpec { at_ms: (at_s * 1000.0).round() as u64, action, text: t.to_string() })
@@ -290,6 +379,35 @@ mod tests {
         assert_eq!(x.action, EventAction::Exec("ssh db3 'sudo systemctl stop cassandra'".into()));
         assert!(!x.action.needs_local_cluster() && e.action.needs_local_cluster());
         assert_eq!(e.action.node_selector(), Some("node2"));
+    }
+
+    #[test]
+    fn rate_changes_and_topology_changes_parse() {
+        let r = parse_event("60s rate 800").unwrap();
+        assert_eq!((r.action.clone(), r.label()), (EventAction::Rate(800.0), "rate 800".to_string()));
+        assert!(r.action.changes_rate() && !r.action.needs_local_cluster() && !r.action.one_at_a_time());
+        let ramp = parse_event("1m ramp 2000/s over 30s").unwrap();
+        assert_eq!((ramp.action.clone(), ramp.label()), (EventAction::RampRate { to_per_s: 2000.0, over_s: 30.0 }, "ramp 2000 over 30s".to_string()));
+        let add = parse_event("10s add node dc2").unwrap();
+        assert_eq!((add.action.clone(), add.label(), add.action.node_selector()), (EventAction::AddNode(Some("dc2".into())), "add node dc2".to_string(), Some("dc2")));
+        assert!(add.action.one_at_a_time() && add.action.changes_topology() && add.action.needs_local_cluster());
+        assert_eq!(parse_event("10s add node").unwrap().action, EventAction::AddNode(None));
+        assert_eq!(parse_event("10s decommission node4").unwrap().action.node_selector(), Some("node4"));
+        assert_eq!(parse_event("10s replace node3").unwrap().label(), "replace node3");
+        assert_eq!(parse_event("10s cleanup ks").unwrap().action, EventAction::Cleanup(Some("ks".into())));
+        assert_eq!(parse_event("10s snapshot").unwrap().action, EventAction::Snapshot(None));
+        assert_eq!(parse_event("10s setstreamthroughput 8").unwrap().action, EventAction::SetStreamThroughput(8));
+        for (bad, says) in [
+            ("10s rate fast", "not a rate"),
+            ("10s rate 0", "not a rate"),
+            ("10s ramp 800", "ramp 800 over 10s"),
+            ("10s add nodes", "add node dc2"),
+            ("10s replace", "takes one node"),
+            ("10s setstreamthroughput lots", "whole number"),
+        ] {
+            let e = parse_event(bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -62,16 +62,18 @@ impl Observer for Terminal {
                 Severity::Note => self.say(&format!("note: {n}")),
                 Severity::Warning => self.say(&format!("warning: {n}")),
             },
-            SessionEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, concurrency } => {
+            SessionEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, concurrency, schedule } => {
                 self.progress().phase(*phase, *count, warmup_s + duration_s.unwrap_or(0.0));
                 let what = match (phase, count) {
                     (Phase::Load, Some(n)) => format!("load phase: {n} operations"),
                     _ => format!(
                         "run phase: {warmup_s:.0}s warm-up + {:.0}s measured, {}",
                         duration_s.unwrap_or(0.0),
-                        match rate_per_s {
-                            Some(r) => format!("fixed rate {r:.0}/s (latency from intended start)"),
-                            None => format!("max throughput, {concurrency} in flight"),
+                        match (rate_per_s, schedule) {
+                            (Some(_), Some(s)) => format!("rate schedule '{s}' (latency from intended start)"),
+                            (Some(r), None) => format!("fixed rate {r:.0}/s (latency from intended start)"),
+                            (None, Some(s)) => format!("max throughput, in flight '{s}' (up to {concurrency})"),
+                            (None, None) => format!("max throughput, {concurrency} in flight"),
                         }
                     ),
                 };

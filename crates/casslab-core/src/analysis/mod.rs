@@ -26,6 +26,7 @@ mod checks;
 mod distributions;
 mod gate;
 pub mod impact;
+pub mod load_curve;
 mod likeness;
 pub mod paired;
 mod repeated;

@@ -30,6 +30,7 @@ pub mod server_view;
 pub mod spectrum;
 pub mod stream;
 pub mod svg_chart;
+pub mod stages_text;
 pub mod sweep_text;
 pub mod table;
 pub mod text;

@@ -34,6 +34,8 @@ pub enum SessionEvent<'a> {
         duration_s: Option<f64>,
         rate_per_s: Option<f64>,
         concurrency: usize,
+        /// The run phase's schedule of rate (or of requests in flight), as written.
+        schedule: Option<String>,
     },
     /// An interval closed (and was saved).
     Interval(&'a IntervalSample),

@@ -123,6 +123,9 @@ pub fn show(run: &str, format: OutputFormat, export_args: &ExportArgs, args: &St
                 None => out::println(&format!("run {id} ({}) has no summary and no saved interval yet: status {}", record.workload, record.status.as_str()))?,
             }
             out::print(&validity::of_run(&store, id)?.text())?;
+            if let Some(load) = casslab_core::analysis::load_curve::of_run(&store, id)? {
+                out::print(&casslab_core::report::stages_text::stages_text(&load))?;
+            }
             out::print(&text::events_table(&store.events(id)?))?;
             out::print(&server_text(&store, id))?;
         }
