@@ -70,6 +70,8 @@ pub struct NodeLayout {
     /// Data center and rack (`cassandra-rackdc.properties` of a multi-node cluster).
     pub dc: String,
     pub rack: String,
+    /// The node left the cluster (decommissioned): its directory stays, it never starts again.
+    pub left: bool,
 }
 
 impl NodeLayout {
@@ -195,6 +197,7 @@ pub fn layouts(opts: &LocalOptions) -> Result<Vec<NodeLayout>, LocalError> {
             Ok(NodeLayout {
                 dc: dc_of[index].clone(),
                 rack: "rack1".to_string(),
+                left: opts.left.contains(&index),
                 index,
                 name: node_name(index),
                 address,

@@ -66,12 +66,14 @@ pub(super) fn carry_out(action: &EventAction, control: Option<&dyn ClusterContro
             _ => (EventStatus::Failed, None, "the run has no rate to change (or its run phase is over)".into()),
         });
     }
-    if !(action.changes_topology() || matches!(action, EventAction::Snapshot(_))) {
+    if !(action.changes_topology() || matches!(action, EventAction::Snapshot(_) | EventAction::SetStreamThroughput(_))) {
         return None;
     }
     let Some(cluster) = control else { return Some((EventStatus::Failed, None, "no local cluster to act on".into())) };
-    if let EventAction::Snapshot(ks) = action {
-        return Some(snapshot(cluster, ks.as_deref()));
+    match action {
+        EventAction::Snapshot(ks) => return Some(snapshot(cluster, ks.as_deref())),
+        EventAction::SetStreamThroughput(n) => return Some(stream_throughput(cluster, *n)),
+        _ => {}
     }
     let mut lines: Vec<String> = Vec::new();
     let mut log = |l: &str| lines.push(l.to_string());
@@ -115,6 +117,50 @@ fn ring(cluster: &dyn ClusterControl) -> String {
         }
         _ => "ring afterwards: no node answers nodetool".into(),
     }
+}
+
+/// The streaming limit, `n` MiB/s (0: none), on every running node: for streams of parts of
+/// SSTables and for whole SSTables sent as they are (Cassandra 4.0+ sends those unless told
+/// otherwise, and the first limit does not bound them).
+fn stream_throughput(cluster: &dyn ClusterControl, n: u32) -> Outcome {
+    let running: Vec<(usize, String)> = match cluster.nodes() {
+        Ok(nodes) => nodes.iter().enumerate().filter(|(_, x)| x.running).map(|(i, x)| (i, x.name.clone())).collect(),
+        Err(e) => return (EventStatus::Failed, None, e.to_string()),
+    };
+    if running.is_empty() {
+        return (EventStatus::Failed, None, "no local node is running".into());
+    }
+    let value = n.to_string();
+    let set = |i: usize, name: &str| -> (bool, String) {
+        let mut said = String::new();
+        let mut ok = true;
+        for args in [["setstreamthroughput", "--mib", value.as_str()], ["setstreamthroughput", "-e", value.as_str()]] {
+            match cluster.nodetool(i, &args) {
+                Ok(o) if o.status.success() => said.push_str(&format!("{name}: nodetool {} → ok\n", args.join(" "))),
+                Ok(o) => {
+                    ok = false;
+                    said.push_str(&format!("{name}: nodetool {} → {}\n{}", args.join(" "), o.status, quiet(&String::from_utf8_lossy(&o.stderr))));
+                }
+                Err(e) => {
+                    ok = false;
+                    said.push_str(&format!("{name}: {e}\n"));
+                }
+            }
+        }
+        (ok, said)
+    };
+    // every node at once (a nodetool call starts a JVM)
+    let results: Vec<(bool, String)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = running.iter().map(|(i, name)| scope.spawn(move || set(*i, name))).collect();
+        handles.into_iter().map(|h| h.join().unwrap_or((false, "nodetool thread failed\n".into()))).collect()
+    });
+    let status = if results.iter().all(|r| r.0) { EventStatus::Ok } else { EventStatus::Failed };
+    (status, None, results.into_iter().map(|r| r.1).collect())
+}
+
+/// nodetool's output without the start-up lines its logging prints at DEBUG.
+pub(super) fn quiet(text: &str) -> String {
+    text.lines().filter(|l| !l.contains("] DEBUG ")).map(|l| format!("{l}\n")).collect()
 }
 
 /// `nodetool snapshot -t TAG [KS]` on every running node, then the size each snapshot takes

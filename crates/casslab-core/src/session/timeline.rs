@@ -201,7 +201,6 @@ fn nodetool_on_nodes(cluster: &dyn ClusterControl, action: &EventAction) -> (Eve
         EventAction::SetCompactionThroughput(n) => vec!["setcompactionthroughput".into(), n.to_string()],
         EventAction::SetTraceProbability(p) => vec!["settraceprobability".into(), p.to_string()],
         EventAction::Cleanup(t) => [vec!["cleanup".to_string()], table_args(t)].concat(),
-        EventAction::SetStreamThroughput(n) => vec!["setstreamthroughput".into(), "--mib".into(), n.to_string()],
         _ => unreachable!("node actions are carried out by the cluster control"),
     };
     let running: Vec<(usize, String)> = match cluster.nodes() {
@@ -222,8 +221,8 @@ fn nodetool_on_nodes(cluster: &dyn ClusterControl, action: &EventAction) -> (Eve
         match result {
             Ok(o) => {
                 out.push_str(&format!("{name}: nodetool {} → {}\n", args.join(" "), o.status));
-                out.push_str(&String::from_utf8_lossy(&o.stdout));
-                out.push_str(&String::from_utf8_lossy(&o.stderr));
+                out.push_str(&super::changes::quiet(&String::from_utf8_lossy(&o.stdout)));
+                out.push_str(&super::changes::quiet(&String::from_utf8_lossy(&o.stderr)));
                 if !o.status.success() {
                     status = EventStatus::Failed;
                     code = o.status.code();
