@@ -599,6 +599,11 @@ pub struct RunOptions {
     /// With --find-max: most search steps after the probe.
     #[arg(long, default_value_t = 6)]
     pub max_steps: usize,
+    /// With --find-max: before the fixed rates, one run whose rate ramps from 5% to 110% of the
+    /// probe's throughput; its levels judged against the SLA narrow where the steps bisect
+    /// (bench/README.md has what it saves).
+    #[arg(long, requires = "find_max")]
+    pub ramp_first: bool,
     /// Tag the saved run (repeatable).
     #[arg(long = "tag")]
     pub tags: Vec<String>,

@@ -104,6 +104,10 @@ impl Observer for Terminal {
                 Some(r) => self.say(&format!("\n== step {step}: fixed rate {r:.0}/s")),
                 None => self.say(&format!("\n== step {step}: probe at maximum throughput")),
             },
+            SessionEvent::SearchRamp { from_per_s, to_per_s, bracket: None } => {
+                self.say(&format!("\n== ramp: the rate from {from_per_s:.0}/s to {to_per_s:.0}/s, judged level by level"))
+            }
+            SessionEvent::SearchRamp { bracket: Some((lo, hi)), .. } => self.say(&format!("ramp: the SLA stopped holding between {lo:.0}/s and {hi:.0}/s")),
             SessionEvent::SearchJudged { step, achieved_per_s, figure, met } => {
                 self.say(&format!("step {step}: {achieved_per_s:.0} ops/s, {figure} → SLA {}", if *met { "met" } else { "not met" }))
             }

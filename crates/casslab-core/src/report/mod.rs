@@ -11,6 +11,7 @@ pub mod comparison;
 pub mod comparison_json;
 pub mod config_table;
 pub mod csv;
+pub mod curve_chart;
 pub mod experiment_html;
 pub mod experiment_text;
 pub mod explain;

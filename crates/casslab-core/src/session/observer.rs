@@ -62,6 +62,13 @@ pub enum SessionEvent<'a> {
         step: usize,
         rate_per_s: Option<f64>,
     },
+    /// A `find_max` search ramps its rate from `from_per_s` to `to_per_s` (one run) to find
+    /// where to bisect; once judged, `bracket` says between which rates.
+    SearchRamp {
+        from_per_s: f64,
+        to_per_s: f64,
+        bracket: Option<(f64, f64)>,
+    },
     /// A step of a `find_max` search was judged against the SLA.
     SearchJudged {
         step: usize,

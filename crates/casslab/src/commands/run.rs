@@ -64,7 +64,11 @@ pub fn run(args: RunArgs) -> Result<i32> {
         Lab { credentials: creds, control: local.map(|c| c as Arc<dyn ClusterControl>), results: &store, observer: Arc::new(live), stop: stop_on_ctrl_c(&rt) };
     let spec = RunSpec { config: cfg, workload, tags: opts.tags.clone() };
     if let Some(sla) = sla {
-        let search = rt.block_on(findmax::find_max(&lab, &spec, &sla, opts.max_steps))?;
+        let search = if opts.ramp_first {
+            rt.block_on(findmax::find_max_ramped(&lab, &spec, &sla, opts.max_steps))?
+        } else {
+            rt.block_on(findmax::find_max(&lab, &spec, &sla, opts.max_steps))?
+        };
         out::print(&casslab_core::report::findmax_text::search_text(&search))?;
         return Ok(if search.interrupted { Exit::Interrupted } else { Exit::Success }.code());
     }
