@@ -389,7 +389,10 @@ mod tests {
         let ramp = parse_event("1m ramp 2000/s over 30s").unwrap();
         assert_eq!((ramp.action.clone(), ramp.label()), (EventAction::RampRate { to_per_s: 2000.0, over_s: 30.0 }, "ramp 2000 over 30s".to_string()));
         let add = parse_event("10s add node dc2").unwrap();
-        assert_eq!((add.action.clone(), add.label(), add.action.node_selector()), (EventAction::AddNode(Some("dc2".into())), "add node dc2".to_string(), Some("dc2")));
+        assert_eq!(
+            (add.action.clone(), add.label(), add.action.node_selector()),
+            (EventAction::AddNode(Some("dc2".into())), "add node dc2".to_string(), Some("dc2"))
+        );
         assert!(add.action.one_at_a_time() && add.action.changes_topology() && add.action.needs_local_cluster());
         assert_eq!(parse_event("10s add node").unwrap().action, EventAction::AddNode(None));
         assert_eq!(parse_event("10s decommission node4").unwrap().action.node_selector(), Some("node4"));

@@ -299,7 +299,9 @@ impl LocalCluster {
         let nodes = layouts(&self.opts)?;
         let sel = selector.trim();
         if let Some(gone) = nodes.iter().find(|n| n.left && (n.name == sel || n.address.to_string() == sel)) {
-            return Err(LocalError::Topology { reason: format!("{} ({}) left the cluster (decommissioned): it is not started or acted on again", gone.name, gone.address) });
+            return Err(LocalError::Topology {
+                reason: format!("{} ({}) left the cluster (decommissioned): it is not started or acted on again", gone.name, gone.address),
+            });
         }
         let nodes: Vec<NodeLayout> = nodes.into_iter().filter(|n| !n.left).collect();
         let picked: Vec<usize> =

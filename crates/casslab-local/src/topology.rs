@@ -94,7 +94,9 @@ impl LocalCluster {
         self.save_shape(cluster.options())?;
         progress(&format!("{} ({}) joins {dc}: bootstrapping (streaming its share of the data) ...", node.name, node.address));
         let started = Instant::now();
-        let joined = cluster.start_node(node, seed_of(&all, Some(index)), &lib, &java, &security, Boot::Join, progress).and_then(|()| cluster.wait_until_seen(node, "UN", progress));
+        let joined = cluster
+            .start_node(node, seed_of(&all, Some(index)), &lib, &java, &security, Boot::Join, progress)
+            .and_then(|()| cluster.wait_until_seen(node, "UN", progress));
         if let Err(e) = joined {
             // back to the shape it had; the node's directory was made by this call
             let _ = cluster.stop_nodes(&[index], true, &mut |_| {});
@@ -191,7 +193,10 @@ mod tests {
     use std::net::Ipv4Addr;
 
     fn cluster(home: &std::path::Path, server: ServerSpec) -> LocalCluster {
-        LocalCluster::new(crate::options_for(&LocalOptions { home: home.to_path_buf(), base_address: Ipv4Addr::new(127, 0, 0, 91), ..LocalOptions::default() }, &server))
+        LocalCluster::new(crate::options_for(
+            &LocalOptions { home: home.to_path_buf(), base_address: Ipv4Addr::new(127, 0, 0, 91), ..LocalOptions::default() },
+            &server,
+        ))
     }
 
     #[test]

@@ -44,8 +44,9 @@ pub enum Command {
     /// Without --hosts it uses the local node, starting one if none is running.
     #[command(after_help = help::RUN)]
     Run(RunArgs),
-    /// Run an experiment: every variant of a base workload R times, interleaved, then compare
-    /// each variant with the first (windowed bootstrap intervals and verdicts).
+    /// Run an experiment: blocks of every variant of a base workload (counterbalanced) until each
+    /// judged change is found or known within the precision, or the budget is spent; then each
+    /// variant against the first, block by block (repeated confidence intervals and verdicts).
     #[command(after_help = help::EXPERIMENT)]
     Experiment(ExperimentArgs),
     /// Start, inspect and stop real local Cassandra nodes on loopback (and, with `local redis`,
@@ -680,6 +681,11 @@ pub struct ExperimentArgs {
     /// interval too wide to tell); otherwise such a gate exits 4.
     #[arg(long)]
     pub allow_undecided: bool,
+    /// Plan instead of running: from the last execution of this experiment in the store (3
+    /// blocks or more), else from a pilot of 3 blocks, the blocks and minutes each judged
+    /// figure needs for the precision, and which are out of reach within the budget.
+    #[arg(long)]
+    pub plan: bool,
     /// Bootstrap window (overrides the file's `window`), e.g. 60s.
     #[arg(long)]
     pub window: Option<String>,
@@ -834,7 +840,10 @@ impl RunOptions {
         }
         let rate = self.rate.as_deref().map(parse_rate_shape).transpose()?;
         if concurrency_shape.is_some() && rate.is_some() {
-            bail_usage!("--concurrency {}: a schedule of requests in flight is for a run without --rate (under a rate, the rate decides the load)", self.concurrency.as_deref().unwrap_or(""));
+            bail_usage!(
+                "--concurrency {}: a schedule of requests in flight is for a run without --rate (under a rate, the rate decides the load)",
+                self.concurrency.as_deref().unwrap_or("")
+            );
         }
         let mut cfg = RunConfig {
             version: CONFIG_VERSION,

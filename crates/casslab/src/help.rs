@@ -33,8 +33,10 @@ ENVIRONMENT:
 
 pub const EXPERIMENT: &str = "\
 EXAMPLES:
-  casslab experiment experiments/compaction-strategies.yaml --repetitions 3 -o exp.html
-  casslab experiment experiments/partition-set.yaml --duration 2m --order shuffled";
+  casslab experiment experiments/compaction-strategies.yaml -o exp.html
+  casslab experiment experiments/gc.yaml --plan
+  casslab experiment experiments/gc.yaml --judge read.p99 --precision 10% --budget 30m
+  casslab experiment experiments/partition-set.yaml --repetitions 3 --order shuffled";
 
 pub const LOCAL: &str = "\
 EXAMPLES:

@@ -43,7 +43,8 @@ fn experiment(file: &str, params: &[&str], variants: &[&str], page: Option<&std:
     assert!(statuses.iter().all(|s| s == "completed"), "{statuses:?}");
     let unmeasured: i64 = db.query_row("SELECT count(*) FROM run_tags WHERE tag LIKE 'unmeasured=%'", [], |r| r.get(0)).unwrap();
     assert_eq!(unmeasured, variants.len() as i64, "one unmeasured run per variant");
-    assert!(out.contains("method: repetitions as the unit"), "{out}");
+    // the runs of a block are paired: blocks are the unit
+    assert!(out.contains("method: blocks as the unit"), "{out}");
     for v in &variants[1..] {
         assert!(out.contains(&format!("{v} against {}", variants[0])) || out.contains(&format!("{v} vs {}", variants[0])), "no comparison of {v}:\n{out}");
     }
@@ -62,10 +63,7 @@ fn experiment(file: &str, params: &[&str], variants: &[&str], page: Option<&std:
     }
     let (code, again, err) = run(&mut cmd);
     assert_eq!(code, 0, "stdout:\n{again}\nstderr:\n{err}");
-    assert!(
-        again.contains("method: repetitions as the unit") && out.ends_with(&again),
-        "the experiment printed:\n{out}\ncompare --experiment printed:\n{again}"
-    );
+    assert!(again.contains("method: blocks as the unit") && out.ends_with(&again), "the experiment printed:\n{out}\ncompare --experiment printed:\n{again}");
     assert!(err.contains(&format!("baseline: {}", variants[0])), "{err}");
     if let Some(p) = &again_page {
         let html = std::fs::read_to_string(p).unwrap();
@@ -169,4 +167,58 @@ fn find_max_gives_each_variant_its_highest_rate_with_an_interval() {
     let tagged: i64 = db.query_row("SELECT count(*) FROM run_tags WHERE tag IN ('variant=four', 'variant=eight')", [], |r| r.get(0)).unwrap();
     // a probe that meets the SLA ends its search: at least one run per search
     assert!(tagged >= 4, "every step of the 4 searches is a run of its variant: {tagged}");
+}
+
+/// An experiment that runs until it knows: blocks of a b / b a until every judged figure is
+/// settled at the precision (generous here, so that it stops soon) or the budget is spent; the
+/// runs say how it was designed, so that `compare --experiment` judges them the same way, and
+/// `--plan` sizes the next one from them.
+#[test]
+fn a_sequential_experiment_runs_blocks_until_it_knows_and_plans_the_next() {
+    let _g = load_lock();
+    let host = node();
+    let (dir, store) = temp_store();
+    let file = dir.path().join("seq.yaml");
+    std::fs::write(
+        &file,
+        "name: seq\nworkload: kv\nload: shared\nwindow: 1s\nrate: 300\nprecision: 60%\nbudget: 4m\njudge: [read.p50]\n\
+         params: { rows: 2000, keyspace: casslab_test_seq }\nvariants:\n  a: {}\n  b: {}\n",
+    )
+    .unwrap();
+    let common = ["--duration", "2s", "--warmup", "0s", "--resamples", "500", "--concurrency", "8", "--no-lint", "--allow-invalid"];
+    let mut cmd = casslab();
+    cmd.arg("experiment").arg(&file).args(common).args(["--hosts", host, "--store", store.to_str().unwrap()]);
+    let (code, out, err) = run(&mut cmd);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(err.contains("blocks until each judged change is within ±60% or found (budget 4 min)"), "{err}");
+    assert!(err.contains("blocks fit the budget of 4 min") && err.contains("look after 4 of at most "), "{err}");
+    let stop = out.lines().find(|l| l.trim_start().starts_with("stopped after ")).unwrap_or_else(|| panic!("no stop line:\n{out}"));
+    assert!(stop.contains("every judged figure settled") || stop.contains("the budget is spent"), "{stop}");
+    assert!(out.contains("judged: read p50 — a 95% interval"), "{out}");
+    assert!(out.contains("sequential: look after ") && out.contains("repeated confidence intervals (O'Brien–Fleming spending, Lan–DeMets)"), "{out}");
+    assert!(out.contains("b vs a, read p50: "), "{out}");
+    // as many runs of a as of b, in blocks a b, b a, …
+    let db = rusqlite::Connection::open(&store).unwrap();
+    let count = |tag: &str| -> i64 { db.query_row("SELECT count(*) FROM run_tags WHERE tag = ?1", [tag], |r| r.get(0)).unwrap() };
+    let (a, b) = (count("variant=a"), count("variant=b"));
+    assert!(a >= 4 && a == b, "{a} runs of a, {b} of b");
+    assert_eq!(count("design=sequential"), a + b, "every measured run says its design");
+    let horizon: i64 = db.query_row("SELECT count(*) FROM run_tags WHERE tag LIKE 'max_blocks=%'", [], |r| r.get(0)).unwrap();
+    assert_eq!(horizon, a + b, "every measured run says its horizon");
+
+    // judged again from the store: the same sequential verdicts
+    let mut cmd = casslab();
+    cmd.args(["compare", "--experiment", "seq", "--window", "1s", "--resamples", "500", "--allow-invalid", "--store", store.to_str().unwrap()]);
+    let (code, again, err) = run(&mut cmd);
+    assert_eq!(code, 0, "{err}");
+    assert!(again.contains("sequential: look after ") && out.ends_with(&again), "the experiment printed:\n{out}\ncompare --experiment printed:\n{again}");
+
+    // the next experiment's plan, from this one's blocks
+    let mut cmd = casslab();
+    cmd.arg("experiment").arg(&file).args(common).args(["--plan", "--precision", "10%", "--hosts", host, "--store", store.to_str().unwrap()]);
+    let (code, plan, err) = run(&mut cmd);
+    assert_eq!(code, 0, "stdout:\n{plan}\nstderr:\n{err}");
+    assert!(err.contains("planned from experiment seq-"), "{err}");
+    assert!(plan.contains("plan (from a pilot of ") && plan.contains("b: read p50"), "{plan}");
+    assert!(plan.contains("the experiment needs about ") || plan.contains("cannot reach ±10% within the budget"), "{plan}");
 }

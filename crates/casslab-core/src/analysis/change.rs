@@ -84,6 +84,9 @@ pub struct Comparison {
     /// Shown with an interval of its own (at the stated confidence, not corrected for the
     /// other figures) but not judged: not one of the experiment's judged figures.
     pub exploratory: bool,
+    /// With blocks: one block's spread of the change (standard deviation of its logarithm),
+    /// what a plan sizes the next experiment by.
+    pub block_sd_ln: Option<f64>,
 }
 
 /// The look of a sequential design that made an interval.
@@ -118,6 +121,7 @@ impl Comparison {
             power_effect: DEFAULT_POWER_EFFECT,
             margin: None,
             exploratory: false,
+            block_sd_ln: None,
         }
     }
 

@@ -226,7 +226,8 @@ mod tests {
         for _ in 0..served {
             st.record_ok(lat_ms * 1_000_000, lat_ms * 1_000_000);
         }
-        let iv = StoredInterval { index: i, phase: Phase::Run, start_ms: i as u64 * 1000, end_ms: i as u64 * 1000 + 1000, op: "read".into(), stats: st, backlog: 0 };
+        let iv =
+            StoredInterval { index: i, phase: Phase::Run, start_ms: i as u64 * 1000, end_ms: i as u64 * 1000 + 1000, op: "read".into(), stats: st, backlog: 0 };
         let load = IntervalLoad { index: i, offered_per_s: Some(offered), started: served, concurrency: None, stage, stage_label: format!("stage {stage}") };
         (iv, load)
     }

@@ -26,8 +26,8 @@ mod checks;
 mod distributions;
 mod gate;
 pub mod impact;
-pub mod load_curve;
 mod likeness;
+pub mod load_curve;
 pub mod paired;
 mod repeated;
 #[cfg(test)]

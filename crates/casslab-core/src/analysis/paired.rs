@@ -135,6 +135,7 @@ pub fn compare_blocks(
     c.margin = design.margin;
     c.blocks = Some(diffs.len());
     let Some(p) = Paired::of(diffs) else { return c };
+    c.block_sd_ln = Some(p.sd_ln);
     let multiplier = match &design.sequential {
         Some(seq) => {
             let schedule = schedules.get(seq, 1.0 - c.level());
@@ -167,6 +168,20 @@ pub fn compare_blocks(
         c.between_share = Some((1.0 - mean(&within) / var_d).clamp(0.0, 1.0));
     }
     c
+}
+
+/// The fewest blocks at whose look a change with one block's spread `sd_ln` has an interval
+/// within ± `precision` (relative), under `schedule` (error rate already divided among the
+/// judged figures); `None` when even its last look does not get there.
+pub fn blocks_for_precision(sd_ln: f64, precision: f64, schedule: &Schedule) -> Option<usize> {
+    let target = (1.0 + precision).ln();
+    (schedule.first..=schedule.last).find(|&n| schedule.multiplier(n, (n - 1) as f64).is_some_and(|m| m * sd_ln / (n as f64).sqrt() <= target))
+}
+
+/// The precision (relative half-width) a change with one block's spread `sd_ln` reaches at
+/// the look after `n` blocks.
+pub fn precision_at(sd_ln: f64, n: usize, schedule: &Schedule) -> Option<f64> {
+    schedule.multiplier(n, (n.max(2) - 1) as f64).map(|m| (m * sd_ln / (n as f64).sqrt()).exp() - 1.0)
 }
 
 /// Whether a judged comparison needs no more blocks: it found a difference, found the two
@@ -226,6 +241,19 @@ mod tests {
         let seq4 =
             BlockDesign { sequential: Some(SequentialDesign { spending: Spending::OBrienFleming, first_look: 4, max_blocks: 20 }), ..BlockDesign::default() };
         assert_eq!(compare_blocks(&d[..3], &w[..3], Metric::P99, &o, 1, &seq4, &schedules).outcome, Outcome::TooShort);
+    }
+
+    #[test]
+    fn a_plan_finds_the_blocks_a_precision_needs() {
+        let s = Schedule::new(Spending::OBrienFleming, 0.05, 4, 40);
+        // a spread of 10% per block: ±5% takes a few dozen blocks, ±1% is out of reach
+        let n = blocks_for_precision(0.10, 0.05, &s).unwrap();
+        assert!((15..=40).contains(&n), "{n}");
+        assert!(precision_at(0.10, n, &s).unwrap() <= 0.05 + 1e-9);
+        assert!(precision_at(0.10, n - 1, &s).unwrap() > 0.05);
+        assert_eq!(blocks_for_precision(0.10, 0.01, &s), None);
+        // a quieter figure settles sooner (the first looks of O'Brien–Fleming spending are wide)
+        assert!(blocks_for_precision(0.02, 0.05, &s).unwrap() < n);
     }
 
     #[test]

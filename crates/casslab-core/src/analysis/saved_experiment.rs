@@ -9,6 +9,8 @@
 //! It reads the store and says what it found; which runs are valid enough to compare is the
 //! caller's (`validity::screen`), and so is the arithmetic (`study`).
 
+use super::paired::SequentialDesign;
+use super::sequential::Spending;
 use super::study::Group;
 use crate::store::{tag_key, RunId, Store, StoreError};
 
@@ -34,6 +36,15 @@ pub struct SavedExperiment {
     pub loads: Vec<RunId>,
     /// The fixed rates of a `rates:` experiment (variants `name@rate`), in the order first run.
     pub rates: Vec<f64>,
+    /// Its runs were made in blocks (`design=` tag): compared block by block.
+    pub blocks: bool,
+    /// A sequential experiment's design, from its runs' tags (`precision`, `first_look`,
+    /// `spending`, `max_blocks`).
+    pub sequential: Option<SequentialDesign>,
+    pub precision: Option<f64>,
+    /// The figures it judged (`judge=` tag), when chosen; the equivalence margin it asked for.
+    pub judged: Option<Vec<super::study::FigureRef>>,
+    pub margin: Option<f64>,
 }
 
 impl SavedExperiment {
@@ -66,6 +77,25 @@ fn rate_of(label: &str) -> Option<f64> {
     label.rsplit_once('@').and_then(|(_, r)| r.parse::<f64>().ok())
 }
 
+/// The design a measured run's tags record (the first run that records it decides).
+fn read_design(tags: &[String], out: &mut SavedExperiment) {
+    let design = tag(tags, "design");
+    out.blocks |= design.is_some();
+    if out.judged.is_none() {
+        out.judged = tag(tags, "judge").and_then(|j| j.split(',').map(|f| f.parse().ok()).collect());
+    }
+    out.margin = out.margin.or_else(|| tag(tags, "equivalence").and_then(|m| m.parse().ok()));
+    if design != Some("sequential") || out.sequential.is_some() {
+        return;
+    }
+    let number = |k| tag(tags, k).and_then(|v| v.parse::<f64>().ok());
+    out.precision = number("precision");
+    let spending = tag(tags, "spending").and_then(Spending::from_key);
+    if let (Some(spending), Some(first), Some(max)) = (spending, number("first_look"), number("max_blocks")) {
+        out.sequential = Some(SequentialDesign { spending, first_look: first as usize, max_blocks: max as usize });
+    }
+}
+
 /// The experiment whose id is `key`, or the latest one named `key`.
 pub fn saved_experiment(store: &Store, key: &str) -> Result<SavedExperiment, SavedExperimentError> {
     let mut ids = store.runs_tagged(&format!("experiment_id={key}"))?;
@@ -87,6 +117,11 @@ pub fn saved_experiment(store: &Store, key: &str) -> Result<SavedExperiment, Sav
         unmeasured: Vec::new(),
         loads: Vec::new(),
         rates: Vec::new(),
+        blocks: false,
+        sequential: None,
+        precision: None,
+        judged: None,
+        margin: None,
     };
     // (position, variant index, variant, repetition, run)
     let mut measured: Vec<(u32, Option<u32>, String, u32, RunId)> = Vec::new();
@@ -106,6 +141,7 @@ pub fn saved_experiment(store: &Store, key: &str) -> Result<SavedExperiment, Sav
             let number = |k| tag(&tags, k).and_then(|v| v.parse::<u32>().ok());
             out.order_kind = out.order_kind.or_else(|| tag(&tags, "order").map(str::to_string));
             out.order_seed = out.order_seed.or_else(|| tag(&tags, "order_seed").map(str::to_string));
+            read_design(&tags, &mut out);
             measured.push((number("position").unwrap_or(u32::MAX), number("variant_index"), variant.to_string(), number("repetition").unwrap_or(0), run));
         }
     }

@@ -50,6 +50,24 @@ impl Spending {
         }
     }
 
+    /// Its key in a run's tags: `obrien-fleming`, `pocock`, `hsd:-2`.
+    pub fn key(self) -> String {
+        match self {
+            Spending::OBrienFleming => "obrien-fleming".into(),
+            Spending::Pocock => "pocock".into(),
+            Spending::Hsd(g) => format!("hsd:{g}"),
+        }
+    }
+
+    /// The spending a tag names ([`Spending::key`]).
+    pub fn from_key(key: &str) -> Option<Spending> {
+        match key {
+            "obrien-fleming" => Some(Spending::OBrienFleming),
+            "pocock" => Some(Spending::Pocock),
+            k => k.strip_prefix("hsd:").and_then(|g| g.parse::<f64>().ok()).map(Spending::Hsd),
+        }
+    }
+
     /// Its name in the output.
     pub fn name(self) -> String {
         match self {
@@ -267,6 +285,14 @@ mod tests {
         // one look is the fixed-sample test
         assert!((constant_boundary(0.05, &[1.0]) - 1.959964).abs() < 1e-4);
         assert!((boundaries(Spending::Pocock, 0.05, &[1.0])[0] - 1.959964).abs() < 1e-4);
+    }
+
+    #[test]
+    fn spendings_are_named_in_tags_and_read_back() {
+        for s in [Spending::OBrienFleming, Spending::Pocock, Spending::Hsd(-2.5)] {
+            assert_eq!(Spending::from_key(&s.key()), Some(s));
+        }
+        assert_eq!(Spending::from_key("linear"), None);
     }
 
     #[test]

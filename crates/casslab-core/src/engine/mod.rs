@@ -25,8 +25,8 @@ pub use target::{Claim, Completion, Prepared, SetupRole, Target, TargetInfo};
 
 use crate::config::{LoadMode, RunConfig, ShardConfig};
 use crate::gen::GeneratorSet;
-use crate::notice::Notice;
 use crate::load_shape::Curve;
+use crate::notice::Notice;
 use crate::stats::{IntervalLoad, IntervalSample, OpStats, Phase};
 use crate::workload::{RunPhase, Workload};
 use load::LoadEnd;

@@ -7,13 +7,13 @@
 
 use super::clock::RunClock;
 use super::plan::Plan;
+use super::shaped::LoadMeter;
 use super::start::aligned_first_tick;
 use super::target::Target;
-use super::shaped::LoadMeter;
 use super::worker::{run_worker, Pace, Shared};
 use super::EngineEvent;
-use crate::notice::Notice;
 use crate::load_shape::Curve;
+use crate::notice::Notice;
 use crate::stats::{IntervalLoad, IntervalSample, OpStats, Phase};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -22,7 +22,9 @@ use tokio::sync::{mpsc::UnboundedSender, watch};
 use tokio::time::Instant;
 
 pub(crate) enum PhaseKind {
-    Load { count: u64 },
+    Load {
+        count: u64,
+    },
     /// `rate`: the rate's curve (fixed or a schedule; changes during the run come through
     /// it); `levels`: a schedule of requests in flight, closed loop; `schedule`: a replay.
     Run {
@@ -140,21 +142,10 @@ pub(crate) async fn run_phase<T: Target>(
     shared.stop.store(true, Ordering::Relaxed);
     let stopped_at = Instant::now();
     drain(&mut handles, p.drain_timeout, events).await;
-    let now = Instant::now();
-    if now > last {
-        // A timed phase's measured time ends when it stopped starting operations: the wait for
-        // those still in flight adds their completions, not time (it would lower the rate). A
-        // load phase lasts until its last operation is done.
-        let counted_until = match p.kind {
-            PhaseKind::Run { .. } => stopped_at,
-            PhaseKind::Load { .. } => now,
-        };
-        let sample = sampler.collect(last, now, counted_until, tick_no.min(sampler.end_tick.saturating_sub(1)), p.first_index + tick_no as u32);
-        if sample.ops.iter().any(|(_, s)| s.ok + s.error_count() > 0) {
-            send_load(meter.as_ref(), &shared, &sample, last, stopped_at.max(last), events);
-            let _ = events.send(EngineEvent::Interval(sample));
-            tick_no += 1;
-        }
+    if let Some(sample) = last_interval(&mut sampler, &p, (last, stopped_at), tick_no) {
+        send_load(meter.as_ref(), &shared, &sample, last, stopped_at.max(last), events);
+        let _ = events.send(EngineEvent::Interval(sample));
+        tick_no += 1;
     }
     let offered_per_s = match (&meter, &p.kind) {
         (Some(m), PhaseKind::Run { warmup_s, .. }) => m.mean_rate(*warmup_s, warmup_s + sampler.measured_s),
@@ -165,12 +156,36 @@ pub(crate) async fn run_phase<T: Target>(
 
 /// Sends what the interval `sample` (from `from` to `to`) asked for and started, under a rate
 /// or a schedule of requests in flight.
-fn send_load<T: Target>(meter: Option<&LoadMeter>, shared: &Shared<T>, sample: &IntervalSample, from: Instant, to: Instant, events: &UnboundedSender<EngineEvent>) {
+fn send_load<T: Target>(
+    meter: Option<&LoadMeter>,
+    shared: &Shared<T>,
+    sample: &IntervalSample,
+    from: Instant,
+    to: Instant,
+    events: &UnboundedSender<EngineEvent>,
+) {
     let started: u64 = shared.started.iter().map(|s| s.swap(0, Ordering::Relaxed)).sum();
     let load: Option<IntervalLoad> = meter.and_then(|m| m.interval(sample.index, from, to, started));
     if let Some(l) = load {
         let _ = events.send(EngineEvent::Load(l));
     }
+}
+
+/// The partial interval after the last tick, from `last` to now, when anything happened in
+/// it. A timed phase's measured time ends when it stopped starting operations (`stopped_at`):
+/// the wait for those still in flight adds their completions, not time (it would lower the
+/// rate). A load phase lasts until its last operation is done.
+fn last_interval<T: Target>(sampler: &mut Sampler<T>, p: &PhaseParams, (last, stopped_at): (Instant, Instant), tick_no: u64) -> Option<IntervalSample> {
+    let now = Instant::now();
+    if now <= last {
+        return None;
+    }
+    let counted_until = match p.kind {
+        PhaseKind::Run { .. } => stopped_at,
+        PhaseKind::Load { .. } => now,
+    };
+    let sample = sampler.collect(last, now, counted_until, tick_no.min(sampler.end_tick.saturating_sub(1)), p.first_index + tick_no as u32);
+    sample.ops.iter().any(|(_, s)| s.ok + s.error_count() > 0).then_some(sample)
 }
 
 /// Starts the phase's workers, each with its share of the in-flight limit and its pace.

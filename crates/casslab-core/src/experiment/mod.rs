@@ -160,8 +160,22 @@ const EXPERIMENT_KEYS: &[&str] = &[
     "judge",
     "equivalence",
 ];
-const VARIANT_KEYS: &[&str] =
-    &["workload", "params", "schema", "operations", "generators", "load", "run", "consistency", "page_size", "table_options", "concurrency", "rate", "cluster"];
+const VARIANT_KEYS: &[&str] = &[
+    "workload",
+    "params",
+    "schema",
+    "operations",
+    "generators",
+    "load",
+    "run",
+    "events",
+    "consistency",
+    "page_size",
+    "table_options",
+    "concurrency",
+    "rate",
+    "cluster",
+];
 
 /// A `cluster:` (a server definition) of the experiment or a variant, read like a workload's.
 fn cluster_of(node: Option<&Node>, file: &str, line: Option<usize>) -> Result<Option<ServerSpec>, WorkloadError> {
@@ -432,6 +446,10 @@ fn variant_source(
     if let Some(l) = patch.get("load") {
         w.insert("load", substitute(l)?);
     }
+    // a variant's events replace the base workload's: what happens to the cluster during it
+    if let Some(e) = patch.get("events") {
+        w.insert("events", substitute(e)?);
+    }
     for key in ["consistency", "page_size"] {
         if let (Some(v), Some(Node { value: Value::Map(ops), .. })) = (patch.get(key), w.get_mut("operations")) {
             for op in ops.iter_mut().filter(|op| matches!(op.node.value, Value::Map(_))) {
@@ -570,6 +588,7 @@ variants:
     concurrency: 16
     rate: 500
     table_options: \"compaction = {'class': 'LeveledCompactionStrategy'}\"
+    events: [\"10s flush\"]
     operations:
       read:
         cql: SELECT key, value FROM kv WHERE key = ?
@@ -582,6 +601,8 @@ variants:
         let (one, q) = (&e.variants[0], &e.variants[1]);
         assert_eq!(one.name, "one");
         assert_eq!(one.workload.keyspace, "casslab_kv_one");
+        assert!(one.workload.events.is_empty());
+        assert_eq!(e.variants[1].workload.events.iter().map(|e| e.label()).collect::<Vec<_>>(), ["flush"]);
         assert_eq!(q.workload.keyspace, "casslab_kv_quorum");
         assert_eq!(one.workload.params["rows"], "100");
         assert_eq!(q.workload.params["valuesize"], "200");

@@ -5,6 +5,7 @@
 //! it all as data ([`Judgement`]); the binary prints it, `report::comparison` words it.
 //! `sweep` does the same rate by rate for an experiment with `rates:` and an SLA.
 
+pub mod plan;
 pub mod search;
 pub mod sweep;
 pub mod verdict;

@@ -105,7 +105,8 @@ impl Curve {
         let mut pieces = Vec::new();
         let mut stages = Vec::new();
         let (mut t, mut before) = (0.0_f64, 0.0_f64);
-        let flat = |start_s: f64, len_s: f64, level: f64, stage: usize| Piece { start_s, len_s, a: level, b: 0.0, c: 0.0, omega: 0.0, phi: 0.0, cum0: 0.0, stage };
+        let flat =
+            |start_s: f64, len_s: f64, level: f64, stage: usize| Piece { start_s, len_s, a: level, b: 0.0, c: 0.0, omega: 0.0, phi: 0.0, cum0: 0.0, stage };
         for (i, s) in shape.stages.iter().enumerate() {
             let len = s.length_s().unwrap_or(f64::INFINITY);
             stages.push(StageInfo { label: s.to_string(), start_s: t, end_s: t + len });

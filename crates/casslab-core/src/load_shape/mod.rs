@@ -170,7 +170,9 @@ impl LoadShape {
                 return Ok(());
             }
             _ if words.len() == 1 => Stage::Hold { level: Some(level(part, words[0])?), for_s: None },
-            _ if words.len() == 3 && words[1].eq_ignore_ascii_case("for") => Stage::Hold { level: Some(level(part, words[0])?), for_s: Some(span(part, words[2])?) },
+            _ if words.len() == 3 && words[1].eq_ignore_ascii_case("for") => {
+                Stage::Hold { level: Some(level(part, words[0])?), for_s: Some(span(part, words[2])?) }
+            }
             _ if words[0].contains("..") => {
                 let (from, to) = range(part, words[0])?;
                 Stage::Ramp { from, to, over_s: span(part, after(part, &words, "over")?)? }
@@ -339,7 +341,10 @@ mod tests {
 
     #[test]
     fn the_text_form_reads_every_kind_of_stage_and_writes_back_alike() {
-        let s = LoadShape::parse("ramp 100..5000 over 60s, hold 2m, 500 for 30s, steps 1000 2000 4k each 30s, sine 500..5000 period 10m for 30m, spike x5 for 5s every 60s").unwrap();
+        let s = LoadShape::parse(
+            "ramp 100..5000 over 60s, hold 2m, 500 for 30s, steps 1000 2000 4k each 30s, sine 500..5000 period 10m for 30m, spike x5 for 5s every 60s",
+        )
+        .unwrap();
         assert_eq!(s.stages.len(), 5);
         assert_eq!(s.stages[0], Stage::Ramp { from: Some(100.0), to: 5000.0, over_s: 60.0 });
         assert_eq!(s.stages[1], Stage::Hold { level: None, for_s: Some(120.0) });

@@ -105,10 +105,8 @@ pub fn throughput(run: &RunView, phase: Phase, id: &str) -> LineChart {
         series.push(Series::new(format!("target {target_per_s:.0} ops/s"), TARGET_COLOR, vec![(x.min, target_per_s), (x.max, target_per_s)]).dashed());
     }
     if let (Phase::Run, LoadShape::RateSchedule { .. }) = (phase, run.load_shape()) {
-        let offered = ivs
-            .iter()
-            .filter_map(|iv| run.loads.iter().find(|l| l.index == iv.index).and_then(|l| l.offered_per_s).map(|o| (iv.mid_s(), o)))
-            .collect();
+        let offered =
+            ivs.iter().filter_map(|iv| run.loads.iter().find(|l| l.index == iv.index).and_then(|l| l.offered_per_s).map(|o| (iv.mid_s(), o))).collect();
         series.push(Series::new("offered (schedule)", TARGET_COLOR, offered).dashed());
     }
     // Headroom, so a line at the maximum does not run along the frame.
@@ -216,7 +214,8 @@ pub fn streaming_over_time(run: &RunView, phase: Phase, id: &str) -> Option<Line
                 }
             }
             let polls: Vec<u64> = run.server.iter().filter(|s| s.node == *node && s.metric == metric::PENDING_TASKS).map(|s| s.at_ms).collect();
-            let mut pts: Vec<(f64, f64)> = polls.iter().filter(|t| (from_ms..=to_ms).contains(*t)).map(|t| (*t as f64 / 1000.0, at.get(t).copied().unwrap_or(0.0))).collect();
+            let mut pts: Vec<(f64, f64)> =
+                polls.iter().filter(|t| (from_ms..=to_ms).contains(*t)).map(|t| (*t as f64 / 1000.0, at.get(t).copied().unwrap_or(0.0))).collect();
             pts.extend(at.iter().filter(|(t, _)| !polls.contains(t)).map(|(t, v)| (*t as f64 / 1000.0, *v)));
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             Series::new(node.to_string(), color(i), pts)

@@ -114,8 +114,23 @@ mod tests {
             for _ in 0..offered as u64 {
                 st.record_ok(lat_ms * 1_000_000, 1_000_000);
             }
-            loads.push(IntervalLoad { index: i as u32, offered_per_s: Some(offered), started: offered as u64, concurrency: None, stage: i as u32, stage_label: format!("{offered} for 1s") });
-            rows.push(StoredInterval { index: i as u32, phase: Phase::Run, start_ms: i as u64 * 1000, end_ms: i as u64 * 1000 + 1000, op: "read".into(), stats: st, backlog: 0 });
+            loads.push(IntervalLoad {
+                index: i as u32,
+                offered_per_s: Some(offered),
+                started: offered as u64,
+                concurrency: None,
+                stage: i as u32,
+                stage_label: format!("{offered} for 1s"),
+            });
+            rows.push(StoredInterval {
+                index: i as u32,
+                phase: Phase::Run,
+                start_ms: i as u64 * 1000,
+                end_ms: i as u64 * 1000 + 1000,
+                op: "read".into(),
+                stats: st,
+                backlog: 0,
+            });
         }
         let mut acc = LoadAccumulator::new(&loads).unwrap();
         rows.iter().for_each(|r| acc.add(r));

@@ -226,7 +226,8 @@ pub fn to_samples(table: &str, node: &str, at_ms: u64, rows: &[Columns]) -> Vec<
 /// those are left out): how many, the MiB they sent and received so far, and their mean
 /// progress in percent. Nothing while no stream runs, so a run without streaming has no series.
 fn streaming_samples(rows: &[Columns]) -> Vec<(&'static str, f64)> {
-    let running: Vec<&Columns> = rows.iter().filter(|r| text(r, "status").is_some_and(|s| !matches!(s.to_ascii_lowercase().as_str(), "success" | "failure"))).collect();
+    let running: Vec<&Columns> =
+        rows.iter().filter(|r| text(r, "status").is_some_and(|s| !matches!(s.to_ascii_lowercase().as_str(), "success" | "failure"))).collect();
     if running.is_empty() {
         return Vec::new();
     }

@@ -112,7 +112,8 @@ fn ring(cluster: &dyn ClusterControl) -> String {
     match first.map(|i| cluster.nodetool(i, &["status"])) {
         Some(Ok(o)) => {
             let text = String::from_utf8_lossy(&o.stdout);
-            let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("Datacenter") || l.len() > 2 && l.as_bytes()[2] == b' ' && "UD?".contains(&l[..1])).collect();
+            let lines: Vec<&str> =
+                text.lines().filter(|l| l.starts_with("Datacenter") || l.len() > 2 && l.as_bytes()[2] == b' ' && "UD?".contains(&l[..1])).collect();
             format!("ring afterwards:\n{}", lines.join("\n"))
         }
         _ => "ring afterwards: no node answers nodetool".into(),

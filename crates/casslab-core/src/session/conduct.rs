@@ -15,10 +15,12 @@ use super::observer::SessionEvent;
 use super::server_metrics::{wait_for_compactions, Compactions};
 use super::{Lab, RunSpec, SessionError};
 use crate::analysis::paired::SequentialDesign;
+use crate::analysis::saved_experiment::saved_experiment;
 use crate::analysis::sequential::Spending;
 use crate::analysis::study::Group;
 use crate::config::{LoadMode, RunConfig};
 use crate::experiment::{schedule, Experiment, Order, RunOrder, Variant};
+use crate::judge::plan::{self, Plan, Target};
 use crate::judge::sweep::sweep;
 use crate::judge::verdict::ExperimentVerdict;
 use crate::judge::{judge, JudgeOptions};
@@ -159,6 +161,73 @@ pub fn interim(judging: &JudgeOptions, plan: &SequentialPlan, max_blocks: usize)
     o
 }
 
+/// What the command line says of an experiment's design (over the file's keys).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DesignFlags {
+    /// `--repetitions N`: a fixed number of blocks.
+    pub repetitions: Option<u32>,
+    pub precision: Option<f64>,
+    pub budget_s: Option<f64>,
+}
+
+/// The flags ask for both a fixed number of blocks and a precision.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("--repetitions runs a fixed number of blocks; --precision and --budget are for running until the precision is reached: give one or the other")]
+pub struct DesignConflict;
+
+impl SequentialPlan {
+    /// The design of the flags over the file's keys: `None` for a fixed number of blocks
+    /// (`--repetitions N`, or the file's `repetitions:` unless a flag asks for a precision or a
+    /// budget), else the precision and budget of the flags, the file, or the defaults.
+    pub fn of(flags: &DesignFlags, keys: &crate::experiment::DesignKeys) -> Result<Option<SequentialPlan>, DesignConflict> {
+        let flags_ask = flags.precision.is_some() || flags.budget_s.is_some();
+        if flags.repetitions.is_some() {
+            return if flags_ask { Err(DesignConflict) } else { Ok(None) };
+        }
+        if keys.repetitions.is_some() && !flags_ask {
+            return Ok(None);
+        }
+        Ok(Some(SequentialPlan {
+            precision: flags.precision.or(keys.precision).unwrap_or(DEFAULT_PRECISION),
+            budget_s: flags.budget_s.or(keys.budget_s).unwrap_or(DEFAULT_BUDGET_S),
+            spending: DEFAULT_SPENDING,
+            first_look: DEFAULT_FIRST_LOOK,
+        }))
+    }
+}
+
+/// Where a plan's figures came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlanFrom {
+    /// An earlier execution of the experiment, saved in the store.
+    Saved { id: String, blocks: usize },
+    /// A pilot of this many blocks, run now.
+    Pilot { blocks: usize },
+}
+
+/// Blocks of a pilot for a plan.
+pub const PILOT_BLOCKS: usize = 3;
+
+/// The plan of an experiment (`judge::plan`): from its last execution saved in the store when
+/// that has [`PILOT_BLOCKS`] blocks or more, else from a pilot of that many blocks run now
+/// (tagged `pilot=on`).
+pub async fn plan_experiment(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging: &JudgeOptions, target: Target) -> Result<(Plan, PlanFrom), ExperimentError> {
+    if let Ok(saved) = saved_experiment(lab.results, &setup.exp.name) {
+        let blocks = saved.groups.iter().map(|g| g.runs.len()).min().unwrap_or(0);
+        if saved.groups.len() >= 2 && blocks >= PILOT_BLOCKS {
+            let p = plan::plan(lab.results, &saved.groups, judging, target)?;
+            return Ok((p, PlanFrom::Saved { id: saved.id, blocks }));
+        }
+    }
+    let mut pilot = setup.clone();
+    pilot.sequential = None;
+    pilot.repetitions = PILOT_BLOCKS as u32;
+    pilot.tags.push("pilot=on".into());
+    let runs = run_experiment(lab, &pilot, judging).await?;
+    let groups: Vec<Group> = runs.variants.iter().map(|(label, ids)| Group { label: label.clone(), runs: ids.clone() }).collect();
+    Ok((plan::plan(lab.results, &groups, judging, target)?, PlanFrom::Pilot { blocks: PILOT_BLOCKS }))
+}
+
 /// Why an experiment stopped before its verdicts.
 #[derive(Debug, thiserror::Error)]
 pub enum ExperimentError {
@@ -262,7 +331,7 @@ pub async fn run_experiment(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging:
         let variants = out.order.iter().map(|(v, _)| v.clone()).collect();
         lab.observer.on(&SessionEvent::Notice(&Notice::MeasuredOrder { order: run_order.order.as_str(), seed: run_order.seed, variants }));
     }
-    let mut maker = Maker::new(lab, setup, out);
+    let mut maker = Maker::new(lab, setup, out, judging);
     if maker.before_measuring().await? == Flow::Stop {
         return Ok(maker.stopped());
     }
@@ -298,6 +367,36 @@ pub async fn run_experiment(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging:
 /// The most blocks a sequential experiment runs, whatever its budget.
 const MAX_BLOCKS: u32 = 500;
 
+/// The tags that let a saved experiment be judged again as it was: its design (a sequential
+/// experiment's precision, first look, spending and budget; the horizon is added after the
+/// first block as `max_blocks`).
+fn design_tags(setup: &ExperimentSetup, judging: &JudgeOptions) -> Vec<String> {
+    let mut tags = judging_tags(judging);
+    tags.extend(match &setup.sequential {
+        None => vec!["design=blocks".into()],
+        Some(p) => vec![
+            "design=sequential".into(),
+            format!("precision={}", p.precision),
+            format!("first_look={}", p.first_look),
+            format!("spending={}", p.spending.key()),
+            format!("budget_s={}", p.budget_s),
+        ],
+    });
+    tags
+}
+
+/// The judged figures when chosen, and the equivalence margin when asked for.
+fn judging_tags(judging: &JudgeOptions) -> Vec<String> {
+    let mut tags = Vec::new();
+    if let Some(j) = &judging.plan.judged {
+        tags.push(format!("judge={}", j.iter().map(|f| f.to_string()).collect::<Vec<_>>().join(",")));
+    }
+    if let Some(m) = judging.plan.blocks.and_then(|b| b.margin) {
+        tags.push(format!("equivalence={m}"));
+    }
+    tags
+}
+
 /// Whether to go on after a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Flow {
@@ -321,7 +420,7 @@ struct Maker<'l, 's, 'e> {
 }
 
 impl<'l, 's, 'e> Maker<'l, 's, 'e> {
-    fn new(lab: &'l Lab<'l>, setup: &'s ExperimentSetup<'e>, out: ExperimentRuns) -> Self {
+    fn new(lab: &'l Lab<'l>, setup: &'s ExperimentSetup<'e>, out: ExperimentRuns, judging: &JudgeOptions) -> Self {
         let (exp, ro) = (setup.exp, out.run_order);
         let on = |b: bool| if b { "on" } else { "off" };
         let mut common = vec![format!("experiment={}", exp.name), format!("experiment_id={}", setup.experiment_id)];
@@ -331,6 +430,7 @@ impl<'l, 's, 'e> Maker<'l, 's, 'e> {
         measured_tags.extend(ro.seed.map(|s| format!("order_seed={s}")));
         measured_tags.push(format!("unmeasured_round={}", on(ro.unmeasured_round)));
         measured_tags.push(format!("settle={}", on(ro.settle)));
+        measured_tags.extend(design_tags(setup, judging));
         let fresh = variant_spec(exp, &exp.variants[0], &setup.base, Vec::new()).config.load == LoadMode::Reload;
         let plain = matches!(setup.base.load, LoadMode::Skip | LoadMode::Only);
         Maker { lab, setup, out, common, measured_tags, fresh, plain }
@@ -590,6 +690,24 @@ mod tests {
         // the command line wins over the file
         let flagged = base_config(&e, RunConfig { rate_per_s: Some(700.0), concurrency: 3, ..cli }, (true, true));
         assert_eq!((flagged.rate_per_s, flagged.concurrency), (Some(700.0), 3));
+    }
+
+    #[test]
+    fn the_design_comes_from_the_flags_over_the_file() {
+        use crate::experiment::DesignKeys;
+        let none = DesignKeys::default();
+        let seq = SequentialPlan::of(&DesignFlags::default(), &none).unwrap().unwrap();
+        assert_eq!((seq.precision, seq.budget_s, seq.first_look), (DEFAULT_PRECISION, DEFAULT_BUDGET_S, DEFAULT_FIRST_LOOK));
+        let file = DesignKeys { precision: Some(0.1), budget_s: Some(600.0), ..DesignKeys::default() };
+        let seq = SequentialPlan::of(&DesignFlags { precision: Some(0.02), ..DesignFlags::default() }, &file).unwrap().unwrap();
+        assert_eq!((seq.precision, seq.budget_s), (0.02, 600.0));
+        // a fixed number of blocks, from the flags or the file
+        assert_eq!(SequentialPlan::of(&DesignFlags { repetitions: Some(3), ..DesignFlags::default() }, &file), Ok(None));
+        let fixed = DesignKeys { repetitions: Some(4), ..DesignKeys::default() };
+        assert_eq!(SequentialPlan::of(&DesignFlags::default(), &fixed), Ok(None));
+        // …unless a flag asks for a precision
+        assert!(SequentialPlan::of(&DesignFlags { budget_s: Some(60.0), ..DesignFlags::default() }, &fixed).unwrap().is_some());
+        assert_eq!(SequentialPlan::of(&DesignFlags { repetitions: Some(3), precision: Some(0.1), ..DesignFlags::default() }, &none), Err(DesignConflict));
     }
 
     #[test]

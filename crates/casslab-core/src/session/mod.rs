@@ -17,8 +17,8 @@ mod observer;
 mod server_metrics;
 mod timeline;
 
-pub use observer::{Observer, Quiet, SessionEvent};
 pub use changes::check_rate_events;
+pub use observer::{Observer, Quiet, SessionEvent};
 pub use timeline::{check_events, EventCheckError};
 
 use crate::analysis::impact::{self, IntervalPoint};

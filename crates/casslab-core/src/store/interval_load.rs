@@ -36,9 +36,8 @@ impl Store {
     /// schedule, or saved by a build that did not record it).
     pub fn interval_loads(&self, run: RunId) -> Result<Vec<IntervalLoad>, StoreError> {
         let conn = self.conn();
-        let mut q = conn.prepare_cached(
-            "SELECT idx, offered_per_s, started, concurrency, stage, stage_label FROM interval_load WHERE run_id = ?1 ORDER BY idx",
-        )?;
+        let mut q =
+            conn.prepare_cached("SELECT idx, offered_per_s, started, concurrency, stage, stage_label FROM interval_load WHERE run_id = ?1 ORDER BY idx")?;
         let rows = q.query_map(params![run], |r| {
             Ok(IntervalLoad {
                 index: r.get(0)?,

@@ -229,7 +229,9 @@ fn build_run(at: &At, r: RawRun) -> Result<RunPhase, WorkloadError> {
         None => 0.0,
     };
     let shape = |key: &'static str, v: &Option<serde_json::Value>| {
-        v.as_ref().map(|v| crate::load_shape::from_value(v).map_err(|source| at.err(doc.line_at(&["run", key]).or(run_line), Problem::Shape { key, source }))).transpose()
+        v.as_ref()
+            .map(|v| crate::load_shape::from_value(v).map_err(|source| at.err(doc.line_at(&["run", key]).or(run_line), Problem::Shape { key, source })))
+            .transpose()
     };
     let (rate, concurrency) = (shape("rate", &r.rate)?, shape("concurrency", &r.concurrency)?);
     // without a duration, a schedule's length is the run's (warm-up included)
@@ -237,7 +239,12 @@ fn build_run(at: &At, r: RawRun) -> Result<RunPhase, WorkloadError> {
     let duration_s = match (&r.duration, length_s) {
         (Some(d), _) => dur("duration", d)?,
         (None, Some(len)) => (len - warmup_s).max(0.0),
-        (None, None) => return Err(at.err(run_line, Problem::MissingKey { key: "run.duration", what: "how long the run phase is measured, e.g. 60s (a rate schedule with an end gives its own)" })),
+        (None, None) => {
+            return Err(at.err(
+                run_line,
+                Problem::MissingKey { key: "run.duration", what: "how long the run phase is measured, e.g. 60s (a rate schedule with an end gives its own)" },
+            ))
+        }
     };
     let mut mix = Vec::with_capacity(r.mix.len());
     for (name, ratio) in r.mix {

@@ -16,6 +16,7 @@ use crate::cli::{AnalysisArgs, CompareArgs, OutputFormat};
 use crate::exit::{bail_usage, usage, Exit};
 use crate::out;
 use anyhow::Result;
+use casslab_core::analysis::paired::BlockDesign;
 use casslab_core::analysis::saved_experiment::{saved_experiment, SavedExperimentError};
 use casslab_core::analysis::study::{Group, StudyPlan};
 use casslab_core::analysis::{AnalysisOptions, Gate, LatencyKind, MaxRegression};
@@ -130,6 +131,11 @@ fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, o: &JudgeOpt
     notes.extend(all.refused.iter().map(|r| format!("left out of the comparison: {r}")));
     let mut plan = o.plan.clone();
     plan.opts.window_s = all.window.map_or(plan.opts.window_s, |w| w.window_s);
+    // an experiment made in blocks is judged block by block, sequentially if it ran so
+    if saved.blocks {
+        plan.blocks = Some(BlockDesign { sequential: saved.sequential, margin: saved.margin, ..BlockDesign::default() });
+        plan.judged = plan.judged.or_else(|| saved.judged.clone());
+    }
     let mut gates = Exit::Success;
     let mut worst = |e: Exit| {
         if e == Exit::Failed || (e == Exit::Undecided && gates == Exit::Success) {

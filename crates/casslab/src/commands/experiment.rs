@@ -18,14 +18,17 @@ use casslab_core::analysis::study::FigureRef;
 use casslab_core::analysis::DEFAULT_POWER_EFFECT;
 use casslab_core::cluster::ClusterControl;
 use casslab_core::config::Credentials;
+use casslab_core::config::RunConfig;
 use casslab_core::experiment::{load_experiment, Experiment, Order, RunOrder};
+use casslab_core::judge::plan::Target;
 use casslab_core::judge::verdict::ExperimentVerdict;
+use casslab_core::judge::JudgeOptions;
 use casslab_core::judge::Screening;
 use casslab_core::report::experiment_html::ExperimentPage;
-use casslab_core::report::{experiment_text, findmax_text};
+use casslab_core::report::{experiment_text, findmax_text, plan_text};
 use casslab_core::session::conduct::{
-    base_config, conduct, find_max_per_variant, new_experiment_id, ExperimentSetup, SequentialPlan, DEFAULT_BUDGET_S, DEFAULT_FIRST_LOOK, DEFAULT_PRECISION,
-    DEFAULT_RUN_S, DEFAULT_SPENDING, DEFAULT_WARMUP_S,
+    base_config, conduct, find_max_per_variant, new_experiment_id, plan_experiment, DesignFlags, ExperimentSetup, PlanFrom, SequentialPlan, DEFAULT_RUN_S,
+    DEFAULT_WARMUP_S,
 };
 use casslab_core::session::{check_events, Lab};
 use casslab_core::store::Store;
@@ -36,32 +39,10 @@ use std::sync::Arc;
 pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     let overrides = crate::cli::parse_params(&args.run.params)?;
     let mut exp = load_experiment(&args.file, &overrides)?;
-    let window_s = match &args.window {
-        Some(w) => crate::cli::parse_duration_s("window", w)?,
-        None => exp.window_s,
-    };
-    let mut judging = compare::judge_options(&args.analysis, window_s, &args.fail_if, args.max_regression)?;
-    judging.screening = Screening::LeaveOut;
+    let judging = judging_of(&args, &exp)?;
     let sequential = sequential_plan(&args, &exp)?;
-    let margin = percent("equivalence", args.equivalence.as_deref())?.or(exp.design.equivalence);
-    judging.plan.blocks = Some(BlockDesign { sequential: None, margin, power_effect: DEFAULT_POWER_EFFECT });
-    let judge = if args.judge.is_empty() { &exp.design.judge } else { &args.judge };
-    if !judge.is_empty() {
-        let judged: Result<Vec<FigureRef>, String> = judge.iter().map(|j| j.parse()).collect();
-        judging.plan.judged = Some(judged.map_err(|e| usage(format!("--judge {e}")))?);
-    }
     let store = Arc::new(Store::open(&store_path(&args.run.store)).context("cannot open the results store")?);
-    let mut cli = args.run.to_config(&args.file.display().to_string())?;
-    if sequential.is_some() {
-        // short runs, many blocks, unless the command line or the file's `run:` says otherwise
-        if !exp.design.sets_duration {
-            cli.duration_s.get_or_insert(DEFAULT_RUN_S);
-        }
-        if !exp.design.sets_warmup {
-            cli.warmup_s.get_or_insert(DEFAULT_WARMUP_S);
-        }
-    }
-    let base = base_config(&exp, cli, (args.run.concurrency.is_some(), args.run.rate.is_some()));
+    let base = base_of(&args, &exp, sequential.is_some())?;
     if !args.run.no_lint {
         super::lint::print_before_experiment(&args.file.display().to_string(), &overrides, base.concurrency, base.cluster.dc.as_deref());
     }
@@ -118,8 +99,58 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         out::print(&findmax_text::found_max_text(&found, sla_text, judging.plan.opts.confidence))?;
         return Ok(if found.interrupted { Exit::Interrupted } else { Exit::Success }.code());
     }
+    if args.plan {
+        return plan(&rt, &lab, &setup, &judging);
+    }
     let verdict = rt.block_on(conduct(&lab, &setup, &judging))?;
     Ok(show(&verdict, &args, &judging.gates)?.code())
+}
+
+/// How the variants are judged: the analysis flags, blocks as the unit, the judged figures
+/// and the equivalence margin of the flags over the file's.
+fn judging_of(args: &ExperimentArgs, exp: &Experiment) -> Result<JudgeOptions> {
+    let window_s = match &args.window {
+        Some(w) => crate::cli::parse_duration_s("window", w)?,
+        None => exp.window_s,
+    };
+    let mut judging = compare::judge_options(&args.analysis, window_s, &args.fail_if, args.max_regression)?;
+    judging.screening = Screening::LeaveOut;
+    let margin = percent("equivalence", args.equivalence.as_deref())?.or(exp.design.equivalence);
+    judging.plan.blocks = Some(BlockDesign { sequential: None, margin, power_effect: DEFAULT_POWER_EFFECT });
+    let judge = if args.judge.is_empty() { &exp.design.judge } else { &args.judge };
+    if !judge.is_empty() {
+        let judged: Result<Vec<FigureRef>, String> = judge.iter().map(|j| j.parse()).collect();
+        judging.plan.judged = Some(judged.map_err(|e| usage(format!("--judge {e}")))?);
+    }
+    Ok(judging)
+}
+
+/// The base config of the runs: the flags', the file's load point, and for a sequential
+/// experiment short runs unless the flags or the file's `run:` say otherwise.
+fn base_of(args: &ExperimentArgs, exp: &Experiment, sequential: bool) -> Result<RunConfig> {
+    let mut cli = args.run.to_config(&args.file.display().to_string())?;
+    if sequential && !exp.design.sets_duration {
+        cli.duration_s.get_or_insert(DEFAULT_RUN_S);
+    }
+    if sequential && !exp.design.sets_warmup {
+        cli.warmup_s.get_or_insert(DEFAULT_WARMUP_S);
+    }
+    Ok(base_config(exp, cli, (args.run.concurrency.is_some(), args.run.rate.is_some())))
+}
+
+/// `--plan`: the plan instead of the experiment.
+fn plan(rt: &tokio::runtime::Runtime, lab: &Lab, setup: &ExperimentSetup, judging: &JudgeOptions) -> Result<i32> {
+    let target = match &setup.sequential {
+        Some(p) => Target { precision: p.precision, budget_s: p.budget_s, spending: p.spending, first_look: p.first_look },
+        None => return Err(usage("--plan sizes a sequential experiment: leave out --repetitions (and the file's `repetitions:`)".to_string())),
+    };
+    let (plan, from) = rt.block_on(plan_experiment(lab, setup, judging, target))?;
+    out::note(&match from {
+        PlanFrom::Saved { id, blocks } => format!("planned from experiment {id} in the store ({blocks} blocks)"),
+        PlanFrom::Pilot { blocks } => format!("planned from a pilot of {blocks} blocks"),
+    });
+    out::print(&plan_text::text(&plan))?;
+    Ok(Exit::Success.code())
 }
 
 /// Prints the runs and the verdicts, writes the page, judges the gates; the exit code.
@@ -164,28 +195,11 @@ fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judg
     })
 }
 
-/// The sequential plan of the flags over the file's keys, or `None` for a fixed number of
-/// blocks (`--repetitions N`, or the file's `repetitions:` unless a flag asks for a precision).
+/// The sequential plan of the flags over the file's keys (`None`: a fixed number of blocks).
 fn sequential_plan(args: &ExperimentArgs, exp: &Experiment) -> Result<Option<SequentialPlan>> {
-    let flags_ask = args.precision.is_some() || args.budget.is_some();
-    if args.repetitions.is_some() {
-        if flags_ask {
-            return Err(usage(
-                "--repetitions runs a fixed number of blocks; --precision and --budget are for running until the precision is reached: give one or the other"
-                    .to_string(),
-            ));
-        }
-        return Ok(None);
-    }
-    if exp.design.repetitions.is_some() && !flags_ask {
-        return Ok(None);
-    }
-    let precision = percent("precision", args.precision.as_deref())?.or(exp.design.precision).unwrap_or(DEFAULT_PRECISION);
-    let budget_s = match &args.budget {
-        Some(b) => crate::cli::parse_duration_s("budget", b)?,
-        None => exp.design.budget_s.unwrap_or(DEFAULT_BUDGET_S),
-    };
-    Ok(Some(SequentialPlan { precision, budget_s, spending: DEFAULT_SPENDING, first_look: DEFAULT_FIRST_LOOK }))
+    let budget_s = args.budget.as_deref().map(|b| crate::cli::parse_duration_s("budget", b)).transpose()?;
+    let flags = DesignFlags { repetitions: args.repetitions, precision: percent("precision", args.precision.as_deref())?, budget_s };
+    SequentialPlan::of(&flags, &exp.design).map_err(|e| usage(e.to_string()))
 }
 
 /// A percentage flag's value as a fraction.

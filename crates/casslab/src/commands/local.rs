@@ -168,7 +168,14 @@ fn status(h: &LocalHomeArgs) -> Result<i32> {
             n.dc.clone(),
             seen.map_or("-", |e| e.state.as_str()).to_string(),
             n.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
-            (if n.left { "left" } else if n.running { "running" } else { "stopped" }).to_string(),
+            (if n.left {
+                "left"
+            } else if n.running {
+                "running"
+            } else {
+                "stopped"
+            })
+            .to_string(),
             (if n.cql_up { "up" } else { "down" }).to_string(),
             seen.map_or("-", |e| e.load.as_str()).to_string(),
             n.data_dir.display().to_string(),
