@@ -1,4 +1,4 @@
-//! Tests that the YAML examples of the README and of `docs/` are true: every ```yaml block is
+//! Tests that the YAML examples of the README and of `docs/` (guides and reference) are true: every ```yaml block is
 //! read as what it shows (a workload, an experiment, or operations to put in a workload, which
 //! are completed with the parts they leave out) and linted without an error. The workloads
 //! among them also run against a real node in `crates/casslab/tests/readme.rs`; the command
@@ -109,22 +109,35 @@ fn check_file(file: &Path, dir: &Path) -> usize {
     blocks.len()
 }
 
-#[test]
-fn every_yaml_example_of_the_readme_and_the_docs_is_read_and_lints_clean() {
-    let dir = tempfile::tempdir().unwrap();
-    let readme = check_file(&repo().join("README.md"), dir.path());
-    assert!(readme >= 6, "the README shows at least six YAML examples, found {readme}");
-    for entry in std::fs::read_dir(repo().join("docs")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "md") {
-            check_file(&path, dir.path());
+/// The README and every Markdown file under `docs/`, guides and reference.
+fn documentation() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                out.push(path);
+            }
         }
     }
+    let mut out = vec![repo().join("README.md")];
+    walk(&repo().join("docs"), &mut out);
+    out
 }
 
 #[test]
-fn the_readme_examples_name_what_they_check() {
-    let md = std::fs::read_to_string(repo().join("README.md")).unwrap();
+fn every_yaml_example_of_the_readme_and_the_docs_is_read_and_lints_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let examples: usize = documentation().iter().map(|path| check_file(path, dir.path())).sum();
+    assert!(examples >= 6, "the docs show at least six YAML examples, found {examples}");
+}
+
+#[test]
+fn the_doc_examples_name_what_they_check() {
+    let md = std::fs::read_to_string(repo().join("docs/reference/workloads.md")).unwrap()
+        + &std::fs::read_to_string(repo().join("docs/guides/experiments.md")).unwrap();
     let blocks = yaml_blocks(&md);
     let names: Vec<String> = blocks.iter().filter_map(|(_, b)| yaml::parse(b).ok()?.get("name")?.scalar_text()).collect();
     for want in ["my-kv", "typed-kv", "wide-row", "compaction-strategies"] {
@@ -133,7 +146,7 @@ fn the_readme_examples_name_what_they_check() {
     // the first workload example, as the README writes it, is whole: nothing is added to it
     let (_, my_kv) = blocks.iter().find(|(_, b)| b.contains("name: my-kv")).unwrap();
     assert_eq!(as_workload(my_kv), *my_kv);
-    let w = parse_workload(my_kv, "README.md", &BTreeMap::new()).unwrap();
+    let w = parse_workload(my_kv, "docs/reference/workloads.md", &BTreeMap::new()).unwrap();
     assert_eq!(w.run.unwrap().mix.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["read", "rmw"]);
 }
 

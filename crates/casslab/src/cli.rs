@@ -82,8 +82,9 @@ pub enum Command {
     /// Markdown to paste into a pull request, or JSON for machines.
     #[command(after_help = help::REPORT)]
     Report(ReportArgs),
-    /// Compare saved runs with confidence intervals (windowed bootstrap): each figure per
-    /// operation, the change against the baseline, verdicts in words; gates exit 1.
+    /// Compare saved runs with confidence intervals (a windowed bootstrap for single runs; the
+    /// repetitions or blocks as the unit for an experiment's runs): each figure per operation,
+    /// the change against the baseline, verdicts in words; gates exit 1 (undecided: 4).
     #[command(after_help = help::COMPARE)]
     Compare(CompareArgs),
     /// Make one run of the shards of a run spread over several loaders (`run --shard I/N`):
@@ -295,8 +296,8 @@ pub struct AnalysisArgs {
     pub allow_invalid: bool,
     /// The method casslab used before repetitions were the unit (every variant's windows
     /// pooled and resampled as if independent, each figure judged on its own), to show what it
-    /// gets wrong; bench/aa.sh uses it.
-    #[arg(long, hide = true)]
+    /// gets wrong; for comparison only (bench/aa.sh uses it), not for judging.
+    #[arg(long)]
     pub pool_windows: bool,
 }
 
@@ -425,7 +426,7 @@ pub struct LocalUpArgs {
     #[arg(long)]
     pub heap: Option<String>,
     /// Apache Cassandra version (from Maven Central's cassandra-all) [default: the saved
-    /// cluster's, else 5.0.6]
+    /// cluster's, else 5.0.9]
     #[arg(long)]
     pub version: Option<String>,
     /// Address of the first node; node i gets the next addresses (127.0.0.0/8 is all loopback)
@@ -964,84 +965,6 @@ pub fn parse_heap_mb(v: &str) -> Result<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The `casslab` command lines of the ```sh blocks of a Markdown text (with `cargo run …
-    /// --` read as `casslab`), split as a shell would (quotes, comments, leading VAR=value).
-    fn command_lines(md: &str) -> Vec<Vec<String>> {
-        let mut out = Vec::new();
-        let mut in_sh = false;
-        for line in md.lines() {
-            let t = line.trim();
-            if t.starts_with("```") {
-                in_sh = !in_sh && t == "```sh";
-                continue;
-            }
-            if !in_sh {
-                continue;
-            }
-            let mut words = split_words(t);
-            while words.first().is_some_and(|w| w.contains('=') && !w.starts_with('-')) {
-                words.remove(0);
-            }
-            if words.first().map(String::as_str) == Some("cargo") {
-                match words.iter().position(|w| w == "--") {
-                    Some(i) => words.drain(..i),
-                    None => continue,
-                };
-                words[0] = "casslab".into();
-            }
-            if words.first().map(String::as_str) == Some("casslab") {
-                out.push(words);
-            }
-        }
-        out
-    }
-
-    fn split_words(line: &str) -> Vec<String> {
-        let (mut words, mut cur, mut quote, mut any) = (Vec::new(), String::new(), None::<char>, false);
-        for c in line.chars() {
-            match (quote, c) {
-                (Some(q), c) if c == q => quote = None,
-                (Some(_), c) => cur.push(c),
-                (None, '\'' | '"') => {
-                    quote = Some(c);
-                    any = true;
-                }
-                (None, '#') if cur.is_empty() => break,
-                (None, c) if c.is_whitespace() => {
-                    if any || !cur.is_empty() {
-                        words.push(std::mem::take(&mut cur));
-                    }
-                    any = false;
-                }
-                (None, c) => cur.push(c),
-            }
-        }
-        if any || !cur.is_empty() {
-            words.push(cur);
-        }
-        words
-    }
-
-    #[test]
-    fn every_command_line_of_the_readme_parses() {
-        let readme = include_str!("../../../README.md");
-        let lines = command_lines(readme);
-        assert!(lines.len() >= 12, "found only {} command lines", lines.len());
-        for words in &lines {
-            if let Err(e) = Cli::try_parse_from(words) {
-                panic!("README: `{}` does not parse: {e}", words.join(" "));
-            }
-        }
-        for md in [include_str!("../../../deploy/README.md"), include_str!("../../../bench/README.md")] {
-            for words in command_lines(md) {
-                if let Err(e) = Cli::try_parse_from(&words) {
-                    panic!("`{}` does not parse: {e}", words.join(" "));
-                }
-            }
-        }
-        assert_eq!(split_words("casslab run kv --event '60s kill node2' # note"), ["casslab", "run", "kv", "--event", "60s kill node2"]);
-    }
 
     #[test]
     fn rates_heaps_and_params() {

@@ -4,6 +4,8 @@
 
 mod cli;
 mod commands;
+#[cfg(test)]
+mod docs_tests;
 mod exit;
 mod help;
 mod out;

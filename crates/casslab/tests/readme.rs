@@ -1,4 +1,4 @@
-//! The README's workloads against the real test node: every ```yaml block that is a whole
+//! The workloads of the README and the docs against the real test node: every ```yaml block that is a whole
 //! workload runs briefly, as written (only its size made small), without an error, and its reads
 //! find what the load wrote (the summary's `rows read:` line, the saved run's JSON). And the
 //! trap the README warns about: uuid keys read through a generator of another name find
@@ -9,10 +9,29 @@
 mod common;
 use common::{casslab, load_lock, node, run, temp_store};
 
-/// The ```yaml blocks of the README that are whole workloads (they have `name:` and
-/// `operations:`), by name.
+/// The README and every Markdown file under `docs/`, as one text.
+fn documentation() -> String {
+    fn walk(dir: &std::path::Path, out: &mut String) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                out.push_str(&std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut md = std::fs::read_to_string(repo.join("README.md")).unwrap();
+    walk(&repo.join("docs"), &mut md);
+    md
+}
+
+/// The ```yaml blocks of the README and the docs that are whole workloads (they have `name:`
+/// and `operations:`), by name.
 fn readme_workloads() -> Vec<(String, String)> {
-    let md = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let md = documentation();
     let mut out = Vec::new();
     let mut block: Option<String> = None;
     for line in md.lines() {

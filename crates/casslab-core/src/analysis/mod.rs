@@ -53,7 +53,7 @@ pub use likeness::{likeness, Likeness};
 pub use repeated::{compare_repeated, outlier, side_estimate, Outlier, RunFigure, MIN_FIGURES, OUTLIER_METRICS};
 pub use sample::Sample;
 pub use saturation::RunLoad;
-pub use window::{auto_window_s, Buckets, OpRef, Window, WindowBuilder, WindowOp, Windows};
+pub use window::{auto_window_s, Buckets, OpRef, Window, WindowBuilder, WindowOp, Windows, AUTO_WINDOWS, AUTO_WINDOW_MAX_S};
 
 pub use crate::stats::LatencyKind;
 

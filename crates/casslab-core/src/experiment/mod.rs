@@ -225,6 +225,8 @@ pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Res
         variants.push(build_variant(&s, entry, overrides)?);
     }
     let variants = complete_variants(variants, s.cluster.as_ref(), &s.rates);
+    let design = design_keys(&file, &doc)?;
+    judged_operations_exist(&file, &doc, &design.judge, &variants)?;
     let get = |k: &str| doc.get(k);
     Ok(Experiment {
         name: get("name").and_then(Node::scalar_text).unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()),
@@ -239,8 +241,28 @@ pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Res
         variants,
         rates: s.rates,
         sla: s.sla,
-        design: design_keys(&file, &doc)?,
+        design,
     })
+}
+
+/// Every figure `judge:` names belongs to an operation that every variant runs (or is `total`):
+/// a figure is compared only between operations of the same name, so a judged name that a
+/// variant lacks would never be judged.
+fn judged_operations_exist(file: &str, doc: &Node, judge: &[String], variants: &[Variant]) -> Result<(), WorkloadError> {
+    for figure in judge {
+        let op = figure.rsplit_once('.').map_or(figure.as_str(), |(op, _)| op);
+        if op == "total" {
+            continue;
+        }
+        for v in variants {
+            let known: Vec<String> = v.workload.run.as_ref().map(|r| r.mix.iter().map(|(n, _)| n.clone()).collect()).unwrap_or_default();
+            if !known.iter().any(|k| k == op) {
+                let phase = "judge (an operation every variant runs)";
+                return Err(WorkloadError::new(file, doc.key_line("judge"), Problem::UnknownOperation { phase, name: op.to_string(), known }));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The experiment file's YAML: a mapping of known keys.
@@ -712,5 +734,15 @@ variants:
         let e = load_experiment(&exp, &BTreeMap::new()).unwrap_err();
         let base_line = crate::workload::builtin("kv").unwrap().lines().position(|l| l.contains("CREATE TABLE IF NOT EXISTS kv")).unwrap() + 1;
         assert!(e.file.ends_with("base.yaml") && e.line == Some(base_line), "{e}");
+    }
+
+    #[test]
+    fn a_judged_figure_names_an_operation_every_variant_runs() {
+        let ok = "workload: kv\njudge: [read.p99, total.ops_s]\nvariants:\n  a: {}\n  b: { consistency: ONE }\n";
+        assert_eq!(load_experiment(file(ok).path(), &BTreeMap::new()).unwrap().design.judge, ["read.p99", "total.ops_s"]);
+        let f = file("workload: kv\njudge: [read_all.p99]\nvariants:\n  a: {}\n  b: { consistency: ONE }\n");
+        let e = load_experiment(f.path(), &BTreeMap::new()).unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        assert!(e.to_string().contains("unknown operation \"read_all\"") && e.to_string().contains("read, update"), "{e}");
     }
 }

@@ -22,6 +22,11 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("tombstones-ttl-frozen", include_str!("../../../../workloads/tombstones-ttl-frozen.yaml")),
     ("tombstones-range-deletes", include_str!("../../../../workloads/tombstones-range-deletes.yaml")),
     ("tombstones-ttl-expiry", include_str!("../../../../workloads/tombstones-ttl-expiry.yaml")),
+    // the base workloads of the shipped experiments, each a workload of its own
+    ("bins", include_str!("../../../../workloads/bins.yaml")),
+    ("column-count", include_str!("../../../../workloads/column-count.yaml")),
+    ("partition-set", include_str!("../../../../workloads/partition-set.yaml")),
+    ("wide-partition", include_str!("../../../../workloads/wide-partition.yaml")),
 ];
 
 /// The text of a built-in workload.
@@ -31,4 +36,25 @@ pub fn builtin(name: &str) -> Option<&'static str> {
 
 pub fn builtin_names() -> impl Iterator<Item = &'static str> {
     BUILTINS.iter().map(|(n, _)| *n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `workloads/` holds built-ins only: every file there is listed under its own name, with
+    /// the file's text, so `casslab workloads show NAME` prints what the folder has.
+    #[test]
+    fn every_file_of_the_workloads_folder_is_a_builtin_of_its_name() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads");
+        let mut files = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_stem().unwrap().to_str().unwrap().to_string();
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert_eq!(builtin(&name), Some(text.as_str()), "workloads/{name}.yaml is not the built-in {name}");
+            files += 1;
+        }
+        assert_eq!(files, BUILTINS.len(), "a built-in without its file in workloads/");
+    }
 }

@@ -1,0 +1,151 @@
+//! Every guide's first example against the real test node: the commands of the first ```sh
+//! block of each guide under `docs/guides/`, as written, made small (the few flags and
+//! parameters each guide's entry below names are replaced or added: shorter runs, fewer rows,
+//! a smaller budget), on the test node (the local cluster of the test home) and a temporary store, run in order in a
+//! temporary directory; each must succeed, and what each guide promises must show in what it
+//! printed. A guide whose example needs what this node cannot be (three nodes, a server
+//! restarted with another collector, a login and TLS, a Redis server) is named with the
+//! end-to-end test that runs the same thing; a guide in neither list fails the test.
+
+mod common;
+use common::{casslab, load_lock, node};
+use std::path::{Path, PathBuf};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The commands of the first ```sh block of a guide.
+fn first_example(guide: &str) -> Vec<String> {
+    let md = std::fs::read_to_string(repo().join("docs/guides").join(guide)).unwrap();
+    let block = md.split("```sh\n").nth(1).unwrap_or_else(|| panic!("{guide}: no ```sh block"));
+    let block = &block[..block.find("```").unwrap()];
+    block.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(String::from).collect()
+}
+
+/// Sets `flag value` in a command's words: replaces the value when the flag is there (for `-P`,
+/// the parameter of the same name), else adds both.
+fn set(words: &mut Vec<String>, flag: &str, value: &str) {
+    let at = if flag == "-P" {
+        let name = value.split('=').next().unwrap();
+        words.windows(2).position(|w| w[0] == "-P" && w[1].split('=').next() == Some(name))
+    } else {
+        words.iter().position(|w| w == flag)
+    };
+    match at {
+        Some(i) => words[i + 1] = value.to_string(),
+        None => words.extend([flag.to_string(), value.to_string()]),
+    }
+}
+
+/// What one guide's example is run with and must print.
+struct Example {
+    guide: &'static str,
+    /// flags and parameters set on every `run` and `experiment` of the example
+    small: &'static [(&'static str, &'static str)],
+    /// texts the example's output (stdout and stderr of all its commands) contains
+    shows: &'static [&'static str],
+}
+
+/// Runs a guide's example; returns everything it printed.
+fn run_example(e: &Example, dir: &Path, store: &Path) -> String {
+    let mut printed = String::new();
+    let mut background = Vec::new();
+    for line in first_example(e.guide) {
+        let mut words = shell_words::split(&line).unwrap_or_else(|err| panic!("{}: `{line}`: {err}", e.guide));
+        let detached = words.last().is_some_and(|w| w == "&");
+        if detached {
+            words.pop();
+        }
+        assert_eq!(words[0], "casslab", "{}: `{line}` is not a casslab command", e.guide);
+        let sub = words[1].clone();
+        // paths of the repository (experiments/…, docs/examples/…) from the temporary directory
+        for w in words.iter_mut() {
+            if w.contains('/') && !w.starts_with('-') && repo().join(&*w).exists() {
+                *w = repo().join(&*w).to_string_lossy().into_owned();
+            }
+        }
+        if sub == "run" || sub == "experiment" {
+            for (flag, value) in e.small {
+                set(&mut words, flag, value);
+            }
+        }
+        if ["run", "experiment", "report", "merge", "show", "compare"].contains(&sub.as_str()) {
+            set(&mut words, "--store", store.to_str().unwrap());
+        }
+        let mut cmd = casslab();
+        cmd.args(&words[1..]).current_dir(dir);
+        if detached {
+            background.push((line.clone(), cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()));
+            continue;
+        }
+        let o = cmd.output().unwrap();
+        let (out, err) = common::text(&o);
+        assert_eq!(o.status.code(), Some(0), "{}: `{}` failed:\nstdout:\n{out}\nstderr:\n{err}", e.guide, words.join(" "));
+        printed.push_str(&out);
+        printed.push_str(&err);
+        for (line, child) in background.drain(..) {
+            let o = child.wait_with_output().unwrap();
+            let (out, err) = common::text(&o);
+            assert_eq!(o.status.code(), Some(0), "{}: `{line}` failed:\nstdout:\n{out}\nstderr:\n{err}", e.guide);
+            printed.push_str(&out);
+        }
+    }
+    assert!(background.is_empty(), "{}: a command left running", e.guide);
+    for want in e.shows {
+        assert!(printed.contains(want), "{}: the example did not show `{want}`:\n{printed}", e.guide);
+    }
+    printed
+}
+
+/// The examples run here, in this order (the experiments guide plans from the experiment the
+/// data-model guide ran, in the same store).
+const RUN: &[Example] = &[
+    Example {
+        guide: "compare-data-models.md",
+        small: &[("-P", "rows=2000"), ("--budget", "100s"), ("--duration", "2s"), ("--warmup", "1s")],
+        shows: &["columns against list", "stopped after"],
+    },
+    Example { guide: "experiments.md", small: &[], shows: &["blocks"] },
+    Example {
+        guide: "find-max.md",
+        small: &[("-P", "rows=2000"), ("--duration", "2s"), ("--warmup", "1s"), ("--max-steps", "2")],
+        shows: &["step 0:", "step 1:"],
+    },
+    Example { guide: "why-slow.md", small: &[("-P", "rows=2000"), ("--duration", "4s"), ("--warmup", "1s")], shows: &["validity:", "## "] },
+    Example { guide: "many-loaders.md", small: &[("-P", "rows=2000"), ("--duration", "3s"), ("--warmup", "1s")], shows: &["loaders", "shard"] },
+    Example {
+        guide: "bring-your-own-workload.md",
+        small: &[("-P", "partitions=2000"), ("--duration", "3s"), ("--warmup", "1s")],
+        shows: &["wrote", "lint: no findings", "validity:"],
+    },
+    Example { guide: "node-loss.md", small: &[("-P", "rows=2000"), ("--duration", "16s"), ("--warmup", "1s")], shows: &["flush", "compact", "events"] },
+];
+
+/// Guides whose example this node cannot run, and the end-to-end test that runs the same.
+const ELSEWHERE: &[(&str, &str)] = &[("redis.md", "redis.rs"), ("server-variants.md", "server.rs"), ("your-own-cluster.md", "secure.rs")];
+
+#[test]
+fn every_guide_s_first_example_runs_against_the_node() {
+    // every guide is either run here or by another test
+    for entry in std::fs::read_dir(repo().join("docs/guides")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        let here = RUN.iter().any(|e| e.guide == name);
+        let elsewhere = ELSEWHERE.iter().find(|(g, _)| *g == name);
+        assert!(here || elsewhere.is_some(), "docs/guides/{name}: its example is run by no test");
+        if let Some((_, test)) = elsewhere {
+            assert!(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(test).exists(), "{test}");
+            assert!(!first_example(&name).is_empty(), "{name}: no example");
+        }
+    }
+    // the commands name no host: they use the local cluster under the test home, the test node
+    node();
+    let _g = load_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("results.db");
+    let mut printed = Vec::new();
+    for e in RUN {
+        printed.push(run_example(e, dir.path(), &store));
+    }
+    assert!(dir.path().join("stress.casslab.yaml").exists() && dir.path().join("run.html").exists());
+}
