@@ -136,10 +136,12 @@ impl EventAction {
         matches!(self, EventAction::AddNode(_) | EventAction::Decommission(_) | EventAction::Replace(_))
     }
 
-    /// Node actions wait for each other: stops, kills, starts, topology changes and the
-    /// cleanup that follows one run one at a time on a cluster.
+    /// Node actions wait for each other: stops, kills, starts, topology changes, the cleanup
+    /// that follows one and the streaming limit set for one (on every node: a node killed while
+    /// it is set would refuse it) run one at a time on a cluster.
     pub fn one_at_a_time(&self) -> bool {
-        matches!(self, EventAction::Stop(_) | EventAction::Kill(_) | EventAction::Start(_) | EventAction::Cleanup(_)) || self.changes_topology()
+        matches!(self, EventAction::Stop(_) | EventAction::Kill(_) | EventAction::Start(_) | EventAction::Cleanup(_) | EventAction::SetStreamThroughput(_))
+            || self.changes_topology()
     }
 }
 

@@ -52,9 +52,10 @@ fn heading(first: &[&str], open_loop: bool) -> Vec<String> {
     h
 }
 
-/// The stage table and the latency-against-load table; empty without stages.
+/// The stage table and the latency-against-load table; empty without stages, and for a load
+/// that never changed (one stage at one level: the summary above says it all).
 pub fn stages_text(a: &LoadAnalysis) -> String {
-    if a.stages.is_empty() {
+    if a.stages.is_empty() || (a.stages.len() == 1 && a.curve.len() < 2) {
         return String::new();
     }
     let mut out = String::new();
@@ -140,5 +141,9 @@ mod tests {
         let knee_line = text.lines().find(|l| l.contains("← knee")).unwrap_or_else(|| panic!("{text}"));
         assert!(knee_line.trim_start().starts_with("200/s"), "{knee_line}");
         assert!(text.contains("knee at 200/s achieved"), "{text}");
+        // one stage at one level is a fixed rate: nothing to add to the summary
+        let mut acc = LoadAccumulator::new(&loads[..1]).unwrap();
+        acc.add(&rows[0]);
+        assert_eq!(stages_text(&acc.finish()), "");
     }
 }
