@@ -12,6 +12,9 @@
 //! network casslab relays also changes it on request (`change_network`: a run's partitions,
 //! slow or lossy links, heals).
 //!
+//! Topology changes (a node added, decommissioned or replaced under load) are part of the
+//! seam too; a control that cannot make them says so.
+//!
 //! Every method blocks (node starts take tens of seconds): call them on a blocking thread.
 
 use std::path::PathBuf;
@@ -94,7 +97,35 @@ pub trait ClusterControl: Send + Sync {
         let _ = (change, log);
         Err(ControlError::new(std::io::Error::other(self.network_controlled().err().unwrap_or_default())))
     }
+
+    /// Bootstraps a new node into data center `dc` (the first when `None`) while the others
+    /// run, and waits until it is up and normal in the ring; the cluster keeps it from then on.
+    /// Returns its index among [`ClusterControl::nodes`].
+    fn add_node(&self, dc: Option<&str>, log: &mut dyn FnMut(&str)) -> Result<usize, ControlError> {
+        let _ = (dc, log);
+        Err(ControlError::new(Unsupported("add a node")))
+    }
+
+    /// Decommissions a running node (it streams its data to the others and leaves the ring),
+    /// then stops it; the cluster no longer counts it.
+    fn decommission(&self, node: usize, log: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
+        let _ = (node, log);
+        Err(ControlError::new(Unsupported("decommission a node")))
+    }
+
+    /// Starts a fresh node in the place of a dead one (stopped or killed before), which takes
+    /// its tokens with `replace_address_first_boot` and streams their data from the others;
+    /// waits until it is up and normal in the ring.
+    fn replace(&self, node: usize, log: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
+        let _ = (node, log);
+        Err(ControlError::new(Unsupported("replace a node")))
+    }
 }
+
+/// What a cluster control cannot do.
+#[derive(Debug, thiserror::Error)]
+#[error("this cluster cannot {0}")]
+pub struct Unsupported(pub &'static str);
 
 /// The garbage collector a node's JVM runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]

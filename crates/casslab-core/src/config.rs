@@ -121,8 +121,16 @@ pub struct RunConfig {
     pub redis: Option<RedisConfig>,
     /// Requests in flight at once.
     pub concurrency: usize,
-    /// Fixed total rate for the run phase; `None` = as fast as possible.
+    /// Fixed total rate for the run phase; `None` = as fast as possible (or `rate_shape`).
     pub rate_per_s: Option<f64>,
+    /// A total rate that changes over the run phase (stages, steps, a sine, spikes), open loop
+    /// like a fixed rate; `None`: `rate_per_s` decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_shape: Option<crate::load_shape::LoadShape>,
+    /// Requests in flight that change over the run phase (closed loop, without a rate);
+    /// `concurrency` is then its highest level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency_shape: Option<crate::load_shape::LoadShape>,
     /// Overrides of the workload's run-phase timing; `None` = the workload's own.
     pub duration_s: Option<f64>,
     pub warmup_s: Option<f64>,
@@ -246,10 +254,38 @@ impl RunConfig {
         self
     }
 
-    /// This loader's share of the fixed rate: the whole rate, or a shard's part of it.
+    /// This loader's share of the highest rate: the whole rate (a schedule's peak), or a
+    /// shard's part of it.
     pub fn shard_rate_per_s(&self) -> Option<f64> {
         let shards = self.shard.as_ref().map_or(1, |s| s.count.max(1));
-        self.rate_per_s.map(|r| r / shards as f64)
+        self.peak_rate_per_s().map(|r| r / shards as f64)
+    }
+
+    /// The fixed rate, or the highest level of the rate schedule.
+    pub fn peak_rate_per_s(&self) -> Option<f64> {
+        self.rate_shape.as_ref().map(|s| s.peak()).or(self.rate_per_s)
+    }
+
+    /// The run's rate as a shape (a fixed rate is a shape of one level); `None`: closed loop.
+    pub fn rate_as_shape(&self) -> Option<crate::load_shape::LoadShape> {
+        self.rate_shape.clone().or_else(|| self.rate_per_s.map(crate::load_shape::LoadShape::fixed))
+    }
+
+    /// Sets the rate from a shape: a shape of one level is a fixed rate.
+    pub fn set_rate(&mut self, shape: crate::load_shape::LoadShape) {
+        match shape.as_fixed() {
+            Some(r) => (self.rate_per_s, self.rate_shape) = (Some(r), None),
+            None => (self.rate_per_s, self.rate_shape) = (None, Some(shape)),
+        }
+    }
+
+    /// The rate as people write it: `5000/s`, a schedule's text, or `max`.
+    pub fn rate_text(&self) -> String {
+        match (&self.rate_shape, self.rate_per_s) {
+            (Some(s), _) => s.to_string(),
+            (None, Some(r)) => format!("{r:.0}/s"),
+            (None, None) => "max".into(),
+        }
     }
 }
 
@@ -264,6 +300,8 @@ impl Default for RunConfig {
             redis: None,
             concurrency: 128,
             rate_per_s: None,
+            rate_shape: None,
+            concurrency_shape: None,
             duration_s: None,
             warmup_s: None,
             interval_ms: 1000,
@@ -365,5 +403,19 @@ mod tests {
         v.as_object_mut().unwrap().remove("start_at_unix_ms");
         let back: RunConfig = serde_json::from_value(v).unwrap();
         assert_eq!(back, RunConfig::default());
+        assert!(!serde_json::to_string(&RunConfig::default()).unwrap().contains("shape"), "no schedule, no key");
+    }
+
+    #[test]
+    fn a_schedules_peak_decides_the_workers_and_a_single_level_is_a_fixed_rate() {
+        use crate::load_shape::LoadShape;
+        let mut cfg = RunConfig::default();
+        cfg.set_rate(LoadShape::parse("ramp 100..120000 over 60s, 500 for 10s").unwrap());
+        assert_eq!((cfg.rate_per_s, cfg.peak_rate_per_s()), (None, Some(120_000.0)));
+        assert_eq!(cfg.clone().resolved_on(8).threads, 3);
+        assert_eq!(cfg.rate_text(), "ramp 100..120000 over 1m, 500 for 10s");
+        cfg.set_rate(LoadShape::parse("800/s").unwrap());
+        assert_eq!((cfg.rate_per_s, cfg.rate_shape.is_none(), cfg.rate_text()), (Some(800.0), true, "800/s".to_string()));
+        assert_eq!(cfg.rate_as_shape().and_then(|s| s.as_fixed()), Some(800.0));
     }
 }

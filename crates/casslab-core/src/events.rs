@@ -45,6 +45,24 @@ pub enum EventAction {
     Lossy(String, f64),
     /// Cuts the client off from a node or data center.
     ClientLoses(String),
+    // Changes of the offered rate (a run under a rate or a schedule), for any cluster.
+    /// `rate N`: the run's rate becomes N operations per second at once.
+    Rate(f64),
+    /// `ramp N over D`: a straight line from the rate of the moment to N over D seconds.
+    RampRate { to_per_s: f64, over_s: f64 },
+    // Topology of casslab's local cluster, under load.
+    /// `add node [DC]`: a new node bootstraps into the data center (the first when none).
+    AddNode(Option<String>),
+    /// `decommission NODE`: the node streams its data away and leaves the ring.
+    Decommission(String),
+    /// `replace NODE`: a fresh node takes a dead node's place (`replace_address_first_boot`).
+    Replace(String),
+    /// `nodetool cleanup [keyspace [table]]` on every running node.
+    Cleanup(Option<String>),
+    /// `nodetool setstreamthroughput` N MiB/s (0 = unthrottled) on every running node.
+    SetStreamThroughput(u32),
+    /// `nodetool snapshot [keyspace]` on every running node, with the size it took.
+    Snapshot(Option<String>),
 }
 
 /// The actions by name, for help and error messages.
@@ -64,6 +82,14 @@ pub const ACTIONS: &[&str] = &[
     "slow NODE|DC RTT",
     "lossy NODE|DC PCT",
     "client-loses NODE|DC",
+    "rate N",
+    "ramp N over D",
+    "add node [DC]",
+    "decommission NODE",
+    "replace NODE",
+    "cleanup [KS[.TABLE]]",
+    "setstreamthroughput MIB_S",
+    "snapshot [KS]",
 ];
 
 impl EventAction {
@@ -85,6 +111,14 @@ impl EventAction {
             EventAction::Slow(..) => "slow",
             EventAction::Lossy(..) => "lossy",
             EventAction::ClientLoses(_) => "client-loses",
+            EventAction::Rate(_) => "rate",
+            EventAction::RampRate { .. } => "ramp",
+            EventAction::AddNode(_) => "add node",
+            EventAction::Decommission(_) => "decommission",
+            EventAction::Replace(_) => "replace",
+            EventAction::Cleanup(_) => "cleanup",
+            EventAction::SetStreamThroughput(_) => "setstreamthroughput",
+            EventAction::Snapshot(_) => "snapshot",
         }
     }
 
@@ -100,18 +134,25 @@ impl EventAction {
             EventAction::Isolate(t) | EventAction::ClientLoses(t) => Some(t.clone()),
             EventAction::Slow(t, rtt) => Some(format!("{t} {rtt}")),
             EventAction::Lossy(t, pct) => Some(format!("{t} {pct}%")),
+            EventAction::Decommission(t) | EventAction::Replace(t) => Some(t.clone()),
+            EventAction::AddNode(t) | EventAction::Cleanup(t) | EventAction::Snapshot(t) => t.clone(),
+            EventAction::SetStreamThroughput(n) => Some(n.to_string()),
+            EventAction::Rate(r) => Some(format!("{r}")),
+            EventAction::RampRate { to_per_s, over_s } => Some(format!("{to_per_s} over {}", crate::load_shape::dur(*over_s))),
         }
     }
 
-    /// Everything but `exec` acts on casslab's local cluster.
+    /// Everything but `exec` and the changes of rate acts on casslab's local cluster.
     pub fn needs_local_cluster(&self) -> bool {
-        !matches!(self, EventAction::Exec(_))
+        !matches!(self, EventAction::Exec(_)) && !self.changes_rate()
     }
 
-    /// The node or data center a stop, kill or start names.
+    /// The node or data center a stop, kill, start, decommission or replace names (an added
+    /// node's data center).
     pub fn node_selector(&self) -> Option<&str> {
         match self {
-            EventAction::Stop(t) | EventAction::Kill(t) | EventAction::Start(t) => Some(t),
+            EventAction::Stop(t) | EventAction::Kill(t) | EventAction::Start(t) | EventAction::Decommission(t) | EventAction::Replace(t) => Some(t),
+            EventAction::AddNode(dc) => dc.as_deref(),
             _ => None,
         }
     }
@@ -136,6 +177,24 @@ impl EventAction {
             EventAction::Isolate(t) | EventAction::Slow(t, _) | EventAction::Lossy(t, _) | EventAction::ClientLoses(t) => vec![t.as_str()],
             _ => Vec::new(),
         }
+    }
+
+    /// A change of the run's rate (`rate`, `ramp`).
+    pub fn changes_rate(&self) -> bool {
+        matches!(self, EventAction::Rate(_) | EventAction::RampRate { .. })
+    }
+
+    /// Changes which nodes the cluster has (`add node`, `decommission`, `replace`).
+    pub fn changes_topology(&self) -> bool {
+        matches!(self, EventAction::AddNode(_) | EventAction::Decommission(_) | EventAction::Replace(_))
+    }
+
+    /// Node actions wait for each other: stops, kills, starts, topology changes, the cleanup
+    /// that follows one and the streaming limit set for one (on every node: a node killed while
+    /// it is set would refuse it) run one at a time on a cluster.
+    pub fn one_at_a_time(&self) -> bool {
+        matches!(self, EventAction::Stop(_) | EventAction::Kill(_) | EventAction::Start(_) | EventAction::Cleanup(_) | EventAction::SetStreamThroughput(_))
+            || self.changes_topology()
     }
 }
 
@@ -197,6 +256,12 @@ pub enum EventProblem {
     Rtt(#[from] crate::network::NetworkError),
     #[error("\"{0}\" is not a share between 0% and 100%, e.g. 5%")]
     NotAShare(String),
+    #[error("\"{0}\" is not a rate (operations per second, above 0), e.g. '60s rate 800' or '60s ramp 800 over 10s'")]
+    NotARate(String),
+    #[error("write '60s ramp 800 over 10s': a rate and how long the ramp takes")]
+    RampUsage,
+    #[error("write '60s add node' or '60s add node dc2' (the data center it joins)")]
+    AddUsage,
 }
 
 /// The action words alone (`kill`, `compact`, ...), for suggestions.
@@ -231,6 +296,14 @@ fn two_args(arg: &str) -> Option<(String, String)> {
     match words.as_slice() {
         [a, b] => Some((a.to_string(), b.to_string())),
         _ => None,
+    }
+}
+
+/// A rate of a `rate` or `ramp` event: `800`, `800/s`, above 0.
+fn rate_arg(word: &str) -> Result<f64, EventProblem> {
+    match word.trim_end_matches("/s").parse::<f64>() {
+        Ok(r) if r > 0.0 && r.is_finite() => Ok(r),
+        _ => Err(EventProblem::NotARate(word.to_string())),
     }
 }
 
@@ -300,6 +373,24 @@ fn parse_action(t: &str) -> Result<EventSpec, EventProblem> {
                 Ok(p) if p > 0.0 && p <= 100.0 => EventAction::Lossy(target, p),
                 _ => return Err(EventProblem::NotAShare(share)),
             }
+        }
+        "rate" => EventAction::Rate(rate_arg(&one_arg("rate in operations per second")?)?),
+        "ramp" => match arg.split_whitespace().collect::<Vec<_>>().as_slice() {
+            [to, over, d] if over.eq_ignore_ascii_case("over") => EventAction::RampRate { to_per_s: rate_arg(to)?, over_s: parse_duration_s(d)? },
+            _ => return Err(EventProblem::RampUsage),
+        },
+        "add" => match arg.split_whitespace().collect::<Vec<_>>().as_slice() {
+            [node] if node.eq_ignore_ascii_case("node") => EventAction::AddNode(None),
+            [node, dc] if node.eq_ignore_ascii_case("node") => EventAction::AddNode(Some(dc.to_string())),
+            _ => return Err(EventProblem::AddUsage),
+        },
+        "decommission" => EventAction::Decommission(one_arg("node (node2, 127.0.0.2)")?),
+        "replace" => EventAction::Replace(one_arg("node (node2, 127.0.0.2), stopped or killed before")?),
+        "cleanup" => EventAction::Cleanup(optional_table()?),
+        "snapshot" => EventAction::Snapshot(optional_table()?),
+        "setstreamthroughput" => {
+            let v = one_arg("number of MiB/s")?;
+            EventAction::SetStreamThroughput(v.parse().map_err(|_| EventProblem::NotMibPerS(v.clone()))?)
         }
         other => return Err(EventProblem::UnknownAction { action: other.to_string() }),
     };
@@ -390,6 +481,38 @@ mod tests {
         assert_eq!(x.action, EventAction::Exec("ssh db3 'sudo systemctl stop cassandra'".into()));
         assert!(!x.action.needs_local_cluster() && e.action.needs_local_cluster());
         assert_eq!(e.action.node_selector(), Some("node2"));
+    }
+
+    #[test]
+    fn rate_changes_and_topology_changes_parse() {
+        let r = parse_event("60s rate 800").unwrap();
+        assert_eq!((r.action.clone(), r.label()), (EventAction::Rate(800.0), "rate 800".to_string()));
+        assert!(r.action.changes_rate() && !r.action.needs_local_cluster() && !r.action.one_at_a_time());
+        let ramp = parse_event("1m ramp 2000/s over 30s").unwrap();
+        assert_eq!((ramp.action.clone(), ramp.label()), (EventAction::RampRate { to_per_s: 2000.0, over_s: 30.0 }, "ramp 2000 over 30s".to_string()));
+        let add = parse_event("10s add node dc2").unwrap();
+        assert_eq!(
+            (add.action.clone(), add.label(), add.action.node_selector()),
+            (EventAction::AddNode(Some("dc2".into())), "add node dc2".to_string(), Some("dc2"))
+        );
+        assert!(add.action.one_at_a_time() && add.action.changes_topology() && add.action.needs_local_cluster());
+        assert_eq!(parse_event("10s add node").unwrap().action, EventAction::AddNode(None));
+        assert_eq!(parse_event("10s decommission node4").unwrap().action.node_selector(), Some("node4"));
+        assert_eq!(parse_event("10s replace node3").unwrap().label(), "replace node3");
+        assert_eq!(parse_event("10s cleanup ks").unwrap().action, EventAction::Cleanup(Some("ks".into())));
+        assert_eq!(parse_event("10s snapshot").unwrap().action, EventAction::Snapshot(None));
+        assert_eq!(parse_event("10s setstreamthroughput 8").unwrap().action, EventAction::SetStreamThroughput(8));
+        for (bad, says) in [
+            ("10s rate fast", "not a rate"),
+            ("10s rate 0", "not a rate"),
+            ("10s ramp 800", "ramp 800 over 10s"),
+            ("10s add nodes", "add node dc2"),
+            ("10s replace", "takes one node"),
+            ("10s setstreamthroughput lots", "whole number"),
+        ] {
+            let e = parse_event(bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]

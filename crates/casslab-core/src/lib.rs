@@ -13,6 +13,7 @@ pub mod gen;
 pub mod import;
 pub mod judge;
 pub mod lint;
+pub mod load_shape;
 pub mod merge;
 pub mod network;
 pub mod notice;

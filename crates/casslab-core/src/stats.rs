@@ -309,6 +309,26 @@ impl Phase {
     }
 }
 
+/// The load asked of one interval of the run phase when it follows a rate (a fixed one or a
+/// schedule) or a schedule of requests in flight, sent beside its [`IntervalSample`]: what
+/// the schedule intended, what the engine started, and the stage it was in.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IntervalLoad {
+    /// The [`IntervalSample::index`] it belongs to.
+    pub index: u32,
+    /// Operations per second the schedule intended over the interval (this loader's share);
+    /// `None` in a closed-loop run.
+    pub offered_per_s: Option<f64>,
+    /// Operations the engine started in the interval.
+    pub started: u64,
+    /// Requests in flight allowed in the middle of the interval, under a schedule of them.
+    pub concurrency: Option<u32>,
+    /// The schedule's stage in the middle of the interval (from 0, in the order the run went
+    /// through them) and what it was (`ramp 100..5000 over 60s`).
+    pub stage: u32,
+    pub stage_label: String,
+}
+
 /// What the engine emits once per sampling interval: the records of every operation
 /// that completed inside `[start_ms, end_ms)` (milliseconds since the run started).
 #[derive(Debug, Clone)]

@@ -248,6 +248,15 @@ pub fn write_node_files(
     Ok(())
 }
 
+/// Lets the node bootstrap (drops casslab's `auto_bootstrap: false` from its yaml): a node that
+/// joins a running cluster, or replaces a dead node, streams its data before it serves.
+pub fn allow_bootstrap(node: &NodeLayout) -> Result<(), LocalError> {
+    let path = node.yaml_path();
+    let yaml = fs::read_to_string(&path).context(|| format!("reading {}", path.display()))?;
+    let kept: Vec<&str> = yaml.lines().filter(|l| l.trim() != "auto_bootstrap: false").collect();
+    fs::write(&path, kept.join("\n") + "\n").context(|| format!("writing {}", path.display()))
+}
+
 fn is_empty_dir(dir: &std::path::Path) -> bool {
     fs::read_dir(dir).map(|mut it| it.next().is_none()).unwrap_or(false)
 }

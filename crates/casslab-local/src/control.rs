@@ -22,7 +22,9 @@ use std::time::Instant;
 /// A local cluster under casslab's control. Server definitions apply over the options it was
 /// started with (`base`): what a definition leaves out is what the user started.
 pub struct LocalControl {
-    base: LocalOptions,
+    /// The options `local up` gave, with the nodes the cluster has now (topology changes
+    /// update them).
+    base: Mutex<LocalOptions>,
     cluster: RwLock<LocalCluster>,
     /// Held while a node action runs ([`ClusterControl::one_at_a_time`]).
     node_actions: Mutex<()>,
@@ -36,7 +38,22 @@ impl LocalControl {
         if let Some(up) = SavedCluster::load(&base.home).ok().and_then(|s| s.up) {
             base = with_up_definition(&base, &up);
         }
-        LocalControl { base, cluster: RwLock::new(cluster), node_actions: Mutex::new(()) }
+        LocalControl { base: Mutex::new(base), cluster: RwLock::new(cluster), node_actions: Mutex::new(()) }
+    }
+
+    fn base(&self) -> LocalOptions {
+        self.base.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// From now on the cluster is `next` (a node added or gone): definitions apply to its nodes.
+    fn reshaped(&self, next: LocalCluster) {
+        {
+            let mut base = self.base.lock().unwrap_or_else(|e| e.into_inner());
+            base.server.nodes = next.options().server.nodes;
+            base.server.dcs = next.options().server.dcs.clone();
+            base.left = next.options().left.clone();
+        }
+        *self.cluster.write().unwrap_or_else(|e| e.into_inner()) = next;
     }
 
     /// The cluster as it runs now.
@@ -92,11 +109,28 @@ impl ClusterControl for LocalControl {
     }
 
     fn check(&self, spec: &ServerSpec, log: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
-        check(&options_for(&self.base, spec), log).map(|_| ()).map_err(ControlError::new)
+        check(&options_for(&self.base(), spec), log).map(|_| ()).map_err(ControlError::new)
+    }
+
+    fn add_node(&self, dc: Option<&str>, log: &mut dyn FnMut(&str)) -> Result<usize, ControlError> {
+        let (next, index) = self.cluster().add_node(dc, log).map_err(ControlError::new)?;
+        self.reshaped(next);
+        Ok(index)
+    }
+
+    fn decommission(&self, node: usize, log: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
+        let next = self.cluster().decommission(node, log).map_err(ControlError::new)?;
+        self.reshaped(next);
+        Ok(())
+    }
+
+    fn replace(&self, node: usize, log: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
+        self.cluster().replace(node, log).map_err(ControlError::new)
     }
 
     fn apply(&self, spec: &ServerSpec, restart: bool, log: &mut dyn FnMut(&str)) -> Result<Applied, ControlError> {
-        let wanted = options_for(&self.base, spec);
+        let base = self.base();
+        let wanted = options_for(&base, spec);
         let current = self.cluster();
         if *current.options() == wanted && current.is_running() && !restart {
             return Ok(Applied::default());
@@ -140,9 +174,10 @@ impl ClusterControl for LocalControl {
 impl LocalControl {
     /// Keeps the server `local up` gave as the base of later definitions (a wipe removed it).
     fn keep_up_definition(&self, next: &LocalCluster) -> Result<(), ControlError> {
-        let home = &self.base.home;
+        let base = self.base();
+        let home = &base.home;
         let mut saved = SavedCluster::load(home).map_err(ControlError::new)?;
-        saved.up = (self.base != *next.options()).then(|| up_definition(&self.base));
+        saved.up = (base != *next.options()).then(|| up_definition(&base));
         saved.save(home).map_err(ControlError::new)
     }
 }

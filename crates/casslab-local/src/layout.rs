@@ -76,6 +76,8 @@ pub struct NodeLayout {
     /// Where clients reach it (its `broadcast_rpc_address`): its own address, or on a relayed
     /// cluster the relay's ([`relay_client_address`]).
     pub client_address: Ipv4Addr,
+    /// The node left the cluster (decommissioned): its directory stays, it never starts again.
+    pub left: bool,
 }
 
 impl NodeLayout {
@@ -263,6 +265,7 @@ pub fn layouts(opts: &LocalOptions) -> Result<Vec<NodeLayout>, LocalError> {
                 client_address: if relayed { relay_client_address(address) } else { address },
                 dc: dc_of[index].clone(),
                 rack: "rack1".to_string(),
+                left: opts.left.contains(&index),
                 index,
                 name: node_name(index),
                 address,

@@ -36,6 +36,7 @@ mod relay_rules;
 mod ring;
 mod state;
 mod tls;
+mod topology;
 
 use casslab_core::cluster::{Gc, ServerSpec};
 use std::net::Ipv4Addr;
@@ -93,6 +94,9 @@ pub struct LocalOptions {
     /// Accept only TLS client connections, with a self-signed certificate casslab makes for
     /// the cluster's addresses (see `LocalCluster::tls_ca_file`).
     pub tls: bool,
+    /// Nodes (0-based indices) that left the cluster — decommissioned during a run — and are
+    /// never started again; their addresses stay theirs.
+    pub left: Vec<usize>,
 }
 
 impl Default for LocalOptions {
@@ -107,6 +111,7 @@ impl Default for LocalOptions {
             start_timeout_s: DEFAULT_START_TIMEOUT_S,
             auth: false,
             tls: false,
+            left: Vec::new(),
         };
         o.server = o.full_server();
         o

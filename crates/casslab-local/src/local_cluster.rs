@@ -69,6 +69,22 @@ pub struct NodeStatus {
     pub data_dir: PathBuf,
     /// `logs/system.log`; the GC log `logs/gc.log` sits beside it.
     pub log_file: PathBuf,
+    /// The node left the cluster (decommissioned) and is not started again.
+    pub left: bool,
+}
+
+/// How a node starts: again with its data, joining the ring (bootstrapping: streaming its
+/// share of the data first), or in the place of a dead node at this address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Boot {
+    Restart,
+    Join,
+    Replace(Ipv4Addr),
+}
+
+/// The node every node lists as its seed: the first one that is not `except` and has not left.
+pub(crate) fn seed_of(nodes: &[NodeLayout], except: Option<usize>) -> &NodeLayout {
+    nodes.iter().find(|n| !n.left && Some(n.index) != except).unwrap_or(&nodes[0])
 }
 
 /// What `up` did.
@@ -109,12 +125,13 @@ impl LocalCluster {
         &self.opts
     }
 
-    /// `address:cql_port` of every node, e.g. `127.0.0.1:9042`: where clients reach them (on a
-    /// relayed cluster, the relay's addresses in front of them).
+    /// `address:cql_port` of every node (but those that left), e.g. `127.0.0.1:9042`: where
+    /// clients reach them (on a relayed cluster, the relay's addresses in front of them).
     pub fn contact_points(&self) -> Vec<String> {
         match layouts(&self.opts) {
-            Ok(nodes) => nodes.iter().map(NodeLayout::contact_point).collect(),
+            Ok(nodes) => nodes.iter().filter(|n| !n.left).map(NodeLayout::contact_point).collect(),
             Err(_) => (0..self.opts.nodes())
+                .filter(|i| !self.opts.left.contains(i))
                 .filter_map(|i| node_address(self.opts.base_address, i).ok())
                 .map(|address| format!("{address}:{}", self.opts.cql_port))
                 .collect(),
@@ -133,9 +150,10 @@ impl LocalCluster {
         cql_answers(node.address, node.cql_port, self.opts.tls, PROBE_TIMEOUT)
     }
 
-    /// Every node runs and answers CQL (and the relay runs, on a relayed cluster).
+    /// Every node (but those that left) runs and answers CQL (and the relay runs, on a relayed
+    /// cluster).
     pub fn is_running(&self) -> bool {
-        self.status().is_ok_and(|nodes| nodes.iter().all(|n| n.running && n.cql_up)) && self.relay_runs()
+        self.status().is_ok_and(|nodes| nodes.iter().all(|n| n.left || n.running && n.cql_up)) && self.relay_runs()
     }
 
     /// Starts the nodes that are not running, one at a time, each waited for until it
@@ -151,10 +169,20 @@ impl LocalCluster {
     }
 
     fn up_nodes(&self, only: Option<&[usize]>, progress: &mut dyn FnMut(&str)) -> Result<UpReport, LocalError> {
-        let wanted_node = |i: usize| only.is_none_or(|o| o.contains(&i));
-        let nodes = layouts(&self.opts)?;
+        let mut nodes = layouts(&self.opts)?;
+        // nodes that left the cluster saved here stay out, whatever the options say
+        let saved_left = SavedCluster::load(&self.opts.home)
+            .ok()
+            .filter(|s| s.base_address == self.opts.base_address && s.node_list.len() == nodes.len())
+            .map(|s| s.left_indices())
+            .unwrap_or_default();
+        for n in &mut nodes {
+            n.left |= saved_left.contains(&n.index);
+        }
+        let left: Vec<usize> = nodes.iter().filter(|n| n.left).map(|n| n.index).collect();
+        let wanted_node = |i: usize| only.is_none_or(|o| o.contains(&i)) && !left.contains(&i);
         let pids: Vec<Option<u32>> = nodes.iter().map(find_node_pid).collect();
-        let wanted = SavedCluster::new(&self.opts, &nodes);
+        let wanted = SavedCluster::new(&LocalOptions { left: left.clone(), ..self.opts.clone() }, &nodes);
         if pids.iter().any(Option::is_some) {
             if let Some(difference) = SavedCluster::load(&self.opts.home).ok().and_then(|s| s.difference_but_distances(&wanted)) {
                 return Err(LocalError::OptionsMismatch { home: self.opts.home.clone(), difference });
@@ -162,7 +190,7 @@ impl LocalCluster {
         }
         check_data_belongs(&self.opts)?;
         // `up` of a stopped cluster on its data (not a restart of chosen nodes, whose peers run)
-        let restarted_with_data = only.is_none() && nodes.iter().zip(&pids).any(|(n, pid)| pid.is_none() && has_data(&self.opts.home, n.index));
+        let restarted_with_data = only.is_none() && nodes.iter().zip(&pids).any(|(n, pid)| pid.is_none() && !n.left && has_data(&self.opts.home, n.index));
         // Fail fast, before any fetch or start, if a port a stopped node needs is taken.
         for (node, _) in nodes.iter().zip(&pids).filter(|(n, pid)| pid.is_none() && wanted_node(n.index)) {
             check_ports(node)?;
@@ -196,6 +224,7 @@ impl LocalCluster {
         let relay_started = self.ensure_network(&nodes, only.is_none(), progress)?;
 
         let mut report = UpReport { started: Vec::new(), already_running: Vec::new(), nodes: Vec::new() };
+        let seed = seed_of(&nodes, None);
         for (node, pid) in nodes.iter().zip(pids) {
             if !wanted_node(node.index) {
                 continue;
@@ -211,7 +240,7 @@ impl LocalCluster {
                 continue;
             }
             let (lib, java) = runtime.as_ref().expect("jars are fetched when a node is not running");
-            self.start_node(node, &nodes[0], lib, java, &security, progress)?;
+            self.start_node(node, seed, lib, java, &security, Boot::Restart, progress)?;
             report.started.push(node.name.clone());
         }
         if self.opts.is_multi_node() && (!report.started.is_empty() || (relay_started && !report.already_running.is_empty())) {
@@ -242,7 +271,7 @@ impl LocalCluster {
 
     /// Waits until every running node's `nodetool status` lists every running node as `UN`
     /// (stopped nodes are not waited for).
-    fn wait_for_ring(&self, nodes: &[NodeLayout], progress: &mut dyn FnMut(&str)) -> Result<(), LocalError> {
+    pub(crate) fn wait_for_ring(&self, nodes: &[NodeLayout], progress: &mut dyn FnMut(&str)) -> Result<(), LocalError> {
         let started = Instant::now();
         let timeout = Duration::from_secs(self.opts.start_timeout_s);
         let running: Vec<&NodeLayout> = nodes.iter().filter(|n| find_node_pid(n).is_some()).collect();
@@ -282,6 +311,12 @@ impl LocalCluster {
     pub fn select(&self, selector: &str) -> Result<Vec<usize>, LocalError> {
         let nodes = layouts(&self.opts)?;
         let sel = selector.trim();
+        if let Some(gone) = nodes.iter().find(|n| n.left && (n.name == sel || n.address.to_string() == sel)) {
+            return Err(LocalError::Topology {
+                reason: format!("{} ({}) left the cluster (decommissioned): it is not started or acted on again", gone.name, gone.address),
+            });
+        }
+        let nodes: Vec<NodeLayout> = nodes.into_iter().filter(|n| !n.left).collect();
         let address = sel.parse::<Ipv4Addr>().ok();
         let picked: Vec<usize> =
             nodes.iter().filter(|n| sel == "all" || n.name == sel || address.is_some_and(|a| n.is_named_by(a)) || n.dc == sel).map(|n| n.index).collect();
@@ -329,19 +364,30 @@ impl LocalCluster {
         Ok(())
     }
 
-    fn start_node(
+    /// Starts one node's JVM and waits until it answers CQL (a node that joins or replaces
+    /// another answers once it has streamed its data).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn start_node(
         &self,
         node: &NodeLayout,
         seed: &NodeLayout,
         lib: &Path,
         java: &JavaRuntime,
         security: &Security,
+        boot: Boot,
         progress: &mut dyn FnMut(&str),
     ) -> Result<(), LocalError> {
         remove_if_present(&node.pid_path())?;
         check_ports(node)?;
         write_node_files(&self.opts.cluster_name, node, seed, security, self.opts.is_multi_node(), &self.opts.server.settings)?;
-        let args = server_args(node, &self.opts, lib, java.major);
+        let mut args = server_args(node, &self.opts, lib, java.major);
+        if boot != Boot::Restart {
+            crate::config_files::allow_bootstrap(node)?;
+        }
+        if let Boot::Replace(dead) = boot {
+            // before the class path and main class, which end the list
+            args.insert(args.len() - 3, format!("-Dcassandra.replace_address_first_boot={dead}").into());
+        }
         progress(&format!(
             "starting {} at {} (heap {} MiB, {}, Java {}) ...",
             node.name,
@@ -411,6 +457,7 @@ impl LocalCluster {
                     cql_up: pid.is_some() && self.answers(node),
                     data_dir: node.data_dir(),
                     log_file: node.system_log(),
+                    left: node.left,
                 }
             })
             .collect())

@@ -92,6 +92,10 @@ pub enum LocalError {
     #[error("no node or data center \"{selector}\" in this cluster; use a node name, address or data center: {known}")]
     NoSuchTarget { selector: String, known: String },
 
+    /// A topology change the cluster cannot make as it is (what to do instead is in `reason`).
+    #[error("{reason}")]
+    Topology { reason: String },
+
     /// The nodes answer CQL but do not all see each other as up and normal.
     #[error("the nodes did not all see each other as up (UN) within {secs} s; last `nodetool status` of {node}:\n{status}")]
     RingTimeout { node: String, secs: u64, status: String },

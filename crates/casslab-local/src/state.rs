@@ -59,6 +59,9 @@ pub struct SavedCluster {
     /// centers: [`up_definition`] and [`with_up_definition`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub up: Option<ServerSpec>,
+    /// Names of the nodes that left the cluster (decommissioned), never started again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left: Vec<String>,
 }
 
 /// The server part of `opts` that `up` keeps: all but the nodes and data centers.
@@ -136,6 +139,7 @@ impl SavedCluster {
             java: None,
             java_version: None,
             up: None,
+            left: opts.left.iter().map(|i| crate::layout::node_name(*i)).collect(),
             node_list: nodes
                 .iter()
                 .map(|n| SavedNode {
@@ -161,10 +165,19 @@ impl SavedCluster {
             cluster_name: self.cluster_name.clone(),
             auth: self.auth,
             tls: self.tls,
+            left: self.left_indices(),
             ..LocalOptions::default()
         };
         o.server = o.full_server();
         o
+    }
+
+    /// The indices of the nodes that left (`node4` → 3).
+    pub fn left_indices(&self) -> Vec<usize> {
+        let mut out: Vec<usize> = self.left.iter().filter_map(|n| n.strip_prefix("node")?.parse::<usize>().ok()?.checked_sub(1)).collect();
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// A human list of the settings that differ from `other`, or `None` when equal.
@@ -194,6 +207,7 @@ impl SavedCluster {
         let on_off = |on: bool| if on { "on" } else { "off" }.to_string();
         check("auth", on_off(self.auth), on_off(other.auth));
         check("TLS", on_off(self.tls), on_off(other.tls));
+        check("nodes that left", self.left.join(" "), other.left.join(" "));
         (!diffs.is_empty()).then(|| diffs.join(", "))
     }
 

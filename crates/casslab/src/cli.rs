@@ -6,6 +6,7 @@ use crate::exit::{bail_usage, usage};
 use crate::help;
 use anyhow::Result;
 use casslab_core::config::{ClusterConfig, LoadMode, RedisConfig, RunConfig, ShardConfig, CONFIG_VERSION};
+use casslab_core::load_shape::LoadShape;
 use clap::{Args, Parser, Subcommand};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -576,13 +577,18 @@ pub struct RunOptions {
     /// Unmeasured warm-up before the run (overrides the workload's).
     #[arg(long)]
     pub warmup: Option<String>,
-    /// Fixed total rate for the run phase, e.g. 5000 or 5000/s; latency is then measured from
-    /// each operation's intended start. Default: as fast as possible.
-    #[arg(long, short = 'r')]
+    /// Total rate for the run phase, fixed (5000, 5000/s) or a schedule of stages ('ramp
+    /// 100..5000 over 60s, hold 2m, 500 for 30s', 'steps 1000 2000 4000 each 30s', 'sine
+    /// 500..5000 period 10m for 30m', '1000, spike x5 for 5s every 60s'), counted from the
+    /// start of the run phase (warm-up included; a schedule with an end sets the run's length
+    /// unless --duration does). Latency is measured from each operation's intended start.
+    /// Default: the workload's run.rate, else as fast as possible.
+    #[arg(long, short = 'r', value_name = "RATE|SCHEDULE")]
     pub rate: Option<String>,
-    /// Requests in flight at once [default: 128, or an experiment file's `concurrency`].
-    #[arg(long, short = 'c')]
-    pub concurrency: Option<usize>,
+    /// Requests in flight at once, or (without a rate) a schedule of them, e.g. '8 for 30s,
+    /// 16 for 30s, 32' [default: 128, or an experiment file's `concurrency`].
+    #[arg(long, short = 'c', value_name = "N|SCHEDULE")]
+    pub concurrency: Option<String>,
     /// Engine threads (0 = half the cores, at least one; under --rate, one per 50,000 ops/s of it).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -659,6 +665,11 @@ pub struct RunOptions {
     /// With --find-max: most search steps after the probe.
     #[arg(long, default_value_t = 6)]
     pub max_steps: usize,
+    /// With --find-max: before the fixed rates, one run whose rate ramps from 5% to 110% of the
+    /// probe's throughput; its levels judged against the SLA narrow where the steps bisect
+    /// (bench/README.md has what it saves).
+    #[arg(long, requires = "find_max")]
+    pub ramp_first: bool,
     /// Tag the saved run (repeatable).
     #[arg(long = "tag")]
     pub tags: Vec<String>,
@@ -821,6 +832,27 @@ pub fn parse_rate(v: &str) -> Result<f64> {
     }
 }
 
+/// `--rate`: a fixed rate (`5000`, `5000/s`) or a schedule (`ramp 100..5000 over 60s, hold 2m`).
+pub fn parse_rate_shape(v: &str) -> Result<LoadShape> {
+    if let Ok(r) = parse_rate(v) {
+        return Ok(LoadShape::fixed(r));
+    }
+    let shape = LoadShape::parse(v).map_err(|e| usage(format!("--rate {e}")))?;
+    if shape.peak() <= 0.0 {
+        bail_usage!("--rate {v}: the schedule never rises above 0");
+    }
+    Ok(shape)
+}
+
+/// `--concurrency`: a number of requests in flight (at least 1) or a schedule of them.
+pub fn parse_concurrency(v: &str) -> Result<LoadShape> {
+    match v.trim().parse::<usize>() {
+        Ok(0) => bail_usage!("--concurrency must be at least 1"),
+        Ok(n) => Ok(LoadShape::fixed(n as f64)),
+        Err(_) => LoadShape::parse(v).map_err(|e| usage(format!("--concurrency {e}"))),
+    }
+}
+
 pub fn parse_params(items: &[String]) -> Result<BTreeMap<String, String>> {
     let mut m = BTreeMap::new();
     for it in items {
@@ -857,9 +889,13 @@ impl ClusterArgs {
 impl RunOptions {
     /// The run's plain config (workload text and parameters are filled in by the caller).
     pub fn to_config(&self, workload: &str) -> Result<RunConfig> {
-        if self.concurrency == Some(0) {
-            bail_usage!("--concurrency must be at least 1");
-        }
+        let (concurrency, concurrency_shape) = match self.concurrency.as_deref().map(parse_concurrency).transpose()? {
+            Some(shape) => match shape.as_fixed() {
+                Some(n) => (n as usize, None),
+                None => (shape.peak().round().max(1.0) as usize, Some(shape)),
+            },
+            None => (DEFAULT_CONCURRENCY, None),
+        };
         if !(self.trace_probability > 0.0 && self.trace_probability <= 1.0) {
             bail_usage!("--trace-probability must be above 0 and at most 1, e.g. 0.01");
         }
@@ -867,16 +903,24 @@ impl RunOptions {
         if interval_s < 0.01 {
             bail_usage!("--interval must be at least 10ms");
         }
-        let rate_per_s = self.rate.as_deref().map(parse_rate).transpose()?;
-        Ok(RunConfig {
+        let rate = self.rate.as_deref().map(parse_rate_shape).transpose()?;
+        if concurrency_shape.is_some() && rate.is_some() {
+            bail_usage!(
+                "--concurrency {}: a schedule of requests in flight is for a run without --rate (under a rate, the rate decides the load)",
+                self.concurrency.as_deref().unwrap_or("")
+            );
+        }
+        let mut cfg = RunConfig {
             version: CONFIG_VERSION,
             workload: workload.to_string(),
             workload_source: String::new(),
             params: parse_params(&self.params)?,
             cluster: self.cluster.to_config()?,
             redis: self.target.as_deref().map(|t| self.redis_config(t)).transpose()?,
-            concurrency: self.concurrency.unwrap_or(DEFAULT_CONCURRENCY),
-            rate_per_s,
+            concurrency,
+            rate_per_s: None,
+            rate_shape: None,
+            concurrency_shape,
             duration_s: self.duration.as_deref().map(|d| parse_duration_s("duration", d)).transpose()?,
             warmup_s: self.warmup.as_deref().map(|d| parse_duration_s("warmup", d)).transpose()?,
             interval_ms: (interval_s * 1000.0).round() as u64,
@@ -908,7 +952,11 @@ impl RunOptions {
                 _ => None,
             },
             server: None,
-        })
+        };
+        if let Some(shape) = rate {
+            cfg.set_rate(shape);
+        }
+        Ok(cfg)
     }
 
     /// `--shard I/N`, or `--shards N` with the index from $JOB_COMPLETION_INDEX; the run id is

@@ -119,6 +119,7 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
         return match e {
             FindMaxError::Sla(_) => Some(Exit::Usage),
             FindMaxError::Session(e) => session_class(e),
+            FindMaxError::Results(_) => None,
         };
     }
     // judging wraps what it met transparently: class it by that

@@ -62,16 +62,18 @@ impl Observer for Terminal {
                 Severity::Note => self.say(&format!("note: {n}")),
                 Severity::Warning => self.say(&format!("warning: {n}")),
             },
-            SessionEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, concurrency } => {
+            SessionEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, concurrency, schedule } => {
                 self.progress().phase(*phase, *count, warmup_s + duration_s.unwrap_or(0.0));
                 let what = match (phase, count) {
                     (Phase::Load, Some(n)) => format!("load phase: {n} operations"),
                     _ => format!(
                         "run phase: {warmup_s:.0}s warm-up + {:.0}s measured, {}",
                         duration_s.unwrap_or(0.0),
-                        match rate_per_s {
-                            Some(r) => format!("fixed rate {r:.0}/s (latency from intended start)"),
-                            None => format!("max throughput, {concurrency} in flight"),
+                        match (rate_per_s, schedule) {
+                            (Some(_), Some(s)) => format!("rate schedule '{s}' (latency from intended start)"),
+                            (Some(r), None) => format!("fixed rate {r:.0}/s (latency from intended start)"),
+                            (None, Some(s)) => format!("max throughput, in flight '{s}' (up to {concurrency})"),
+                            (None, None) => format!("max throughput, {concurrency} in flight"),
                         }
                     ),
                 };
@@ -102,6 +104,10 @@ impl Observer for Terminal {
                 Some(r) => self.say(&format!("\n== step {step}: fixed rate {r:.0}/s")),
                 None => self.say(&format!("\n== step {step}: probe at maximum throughput")),
             },
+            SessionEvent::SearchRamp { from_per_s, to_per_s, bracket: None } => {
+                self.say(&format!("\n== ramp: the rate from {from_per_s:.0}/s to {to_per_s:.0}/s, judged level by level"))
+            }
+            SessionEvent::SearchRamp { bracket: Some((lo, hi)), .. } => self.say(&format!("ramp: the SLA stopped holding between {lo:.0}/s and {hi:.0}/s")),
             SessionEvent::SearchJudged { step, achieved_per_s, figure, met } => {
                 self.say(&format!("step {step}: {achieved_per_s:.0} ops/s, {figure} → SLA {}", if *met { "met" } else { "not met" }))
             }

@@ -130,7 +130,7 @@ fn unknown_workload_name_suggests_a_builtin() {
 fn bad_arguments_say_what_to_write() {
     let (code, _, err) = run(casslab().args(["run", "kv", "--rate", "fast", "--hosts", "127.0.0.1:1"]));
     assert_ne!(code, 0);
-    assert!(err.contains("--rate fast"), "{err}");
+    assert!(err.contains("--rate \"fast\"") && err.contains("not a level"), "{err}");
     let (code, _, err) = run(casslab().args(["run", "kv", "--duration", "soon", "--hosts", "127.0.0.1:1"]));
     assert_ne!(code, 0);
     assert!(err.contains("--duration") && err.contains("bad duration"), "{err}");

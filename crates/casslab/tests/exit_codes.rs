@@ -49,7 +49,7 @@ fn bad_usage_or_input_is_2() {
     let bad_file = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
     std::fs::write(bad_file.path(), "keyspace: [unclosed\n").unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["run", "kv", "--rate", "fast", "--hosts", "127.0.0.1:1"], "--rate fast"),
+        (vec!["run", "kv", "--rate", "fast", "--hosts", "127.0.0.1:1"], "--rate \"fast\""),
         (vec!["run", "kv", "--duration", "soon", "--hosts", "127.0.0.1:1"], "--duration"),
         (vec!["run", "kv", "-P", "rows", "--hosts", "127.0.0.1:1"], "-P rows"),
         (vec!["run", "ycsb-z", "--hosts", "127.0.0.1:1"], "ycsb-z"),

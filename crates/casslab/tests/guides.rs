@@ -120,6 +120,11 @@ const RUN: &[Example] = &[
         shows: &["wrote", "lint: no findings", "validity:"],
     },
     Example { guide: "node-loss.md", small: &[("-P", "rows=2000"), ("--duration", "16s"), ("--warmup", "1s")], shows: &["flush", "compact", "events"] },
+    Example {
+        guide: "load-shapes.md",
+        small: &[("-P", "rows=2000"), ("--duration", "8s"), ("--warmup", "0s"), ("--rate", "ramp 200..800 over 8s")],
+        shows: &["stages of the schedule", "latency against offered rate", "wrote"],
+    },
 ];
 
 /// Guides whose example this node cannot run, and the end-to-end test that runs the same.

@@ -27,6 +27,7 @@ mod distributions;
 mod gate;
 pub mod impact;
 mod likeness;
+pub mod load_curve;
 pub mod paired;
 mod repeated;
 #[cfg(test)]

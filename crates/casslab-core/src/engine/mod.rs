@@ -13,6 +13,7 @@ mod plan;
 mod record_trust;
 mod replay;
 mod setup_error;
+mod shaped;
 pub mod start;
 mod target;
 mod worker;
@@ -21,18 +22,20 @@ pub use clock::{unix_now_ms, RunClock};
 pub use load::load_fingerprint;
 pub use plan::Plan;
 pub use setup_error::EngineError;
+pub use shaped::RateChange;
 pub use target::{Claim, Completion, Prepared, SetupRole, Target, TargetInfo};
 
 use crate::config::{LoadMode, RunConfig, ShardConfig};
 use crate::gen::GeneratorSet;
+use crate::load_shape::Curve;
 use crate::notice::Notice;
-use crate::stats::{IntervalSample, OpStats, Phase};
+use crate::stats::{IntervalLoad, IntervalSample, OpStats, Phase};
 use crate::workload::{RunPhase, Workload};
 use load::LoadEnd;
 use phase::{run_phase, PhaseKind, PhaseParams};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc::UnboundedSender, watch};
+use tokio::sync::{mpsc, mpsc::UnboundedSender, watch};
 use tokio::time::Instant;
 
 /// What the engine tells its caller while it works.
@@ -51,6 +54,9 @@ pub enum EngineEvent {
         at_ms: u64,
     },
     Interval(IntervalSample),
+    /// What an interval of a run phase under a rate or a schedule of requests in flight asked
+    /// for and started; sent just before its [`EngineEvent::Interval`].
+    Load(IntervalLoad),
     /// The loaders of a sharded run agreed on when the run phase starts (Unix milliseconds);
     /// `clock_offset_ms` is this loader's clock minus the server's, when measured.
     CommonStart {
@@ -125,18 +131,26 @@ impl<T: Target> Run<'_, T> {
     }
 }
 
-/// Runs `w` against `target` as `cfg` says (a config [`RunConfig::resolved`] by the caller).
-/// Setting `stop` to true ends the current phase cleanly (its partial interval is kept) and
-/// skips the rest.
+/// What steers a run from outside while it goes: setting `stop` to true ends the current
+/// phase cleanly (its partial interval is kept) and skips the rest; each [`RateChange`] sent on
+/// `rate_changes` changes the run phase's rate from the time it arrives (ignored without a rate).
+pub struct Controls {
+    pub stop: watch::Receiver<bool>,
+    pub rate_changes: mpsc::UnboundedReceiver<RateChange>,
+}
+
+/// Runs `w` against `target` as `cfg` says (a config [`RunConfig::resolved`] by the caller),
+/// steered by `controls`.
 pub async fn run<T: Target>(
     target: Arc<T>,
     cfg: &RunConfig,
     w: &Workload,
     clock: RunClock,
     events: UnboundedSender<EngineEvent>,
-    mut stop: watch::Receiver<bool>,
+    controls: Controls,
     verify: &crate::verify::RunVerify,
 ) -> Result<RunOutcome, EngineError> {
+    let Controls { mut stop, rate_changes } = controls;
     let shard = cfg.shard.as_ref().filter(|s| s.count > 1);
     let seed = match shard {
         Some(s) => cfg.seed ^ (s.index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
@@ -165,7 +179,7 @@ pub async fn run<T: Target>(
     }
     record_trust::mark_run(&run).await;
     match (run_plan, &w.run) {
-        (Some(plan), Some(r)) => measure(&run, plan, r, next_index, &mut stop).await,
+        (Some(plan), Some(r)) => measure(&run, plan, r, next_index, &mut stop, rate_changes).await,
         _ => Ok(RunOutcome { interrupted: false }),
     }
 }
@@ -189,26 +203,34 @@ async fn plan_phases<T: Target>(target: &T, w: &Workload) -> Result<(Option<(Pla
 }
 
 /// The run phase: waits for the common start of a sharded run (or `--start-at`), then runs
-/// the warm-up and the measured time at the config's rate.
+/// the warm-up and the measured time at the config's rate (fixed or a schedule) or its
+/// schedule of requests in flight.
 async fn measure<T: Target>(
     run: &Run<'_, T>,
     plan: Plan<T::Op>,
     r: &RunPhase,
     first_index: u32,
     stop: &mut watch::Receiver<bool>,
+    rate_changes: mpsc::UnboundedReceiver<RateChange>,
 ) -> Result<RunOutcome, EngineError> {
     let cfg = run.cfg;
     let schedule = r.replay.as_ref().map(|rp| replay::schedule(rp, &plan.slot_names));
-    if schedule.is_some() && cfg.rate_per_s.is_some() {
+    if schedule.is_some() && cfg.peak_rate_per_s().is_some() {
         run.notice(Notice::RateIgnoredForReplay);
     }
-    // a replay's target rate is its schedule's mean: what it asks of the cluster, open loop
-    let rate_per_s = match &schedule {
-        Some(s) => replay::mean_rate(s),
-        None => cfg.rate_per_s,
-    };
     let warmup_s = cfg.warmup_s.unwrap_or(r.warmup_s);
     let duration_s = cfg.duration_s.unwrap_or(r.duration_s);
+    let horizon_s = warmup_s + duration_s;
+    let shape = cfg.rate_as_shape().filter(|_| schedule.is_none());
+    // a replay's target rate is its schedule's mean: what it asks of the cluster, open loop;
+    // a rate schedule's, its mean over the measured part
+    let rate_per_s = match (&schedule, &shape) {
+        (Some(s), _) => replay::mean_rate(s),
+        (None, Some(sh)) => Some(Curve::compile(sh, horizon_s).mean_level(warmup_s, horizon_s)),
+        (None, None) => None,
+    };
+    let levels = cfg.concurrency_shape.as_ref().filter(|_| shape.is_none() && schedule.is_none()).map(|s| Arc::new(Curve::compile(s, horizon_s)));
+    let curves = shape.map(|sh| watch::channel(Arc::new(Curve::compile(&sh, horizon_s))));
     let start_at = match common_start(run).await? {
         Some(at) => {
             tokio::select! {
@@ -222,14 +244,23 @@ async fn measure<T: Target>(
     // the phase's start: its intervals, its schedule and its events' times count from here
     run.send(EngineEvent::PhaseStarted { phase: Phase::Run, count: None, warmup_s, duration_s: Some(duration_s), rate_per_s, at_ms: run.at_ms(start_at) });
     let names: Vec<String> = plan.slot_names.clone();
-    let kind = PhaseKind::Run { warmup_s, duration_s, rate_per_s, schedule };
+    let (rate, following) = match curves {
+        Some((tx, rx)) => (Some(rx), Some(tokio::spawn(shaped::follow_changes(rate_changes, tx, start_at)))),
+        None => (None, None),
+    };
+    let kind = PhaseKind::Run { warmup_s, duration_s, rate, levels, schedule };
     let res = run_phase(run.target.clone(), Arc::new(plan), run.params(kind, run.seed ^ 0x5eed, first_index, start_at), &run.events, stop).await;
+    if let Some(f) = following {
+        f.abort();
+    }
+    let share = run.shard.map_or(1.0, |s| s.count.max(1) as f64);
     run.send(EngineEvent::PhaseFinished {
         phase: Phase::Run,
         duration_s: res.measured_s,
         ops: names.into_iter().zip(res.measured).collect(),
-        // this loader's share of the rate (a replay's: its schedule's mean)
-        target_rate_per_s: rate_per_s.map(|r| r / run.shard.map_or(1.0, |s| s.count.max(1) as f64)),
+        // this loader's share of the rate (a replay's: its schedule's mean; a rate schedule's:
+        // what it intended over the measured part, changes included)
+        target_rate_per_s: res.offered_per_s.or(rate_per_s.map(|r| r / share)),
     });
     Ok(RunOutcome { interrupted: res.interrupted })
 }

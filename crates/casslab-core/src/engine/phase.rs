@@ -1,16 +1,20 @@
 //! Running one phase: spawning the workers, sampling their records once per interval into
 //! [`IntervalSample`]s (sent to the caller as events as soon as each interval closes), deciding
 //! when the phase ends (count done, duration reached, or the caller asked to stop), and
-//! draining in-flight requests so the last partial interval is kept too.
+//! draining in-flight requests so the last partial interval is kept too. Under a rate or a
+//! schedule of requests in flight, each interval's [`IntervalLoad`] (what was asked, what
+//! was started) goes out just before it.
 
 use super::clock::RunClock;
 use super::plan::Plan;
+use super::shaped::LoadMeter;
 use super::start::aligned_first_tick;
 use super::target::Target;
 use super::worker::{run_worker, Pace, Shared};
 use super::EngineEvent;
+use crate::load_shape::Curve;
 use crate::notice::Notice;
-use crate::stats::{IntervalSample, OpStats, Phase};
+use crate::stats::{IntervalLoad, IntervalSample, OpStats, Phase};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,8 +22,18 @@ use tokio::sync::{mpsc::UnboundedSender, watch};
 use tokio::time::Instant;
 
 pub(crate) enum PhaseKind {
-    Load { count: u64 },
-    Run { warmup_s: f64, duration_s: f64, rate_per_s: Option<f64>, schedule: Option<Arc<[(Duration, usize)]>> },
+    Load {
+        count: u64,
+    },
+    /// `rate`: the rate's curve (fixed or a schedule; changes during the run come through
+    /// it); `levels`: a schedule of requests in flight, closed loop; `schedule`: a replay.
+    Run {
+        warmup_s: f64,
+        duration_s: f64,
+        rate: Option<watch::Receiver<Arc<Curve>>>,
+        levels: Option<Arc<Curve>>,
+        schedule: Option<Arc<[(Duration, usize)]>>,
+    },
 }
 
 pub(crate) struct PhaseParams {
@@ -52,6 +66,8 @@ pub(crate) struct PhaseResult {
     pub interrupted: bool,
     /// Index the next phase's first interval gets.
     pub next_index: u32,
+    /// The mean rate the schedule intended over the measured part (this loader's share).
+    pub offered_per_s: Option<f64>,
 }
 
 pub(crate) async fn run_phase<T: Target>(
@@ -69,12 +85,19 @@ pub(crate) async fn run_phase<T: Target>(
         stop: AtomicBool::new(false),
         slots: (0..workers).map(|_| Mutex::new(vec![OpStats::default(); n_ops])).collect(),
         backlog: (0..workers).map(|_| AtomicU64::new(0)).collect(),
+        started: (0..workers).map(|_| AtomicU64::new(0)).collect(),
         reported: (0..n_ops).map(|_| AtomicU64::new(0)).collect(),
         events: events.clone(),
     });
     let start = p.start_at.unwrap_or_else(Instant::now);
     let mut handles = spawn_workers(&shared, &p, workers, start);
     let mut sampler = Sampler::new(&shared, &p, workers);
+    let meter = match &p.kind {
+        PhaseKind::Run { rate, levels, schedule: None, .. } if rate.is_some() || levels.is_some() => {
+            Some(LoadMeter { rate: rate.clone(), levels: levels.clone(), first: start, shards: p.shard.1.max(1) as f64 })
+        }
+        _ => None,
+    };
     let (mut last, mut tick_no) = (start, 0u64);
     let mut interrupted = *stop_rx.borrow();
     // a stop signal whose sender is gone can no longer ask for a stop
@@ -107,9 +130,10 @@ pub(crate) async fn run_phase<T: Target>(
         }
         let now = Instant::now();
         let sample = sampler.collect(last, now, now, tick_no, p.first_index + tick_no as u32);
+        send_load(meter.as_ref(), &shared, &sample, last, now, events);
         (last, tick_no) = (now, tick_no + 1);
         if !warned_backlog {
-            warned_backlog = warn_if_behind(&p, &sample, events);
+            warned_backlog = warn_if_behind(meter.as_ref().and_then(|m| m.rate_at(now)), &p, &sample, events);
         }
         let _ = events.send(EngineEvent::Interval(sample));
         finished_workers = tick_no >= sampler.end_tick || handles.iter().all(|h| h.is_finished());
@@ -118,36 +142,50 @@ pub(crate) async fn run_phase<T: Target>(
     shared.stop.store(true, Ordering::Relaxed);
     let stopped_at = Instant::now();
     drain(&mut handles, p.drain_timeout, events).await;
-    tick_no += last_interval(&mut sampler, &p, (last, stopped_at), tick_no, events);
-    PhaseResult { measured: sampler.measured, measured_s: sampler.measured_s, interrupted, next_index: p.first_index + tick_no as u32 }
+    if let Some(sample) = last_interval(&mut sampler, &p, (last, stopped_at), tick_no) {
+        send_load(meter.as_ref(), &shared, &sample, last, stopped_at.max(last), events);
+        let _ = events.send(EngineEvent::Interval(sample));
+        tick_no += 1;
+    }
+    let offered_per_s = match (&meter, &p.kind) {
+        (Some(m), PhaseKind::Run { warmup_s, .. }) => m.mean_rate(*warmup_s, warmup_s + sampler.measured_s),
+        _ => None,
+    };
+    PhaseResult { measured: sampler.measured, measured_s: sampler.measured_s, interrupted, next_index: p.first_index + tick_no as u32, offered_per_s }
 }
 
-/// The partial interval after the last tick, from `last` to now, sent when anything happened
-/// in it; how many intervals that adds (0 or 1). A timed phase's measured time ends when it
-/// stopped starting operations (`stopped_at`): the wait for those still in flight adds their
-/// completions, not time (it would lower the rate). A load phase lasts until its last
-/// operation is done.
-fn last_interval<T: Target>(
-    sampler: &mut Sampler<T>,
-    p: &PhaseParams,
-    (last, stopped_at): (Instant, Instant),
-    tick_no: u64,
+/// Sends what the interval `sample` (from `from` to `to`) asked for and started, under a rate
+/// or a schedule of requests in flight.
+fn send_load<T: Target>(
+    meter: Option<&LoadMeter>,
+    shared: &Shared<T>,
+    sample: &IntervalSample,
+    from: Instant,
+    to: Instant,
     events: &UnboundedSender<EngineEvent>,
-) -> u64 {
+) {
+    let started: u64 = shared.started.iter().map(|s| s.swap(0, Ordering::Relaxed)).sum();
+    let load: Option<IntervalLoad> = meter.and_then(|m| m.interval(sample.index, from, to, started));
+    if let Some(l) = load {
+        let _ = events.send(EngineEvent::Load(l));
+    }
+}
+
+/// The partial interval after the last tick, from `last` to now, when anything happened in
+/// it. A timed phase's measured time ends when it stopped starting operations (`stopped_at`):
+/// the wait for those still in flight adds their completions, not time (it would lower the
+/// rate). A load phase lasts until its last operation is done.
+fn last_interval<T: Target>(sampler: &mut Sampler<T>, p: &PhaseParams, (last, stopped_at): (Instant, Instant), tick_no: u64) -> Option<IntervalSample> {
     let now = Instant::now();
     if now <= last {
-        return 0;
+        return None;
     }
     let counted_until = match p.kind {
         PhaseKind::Run { .. } => stopped_at,
         PhaseKind::Load { .. } => now,
     };
     let sample = sampler.collect(last, now, counted_until, tick_no.min(sampler.end_tick.saturating_sub(1)), p.first_index + tick_no as u32);
-    if !sample.ops.iter().any(|(_, s)| s.ok + s.error_count() > 0) {
-        return 0;
-    }
-    let _ = events.send(EngineEvent::Interval(sample));
-    1
+    sample.ops.iter().any(|(_, s)| s.ok + s.error_count() > 0).then_some(sample)
 }
 
 /// Starts the phase's workers, each with its share of the in-flight limit and its pace.
@@ -160,14 +198,13 @@ fn spawn_workers<T: Target>(shared: &Arc<Shared<T>>, p: &PhaseParams, workers: u
                 PhaseKind::Load { count } => Pace::Count { claimed: claimed.clone(), total: *count },
                 // a replay: every worker takes the next start of one shared schedule
                 PhaseKind::Run { schedule: Some(s), .. } => Pace::Schedule { starts: s.clone(), next: claimed.clone(), first: start },
-                PhaseKind::Run { rate_per_s: Some(r), .. } => {
-                    // One global schedule, a start every 1/r: shard i of n takes the slots
-                    // i, i + n, i + 2n, ...; its worker w of W takes every W-th of those.
-                    let (shard, shards) = (p.shard.0 as f64, p.shard.1.max(1) as f64);
-                    let slot = Duration::from_secs_f64(1.0 / r.max(1e-9));
-                    let period = slot.mul_f64(workers as f64 * shards);
-                    Pace::Rate { period, first: start + slot.mul_f64(shard + shards * id as f64) }
+                PhaseKind::Run { rate: Some(curve), .. } => {
+                    // One global schedule of the run's operations: shard i of n takes the
+                    // operations i, i + n, i + 2n, ...; its worker w of W every W-th of those.
+                    let (shard, shards) = (p.shard.0 as u64, p.shard.1.max(1) as u64);
+                    Pace::Rated { curve: curve.clone(), first: start, offset: shard + shards * id as u64, stride: shards * workers as u64 }
                 }
+                PhaseKind::Run { levels: Some(levels), .. } => Pace::Closed { levels: levels.clone(), first: start, workers },
                 PhaseKind::Run { .. } => Pace::Max,
             };
             let seed = p.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(id as u64 + 1);
@@ -176,10 +213,10 @@ fn spawn_workers<T: Target>(shared: &Arc<Shared<T>>, p: &PhaseParams, workers: u
         .collect()
 }
 
-/// Warns once that a fixed rate is not kept, when more than 5 % of a second's operations (at
-/// least 10) are behind schedule; says whether it warned.
-fn warn_if_behind(p: &PhaseParams, sample: &IntervalSample, events: &UnboundedSender<EngineEvent>) -> bool {
-    let PhaseKind::Run { rate_per_s: Some(r), .. } = p.kind else { return false };
+/// Warns once that a rate (`rate_per_s` now) is not kept, when more than 5 % of a second's
+/// operations (at least 10) are behind schedule; says whether it warned.
+fn warn_if_behind(rate_per_s: Option<f64>, p: &PhaseParams, sample: &IntervalSample, events: &UnboundedSender<EngineEvent>) -> bool {
+    let Some(r) = rate_per_s else { return false };
     if sample.backlog as f64 <= (r * 0.05).max(10.0) {
         return false;
     }

@@ -67,7 +67,7 @@ pub(super) async fn run_schedule<T: Target>(
                 break;
             }
             if next.compare_exchange(i as u64, i as u64 + 1, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
-                inflight.push(start(target, plan, &sh.slots[id], *op, Some(due), rng));
+                inflight.push(start(target, plan, &sh.slots[id], &sh.started[id], *op, Some(due), rng));
             }
         }
         // the starts that are due and not taken yet

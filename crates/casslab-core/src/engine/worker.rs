@@ -1,9 +1,10 @@
 //! The hot loop. A few workers (one per runtime thread) each keep up to their share of the
 //! in-flight limit going with `FuturesUnordered`, draw values from the generators, and record
 //! every completion into their own per-operation stats (a lock nobody else takes except the
-//! sampler once per interval). Under a fixed rate, each worker follows its own schedule of
-//! intended start times and latency is measured from them, so a stalled cluster or a saturated
-//! client shows up as latency instead of silently lowering the request rate.
+//! sampler once per interval). Under a rate (fixed or a schedule, see `shaped`), each worker
+//! follows its own schedule of intended start times and latency is measured from them, so a
+//! stalled cluster or a saturated client shows up as latency instead of silently lowering the
+//! request rate.
 
 use super::plan::Plan;
 use super::target::{Completion, Target};
@@ -35,8 +36,12 @@ pub(super) const MAX_NAP: Duration = Duration::from_millis(50);
 pub(crate) enum Pace {
     /// Keep the in-flight limit full.
     Max,
-    /// A fixed schedule: one start every `period`, from `first`.
-    Rate { period: Duration, first: Instant },
+    /// Open loop: operation `k` of the run at `first` + the curve's time of `k` (the curve
+    /// may change during the run); this worker takes `k = offset, offset + stride, ...`.
+    Rated { curve: tokio::sync::watch::Receiver<Arc<crate::load_shape::Curve>>, first: Instant, offset: u64, stride: u64 },
+    /// Closed loop, the requests in flight following the levels of a curve (its share of
+    /// them among `workers`).
+    Closed { levels: Arc<crate::load_shape::Curve>, first: Instant, workers: usize },
     /// Keep the in-flight limit full until `total` operations were claimed from `claimed`.
     Count { claimed: Arc<AtomicU64>, total: u64 },
     /// A replay: start `starts[i].1` at `first + starts[i].0`, the next `i` taken from `next`.
@@ -52,6 +57,8 @@ pub(crate) struct Shared<T: Target> {
     pub slots: Vec<Mutex<Vec<OpStats>>>,
     /// Per worker: operations due under the rate schedule but not started yet.
     pub backlog: Vec<AtomicU64>,
+    /// Per worker: operations started since the sampler last looked.
+    pub started: Vec<AtomicU64>,
     /// Per operation: error kinds already reported (bit per kind).
     pub reported: Vec<AtomicU64>,
     pub events: UnboundedSender<EngineEvent>,
@@ -63,11 +70,13 @@ pub(super) fn start<'a, T: Target>(
     target: &'a T,
     plan: &'a Plan<T::Op>,
     stats: &'a Mutex<Vec<OpStats>>,
+    started: &AtomicU64,
     op_idx: usize,
     intended: Option<Instant>,
     rng: &mut SmallRng,
 ) -> impl std::future::Future<Output = Done<T::Error>> + 'a {
     let request = target.start(&plan.ops[op_idx], &plan.gens, rng, stats);
+    started.fetch_add(1, Ordering::Relaxed);
     let sent = Instant::now();
     let intended = intended.map_or(sent, |t| t.min(sent));
     async move {
@@ -127,7 +136,7 @@ pub(crate) async fn run_worker<T: Target>(sh: Arc<Shared<T>>, id: usize, cap: us
                     }
                 }
                 let op = plan.pick(rng.gen::<f64>());
-                inflight.push(start(target, plan, &sh.slots[id], op, None, &mut rng));
+                inflight.push(start(target, plan, &sh.slots[id], &sh.started[id], op, None, &mut rng));
             }
             match inflight.next().await {
                 Some(d) => record(&sh, id, d),
@@ -135,46 +144,7 @@ pub(crate) async fn run_worker<T: Target>(sh: Arc<Shared<T>>, id: usize, cap: us
             }
         },
         Pace::Schedule { starts, next, first } => super::replay::run_schedule(&sh, id, cap, &starts, &next, first, &mut rng).await,
-        Pace::Rate { period, first } => {
-            let mut next_t = first;
-            let sleep = tokio::time::sleep_until(first);
-            tokio::pin!(sleep);
-            // Starts happen when the timer fires (a batch per tick, which the driver sends in
-            // few writes); a wake-up for a completion starts only operations already due.
-            let mut timer_fired = true;
-            loop {
-                if stopped(&sh) {
-                    match inflight.next().await {
-                        Some(d) => record(&sh, id, d),
-                        None => break,
-                    }
-                    continue;
-                }
-                let now = Instant::now();
-                let horizon = if timer_fired { now + EARLY } else { now };
-                while next_t <= horizon && inflight.len() < cap {
-                    let op = plan.pick(rng.gen::<f64>());
-                    inflight.push(start(target, plan, &sh.slots[id], op, Some(next_t), &mut rng));
-                    next_t += period;
-                }
-                timer_fired = false;
-                let behind = if next_t <= now { ((now - next_t).as_nanos() / period.as_nanos().max(1)) as u64 + 1 } else { 0 };
-                sh.backlog[id].store(behind, Ordering::Relaxed);
-                if inflight.len() < cap {
-                    let wake = (next_t.checked_sub(EARLY).unwrap_or(next_t)).min(now + MAX_NAP);
-                    if wake != sleep.deadline() {
-                        sleep.as_mut().reset(wake);
-                    }
-                    tokio::select! {
-                        biased;
-                        _ = &mut sleep => timer_fired = true,
-                        Some(d) = inflight.next(), if !inflight.is_empty() => record(&sh, id, d),
-                    }
-                } else if let Some(d) = inflight.next().await {
-                    record(&sh, id, d);
-                }
-            }
-            sh.backlog[id].store(0, Ordering::Relaxed);
-        }
+        Pace::Rated { curve, first, offset, stride } => super::shaped::run_rated(&sh, id, cap, curve, first, (offset, stride), &mut rng).await,
+        Pace::Closed { levels, first, workers } => super::shaped::run_closed(&sh, id, &levels, first, workers, &mut rng).await,
     }
 }

@@ -26,6 +26,31 @@ pub struct Search {
     pub sla: Gate,
     pub steps: Vec<Step>,
     pub interrupted: bool,
+    /// The ramp that narrowed the search before its fixed rates, when it ran one.
+    pub ramp: Option<RampProbe>,
+}
+
+/// One run whose rate ramped up through the neighbourhood of the answer: the levels it offered
+/// were judged against the SLA, and the search's fixed rates then bisect between the highest
+/// level that met it and the lowest above that did not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RampProbe {
+    pub run: RunId,
+    pub from_per_s: f64,
+    pub to_per_s: f64,
+    /// The rates the bisection starts between.
+    pub lo_per_s: f64,
+    pub hi_per_s: f64,
+}
+
+/// Between which offered levels of a ramp the SLA stopped being met: the highest level that
+/// met it (0 when none did) and the first level above that did not (`ceiling` when none
+/// failed). Each level is `(offered, met)`, by rising offered rate.
+pub fn ramp_bracket(levels: &[(f64, bool)], ceiling: f64) -> (f64, f64) {
+    let last_met = levels.iter().rposition(|(_, met)| *met);
+    let lo = last_met.map_or(0.0, |i| levels[i].0);
+    let hi = levels[last_met.map_or(0, |i| i + 1)..].iter().find(|(_, met)| !met).map_or(ceiling, |(o, _)| *o);
+    (lo, hi.max(lo))
 }
 
 impl Search {
@@ -73,6 +98,14 @@ pub struct FoundMax {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ramp_brackets_the_rate_where_the_sla_stopped_holding() {
+        let levels = [(100.0, true), (200.0, true), (300.0, false), (400.0, true), (500.0, false), (600.0, false)];
+        assert_eq!(ramp_bracket(&levels, 650.0), (400.0, 500.0), "the highest level met, and the next that failed");
+        assert_eq!(ramp_bracket(&[(100.0, false), (200.0, false)], 650.0), (0.0, 100.0));
+        assert_eq!(ramp_bracket(&[(100.0, true), (200.0, true)], 650.0), (200.0, 650.0));
+    }
     use crate::analysis::parse_sla;
     use crate::stats::{OpStats, OpSummary};
     use crate::store::PhaseSummary;

@@ -29,7 +29,14 @@ pub fn search_text(search: &Search) -> String {
         Some(best) => format!("highest rate meeting the SLA: {:.0} ops/s (run {})", best.target_per_s.unwrap_or(best.achieved_per_s), best.run),
         None => "no rate tried met the SLA".to_string(),
     };
-    format!("\nfind-max: {}\n{t}{answer}\n", sla.text.trim_start_matches("total."))
+    let ramp = match &search.ramp {
+        Some(r) => format!(
+            "  ramp (run {}): {:.0}/s to {:.0}/s, the SLA stopped holding between {:.0}/s and {:.0}/s, where the steps bisected\n",
+            r.run, r.from_per_s, r.to_per_s, r.lo_per_s, r.hi_per_s
+        ),
+        None => String::new(),
+    };
+    format!("\nfind-max: {}\n{t}{ramp}{answer}\n", sla.text.trim_start_matches("total."))
 }
 
 /// The highest rate meeting the SLA per variant: each repetition's, and their mean with a t

@@ -47,7 +47,12 @@ fn validity_badge(v: &crate::validity::Validity) -> String {
 }
 
 fn mode_text(run: &RunView) -> String {
-    let shape = run.load_shape().describe();
+    let c = &run.record.config;
+    let shape = match (&c.rate_shape, &c.concurrency_shape) {
+        (Some(s), _) => format!("rate schedule '{s}'"),
+        (None, Some(s)) if c.rate_per_s.is_none() => format!("max throughput, in flight '{s}'"),
+        _ => run.load_shape().describe(),
+    };
     match run.phase(Phase::Run) {
         Some(p) if p.target_rate_per_s.is_some() => format!("{shape} (achieved {:.0} ops/s)", p.total.ops_per_s),
         _ => shape,
@@ -223,11 +228,15 @@ fn phase_section(s: &mut String, run: &RunView, phase: Phase, pos: usize) {
     let id = |what: &str| format!("r{pos}-{}-{what}", phase.as_str());
     let mut list = vec![charts::throughput(run, phase, &id("throughput"))];
     list.extend(charts::errors_over_time(run, phase, &id("errors")));
+    list.extend(charts::streaming_over_time(run, phase, &id("streaming")));
     for (i, op) in run.op_names(phase).iter().enumerate() {
         list.push(charts::latency_over_time(run, phase, op, &id(&format!("latency-{i}"))));
     }
     list.extend(charts::spectrum(run, phase, &id("spectrum")));
     charts_grid(s, &list);
+    if let (Phase::Run, Some(load)) = (phase, &run.load) {
+        super::curve_chart::load_html(s, &run.label, load, &id("curve"));
+    }
 }
 
 fn charts_grid(s: &mut String, list: &[LineChart]) {

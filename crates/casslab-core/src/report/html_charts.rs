@@ -104,6 +104,11 @@ pub fn throughput(run: &RunView, phase: Phase, id: &str) -> LineChart {
     if let (Phase::Run, LoadShape::FixedRate { target_per_s }) = (phase, run.load_shape()) {
         series.push(Series::new(format!("target {target_per_s:.0} ops/s"), TARGET_COLOR, vec![(x.min, target_per_s), (x.max, target_per_s)]).dashed());
     }
+    if let (Phase::Run, LoadShape::RateSchedule { .. }) = (phase, run.load_shape()) {
+        let offered =
+            ivs.iter().filter_map(|iv| run.loads.iter().find(|l| l.index == iv.index).and_then(|l| l.offered_per_s).map(|o| (iv.mid_s(), o))).collect();
+        series.push(Series::new("offered (schedule)", TARGET_COLOR, offered).dashed());
+    }
     // Headroom, so a line at the maximum does not run along the frame.
     let hi = series_y_values(&series).fold(0.0, f64::max) * 1.05;
     LineChart {
@@ -134,7 +139,7 @@ pub fn latency_over_time(run: &RunView, phase: Phase, op: &str, id: &str) -> Lin
         Series::new("p99", PERCENTILE_COLORS[1], pick(|l| l.p99_ns, false)),
         Series::new("p99.9", PERCENTILE_COLORS[2], pick(|l| l.p999_ns, false)),
     ];
-    let fixed = matches!(run.load_shape(), LoadShape::FixedRate { .. }) && phase == Phase::Run;
+    let fixed = run.load_shape().open_loop() && phase == Phase::Run;
     if fixed {
         series.push(Series::new("p99 service time", PERCENTILE_COLORS[1], pick(|l| l.p99_ns, true)).dashed());
     }
@@ -184,6 +189,49 @@ pub fn errors_over_time(run: &RunView, phase: Phase, id: &str) -> Option<LineCha
     })
 }
 
+/// Data streamed per node while streams run (a node joining, leaving or being replaced), from
+/// the nodes' `system_views.streaming`, with the run's events; `None` when nothing streamed.
+pub fn streaming_over_time(run: &RunView, phase: Phase, id: &str) -> Option<LineChart> {
+    use crate::server::metric;
+    let ivs = run.chart_timeline(phase);
+    let (from_ms, to_ms) = (ivs.first()?.start_ms, ivs.last()?.end_ms);
+    let mut nodes: Vec<&str> = run.server.iter().filter(|s| s.metric == metric::STREAMS).map(|s| s.node.as_str()).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    if nodes.is_empty() {
+        return None;
+    }
+    let (x, bands) = time_axis(run, &ivs);
+    let series: Vec<Series> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| {
+            // at each poll: MiB sent plus received by the node's running streams (0 when none ran)
+            let mut at: std::collections::BTreeMap<u64, f64> = std::collections::BTreeMap::new();
+            for s in run.server.iter().filter(|s| s.node == *node && (from_ms..=to_ms).contains(&s.at_ms)) {
+                if s.metric == metric::STREAM_SENT_MIB || s.metric == metric::STREAM_RECEIVED_MIB {
+                    *at.entry(s.at_ms).or_default() += s.value;
+                }
+            }
+            let polls: Vec<u64> = run.server.iter().filter(|s| s.node == *node && s.metric == metric::PENDING_TASKS).map(|s| s.at_ms).collect();
+            let mut pts: Vec<(f64, f64)> =
+                polls.iter().filter(|t| (from_ms..=to_ms).contains(*t)).map(|t| (*t as f64 / 1000.0, at.get(t).copied().unwrap_or(0.0))).collect();
+            pts.extend(at.iter().filter(|(t, _)| !polls.contains(t)).map(|(t, v)| (*t as f64 / 1000.0, *v)));
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Series::new(node.to_string(), color(i), pts)
+        })
+        .collect();
+    let hi = series_y_values(&series).fold(0.0, f64::max).max(0.1) * 1.05;
+    Some(LineChart {
+        id: id.to_string(),
+        title: format!("{} · {} · data streamed by running streams, per node (system_views.streaming)", run.label, phase_name(phase)),
+        y: Axis::linear("MiB sent + received", 0.0, hi, true),
+        x,
+        series,
+        bands,
+    })
+}
+
 fn error_color(k: ErrorKind) -> &'static str {
     match k {
         ErrorKind::Timeout => "#e15759",
@@ -214,7 +262,7 @@ pub fn spectrum(run: &RunView, phase: Phase, id: &str) -> Option<LineChart> {
     if spectra.is_empty() {
         return None;
     }
-    let fixed = matches!(run.load_shape(), LoadShape::FixedRate { .. }) && phase == Phase::Run;
+    let fixed = run.load_shape().open_loop() && phase == Phase::Run;
     let names = run.op_names(phase);
     let mut series = Vec::new();
     for (i, s) in spectra.iter().enumerate() {

@@ -67,6 +67,10 @@ fn run_json(run: &RunView) -> Value {
     let mode = match run.load_shape() {
         LoadShape::FixedRate { target_per_s } => json!({ "kind": "fixed_rate", "target_rate_per_s": target_per_s }),
         LoadShape::MaxThroughput { concurrency } => json!({ "kind": "max_throughput", "concurrency": concurrency }),
+        LoadShape::RateSchedule { peak_per_s } => json!({ "kind": "rate_schedule", "peak_rate_per_s": peak_per_s, "schedule": run.record.config.rate_text() }),
+        LoadShape::InFlightSchedule { peak } => {
+            json!({ "kind": "in_flight_schedule", "concurrency": peak, "schedule": run.record.config.concurrency_shape.as_ref().map(|s| s.to_string()) })
+        }
     };
     json!({
         "id": r.id,

@@ -44,6 +44,10 @@ pub enum LoadShape {
     MaxThroughput { concurrency: usize },
     /// Open loop at a fixed total rate; latency is measured from each intended start.
     FixedRate { target_per_s: f64 },
+    /// Open loop at a rate that follows a schedule (the config's `rate_shape`).
+    RateSchedule { peak_per_s: f64 },
+    /// As fast as possible, the requests in flight following a schedule (up to `peak`).
+    InFlightSchedule { peak: usize },
 }
 
 impl LoadShape {
@@ -51,7 +55,14 @@ impl LoadShape {
         match self {
             LoadShape::MaxThroughput { concurrency } => format!("max throughput, {concurrency} in flight"),
             LoadShape::FixedRate { target_per_s } => format!("fixed rate {target_per_s:.0} ops/s"),
+            LoadShape::RateSchedule { peak_per_s } => format!("rate schedule up to {peak_per_s:.0} ops/s"),
+            LoadShape::InFlightSchedule { peak } => format!("max throughput, a schedule of up to {peak} in flight"),
         }
+    }
+
+    /// Open loop: latency from each intended start, service time beside it.
+    pub fn open_loop(self) -> bool {
+        matches!(self, LoadShape::FixedRate { .. } | LoadShape::RateSchedule { .. })
     }
 }
 
@@ -114,6 +125,10 @@ pub struct RunView {
     pub violations: Vec<crate::store::SavedViolation>,
     /// Time charts on the wall clock (UTC time of day) rather than seconds since the start.
     pub wall_clock: bool,
+    /// What each interval asked for under a rate or a schedule (empty unless the caller adds
+    /// them), and the run's load by stage and level (`None` unless the caller adds it).
+    pub loads: Vec<crate::stats::IntervalLoad>,
+    pub load: Option<crate::analysis::load_curve::LoadAnalysis>,
 }
 
 impl RunView {
@@ -132,9 +147,12 @@ impl RunView {
     }
 
     pub fn load_shape(&self) -> LoadShape {
-        match self.record.config.rate_per_s {
-            Some(target_per_s) => LoadShape::FixedRate { target_per_s },
-            None => LoadShape::MaxThroughput { concurrency: self.record.config.concurrency },
+        let c = &self.record.config;
+        match (c.rate_per_s, &c.rate_shape, &c.concurrency_shape) {
+            (_, Some(shape), _) => LoadShape::RateSchedule { peak_per_s: shape.peak() },
+            (Some(target_per_s), None, _) => LoadShape::FixedRate { target_per_s },
+            (None, None, Some(_)) => LoadShape::InFlightSchedule { peak: c.concurrency },
+            (None, None, None) => LoadShape::MaxThroughput { concurrency: c.concurrency },
         }
     }
 
@@ -282,6 +300,8 @@ impl RunViewBuilder {
             validity: None,
             violations: Vec::new(),
             wall_clock: false,
+            loads: Vec::new(),
+            load: None,
         }
     }
 }

@@ -75,10 +75,12 @@ pub fn run_summary(r: &RunRecord, s: &RunSummary) -> String {
     );
     let levels = if s.phases.iter().any(|p| p.ops.iter().any(|o| o.verify.is_some())) { super::data::levels_of(r) } else { Default::default() };
     for p in &s.phases {
-        let mode = match (p.phase, p.target_rate_per_s) {
-            (Phase::Load, _) => "load".to_string(),
-            (_, Some(rate)) => format!("run at fixed rate {rate:.0}/s"),
-            (_, None) => format!("run at max throughput, {} in flight", r.config.concurrency),
+        let mode = match (p.phase, p.target_rate_per_s, &r.config.rate_shape, &r.config.concurrency_shape) {
+            (Phase::Load, ..) => "load".to_string(),
+            (_, Some(rate), Some(shape), _) => format!("run on the rate schedule '{shape}' (mean {rate:.0}/s)"),
+            (_, Some(rate), None, _) => format!("run at fixed rate {rate:.0}/s"),
+            (_, None, _, Some(shape)) => format!("run at max throughput, in flight '{shape}'"),
+            (_, None, ..) => format!("run at max throughput, {} in flight", r.config.concurrency),
         };
         let _ = writeln!(out, "\n{mode}, {:.1} s measured — latency from intended start, ms:", p.duration_s);
         table(&mut out, p, false);

@@ -51,6 +51,12 @@ pub mod metric {
     pub const SSTABLE_TASKS: &str = "sstable_tasks";
     /// How long one poll of every node took (on the client), in ms.
     pub const POLL_MS: &str = "poll_ms";
+    /// Streams a node takes part in now (`system_views.streaming`), the MiB they sent and
+    /// received so far, and their mean progress in percent.
+    pub const STREAMS: &str = "streaming.active";
+    pub const STREAM_SENT_MIB: &str = "streaming.sent_mib";
+    pub const STREAM_RECEIVED_MIB: &str = "streaming.received_mib";
+    pub const STREAM_PROGRESS_PCT: &str = "streaming.progress_pct";
     pub const TOMBSTONES_P99_PREFIX: &str = "tombstones_per_read.p99th:";
     pub const TOMBSTONES_MAX_PREFIX: &str = "tombstones_per_read.max:";
 }

@@ -6,7 +6,7 @@
 //! (older Cassandra, ScyllaDB) is skipped from then on and reported once.
 
 use super::collect::Poller;
-use super::ServerSample;
+use super::{metric, ServerSample};
 use crate::config::{ClusterConfig, Credentials};
 use crate::engine::EngineError;
 use crate::targets::cql::connect_without_schema;
@@ -20,8 +20,9 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Whole-node tables: thread pools, running compactions, hints, client connections.
-const NODE_TABLES: &[&str] = &["thread_pools", "sstable_tasks", "pending_hints", "clients"];
+/// Whole-node tables: thread pools, running compactions, hints, client connections, streams
+/// (a node joining, leaving or being replaced).
+const NODE_TABLES: &[&str] = &["thread_pools", "sstable_tasks", "pending_hints", "clients", "streaming"];
 /// Per-table tables, read for the workload's keyspace only.
 pub const TABLE_TABLES: &[&str] = &[
     "coordinator_read_latency",
@@ -206,6 +207,7 @@ pub fn to_samples(table: &str, node: &str, at_ms: u64, rows: &[Columns]) -> Vec<
             out.push(sample("pending_hints.files".into(), files));
         }
         "clients" => out.push(sample("clients".into(), rows.len() as f64)),
+        "streaming" => out.extend(streaming_samples(rows).into_iter().map(|(m, v)| sample(m.into(), v))),
         _ => {
             for row in rows {
                 let Some(t) = text(row, "table_name") else { continue };
@@ -218,6 +220,25 @@ pub fn to_samples(table: &str, node: &str, at_ms: u64, rows: &[Columns]) -> Vec<
         }
     }
     out
+}
+
+/// The streams a node takes part in now (`system_views.streaming` keeps finished ones a while:
+/// those are left out): how many, the MiB they sent and received so far, and their mean
+/// progress in percent. Nothing while no stream runs, so a run without streaming has no series.
+fn streaming_samples(rows: &[Columns]) -> Vec<(&'static str, f64)> {
+    let running: Vec<&Columns> =
+        rows.iter().filter(|r| text(r, "status").is_some_and(|s| !matches!(s.to_ascii_lowercase().as_str(), "success" | "failure"))).collect();
+    if running.is_empty() {
+        return Vec::new();
+    }
+    let sum = |col: &str| running.iter().filter_map(|r| r.iter().find(|(n, _)| n == col).and_then(|(_, v)| number(v))).sum::<f64>();
+    let progress = sum("progress_percentage") / running.len() as f64;
+    vec![
+        (metric::STREAMS, running.len() as f64),
+        (metric::STREAM_SENT_MIB, sum("bytes_sent") / 1_048_576.0),
+        (metric::STREAM_RECEIVED_MIB, sum("bytes_received") / 1_048_576.0),
+        (metric::STREAM_PROGRESS_PCT, progress),
+    ]
 }
 
 impl Poller for VirtualTablePoller {
@@ -284,6 +305,22 @@ mod tests {
         let h = to_samples("pending_hints", "n", 0, &[row(&[("files", CqlValue::Int(3))]), row(&[("files", CqlValue::Int(4))])]);
         assert_eq!(h[0].value, 7.0);
         assert_eq!(to_samples("clients", "n", 0, &[vec![], vec![]])[0].value, 2.0);
+    }
+
+    #[test]
+    fn running_streams_are_counted_and_finished_ones_left_out() {
+        let stream = |status: &str, sent: i64, pct: f32| {
+            row(&[
+                ("status", CqlValue::Text(status.into())),
+                ("bytes_sent", CqlValue::BigInt(sent)),
+                ("bytes_received", CqlValue::BigInt(0)),
+                ("progress_percentage", CqlValue::Float(pct)),
+            ])
+        };
+        let s = to_samples("streaming", "n", 7, &[stream("start", 2 * 1_048_576, 40.0), stream("start", 1_048_576, 20.0), stream("success", 9 << 20, 100.0)]);
+        let get = |m: &str| s.iter().find(|x| x.metric == m).map(|x| x.value);
+        assert_eq!((get(metric::STREAMS), get(metric::STREAM_SENT_MIB), get(metric::STREAM_PROGRESS_PCT)), (Some(2.0), Some(3.0), Some(30.0)));
+        assert!(to_samples("streaming", "n", 7, &[stream("success", 1, 100.0)]).is_empty(), "no stream runs: no sample");
     }
 
     #[test]

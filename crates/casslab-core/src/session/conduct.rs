@@ -637,6 +637,7 @@ pub async fn find_max_per_variant(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, sl
             source: match e {
                 super::findmax::FindMaxError::Session(s) => s,
                 super::findmax::FindMaxError::Sla(s) => SessionError::Sla(s),
+                super::findmax::FindMaxError::Results(s) => SessionError::Results(s),
             },
         })?;
         let best = search.best().map(|s| s.achieved_per_s);

@@ -3,15 +3,23 @@
 //! that met the SLA and the first that did not, each step an ordinary saved run (tagged
 //! `find_max=…`, `step=N`). Latency is judged from the intended start, so a step whose rate
 //! could not be kept fails on its queueing, as it should.
+//!
+//! With a ramp first ([`find_max_ramped`]), one run between the probe and the steps ramps its
+//! rate from 5 % to 110 % of the ceiling over a step's length; its levels of offered load are
+//! judged against the SLA (`analysis::load_curve`), and the steps bisect only between the
+//! highest level that met it and the next that did not. The steps still decide the answer: a
+//! bracket the steps contradict (none of them met, or all did) is widened to the rest of the
+//! range.
 
 use super::observer::SessionEvent;
 use super::{Lab, RunSpec, SessionError};
 use crate::analysis::Gate;
 use crate::config::LoadMode;
-use crate::store::RunStatus;
+use crate::load_shape::LoadShape;
+use crate::store::{RunStatus, RunSummary};
 
 pub use crate::analysis::{parse_sla, SlaError};
-use crate::judge::search::observed;
+use crate::judge::search::{observed, ramp_bracket, RampProbe};
 pub use crate::judge::search::{Search, Step};
 
 /// Why a search stopped early.
@@ -21,19 +29,47 @@ pub enum FindMaxError {
     Sla(#[from] SlaError),
     #[error(transparent)]
     Session(#[from] SessionError),
+    #[error("cannot read the ramp's intervals back: {0}")]
+    Results(#[from] crate::store::StoreError),
 }
 
 /// Searches the highest fixed rate of `base` (its config's rate is ignored) that meets `sla`,
 /// in at most `max_steps` steps after the probe.
 pub async fn find_max(lab: &Lab<'_>, base: &RunSpec, sla: &Gate, max_steps: usize) -> Result<Search, FindMaxError> {
+    search(lab, base, sla, max_steps, false).await
+}
+
+/// As [`find_max`], with a ramp between the probe and the steps to narrow where they bisect.
+pub async fn find_max_ramped(lab: &Lab<'_>, base: &RunSpec, sla: &Gate, max_steps: usize) -> Result<Search, FindMaxError> {
+    search(lab, base, sla, max_steps, true).await
+}
+
+/// Steps closer than this share of the ceiling end the search.
+const RESOLUTION: f64 = 0.05;
+/// The ramp's range, as shares of the ceiling.
+const RAMP_FROM: f64 = 0.05;
+const RAMP_TO: f64 = 1.1;
+
+async fn search(lab: &Lab<'_>, base: &RunSpec, sla: &Gate, max_steps: usize, ramp_first: bool) -> Result<Search, FindMaxError> {
     let search_id = crate::engine::unix_now_ms() / 1000;
-    let mut search = Search { sla: sla.clone(), steps: Vec::new(), interrupted: false };
-    let step = |target: Option<f64>, n: usize, load: LoadMode| {
+    let mut search = Search { sla: sla.clone(), steps: Vec::new(), interrupted: false, ramp: None };
+    // the search sets every rate itself: not the workload's own schedule
+    let mut base = base.clone();
+    if let Some(r) = base.workload.run.as_mut() {
+        (r.rate, r.concurrency) = (None, None);
+    }
+    base.config.rate_shape = None;
+    let base = &base;
+    let spec_of = |target: Option<f64>, n: usize, load: LoadMode| {
         let mut spec = base.clone();
         spec.config.rate_per_s = target;
         spec.config.load = load;
         spec.tags.push(format!("find_max={search_id}"));
         spec.tags.push(format!("step={n}"));
+        spec
+    };
+    let step = |target: Option<f64>, n: usize, load: LoadMode| {
+        let spec = spec_of(target, n, load);
         async move {
             lab.observer.on(&SessionEvent::SearchStep { step: n, rate_per_s: target });
             let r = super::run(lab, &spec).await?;
@@ -56,24 +92,90 @@ pub async fn find_max(lab: &Lab<'_>, base: &RunSpec, sla: &Gate, max_steps: usiz
     };
     let (ceiling, probe_met) = (probe.achieved_per_s, probe.met);
     search.steps.push(probe);
-    if !probe_met && ceiling > 0.0 {
-        let (mut lo, mut hi) = (0.0_f64, ceiling);
-        for n in 1..=max_steps {
-            let r = ((lo + hi) / 2.0).max(1.0);
-            let Some(s) = step(Some(r), n, LoadMode::Skip).await? else {
+    if probe_met || ceiling <= 0.0 {
+        return Ok(search);
+    }
+    let (mut lo, mut hi) = (0.0_f64, ceiling);
+    if ramp_first {
+        let mut spec = spec_of(None, 0, LoadMode::Skip);
+        spec.tags.retain(|t| !t.starts_with("step="));
+        spec.tags.push("step=ramp".into());
+        match ramp(lab, spec, sla, ceiling).await? {
+            Some(r) => {
+                (lo, hi) = (r.lo_per_s, r.hi_per_s);
+                search.ramp = Some(r);
+            }
+            None => {
                 search.interrupted = true;
                 return Ok(search);
-            };
-            if s.met {
-                lo = r;
-            } else {
-                hi = r;
-            }
-            search.steps.push(s);
-            if (hi - lo) / ceiling < 0.05 {
-                break;
             }
         }
     }
+    // the range the bisection may widen to when its bracket misled it
+    let mut outer = (0.0_f64, ceiling);
+    let (mut met_any, mut failed_any) = (false, false);
+    let mut n = 1;
+    while n <= max_steps {
+        if (hi - lo) / ceiling < RESOLUTION {
+            // a bracket the steps never tested from inside: widen it where it was not confirmed
+            if !met_any && lo > outer.0 {
+                (lo, hi) = (outer.0, lo);
+                outer.1 = hi;
+            } else if !failed_any && hi < outer.1 {
+                (lo, hi) = (hi, outer.1);
+                outer.0 = lo;
+            } else {
+                break;
+            }
+            (met_any, failed_any) = (false, false);
+            continue;
+        }
+        let r = ((lo + hi) / 2.0).max(1.0);
+        let Some(s) = step(Some(r), n, LoadMode::Skip).await? else {
+            search.interrupted = true;
+            return Ok(search);
+        };
+        if s.met {
+            (lo, met_any) = (r, true);
+        } else {
+            (hi, failed_any) = (r, true);
+        }
+        search.steps.push(s);
+        n += 1;
+    }
     Ok(search)
+}
+
+/// The ramp run: from 5 % to 110 % of `ceiling` over the measured time (the warm-up at its
+/// first level); returns the bracket its levels give, `None` when it was interrupted.
+async fn ramp(lab: &Lab<'_>, mut spec: RunSpec, sla: &Gate, ceiling: f64) -> Result<Option<RampProbe>, FindMaxError> {
+    let run = spec.workload.run.as_ref();
+    let warmup_s = spec.config.warmup_s.or(run.map(|r| r.warmup_s)).unwrap_or(0.0);
+    let duration_s = spec.config.duration_s.or(run.map(|r| r.duration_s)).unwrap_or(60.0);
+    let (from, to) = ((ceiling * RAMP_FROM).max(1.0).round(), (ceiling * RAMP_TO).round());
+    let ramp = format!("ramp {from}..{to} over {}", crate::load_shape::dur(duration_s));
+    let text = if warmup_s > 0.0 { format!("{from} for {}, {ramp}", crate::load_shape::dur(warmup_s)) } else { ramp };
+    let shape = LoadShape::parse(&text).expect("a ramp casslab writes reads back");
+    spec.config.set_rate(shape);
+    (spec.config.warmup_s, spec.config.duration_s) = (Some(warmup_s), Some(duration_s));
+    lab.observer.on(&SessionEvent::SearchRamp { from_per_s: from, to_per_s: to, bracket: None });
+    let r = super::run(lab, &spec).await?;
+    if r.status == RunStatus::Interrupted {
+        return Ok(None);
+    }
+    let levels: Vec<(f64, bool)> = match crate::analysis::load_curve::of_run(lab.results, r.run)? {
+        Some(a) => a
+            .curve
+            .iter()
+            .map(|g| {
+                let summary = RunSummary { phases: vec![g.summary.clone()], ..RunSummary::default() };
+                let value = observed(sla, &summary).map_or(f64::NAN, |v| v.0);
+                (g.offered_per_s.unwrap_or(0.0), !value.is_nan() && sla.fails(value) && g.kept())
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let (lo, hi) = ramp_bracket(&levels, ceiling);
+    lab.observer.on(&SessionEvent::SearchRamp { from_per_s: from, to_per_s: to, bracket: Some((lo, hi)) });
+    Ok(Some(RampProbe { run: r.run, from_per_s: from, to_per_s: to, lo_per_s: lo, hi_per_s: hi.min(ceiling) }))
 }

@@ -10,6 +10,7 @@
 //! Redis needs the run config's `redis`), [`ClusterControl`] (the local cluster casslab
 //! started; none for `--hosts`) and the results [`Store`].
 
+mod changes;
 pub mod conduct;
 pub mod findmax;
 mod network_events;
@@ -19,6 +20,7 @@ mod server_metrics;
 mod timeline;
 pub mod verify_pass;
 
+pub use changes::check_rate_events;
 pub use observer::{Observer, Quiet, SessionEvent};
 pub use run_checks::workload_for_run;
 pub use timeline::{check_events, EventCheckError};
@@ -106,7 +108,8 @@ pub struct RunSession<'a> {
 impl<'a> RunSession<'a> {
     pub fn new(lab: &'a Lab<'a>, spec: &RunSpec) -> RunSession<'a> {
         let workload = workload_for_run(spec.workload.clone(), spec.config.verify);
-        let spec = RunSpec { config: spec.config.clone().resolved(), workload, ..spec.clone() };
+        let config = changes::with_workload_load(spec.config.clone(), &spec.workload).resolved();
+        let spec = RunSpec { config, workload, ..spec.clone() };
         RunSession { lab, spec, clock: RunClock::start() }
     }
 
@@ -172,10 +175,14 @@ impl<'a> RunSession<'a> {
         };
         lab.observer.on(&SessionEvent::RunStarted { run: id, workload: &self.spec.workload.name, t0_unix_ms: self.clock.t0_unix_ms });
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let (rates, rate_changes) = tokio::sync::mpsc::unbounded_channel();
         let (spec, clock, stop, engine_target) = (self.spec.clone(), self.clock, lab.stop.clone(), target.clone());
         let verify = crate::verify::RunVerify::fresh();
         let token = verify.clone();
-        let engine = tokio::spawn(async move { engine::run(engine_target, &spec.config, &spec.workload, clock, tx, stop, &token).await });
+        let engine =
+            tokio::spawn(
+                async move { engine::run(engine_target, &spec.config, &spec.workload, clock, tx, engine::Controls { stop, rate_changes }, &token).await },
+            );
         let mut run = Consumer {
             session: &self,
             id,
@@ -185,6 +192,7 @@ impl<'a> RunSession<'a> {
             timeline: None,
             points: Vec::new(),
             violations: Default::default(),
+            rates: self.spec.config.peak_rate_per_s().map(|_| rates),
         };
         while let Some(ev) = rx.recv().await {
             run.on(ev);
@@ -274,6 +282,8 @@ struct Consumer<'s, 'a> {
     timeline: Option<Timeline>,
     points: Vec<IntervalPoint>,
     violations: run_checks::Violations,
+    /// Where the timeline sends changes of rate, under a rate.
+    rates: Option<tokio::sync::mpsc::UnboundedSender<engine::RateChange>>,
 }
 
 impl Consumer<'_, '_> {
@@ -289,9 +299,15 @@ impl Consumer<'_, '_> {
             }
             EngineEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, at_ms } => {
                 if phase == Phase::Run && !w.events.is_empty() && controls(cfg) {
-                    self.timeline = Some(Timeline::start(w.events.clone(), s.clock, at_ms, lab.control.clone(), lab.observer.clone()));
+                    self.timeline = Some(Timeline::start(w.events.clone(), s.clock, at_ms, lab.control.clone(), lab.observer.clone(), self.rates.clone()));
                 }
-                lab.observer.on(&SessionEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, concurrency: cfg.concurrency });
+                let schedule = cfg.rate_shape.as_ref().or(cfg.concurrency_shape.as_ref()).filter(|_| phase == Phase::Run).map(|s| s.to_string());
+                lab.observer.on(&SessionEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, concurrency: cfg.concurrency, schedule });
+            }
+            EngineEvent::Load(load) => {
+                if let Err(e) = lab.results.add_interval_load(id, &load) {
+                    self.store_error.get_or_insert(e);
+                }
             }
             EngineEvent::Interval(sample) => {
                 for m in self.server.map(|sm| sm.flush(lab.results, Some(id))).unwrap_or_default() {

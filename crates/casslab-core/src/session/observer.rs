@@ -34,6 +34,8 @@ pub enum SessionEvent<'a> {
         duration_s: Option<f64>,
         rate_per_s: Option<f64>,
         concurrency: usize,
+        /// The run phase's schedule of rate (or of requests in flight), as written.
+        schedule: Option<String>,
     },
     /// An interval closed (and was saved).
     Interval(&'a IntervalSample),
@@ -59,6 +61,13 @@ pub enum SessionEvent<'a> {
     SearchStep {
         step: usize,
         rate_per_s: Option<f64>,
+    },
+    /// A `find_max` search ramps its rate from `from_per_s` to `to_per_s` (one run) to find
+    /// where to bisect; once judged, `bracket` says between which rates.
+    SearchRamp {
+        from_per_s: f64,
+        to_per_s: f64,
+        bracket: Option<(f64, f64)>,
     },
     /// A step of a `find_max` search was judged against the SLA.
     SearchJudged {

@@ -10,11 +10,11 @@
 use super::network_events;
 use super::observer::{Observer, SessionEvent};
 use crate::cluster::ClusterControl;
-use crate::engine::RunClock;
+use crate::engine::{RateChange, RunClock};
 use crate::events::{sorted, EventAction, EventRecord, EventSpec, EventStatus};
 use std::process::{Command, Output};
 use std::sync::Arc;
-use tokio::sync::watch;
+use tokio::sync::{mpsc::UnboundedSender, watch};
 use tokio::task::JoinHandle;
 
 /// Lines of an event's output kept with the run.
@@ -31,6 +31,8 @@ pub enum EventCheckError {
     NetworkNeedsLocalCluster { spec: String, action: &'static str, at_s: u64 },
     #[error("event '{spec}': {reason}")]
     NoNetworkControl { spec: String, reason: String },
+    #[error("event '{spec}': a change of rate needs a run under a rate: give --rate (a fixed rate or a schedule, e.g. --rate 500) or the workload's run.rate")]
+    NeedsRate { spec: String },
 }
 
 /// Checks every event against what the run is aimed at, before anything touches the cluster:
@@ -65,13 +67,14 @@ type NetworkEnd = (Vec<EventSpec>, Option<Arc<dyn ClusterControl>>, Arc<dyn Obse
 
 impl Timeline {
     /// Starts firing `events` (times since the run phase's start, which is `run_started_at_ms`
-    /// on `clock`).
+    /// on `clock`); changes of rate go to `rates`.
     pub fn start(
         events: Vec<EventSpec>,
         clock: RunClock,
         run_started_at_ms: u64,
         control: Option<Arc<dyn ClusterControl>>,
         observer: Arc<dyn Observer>,
+        rates: Option<UnboundedSender<RateChange>>,
     ) -> Timeline {
         let (cancel, mut cancelled) = watch::channel(false);
         // what the run's end needs to heal the network faults it left
@@ -90,12 +93,12 @@ impl Timeline {
                     records.push(skipped(seq as u32, &spec, due_ms));
                     continue;
                 }
-                let (control, observer) = (control.clone(), observer.clone());
+                let (control, observer, rates) = (control.clone(), observer.clone(), rates.clone());
                 running.push(tokio::task::spawn_blocking(move || {
                     let fire = || {
                         let start_ms = clock.now_ms();
                         observer.on(&SessionEvent::EventStarted { spec: &spec });
-                        let (status, exit_code, output) = carry_out(&spec.action, control.as_deref());
+                        let (status, exit_code, output) = carry_out(&spec.action, control.as_deref(), rates.as_ref());
                         let end_ms = clock.now_ms().max(start_ms);
                         let record = EventRecord {
                             seq: seq as u32,
@@ -111,10 +114,10 @@ impl Timeline {
                         observer.on(&SessionEvent::EventFinished { spec: &spec, record: &record });
                         record
                     };
-                    // node stops, kills and starts wait for each other (the cluster's lock), and
-                    // their record starts when they do
-                    match (spec.action.node_selector(), control.as_deref()) {
-                        (Some(_), Some(cluster)) => {
+                    // node stops, kills, starts and topology changes wait for each other (the
+                    // cluster's lock), and their record starts when they do
+                    match (spec.action.one_at_a_time(), control.as_deref()) {
+                        (true, Some(cluster)) => {
                             let mut record = None;
                             cluster.one_at_a_time(&mut || record = Some(fire()));
                             record.expect("one_at_a_time calls its action once")
@@ -172,7 +175,10 @@ fn tail(text: &str, n: usize) -> String {
 }
 
 /// Carries out one action (blocking): its status, exit code (of a command) and output.
-fn carry_out(action: &EventAction, control: Option<&dyn ClusterControl>) -> (EventStatus, Option<i32>, String) {
+fn carry_out(action: &EventAction, control: Option<&dyn ClusterControl>, rates: Option<&UnboundedSender<RateChange>>) -> (EventStatus, Option<i32>, String) {
+    if let Some(outcome) = super::changes::carry_out(action, control, rates) {
+        return outcome;
+    }
     if let EventAction::Exec(cmd) = action {
         return match Command::new("sh").arg("-c").arg(cmd).output() {
             Ok(o) => {
@@ -220,6 +226,7 @@ fn nodetool_on_nodes(cluster: &dyn ClusterControl, action: &EventAction) -> (Eve
         EventAction::Repair(t) => [vec!["repair".to_string(), "--full".to_string()], table_args(t)].concat(),
         EventAction::SetCompactionThroughput(n) => vec!["setcompactionthroughput".into(), n.to_string()],
         EventAction::SetTraceProbability(p) => vec!["settraceprobability".into(), p.to_string()],
+        EventAction::Cleanup(t) => [vec!["cleanup".to_string()], table_args(t)].concat(),
         _ => unreachable!("node actions are carried out by the cluster control"),
     };
     let running: Vec<(usize, String)> = match cluster.nodes() {
@@ -240,8 +247,8 @@ fn nodetool_on_nodes(cluster: &dyn ClusterControl, action: &EventAction) -> (Eve
         match result {
             Ok(o) => {
                 out.push_str(&format!("{name}: nodetool {} → {}\n", args.join(" "), o.status));
-                out.push_str(&String::from_utf8_lossy(&o.stdout));
-                out.push_str(&String::from_utf8_lossy(&o.stderr));
+                out.push_str(&super::changes::quiet(&String::from_utf8_lossy(&o.stdout)));
+                out.push_str(&super::changes::quiet(&String::from_utf8_lossy(&o.stderr)));
                 if !o.status.success() {
                     status = EventStatus::Failed;
                     code = o.status.code();
@@ -325,12 +332,12 @@ mod tests {
 
     #[test]
     fn exec_records_exit_status_and_output() {
-        let (status, code, out) = carry_out(&EventAction::Exec("echo hi; echo oops >&2; exit 3".into()), None);
+        let (status, code, out) = carry_out(&EventAction::Exec("echo hi; echo oops >&2; exit 3".into()), None, None);
         assert_eq!((status, code), (EventStatus::Failed, Some(3)));
         assert!(out.contains("hi") && out.contains("oops"), "{out}");
-        assert_eq!(carry_out(&EventAction::Exec("true".into()), None).0, EventStatus::Ok);
-        assert_eq!(carry_out(&EventAction::Flush(None), None).0, EventStatus::Failed);
-        assert_eq!(carry_out(&EventAction::Flush(None), Some(&named(vec![]))).0, EventStatus::Failed, "no node runs");
+        assert_eq!(carry_out(&EventAction::Exec("true".into()), None, None).0, EventStatus::Ok);
+        assert_eq!(carry_out(&EventAction::Flush(None), None, None).0, EventStatus::Failed);
+        assert_eq!(carry_out(&EventAction::Flush(None), Some(&named(vec![])), None).0, EventStatus::Failed, "no node runs");
         assert_eq!(tail("a\nb\nc\n", 2), "b\nc");
         assert_eq!(table_args(&Some("ks.t".into())), ["ks", "t"]);
     }
@@ -340,7 +347,7 @@ mod tests {
         let evs = vec![parse_event("200ms exec sleep 0.3").unwrap(), parse_event("50ms exec echo first").unwrap(), parse_event("1h exec true").unwrap()];
         // the run phase started 1000 ms after the clock
         let clock = RunClock { t0: tokio::time::Instant::now() - Duration::from_millis(1_000), t0_unix_ms: 0 };
-        let t = Timeline::start(evs, clock, 1_000, None, Arc::new(Quiet));
+        let t = Timeline::start(evs, clock, 1_000, None, Arc::new(Quiet), None);
         tokio::time::sleep(Duration::from_millis(400)).await;
         let recs = t.finish().await;
         assert_eq!(recs.len(), 3);
@@ -362,7 +369,7 @@ mod tests {
         ];
         let cluster = Arc::new(named(vec!["node1", "node2"]));
         let clock = RunClock { t0: tokio::time::Instant::now(), t0_unix_ms: 0 };
-        let t = Timeline::start(evs, clock, 0, Some(cluster.clone() as Arc<dyn ClusterControl>), Arc::new(Quiet));
+        let t = Timeline::start(evs, clock, 0, Some(cluster.clone() as Arc<dyn ClusterControl>), Arc::new(Quiet), None);
         tokio::time::sleep(Duration::from_millis(200)).await;
         let recs = t.finish().await;
         let statuses: Vec<(&str, EventStatus)> = recs.iter().map(|r| (r.action.as_str(), r.status)).collect();

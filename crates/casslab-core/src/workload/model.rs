@@ -199,6 +199,14 @@ pub struct RunPhase {
     /// `replay:` — start each operation at its own time instead of drawing from the mix.
     #[serde(default)]
     pub replay: Option<Replay>,
+    /// `rate:` — the rate the run offers (a level, or a schedule), unless the command line
+    /// gives one.
+    #[serde(default)]
+    pub rate: Option<crate::load_shape::LoadShape>,
+    /// `concurrency:` — a schedule of requests in flight (closed loop), unless the command line
+    /// gives a rate or a concurrency.
+    #[serde(default)]
+    pub concurrency: Option<crate::load_shape::LoadShape>,
 }
 
 /// A schedule to replay (captured traffic): operation `ops[i]` starts `at_ms[i]` after the run

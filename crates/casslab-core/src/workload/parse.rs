@@ -92,8 +92,11 @@ struct RawLoad {
 struct RawRun {
     mix: BTreeMap<String, Scalar>,
     warmup: Option<String>,
-    duration: String,
+    /// Optional when a `rate` or `concurrency` schedule has a length of its own.
+    duration: Option<String>,
     replay: Option<RawReplay>,
+    rate: Option<serde_json::Value>,
+    concurrency: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -228,10 +231,27 @@ fn build_run(at: &At, r: RawRun) -> Result<RunPhase, WorkloadError> {
     let doc = at.doc;
     let run_line = doc.key_line("run");
     let dur = |key: &str, v: &str| parse_duration_s(v).map_err(|e| at.err(doc.line_at(&["run", key]).or(run_line), e.into()));
-    let duration_s = dur("duration", &r.duration)?;
     let warmup_s = match &r.warmup {
         Some(w) => dur("warmup", w)?,
         None => 0.0,
+    };
+    let shape = |key: &'static str, v: &Option<serde_json::Value>| {
+        v.as_ref()
+            .map(|v| crate::load_shape::from_value(v).map_err(|source| at.err(doc.line_at(&["run", key]).or(run_line), Problem::Shape { key, source })))
+            .transpose()
+    };
+    let (rate, concurrency) = (shape("rate", &r.rate)?, shape("concurrency", &r.concurrency)?);
+    // without a duration, a schedule's length is the run's (warm-up included)
+    let length_s = rate.as_ref().or(concurrency.as_ref()).and_then(|s| s.length_s());
+    let duration_s = match (&r.duration, length_s) {
+        (Some(d), _) => dur("duration", d)?,
+        (None, Some(len)) => (len - warmup_s).max(0.0),
+        (None, None) => {
+            return Err(at.err(
+                run_line,
+                Problem::MissingKey { key: "run.duration", what: "how long the run phase is measured, e.g. 60s (a rate schedule with an end gives its own)" },
+            ))
+        }
     };
     let mut mix = Vec::with_capacity(r.mix.len());
     for (name, ratio) in r.mix {
@@ -244,7 +264,7 @@ fn build_run(at: &At, r: RawRun) -> Result<RunPhase, WorkloadError> {
         None => None,
         Some(rp) => Some(build_replay(at, rp, &mix)?),
     };
-    Ok(RunPhase { mix, warmup_s, duration_s, line: run_line.unwrap_or(1), replay })
+    Ok(RunPhase { mix, warmup_s, duration_s, line: run_line.unwrap_or(1), replay, rate, concurrency })
 }
 
 /// `run.replay`: captured times (ms from the start, in order) and the operation of each.

@@ -1,6 +1,6 @@
 //! The scenario files shipped in the repository's `scenarios/` folder, embedded in the binary:
 //! workloads with `events:` that disturb a local cluster during the run (a node or a data
-//! center lost, two data centers partitioned, a major compaction, a repair). A scenario's name works wherever a workload
+//! center lost, two data centers partitioned, a major compaction, a repair, a node replaced, a node added). A scenario's name works wherever a workload
 //! file path does; they are kept apart from the built-in workloads because they need a local
 //! cluster of several nodes.
 
@@ -12,6 +12,8 @@ pub const SCENARIOS: &[(&str, &str)] = &[
     ("compaction-under-load", include_str!("../../../../scenarios/compaction-under-load.yaml")),
     ("repair-under-load", include_str!("../../../../scenarios/repair-under-load.yaml")),
     ("consistency-under-node-loss", include_str!("../../../../scenarios/consistency-under-node-loss.yaml")),
+    ("node-replace", include_str!("../../../../scenarios/node-replace.yaml")),
+    ("scale-out", include_str!("../../../../scenarios/scale-out.yaml")),
 ];
 
 /// The text of a shipped scenario.

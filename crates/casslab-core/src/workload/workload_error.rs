@@ -92,6 +92,8 @@ pub enum Problem {
     Event(#[from] EventError),
     #[error(transparent)]
     Duration(#[from] DurationError),
+    #[error("run.{key}: {source}")]
+    Shape { key: &'static str, source: crate::load_shape::ShapeError },
     #[error("operation \"{op}\": {problem}")]
     Operation { op: String, problem: OpProblem },
     #[error("schema: `{}` {problem}", short(.cql))]

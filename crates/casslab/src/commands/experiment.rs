@@ -92,6 +92,9 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         stop: run::stop_on_ctrl_c(&rt),
     };
     if let Some(sla_text) = &args.run.find_max {
+        if args.run.ramp_first {
+            return Err(crate::exit::usage("--ramp-first narrows one search (`casslab run --find-max`); an experiment's searches run without it"));
+        }
         let sla = casslab_core::analysis::parse_sla(sla_text)?;
         let found = rt.block_on(find_max_per_variant(&lab, &setup, &sla, args.run.max_steps))?;
         out::print(&findmax_text::found_max_text(&found, sla_text, judging.plan.opts.confidence))?;

@@ -172,7 +172,14 @@ fn status(h: &LocalHomeArgs) -> Result<i32> {
             n.dc.clone(),
             seen.map_or("-", |e| e.state.as_str()).to_string(),
             n.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
-            (if n.running { "running" } else { "stopped" }).to_string(),
+            (if n.left {
+                "left"
+            } else if n.running {
+                "running"
+            } else {
+                "stopped"
+            })
+            .to_string(),
             (if n.cql_up { "up" } else { "down" }).to_string(),
             seen.map_or("-", |e| e.load.as_str()).to_string(),
             n.data_dir.display().to_string(),
@@ -209,7 +216,7 @@ fn status(h: &LocalHomeArgs) -> Result<i32> {
         );
     }
     let relay_ok = network.as_ref().is_none_or(|n| n.relay_pid.is_some() || !nodes.iter().any(|n| n.running));
-    let healthy = nodes.iter().all(|n| n.running && n.cql_up) && down.is_empty() && relay_ok;
+    let healthy = nodes.iter().all(|n| n.left || n.running && n.cql_up) && down.is_empty() && relay_ok;
     Ok(if healthy { Exit::Success } else { Exit::Setup }.code())
 }
 

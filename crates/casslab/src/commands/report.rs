@@ -95,6 +95,8 @@ fn load(store: &Store, id: RunId, wall_clock: bool) -> Result<RunView, StoreErro
     view.violations = store.violations(id)?;
     (view.events, view.event_impacts) = store.events(id)?.into_iter().unzip();
     view.wall_clock = wall_clock;
+    view.loads = store.interval_loads(id)?;
+    view.load = casslab_core::analysis::load_curve::of_run(store, id)?;
     view.validity = Some(validity::assess(&view.record, &tally, &view.server, !view.events.is_empty()));
     Ok(view)
 }

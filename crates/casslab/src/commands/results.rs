@@ -124,6 +124,9 @@ pub fn show(run: &str, format: OutputFormat, export_args: &ExportArgs, args: &St
             }
             out::print(&validity::of_run(&store, id)?.text())?;
             out::print(&casslab_core::report::data::violations_table(&store.violations(id)?))?;
+            if let Some(load) = casslab_core::analysis::load_curve::of_run(&store, id)? {
+                out::print(&casslab_core::report::stages_text::stages_text(&load))?;
+            }
             out::print(&text::events_table(&store.events(id)?))?;
             out::print(&server_text(&store, id))?;
         }

@@ -12,7 +12,7 @@ use crate::terminal::Terminal;
 use anyhow::{Context, Result};
 use casslab_core::cluster::ClusterControl;
 use casslab_core::config::{Credentials, RedisConfig, RunConfig};
-use casslab_core::session::{self, check_events, findmax, Lab, RunSpec};
+use casslab_core::session::{self, check_events, check_rate_events, findmax, Lab, RunSpec};
 use casslab_core::store::{RunId, RunStatus, Store};
 use casslab_core::workload::{load_workload, TargetKind};
 use casslab_local::LocalCluster;
@@ -43,6 +43,10 @@ pub fn run(args: RunArgs) -> Result<i32> {
     // a Redis workload needs no Cassandra: its server is --target or casslab's redis-server
     let local = if is_redis { None } else { local_target(&cfg, &opts.local)?.map(|c| Arc::new(LocalControl::new(c))) };
     check_events(&workload.events, local.as_deref().map(|c| c as &dyn ClusterControl))?;
+    let has_rate = (cfg.peak_rate_per_s().is_some() || workload.run.as_ref().is_some_and(|r| r.rate.is_some()))
+        && workload.run.as_ref().is_none_or(|r| r.replay.is_none())
+        && sla.is_none();
+    check_rate_events(&workload.events, has_rate)?;
     let creds = if is_redis {
         aim_redis(&mut cfg, &opts.local)?;
         Credentials { password: None, redis_password: redis_password() }
@@ -60,7 +64,11 @@ pub fn run(args: RunArgs) -> Result<i32> {
         Lab { credentials: creds, control: local.map(|c| c as Arc<dyn ClusterControl>), results: &store, observer: Arc::new(live), stop: stop_on_ctrl_c(&rt) };
     let spec = RunSpec { config: cfg, workload, tags: opts.tags.clone() };
     if let Some(sla) = sla {
-        let search = rt.block_on(findmax::find_max(&lab, &spec, &sla, opts.max_steps))?;
+        let search = if opts.ramp_first {
+            rt.block_on(findmax::find_max_ramped(&lab, &spec, &sla, opts.max_steps))?
+        } else {
+            rt.block_on(findmax::find_max(&lab, &spec, &sla, opts.max_steps))?
+        };
         out::print(&casslab_core::report::findmax_text::search_text(&search))?;
         return Ok(if search.interrupted { Exit::Interrupted } else { Exit::Success }.code());
     }
@@ -99,6 +107,9 @@ fn print_saved(store: &Store, run: RunId) -> Result<()> {
         out::print(&casslab_core::report::text::run_summary(&record, summary))?;
         out::print(&casslab_core::validity::of_run(store, run)?.text())?;
         out::print(&casslab_core::report::data::violations_table(&store.violations(run)?))?;
+        if let Some(load) = casslab_core::analysis::load_curve::of_run(store, run)? {
+            out::print(&casslab_core::report::stages_text::stages_text(&load))?;
+        }
         out::print(&casslab_core::report::text::events_table(&store.events(run)?))?;
         out::print(&results::server_text(store, run))?;
     }

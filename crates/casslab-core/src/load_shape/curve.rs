@@ -1,0 +1,345 @@
+//! A shape compiled into pieces of one formula each, so that the schedule of intended start
+//! times follows it exactly: on a piece the level is `a + b·τ + c·cos(ω·τ + φ)` (a held level,
+//! a ramp, a sine, a spike multiplying any of them), its running count of operations is that
+//! formula integrated, and the `k`-th operation is intended at the time the count reaches `k`
+//! (in closed form on straight pieces; by a safeguarded Newton step on sine pieces). The last
+//! piece lasts for ever at the shape's last level. A change during a run (`ramp 800 over 10s`)
+//! keeps the curve as it was up to the change and replaces what follows.
+
+use super::{LoadShape, Stage};
+
+/// One stage as the run saw it: what it was (`ramp 100..5000 over 60s`), when it began and
+/// ended (seconds since the start of the run phase; the last ends at infinity).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StageInfo {
+    pub label: String,
+    pub start_s: f64,
+    pub end_s: f64,
+}
+
+/// A piece of the curve: from `start_s` for `len_s` seconds (infinite for the last), the level
+/// `a + b·τ + c·cos(ω·τ + φ)` at `τ` seconds into the piece, `cum0` operations before it.
+#[derive(Debug, Clone, PartialEq)]
+struct Piece {
+    start_s: f64,
+    len_s: f64,
+    a: f64,
+    b: f64,
+    c: f64,
+    omega: f64,
+    phi: f64,
+    cum0: f64,
+    stage: usize,
+}
+
+impl Piece {
+    fn level(&self, tau: f64) -> f64 {
+        let wave = if self.c != 0.0 { self.c * (self.omega * tau + self.phi).cos() } else { 0.0 };
+        (self.a + self.b * tau + wave).max(0.0)
+    }
+
+    /// Operations from the piece's start to `tau` into it.
+    fn count(&self, tau: f64) -> f64 {
+        let wave = if self.c != 0.0 { self.c / self.omega * ((self.omega * tau + self.phi).sin() - self.phi.sin()) } else { 0.0 };
+        self.a * tau + self.b * tau * tau / 2.0 + wave
+    }
+
+    fn mass(&self) -> f64 {
+        if self.len_s.is_infinite() {
+            if self.a > 0.0 {
+                f64::INFINITY
+            } else {
+                0.0
+            }
+        } else {
+            self.count(self.len_s)
+        }
+    }
+
+    /// The same formula from `tau` into this piece on.
+    fn from(&self, tau: f64) -> Piece {
+        Piece { start_s: self.start_s + tau, len_s: self.len_s - tau, a: self.a + self.b * tau, phi: self.phi + self.omega * tau, ..self.clone() }
+    }
+
+    /// When (seconds into the piece) the count reaches `m` (0 ≤ m ≤ mass).
+    fn time_of(&self, m: f64) -> f64 {
+        if m <= 0.0 {
+            return 0.0;
+        }
+        if self.c == 0.0 {
+            // a·τ + b·τ²/2 = m, in the form that stays exact when b is 0 or small
+            let root = (self.a * self.a + 2.0 * self.b * m).max(0.0).sqrt();
+            let d = self.a + root;
+            return if d > 0.0 { 2.0 * m / d } else { 0.0 };
+        }
+        let (mut lo, mut hi) = (0.0, self.len_s);
+        let mut tau = (m / self.a.max(1e-12)).clamp(lo, hi);
+        for _ in 0..200 {
+            let f = self.count(tau) - m;
+            if f.abs() <= 1e-9 * m.max(1.0) {
+                break;
+            }
+            if f > 0.0 {
+                hi = tau;
+            } else {
+                lo = tau;
+            }
+            let r = self.level(tau);
+            let newton = if r > 0.0 { tau - f / r } else { f64::NAN };
+            tau = if newton > lo && newton < hi { newton } else { (lo + hi) / 2.0 };
+        }
+        tau
+    }
+}
+
+/// A shape compiled for a run: the level at any time, and the time of every operation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Curve {
+    pieces: Vec<Piece>,
+    stages: Vec<StageInfo>,
+}
+
+impl Curve {
+    /// Compiles `shape`; spikes are laid up to `horizon_s` (the run's length).
+    pub fn compile(shape: &LoadShape, horizon_s: f64) -> Curve {
+        let mut pieces = Vec::new();
+        let mut stages = Vec::new();
+        let (mut t, mut before) = (0.0_f64, 0.0_f64);
+        let flat =
+            |start_s: f64, len_s: f64, level: f64, stage: usize| Piece { start_s, len_s, a: level, b: 0.0, c: 0.0, omega: 0.0, phi: 0.0, cum0: 0.0, stage };
+        for (i, s) in shape.stages.iter().enumerate() {
+            let len = s.length_s().unwrap_or(f64::INFINITY);
+            stages.push(StageInfo { label: s.to_string(), start_s: t, end_s: t + len });
+            match s {
+                Stage::Hold { level, .. } => {
+                    before = level.unwrap_or(before);
+                    pieces.push(flat(t, len, before, i));
+                }
+                Stage::Ramp { from, to, over_s } => {
+                    let a = from.unwrap_or(before);
+                    pieces.push(Piece { b: (to - a) / over_s, ..flat(t, len, a, i) });
+                    before = *to;
+                }
+                Stage::Steps { levels, each_s } => {
+                    for (j, l) in levels.iter().enumerate() {
+                        pieces.push(flat(t + each_s * j as f64, *each_s, *l, i));
+                    }
+                    before = levels.last().copied().unwrap_or(before);
+                }
+                Stage::Sine { low, high, period_s, for_s } => {
+                    let omega = 2.0 * std::f64::consts::PI / period_s;
+                    // from the low point up: (low + high)/2 − (high − low)/2 · cos(ωτ)
+                    pieces.push(Piece { a: (low + high) / 2.0, c: -(high - low) / 2.0, omega, ..flat(t, len, 0.0, i) });
+                    let end = (low + high) / 2.0 - (high - low) / 2.0 * (omega * for_s).cos();
+                    before = end.max(0.0);
+                }
+            }
+            t += len;
+        }
+        if t.is_finite() {
+            let last = stages.len().saturating_sub(1);
+            pieces.push(flat(t, f64::INFINITY, before, last));
+            if let Some(s) = stages.last_mut() {
+                s.end_s = f64::INFINITY;
+            }
+        }
+        let mut curve = Curve { pieces, stages };
+        if let Some(sp) = &shape.spikes {
+            let mut at = sp.first_at_s;
+            while at < horizon_s && sp.every_s > 0.0 {
+                curve.scale(at, at + sp.for_s, sp.factor);
+                at += sp.every_s;
+            }
+        }
+        curve.count_up();
+        curve
+    }
+
+    /// A fixed level for ever.
+    pub fn fixed(level: f64) -> Curve {
+        Curve::compile(&LoadShape::fixed(level), 0.0)
+    }
+
+    /// Splits the pieces at `at_s` (so that one begins there).
+    fn split(&mut self, at_s: f64) {
+        if let Some(i) = self.pieces.iter().position(|p| p.start_s < at_s && at_s < p.start_s + p.len_s) {
+            let p = self.pieces[i].clone();
+            let tau = at_s - p.start_s;
+            self.pieces[i].len_s = tau;
+            self.pieces.insert(i + 1, p.from(tau));
+        }
+    }
+
+    /// Multiplies the level by `factor` from `from_s` to `to_s`.
+    fn scale(&mut self, from_s: f64, to_s: f64, factor: f64) {
+        self.split(from_s);
+        self.split(to_s);
+        for p in self.pieces.iter_mut().filter(|p| p.start_s >= from_s && p.start_s < to_s) {
+            p.a *= factor;
+            p.b *= factor;
+            p.c *= factor;
+        }
+    }
+
+    fn count_up(&mut self) {
+        let mut cum = 0.0;
+        for p in &mut self.pieces {
+            p.cum0 = cum;
+            cum += p.mass();
+        }
+    }
+
+    fn piece_at(&self, t_s: f64) -> &Piece {
+        let i = self.pieces.partition_point(|p| p.start_s <= t_s).max(1) - 1;
+        &self.pieces[i]
+    }
+
+    /// The level at `t_s` seconds.
+    pub fn level_at(&self, t_s: f64) -> f64 {
+        let p = self.piece_at(t_s.max(0.0));
+        p.level(t_s.max(0.0) - p.start_s)
+    }
+
+    /// Operations due from 0 to `t_s`.
+    pub fn count_at(&self, t_s: f64) -> f64 {
+        if t_s <= 0.0 {
+            return 0.0;
+        }
+        let p = self.piece_at(t_s);
+        p.cum0 + p.count(t_s - p.start_s)
+    }
+
+    /// When operation `k` (from 0) is intended, in seconds; `None` when the level stays at 0
+    /// before it is ever due.
+    pub fn time_of(&self, k: u64) -> Option<f64> {
+        let n = k as f64;
+        let i = self.pieces.partition_point(|p| p.cum0 + p.mass() < n);
+        let p = self.pieces.get(i)?;
+        if p.len_s.is_infinite() && p.a <= 0.0 && n > p.cum0 {
+            return None;
+        }
+        Some(p.start_s + p.time_of(n - p.cum0))
+    }
+
+    /// The mean level from `from_s` to `to_s`.
+    pub fn mean_level(&self, from_s: f64, to_s: f64) -> f64 {
+        if to_s <= from_s {
+            return self.level_at(from_s);
+        }
+        (self.count_at(to_s) - self.count_at(from_s)) / (to_s - from_s)
+    }
+
+    /// The highest level from `from_s` to `to_s` (sampled at the pieces' ends and every tenth
+    /// of a second between).
+    pub fn peak_between(&self, from_s: f64, to_s: f64) -> f64 {
+        let steps = (((to_s - from_s) * 10.0).ceil() as usize).clamp(1, 100_000);
+        (0..=steps).map(|i| self.level_at(from_s + (to_s - from_s) * i as f64 / steps as f64)).fold(0.0, f64::max)
+    }
+
+    /// The stage at `t_s`, as an index into [`Curve::stages`].
+    pub fn stage_at(&self, t_s: f64) -> usize {
+        self.piece_at(t_s.max(0.0)).stage
+    }
+
+    pub fn stages(&self) -> &[StageInfo] {
+        &self.stages
+    }
+
+    /// This curve up to `at_s`, then from the level it had there a straight line to `to` over
+    /// `over_s` (0: at once), held for ever: a change of rate during the run.
+    pub fn changed_at(&self, at_s: f64, to: f64, over_s: f64, label: String) -> Curve {
+        let at_s = at_s.max(0.0);
+        let from = self.level_at(at_s);
+        let mut c = self.clone();
+        c.split(at_s);
+        c.pieces.retain(|p| p.start_s < at_s);
+        if let Some(last) = c.stages.iter_mut().rev().find(|s| s.start_s < at_s) {
+            last.end_s = last.end_s.min(at_s);
+        }
+        c.stages.retain(|s| s.start_s < at_s);
+        let stage = c.stages.len();
+        c.stages.push(StageInfo { label, start_s: at_s, end_s: f64::INFINITY });
+        let flat = Piece { start_s: at_s, len_s: f64::INFINITY, a: to, b: 0.0, c: 0.0, omega: 0.0, phi: 0.0, cum0: 0.0, stage };
+        if over_s > 0.0 {
+            c.pieces.push(Piece { len_s: over_s, a: from, b: (to - from) / over_s, ..flat.clone() });
+            c.pieces.push(Piece { start_s: at_s + over_s, ..flat });
+        } else {
+            c.pieces.push(flat);
+        }
+        c.count_up();
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn curve(text: &str) -> Curve {
+        Curve::compile(&LoadShape::parse(text).unwrap(), 600.0)
+    }
+
+    /// Operations intended in `[from, to)` seconds, counted from the schedule itself.
+    fn starts_between(c: &Curve, from: f64, to: f64) -> usize {
+        (0..).map_while(|k| c.time_of(k).filter(|t| *t < to)).filter(|t| *t >= from).count()
+    }
+
+    #[test]
+    fn a_fixed_level_is_one_start_every_period() {
+        let c = Curve::fixed(1000.0);
+        assert_eq!(c.time_of(0), Some(0.0));
+        assert!((c.time_of(1).unwrap() - 0.001).abs() < 1e-12);
+        assert!((c.time_of(5000).unwrap() - 5.0).abs() < 1e-9);
+        assert_eq!(c.count_at(2.5), 2500.0);
+        assert_eq!(Curve::fixed(0.0).time_of(1), None, "a level of 0 never starts anything");
+    }
+
+    #[test]
+    fn stages_start_exactly_what_they_say() {
+        let c = curve("ramp 0..1000 over 10s, hold 5s, 200 for 5s, steps 100 300 each 2s");
+        // a ramp from 0 to 1000 over 10 s starts 5000 operations; the hold 5000 more
+        assert_eq!(starts_between(&c, 0.0, 10.0), 5000);
+        assert_eq!(starts_between(&c, 10.0, 15.0), 5000);
+        assert_eq!(starts_between(&c, 15.0, 20.0), 1000);
+        assert_eq!((starts_between(&c, 20.0, 22.0), starts_between(&c, 22.0, 24.0)), (200, 600));
+        assert_eq!(starts_between(&c, 24.0, 34.0), 3000, "the last level held after the stages");
+        assert!((c.level_at(5.0) - 500.0).abs() < 1e-9 && c.level_at(12.0) == 1000.0);
+        assert_eq!(c.stage_at(16.0), 2);
+        assert_eq!(c.stages()[1].label, "hold 5s");
+        assert!((c.mean_level(0.0, 10.0) - 500.0).abs() < 1e-9);
+        // times go forward, one per operation
+        let times: Vec<f64> = (0..20_000).map_while(|k| c.time_of(k)).collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn a_sine_and_spikes_follow_their_formula() {
+        let c = curve("sine 100..900 period 60s for 120s");
+        assert!((c.level_at(0.0) - 100.0).abs() < 1e-6 && (c.level_at(30.0) - 900.0).abs() < 1e-6);
+        // a whole period averages the middle level: 500/s over 60 s
+        assert_eq!(starts_between(&c, 0.0, 60.0), 30_000);
+        for k in [1, 777, 12_345, 29_999] {
+            let t = c.time_of(k).unwrap();
+            assert!((c.count_at(t) - k as f64).abs() < 1e-6, "operation {k} at {t}");
+        }
+        let s = curve("1000, spike x3 for 2s every 10s");
+        assert_eq!(starts_between(&s, 0.0, 10.0), 10_000);
+        assert_eq!(starts_between(&s, 10.0, 12.0), 6_000, "three times the level during the spike");
+        assert_eq!(starts_between(&s, 12.0, 20.0), 8_000);
+        assert_eq!(s.level_at(21.0), 3000.0);
+        assert_eq!(s.peak_between(0.0, 30.0), 3000.0);
+    }
+
+    #[test]
+    fn a_change_keeps_the_past_and_replaces_the_future() {
+        let c = curve("500 for 10s, 1000");
+        let d = c.changed_at(4.0, 2000.0, 2.0, "ramp 2000 over 2s (event)".into());
+        assert_eq!(starts_between(&d, 0.0, 4.0), 2000, "the past as it was");
+        assert_eq!(starts_between(&d, 4.0, 6.0), 2500, "a ramp from 500 to 2000 over 2 s");
+        assert_eq!(starts_between(&d, 6.0, 16.0), 20_000);
+        assert_eq!(d.stages().len(), 2);
+        assert_eq!((d.stages()[0].end_s, d.stage_at(7.0)), (4.0, 1));
+        let now = c.changed_at(0.0, 300.0, 0.0, "rate 300".into());
+        assert_eq!(starts_between(&now, 0.0, 10.0), 3000);
+    }
+}

@@ -1,0 +1,125 @@
+//! End-to-end tests of runs whose rate changes over time, against the real test node (see
+//! `common::node`): a schedule of held levels and a ramp keeps each stage's rate (the printed
+//! per-stage summary), spikes appear in the stored interval series when the schedule puts them,
+//! and a `rate` event moves the rate inside a run.
+
+mod common;
+use common::{casslab, load_lock, node, run, store_arg, temp_store};
+use std::path::Path;
+
+/// (seconds since the run phase began at the interval's start, at its end, operations in it)
+/// of the latest run's run-phase intervals, but the short last one (the run's final fraction of
+/// a second, too short for a rate).
+fn run_intervals(store: &Path) -> Vec<(f64, f64, u64)> {
+    let db = rusqlite::Connection::open(store).unwrap();
+    let mut stmt = db
+        .prepare(
+            "SELECT start_ms, end_ms, sum(ok + error_count) FROM intervals
+             WHERE run_id = (SELECT max(id) FROM runs) AND phase = 'run' GROUP BY idx ORDER BY idx",
+        )
+        .unwrap();
+    let rows: Vec<(i64, i64, i64)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(|r| r.unwrap()).collect();
+    let origin_ms = rows.first().expect("the run has intervals").0;
+    rows.iter().filter(|(s, e, _)| e - s >= 500).map(|(s, e, n)| ((s - origin_ms) as f64 / 1000.0, (e - origin_ms) as f64 / 1000.0, *n as u64)).collect()
+}
+
+/// The rows of the printed "stages of the schedule" table: (stage, offered/s, achieved/s, errors).
+fn stage_rows(stdout: &str) -> Vec<(String, f64, f64, u64)> {
+    let mut lines = stdout.lines().skip_while(|l| !l.starts_with("stages of the schedule")).skip(2);
+    let mut rows = Vec::new();
+    for l in lines.by_ref().take_while(|l| !l.trim().is_empty()) {
+        // from, to, the stage's words, then offered, started, achieved, p50, p99, errors, backlog
+        let cells: Vec<&str> = l.split_whitespace().collect();
+        let n = cells.len();
+        assert!(n >= 9, "a stage row has its figures: {l}");
+        let num = |c: &str| c.parse::<f64>().unwrap_or_else(|_| panic!("{c:?} in {l}"));
+        rows.push((cells[2..n - 7].join(" "), num(cells[n - 7]), num(cells[n - 5]), num(cells[n - 2]) as u64));
+    }
+    rows
+}
+
+fn within(got: f64, want: f64, share: f64) -> bool {
+    (got - want).abs() <= want * share
+}
+
+#[test]
+fn each_stage_of_a_schedule_keeps_its_rate() {
+    let host = node();
+    let _load = load_lock();
+    let (_d, store) = temp_store();
+    let schedule = "200 for 8s, 400 for 8s, ramp 400..800 over 8s, 800 for 8s";
+    let (code, out, err) = run(casslab()
+        .args(["run", "kv", "--hosts", host, "--no-lint", "-P", "rows=2000", "--warmup", "0s", "--duration", "32s", "--rate", schedule])
+        .args(store_arg(&store)));
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rows = stage_rows(&out);
+    let stages: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(stages, ["200 for 8s", "400 for 8s", "ramp 400..800 over 8s", "800 for 8s"], "{out}");
+    // a held level is offered as written, and achieved within 2 % of it
+    for ((stage, offered, achieved, errors), level) in rows.iter().zip([Some(200.0), Some(400.0), None, Some(800.0)]) {
+        assert_eq!(*errors, 0, "{stage}: {out}");
+        let want = match level {
+            Some(l) => {
+                assert!(within(*offered, l, 0.01), "{stage} offered {offered}/s:\n{out}");
+                l
+            }
+            // the ramp's mean over its measured intervals: about halfway
+            None => {
+                assert!(within(*offered, 600.0, 0.02), "{stage} offered {offered}/s:\n{out}");
+                *offered
+            }
+        };
+        assert!(within(*achieved, want, 0.02), "{stage}: achieved {achieved}/s against {want}/s:\n{out}");
+    }
+    // the levels of the curve rise with the ramp
+    assert!(out.contains("latency against offered rate"), "{out}");
+}
+
+#[test]
+fn spikes_appear_in_the_interval_series_when_the_schedule_puts_them() {
+    let host = node();
+    let _load = load_lock();
+    let (_d, store) = temp_store();
+    // 200/s, three times that for 3 s at 5 s and at 15 s
+    let (code, out, err) = run(casslab()
+        .args(["run", "kv", "--hosts", host, "--no-lint", "-P", "rows=2000", "--warmup", "0s", "--duration", "20s"])
+        .args(["--rate", "200, spike x3 for 3s every 10s from 5s"])
+        .args(store_arg(&store)));
+    assert_eq!(code, 0, "{out}\n{err}");
+    let ivs = run_intervals(&store);
+    assert!(ivs.len() >= 19, "{ivs:?}");
+    // half a second of slack either side for where the intervals fall
+    let windows = [(5.0, 8.0), (15.0, 18.0)];
+    let inside = |s: f64, e: f64| windows.iter().any(|(a, b)| s >= a - 0.5 && e <= b + 0.5);
+    let outside = |s: f64, e: f64| windows.iter().all(|(a, b)| e <= a + 0.0 || s >= *b);
+    for (a, b) in windows {
+        let spiked: Vec<_> = ivs.iter().filter(|(s, e, _)| *s >= a - 0.5 && *e <= b + 0.5).collect();
+        assert!(spiked.len() >= 2, "intervals within the spike at {a} s: {ivs:?}");
+    }
+    for (s, e, n) in &ivs {
+        let per_s = *n as f64 / (e - s);
+        if inside(*s, *e) {
+            assert!(per_s >= 500.0, "{per_s:.0}/s in the spike, {s:.1}-{e:.1} s: {ivs:?}");
+        } else if outside(*s, *e) {
+            assert!(per_s <= 240.0, "{per_s:.0}/s outside the spikes, {s:.1}-{e:.1} s: {ivs:?}");
+        }
+    }
+}
+
+#[test]
+fn a_rate_event_moves_the_rate_inside_a_run() {
+    let host = node();
+    let _load = load_lock();
+    let (_d, store) = temp_store();
+    let (code, out, err) = run(casslab()
+        .args(["run", "kv", "--hosts", host, "--no-lint", "-P", "rows=2000", "--warmup", "0s", "--duration", "12s"])
+        .args(["--rate", "200", "--event", "6s rate 500"])
+        .args(store_arg(&store)));
+    assert_eq!(code, 0, "{out}\n{err}");
+    let ivs = run_intervals(&store);
+    let before: Vec<f64> = ivs.iter().filter(|(_, e, _)| *e <= 5.5).map(|(s, e, n)| *n as f64 / (e - s)).collect();
+    let after: Vec<f64> = ivs.iter().filter(|(s, _, _)| *s >= 7.0).map(|(s, e, n)| *n as f64 / (e - s)).collect();
+    assert!(before.len() >= 4 && after.len() >= 4, "{ivs:?}");
+    assert!(before.iter().all(|r| within(*r, 200.0, 0.15)), "before the event: {before:?}");
+    assert!(after.iter().all(|r| within(*r, 500.0, 0.15)), "after the event: {after:?}");
+}
