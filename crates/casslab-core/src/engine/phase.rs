@@ -77,38 +77,18 @@ pub(crate) async fn run_phase<T: Target>(
     events: &UnboundedSender<EngineEvent>,
     stop_rx: &mut watch::Receiver<bool>,
 ) -> PhaseResult {
-    let n_ops = plan.slot_names.len();
     let workers = p.workers.clamp(1, p.concurrency.max(1));
-    let shared = Arc::new(Shared {
-        target,
-        plan: plan.clone(),
-        stop: AtomicBool::new(false),
-        slots: (0..workers).map(|_| Mutex::new(vec![OpStats::default(); n_ops])).collect(),
-        backlog: (0..workers).map(|_| AtomicU64::new(0)).collect(),
-        started: (0..workers).map(|_| AtomicU64::new(0)).collect(),
-        reported: (0..n_ops).map(|_| AtomicU64::new(0)).collect(),
-        events: events.clone(),
-    });
+    let shared = shared_state(target, plan, workers, events);
     let start = p.start_at.unwrap_or_else(Instant::now);
     let mut handles = spawn_workers(&shared, &p, workers, start);
     let mut sampler = Sampler::new(&shared, &p, workers);
-    let meter = match &p.kind {
-        PhaseKind::Run { rate, levels, schedule: None, .. } if rate.is_some() || levels.is_some() => {
-            Some(LoadMeter { rate: rate.clone(), levels: levels.clone(), first: start, shards: p.shard.1.max(1) as f64 })
-        }
-        _ => None,
-    };
+    let meter = load_meter(&p, start);
     let (mut last, mut tick_no) = (start, 0u64);
     let mut interrupted = *stop_rx.borrow();
     // a stop signal whose sender is gone can no longer ask for a stop
     let mut stop_open = true;
     let mut warned_backlog = false;
-    let first_tick = match &p.aligned {
-        Some(clock) => aligned_first_tick(clock, start, p.interval),
-        None => start + p.interval,
-    };
-    let mut ticker = tokio::time::interval_at(first_tick, p.interval);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut ticker = interval_ticker(&p, start);
     let mut finished_workers = false;
     // a replay ends when its schedule does, not at the next tick (its rate is counted over it)
     let replaying = matches!(p.kind, PhaseKind::Run { schedule: Some(_), .. });
@@ -152,6 +132,44 @@ pub(crate) async fn run_phase<T: Target>(
         _ => None,
     };
     PhaseResult { measured: sampler.measured, measured_s: sampler.measured_s, interrupted, next_index: p.first_index + tick_no as u32, offered_per_s }
+}
+
+/// What the workers and the sampler of a phase share.
+fn shared_state<T: Target>(target: Arc<T>, plan: Arc<Plan<T::Op>>, workers: usize, events: &UnboundedSender<EngineEvent>) -> Arc<Shared<T>> {
+    let n_ops = plan.slot_names.len();
+    Arc::new(Shared {
+        target,
+        plan,
+        stop: AtomicBool::new(false),
+        slots: (0..workers).map(|_| Mutex::new(vec![OpStats::default(); n_ops])).collect(),
+        backlog: (0..workers).map(|_| AtomicU64::new(0)).collect(),
+        started: (0..workers).map(|_| AtomicU64::new(0)).collect(),
+        reported: (0..n_ops).map(|_| AtomicU64::new(0)).collect(),
+        events: events.clone(),
+    })
+}
+
+/// What a run phase under a rate or a schedule of requests in flight offers, interval by
+/// interval; `None` for other phases (a replay counts its own).
+fn load_meter(p: &PhaseParams, start: Instant) -> Option<LoadMeter> {
+    match &p.kind {
+        PhaseKind::Run { rate, levels, schedule: None, .. } if rate.is_some() || levels.is_some() => {
+            Some(LoadMeter { rate: rate.clone(), levels: levels.clone(), first: start, shards: p.shard.1.max(1) as f64 })
+        }
+        _ => None,
+    }
+}
+
+/// The ticker that closes the intervals: every `p.interval` from `start`, or on the shared
+/// wall-clock boundaries of a sharded run; a late tick delays the next ones.
+fn interval_ticker(p: &PhaseParams, start: Instant) -> tokio::time::Interval {
+    let first_tick = match &p.aligned {
+        Some(clock) => aligned_first_tick(clock, start, p.interval),
+        None => start + p.interval,
+    };
+    let mut ticker = tokio::time::interval_at(first_tick, p.interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticker
 }
 
 /// Sends what the interval `sample` (from `from` to `to`) asked for and started, under a rate

@@ -53,13 +53,7 @@ const RAMP_TO: f64 = 1.1;
 async fn search(lab: &Lab<'_>, base: &RunSpec, sla: &Gate, max_steps: usize, ramp_first: bool) -> Result<Search, FindMaxError> {
     let search_id = crate::engine::unix_now_ms() / 1000;
     let mut search = Search { sla: sla.clone(), steps: Vec::new(), interrupted: false, ramp: None };
-    // the search sets every rate itself: not the workload's own schedule
-    let mut base = base.clone();
-    if let Some(r) = base.workload.run.as_mut() {
-        (r.rate, r.concurrency) = (None, None);
-    }
-    base.config.rate_shape = None;
-    let base = &base;
+    let base = &without_schedule(base);
     let spec_of = |target: Option<f64>, n: usize, load: LoadMode| {
         let mut spec = base.clone();
         spec.config.rate_per_s = target;
@@ -111,39 +105,75 @@ async fn search(lab: &Lab<'_>, base: &RunSpec, sla: &Gate, max_steps: usize, ram
             }
         }
     }
-    // the range the bisection may widen to when its bracket misled it
-    let mut outer = (0.0_f64, ceiling);
-    let (mut met_any, mut failed_any) = (false, false);
+    let mut bracket = Bracket::new(lo, hi, ceiling);
     let mut n = 1;
     while n <= max_steps {
-        if (hi - lo) / ceiling < RESOLUTION {
-            // a bracket the steps never tested from inside: widen it where it was not confirmed
-            if !met_any && lo > outer.0 {
-                (lo, hi) = (outer.0, lo);
-                outer.1 = hi;
-            } else if !failed_any && hi < outer.1 {
-                (lo, hi) = (hi, outer.1);
-                outer.0 = lo;
-            } else {
-                break;
-            }
-            (met_any, failed_any) = (false, false);
-            continue;
-        }
-        let r = ((lo + hi) / 2.0).max(1.0);
+        let Some(r) = bracket.next_rate() else { break };
         let Some(s) = step(Some(r), n, LoadMode::Skip).await? else {
             search.interrupted = true;
             return Ok(search);
         };
-        if s.met {
-            (lo, met_any) = (r, true);
-        } else {
-            (hi, failed_any) = (r, true);
-        }
+        bracket.record(r, s.met);
         search.steps.push(s);
         n += 1;
     }
     Ok(search)
+}
+
+/// `base` without the workload's own rate schedule: the search sets every rate itself.
+fn without_schedule(base: &RunSpec) -> RunSpec {
+    let mut base = base.clone();
+    if let Some(r) = base.workload.run.as_mut() {
+        (r.rate, r.concurrency) = (None, None);
+    }
+    base.config.rate_shape = None;
+    base
+}
+
+/// The bisection's bracket: the highest rate known to meet the SLA (`lo`) and the lowest known
+/// to miss it (`hi`), within `outer`, the range it may widen to when its bracket misled it (a
+/// ramp's bracket that the steps never confirmed from inside).
+struct Bracket {
+    lo: f64,
+    hi: f64,
+    ceiling: f64,
+    outer: (f64, f64),
+    met_any: bool,
+    failed_any: bool,
+}
+
+impl Bracket {
+    fn new(lo: f64, hi: f64, ceiling: f64) -> Bracket {
+        Bracket { lo, hi, ceiling, outer: (0.0, ceiling), met_any: false, failed_any: false }
+    }
+
+    /// The next rate to try, `None` when the bracket is narrower than [`RESOLUTION`] and
+    /// confirmed on both sides.
+    fn next_rate(&mut self) -> Option<f64> {
+        while (self.hi - self.lo) / self.ceiling < RESOLUTION {
+            // a bracket the steps never tested from inside: widen it where it was not confirmed
+            if !self.met_any && self.lo > self.outer.0 {
+                (self.lo, self.hi) = (self.outer.0, self.lo);
+                self.outer.1 = self.hi;
+            } else if !self.failed_any && self.hi < self.outer.1 {
+                (self.lo, self.hi) = (self.hi, self.outer.1);
+                self.outer.0 = self.lo;
+            } else {
+                return None;
+            }
+            (self.met_any, self.failed_any) = (false, false);
+        }
+        Some(((self.lo + self.hi) / 2.0).max(1.0))
+    }
+
+    /// What a step at `rate` found.
+    fn record(&mut self, rate: f64, met: bool) {
+        if met {
+            (self.lo, self.met_any) = (rate, true);
+        } else {
+            (self.hi, self.failed_any) = (rate, true);
+        }
+    }
 }
 
 /// The ramp run: from 5 % to 110 % of `ceiling` over the measured time (the warm-up at its
@@ -178,4 +208,38 @@ async fn ramp(lab: &Lab<'_>, mut spec: RunSpec, sla: &Gate, ceiling: f64) -> Res
     let (lo, hi) = ramp_bracket(&levels, ceiling);
     lab.observer.on(&SessionEvent::SearchRamp { from_per_s: from, to_per_s: to, bracket: Some((lo, hi)) });
     Ok(Some(RampProbe { run: r.run, from_per_s: from, to_per_s: to, lo_per_s: lo, hi_per_s: hi.min(ceiling) }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bisects a bracket against a true maximum: every step below it meets the SLA.
+    fn bisect(mut b: Bracket, max_ok: f64, steps: usize) -> (Vec<f64>, f64) {
+        let mut tried = Vec::new();
+        while tried.len() < steps {
+            let Some(r) = b.next_rate() else { break };
+            b.record(r, r <= max_ok);
+            tried.push(r);
+        }
+        (tried, b.lo)
+    }
+
+    #[test]
+    fn the_bracket_halves_towards_the_highest_rate_that_met() {
+        let (tried, lo) = bisect(Bracket::new(0.0, 10_000.0, 10_000.0), 3_000.0, 20);
+        assert_eq!(&tried[..3], [5_000.0, 2_500.0, 3_750.0]);
+        assert!(lo <= 3_000.0 && lo > 3_000.0 - RESOLUTION * 10_000.0, "{lo} after {tried:?}");
+        assert!(tried.len() < 20, "it stops once the bracket is narrower than the resolution: {tried:?}");
+    }
+
+    #[test]
+    fn a_narrow_bracket_never_confirmed_from_inside_widens() {
+        // a ramp said 6,000-6,200 (narrower than the resolution, so no step lies inside it), but
+        // the SLA holds only up to 3,000: the bracket widens below what it was told, to 0-6,000,
+        // and the steps find the real one
+        let (tried, lo) = bisect(Bracket::new(6_000.0, 6_200.0, 10_000.0), 3_000.0, 30);
+        assert_eq!(tried[0], 3_000.0);
+        assert!(lo <= 3_000.0 && lo > 3_000.0 - RESOLUTION * 10_000.0, "{lo} after {tried:?}");
+    }
 }
