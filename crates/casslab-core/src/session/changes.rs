@@ -5,7 +5,7 @@
 //! first node sees it), and `snapshot [KS]` (with the size it took). The checks that refuse
 //! them before a run (a rate change without a rate) are here too.
 
-use super::timeline::EventCheckError;
+use super::event_check_error::EventCheckError;
 use crate::cluster::ClusterControl;
 use crate::config::RunConfig;
 use crate::engine::RateChange;

@@ -12,6 +12,7 @@
 
 mod changes;
 pub mod conduct;
+mod event_check_error;
 pub mod findmax;
 mod network_events;
 mod observer;
@@ -21,9 +22,10 @@ mod timeline;
 pub mod verify_pass;
 
 pub use changes::check_rate_events;
+pub use event_check_error::EventCheckError;
 pub use observer::{Observer, Quiet, SessionEvent};
 pub use run_checks::workload_for_run;
-pub use timeline::{check_events, EventCheckError};
+pub use timeline::check_events;
 
 use crate::analysis::impact::{self, IntervalPoint};
 use crate::cluster::ClusterControl;

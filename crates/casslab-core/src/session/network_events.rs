@@ -5,8 +5,8 @@
 //! when the run left a fault in force — a run's faults do not outlive it. The timeline fires
 //! them beside the other events.
 
+use super::event_check_error::EventCheckError;
 use super::observer::{Observer, SessionEvent};
-use super::timeline::EventCheckError;
 use crate::cluster::{ClusterControl, ControlError};
 use crate::events::{EventAction, EventRecord, EventSpec, EventStatus};
 use crate::network::NetworkChange;

@@ -7,6 +7,7 @@
 //! nodetool calls go through the [`ClusterControl`] seam; `exec` runs `sh -c CMD`; network
 //! changes are `network_events`'.
 
+use super::event_check_error::EventCheckError;
 use super::network_events;
 use super::observer::{Observer, SessionEvent};
 use crate::cluster::ClusterControl;
@@ -19,21 +20,6 @@ use tokio::task::JoinHandle;
 
 /// Lines of an event's output kept with the run.
 const OUTPUT_TAIL_LINES: usize = 20;
-
-/// An event the cluster a run is aimed at cannot carry out.
-#[derive(Debug, thiserror::Error)]
-pub enum EventCheckError {
-    #[error("event '{spec}': `{action}` acts on casslab's local cluster, but this run is aimed at --hosts; for your own cluster run a command at that time with '{at_s}s exec CMD' (e.g. an ssh that stops a service)")]
-    NeedsLocalCluster { spec: String, action: &'static str, at_s: u64 },
-    #[error("event '{spec}': {source}")]
-    UnknownNodes { spec: String, source: crate::cluster::ControlError },
-    #[error("event '{spec}': `{action}` changes the network of casslab's local cluster, but this run is aimed at --hosts; on your own cluster change it yourself at that time with '{at_s}s exec CMD', e.g. '{at_s}s exec ssh db3 sudo iptables -A INPUT -s 10.0.2.0/24 -j DROP' for a partition (-D to heal) or '{at_s}s exec ssh db3 sudo tc qdisc add dev eth0 root netem delay 50ms' for a slow link")]
-    NetworkNeedsLocalCluster { spec: String, action: &'static str, at_s: u64 },
-    #[error("event '{spec}': {reason}")]
-    NoNetworkControl { spec: String, reason: String },
-    #[error("event '{spec}': a change of rate needs a run under a rate: give --rate (a fixed rate or a schedule, e.g. --rate 500) or the workload's run.rate")]
-    NeedsRate { spec: String },
-}
 
 /// Checks every event against what the run is aimed at, before anything touches the cluster:
 /// node, nodetool and network actions need a cluster casslab controls (network actions: one
