@@ -106,8 +106,8 @@ pub enum Command {
     Lint(LintArgs),
     /// Make a workload from what you have: a cassandra-stress profile (and command line), a live
     /// cluster's schema and data, or captured traffic to replay at its own times.
-    #[command(after_help = crate::commands::import::HELP)]
-    Import(crate::commands::import::ImportArgs),
+    #[command(after_help = help::IMPORT)]
+    Import(ImportArgs),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
     #[command(after_help = help::COMPLETIONS)]
     Completions {
@@ -1029,6 +1029,89 @@ pub fn parse_heap_mb(v: &str) -> Result<u32> {
         Ok(x) if x > 0.0 => Ok((x * mult) as u32),
         _ => bail_usage!("--heap {v}: write e.g. 1G or 768M"),
     }
+}
+
+/// `casslab import`: where the workload comes from.
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    pub source: Source,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Source {
+    /// A cassandra-stress user profile: keyspace, table, columnspec, insert, queries and token
+    /// range queries become the schema, generators, load and operations; lines whose meaning
+    /// differs carry a comment, and what could not be carried over is listed on stderr.
+    #[command(name = "cassandra-stress")]
+    CassandraStress(StressArgs),
+    /// A live cluster's keyspace: its schema from system_schema, and from a bounded, read-only
+    /// sample of its rows (LOCAL_ONE) the sizes, partition sizes, clustering spacing, collection
+    /// lengths, null rates and low cardinalities the generators need.
+    Cluster(ClusterImportArgs),
+    /// Captured traffic (JSONL or CSV: time, query, values) as a workload that replays each
+    /// query at its captured time (open loop, latency from the intended start).
+    Capture(CaptureArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct StressArgs {
+    /// The profile (YAML). May be left out when --command names it (profile=…).
+    pub profile: Option<PathBuf>,
+    /// The cassandra-stress command line to translate too, e.g. 'user profile=p.yaml
+    /// ops(insert=1,q=3) n=1M -rate threads=64': the ops mix, cl, -pop and -insert go into the
+    /// workload; the rest becomes `casslab run` options (see --print-command).
+    #[arg(long, value_name = "LINE")]
+    pub command: Option<String>,
+    /// Write the workload here instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Print the `casslab run` command line that runs the workload as the command line did
+    /// (on stdout; the workload then goes to -o).
+    #[arg(long)]
+    pub print_command: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ClusterImportArgs {
+    /// The keyspace to import.
+    #[arg(long)]
+    pub keyspace: String,
+    /// Only these tables (repeatable; default: every table of the keyspace).
+    #[arg(long)]
+    pub table: Vec<String>,
+    /// Read at most this many rows of each table.
+    #[arg(long, default_value_t = 2000, value_name = "ROWS")]
+    pub sample_rows: u64,
+    /// Spend at most this long reading each table's sample.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub sample_time: String,
+    /// Write the workload here instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct CaptureArgs {
+    /// The capture: JSON lines or CSV with the time, the query and its values, or the directory
+    /// of a full query log (`nodetool enablefullquerylog --path DIR`; read with the cached
+    /// Cassandra jars and the JDK).
+    pub capture: PathBuf,
+    /// Replay this many times faster (2 = twice as fast; 0.5 = half as fast).
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+    /// Keep only the traffic of this keyspace.
+    #[arg(long)]
+    pub keyspace: Option<String>,
+    /// Write the workload here instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// With --hosts: read the value types from that cluster's schema (needed for a full query
+    /// log, whose values are bytes); without it they are inferred from the values.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 #[cfg(test)]

@@ -130,3 +130,13 @@ pub const MAN: &str = "\
 EXAMPLES:
   casslab man | man -l -
   casslab man --dir ~/.local/share/man/man1";
+
+pub const IMPORT: &str = "\
+EXAMPLES:
+  casslab import cassandra-stress stress.yaml -o stress.casslab.yaml
+  casslab import cassandra-stress stress.yaml -o w.yaml --print-command --command 'user profile=stress.yaml ops(insert=1,simple1=3) duration=5m -rate threads=64'
+  casslab import cluster --hosts 10.0.0.5 --keyspace shop --sample-rows 5000 -o shop.yaml
+  casslab import capture traffic.jsonl -o replay.yaml && casslab run replay.yaml
+
+ENVIRONMENT:
+  CASSLAB_PASSWORD  the password of --user (import cluster)";
