@@ -8,6 +8,7 @@
 
 mod clock;
 mod load;
+mod paced;
 mod phase;
 mod plan;
 mod record_trust;

@@ -6,11 +6,12 @@
 //! was started) goes out just before it.
 
 use super::clock::RunClock;
+use super::paced::run_worker;
 use super::plan::Plan;
 use super::shaped::LoadMeter;
 use super::start::aligned_first_tick;
 use super::target::Target;
-use super::worker::{run_worker, Pace, Shared};
+use super::worker::{Pace, Shared};
 use super::EngineEvent;
 use crate::load_shape::Curve;
 use crate::notice::Notice;

@@ -1,4 +1,5 @@
-//! The hot loop. A few workers (one per runtime thread) each keep up to their share of the
+//! The hot loop's pieces (the loops themselves are `paced`, `shaped` and `replay`'s). A few
+//! workers (one per runtime thread) each keep up to their share of the
 //! in-flight limit going with `FuturesUnordered`, draw values from the generators, and record
 //! every completion into their own per-operation stats (a lock nobody else takes except the
 //! sampler once per interval). Under a rate (fixed or a schedule, see `shaped`), each worker
@@ -10,9 +11,8 @@ use super::plan::Plan;
 use super::target::{Completion, Target};
 use super::EngineEvent;
 use crate::stats::OpStats;
-use futures::stream::{FuturesUnordered, StreamExt};
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -116,35 +116,5 @@ pub(super) fn record<T: Target>(sh: &Shared<T>, id: usize, done: Done<T::Error>)
                 let _ = sh.events.send(EngineEvent::Notice(crate::notice::Notice::FirstError { op, kind, message }));
             }
         }
-    }
-}
-
-/// Runs one worker until the phase's stop flag is set (or its count is exhausted), then waits
-/// for its in-flight operations.
-pub(crate) async fn run_worker<T: Target>(sh: Arc<Shared<T>>, id: usize, cap: usize, pace: Pace, seed: u64) {
-    let mut rng = SmallRng::seed_from_u64(seed);
-    let target = &*sh.target;
-    let plan = &*sh.plan;
-    let mut inflight = FuturesUnordered::new();
-    let stopped = |sh: &Shared<T>| sh.stop.load(Ordering::Relaxed);
-    match pace {
-        Pace::Max | Pace::Count { .. } => loop {
-            while inflight.len() < cap && !stopped(&sh) {
-                if let Pace::Count { claimed, total } = &pace {
-                    if claimed.fetch_add(1, Ordering::Relaxed) >= *total {
-                        break;
-                    }
-                }
-                let op = plan.pick(rng.gen::<f64>());
-                inflight.push(start(target, plan, &sh.slots[id], &sh.started[id], op, None, &mut rng));
-            }
-            match inflight.next().await {
-                Some(d) => record(&sh, id, d),
-                None => break,
-            }
-        },
-        Pace::Schedule { starts, next, first } => super::replay::run_schedule(&sh, id, cap, &starts, &next, first, &mut rng).await,
-        Pace::Rated { curve, first, offset, stride } => super::shaped::run_rated(&sh, id, cap, curve, first, (offset, stride), &mut rng).await,
-        Pace::Closed { levels, first, workers } => super::shaped::run_closed(&sh, id, &levels, first, workers, &mut rng).await,
     }
 }
