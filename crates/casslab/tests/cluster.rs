@@ -6,7 +6,7 @@
 //! timeline with their impact, and (for the kill) the events drawn on the report's charts.
 
 mod common;
-use common::{casslab, load_lock, run, store_arg, temp_store};
+use common::{casslab, casslab_at, cluster_home, load_lock, run, store_arg, temp_store, WipeOnDrop};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -15,28 +15,12 @@ const BASE: &str = "127.0.0.71";
 const ADDRESSES: [&str; 3] = ["127.0.0.71", "127.0.0.72", "127.0.0.73"];
 
 fn home() -> PathBuf {
-    let h = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/casslab-test/cluster-home");
-    std::fs::create_dir_all(&h).unwrap();
-    h.canonicalize().unwrap()
+    cluster_home("cluster-home")
 }
 
 /// A casslab command aimed at the cluster's home (runs without --hosts use the cluster).
 fn cl() -> Command {
-    let mut c = casslab();
-    c.env("CASSLAB_HOME", home());
-    c
-}
-
-/// Stops the cluster and deletes its data, pass or fail.
-struct ClusterGuard;
-
-impl Drop for ClusterGuard {
-    fn drop(&mut self) {
-        let (code, _, err) = run(cl().args(["local", "down", "--wipe"]));
-        if code != 0 {
-            eprintln!("[cleanup] casslab local down failed: {err}");
-        }
-    }
+    casslab_at(&home())
 }
 
 /// (action, target, status, start_ms, end_ms, has impact, recovery_ms) of one stored event.
@@ -111,7 +95,7 @@ fn assert_all_up() {
 #[test]
 fn scenarios_on_a_three_node_two_dc_cluster() {
     let _load = load_lock();
-    let _guard = ClusterGuard;
+    let _guard = WipeOnDrop(home());
 
     // --- the cluster starts and reports healthy
     let started = Instant::now();

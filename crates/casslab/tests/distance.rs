@@ -13,7 +13,7 @@
 //! network event specs before anything starts need no cluster.
 
 mod common;
-use common::{casslab, load_lock, run, store_arg, summary_row, summary_rows, temp_store};
+use common::{casslab, casslab_at, cluster_home, load_lock, run, store_arg, summary_row, summary_rows, temp_store, WipeOnDrop};
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -39,28 +39,12 @@ fn relay_addrs(i: u8) -> (Ipv4Addr, Ipv4Addr) {
 }
 
 fn home() -> PathBuf {
-    let h = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/casslab-test/dc-home");
-    std::fs::create_dir_all(&h).unwrap();
-    h.canonicalize().unwrap()
+    cluster_home("dc-home")
 }
 
 /// A casslab command aimed at the cluster's home.
 fn cl() -> Command {
-    let mut c = casslab();
-    c.env("CASSLAB_HOME", home());
-    c
-}
-
-/// Stops the cluster and deletes its data, pass or fail.
-struct ClusterGuard;
-
-impl Drop for ClusterGuard {
-    fn drop(&mut self) {
-        let (code, _, err) = run(cl().args(["local", "down", "--wipe"]));
-        if code != 0 {
-            eprintln!("[cleanup] casslab local down failed: {err}");
-        }
-    }
+    casslab_at(&home())
 }
 
 /// Runs the cross-dc workload at a fixed rate and returns its printed summary.
@@ -167,7 +151,7 @@ const ROUNDS: usize = 5;
 #[test]
 fn distances_are_real_and_network_faults_act_inside_a_run() {
     let _load = load_lock();
-    let _guard = ClusterGuard;
+    let _guard = WipeOnDrop(home());
     let (n1, n2) = (addr(0).to_string(), addr(1).to_string());
     let ((p1, c1), (p2, c2)) = (relay_addrs(0), relay_addrs(1));
 

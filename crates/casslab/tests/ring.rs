@@ -8,7 +8,7 @@
 //! node dead: idempotent requests go to the live nodes.
 
 mod common;
-use common::{casslab, load_lock, run, temp_store};
+use common::{casslab_at, cluster_home, load_lock, run, temp_store, WipeOnDrop};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -16,28 +16,12 @@ use std::time::{Duration, Instant};
 const BASE: &str = "127.0.0.81";
 
 fn home() -> PathBuf {
-    let h = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/casslab-test/ring-home");
-    std::fs::create_dir_all(&h).unwrap();
-    h.canonicalize().unwrap()
+    cluster_home("ring-home")
 }
 
 /// A casslab command aimed at the cluster's home.
 fn cl() -> Command {
-    let mut c = casslab();
-    c.env("CASSLAB_HOME", home());
-    c
-}
-
-/// Stops the cluster and deletes its data, pass or fail.
-struct ClusterGuard;
-
-impl Drop for ClusterGuard {
-    fn drop(&mut self) {
-        let (code, _, err) = run(cl().args(["local", "down", "--wipe"]));
-        if code != 0 {
-            eprintln!("[cleanup] casslab local down --wipe failed: {err}");
-        }
-    }
+    casslab_at(&home())
 }
 
 /// `local status` until `done` holds for its (code, stdout, stderr), at most `secs` seconds.
@@ -62,7 +46,7 @@ fn run_errors(store: &Path) -> String {
 #[test]
 fn a_cluster_starts_whole_or_is_refused_and_its_missing_peers_show() {
     let _g = load_lock();
-    let _guard = ClusterGuard;
+    let _guard = WipeOnDrop(home());
     let (code, out, err) = run(cl().args(["local", "up", "--nodes", "3", "--base-address", BASE, "--heap", "768M"]));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
 

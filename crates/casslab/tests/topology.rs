@@ -6,7 +6,7 @@
 //! node-replace scenario puts a fresh node in a killed one's place.
 
 mod common;
-use common::{casslab, load_lock, run, store_arg, temp_store};
+use common::{casslab_at, cluster_home, load_lock, run, store_arg, temp_store, WipeOnDrop};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -17,27 +17,11 @@ const ADDED: &str = "127.0.3.28";
 const KEYSPACE: &str = "casslab_scale_out";
 
 fn home() -> PathBuf {
-    let h = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/casslab-test/topology-home");
-    std::fs::create_dir_all(&h).unwrap();
-    h.canonicalize().unwrap()
+    cluster_home("topology-home")
 }
 
 fn cl() -> Command {
-    let mut c = casslab();
-    c.env("CASSLAB_HOME", home());
-    c
-}
-
-/// Stops the cluster and deletes its data, pass or fail.
-struct ClusterGuard;
-
-impl Drop for ClusterGuard {
-    fn drop(&mut self) {
-        let (code, _, err) = run(cl().args(["local", "down", "--wipe"]));
-        if code != 0 {
-            eprintln!("[cleanup] casslab local down failed: {err}");
-        }
-    }
+    casslab_at(&home())
 }
 
 /// (action, target, status, start_ms) of the latest run's events.
@@ -118,7 +102,7 @@ fn assert_ring_agrees(nodes: &[&str], addresses: &[&str]) -> Vec<(String, String
 #[test]
 fn a_cluster_grows_shrinks_and_replaces_a_node_under_load() {
     let _load = load_lock();
-    let _guard = ClusterGuard;
+    let _guard = WipeOnDrop(home());
     let (code, out, err) = run(cl().args(["local", "up", "--nodes", "3", "--base-address", BASE, "--heap", "640M"]));
     assert_eq!(code, 0, "local up:\n{out}\n{err}");
     assert_ring_agrees(&["node1", "node2", "node3"], &ADDRESSES);

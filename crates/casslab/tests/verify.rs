@@ -9,7 +9,7 @@
 //! `casslab verify` pass.
 
 mod common;
-use common::{casslab, load_lock, run, session, store_arg, temp_store};
+use common::{casslab, casslab_at, load_lock, run, session, store_arg, temp_store, WipeOnDrop};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -28,21 +28,7 @@ fn home() -> PathBuf {
 
 /// A casslab command aimed at the cluster's home.
 fn cl() -> Command {
-    let mut c = casslab();
-    c.env("CASSLAB_HOME", home());
-    c
-}
-
-/// Stops the cluster and deletes its data, pass or fail.
-struct ClusterGuard;
-
-impl Drop for ClusterGuard {
-    fn drop(&mut self) {
-        let (code, _, err) = run(cl().args(["local", "down", "--wipe"]));
-        if code != 0 {
-            eprintln!("[cleanup] casslab local down failed: {err}");
-        }
-    }
+    casslab_at(&home())
 }
 
 /// The latest run's checked reads of operation `op` in its run phase, by class.
@@ -104,7 +90,7 @@ fn overwrite(s: &scylla::client::session::Session, rt: &tokio::runtime::Runtime,
 #[test]
 fn faults_show_in_what_reads_return() {
     let _load = load_lock();
-    let _guard = ClusterGuard;
+    let _guard = WipeOnDrop(home());
     // C1 only: the nodes start (and restart, twice below) much sooner on a busy machine
     let (code, out, err) = run(cl().args([
         "local",

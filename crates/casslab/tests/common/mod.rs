@@ -120,3 +120,29 @@ pub fn session(host: &str) -> (tokio::runtime::Runtime, scylla::client::session:
     let s = rt.block_on(async { scylla::client::session_builder::SessionBuilder::new().known_node(host).build().await.unwrap() });
     (rt, s)
 }
+
+/// A test cluster's own home, `target/casslab-test/NAME`, made if missing, in one spelling.
+pub fn cluster_home(name: &str) -> PathBuf {
+    let h = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/casslab-test").join(name);
+    std::fs::create_dir_all(&h).unwrap();
+    h.canonicalize().unwrap()
+}
+
+/// A casslab command aimed at the local cluster under `home` (runs without --hosts use it).
+pub fn casslab_at(home: &std::path::Path) -> Command {
+    let mut c = casslab();
+    c.env("CASSLAB_HOME", home);
+    c
+}
+
+/// Stops the local cluster under its home and deletes its data when dropped, pass or fail.
+pub struct WipeOnDrop(pub PathBuf);
+
+impl Drop for WipeOnDrop {
+    fn drop(&mut self) {
+        let (code, _, err) = run(casslab_at(&self.0).args(["local", "down", "--wipe"]));
+        if code != 0 {
+            eprintln!("[cleanup] casslab local down --wipe failed: {err}");
+        }
+    }
+}
