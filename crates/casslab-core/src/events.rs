@@ -1,7 +1,8 @@
 //! Events during a run: the model of a timeline of disturbances (`60s kill node2`,
 //! `30s compact`, `45s exec ssh db3 sudo systemctl stop cassandra`, `30s partition dc1|dc2`),
 //! parsing and validating their specs, and the record of what happened when one ran. Times of a spec are relative
-//! to the start of the run phase (warm-up included); times of a record are on the axis of
+//! to the start of the run phase (warm-up included), or `setup` (`setup setstreamthroughput 8`:
+//! carried out before the run's load and run phases, unmeasured); times of a record are on the axis of
 //! the run's intervals (milliseconds since the engine started, like
 //! `IntervalSample::start_ms`). Executing events is the binary's job; measuring their
 //! impact is `analysis::impact`'s.
@@ -202,6 +203,10 @@ impl EventAction {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EventSpec {
     pub at_ms: u64,
+    /// Written `setup ACTION`: carried out before the load and run phases (which wait for it),
+    /// to set the cluster up rather than disturb it; `at_ms` is 0.
+    #[serde(default)]
+    pub setup: bool,
     pub action: EventAction,
     /// The spec as written, e.g. `60s kill node2`.
     pub text: String,
@@ -262,6 +267,8 @@ pub enum EventProblem {
     RampUsage,
     #[error("write '60s add node' or '60s add node dc2' (the data center it joins)")]
     AddUsage,
+    #[error("`{action}` cannot be a setup event (before the run: it sets the cluster up); give it a time, e.g. '60s {action} …'")]
+    NotAtSetup { action: String },
 }
 
 /// The action words alone (`kill`, `compact`, ...), for suggestions.
@@ -315,7 +322,8 @@ pub fn parse_event(text: &str) -> Result<EventSpec, EventError> {
 
 fn parse_action(t: &str) -> Result<EventSpec, EventProblem> {
     let (time, rest) = t.split_once(char::is_whitespace).ok_or(EventProblem::Usage)?;
-    let at_s = parse_duration_s(time)?;
+    let setup = time.eq_ignore_ascii_case("setup");
+    let at_s = if setup { 0.0 } else { parse_duration_s(time)? };
     let rest = rest.trim();
     let (word, arg) = match rest.split_once(char::is_whitespace) {
         Some((w, a)) => (w, a.trim()),
@@ -394,12 +402,16 @@ fn parse_action(t: &str) -> Result<EventSpec, EventProblem> {
         }
         other => return Err(EventProblem::UnknownAction { action: other.to_string() }),
     };
-    Ok(EventSpec { at_ms: (at_s * 1000.0).round() as u64, action, text: t.to_string() })
+    // a change of rate needs the run; a network fault would outlast the run's healing of them
+    if setup && (action.changes_rate() || action.is_network()) {
+        return Err(EventProblem::NotAtSetup { action: word.to_string() });
+    }
+    Ok(EventSpec { at_ms: (at_s * 1000.0).round() as u64, setup, action, text: t.to_string() })
 }
 
-/// Events in the order they fire (stable for equal times).
+/// Events in the order they fire: setup events first, then by time (stable for equal times).
 pub fn sorted(mut events: Vec<EventSpec>) -> Vec<EventSpec> {
-    events.sort_by_key(|e| e.at_ms);
+    events.sort_by_key(|e| (!e.setup, e.at_ms));
     events
 }
 
@@ -460,11 +472,39 @@ impl EventRecord {
     pub fn duration_ms(&self) -> u64 {
         self.end_ms.saturating_sub(self.start_ms)
     }
+    /// Whether it was a setup event (`setup ACTION`, carried out before the load and run
+    /// phases): it has no impact on the run to measure.
+    pub fn is_setup(&self) -> bool {
+        self.spec.split_whitespace().next().is_some_and(|w| w.eq_ignore_ascii_case("setup"))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn setup_events_come_first_and_cannot_change_the_rate() {
+        let set = parse_event("setup setstreamthroughput 8").unwrap();
+        assert_eq!((set.setup, set.at_ms, set.action.clone()), (true, 0, EventAction::SetStreamThroughput(8)));
+        assert!(!parse_event("0s kill node2").unwrap().setup);
+        let order = sorted(vec![parse_event("0s kill node2").unwrap(), parse_event("SETUP compact").unwrap()]);
+        assert_eq!(order.iter().map(|e| e.setup).collect::<Vec<_>>(), [true, false]);
+        assert_eq!(parse_event("setup rate 800").unwrap_err().problem, EventProblem::NotAtSetup { action: "rate".into() });
+        assert!(parse_event("setup partition dc1|dc2").is_err());
+        let record = |spec: &str| EventRecord {
+            seq: 0,
+            spec: spec.into(),
+            action: "compact".into(),
+            target: None,
+            start_ms: 0,
+            end_ms: 0,
+            status: EventStatus::Ok,
+            exit_code: None,
+            output_tail: String::new(),
+        };
+        assert!(record("setup compact").is_setup() && !record("10s compact").is_setup());
+    }
 
     #[test]
     fn specs_parse_into_actions_and_times() {

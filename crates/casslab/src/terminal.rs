@@ -82,14 +82,10 @@ impl Observer for Terminal {
             SessionEvent::Interval(s) => self.progress().interval(s),
             SessionEvent::RunStarted { .. } => {}
             SessionEvent::PhaseFinished { .. } => self.progress().clear(),
-            SessionEvent::EventStarted { spec } => self.say(&format!("event {}: {} ...", fmt_s(spec.at_ms), spec.label())),
-            SessionEvent::EventFinished { spec, record } => self.say(&format!(
-                "event {}: {} {} after {:.1} s",
-                fmt_s(spec.at_ms),
-                spec.label(),
-                record.status.as_str(),
-                record.duration_ms() as f64 / 1000.0
-            )),
+            SessionEvent::EventStarted { spec } => self.say(&format!("event {}: {} ...", when(spec), spec.label())),
+            SessionEvent::EventFinished { spec, record } => {
+                self.say(&format!("event {}: {} {} after {:.1} s", when(spec), spec.label(), record.status.as_str(), record.duration_ms() as f64 / 1000.0))
+            }
             SessionEvent::RunFinished { run, .. } => {
                 self.progress().clear();
                 if let Some(store) = &self.summaries {
@@ -118,5 +114,14 @@ impl Observer for Terminal {
             )),
             SessionEvent::VariantRun { variant, step } => self.say(&format!("\n== {variant} · {step}")),
         }
+    }
+}
+
+/// When an event fires, as its spec says: `setup`, or its time since the run phase began.
+fn when(spec: &casslab_core::events::EventSpec) -> String {
+    if spec.setup {
+        "setup".to_string()
+    } else {
+        fmt_s(spec.at_ms)
     }
 }

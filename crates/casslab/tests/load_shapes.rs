@@ -1,7 +1,8 @@
 //! End-to-end tests of runs whose rate changes over time, against the real test node (see
 //! `common::node`): a schedule of held levels and a ramp keeps each stage's rate (the printed
 //! per-stage summary), spikes appear in the stored interval series when the schedule puts them,
-//! and a `rate` event moves the rate inside a run.
+//! a `rate` event moves the rate inside a run, and the shipped `daily-shape` workload's achieved
+//! rate follows its sine (busiest at the crests, quietest in the troughs) and its spike.
 
 mod common;
 use common::{casslab, load_lock, node, run, store_arg, temp_store};
@@ -122,4 +123,60 @@ fn a_rate_event_moves_the_rate_inside_a_run() {
     assert!(before.len() >= 4 && after.len() >= 4, "{ivs:?}");
     assert!(before.iter().all(|r| within(*r, 200.0, 0.15)), "before the event: {before:?}");
     assert!(after.iter().all(|r| within(*r, 500.0, 0.15)), "after the event: {after:?}");
+}
+
+/// The offered rate of `daily-shape` as the test sets it (100..500 per s, a 20 s period, ×3
+/// from 19 s to 21 s), averaged over `from_s..to_s`.
+fn daily_rate(from_s: f64, to_s: f64) -> f64 {
+    let at = |t: f64| {
+        let sine = 100.0 + 200.0 * (1.0 - (2.0 * std::f64::consts::PI * t / 20.0).cos());
+        if (19.0..21.0).contains(&t) {
+            3.0 * sine
+        } else {
+            sine
+        }
+    };
+    let steps = 100;
+    (0..steps).map(|i| at(from_s + (to_s - from_s) * (i as f64 + 0.5) / steps as f64)).sum::<f64>() / steps as f64
+}
+
+#[test]
+fn the_shipped_daily_shape_follows_its_sine_and_its_spike() {
+    let host = node();
+    let _load = load_lock();
+    let (_d, store) = temp_store();
+    // two 20 s "days" of 100..500/s (crests at 10 s and 30 s, troughs at 0, 20 and 40 s) and a
+    // ×3 spike for 2 s at the middle trough
+    let (code, out, err) = run(casslab()
+        .args(["run", "daily-shape", "--hosts", host, "--no-lint", "-P", "rows=2000", "-P", "warmup=0s", "-P", "duration=40s"])
+        .args(["-P", "low=100", "-P", "high=500", "-P", "period=20s", "-P", "days_length=40s"])
+        .args(["-P", "spike=3", "-P", "spike_for=2s", "-P", "spike_every=60s", "-P", "spike_from=19s"])
+        .args(store_arg(&store)));
+    assert_eq!(code, 0, "{out}\n{err}");
+    let ivs = run_intervals(&store);
+    assert!(ivs.len() >= 38, "{ivs:?}");
+    let rates: Vec<(f64, f64, f64)> = ivs.iter().map(|(s, e, n)| ((s + e) / 2.0, *n as f64 / (e - s), daily_rate(*s, *e))).collect();
+    // away from the spike, the busiest interval is near a crest and the quietest near a trough
+    let calm: Vec<&(f64, f64, f64)> = rates.iter().filter(|(mid, _, _)| (mid - 20.0).abs() > 2.0).collect();
+    let busiest = calm.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+    let quietest = calm.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+    assert!([10.0, 30.0].iter().any(|c| (busiest.0 - c).abs() <= 2.5), "busiest {busiest:?} is not near a crest: {rates:?}");
+    assert!([0.0, 40.0].iter().any(|t| (quietest.0 - t).abs() <= 2.5), "quietest {quietest:?} is not near a trough: {rates:?}");
+    assert!(busiest.1 > 3.0 * quietest.1, "the crest ({:.0}/s) stands well above the trough ({:.0}/s)", busiest.1, quietest.1);
+    // the whole series follows the curve: correlation of achieved and offered per interval
+    let n = rates.len() as f64;
+    let (ma, mo) = (rates.iter().map(|r| r.1).sum::<f64>() / n, rates.iter().map(|r| r.2).sum::<f64>() / n);
+    let cov: f64 = rates.iter().map(|r| (r.1 - ma) * (r.2 - mo)).sum();
+    let (va, vo): (f64, f64) = (rates.iter().map(|r| (r.1 - ma).powi(2)).sum(), rates.iter().map(|r| (r.2 - mo).powi(2)).sum());
+    let corr = cov / (va * vo).sqrt();
+    assert!(corr >= 0.9, "achieved against offered per interval: correlation {corr:.2}: {rates:?}");
+    // the spike at the middle trough: its intervals carry more than those 2-3 s either side
+    let mean = |f: &dyn Fn(f64) -> bool| {
+        let v: Vec<f64> = rates.iter().filter(|r| f(r.0)).map(|r| r.1).collect();
+        assert!(!v.is_empty(), "{rates:?}");
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let spiked = mean(&|m| (19.0..=21.0).contains(&m));
+    let beside = mean(&|m| (16.5..=17.5).contains(&m) || (22.5..=23.5).contains(&m));
+    assert!(spiked > 1.3 * beside, "spike {spiked:.0}/s against {beside:.0}/s beside it: {rates:?}");
 }

@@ -3,9 +3,13 @@
 //! operation, errors by kind — and the recovery time. Pure arithmetic on interval figures.
 //!
 //! Definitions (defaults in [`ImpactSettings`]):
-//! - **baseline**: up to 20 s of intervals that end before the event starts and that no earlier
-//!   event disturbed (an event disturbs from its start until it recovered); throughput is their
-//!   mean, each operation's p99 the median of their p99s.
+//! - **baseline**: the last 20 s (at most) of intervals that end before the event starts and
+//!   that no earlier event disturbed — an event disturbs from its start until it recovered, or,
+//!   when it had no baseline to recover to, until it ended — so an event that follows another
+//!   closely is judged against the undisturbed stretch before both; throughput is their mean,
+//!   each operation's p99 the median of their p99s.
+//! - **setup events** (`setup ACTION`, carried out before the run's load and run phases) have
+//!   no impact and disturb nothing.
 //! - **during**: the intervals that overlap the event (at least the one it starts in); the
 //!   worst interval's p99 counts.
 //! - **after**: from the event's end until the next event starts (or the run ends); mean
@@ -14,8 +18,10 @@
 //!   the next event, when it never did).
 //! - **recovery time**: from the event's start to the start of the first of 3 consecutive
 //!   intervals without errors whose throughput is at least 90% of the baseline and whose p99 of
-//!   every operation is at most 50% (or 1 ms, whichever is more) above its baseline; 0 when
-//!   the run never left those bounds. `None` when it did not recover before the run ended.
+//!   every operation is at most 50% (or 1 ms, whichever is more) above its baseline, after the
+//!   last interval of the event's own time that left those bounds (so a long event that hurts
+//!   late has not recovered in its quiet start); 0 when the run never left them. `None` when it
+//!   did not recover before the run ended.
 
 use crate::events::EventRecord;
 use crate::stats::{ErrorKind, IntervalSample, Phase};
@@ -149,20 +155,25 @@ pub fn impacts(pts: &[IntervalPoint], events: &[EventRecord], s: &ImpactSettings
     let mut clean = vec![true; pts.len()];
     let mut out = Vec::with_capacity(events.len());
     for (i, ev) in events.iter().enumerate() {
-        if ev.status == crate::events::EventStatus::Skipped {
+        let unmeasured = |e: &EventRecord| e.status == crate::events::EventStatus::Skipped || e.is_setup();
+        if unmeasured(ev) {
             out.push(None);
             continue;
         }
-        let next_start = events[i + 1..].iter().find(|e| e.status != crate::events::EventStatus::Skipped).map_or(u64::MAX, |e| e.start_ms);
+        let next_start = events[i + 1..].iter().find(|e| !unmeasured(e)).map_or(u64::MAX, |e| e.start_ms);
         let end_ms = ev.end_ms.max(ev.start_ms + 1);
         let during: Vec<&IntervalPoint> = pts.iter().filter(|p| p.start_ms < end_ms && p.end_ms > ev.start_ms).collect();
         let after: Vec<&IntervalPoint> = pts.iter().filter(|p| p.start_ms >= ev.end_ms && p.start_ms < next_start).collect();
         let base = baseline(pts, &clean, ev.start_ms, s);
         // The first interval the event touches, and the recovery point from there on.
         let first = pts.iter().position(|p| p.end_ms > ev.start_ms);
+        // A long event (a bootstrap, a replacement) may disturb the run only late: it has
+        // recovered after its last interval out of bounds, not in the quiet intervals before.
         let recovered_at: Option<usize> = match (&base, first) {
             (Some(b), Some(f)) => {
-                (f..pts.len()).find(|&j| j + s.stable_intervals <= pts.len() && pts[j..j + s.stable_intervals].iter().all(|p| within(p, b, s)))
+                let last_out = (f..pts.len()).filter(|&j| pts[j].start_ms < end_ms && !within(&pts[j], b, s)).last();
+                let from = last_out.map_or(f, |j| j + 1);
+                (from..pts.len()).find(|&j| j + s.stable_intervals <= pts.len() && pts[j..j + s.stable_intervals].iter().all(|p| within(p, b, s)))
             }
             _ => None,
         };
@@ -200,8 +211,13 @@ pub fn impacts(pts: &[IntervalPoint], events: &[EventRecord], s: &ImpactSettings
                 .collect(),
             None => Vec::new(),
         };
-        // Later baselines leave out what this event disturbed.
-        let disturbed_until = recovered_at.map_or(u64::MAX, |j| pts[j].start_ms);
+        // Later baselines leave out what this event disturbed: until it recovered, or until it
+        // ended when there was nothing to recover to.
+        let disturbed_until = match (recovered_at, &base) {
+            (Some(j), _) => pts[j].start_ms,
+            (None, None) => end_ms,
+            (None, Some(_)) => u64::MAX,
+        };
         for (j, p) in pts.iter().enumerate() {
             if p.end_ms > ev.start_ms && p.start_ms < disturbed_until {
                 clean[j] = false;
@@ -353,6 +369,65 @@ mod tests {
         assert_eq!(start.during_ops_change_pct(), Some(-50.0));
         // the kill's "after" stops where the start begins
         assert_eq!(kill.after_ops_change_pct(), Some(-50.0));
+    }
+
+    #[test]
+    fn an_event_without_a_baseline_disturbs_only_while_it_lasts() {
+        // an event at 0.5 s (nothing before it) lasting until 6 s, then an add at 30 s that
+        // halves throughput: the add is judged against the 20 s before it, after the first ended
+        let mut f = vec![(100.0, 2, 0); 30];
+        f.extend(vec![(50.0, 9, 0); 10]);
+        let pts = run(&f);
+        let imps = impacts(&pts, &[event(0, 500, 6_000), event(1, 30_000, 40_000)], &ImpactSettings::default());
+        let first = imps[0].as_ref().unwrap();
+        assert_eq!((first.baseline_ops_per_s, first.recovery_ms), (None, None));
+        let add = imps[1].as_ref().unwrap();
+        assert_eq!((add.baseline_from_ms, add.baseline_to_ms), (Some(10_000), Some(30_000)));
+        assert_eq!(add.during_ops_change_pct(), Some(-50.0));
+        assert_eq!(add.p99[0].during_change_pct(), Some(350.0));
+    }
+
+    #[test]
+    fn the_baseline_is_the_last_undisturbed_stretch_even_with_a_gap() {
+        // a compaction at 25 s dips for 3 s and recovers at 28 s; a kill at 31 s: its baseline
+        // is the last 20 s of undisturbed intervals before it, leaving out 25..28 s
+        let mut f = vec![(100.0, 2, 0); 25];
+        f.extend(vec![(40.0, 2, 0); 3]);
+        f.extend(vec![(100.0, 2, 0); 3]);
+        f.extend(vec![(60.0, 2, 0); 5]);
+        let pts = run(&f);
+        let imps = impacts(&pts, &[event(0, 25_000, 25_100), event(1, 31_000, 31_100)], &ImpactSettings::default());
+        assert_eq!(imps[0].as_ref().unwrap().recovery_ms, Some(3_000));
+        let kill = imps[1].as_ref().unwrap();
+        assert_eq!(kill.baseline_ops_per_s, Some(100.0));
+        // from 11 s: 20 s before the last undisturbed interval's end (31 s)
+        assert_eq!((kill.baseline_from_ms, kill.baseline_to_ms), (Some(11_000), Some(31_000)));
+        assert_eq!(kill.during_ops_change_pct(), Some(-40.0));
+    }
+
+    #[test]
+    fn setup_events_have_no_impact_and_disturb_nothing() {
+        let pts = run(&[(100.0, 2, 0); 30]);
+        let mut setup = event(0, 0, 0);
+        setup.spec = "setup setstreamthroughput 8".into();
+        // a setup event's record lies before the run phase (here at its start, lasting 5 s)
+        setup.end_ms = 5_000;
+        let imps = impacts(&pts, &[setup, event(1, 6_000, 6_100)], &ImpactSettings::default());
+        assert_eq!(imps[0], None);
+        let kill = imps[1].as_ref().unwrap();
+        assert_eq!((kill.baseline_from_ms, kill.baseline_to_ms), (Some(0), Some(6_000)));
+        assert_eq!(kill.recovery_ms, Some(0));
+    }
+
+    #[test]
+    fn a_long_event_that_hurts_late_recovers_after_its_last_bad_interval() {
+        // a replacement from 10 s to 30 s: quiet at first, p99 ×5 from 20 s to 25 s
+        let mut f = vec![(100.0, 2, 0); 20];
+        f.extend(vec![(100.0, 10, 0); 5]);
+        f.extend(vec![(100.0, 2, 0); 15]);
+        let imp = impacts(&run(&f), &[event(0, 10_000, 30_000)], &ImpactSettings::default()).remove(0).unwrap();
+        assert_eq!(imp.recovery_ms, Some(15_000), "recovered at 25 s, not in the quiet 10..20 s");
+        assert_eq!(imp.p99[0].during_change_pct(), Some(400.0));
     }
 
     #[test]

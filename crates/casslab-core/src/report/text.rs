@@ -153,7 +153,7 @@ pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::store::
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\nevents — impact against the {} s before each (undisturbed); recovered = {} intervals without errors, ops/s within {:.0}% and p99 within {:.0}% (or {} ms):",
+        "\nevents — impact against the last {} s before each that no earlier event disturbed; recovered = {} intervals without errors, ops/s within {:.0}% and p99 within {:.0}% (or {} ms):",
         s.baseline_ms / 1000,
         s.stable_intervals,
         s.ops_tolerance_pct,
@@ -175,10 +175,11 @@ pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::store::
                     (None, Some(_)) => "not within the run".to_string(),
                 },
             ),
+            None if e.is_setup() => ("-".into(), "-".into(), "-".into(), "-".into(), "before the run".into()),
             None => ("-".into(), "-".into(), "-".into(), "-".into(), "-".into()),
         };
         t.row([
-            format!("{:.1}s", e.start_ms as f64 / 1000.0),
+            if e.is_setup() { "setup".to_string() } else { format!("{:.1}s", e.start_ms as f64 / 1000.0) },
             e.label(),
             format!("{:.1}s", e.duration_ms() as f64 / 1000.0),
             match e.exit_code {
@@ -237,8 +238,11 @@ mod events_tests {
             exit_code: Some(1),
             output_tail: String::new(),
         };
-        let t = events_table(&[(kill, Some(impact)), (exec, None)]);
+        let setup =
+            EventRecord { seq: 2, spec: "setup setstreamthroughput 8".into(), action: "setstreamthroughput".into(), target: Some("8".into()), ..exec.clone() };
+        let t = events_table(&[(kill, Some(impact)), (exec, None), (setup, None)]);
         let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[5].trim_start().starts_with("setup") && lines[5].ends_with("before the run"), "{t}");
         assert!(lines[1].starts_with("events"), "{t}");
         let row = lines[3];
         for cell in ["17.4s", "kill node2", "0.0s", "ok", "-50%", "-1%", "read +150% (+0%)", "unavailable 12", "after 37.2 s"] {

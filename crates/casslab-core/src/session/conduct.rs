@@ -82,6 +82,8 @@ pub fn undeclared_load_point(exp: &Experiment, base: &RunConfig, declared_concur
         .variants
         .iter()
         .filter(|v| base.rate_per_s.is_none() && v.rate_per_s.is_none() && !declared_concurrency && v.concurrency.is_none())
+        // a workload's own `run.rate` (a level or a schedule, e.g. a daily curve) is its load point
+        .filter(|v| base.rate_shape.is_none() && v.workload.run.as_ref().is_none_or(|r| r.rate.is_none()))
         .map(|v| v.name.as_str())
         .collect();
     if open.is_empty() || base.concurrency <= 1 {
@@ -720,5 +722,8 @@ mod tests {
         assert_eq!(undeclared_load_point(&e, &RunConfig { rate_per_s: Some(100.0), ..base.clone() }, false), None);
         let e = experiment("name: x\nworkload: kv\nvariants:\n  a: {}\n  b: {}\n");
         assert!(undeclared_load_point(&e, &base, false).unwrap().contains(": every variant runs at maximum throughput"));
+        // a workload whose own rate is a daily curve declares its load point
+        let daily = experiment("name: x\nworkload: daily-shape\nvariants:\n  a: {}\n  b: {}\n");
+        assert_eq!(undeclared_load_point(&daily, &base, false), None);
     }
 }

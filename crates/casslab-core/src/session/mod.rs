@@ -176,6 +176,12 @@ impl<'a> RunSession<'a> {
             }
         };
         lab.observer.on(&SessionEvent::RunStarted { run: id, workload: &self.spec.workload.name, t0_unix_ms: self.clock.t0_unix_ms });
+        // setup events (`setup ACTION`) set the cluster up before anything is loaded or measured
+        let setup = if controls(&self.spec.config) && self.spec.workload.events.iter().any(|e| e.setup) {
+            timeline::run_setup(&self.spec.workload.events, self.clock, lab.control.clone(), lab.observer.clone()).await
+        } else {
+            Vec::new()
+        };
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let (rates, rate_changes) = tokio::sync::mpsc::unbounded_channel();
         let (spec, clock, stop, engine_target) = (self.spec.clone(), self.clock, lab.stop.clone(), target.clone());
@@ -204,7 +210,7 @@ impl<'a> RunSession<'a> {
         if let Err(e) = run_checks::save_records(lab.results, id, &verify, target.verifier().as_deref()) {
             store_error.get_or_insert(e);
         }
-        if let Err(e) = self.save_events(id, timeline, &points).await {
+        if let Err(e) = self.save_events(id, setup, timeline, &points).await {
             store_error.get_or_insert(e);
         }
         if let Some(sm) = server {
@@ -258,16 +264,18 @@ impl<'a> RunSession<'a> {
         }
     }
 
-    /// Saves the run's events (carried out by `timeline`, or all skipped) with the impact each
-    /// had on its intervals.
-    async fn save_events(&self, id: RunId, timeline: Option<Timeline>, points: &[IntervalPoint]) -> Result<(), StoreError> {
+    /// Saves the run's events (the setup ones carried out before the run, then those carried out
+    /// by `timeline`, or all skipped) with the impact each had on its intervals.
+    async fn save_events(&self, id: RunId, mut records: Vec<EventRecord>, timeline: Option<Timeline>, points: &[IntervalPoint]) -> Result<(), StoreError> {
         let (cfg, w) = (&self.spec.config, &self.spec.workload);
-        let records = match timeline {
+        let timed = match timeline {
             Some(t) => t.finish().await,
             None if controls(cfg) => timeline::all_skipped(&w.events),
             // another shard carries them out
             None => Vec::new(),
         };
+        records.extend(timed);
+        records.sort_by_key(|r| r.seq);
         save_events(self.lab.results, id, points, &records)
     }
 }

@@ -68,7 +68,8 @@ impl Timeline {
         let task = tokio::spawn(async move {
             let mut running: Vec<JoinHandle<EventRecord>> = Vec::new();
             let mut records = Vec::new();
-            for (seq, spec) in sorted(events).into_iter().enumerate() {
+            // setup events ran before the run phase (`run_setup`); their places in the order stay theirs
+            for (seq, spec) in sorted(events).into_iter().enumerate().filter(|(_, e)| !e.setup) {
                 let due_ms = run_started_at_ms + spec.at_ms;
                 let stopped = *cancelled.borrow()
                     || tokio::select! {
@@ -80,37 +81,7 @@ impl Timeline {
                     continue;
                 }
                 let (control, observer, rates) = (control.clone(), observer.clone(), rates.clone());
-                running.push(tokio::task::spawn_blocking(move || {
-                    let fire = || {
-                        let start_ms = clock.now_ms();
-                        observer.on(&SessionEvent::EventStarted { spec: &spec });
-                        let (status, exit_code, output) = carry_out(&spec.action, control.as_deref(), rates.as_ref());
-                        let end_ms = clock.now_ms().max(start_ms);
-                        let record = EventRecord {
-                            seq: seq as u32,
-                            spec: spec.text.clone(),
-                            action: spec.action.name().to_string(),
-                            target: spec.action.target(),
-                            start_ms,
-                            end_ms,
-                            status,
-                            exit_code,
-                            output_tail: tail(&output, OUTPUT_TAIL_LINES),
-                        };
-                        observer.on(&SessionEvent::EventFinished { spec: &spec, record: &record });
-                        record
-                    };
-                    // node stops, kills, starts and topology changes wait for each other (the
-                    // cluster's lock), and their record starts when they do
-                    match (spec.action.one_at_a_time(), control.as_deref()) {
-                        (true, Some(cluster)) => {
-                            let mut record = None;
-                            cluster.one_at_a_time(&mut || record = Some(fire()));
-                            record.expect("one_at_a_time calls its action once")
-                        }
-                        _ => fire(),
-                    }
-                }));
+                running.push(tokio::task::spawn_blocking(move || recorded(seq as u32, &spec, clock, control.as_deref(), observer.as_ref(), rates.as_ref())));
             }
             for h in running {
                 if let Ok(r) = h.await {
@@ -136,9 +107,66 @@ impl Timeline {
     }
 }
 
-/// Records for events that never fired (the run ended before the run phase began).
+/// Carries out the setup events (`setup ACTION`) one after the other, before the load and run
+/// phases begin, and returns their records (first in the run's order of events).
+pub(crate) async fn run_setup(
+    events: &[EventSpec],
+    clock: RunClock,
+    control: Option<Arc<dyn ClusterControl>>,
+    observer: Arc<dyn Observer>,
+) -> Vec<EventRecord> {
+    let mut records = Vec::new();
+    for (seq, spec) in sorted(events.to_vec()).into_iter().enumerate().filter(|(_, e)| e.setup) {
+        let (control, observer) = (control.clone(), observer.clone());
+        let done = tokio::task::spawn_blocking(move || recorded(seq as u32, &spec, clock, control.as_deref(), observer.as_ref(), None)).await;
+        records.extend(done.ok());
+    }
+    records
+}
+
+/// Carries out one event now (blocking; node actions and topology changes wait for the
+/// cluster's lock, and their record starts when they do) and records it.
+fn recorded(
+    seq: u32,
+    spec: &EventSpec,
+    clock: RunClock,
+    control: Option<&dyn ClusterControl>,
+    observer: &dyn Observer,
+    rates: Option<&UnboundedSender<RateChange>>,
+) -> EventRecord {
+    let fire = || {
+        let start_ms = clock.now_ms();
+        observer.on(&SessionEvent::EventStarted { spec });
+        let (status, exit_code, output) = carry_out(&spec.action, control, rates);
+        let end_ms = clock.now_ms().max(start_ms);
+        let record = EventRecord {
+            seq,
+            spec: spec.text.clone(),
+            action: spec.action.name().to_string(),
+            target: spec.action.target(),
+            start_ms,
+            end_ms,
+            status,
+            exit_code,
+            output_tail: tail(&output, OUTPUT_TAIL_LINES),
+        };
+        observer.on(&SessionEvent::EventFinished { spec, record: &record });
+        record
+    };
+    match (spec.action.one_at_a_time(), control) {
+        (true, Some(cluster)) => {
+            let mut record = None;
+            cluster.one_at_a_time(&mut || record = Some(fire()));
+            record.expect("one_at_a_time calls its action once")
+        }
+        _ => fire(),
+    }
+}
+
+/// Records for the timed events that never fired (the run ended before the run phase began);
+/// setup events have records of their own.
 pub(crate) fn all_skipped(events: &[EventSpec]) -> Vec<EventRecord> {
-    sorted(events.to_vec()).iter().enumerate().map(|(i, e)| skipped(i as u32, e, e.at_ms)).collect()
+    sorted(events.to_vec()).iter().enumerate().filter(|(_, e)| !e.setup).map(|(i, e)| skipped(i as u32, e, e.at_ms)).collect()
 }
 
 fn skipped(seq: u32, spec: &EventSpec, at_ms: u64) -> EventRecord {

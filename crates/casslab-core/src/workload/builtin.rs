@@ -16,6 +16,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("user-events", include_str!("../../../../workloads/user-events.yaml")),
     ("user-events-bucketed", include_str!("../../../../workloads/user-events-bucketed.yaml")),
     ("kv-at-scale", include_str!("../../../../workloads/kv-at-scale.yaml")),
+    ("daily-shape", include_str!("../../../../workloads/daily-shape.yaml")),
     ("emp", include_str!("../../../../workloads/emp.yaml")),
     ("revision-store", include_str!("../../../../workloads/revision-store.yaml")),
     ("tombstones-ttl-set", include_str!("../../../../workloads/tombstones-ttl-set.yaml")),
