@@ -179,4 +179,8 @@ fn the_shipped_daily_shape_follows_its_sine_and_its_spike() {
     let spiked = mean(&|m| (19.0..=21.0).contains(&m));
     let beside = mean(&|m| (16.5..=17.5).contains(&m) || (22.5..=23.5).contains(&m));
     assert!(spiked > 1.3 * beside, "spike {spiked:.0}/s against {beside:.0}/s beside it: {rates:?}");
+    eprintln!(
+        "daily shape: correlation {corr:.3}; busiest {:.0}/s at {:.1} s, quietest {:.0}/s at {:.1} s; spike {spiked:.0}/s against {beside:.0}/s beside it",
+        busiest.1, busiest.0, quietest.1, quietest.0
+    );
 }

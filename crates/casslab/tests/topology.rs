@@ -2,7 +2,8 @@
 //! to .27, 640 MiB heaps, keyspaces of RF 3 at QUORUM), started once through `casslab local
 //! up` under its own home and stopped (and wiped) at the end by a drop guard: a fourth node
 //! bootstraps while the shipped scale-out scenario runs and owns data afterwards, no request
-//! failing but a few timeouts, it is decommissioned under load leaving a ring every node agrees on, and the shipped
+//! failing but a few timeouts, its impact judged against a baseline (the streaming limit is set
+//! before the run), it is decommissioned under load leaving a ring every node agrees on, and the shipped
 //! node-replace scenario puts a fresh node in a killed one's place.
 
 mod common;
@@ -29,6 +30,12 @@ fn events_of(store: &Path) -> Vec<(String, Option<String>, String, i64)> {
     let db = rusqlite::Connection::open(store).unwrap();
     let mut stmt = db.prepare("SELECT action, target, status, start_ms FROM run_events WHERE run_id = (SELECT max(id) FROM runs) ORDER BY seq").unwrap();
     stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).unwrap().map(|r| r.unwrap()).collect()
+}
+
+/// When the latest run's event `action` ended, on the events' time axis.
+fn event_end_ms(store: &Path, action: &str) -> i64 {
+    let db = rusqlite::Connection::open(store).unwrap();
+    db.query_row("SELECT end_ms FROM run_events WHERE run_id = (SELECT max(id) FROM runs) AND action = ?1", [action], |r| r.get(0)).unwrap()
 }
 
 /// When the latest run's load stopped: the end of its last interval, on the events' time axis.
@@ -58,6 +65,28 @@ fn assert_no_failures_but_a_few_timeouts(store: &Path, out: &str) {
     let kinds: Vec<&str> = out.lines().filter_map(|l| l.trim().strip_prefix("errors by kind:")).collect();
     assert!(kinds.iter().all(|k| k.split(',').all(|p| p.trim().starts_with("timeout "))), "only timeouts: {kinds:?}\n{out}");
     assert!(failed * 100 < requests, "{failed} of {requests} requests failed:\n{out}");
+}
+
+/// The row of the printed impact table (`events — impact against …`) of the event `label`.
+fn impact_row<'a>(out: &'a str, label: &str) -> &'a str {
+    let mut rows = out.lines().skip_while(|l| !l.starts_with("events — impact")).skip(2).take_while(|l| !l.trim().is_empty());
+    rows.find(|l| l.contains(label)).unwrap_or_else(|| panic!("no row of {label} in the impact table:\n{out}"))
+}
+
+/// A topology event's row carries its impact: throughput during it (and after it, when
+/// `with_after`: it ended while the load still ran and before the next event) as changes against a baseline (the setup event before it disturbs
+/// no baseline), and p99 per operation.
+fn assert_judged_against_a_baseline(out: &str, label: &str, with_after: bool) {
+    let row = impact_row(out, label);
+    assert!(!row.contains("no baseline"), "{label} was judged against a baseline: {row}\n{out}");
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    let at = cells.iter().position(|c| *c == "ok").unwrap_or_else(|| panic!("{row}"));
+    let change = |c: &str| c.ends_with('%') && c.trim_start_matches(['+', '-']).trim_end_matches('%').parse::<f64>().is_ok();
+    assert!(change(cells[at + 1]), "ops/s during is a change: {row}");
+    assert!(!with_after || change(cells[at + 2]), "ops/s after is a change: {row}");
+    assert!(row.contains("read ") && row.contains("update "), "p99 during (after) per operation: {row}");
+    let setup = impact_row(out, "setstreamthroughput");
+    assert!(setup.trim_start().starts_with("setup") && setup.trim_end().ends_with("before the run"), "{setup}");
 }
 
 /// (state, address, host ID) of each node in `nodetool status` as `node` sees it.
@@ -121,6 +150,8 @@ fn a_cluster_grows_shrinks_and_replaces_a_node_under_load() {
     // (on a busy 2-core machine the streaming limit's nodetool calls alone take a minute, so
     // the join may outlast the run; it starts under the load)
     assert!(evs[1].3 < load_end_ms(&store), "the node began to join while the load went on: {evs:?}");
+    // (the cleanup, queued behind the join, begins the moment it ends: its "after" is empty)
+    assert_judged_against_a_baseline(&out, "add node", false);
     assert_no_failures_but_a_few_timeouts(&store, &out);
     let (code, endpoints, err) = run(cl().args(["local", "nodetool", "node1", "getendpoints", KEYSPACE, "kv", "0000000000000001"]));
     assert_eq!(code, 0, "{err}");
@@ -162,6 +193,7 @@ fn a_cluster_grows_shrinks_and_replaces_a_node_under_load() {
     let got: Vec<(&str, &str)> = evs.iter().map(|e| (e.0.as_str(), e.2.as_str())).collect();
     assert_eq!(got, [("setstreamthroughput", "ok"), ("kill", "ok"), ("replace", "ok")], "{evs:?}");
     assert_eq!((evs[1].1.as_deref(), evs[2].1.as_deref()), (Some("node3"), Some("node3")), "{evs:?}");
+    assert_judged_against_a_baseline(&out, "replace node3", event_end_ms(&store, "replace") + 3_000 < load_end_ms(&store));
     let after = assert_ring_agrees(&["node1", "node2", "node3"], &ADDRESSES);
     let id = |r: &[(String, String, String)]| r.iter().find(|e| e.1 == ADDRESSES[2]).unwrap().2.clone();
     // a replacement at the same address keeps the dead node's host ID (and its tokens)
