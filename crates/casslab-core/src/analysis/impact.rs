@@ -171,7 +171,7 @@ pub fn impacts(pts: &[IntervalPoint], events: &[EventRecord], s: &ImpactSettings
         // recovered after its last interval out of bounds, not in the quiet intervals before.
         let recovered_at: Option<usize> = match (&base, first) {
             (Some(b), Some(f)) => {
-                let last_out = (f..pts.len()).filter(|&j| pts[j].start_ms < end_ms && !within(&pts[j], b, s)).last();
+                let last_out = (f..pts.len()).rev().find(|&j| pts[j].start_ms < end_ms && !within(&pts[j], b, s));
                 let from = last_out.map_or(f, |j| j + 1);
                 (from..pts.len()).find(|&j| j + s.stable_intervals <= pts.len() && pts[j..j + s.stable_intervals].iter().all(|p| within(p, b, s)))
             }
