@@ -187,6 +187,7 @@ fn run_section(s: &mut String, run: &RunView, pos: usize) {
     }
     super::data::violations_html(s, &run.violations);
     super::server_view::html_section(s, run, pos);
+    super::flame::html_section(s, run, pos);
     config_details(s, run);
     s.push_str("</section>");
 }

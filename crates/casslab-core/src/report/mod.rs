@@ -17,6 +17,7 @@ pub mod experiment_html;
 pub mod experiment_text;
 pub mod explain;
 pub mod findmax_text;
+pub mod flame;
 pub mod hdrlog;
 pub mod html;
 pub mod html_charts;
