@@ -31,6 +31,8 @@
   'use strict';
   var charts = (window.casslabCharts = window.casslabCharts || {});
   var HEIGHT = 300;
+  // a chart alone in its row (the latency-versus-throughput curve) is taller
+  var WIDE_HEIGHT = 380;
 
   // Short numbers, as the terminal report writes them: 0.05, 2.5, 150, 12.5k, 1.5M.
   function fmtNum(v) {
@@ -43,6 +45,8 @@
     if (a >= 1) return trim(v.toFixed(2));
     return trim(v.toFixed(4));
   }
+  // Tick labels; a log axis leaves some of its ticks (null) unlabelled.
+  function tickLabels(u, splits) { return splits.map(function (v) { return v == null ? '' : fmtNum(v); }); }
   function pad2(n) { return (n < 10 ? '0' : '') + n; }
   // "14:03:12" (or "14:03:12.5" with tenths) in UTC, `s` seconds after `t0Ms`.
   function clock(t0Ms, s, tenths) {
@@ -118,7 +122,7 @@
       ax.values = function (u, splits) { return splits.map(function (v) { return clock(cfg.x.t0_ms, v, false); }); };
       ax.space = 70;
     } else {
-      ax.values = function (u, splits) { return splits.map(fmtNum); };
+      ax.values = tickLabels;
     }
     return ax;
   }
@@ -177,6 +181,7 @@
           var ctx = u.ctx, b = u.bbox, pr = uPlot.pxRatio, n = 0;
           ctx.save();
           ctx.font = Math.round(11 * pr) + 'px system-ui, sans-serif';
+          ctx.textAlign = 'left';
           ctx.textBaseline = 'top';
           spans(u).forEach(function (s) {
             if (s.style.line) {
@@ -227,6 +232,7 @@
     var json = fig.querySelector('script.chart-data');
     if (!host || !json || charts[id]) return;
     var cfg = JSON.parse(json.textContent);
+    var height = fig.closest('.charts.wide') ? WIDE_HEIGHT : HEIGHT;
     var data = align(cfg);
     var xs = data[0];
     var full = [xs[0], xs[xs.length - 1]];
@@ -244,10 +250,10 @@
     });
     var opts = {
       width: Math.max(300, host.clientWidth || 560),
-      height: HEIGHT,
+      height: height,
       series: series,
       scales: { x: xScale(cfg), y: yScale(cfg) },
-      axes: [xAxis(cfg), { label: cfg.y.label, stroke: '#444c56', size: 60, grid: { stroke: '#e6e9ed', width: 1 }, ticks: { stroke: '#8c959f', width: 1, size: 4 }, values: function (u, splits) { return splits.map(fmtNum); } }],
+      axes: [xAxis(cfg), { label: cfg.y.label, stroke: '#444c56', size: 60, grid: { stroke: '#e6e9ed', width: 1 }, ticks: { stroke: '#8c959f', width: 1, size: 4 }, values: tickLabels }],
       cursor: { drag: { x: true, y: false, setScale: true }, points: { size: 7 } },
       legend: { live: true },
       plugins: [marksPlugin(cfg), windowPlugin(id, cfg, full)],
@@ -257,7 +263,7 @@
     if (window.ResizeObserver) {
       new ResizeObserver(function () {
         var w = Math.max(300, host.clientWidth);
-        if (Math.abs(w - u.width) > 1) u.setSize({ width: w, height: HEIGHT });
+        if (Math.abs(w - u.width) > 1) u.setSize({ width: w, height: height });
       }).observe(host);
     }
   }

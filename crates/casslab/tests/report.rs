@@ -58,6 +58,7 @@ const PROBE: &str = r#"<pre id="probe"></pre><script>
     });
     const rows = [...f.querySelectorAll('.u-legend tr.u-series')];
     const probe = {
+      box: (r => [r.left + scrollX, r.top + scrollY, r.width, r.height].map(Math.round))(f.getBoundingClientRect()),
       id, kind: cfg.x.kind, width: u.width, height: u.height, canvas: [cv.width, cv.height], painted, by_series: painted - bare,
       series: u.series.slice(1).map((s, i) => ({ name: s.label, points: u.data[i + 1].filter(v => v != null && isFinite(v)).length, drawn: !!(s._paths && s._paths.stroke) })),
       x_label: u.axes[0].label, y_label: u.axes[1].label,
@@ -142,6 +143,9 @@ struct Probe {
     select: serde_json::Value,
     #[serde(default)]
     hidden: bool,
+    /// The figure on the page: left, top, width, height in CSS px.
+    #[serde(default, rename = "box")]
+    bounds: Vec<u32>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -167,11 +171,16 @@ fn unescape(s: &str) -> String {
 
 /// Renders the page with [`PROBE`] in headless Chromium and returns every chart's probe.
 fn probe_charts(html_path: &Path) -> Vec<Probe> {
+    probe_charts_at(html_path, 1280)
+}
+
+/// [`probe_charts`] in a window `width` px wide.
+fn probe_charts_at(html_path: &Path, width: u32) -> Vec<Probe> {
     let html = std::fs::read_to_string(html_path).unwrap();
     assert_eq!(html.matches("</body>").count(), 1);
     let probed = html_path.with_extension("probe.html");
     std::fs::write(&probed, html.replace("</body>", PROBE)).unwrap();
-    let dom = headless(&probed, &["--window-size=1280,900".into(), "--virtual-time-budget=30000".into(), "--dump-dom".into()]);
+    let dom = headless(&probed, &[format!("--window-size={width},900"), "--virtual-time-budget=30000".into(), "--dump-dom".into()]);
     let json = dom.split("<pre id=\"probe\">").nth(1).and_then(|r| r.split("</pre>").next()).expect("the probe ran");
     assert!(!json.is_empty(), "the probe wrote nothing: did the page's scripts fail?");
     serde_json::from_str(&unescape(json)).unwrap_or_else(|e| panic!("{e}: {json}"))
@@ -198,7 +207,9 @@ fn assert_chart_works(p: &Probe) {
         assert!(s.points >= 2 && s.drawn, "chart {}: series {:?} has {} points, drawn {}", p.id, s.name, s.points, s.drawn);
     }
     assert!(!p.x_label.is_empty() && !p.y_label.is_empty(), "chart {}: axis labels {:?} {:?}", p.id, p.x_label, p.y_label);
-    assert!(p.x_ticks.len() >= 3 && p.y_ticks.len() >= 3, "chart {}: ticks {:?} {:?}", p.id, p.x_ticks, p.y_ticks);
+    let labelled = |ticks: &[String]| ticks.iter().filter(|t| !t.is_empty()).count();
+    assert!(labelled(&p.x_ticks) >= 3 && labelled(&p.y_ticks) >= 3, "chart {}: ticks {:?} {:?}", p.id, p.x_ticks, p.y_ticks);
+    assert!(!p.x_ticks.iter().chain(&p.y_ticks).any(|t| t.contains("--") || t == "null"), "chart {}: ticks {:?} {:?}", p.id, p.x_ticks, p.y_ticks);
     assert_eq!(p.legend, p.series.iter().map(|s| s.name.clone()).collect::<Vec<_>>(), "chart {}: legend", p.id);
     // hover: the legend shows the x and the series' value there
     let (x, y) = (p.hover["x"].as_f64().unwrap(), p.hover["y"].as_f64().unwrap());
@@ -447,4 +458,67 @@ fn html_charts_end_with_the_data_name_their_phase_and_show_values_on_hover() {
     for p in &time {
         assert!(p.x_ticks.iter().all(|t| t.as_str() <= "11:08:05"), "chart {}: ticks past the data (the run's intervals end at 11:08:05): {:?}", p.id, p.x_ticks);
     }
+}
+
+/// Crops a PNG to `(left, top, width, height)` px and writes it to `to`.
+fn crop_png(from: &Path, (left, top, width, height): (u32, u32, u32, u32), to: &Path) {
+    let mut reader = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(from).unwrap())).read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    assert!(left + width <= info.width && top + height <= info.height, "{:?} outside the {}x{} screenshot", (left, top, width, height), info.width, info.height);
+    let stride = info.width as usize * channels;
+    let mut out = Vec::with_capacity(width as usize * height as usize * channels);
+    for y in top..top + height {
+        let row = y as usize * stride + left as usize * channels;
+        out.extend_from_slice(&buf[row..row + width as usize * channels]);
+    }
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(std::fs::File::create(to).unwrap()), width, height);
+    enc.set_color(info.color_type);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.write_header().unwrap().write_image_data(&out).unwrap();
+}
+
+#[test]
+fn html_report_of_a_ramped_run_draws_the_hockey_stick_with_its_knee() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("results.db");
+    let id = common::runs::save_ramped_run(&casslab_core::store::Store::open(&store).unwrap(), 5);
+    let out = artifacts().join("ramp.html");
+    let (code, _, err) = report(&store, &[&id.to_string(), "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("Latency against offered load") && html.contains("Knee: "), "the curve's section");
+    let probes = probe_charts_at(&out, 1000);
+    for p in &probes {
+        assert_chart_works(p);
+    }
+    // the schedule's offered rate, dashed over the achieved throughput
+    let throughput = probes.iter().find(|p| p.id == "r0-run-throughput").expect("a throughput chart");
+    assert_eq!(throughput.legend, ["read", "offered (schedule)"]);
+    assert!(throughput.series[1].points >= 20, "{:?}", throughput.series);
+    let curve = probes.iter().find(|p| p.id == "r0-run-curve").expect("the hockey-stick chart");
+    assert_eq!((curve.kind.as_str(), curve.legend.clone()), ("linear", vec!["p50".to_string(), "p99".to_string()]));
+    assert!(curve.x_label == "achieved operations per second" && curve.y_label.starts_with("latency from intended start (ms)"), "{curve:?}");
+    assert!(curve.series.iter().all(|s| s.points >= 5), "a point per level: {:?}", curve.series);
+    let knee = curve.marks.iter().find(|m| m.kind == "knee").expect("the knee is marked");
+    assert!(knee.label.starts_with("knee ") && knee.label.ends_with(" ops/s"), "{knee:?}");
+    assert!(knee.dark > 0.3, "the knee's line is drawn across the plot: {knee:?}");
+    let knee_rate: f64 = knee.label.trim_start_matches("knee ").trim_end_matches(" ops/s").parse().unwrap();
+    assert!(html.contains(&format!("Knee: {knee_rate:.0} ops/s")) && knee_rate > 1000.0 && knee_rate < 4500.0, "knee at {knee_rate}");
+
+    // its picture, cropped to the chart (docs/images/hockey-stick.png with CASSLAB_UPDATE_DOC_IMAGES=1)
+    let [left, top, width, height] = curve.bounds[..] else { panic!("{:?}", curve.bounds) };
+    let png = artifacts().join("ramp.png");
+    let _ = std::fs::remove_file(&png);
+    headless(&out, &[format!("--screenshot={}", png.display()), format!("--window-size=1000,{}", top + height + 40)]);
+    let chart_png = artifacts().join("hockey-stick.png");
+    crop_png(&png, (left, top, width, height), &chart_png);
+    let (w, h, colored, distinct) = colorfulness(&chart_png);
+    assert!(w >= 800 && h >= 380, "the chart is {w}x{h} px");
+    assert!(colored > 2_000 && distinct > 100, "{colored} colored pixels, {distinct} colors: is the chart blank? see {}", chart_png.display());
+    if std::env::var_os("CASSLAB_UPDATE_DOC_IMAGES").is_some() {
+        std::fs::copy(&chart_png, Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/images/hockey-stick.png")).unwrap();
+    }
+    eprintln!("hockey stick: {} ({w}x{h})", chart_png.display());
 }

@@ -155,6 +155,7 @@ impl LineChart {
 /// The page's own look of the charts, beside [`UPLOT_CSS`].
 pub const CHART_CSS: &str = r#"
 .plot-host{min-height:300px}
+.charts.wide .plot-host{min-height:380px}
 .plot-host .u-legend{font-size:12px;color:#444c56;text-align:left;margin:2px 0 0}
 .plot-host .u-legend .u-marker{width:14px;height:3px;border-width:0 0 3px}
 .plot-host .u-legend th{font-weight:400}
