@@ -1,7 +1,10 @@
 //! `casslab report` end to end, without a cluster: synthetic runs are written into a temporary
 //! store through casslab-core's `Store` (as `casslab run` writes them: `common::runs`), the real binary makes
-//! the reports, and the HTML is rendered in headless Chromium to check that every chart drew
-//! (size, drawn series, ticks) and that a screenshot is not blank. The JSON is validated
+//! the reports, and the HTML is rendered in headless Chromium to check that every uPlot chart
+//! drew (canvas size and paint, each series' points, axis labels and ticks, legend) and answers a
+//! reader (hover values, zoom and its `casslab:window` event, zoom out, series toggling), and
+//! that a screenshot is not blank; a ramped run's hockey-stick chart is checked with its knee and
+//! cropped to `docs/images/hockey-stick.png` when `CASSLAB_UPDATE_DOC_IMAGES` is set. The JSON is validated
 //! against `docs/run-report.schema.json`. Chromium is required: the test fails, saying how to
 //! install it, when it is missing.
 
