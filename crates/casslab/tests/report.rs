@@ -233,7 +233,11 @@ fn assert_chart_works(p: &Probe) {
     assert!(close(&r["scale"][0], &r["full"][0]) && close(&r["scale"][1], &r["full"][1]), "chart {}: a double-click zooms out: {r}", p.id);
     if p.kind == "time" {
         let e = &z["event"];
-        assert!(e["chart"] == p.id.as_str() && close(&e["from_s"], &z["asked"][0]) && close(&e["to_s"], &z["asked"][1]), "chart {}: casslab:window on zoom: {z}", p.id);
+        assert!(
+            e["chart"] == p.id.as_str() && close(&e["from_s"], &z["asked"][0]) && close(&e["to_s"], &z["asked"][1]),
+            "chart {}: casslab:window on zoom: {z}",
+            p.id
+        );
         let e = &r["event"];
         assert!(e["chart"] == p.id.as_str() && e["from_s"].is_null() && e["to_s"].is_null(), "chart {}: casslab:window on reset: {r}", p.id);
         let (s, e) = (&p.select["asked"], &p.select["event"]);
@@ -459,7 +463,12 @@ fn html_charts_end_with_the_data_name_their_phase_and_show_values_on_hover() {
     assert!(run.hover["x_text"].as_str().unwrap().starts_with("11:07:") || run.hover["x_text"].as_str().unwrap().starts_with("11:08:"), "{}", run.hover);
     // the time axis ends where the data ends: no tick past the last interval
     for p in &time {
-        assert!(p.x_ticks.iter().all(|t| t.as_str() <= "11:08:05"), "chart {}: ticks past the data (the run's intervals end at 11:08:05): {:?}", p.id, p.x_ticks);
+        assert!(
+            p.x_ticks.iter().all(|t| t.as_str() <= "11:08:05"),
+            "chart {}: ticks past the data (the run's intervals end at 11:08:05): {:?}",
+            p.id,
+            p.x_ticks
+        );
     }
 }
 
@@ -469,7 +478,13 @@ fn crop_png(from: &Path, (left, top, width, height): (u32, u32, u32, u32), to: &
     let mut buf = vec![0; reader.output_buffer_size().unwrap()];
     let info = reader.next_frame(&mut buf).unwrap();
     let channels = info.color_type.samples();
-    assert!(left + width <= info.width && top + height <= info.height, "{:?} outside the {}x{} screenshot", (left, top, width, height), info.width, info.height);
+    assert!(
+        left + width <= info.width && top + height <= info.height,
+        "{:?} outside the {}x{} screenshot",
+        (left, top, width, height),
+        info.width,
+        info.height
+    );
     let stride = info.width as usize * channels;
     let mut out = Vec::with_capacity(width as usize * height as usize * channels);
     for y in top..top + height {

@@ -36,12 +36,9 @@ fn time_axis(run: &RunView, ivs: &[&IntervalView]) -> (XAxis, Vec<Mark>) {
     let end = ivs.last().map_or(1.0, |iv| iv.end_ms as f64 / 1000.0);
     let warm: Vec<&&IntervalView> = ivs.iter().filter(|iv| iv.phase == Phase::Warmup).collect();
     let mut marks = match (warm.first(), warm.last()) {
-        (Some(a), Some(b)) => vec![Mark {
-            kind: MarkKind::Warmup,
-            from: a.start_ms as f64 / 1000.0,
-            to: b.end_ms as f64 / 1000.0,
-            label: "warm-up (not measured)".into(),
-        }],
+        (Some(a), Some(b)) => {
+            vec![Mark { kind: MarkKind::Warmup, from: a.start_ms as f64 / 1000.0, to: b.end_ms as f64 / 1000.0, label: "warm-up (not measured)".into() }]
+        }
         _ => Vec::new(),
     };
     marks.extend(run.events.iter().filter(|e| e.status != EventStatus::Skipped).map(|e| Mark {
@@ -300,5 +297,31 @@ mod tests {
         assert_eq!((wide.label.as_str(), wide.log), ("ms, log scale", true));
         assert_eq!(latency_axis("ms", std::iter::empty()), YAxis::linear("ms"));
         assert_eq!(latency_axis("ms", [0.0, 0.5].into_iter()), YAxis::linear("ms"), "zeros do not make an axis log");
+    }
+
+    #[test]
+    fn time_charts_mark_the_warm_up_and_the_events_and_draw_the_target() {
+        use crate::events::EventRecord;
+        let mut run = crate::report::run_view::fixtures::view(3, Some(600.0));
+        let event = |seq: u32, action: &str, at_ms: u64, status: EventStatus| EventRecord {
+            seq,
+            spec: format!("{} {action} node2", at_ms / 1000),
+            action: action.into(),
+            target: Some("node2".into()),
+            start_ms: at_ms,
+            end_ms: at_ms + 300,
+            status,
+            exit_code: None,
+            output_tail: String::new(),
+        };
+        run.events = vec![event(0, "kill", 7_000, EventStatus::Ok), event(1, "start", 9_000, EventStatus::Skipped)];
+        let c = throughput(&run, Phase::Run, "t");
+        let XAxis::Time { from, to, t0_ms, .. } = c.x.clone() else { panic!("{:?}", c.x) };
+        assert_eq!((from, to, t0_ms), (3.0, 13.0, None), "the axis ends where the intervals do");
+        let marks: Vec<(MarkKind, f64, f64, &str)> = c.marks.iter().map(|m| (m.kind, m.from, m.to, m.label.as_str())).collect();
+        assert_eq!(marks, [(MarkKind::Warmup, 3.0, 5.0, "warm-up (not measured)"), (MarkKind::Event, 7.0, 7.3, "kill node2")], "a skipped event is not drawn");
+        let target = c.series.iter().find(|s| s.name == "target 600 ops/s").expect("the target line");
+        assert!(target.dashed && target.points.first() == Some(&(3.0, 600.0)) && target.points.last() == Some(&(13.0, 600.0)), "{target:?}");
+        assert_eq!(latency_over_time(&run, Phase::Run, "read", "l").marks.len(), 2, "latency charts carry the same marks");
     }
 }

@@ -7,8 +7,8 @@
 use super::html_charts::{color, latency_axis, time_axis_of};
 use super::run_view::RunView;
 use super::svg_chart::esc;
-use super::uplot_chart::{LineChart, Mark, MarkKind, Series, XAxis, YAxis};
 use super::table::TextTable;
+use super::uplot_chart::{LineChart, Mark, MarkKind, Series, XAxis, YAxis};
 use crate::server::suspects::{self, ClientInterval, IntervalSeries, SPIKE_FACTOR};
 use crate::server::traces::{self, Trace};
 use crate::server::{gc_pauses, metric, ServerSample, CLIENT};
@@ -410,5 +410,19 @@ mod tests {
         let mut html = String::new();
         html_section(&mut html, &run, 0);
         assert!(html.contains("r0-server-tombstones") && !html.contains("none seen"), "{html}");
+    }
+
+    #[test]
+    fn an_interval_whose_p99_spiked_is_marked_on_the_p99_chart() {
+        let mut run = crate::report::run_view::fixtures::view(5, None);
+        run.server = (0..14).map(|s| ServerSample { node: "127.0.0.1".into(), metric: metric::CPU_PCT.into(), at_ms: s * 1000 + 500, value: 50.0 }).collect();
+        // the read of the run's interval at 9 s: 40 ms instead of about 1 ms
+        let iv = run.intervals.iter_mut().find(|iv| iv.start_ms == 9000).expect("the fixture has an interval at 9 s");
+        iv.ops.iter_mut().find(|o| o.op == "read").expect("with a read").latency.p99_ns = 40_000_000;
+        let mut html = String::new();
+        html_section(&mut html, &run, 0);
+        let p99 = html.split(r#"data-chart="r0-server-p99""#).nth(1).expect("the p99 chart").split("</figure>").next().unwrap();
+        assert!(p99.contains(r#"{"kind":"suspect","from":9.0,"to":10.0,"label":"suspect: read p99"}"#), "{p99}");
+        assert_eq!(p99.matches(r#""kind":"suspect""#).count(), 1, "{p99}");
     }
 }

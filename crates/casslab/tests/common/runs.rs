@@ -145,7 +145,13 @@ pub fn save_ramped_run(store: &Store, seed: u64) -> RunId {
         duration_s: Some(24.0),
         ..RunConfig::default()
     };
-    let env = RunEnvironment { casslab_version: "0.1.0".into(), cassandra_version: Some("5.0.6".into()), node_count: 1, client_cores: 2, ..RunEnvironment::default() };
+    let env = RunEnvironment {
+        casslab_version: "0.1.0".into(),
+        cassandra_version: Some("5.0.6".into()),
+        node_count: 1,
+        client_cores: 2,
+        ..RunEnvironment::default()
+    };
     let started = 1_795_000_000_000 + seed as i64 * 60_000;
     let id = store.begin_run("kv", &config, &env, &[], started).unwrap();
     let mut whole = OpStats::default();
@@ -156,13 +162,24 @@ pub fn save_ramped_run(store: &Store, seed: u64) -> RunId {
         let (base_us, queue_us) = if offered < 3500.0 { (800.0, 100.0) } else { (1500.0, 40.0 * (offered - 3400.0)) };
         let st = op_stats(&mut rng, served as u64, base_us, queue_us, 0);
         let start_ms = u64::from(index) * 1000;
-        store.add_interval(id, &IntervalSample { index, phase: Phase::Run, start_ms, end_ms: start_ms + 1000, ops: vec![("read".into(), st.clone())], backlog: 0 }).unwrap();
+        store
+            .add_interval(
+                id,
+                &IntervalSample { index, phase: Phase::Run, start_ms, end_ms: start_ms + 1000, ops: vec![("read".into(), st.clone())], backlog: 0 },
+            )
+            .unwrap();
         let load = IntervalLoad { index, offered_per_s: Some(offered), started: served as u64, concurrency: None, stage: 0, stage_label: schedule.into() };
         store.add_interval_load(id, &load).unwrap();
         whole.merge(&st);
     }
     store.add_histograms(id, Phase::Run, "read", &whole).unwrap();
-    let phase = PhaseSummary { phase: Phase::Run, duration_s: 24.0, target_rate_per_s: None, ops: vec![OpSummary::of("read", &whole, 24.0)], total: OpSummary::of("total", &whole, 24.0) };
+    let phase = PhaseSummary {
+        phase: Phase::Run,
+        duration_s: 24.0,
+        target_rate_per_s: None,
+        ops: vec![OpSummary::of("read", &whole, 24.0)],
+        total: OpSummary::of("total", &whole, 24.0),
+    };
     store.finish_run(id, RunStatus::Completed, &RunSummary { phases: vec![phase], ..RunSummary::default() }, started + 25_000).unwrap();
     id
 }
