@@ -105,6 +105,23 @@ pub enum LoadMode {
     Reload,
 }
 
+/// What profiles a run makes (saved with its config); `profile` records and reads them.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProfileConfig {
+    /// Record the nodes casslab started with Java Flight Recorder during the run phase.
+    #[serde(default)]
+    pub server: bool,
+    /// Profiles made elsewhere, read when the run ends: (node, a JFR file or folded stacks).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<(String, std::path::PathBuf)>,
+}
+
+impl ProfileConfig {
+    pub fn is_off(&self) -> bool {
+        !self.server && self.files.is_empty()
+    }
+}
+
 /// Everything that decides what a run does. Saved as JSON with the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunConfig {
@@ -147,6 +164,9 @@ pub struct RunConfig {
     /// Keep the query traces of this many of the slowest requests (0 = no tracing).
     #[serde(default)]
     pub trace_slowest: usize,
+    /// Where the servers spend their time (`--profile`, `--profile-file`).
+    #[serde(default, skip_serializing_if = "ProfileConfig::is_off")]
+    pub profile: ProfileConfig,
     /// Share of requests the nodes trace when `trace_slowest` > 0.
     #[serde(default)]
     pub trace_probability: f64,
@@ -310,6 +330,7 @@ impl Default for RunConfig {
             threads: 0,
             server_metrics: true,
             trace_slowest: 0,
+            profile: ProfileConfig::default(),
             trace_probability: 0.01,
             settle: false,
             shard: None,

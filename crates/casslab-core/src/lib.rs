@@ -17,6 +17,7 @@ pub mod load_shape;
 pub mod merge;
 pub mod network;
 pub mod notice;
+pub mod profile;
 pub mod report;
 pub mod server;
 pub mod session;

@@ -122,6 +122,9 @@ pub fn server_args(node: &NodeLayout, opts: &LocalOptions, lib: &Path, java_majo
         "-Xss256k".into(),
         "-Djava.net.preferIPv4Stack=true".into(),
         "-Djdk.attach.allowAttachSelf=true".into(),
+        // deep enough for Cassandra's request path from the Netty loop down, should a run
+        // record a profile (nothing is recorded unless it does)
+        "-XX:FlightRecorderOptions=stackdepth=128".into(),
     ]);
     let mut gc_log = OsString::from("-Xlog:gc*:file=");
     gc_log.push(node.gc_log());
@@ -190,6 +193,7 @@ mod tests {
             "-Xmx768m",
             "-XX:+UseG1GC",
             "-Djdk.attach.allowAttachSelf=true",
+            "-XX:FlightRecorderOptions=stackdepth=128",
             "-Dcassandra.jmx.local.port=7249",
             "-Dcassandra.config=file:///h/node1/conf/cassandra.yaml",
             "-Dlogback.configurationFile=/h/node1/conf/logback.xml",

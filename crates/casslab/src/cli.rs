@@ -354,6 +354,10 @@ pub struct ReportArgs {
     /// run started, to line a run up with the cluster's own dashboards.
     #[arg(long)]
     pub wall_clock: bool,
+    /// Also write the runs' profiles (--profile, --profile-file) as folded stacks into DIR, one
+    /// file per run, node and kind (and the nodes merged), for other flame graph tools.
+    #[arg(long, value_name = "DIR")]
+    pub profile_out: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -630,6 +634,23 @@ pub struct RunOptions {
     /// With --trace-slowest: the share of requests traced, between 0 and 1.
     #[arg(long, value_name = "P", default_value_t = 0.01)]
     pub trace_probability: f64,
+    /// Record where the nodes casslab started spend their time during the run phase, with Java
+    /// Flight Recorder (jcmd, the JDK's `profile` settings): CPU samples, allocation, and time
+    /// blocked on locks and parks. The HTML report draws them as flame graphs (per node,
+    /// merged, and for each suspect interval and event), the Markdown report lists the top
+    /// frames, compare and experiment pages show where the time moved. Costs some throughput:
+    /// bench/profile-cost.sh measures how much.
+    #[arg(long)]
+    pub profile: bool,
+    /// A profile made elsewhere, saved and shown with the run as if recorded: NODE=PATH, PATH
+    /// a Java Flight Recorder file (`jcmd PID JFR.start settings=profile`, then `JFR.dump
+    /// filename=FILE`) or folded stacks (`frame;frame;frame COUNT` per line). Repeatable.
+    #[arg(long, value_name = "NODE=PATH")]
+    pub profile_file: Vec<String>,
+    /// Also write the run's profiles as folded stacks into DIR (one file per node and kind, and
+    /// the nodes merged), for other flame graph tools.
+    #[arg(long, value_name = "DIR")]
+    pub profile_out: Option<PathBuf>,
     /// At the end of the run, wait until the nodes' compactions are done (up to 10 min), then
     /// read what the data looks like on disk (nodes casslab started: SSTables, size, compression
     /// ratio, partition size and SSTables-per-read percentiles; also done after --load-only).
@@ -938,6 +959,7 @@ impl RunOptions {
             threads: self.threads,
             server_metrics: !self.no_server_metrics,
             trace_slowest: self.trace_slowest,
+            profile: self.profile_config()?,
             trace_probability: self.trace_probability,
             settle: self.settle,
             shard: self.shard_config()?,
@@ -957,6 +979,31 @@ impl RunOptions {
             cfg.set_rate(shape);
         }
         Ok(cfg)
+    }
+
+    /// `--profile` and `--profile-file`: recording needs nodes casslab started.
+    fn profile_config(&self) -> Result<casslab_core::config::ProfileConfig> {
+        if self.profile && !self.cluster.hosts.is_empty() {
+            bail_usage!(
+                "--profile records the nodes casslab starts, not a cluster given with --hosts; record a Java Flight Recorder file on your nodes \
+                 (`jcmd PID JFR.start settings=profile`, then `jcmd PID JFR.dump filename=node1.jfr`) and pass it with --profile-file NODE=node1.jfr"
+            );
+        }
+        if self.profile && self.target.is_some() {
+            bail_usage!("--profile records Cassandra nodes (Java Flight Recorder); a Redis target is not one");
+        }
+        let mut files = Vec::new();
+        for spec in &self.profile_file {
+            let Some((node, path)) = spec.split_once('=').filter(|(n, p)| !n.trim().is_empty() && !p.trim().is_empty()) else {
+                bail_usage!("--profile-file {spec}: write NODE=PATH, e.g. --profile-file 10.0.0.1=node1.jfr");
+            };
+            let path = PathBuf::from(path.trim());
+            if !path.is_file() {
+                bail_usage!("--profile-file {spec}: there is no file {}", path.display());
+            }
+            files.push((node.trim().to_string(), path));
+        }
+        Ok(casslab_core::config::ProfileConfig { server: self.profile, files })
     }
 
     /// `--shard I/N`, or `--shards N` with the index from $JOB_COMPLETION_INDEX; the run id is

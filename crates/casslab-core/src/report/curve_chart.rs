@@ -2,10 +2,12 @@
 //! "hockey stick": p50 and p99 from intended start against the achieved rate, one point per
 //! level of offered load, the knee marked) and the tables of stages and levels. A small
 //! drawing of what `analysis::load_curve` computed: it turns a [`LoadAnalysis`] into a
-//! [`LineChart`] and table rows, and decides nothing about the figures.
+//! [`LineChart`] (drawn by the page's uPlot script) and table rows, and decides nothing about
+//! the figures.
 
 use super::html_charts::latency_axis;
-use super::svg_chart::{esc, Axis, Band, LineChart, Series};
+use super::svg_chart::esc;
+use super::uplot_chart::{LineChart, Mark, MarkKind, Series, XAxis};
 use crate::analysis::load_curve::{LoadAnalysis, LoadGroup, KNEE_P99_FACTOR};
 use std::fmt::Write;
 
@@ -29,10 +31,10 @@ pub fn curve_chart(run_label: &str, a: &LoadAnalysis, id: &str) -> Option<LineCh
         Series::new("p99", P99_COLOR, at(|g| g.summary.total.latency.p99_ns)).bold(),
     ];
     let hi = points.iter().map(|g| g.achieved_per_s()).fold(0.0, f64::max) * 1.05;
-    let bands = a
+    let marks = a
         .knee
         .map(|k| &a.curve[k])
-        .map(|k| Band { x0: k.achieved_per_s(), x1: k.achieved_per_s(), label: format!("knee {:.0} ops/s", k.achieved_per_s()), event: true })
+        .map(|k| Mark { kind: MarkKind::Knee, from: k.achieved_per_s(), to: k.achieved_per_s(), label: format!("knee {:.0} ops/s", k.achieved_per_s()) })
         .into_iter()
         .collect();
     let y = latency_axis("latency from intended start (ms)", series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
@@ -40,10 +42,10 @@ pub fn curve_chart(run_label: &str, a: &LoadAnalysis, id: &str) -> Option<LineCh
     Some(LineChart {
         id: id.to_string(),
         title: format!("{run_label} · latency against throughput ({what})"),
-        x: Axis::linear("achieved operations per second", 0.0, hi.max(1.0), true),
+        x: XAxis::linear("achieved operations per second", hi),
         y,
         series,
-        bands,
+        marks,
     })
 }
 
@@ -91,7 +93,7 @@ pub fn load_html(s: &mut String, run_label: &str, a: &LoadAnalysis, id: &str) {
     }
     s.push_str("</tbody></table>");
     let Some(chart) = curve_chart(run_label, a, id) else { return };
-    s.push_str(r#"<h4>Latency against offered load</h4><div class="charts">"#);
+    s.push_str(r#"<h4>Latency against offered load</h4><div class="charts wide">"#);
     s.push_str(&chart.to_html());
     s.push_str("</div>");
     let knee = match a.knee.map(|k| &a.curve[k]) {
@@ -151,8 +153,11 @@ mod tests {
         let c = curve_chart("run 3", &a, "r0-curve").unwrap();
         assert_eq!(c.series[1].name, "p99");
         assert_eq!(c.series[1].points.iter().map(|p| p.0).collect::<Vec<_>>(), [100.0, 200.0, 300.0, 400.0]);
-        assert_eq!(c.bands.len(), 1);
-        assert_eq!(c.bands[0].label, "knee 300 ops/s");
+        assert_eq!(c.marks.len(), 1);
+        assert_eq!((c.marks[0].kind, c.marks[0].from, c.marks[0].label.as_str()), (MarkKind::Knee, 300.0, "knee 300 ops/s"));
+        let XAxis::Linear { to, .. } = c.x else { panic!("{:?}", c.x) };
+        assert!(to >= 400.0, "the axis reaches the highest level: {to}");
+        assert!(c.json().contains(r#""kind":"knee""#));
         let mut html = String::new();
         load_html(&mut html, "run 3", &a, "r0-curve");
         assert!(html.contains("ramp 100..400 over 4s") && html.contains(r#"data-chart="r0-curve""#) && html.contains("Knee: 300 ops/s"), "{html}");

@@ -2,10 +2,11 @@
 //! and total, the warm-up shaded, the target rate drawn under a fixed rate), p50/p99/p99.9 over
 //! time per operation, errors per second by kind, and the latency percentile spectrum on a
 //! "1 in N" axis (intended and service time), plus the spectra of several runs overlaid.
-//! Latencies are shown in milliseconds. Drawing itself is `svg_chart`'s job.
+//! Latencies are shown in milliseconds. Warm-up and the run's events are marked on the time
+//! axis. Drawing itself is `uplot_chart`'s (and the page's script's) job.
 
 use super::run_view::{IntervalView, LoadShape, OpSpectrum, RunView, SpectrumPoint};
-use super::svg_chart::{Axis, Band, LineChart, Scale, Series};
+use super::uplot_chart::{LineChart, Mark, MarkKind, Series, XAxis, YAxis};
 use crate::events::EventStatus;
 use crate::stats::{ErrorKind, LatencySummary, Phase};
 
@@ -28,30 +29,32 @@ fn ms(ns: f64) -> f64 {
     ns / 1e6
 }
 
-/// The x axis of a timeline (seconds since the start, or the wall clock), its warm-up band
+/// The x axis of a timeline (seconds since the start, or the wall clock), its warm-up mark
 /// (if any) and the run's events as marked spans.
-fn time_axis(run: &RunView, ivs: &[&IntervalView]) -> (Axis, Vec<Band>) {
+fn time_axis(run: &RunView, ivs: &[&IntervalView]) -> (XAxis, Vec<Mark>) {
     let start = ivs.first().map_or(0.0, |iv| iv.start_ms as f64 / 1000.0);
     let end = ivs.last().map_or(1.0, |iv| iv.end_ms as f64 / 1000.0);
     let warm: Vec<&&IntervalView> = ivs.iter().filter(|iv| iv.phase == Phase::Warmup).collect();
-    let mut bands = match (warm.first(), warm.last()) {
-        (Some(a), Some(b)) => vec![Band { x0: a.start_ms as f64 / 1000.0, x1: b.end_ms as f64 / 1000.0, label: "warm-up (not measured)".into(), event: false }],
+    let mut marks = match (warm.first(), warm.last()) {
+        (Some(a), Some(b)) => {
+            vec![Mark { kind: MarkKind::Warmup, from: a.start_ms as f64 / 1000.0, to: b.end_ms as f64 / 1000.0, label: "warm-up (not measured)".into() }]
+        }
         _ => Vec::new(),
     };
-    bands.extend(run.events.iter().filter(|e| e.status != EventStatus::Skipped).map(|e| Band {
-        x0: e.start_ms as f64 / 1000.0,
-        x1: e.end_ms as f64 / 1000.0,
+    marks.extend(run.events.iter().filter(|e| e.status != EventStatus::Skipped).map(|e| Mark {
+        kind: MarkKind::Event,
+        from: e.start_ms as f64 / 1000.0,
+        to: e.end_ms as f64 / 1000.0,
         label: e.label(),
-        event: true,
     }));
-    (time_axis_of(run, start, end), bands)
+    (time_axis_of(run, start, end), marks)
 }
 
 /// A time axis from `start_s` to `end_s` as the run's report shows time.
-pub fn time_axis_of(run: &RunView, start_s: f64, end_s: f64) -> Axis {
+pub fn time_axis_of(run: &RunView, start_s: f64, end_s: f64) -> XAxis {
     match run.clock_origin_ms() {
-        Some(t0) => Axis::time(CLOCK_LABEL, start_s, end_s, Some(t0)),
-        None => Axis::time(TIME_LABEL, start_s, end_s, None),
+        Some(t0) => XAxis::time(CLOCK_LABEL, start_s, end_s, Some(t0)),
+        None => XAxis::time(TIME_LABEL, start_s, end_s, None),
     }
 }
 
@@ -65,19 +68,16 @@ fn phase_name(phase: Phase) -> &'static str {
 }
 
 /// A latency axis in ms: log when the values span more than 20×, else linear from 0.
-pub(super) fn latency_axis(label: &str, values: impl Iterator<Item = f64>) -> Axis {
+pub(super) fn latency_axis(label: &str, values: impl Iterator<Item = f64>) -> YAxis {
     let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
     for v in values.filter(|v| *v > 0.0 && v.is_finite()) {
         lo = lo.min(v);
         hi = hi.max(v);
     }
-    if hi <= 0.0 {
-        return Axis::linear(label, 0.0, 1.0, true);
-    }
-    if hi / lo > 20.0 {
-        Axis::log(&format!("{label}, log scale"), lo, hi)
+    if hi > 0.0 && hi / lo > 20.0 {
+        YAxis { label: format!("{label}, log scale"), log: true }
     } else {
-        Axis::linear(label, 0.0, hi, true)
+        YAxis::linear(label)
     }
 }
 
@@ -88,7 +88,7 @@ fn series_y_values(series: &[Series]) -> impl Iterator<Item = f64> + '_ {
 /// Operations per second per interval, per operation and in total.
 pub fn throughput(run: &RunView, phase: Phase, id: &str) -> LineChart {
     let ivs = run.chart_timeline(phase);
-    let (x, bands) = time_axis(run, &ivs);
+    let (x, marks) = time_axis(run, &ivs);
     let ops = run.op_names(phase);
     let mut series: Vec<Series> = ops
         .iter()
@@ -102,22 +102,22 @@ pub fn throughput(run: &RunView, phase: Phase, id: &str) -> LineChart {
         series.push(Series::new("total", TOTAL_COLOR, ivs.iter().map(|iv| (iv.mid_s(), iv.total_ops_per_s())).collect()).bold());
     }
     if let (Phase::Run, LoadShape::FixedRate { target_per_s }) = (phase, run.load_shape()) {
-        series.push(Series::new(format!("target {target_per_s:.0} ops/s"), TARGET_COLOR, vec![(x.min, target_per_s), (x.max, target_per_s)]).dashed());
+        let XAxis::Time { from, to, .. } = x else { unreachable!("a timeline's axis is a time axis") };
+        let at = std::iter::once(from).chain(ivs.iter().map(|iv| iv.mid_s())).chain(std::iter::once(to));
+        series.push(Series::new(format!("target {target_per_s:.0} ops/s"), TARGET_COLOR, at.map(|t| (t, target_per_s)).collect()).dashed());
     }
     if let (Phase::Run, LoadShape::RateSchedule { .. }) = (phase, run.load_shape()) {
         let offered =
             ivs.iter().filter_map(|iv| run.loads.iter().find(|l| l.index == iv.index).and_then(|l| l.offered_per_s).map(|o| (iv.mid_s(), o))).collect();
         series.push(Series::new("offered (schedule)", TARGET_COLOR, offered).dashed());
     }
-    // Headroom, so a line at the maximum does not run along the frame.
-    let hi = series_y_values(&series).fold(0.0, f64::max) * 1.05;
     LineChart {
         id: id.to_string(),
         title: format!("{} · {} · throughput per interval", run.label, phase_name(phase)),
-        y: Axis::linear("operations per second", 0.0, hi, true),
+        y: YAxis::linear("operations per second"),
         x,
         series,
-        bands,
+        marks,
     }
 }
 
@@ -125,7 +125,7 @@ pub fn throughput(run: &RunView, phase: Phase, id: &str) -> LineChart {
 /// the service time's p99 dashed beside them.
 pub fn latency_over_time(run: &RunView, phase: Phase, op: &str, id: &str) -> LineChart {
     let ivs = run.chart_timeline(phase);
-    let (x, bands) = time_axis(run, &ivs);
+    let (x, marks) = time_axis(run, &ivs);
     let pick = |f: fn(&LatencySummary) -> u64, service: bool| -> Vec<(f64, f64)> {
         ivs.iter()
             .map(|iv| {
@@ -150,7 +150,7 @@ pub fn latency_over_time(run: &RunView, phase: Phase, op: &str, id: &str) -> Lin
         y: latency_axis("latency (ms)", series_y_values(&series)),
         x,
         series,
-        bands,
+        marks,
     }
 }
 
@@ -162,7 +162,7 @@ pub fn errors_over_time(run: &RunView, phase: Phase, id: &str) -> Option<LineCha
     if kinds.is_empty() {
         return None;
     }
-    let (x, bands) = time_axis(run, &ivs);
+    let (x, marks) = time_axis(run, &ivs);
     let series: Vec<Series> = kinds
         .iter()
         .map(|k| {
@@ -177,15 +177,13 @@ pub fn errors_over_time(run: &RunView, phase: Phase, id: &str) -> Option<LineCha
             Series::new(k.as_str(), error_color(*k), pts)
         })
         .collect();
-    // Headroom, so a line at the maximum does not run along the frame.
-    let hi = series_y_values(&series).fold(0.0, f64::max) * 1.05;
     Some(LineChart {
         id: id.to_string(),
         title: format!("{} · {} · errors per second by kind", run.label, phase_name(phase)),
-        y: Axis::linear("errors per second", 0.0, hi, true),
+        y: YAxis::linear("errors per second"),
         x,
         series,
-        bands,
+        marks,
     })
 }
 
@@ -201,7 +199,7 @@ pub fn streaming_over_time(run: &RunView, phase: Phase, id: &str) -> Option<Line
     if nodes.is_empty() {
         return None;
     }
-    let (x, bands) = time_axis(run, &ivs);
+    let (x, marks) = time_axis(run, &ivs);
     let series: Vec<Series> = nodes
         .iter()
         .enumerate()
@@ -221,14 +219,13 @@ pub fn streaming_over_time(run: &RunView, phase: Phase, id: &str) -> Option<Line
             Series::new(node.to_string(), color(i), pts)
         })
         .collect();
-    let hi = series_y_values(&series).fold(0.0, f64::max).max(0.1) * 1.05;
     Some(LineChart {
         id: id.to_string(),
         title: format!("{} · {} · data streamed by running streams, per node (system_views.streaming)", run.label, phase_name(phase)),
-        y: Axis::linear("MiB sent + received", 0.0, hi, true),
+        y: YAxis::linear("MiB sent + received"),
         x,
         series,
-        bands,
+        marks,
     })
 }
 
@@ -248,11 +245,8 @@ fn spectrum_points(points: &[SpectrumPoint]) -> Vec<(f64, f64)> {
 
 fn spectrum_chart(id: &str, title: String, series: Vec<Series>) -> LineChart {
     let max_one_in = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).fold(10.0, f64::max);
-    let mut y = latency_axis("latency (ms)", series_y_values(&series));
-    if y.scale == Scale::Linear {
-        y = Axis::linear("latency (ms)", 0.0, y.max, true);
-    }
-    LineChart { id: id.to_string(), title, x: Axis::percentile(PERCENTILE_LABEL, max_one_in), y, series, bands: Vec::new() }
+    let y = latency_axis("latency (ms)", series_y_values(&series));
+    LineChart { id: id.to_string(), title, x: XAxis::percentile(PERCENTILE_LABEL, max_one_in), y, series, marks: Vec::new() }
 }
 
 /// The whole phase's latency by percentile, per operation: intended start solid, and under a
@@ -298,10 +292,36 @@ mod tests {
 
     #[test]
     fn latency_axis_goes_log_only_for_wide_ranges() {
-        assert_eq!(latency_axis("ms", [1.0, 4.0, 9.0].into_iter()).scale, Scale::Linear);
+        assert_eq!(latency_axis("ms", [1.0, 4.0, 9.0].into_iter()), YAxis::linear("ms"));
         let wide = latency_axis("ms", [0.2, 4.0, 90.0, f64::NAN].into_iter());
-        assert_eq!((wide.scale, wide.min, wide.max), (Scale::Log, 0.1, 100.0));
-        assert!(wide.label.contains("log scale"));
-        assert_eq!(latency_axis("ms", std::iter::empty()).max, 1.0);
+        assert_eq!((wide.label.as_str(), wide.log), ("ms, log scale", true));
+        assert_eq!(latency_axis("ms", std::iter::empty()), YAxis::linear("ms"));
+        assert_eq!(latency_axis("ms", [0.0, 0.5].into_iter()), YAxis::linear("ms"), "zeros do not make an axis log");
+    }
+
+    #[test]
+    fn time_charts_mark_the_warm_up_and_the_events_and_draw_the_target() {
+        use crate::events::EventRecord;
+        let mut run = crate::report::run_view::fixtures::view(3, Some(600.0));
+        let event = |seq: u32, action: &str, at_ms: u64, status: EventStatus| EventRecord {
+            seq,
+            spec: format!("{} {action} node2", at_ms / 1000),
+            action: action.into(),
+            target: Some("node2".into()),
+            start_ms: at_ms,
+            end_ms: at_ms + 300,
+            status,
+            exit_code: None,
+            output_tail: String::new(),
+        };
+        run.events = vec![event(0, "kill", 7_000, EventStatus::Ok), event(1, "start", 9_000, EventStatus::Skipped)];
+        let c = throughput(&run, Phase::Run, "t");
+        let XAxis::Time { from, to, t0_ms, .. } = c.x.clone() else { panic!("{:?}", c.x) };
+        assert_eq!((from, to, t0_ms), (3.0, 13.0, None), "the axis ends where the intervals do");
+        let marks: Vec<(MarkKind, f64, f64, &str)> = c.marks.iter().map(|m| (m.kind, m.from, m.to, m.label.as_str())).collect();
+        assert_eq!(marks, [(MarkKind::Warmup, 3.0, 5.0, "warm-up (not measured)"), (MarkKind::Event, 7.0, 7.3, "kill node2")], "a skipped event is not drawn");
+        let target = c.series.iter().find(|s| s.name == "target 600 ops/s").expect("the target line");
+        assert!(target.dashed && target.points.first() == Some(&(3.0, 600.0)) && target.points.last() == Some(&(13.0, 600.0)), "{target:?}");
+        assert_eq!(latency_over_time(&run, Phase::Run, "read", "l").marks.len(), 2, "latency charts carry the same marks");
     }
 }

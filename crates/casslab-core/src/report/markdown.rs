@@ -144,6 +144,10 @@ fn run_section(s: &mut String, run: &RunView, several: bool) {
     block(s, "Events", &super::text::events_table(&events));
     block(s, "Server side", &super::server_view::text_section_of(run));
     block(s, "Slowest traced requests", &super::server_view::traces_text(&run.traces));
+    let profiles = super::flame::markdown_section(run);
+    if !profiles.is_empty() {
+        let _ = writeln!(s, "**Where the servers spent their time** (the measured phase)\n{profiles}");
+    }
     let c = &r.config;
     let mut key = vec![format!("workload `{}`", c.workload), format!("concurrency {}", c.concurrency)];
     if let Some(rate) = c.rate_per_s {

@@ -17,6 +17,7 @@ pub mod experiment_html;
 pub mod experiment_text;
 pub mod explain;
 pub mod findmax_text;
+pub mod flame;
 pub mod hdrlog;
 pub mod html;
 pub mod html_charts;
@@ -37,6 +38,7 @@ pub mod svg_chart;
 pub mod sweep_text;
 pub mod table;
 pub mod text;
+pub mod uplot_chart;
 
 pub use hdrlog::write_hdr_log;
 pub use json::{run_json, write_run_json};

@@ -97,6 +97,7 @@ fn run_json(run: &RunView) -> Value {
         "suspects": server_view::suspects_of(run).iter().map(suspects::to_json).collect::<Vec<_>>(),
         "traces": run.traces,
         "violations": run.violations,
+        "profiles": super::flame::json_value(run),
     })
 }
 

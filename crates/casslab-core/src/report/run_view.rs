@@ -129,6 +129,8 @@ pub struct RunView {
     /// them), and the run's load by stage and level (`None` unless the caller adds it).
     pub loads: Vec<crate::stats::IntervalLoad>,
     pub load: Option<crate::analysis::load_curve::LoadAnalysis>,
+    /// Where the servers spent their time (empty unless the caller adds them).
+    pub profiles: Vec<crate::profile::Profile>,
 }
 
 impl RunView {
@@ -302,6 +304,7 @@ impl RunViewBuilder {
             wall_clock: false,
             loads: Vec::new(),
             load: None,
+            profiles: Vec::new(),
         }
     }
 }

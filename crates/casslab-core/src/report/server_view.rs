@@ -2,12 +2,13 @@
 //! the terminal, and for the HTML page charts of server series on the same time axis as the
 //! client's p99 (the client's p99 beside Cassandra's own coordinator and local p99, GC pause
 //! time, pending tasks, compactions, tombstones per read above the histogram's floor of 1, CPU)
-//! with the suspects under them. The analysis itself is `server::suspects`.
+//! with the suspects under them (and shaded on the p99 chart). The analysis itself is `server::suspects`.
 
 use super::html_charts::{color, latency_axis, time_axis_of};
 use super::run_view::RunView;
-use super::svg_chart::{esc, Axis, LineChart, Series};
+use super::svg_chart::esc;
 use super::table::TextTable;
+use super::uplot_chart::{LineChart, Mark, MarkKind, Series, XAxis, YAxis};
 use crate::server::suspects::{self, ClientInterval, IntervalSeries, SPIKE_FACTOR};
 use crate::server::traces::{self, Trace};
 use crate::server::{gc_pauses, metric, ServerSample, CLIENT};
@@ -250,13 +251,18 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
         }
     }
     let y = latency_axis("p99 latency (ms)", series.iter().flat_map(|se| se.points.iter().map(|p| p.1)));
+    let found = suspects::find(&client_intervals_of(run), &run.server, SPIKE_FACTOR);
+    let marks = found
+        .iter()
+        .map(|f| Mark { kind: MarkKind::Suspect, from: f.start_ms as f64 / 1000.0, to: f.end_ms as f64 / 1000.0, label: format!("suspect: {} p99", f.op) })
+        .collect();
     charts.push(LineChart {
         id: format!("r{pos}-server-p99"),
         title: "p99 per interval: client against Cassandra's own (coordinator, local)".into(),
         x: x.clone(),
         y,
         series,
-        bands: Vec::new(),
+        marks,
     });
 
     let one = |what: IntervalSeries, name: &str, c: usize| -> Series {
@@ -323,11 +329,10 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
     }
     s.push_str("</ul>");
     s.push_str(r#"<div class="charts">"#);
-    for c in charts.iter().filter(|c| c.series.iter().any(|se| se.points.iter().any(|p| p.1.is_finite()))) {
+    for c in charts.iter().filter(|c| c.has_data()) {
         s.push_str(&c.to_html());
     }
     s.push_str("</div>");
-    let found = suspects::find(&client_intervals_of(run), &run.server, SPIKE_FACTOR);
     let _ = write!(s, r#"<h4>Suspects: intervals whose p99 exceeded {SPIKE_FACTOR:.0}× the run's median interval p99</h4><ul class="suspects">"#);
     if found.is_empty() {
         s.push_str("<li>none</li>");
@@ -362,9 +367,8 @@ fn per_interval_mean(samples: &[ServerSample], bounds: &[(u64, u64)], metric: &s
         .collect()
 }
 
-fn chart(id: String, title: &str, y_label: &str, x: &Axis, series: Vec<Series>) -> LineChart {
-    let hi = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).filter(|v| v.is_finite()).fold(0.0f64, f64::max);
-    LineChart { id, title: title.to_string(), x: x.clone(), y: Axis::linear(y_label, 0.0, if hi > 0.0 { hi } else { 1.0 }, true), series, bands: Vec::new() }
+fn chart(id: String, title: &str, y_label: &str, x: &XAxis, series: Vec<Series>) -> LineChart {
+    LineChart { id, title: title.to_string(), x: x.clone(), y: YAxis::linear(y_label), series, marks: Vec::new() }
 }
 
 #[cfg(test)]
@@ -406,5 +410,19 @@ mod tests {
         let mut html = String::new();
         html_section(&mut html, &run, 0);
         assert!(html.contains("r0-server-tombstones") && !html.contains("none seen"), "{html}");
+    }
+
+    #[test]
+    fn an_interval_whose_p99_spiked_is_marked_on_the_p99_chart() {
+        let mut run = crate::report::run_view::fixtures::view(5, None);
+        run.server = (0..14).map(|s| ServerSample { node: "127.0.0.1".into(), metric: metric::CPU_PCT.into(), at_ms: s * 1000 + 500, value: 50.0 }).collect();
+        // the read of the run's interval at 9 s: 40 ms instead of about 1 ms
+        let iv = run.intervals.iter_mut().find(|iv| iv.start_ms == 9000).expect("the fixture has an interval at 9 s");
+        iv.ops.iter_mut().find(|o| o.op == "read").expect("with a read").latency.p99_ns = 40_000_000;
+        let mut html = String::new();
+        html_section(&mut html, &run, 0);
+        let p99 = html.split(r#"data-chart="r0-server-p99""#).nth(1).expect("the p99 chart").split("</figure>").next().unwrap();
+        assert!(p99.contains(r#"{"kind":"suspect","from":9.0,"to":10.0,"label":"suspect: read p99"}"#), "{p99}");
+        assert_eq!(p99.matches(r#""kind":"suspect""#).count(), 1, "{p99}");
     }
 }

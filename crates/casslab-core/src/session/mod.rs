@@ -16,6 +16,7 @@ mod event_check_error;
 pub mod findmax;
 mod network_events;
 mod observer;
+mod profiling;
 mod run_checks;
 mod server_metrics;
 mod timeline;
@@ -201,12 +202,18 @@ impl<'a> RunSession<'a> {
             points: Vec::new(),
             violations: Default::default(),
             rates: self.spec.config.peak_rate_per_s().map(|_| rates),
+            profiling: profiling::Profiling::new(&self.spec.config, lab.control.clone().filter(|_| controls(&self.spec.config)), self.clock),
         };
         while let Some(ev) = rx.recv().await {
             run.on(ev);
         }
         let result = engine.await?;
-        let Consumer { mut summary, mut store_error, timeline, points, .. } = run;
+        let Consumer { mut summary, mut store_error, timeline, points, profiling, .. } = run;
+        if let Some(p) = profiling {
+            for m in p.finish(lab.results, id).await {
+                self.tell(&Notice::Server(m), &mut summary);
+            }
+        }
         if let Err(e) = run_checks::save_records(lab.results, id, &verify, target.verifier().as_deref()) {
             store_error.get_or_insert(e);
         }
@@ -294,6 +301,8 @@ struct Consumer<'s, 'a> {
     violations: run_checks::Violations,
     /// Where the timeline sends changes of rate, under a rate.
     rates: Option<tokio::sync::mpsc::UnboundedSender<engine::RateChange>>,
+    /// The run's profiles, recorded from the start of the run phase.
+    profiling: Option<profiling::Profiling>,
 }
 
 impl Consumer<'_, '_> {
@@ -308,6 +317,9 @@ impl Consumer<'_, '_> {
                 self.summary.clock_offset_ms = clock_offset_ms;
             }
             EngineEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, at_ms } => {
+                if let Some(p) = self.profiling.as_mut().filter(|_| phase == Phase::Run) {
+                    p.start(id);
+                }
                 if phase == Phase::Run && !w.events.is_empty() && controls(cfg) {
                     self.timeline = Some(Timeline::start(w.events.clone(), s.clock, at_ms, lab.control.clone(), lab.observer.clone(), self.rates.clone()));
                 }

@@ -11,6 +11,7 @@ mod interval_load;
 mod manage;
 mod migrations;
 mod open;
+mod profile_rows;
 mod rows;
 mod run_process;
 mod server_samples;

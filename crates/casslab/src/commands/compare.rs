@@ -44,7 +44,7 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
         return Ok(Exit::Failed.code());
     }
     let name = format!("runs {}", ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "));
-    show(&j, args, (&name, ""), Vec::new(), verified(&store, &j)?)?;
+    show(&store, &j, args, (&name, ""), Vec::new(), verified(&store, &j)?)?;
     Ok(print_gates(&j, &o.gates, o.plan.opts.confidence, args.allow_undecided).code())
 }
 
@@ -87,7 +87,7 @@ fn say_screening(j: &Judgement, refused: &str) {
 
 /// Prints a study in the chosen format (with the servers' side in text) and writes its page
 /// for `-o`; `page` is the page's (name, experiment id), `notes` go on it first.
-fn show(j: &Judgement, args: &CompareArgs, page: (&str, &str), notes: Vec<String>, verified: Option<VerifiedComparison>) -> Result<()> {
+fn show(store: &Store, j: &Judgement, args: &CompareArgs, page: (&str, &str), notes: Vec<String>, verified: Option<VerifiedComparison>) -> Result<()> {
     let Some(s) = &j.study else { return Ok(()) };
     let (server_text, server_lines) = j.server.as_ref().map(|x| judgement::server_side(x, s.plan.opts.confidence)).unwrap_or_default();
     let data_text = verified.as_ref().map(casslab_core::report::data::verified_comparison_text).unwrap_or_default();
@@ -103,7 +103,7 @@ fn show(j: &Judgement, args: &CompareArgs, page: (&str, &str), notes: Vec<String
         OutputFormat::Csv => out::print(&csv::comparison_csv(s))?,
     }
     if let Some(path) = &args.output {
-        write_page(path, ExperimentPage::of_study(page.0, "", page.1, s), notes, server_lines)?;
+        write_page(path, ExperimentPage::of_study(page.0, "", page.1, s).with_profiles(store, s)?, notes, server_lines)?;
     }
     Ok(())
 }
@@ -173,7 +173,7 @@ fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, o: &JudgeOpt
                 continue;
             }
             out::print(&format!("\nat {rate:.0} ops/s:\n"))?;
-            show(&j, args, (&saved.name, &saved.id), Vec::new(), verified(store, &j)?)?;
+            show(store, &j, args, (&saved.name, &saved.id), Vec::new(), verified(store, &j)?)?;
             worst(print_gates(&j, &o.gates, o.plan.opts.confidence, args.allow_undecided));
         }
     } else {
@@ -182,7 +182,7 @@ fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, o: &JudgeOpt
             eprintln!("experiment {}: fewer than two variants have runs to compare", saved.id);
             return Ok(Exit::Failed.code());
         }
-        show(&j, args, (&saved.name, &saved.id), notes, verified(store, &j)?)?;
+        show(store, &j, args, (&saved.name, &saved.id), notes, verified(store, &j)?)?;
         worst(print_gates(&j, &o.gates, o.plan.opts.confidence, args.allow_undecided));
     }
     Ok(if !all.refused.is_empty() { Exit::Failed } else { gates }.code())

@@ -171,7 +171,7 @@ fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judg
         Some(s) => {
             if let Some(path) = &args.output {
                 let server = j.server.as_ref().map(|x| casslab_core::report::judgement::server_side(x, s.plan.opts.confidence).1).unwrap_or_default();
-                compare::write_page(path, ExperimentPage::of_study(&v.name, &v.description, &v.experiment_id, s), v.notes(), server)?;
+                compare::write_page(path, ExperimentPage::of_study(&v.name, &v.description, &v.experiment_id, s).with_profiles(store, s)?, v.notes(), server)?;
             }
             compare::print_gates(j, gates, s.plan.opts.confidence, args.allow_undecided)
         }

@@ -33,6 +33,11 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
             e => anyhow::Error::new(e).context(format!("cannot read run {id}")),
         })?);
     }
+    if let Some(dir) = &args.profile_out {
+        for arg in &args.runs {
+            super::results::profile_out(&store, resolve(&store, arg)?, dir)?;
+        }
+    }
     let report = Report::new(runs);
     let text = match format {
         ReportFormatArg::Html => HtmlReport.render(&report),
@@ -93,6 +98,7 @@ fn load(store: &Store, id: RunId, wall_clock: bool) -> Result<RunView, StoreErro
     view.server = store.server_samples(id)?;
     view.traces = store.traces(id)?;
     view.violations = store.violations(id)?;
+    view.profiles = store.profiles(id)?;
     (view.events, view.event_impacts) = store.events(id)?.into_iter().unzip();
     view.wall_clock = wall_clock;
     view.loads = store.interval_loads(id)?;

@@ -79,6 +79,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
         print_saved(&store, saved.run)?;
     }
     results::export(&store, saved.run, &opts.export)?;
+    if let Some(dir) = &opts.profile_out {
+        results::profile_out(&store, saved.run, dir)?;
+    }
     out::note(&format!("saved as run {} in {} (`casslab show {}`)", saved.run, store_path(&opts.store).display(), saved.run));
     if saved.status == RunStatus::Interrupted {
         return Ok(Exit::Interrupted.code());

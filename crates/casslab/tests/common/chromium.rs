@@ -1,6 +1,6 @@
 //! Headless Chromium for the tests of HTML pages: finds the browser, renders a local file
-//! (DOM dump or screenshot), and measures bar charts after layout. The same approach as
-//! tests/report.rs, which keeps its own copy for the line charts.
+//! (DOM dump or screenshot), and measures the experiment page's SVG bar charts after layout.
+//! The report's uPlot line charts are probed (and driven) by tests/report.rs.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -4,7 +4,7 @@
 //! tests/compare.rs shapes its own distributions.
 
 use casslab_core::config::{RunConfig, RunEnvironment};
-use casslab_core::stats::{ErrorKind, IntervalSample, OpStats, OpSummary, Phase};
+use casslab_core::stats::{ErrorKind, IntervalLoad, IntervalSample, OpStats, OpSummary, Phase};
 use casslab_core::store::{PhaseSummary, RunId, RunStatus, RunSummary, Store};
 use std::path::PathBuf;
 
@@ -129,6 +129,58 @@ pub fn save_run(store: &Store, shape: &Shape, seed: u64) -> RunId {
     }
     let notes = if fixed { vec!["target rate 850/s not kept: achieved 800/s".to_string()] } else { vec![] };
     store.finish_run(id, RunStatus::Completed, &RunSummary { phases, notes, ..RunSummary::default() }, started + 26_000).unwrap();
+    id
+}
+
+/// Saves a run under the rate schedule `ramp 250..6000 over 24s` as `casslab run --rate` does
+/// (each interval's offered rate beside its figures) against a server that serves up to
+/// 4,500 ops/s: latency stays near 1 ms up to about 3,500/s, then queues; the curve has a knee.
+pub fn save_ramped_run(store: &Store, seed: u64) -> RunId {
+    let mut rng = Rng(seed);
+    let schedule = "ramp 250..6000 over 24s";
+    let config = RunConfig {
+        workload: "kv".into(),
+        workload_source: "name: kv\n".into(),
+        rate_shape: Some(casslab_core::load_shape::LoadShape::parse(schedule).unwrap()),
+        duration_s: Some(24.0),
+        ..RunConfig::default()
+    };
+    let env = RunEnvironment {
+        casslab_version: "0.1.0".into(),
+        cassandra_version: Some("5.0.6".into()),
+        node_count: 1,
+        client_cores: 2,
+        ..RunEnvironment::default()
+    };
+    let started = 1_795_000_000_000 + seed as i64 * 60_000;
+    let id = store.begin_run("kv", &config, &env, &[], started).unwrap();
+    let mut whole = OpStats::default();
+    for index in 0..24u32 {
+        let offered = 250.0 + (6000.0 - 250.0) * (f64::from(index) + 0.5) / 24.0;
+        let served = offered.min(4500.0);
+        // queueing grows as the offered rate nears what the server can do
+        let (base_us, queue_us) = if offered < 3500.0 { (800.0, 100.0) } else { (1500.0, 40.0 * (offered - 3400.0)) };
+        let st = op_stats(&mut rng, served as u64, base_us, queue_us, 0);
+        let start_ms = u64::from(index) * 1000;
+        store
+            .add_interval(
+                id,
+                &IntervalSample { index, phase: Phase::Run, start_ms, end_ms: start_ms + 1000, ops: vec![("read".into(), st.clone())], backlog: 0 },
+            )
+            .unwrap();
+        let load = IntervalLoad { index, offered_per_s: Some(offered), started: served as u64, concurrency: None, stage: 0, stage_label: schedule.into() };
+        store.add_interval_load(id, &load).unwrap();
+        whole.merge(&st);
+    }
+    store.add_histograms(id, Phase::Run, "read", &whole).unwrap();
+    let phase = PhaseSummary {
+        phase: Phase::Run,
+        duration_s: 24.0,
+        target_rate_per_s: None,
+        ops: vec![OpSummary::of("read", &whole, 24.0)],
+        total: OpSummary::of("total", &whole, 24.0),
+    };
+    store.finish_run(id, RunStatus::Completed, &RunSummary { phases: vec![phase], ..RunSummary::default() }, started + 25_000).unwrap();
     id
 }
 

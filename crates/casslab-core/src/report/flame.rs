@@ -1,0 +1,398 @@
+//! Where the servers spent their time, in the reports: flame graphs drawn by `inferno` (SVG
+//! with its own search, zoom and hover, each in a frame of its own so their scripts and ids do
+//! not meet) of a run's profiles over its measured phase — the nodes merged, each node, and
+//! the slices of its suspect intervals and events — and differential flame graphs of two runs
+//! or variants per operation; the top frames for the Markdown report; folded stacks for the
+//! JSON report. The model and its arithmetic are `profile`; this file only draws and words.
+
+use super::run_view::RunView;
+use super::svg_chart::esc;
+use crate::profile::diff::ProfileDiff;
+use crate::profile::top::{top_cassandra_frames, top_frames};
+use crate::profile::{Profile, ProfileKind, Window};
+use crate::stats::Phase;
+use crate::store::{RunId, Store, StoreError};
+use base64::Engine;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Slices (suspect intervals, events) drawn at most per run; the rest get their top frames.
+const MAX_SLICE_GRAPHS: usize = 4;
+/// Frames narrower than this share of the graph (%) are left out of the drawing.
+const MIN_WIDTH_PCT: f64 = 0.1;
+
+/// The measured phase of a run on its clock (its run-phase intervals); `None` without one.
+pub fn measured_window(run: &RunView) -> Option<Window> {
+    let run_iv = run.intervals.iter().filter(|i| i.phase == Phase::Run);
+    let from = run_iv.clone().map(|i| i.start_ms).min()?;
+    let to = run_iv.map(|i| i.end_ms).max()?;
+    Some(Window { from_ms: from as i64, to_ms: to as i64 })
+}
+
+/// The run's profiles with the nodes merged, one per kind, in kind order.
+pub fn merged_by_kind(profiles: &[Profile]) -> Vec<Profile> {
+    ProfileKind::ALL
+        .iter()
+        .filter_map(|k| {
+            let of_kind: Vec<&Profile> = profiles.iter().filter(|p| p.kind == *k).collect();
+            match of_kind.len() {
+                0 => None,
+                1 => Some(of_kind[0].clone()),
+                _ => Profile::merged("all nodes", &of_kind),
+            }
+        })
+        .collect()
+}
+
+/// A flame graph of folded stacks, as an SVG document; `None` when there is nothing to draw.
+pub fn svg(folded: &BTreeMap<String, u64>, title: &str, kind: ProfileKind) -> Option<String> {
+    let lines: Vec<String> = folded.iter().filter(|(_, w)| **w > 0).map(|(s, w)| format!("{s} {w}")).collect();
+    draw(&lines, title, kind, None)
+}
+
+/// A differential flame graph: the frames are the second side's, red where it spends more per
+/// operation than the first, blue where less.
+pub fn diff_svg(diff: &ProfileDiff, title: &str, kind: ProfileKind) -> Option<String> {
+    let lines: Vec<String> = diff.lines.iter().map(|(s, b, a)| format!("{s} {b} {a}")).collect();
+    draw(&lines, title, kind, Some("red: more per operation than before, blue: less"))
+}
+
+fn draw(lines: &[String], title: &str, kind: ProfileKind, subtitle: Option<&str>) -> Option<String> {
+    if lines.is_empty() {
+        return None;
+    }
+    let mut o = inferno::flamegraph::Options::default();
+    o.title = title.to_string();
+    o.subtitle = subtitle.map(str::to_string);
+    o.count_name = kind.unit().to_string();
+    o.colors = inferno::flamegraph::color::Palette::Multi(inferno::flamegraph::color::MultiPalette::Java);
+    o.hash = true;
+    o.deterministic = true;
+    o.min_width = MIN_WIDTH_PCT;
+    o.image_width = Some(1200);
+    let mut out = Vec::with_capacity(64 * 1024);
+    inferno::flamegraph::from_lines(&mut o, lines.iter().map(String::as_str), &mut out).ok()?;
+    String::from_utf8(out).ok()
+}
+
+/// A flame graph in the page: a frame of its own holding the SVG, as tall as the drawing.
+fn frame(s: &mut String, svg: &str, label: &str) {
+    let height = svg.split("height=\"").nth(1).and_then(|h| h.split('"').next()).and_then(|h| h.parse::<f64>().ok()).unwrap_or(400.0);
+    let data = base64::engine::general_purpose::STANDARD.encode(svg);
+    let _ = write!(
+        s,
+        r#"<iframe class="flame" title="{}" style="width:100%;height:{}px;border:0" src="data:image/svg+xml;base64,{data}"></iframe>"#,
+        esc(label),
+        height.ceil() as u64 + 4
+    );
+}
+
+/// The run's profiles section of the HTML report: per kind the nodes merged over the measured
+/// phase (each node in its own fold), then the slices of the suspect intervals and events.
+pub fn html_section(s: &mut String, run: &RunView, pos: usize) {
+    if run.profiles.is_empty() {
+        return;
+    }
+    let window = measured_window(run);
+    let sources: std::collections::BTreeSet<&str> = run.profiles.iter().map(|p| p.source.as_str()).collect();
+    let _ = write!(
+        s,
+        r#"<section class="profiles" id="run-{pos}-profiles"><h3>Where the servers spent their time</h3><p class="note">{} over the measured phase; hover a frame for its share, click to zoom, Ctrl-F to search. Source: {}.</p>"#,
+        if window.is_some() { "Profiles" } else { "Profiles (the whole recording)" },
+        esc(&sources.into_iter().collect::<Vec<_>>().join(", "))
+    );
+    for merged in merged_by_kind(&run.profiles) {
+        let folded = merged.folded(window);
+        let title = format!("{} — {}", merged.kind.title(), merged.node);
+        if let Some(merged_svg) = svg(&folded, &title, merged.kind) {
+            let _ = write!(s, r#"<div class="flame-kind" data-kind="{}"><h4>{}</h4>"#, merged.kind.as_str(), esc(&title));
+            cassandra_line(s, &folded, merged.kind);
+            frame(s, &merged_svg, &title);
+            let nodes: Vec<&Profile> = run.profiles.iter().filter(|p| p.kind == merged.kind).collect();
+            if nodes.len() > 1 {
+                for p in nodes {
+                    let t = format!("{} — {}", p.kind.title(), p.node);
+                    if let Some(node_svg) = svg(&p.folded(window), &t, p.kind) {
+                        let _ = write!(s, "<details><summary>{}</summary>", esc(&t));
+                        frame(s, &node_svg, &t);
+                        s.push_str("</details>");
+                    }
+                }
+            }
+            s.push_str("</div>");
+        }
+    }
+    slices_html(s, run);
+    s.push_str(SLICE_SCRIPT);
+    s.push_str("</section>");
+}
+
+/// "Cassandra's own frames with the most samples: …" under a graph.
+fn cassandra_line(s: &mut String, folded: &BTreeMap<String, u64>, kind: ProfileKind) {
+    let total: u64 = folded.values().sum();
+    let top = top_cassandra_frames(folded, 5);
+    if total == 0 || top.is_empty() {
+        return;
+    }
+    let names: Vec<String> = top.iter().map(|f| format!("{} {:.1}%", short(&f.frame), 100.0 * f.total_weight as f64 / total as f64)).collect();
+    let _ = write!(s, r#"<p class="note">Cassandra's frames with the most {} (total share): {}</p>"#, kind.unit(), esc(&names.join(" · ")));
+}
+
+/// `org.apache.cassandra.db.ReadCommand.executeLocally` → `db.ReadCommand.executeLocally`.
+fn short(frame: &str) -> &str {
+    frame.strip_prefix("org.apache.cassandra.").unwrap_or(frame)
+}
+
+/// A window of the run worth its own profile: a suspect interval or an event.
+struct Slice {
+    label: String,
+    window: Window,
+}
+
+fn slices(run: &RunView) -> Vec<Slice> {
+    let mut out: Vec<Slice> = super::server_view::suspects_of(run)
+        .into_iter()
+        .map(|x| Slice {
+            label: format!(
+                "suspect {}–{} ({} p99 {:.1} ms)",
+                crate::server::suspects::clock(x.start_ms),
+                crate::server::suspects::clock(x.end_ms),
+                x.op,
+                x.p99_ms
+            ),
+            window: Window { from_ms: x.start_ms as i64, to_ms: x.end_ms as i64 },
+        })
+        .collect();
+    for e in &run.events {
+        let from_ms = e.start_ms as i64;
+        let to_ms = (e.end_ms as i64).max(from_ms + 1000);
+        out.push(Slice { label: format!("event {} at {}", e.spec, crate::server::suspects::clock(e.start_ms)), window: Window { from_ms, to_ms } });
+    }
+    out
+}
+
+/// Each slice's CPU profile: the first few drawn, every one with its top frames.
+fn slices_html(s: &mut String, run: &RunView) {
+    let Some(cpu) = merged_by_kind(&run.profiles).into_iter().find(|p| p.kind == ProfileKind::Cpu && p.timed()) else { return };
+    let list = slices(run);
+    if list.is_empty() {
+        return;
+    }
+    s.push_str(r#"<h4>Slices: what the nodes ran during each suspect interval and event</h4>"#);
+    for (i, sl) in list.iter().enumerate() {
+        let folded = cpu.folded(Some(sl.window));
+        let total: u64 = folded.values().sum();
+        let _ = write!(
+            s,
+            r#"<details class="slice" data-from-s="{:.3}" data-to-s="{:.3}"><summary>{} — {total} CPU samples</summary>"#,
+            sl.window.from_ms as f64 / 1000.0,
+            sl.window.to_ms as f64 / 1000.0,
+            esc(&sl.label)
+        );
+        let top = top_frames(&folded, 8);
+        if !top.is_empty() && total > 0 {
+            s.push_str(r#"<table class="num"><thead><tr><th class="t">frame (innermost)</th><th>self %</th><th>total %</th></tr></thead><tbody>"#);
+            for f in top {
+                let _ = write!(
+                    s,
+                    r#"<tr><td class="t">{}</td><td>{:.1}</td><td>{:.1}</td></tr>"#,
+                    esc(&f.frame),
+                    100.0 * f.self_weight as f64 / total as f64,
+                    100.0 * f.total_weight as f64 / total as f64
+                );
+            }
+            s.push_str("</tbody></table>");
+        }
+        if i < MAX_SLICE_GRAPHS {
+            if let Some(svg) = svg(&folded, &format!("CPU — {}", sl.label), ProfileKind::Cpu) {
+                frame(s, &svg, &sl.label);
+            }
+        }
+        s.push_str("</details>");
+    }
+}
+
+/// Opens the slices a chart's zoom (`casslab:window`, seconds on the run's clock) overlaps.
+const SLICE_SCRIPT: &str = r#"<script>document.addEventListener('casslab:window',function(e){var d=e.detail||{};document.querySelectorAll('details.slice').forEach(function(x){var f=+x.dataset.fromS,t=+x.dataset.toS;x.open=d.from_s!=null&&f<d.to_s&&t>d.from_s;});});</script>"#;
+
+/// The top frames of each kind (the nodes merged, the measured phase), for the Markdown report.
+pub fn markdown_section(run: &RunView) -> String {
+    let window = measured_window(run);
+    let mut s = String::new();
+    for merged in merged_by_kind(&run.profiles) {
+        let folded = merged.folded(window);
+        let total: u64 = folded.values().sum();
+        if total == 0 {
+            continue;
+        }
+        let _ = writeln!(s, "\n**{} ({}, {} {})** — top frames by self weight:\n", merged.kind.title(), merged.node, total, merged.kind.unit());
+        s.push_str("| frame | self % | total % |\n|---|--:|--:|\n");
+        for f in top_frames(&folded, 10) {
+            let _ = writeln!(
+                s,
+                "| `{}` | {:.1} | {:.1} |",
+                f.frame.replace('|', "\\|"),
+                100.0 * f.self_weight as f64 / total as f64,
+                100.0 * f.total_weight as f64 / total as f64
+            );
+        }
+    }
+    s
+}
+
+/// The run's profiles over its measured phase as folded stacks, per node and merged, for the
+/// JSON report.
+pub fn json_value(run: &RunView) -> serde_json::Value {
+    let window = measured_window(run);
+    let mut all: Vec<&Profile> = run.profiles.iter().collect();
+    let merged = merged_by_kind(&run.profiles);
+    if run.profiles.iter().map(|p| &p.node).collect::<std::collections::BTreeSet<_>>().len() > 1 {
+        all.extend(merged.iter());
+    }
+    serde_json::Value::Array(
+        all.into_iter()
+            .map(|p| {
+                serde_json::json!({
+                    "node": p.node, "kind": p.kind.as_str(), "unit": p.kind.unit(), "source": p.source,
+                    "window_ms": window.map(|w| [w.from_ms, w.to_ms]),
+                    "folded": p.folded(window),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// A saved run's measured phase on its clock and the operations completed in it.
+pub fn measured_of(store: &Store, run: RunId) -> Result<(Option<Window>, u64), StoreError> {
+    let (mut from, mut to, mut ops) = (u64::MAX, 0u64, 0u64);
+    store.for_each_interval_figures(run, |f| {
+        if f.phase == Phase::Run {
+            (from, to, ops) = (from.min(f.start_ms), to.max(f.end_ms), ops + f.summary.ok);
+        }
+        Ok(())
+    })?;
+    Ok(((from < to).then_some(Window { from_ms: from as i64, to_ms: to as i64 }), ops))
+}
+
+/// One side of a difference: the profiles of its runs over their measured phases, the nodes
+/// and runs merged per kind, and the operations they completed.
+#[derive(Debug, Clone, Default)]
+pub struct SideProfile {
+    pub label: String,
+    pub folded: BTreeMap<ProfileKind, BTreeMap<String, u64>>,
+    pub ops: f64,
+}
+
+impl SideProfile {
+    /// The side of `runs` as saved; `None` when none of them was profiled.
+    pub fn of_runs(store: &Store, label: &str, runs: &[RunId]) -> Result<Option<SideProfile>, StoreError> {
+        let mut side = SideProfile { label: label.to_string(), ..Default::default() };
+        for &run in runs {
+            let profiles = store.profiles(run)?;
+            if profiles.is_empty() {
+                continue;
+            }
+            let (window, ops) = measured_of(store, run)?;
+            side.ops += ops as f64;
+            for p in &profiles {
+                let into = side.folded.entry(p.kind).or_default();
+                for (stack, w) in p.folded(window) {
+                    *into.entry(stack).or_default() += w;
+                }
+            }
+        }
+        Ok((!side.folded.is_empty()).then_some(side))
+    }
+}
+
+/// The differential flame graphs of `after` against `before` (per kind both have), with the
+/// frames that grew and shrank most per operation; empty when they share no kind.
+pub fn diff_html(before: &SideProfile, after: &SideProfile) -> String {
+    let mut s = String::new();
+    for (kind, b) in &before.folded {
+        let Some(a) = after.folded.get(kind) else { continue };
+        let Some(d) = ProfileDiff::per_op(b, before.ops, a, after.ops) else { continue };
+        let title = format!("{}: {} against {}, per operation", kind.title(), after.label, before.label);
+        let Some(svg) = diff_svg(&d, &title, *kind) else { continue };
+        let (tb, ta) = d.totals_per_op();
+        let _ = write!(
+            s,
+            r#"<div class="flame-diff" data-kind="{}"><h3>{}</h3><p class="note">{} per operation: {} {:.3}, {} {:.3} ({:+.1}%).</p>"#,
+            kind.as_str(),
+            esc(&title),
+            kind.unit(),
+            esc(&before.label),
+            tb,
+            esc(&after.label),
+            ta,
+            if tb > 0.0 { 100.0 * (ta - tb) / tb } else { 0.0 }
+        );
+        let (grew, shrank) = d.changes(5);
+        for (what, list) in [("grew most", grew), ("shrank most", shrank)] {
+            if list.is_empty() {
+                continue;
+            }
+            let items: Vec<String> = list.iter().map(|c| format!("{} {:+.1}%", short(&c.frame), 100.0 * c.share_of(tb))).collect();
+            let _ = write!(s, r#"<p class="note">{what} (change per operation, share of {}'s total): {}</p>"#, esc(&before.label), esc(&items.join(" · ")));
+        }
+        frame(&mut s, &svg, &title);
+        s.push_str("</div>");
+    }
+    if s.is_empty() {
+        return s;
+    }
+    format!(r#"<section class="card profiles"><h2>Where the time moved</h2>{s}</section>"#)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::ProfileBuilder;
+
+    fn folded(lines: &[(&str, u64)]) -> BTreeMap<String, u64> {
+        lines.iter().map(|(s, w)| (s.to_string(), *w)).collect()
+    }
+
+    #[test]
+    fn flame_graphs_are_inferno_svgs_with_their_frames_and_search() {
+        let f = folded(&[
+            ("io.netty.Loop.run;org.apache.cassandra.transport.Dispatcher.processRequest;org.apache.cassandra.db.ReadCommand.executeLocally", 30),
+            ("io.netty.Loop.run;java.lang.Thread.sleep", 10),
+        ]);
+        let svg = svg(&f, "CPU — n1", ProfileKind::Cpu).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("org.apache.cassandra.db.ReadCommand.executeLocally"), "frames named");
+        assert!(svg.contains("search"), "inferno's search is in the drawing");
+        assert!(super::svg(&BTreeMap::new(), "x", ProfileKind::Cpu).is_none());
+        let mut page = String::new();
+        frame(&mut page, &svg, "CPU");
+        assert!(page.starts_with("<iframe class=\"flame\"") && page.contains("data:image/svg+xml;base64,"));
+        let b64 = page.split("base64,").nth(1).unwrap().split('"').next().unwrap();
+        assert_eq!(base64::engine::general_purpose::STANDARD.decode(b64).unwrap(), svg.as_bytes());
+    }
+
+    #[test]
+    fn a_difference_draws_and_names_what_grew_per_operation() {
+        let before = SideProfile { label: "G1".into(), folded: [(ProfileKind::Cpu, folded(&[("main;read", 100), ("main;gc", 100)]))].into(), ops: 1000.0 };
+        let after = SideProfile { label: "ZGC".into(), folded: [(ProfileKind::Cpu, folded(&[("main;read", 100), ("main;gc", 300)]))].into(), ops: 1000.0 };
+        let html = diff_html(&before, &after);
+        assert!(html.contains("CPU: ZGC against G1, per operation"), "{html}");
+        assert!(html.contains("grew most") && html.contains("gc +100.0%"), "{html}");
+        assert!(html.contains("(+100.0%)"), "the total per operation doubled: {html}");
+        let none = SideProfile { label: "x".into(), folded: [(ProfileKind::Alloc, folded(&[("a", 1)]))].into(), ops: 1.0 };
+        assert!(diff_html(&before, &none).is_empty(), "no kind in common");
+    }
+
+    #[test]
+    fn the_measured_window_cuts_and_nodes_merge_in_the_markdown_and_json() {
+        let mut a = ProfileBuilder::new("n1", ProfileKind::Cpu, "test");
+        a.add(&["main", "warm"], Some(500), 50);
+        a.add(&["main", "org.apache.cassandra.db.Read"], Some(1500), 30);
+        let mut b = ProfileBuilder::new("n2", ProfileKind::Cpu, "test");
+        b.add(&["main", "org.apache.cassandra.db.Read"], Some(1700), 10);
+        let profiles = vec![a.finish(), b.finish()];
+        let merged = merged_by_kind(&profiles);
+        assert_eq!((merged.len(), merged[0].node.as_str(), merged[0].total(None)), (1, "all nodes", 90));
+        let w = Window { from_ms: 1000, to_ms: 2000 };
+        assert_eq!(merged[0].folded(Some(w)).values().sum::<u64>(), 40, "warm-up left out");
+    }
+}

@@ -1,0 +1,115 @@
+//! The profiles of a run session: with `--profile`, a Java Flight Recorder recording on every
+//! running node of the controlled cluster from the start of the run phase to the end of the
+//! run (started and stopped on blocking threads, so the engine never waits for `jcmd`), read
+//! into profiles on the run's clock; with `--profile-file`, profiles made elsewhere read at
+//! the end. Both are saved with the run; what could not be recorded or read is a note, never a
+//! failed run.
+
+use crate::cluster::ClusterControl;
+use crate::config::RunConfig;
+use crate::engine::RunClock;
+use crate::profile::{self, record, Profile, ProfileKind};
+use crate::store::{RunId, Store};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::task::JoinHandle;
+
+type Started = (Vec<record::Recording>, Vec<String>);
+
+/// A run's profiling, from its start to the saved profiles.
+pub(crate) struct Profiling {
+    control: Option<Arc<dyn ClusterControl>>,
+    files: Vec<(String, PathBuf)>,
+    clock: RunClock,
+    started: Option<JoinHandle<Started>>,
+}
+
+impl Profiling {
+    /// What `cfg` asks for; `None` when it asks for nothing. Recording needs `control` (a run
+    /// against `--hosts` was refused before, when it asked to record).
+    pub(crate) fn new(cfg: &RunConfig, control: Option<Arc<dyn ClusterControl>>, clock: RunClock) -> Option<Profiling> {
+        if cfg.profile.is_off() {
+            return None;
+        }
+        Some(Profiling { control: control.filter(|_| cfg.profile.server), files: cfg.profile.files.clone(), clock, started: None })
+    }
+
+    /// Begins recording on the nodes (once; the run phase starts once).
+    pub(crate) fn start(&mut self, run: RunId) {
+        let Some(control) = self.control.clone() else { return };
+        if self.started.is_some() {
+            return;
+        }
+        self.started = Some(tokio::task::spawn_blocking(move || match control.nodes() {
+            Ok(nodes) => record::start(&nodes, &format!("casslab-run-{run}")),
+            Err(e) => (Vec::new(), vec![format!("profile: the nodes could not be listed: {e}")]),
+        }));
+    }
+
+    /// Stops the recordings, reads them and the files, saves the profiles with `run`; the notes
+    /// say what was saved and what was not.
+    pub(crate) async fn finish(self, results: &Store, run: RunId) -> Vec<String> {
+        let t0 = self.clock.t0_unix_ms;
+        let started = match self.started {
+            Some(task) => task.await.unwrap_or_default(),
+            None => Default::default(),
+        };
+        let (recordings, mut notes) = started;
+        let files = self.files;
+        let read = tokio::task::spawn_blocking(move || {
+            let mut notes = Vec::new();
+            let mut profiles = Vec::new();
+            let dir = std::env::temp_dir().join(format!("casslab-profile-{}-{run}", std::process::id()));
+            if !recordings.is_empty() {
+                match record::stop(&recordings, &dir) {
+                    Ok((written, n)) => {
+                        notes.extend(n);
+                        for (node, path) in written {
+                            match profile::jfr::read(&path, &node, t0, "Java Flight Recorder, recorded by casslab") {
+                                Ok(p) => profiles.extend(p),
+                                Err(e) => notes.push(format!("profile: {e}")),
+                            }
+                        }
+                    }
+                    Err(e) => notes.push(format!("profile: {e}")),
+                }
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+            for (node, path) in &files {
+                match profile::read_file(path, node, t0) {
+                    Ok(p) => profiles.extend(p),
+                    Err(e) => notes.push(format!("--profile-file {node}={}: {e}", path.display())),
+                }
+            }
+            (profiles, notes)
+        })
+        .await;
+        let (profiles, n) = read.unwrap_or_else(|e| (Vec::new(), vec![format!("profile: reading the recordings failed: {e}")]));
+        notes.extend(n);
+        if !profiles.is_empty() {
+            notes.push(saved_note(&profiles));
+            if let Err(e) = results.add_profiles(run, &profiles) {
+                notes.push(format!("profile: the profiles could not be saved: {e}"));
+            }
+        }
+        notes
+    }
+}
+
+/// "profile: 2 nodes, cpu 1234 samples, alloc 1.2 GB, lock 3.4 s (casslab report RUN)".
+fn saved_note(profiles: &[Profile]) -> String {
+    let nodes: std::collections::BTreeSet<&str> = profiles.iter().map(|p| p.node.as_str()).collect();
+    let total = |k: ProfileKind| profiles.iter().filter(|p| p.kind == k).map(|p| p.total(None)).sum::<u64>();
+    let mut parts = vec![format!("{} node{}", nodes.len(), if nodes.len() == 1 { "" } else { "s" })];
+    for k in ProfileKind::ALL {
+        let t = total(k);
+        if t > 0 {
+            parts.push(match k {
+                ProfileKind::Cpu => format!("{t} CPU samples"),
+                ProfileKind::Alloc => format!("{:.1} MB allocated (estimated from samples)", t as f64 / 1e6),
+                ProfileKind::Lock => format!("{:.1} s blocked on locks and parks", t as f64 / 1e9),
+            });
+        }
+    }
+    format!("profile: {}; flame graphs in the HTML report", parts.join(", "))
+}
