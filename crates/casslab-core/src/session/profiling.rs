@@ -121,26 +121,27 @@ impl Profiling {
 
 /// "profile: 2 nodes, cpu 1234 samples, alloc 1.2 GB, lock 3.4 s (casslab report RUN)".
 fn saved_note(profiles: &[Profile]) -> String {
-    let client = profiles.iter().find(|p| p.node == profile::client::CLIENT_NODE);
-    let profiles: Vec<&Profile> = profiles.iter().filter(|p| p.node != profile::client::CLIENT_NODE).collect();
-    let nodes: std::collections::BTreeSet<&str> = profiles.iter().map(|p| p.node.as_str()).collect();
-    let total = |k: ProfileKind| profiles.iter().filter(|p| p.kind == k).map(|p| p.total(None)).sum::<u64>();
+    let is_client = |p: &&Profile| p.node == profile::client::CLIENT_NODE;
+    let servers: Vec<&Profile> = profiles.iter().filter(|p| !is_client(p)).collect();
+    let nodes: std::collections::BTreeSet<&str> = servers.iter().map(|p| p.node.as_str()).collect();
+    let total = |k: ProfileKind| servers.iter().filter(|p| p.kind == k).map(|p| p.total(None)).sum::<u64>();
     let mut parts = Vec::new();
     if !nodes.is_empty() {
-        parts.push(format!("{} node{}", nodes.len(), if nodes.len() == 1 { "" } else { "s" }));
-    }
-    if let Some(c) = client {
-        parts.push(format!("the client {} CPU samples", c.total(None)));
-    }
-    for k in ProfileKind::ALL {
-        let t = total(k);
-        if t > 0 {
-            parts.push(match k {
-                ProfileKind::Cpu => format!("{t} CPU samples"),
-                ProfileKind::Alloc => format!("{:.1} MB allocated (estimated from samples)", t as f64 / 1e6),
-                ProfileKind::Lock => format!("{:.1} s blocked on locks and parks", t as f64 / 1e9),
-            });
+        let mut figures = Vec::new();
+        for k in ProfileKind::ALL {
+            let t = total(k);
+            if t > 0 {
+                figures.push(match k {
+                    ProfileKind::Cpu => format!("{t} CPU samples"),
+                    ProfileKind::Alloc => format!("{:.1} MB allocated (estimated from samples)", t as f64 / 1e6),
+                    ProfileKind::Lock => format!("{:.1} s blocked on locks and parks", t as f64 / 1e9),
+                });
+            }
         }
+        parts.push(format!("{} node{}: {}", nodes.len(), if nodes.len() == 1 { "" } else { "s" }, figures.join(", ")));
     }
-    format!("profile: {}; flame graphs in the HTML report", parts.join(", "))
+    if let Some(c) = profiles.iter().find(|p| is_client(p)) {
+        parts.push(format!("the client: {} CPU samples", c.total(None)));
+    }
+    format!("profile: {}; flame graphs in the HTML report", parts.join("; "))
 }
