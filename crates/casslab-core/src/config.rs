@@ -111,6 +111,9 @@ pub struct ProfileConfig {
     /// Record the nodes casslab started with Java Flight Recorder during the run phase.
     #[serde(default)]
     pub server: bool,
+    /// Profile casslab itself during the run phase (where the load generator spends CPU).
+    #[serde(default)]
+    pub client: bool,
     /// Profiles made elsewhere, read when the run ends: (node, a JFR file or folded stacks).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<(String, std::path::PathBuf)>,
@@ -118,7 +121,7 @@ pub struct ProfileConfig {
 
 impl ProfileConfig {
     pub fn is_off(&self) -> bool {
-        !self.server && self.files.is_empty()
+        !self.server && !self.client && self.files.is_empty()
     }
 }
 

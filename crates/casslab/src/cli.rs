@@ -642,6 +642,11 @@ pub struct RunOptions {
     /// bench/profile-cost.sh measures how much.
     #[arg(long)]
     pub profile: bool,
+    /// Profile casslab itself during the run phase (every thread sampled 99 times a second):
+    /// where the load generator spends its CPU, drawn beside the servers' profiles, to tell a
+    /// slow client from a slow server.
+    #[arg(long)]
+    pub profile_client: bool,
     /// A profile made elsewhere, saved and shown with the run as if recorded: NODE=PATH, PATH
     /// a Java Flight Recorder file (`jcmd PID JFR.start settings=profile`, then `JFR.dump
     /// filename=FILE`) or folded stacks (`frame;frame;frame COUNT` per line). Repeatable.
@@ -1003,7 +1008,7 @@ impl RunOptions {
             }
             files.push((node.trim().to_string(), path));
         }
-        Ok(casslab_core::config::ProfileConfig { server: self.profile, files })
+        Ok(casslab_core::config::ProfileConfig { server: self.profile, client: self.profile_client, files })
     }
 
     /// `--shard I/N`, or `--shards N` with the index from $JOB_COMPLETION_INDEX; the run id is

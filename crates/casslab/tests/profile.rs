@@ -3,7 +3,8 @@
 //! headless Chromium, where inferno's script runs and Cassandra's request path frames are
 //! drawn), the Markdown report lists the top frames, the JSON report and `--profile-out` carry
 //! folded stacks; two profiled runs compared get a differential flame graph; a profile made
-//! elsewhere (`--profile-file`) is shown the same way; and `--profile` against `--hosts` is
+//! elsewhere (`--profile-file`) is shown the same way; casslab's own profile
+//! (`--profile-client`) is drawn apart from the servers'; and `--profile` against `--hosts` is
 //! refused with what to do instead.
 
 mod common;
@@ -47,7 +48,7 @@ fn a_profiled_run_shows_where_the_node_spent_its_time_and_two_runs_show_where_it
     let _g = load_lock();
     node();
     let (dir, store) = temp_store();
-    let first = profiled_run(&store, &[]);
+    let first = profiled_run(&store, &["--profile-client"]);
     let out_dir = dir.path().join("folded");
     let second = profiled_run(&store, &["--profile-out", out_dir.to_str().unwrap()]);
 
@@ -68,6 +69,10 @@ fn a_profiled_run_shows_where_the_node_spent_its_time_and_two_runs_show_where_it
     }
     assert!(dom.contains("id=\"search\""), "inferno's search control is there");
     assert!(html.contains("Cassandra's frames with the most samples"), "the frames of the request path are named in words");
+    // the client's own profile, apart from the node's: where casslab spent its CPU
+    let (_, client) = graphs.iter().find(|(t, _)| t.starts_with("CPU — casslab (client)")).expect("the client's flame graph");
+    assert!(client.contains("casslab_core::engine"), "casslab's engine frames are in the client's profile");
+    assert!(!cpu.1.contains("casslab_core::"), "the client is not merged into the servers' profile");
 
     // Markdown: the top frames; JSON: folded stacks of the measured phase
     let (code, md, _) = run(casslab().args(["report", &first, "--format", "md"]).args(store_arg(&store)));

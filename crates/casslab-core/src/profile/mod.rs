@@ -8,6 +8,7 @@
 //! text format other tools write and read), recording them on local nodes is `record`. It
 //! neither draws (the report's `flame` does) nor saves (the store does).
 
+pub mod client;
 pub mod diff;
 pub mod folded;
 pub mod jfr;

@@ -29,12 +29,18 @@ pub fn measured_window(run: &RunView) -> Option<Window> {
     Some(Window { from_ms: from as i64, to_ms: to as i64 })
 }
 
-/// The run's profiles with the nodes merged, one per kind, in kind order.
+/// Whether a profile is casslab's own (the client), not a server's.
+fn is_client(p: &Profile) -> bool {
+    p.node == crate::profile::client::CLIENT_NODE
+}
+
+/// The run's server profiles with the nodes merged, one per kind, in kind order (the client's
+/// own profile is never merged with them).
 pub fn merged_by_kind(profiles: &[Profile]) -> Vec<Profile> {
     ProfileKind::ALL
         .iter()
         .filter_map(|k| {
-            let of_kind: Vec<&Profile> = profiles.iter().filter(|p| p.kind == *k).collect();
+            let of_kind: Vec<&Profile> = profiles.iter().filter(|p| p.kind == *k && !is_client(p)).collect();
             match of_kind.len() {
                 0 => None,
                 1 => Some(of_kind[0].clone()),
@@ -108,7 +114,7 @@ pub fn html_section(s: &mut String, run: &RunView, pos: usize) {
             let _ = write!(s, r#"<div class="flame-kind" data-kind="{}"><h4>{}</h4>"#, merged.kind.as_str(), esc(&title));
             cassandra_line(s, &folded, merged.kind);
             frame(s, &merged_svg, &title);
-            let nodes: Vec<&Profile> = run.profiles.iter().filter(|p| p.kind == merged.kind).collect();
+            let nodes: Vec<&Profile> = run.profiles.iter().filter(|p| p.kind == merged.kind && !is_client(p)).collect();
             if nodes.len() > 1 {
                 for p in nodes {
                     let t = format!("{} — {}", p.kind.title(), p.node);
@@ -119,6 +125,14 @@ pub fn html_section(s: &mut String, run: &RunView, pos: usize) {
                     }
                 }
             }
+            s.push_str("</div>");
+        }
+    }
+    for client in run.profiles.iter().filter(|p| is_client(p)) {
+        let title = format!("CPU — {} (where the load generator spent its time)", client.node);
+        if let Some(client_svg) = svg(&client.folded(window), &title, client.kind) {
+            let _ = write!(s, r#"<div class="flame-kind" data-kind="client"><h4>{}</h4>"#, esc(&title));
+            frame(s, &client_svg, &title);
             s.push_str("</div>");
         }
     }
@@ -219,7 +233,8 @@ const SLICE_SCRIPT: &str = r#"<script>document.addEventListener('casslab:window'
 pub fn markdown_section(run: &RunView) -> String {
     let window = measured_window(run);
     let mut s = String::new();
-    for merged in merged_by_kind(&run.profiles) {
+    let clients = run.profiles.iter().filter(|p| is_client(p)).cloned();
+    for merged in merged_by_kind(&run.profiles).into_iter().chain(clients) {
         let folded = merged.folded(window);
         let total: u64 = folded.values().sum();
         if total == 0 {
@@ -246,7 +261,7 @@ pub fn json_value(run: &RunView) -> serde_json::Value {
     let window = measured_window(run);
     let mut all: Vec<&Profile> = run.profiles.iter().collect();
     let merged = merged_by_kind(&run.profiles);
-    if run.profiles.iter().map(|p| &p.node).collect::<std::collections::BTreeSet<_>>().len() > 1 {
+    if run.profiles.iter().filter(|p| !is_client(p)).map(|p| &p.node).collect::<std::collections::BTreeSet<_>>().len() > 1 {
         all.extend(merged.iter());
     }
     serde_json::Value::Array(
@@ -294,7 +309,7 @@ impl SideProfile {
             }
             let (window, ops) = measured_of(store, run)?;
             side.ops += ops as f64;
-            for p in &profiles {
+            for p in profiles.iter().filter(|p| !is_client(p)) {
                 let into = side.folded.entry(p.kind).or_default();
                 for (stack, w) in p.folded(window) {
                     *into.entry(stack).or_default() += w;

@@ -22,6 +22,9 @@ pub(crate) struct Profiling {
     files: Vec<(String, PathBuf)>,
     clock: RunClock,
     started: Option<JoinHandle<Started>>,
+    /// casslab's own profile, when asked for, from the start of the run phase.
+    client: Option<Result<profile::client::ClientProfiler, String>>,
+    wants_client: bool,
 }
 
 impl Profiling {
@@ -31,11 +34,21 @@ impl Profiling {
         if cfg.profile.is_off() {
             return None;
         }
-        Some(Profiling { control: control.filter(|_| cfg.profile.server), files: cfg.profile.files.clone(), clock, started: None })
+        Some(Profiling {
+            control: control.filter(|_| cfg.profile.server),
+            files: cfg.profile.files.clone(),
+            clock,
+            started: None,
+            client: None,
+            wants_client: cfg.profile.client,
+        })
     }
 
     /// Begins recording on the nodes (once; the run phase starts once).
     pub(crate) fn start(&mut self, run: RunId) {
+        if self.wants_client && self.client.is_none() {
+            self.client = Some(profile::client::ClientProfiler::start().map_err(|e| e.to_string()));
+        }
         let Some(control) = self.control.clone() else { return };
         if self.started.is_some() {
             return;
@@ -55,6 +68,15 @@ impl Profiling {
             None => Default::default(),
         };
         let (recordings, mut notes) = started;
+        let mut client = None;
+        match self.client {
+            Some(Ok(p)) => match p.finish(t0) {
+                Ok(p) => client = p,
+                Err(e) => notes.push(format!("profile: {e}")),
+            },
+            Some(Err(e)) => notes.push(format!("profile: {e}")),
+            None => {}
+        }
         let files = self.files;
         let read = tokio::task::spawn_blocking(move || {
             let mut notes = Vec::new();
@@ -84,8 +106,9 @@ impl Profiling {
             (profiles, notes)
         })
         .await;
-        let (profiles, n) = read.unwrap_or_else(|e| (Vec::new(), vec![format!("profile: reading the recordings failed: {e}")]));
+        let (mut profiles, n) = read.unwrap_or_else(|e| (Vec::new(), vec![format!("profile: reading the recordings failed: {e}")]));
         notes.extend(n);
+        profiles.extend(client);
         if !profiles.is_empty() {
             notes.push(saved_note(&profiles));
             if let Err(e) = results.add_profiles(run, &profiles) {
@@ -98,18 +121,27 @@ impl Profiling {
 
 /// "profile: 2 nodes, cpu 1234 samples, alloc 1.2 GB, lock 3.4 s (casslab report RUN)".
 fn saved_note(profiles: &[Profile]) -> String {
-    let nodes: std::collections::BTreeSet<&str> = profiles.iter().map(|p| p.node.as_str()).collect();
-    let total = |k: ProfileKind| profiles.iter().filter(|p| p.kind == k).map(|p| p.total(None)).sum::<u64>();
-    let mut parts = vec![format!("{} node{}", nodes.len(), if nodes.len() == 1 { "" } else { "s" })];
-    for k in ProfileKind::ALL {
-        let t = total(k);
-        if t > 0 {
-            parts.push(match k {
-                ProfileKind::Cpu => format!("{t} CPU samples"),
-                ProfileKind::Alloc => format!("{:.1} MB allocated (estimated from samples)", t as f64 / 1e6),
-                ProfileKind::Lock => format!("{:.1} s blocked on locks and parks", t as f64 / 1e9),
-            });
+    let is_client = |p: &&Profile| p.node == profile::client::CLIENT_NODE;
+    let servers: Vec<&Profile> = profiles.iter().filter(|p| !is_client(p)).collect();
+    let nodes: std::collections::BTreeSet<&str> = servers.iter().map(|p| p.node.as_str()).collect();
+    let total = |k: ProfileKind| servers.iter().filter(|p| p.kind == k).map(|p| p.total(None)).sum::<u64>();
+    let mut parts = Vec::new();
+    if !nodes.is_empty() {
+        let mut figures = Vec::new();
+        for k in ProfileKind::ALL {
+            let t = total(k);
+            if t > 0 {
+                figures.push(match k {
+                    ProfileKind::Cpu => format!("{t} CPU samples"),
+                    ProfileKind::Alloc => format!("{:.1} MB allocated (estimated from samples)", t as f64 / 1e6),
+                    ProfileKind::Lock => format!("{:.1} s blocked on locks and parks", t as f64 / 1e9),
+                });
+            }
         }
+        parts.push(format!("{} node{}: {}", nodes.len(), if nodes.len() == 1 { "" } else { "s" }, figures.join(", ")));
     }
-    format!("profile: {}; flame graphs in the HTML report", parts.join(", "))
+    if let Some(c) = profiles.iter().find(|p| is_client(p)) {
+        parts.push(format!("the client: {} CPU samples", c.total(None)));
+    }
+    format!("profile: {}; flame graphs in the HTML report", parts.join("; "))
 }
