@@ -111,6 +111,29 @@ fn a_profiled_run_shows_where_the_node_spent_its_time_and_two_runs_show_where_it
 }
 
 #[test]
+fn a_profiled_experiment_page_shows_where_the_time_moved_between_compaction_strategies() {
+    let _g = load_lock();
+    node();
+    let (dir, store) = temp_store();
+    let page = dir.path().join("compaction.html");
+    let path = format!("{}/../../experiments/compaction-strategies.yaml", env!("CARGO_MANIFEST_DIR"));
+    let (code, out, err) = run(casslab()
+        .args(["experiment", &path, "--profile", "-P", "rows=300", "--repetitions", "1", "--duration", "4s", "--warmup", "1s", "--window", "1s"])
+        .args(["--resamples", "200", "--min-windows", "2", "--concurrency", "8", "--allow-invalid", "-o", page.to_str().unwrap()])
+        .args(store_arg(&store)));
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("Where the time moved"), "the experiment's page has the section");
+    let diffs = flame_graphs(&html);
+    for v in ["size-tiered", "unified"] {
+        let title = format!("CPU: {v} against leveled, per operation");
+        let (_, svg) = diffs.iter().find(|(t, _)| *t == title).unwrap_or_else(|| panic!("no {title}: {:?}", diffs.iter().map(|d| &d.0).collect::<Vec<_>>()));
+        let dom = rendered(dir.path(), &format!("{v}.svg"), svg);
+        assert!(dom.contains("org.apache.cassandra."), "{v}: the difference is drawn with Cassandra's frames");
+    }
+}
+
+#[test]
 fn a_profile_made_elsewhere_is_shown_the_same_way_and_recording_a_cluster_not_ours_is_refused() {
     let _g = load_lock();
     let host = node();

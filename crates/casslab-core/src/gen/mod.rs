@@ -14,6 +14,7 @@ mod dist_params;
 mod extreme;
 mod set;
 mod spec;
+mod tail_params;
 mod types;
 mod value_of;
 mod values;

@@ -35,7 +35,7 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
     }
     if let Some(dir) = &args.profile_out {
         for arg in &args.runs {
-            super::results::profile_out(&store, resolve(&store, arg)?, dir)?;
+            profile_out(&store, resolve(&store, arg)?, dir)?;
         }
     }
     let report = Report::new(runs);
@@ -52,6 +52,20 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
         _ => out::print(&text)?,
     }
     Ok(Exit::Success.code())
+}
+
+/// `--profile-out DIR`: the run's profiles over its measured phase as folded stacks, one file
+/// per node and kind (and the nodes merged).
+pub fn profile_out(store: &Store, id: RunId, dir: &std::path::Path) -> Result<()> {
+    let profiles = store.profiles(id)?;
+    if profiles.is_empty() {
+        out::warn(&format!("--profile-out: run {id} has no profile (record one with --profile, or give --profile-file)"));
+        return Ok(());
+    }
+    let (window, _) = casslab_core::report::flame::measured_of(store, id)?;
+    let files = casslab_core::profile::folded::write_dir(dir, id, &profiles, window)?;
+    out::note(&format!("wrote {} folded-stack files into {}", files.len(), dir.display()));
+    Ok(())
 }
 
 /// The format an output file's extension asks for; HTML by default.

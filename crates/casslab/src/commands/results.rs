@@ -172,20 +172,6 @@ fn into_io(e: StoreError) -> std::io::Error {
 }
 
 /// Writes the exports asked for in `args`.
-/// `--profile-out DIR`: the run's profiles over its measured phase as folded stacks, one file
-/// per node and kind (and the nodes merged).
-pub fn profile_out(store: &Store, id: RunId, dir: &std::path::Path) -> Result<()> {
-    let profiles = store.profiles(id)?;
-    if profiles.is_empty() {
-        out::warn(&format!("--profile-out: run {id} has no profile (record one with --profile, or give --profile-file)"));
-        return Ok(());
-    }
-    let (window, _) = casslab_core::report::flame::measured_of(store, id)?;
-    let files = casslab_core::profile::folded::write_dir(dir, id, &profiles, window)?;
-    out::note(&format!("wrote {} folded-stack files into {}", files.len(), dir.display()));
-    Ok(())
-}
-
 pub fn export(store: &Store, id: RunId, args: &ExportArgs) -> Result<()> {
     if let Some(path) = &args.json {
         json_to(store, id, path)?;

@@ -80,7 +80,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     }
     results::export(&store, saved.run, &opts.export)?;
     if let Some(dir) = &opts.profile_out {
-        results::profile_out(&store, saved.run, dir)?;
+        super::report::profile_out(&store, saved.run, dir)?;
     }
     out::note(&format!("saved as run {} in {} (`casslab show {}`)", saved.run, store_path(&opts.store).display(), saved.run));
     if saved.status == RunStatus::Interrupted {
