@@ -238,13 +238,24 @@ impl Study {
             for (oi, per_m) in per_op.iter().enumerate() {
                 for c in per_m.iter().flatten().filter(|c| !c.exploratory && c.outcome != super::Outcome::NotJudged) {
                     if !super::paired::settled(c, precision) {
-                        let half = c.half_width().map_or("no interval yet".to_string(), |h| format!("±{:.1}%", h * 100.0));
+                        let half = c.half_width().map_or("no interval yet".to_string(), half_width_text);
                         out.push(format!("{}: {} {} {half}", self.sides[si + 1].label, self.ops[oi].name(), c.metric.label()));
                     }
                 }
             }
         }
         out
+    }
+}
+
+/// An interval's half-width in words: `±6.2%`, or, while too few blocks make it wider than any
+/// change worth naming, `wider than ±1000%` (early looks at 2–4 degrees of freedom give
+/// astronomical widths that say nothing more).
+fn half_width_text(h: f64) -> String {
+    if h.is_finite() && h <= 10.0 {
+        format!("±{:.1}%", h * 100.0)
+    } else {
+        "wider than ±1000%".to_string()
     }
 }
 
@@ -585,4 +596,17 @@ fn disagreements(sides: &[Side], ops: &[OpRef]) -> Vec<Disagreement> {
         d.figures.sort_by(|x, y| y.2.factor.total_cmp(&x.2.factor));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::half_width_text;
+
+    #[test]
+    fn half_widths_too_wide_to_mean_anything_are_said_so() {
+        assert_eq!(half_width_text(0.062), "±6.2%");
+        assert_eq!(half_width_text(9.9), "±990.0%");
+        assert_eq!(half_width_text(1.7e66), "wider than ±1000%");
+        assert_eq!(half_width_text(f64::INFINITY), "wider than ±1000%");
+    }
 }
