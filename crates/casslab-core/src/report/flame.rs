@@ -107,7 +107,8 @@ pub fn html_section(s: &mut String, run: &RunView, pos: usize) {
         if window.is_some() { "Profiles" } else { "Profiles (the whole recording)" },
         esc(&sources.into_iter().collect::<Vec<_>>().join(", "))
     );
-    for merged in merged_by_kind(&run.profiles) {
+    let merged_kinds = merged_by_kind(&run.profiles);
+    for merged in &merged_kinds {
         let folded = merged.folded(window);
         let title = format!("{} — {}", merged.kind.title(), merged.node);
         if let Some(merged_svg) = svg(&folded, &title, merged.kind) {
@@ -136,7 +137,9 @@ pub fn html_section(s: &mut String, run: &RunView, pos: usize) {
             s.push_str("</div>");
         }
     }
-    slices_html(s, run);
+    if let Some(cpu) = merged_kinds.iter().find(|p| p.kind == ProfileKind::Cpu && p.timed()) {
+        slices_html(s, run, cpu);
+    }
     s.push_str(SLICE_SCRIPT);
     s.push_str("</section>");
 }
@@ -185,9 +188,9 @@ fn slices(run: &RunView) -> Vec<Slice> {
     out
 }
 
-/// Each slice's CPU profile: the first few drawn, every one with its top frames.
-fn slices_html(s: &mut String, run: &RunView) {
-    let Some(cpu) = merged_by_kind(&run.profiles).into_iter().find(|p| p.kind == ProfileKind::Cpu && p.timed()) else { return };
+/// Each slice's CPU profile (of `cpu`, the nodes merged): the first few drawn, every one with
+/// its top frames.
+fn slices_html(s: &mut String, run: &RunView, cpu: &Profile) {
     let list = slices(run);
     if list.is_empty() {
         return;
