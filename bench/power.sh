@@ -2,8 +2,10 @@
 # What an experiment can see, on a real node with a change of known size: variants a and b of
 # kv at a fixed rate, every request through a delaying relay (examples/delay_relay.rs) that adds
 # nothing to a's runs and a set delay to b's (each run sets its own with an `exec` event at its
-# start), the delay a share of the read p50 measured through the relay (EFFECTS, in percent; 0
-# is an A/A experiment). Each experiment runs at casslab's default design (sequential: blocks
+# start), the delay a share of the read p50 measured through the relay after a 30 s warm-up
+# (EFFECTS, in percent; 0 is an A/A experiment). The node settles further during an experiment,
+# so each line also prints a's read p50 in the experiment's own runs and the change the delay
+# made of it (realized), beside the change the experiment measured. Each experiment runs at casslab's default design (sequential: blocks
 # until every judged figure is within the precision or found, or the budget is spent) and
 # judges JUDGE. Prints, per change: what each experiment concluded about read p50 and how long
 # it took; then the spread per block the experiments measured, and a simulation calibrated on it
@@ -41,7 +43,7 @@ THROUGH=(--hosts "$RELAY" --translate "$BASE:9042=$RELAY:9042")
 STORE="$OUT/power.db"
 
 # the read p50 through the relay with no delay: what the changes are a share of
-"$CASSLAB" run kv -P keyspace=casslab_power --rate "$RATE" --duration 30s --warmup 10s "${THROUGH[@]}" --store "$STORE" --no-lint >"$OUT/pilot.out" 2>"$OUT/pilot.err"
+"$CASSLAB" run kv -P keyspace=casslab_power --rate "$RATE" --duration 30s --warmup 30s "${THROUGH[@]}" --store "$STORE" --no-lint >"$OUT/pilot.out" 2>"$OUT/pilot.err"
 P50_MS=$(awk '$1 == "read" && $2 ~ /^[0-9]+$/ { print $5; exit }' "$OUT/pilot.out")
 echo "read p50 through the relay at no delay: $P50_MS ms ($RATE ops/s)"
 
@@ -62,7 +64,7 @@ variants:
 EOF
 }
 
-printf '\n%-8s %-5s %-9s %-44s %s\n' "change" "rep" "delay" "read p50 verdict" "minutes"
+printf '\n%-8s %-5s %-9s %-9s %-9s %-11s %-26s %s\n' "change" "rep" "delay" "a's p50" "realized" "read p50" "measured [interval]" "minutes"
 SDS=""; BLOCK_S=""
 for effect in $EFFECTS; do
   delay_us=$(awk -v p="$P50_MS" -v e="$effect" 'BEGIN { printf "%d", p * 1000 * e / 100 }')
@@ -75,8 +77,12 @@ for effect in $EFFECTS; do
     [ -n "${WARMUP:-}" ] && args+=(--warmup "$WARMUP")
     "$CASSLAB" experiment "$OUT/power-$effect.yaml" "${THROUGH[@]}" "${args[@]}" >"$OUT/exp-$effect-$rep.out" 2>"$OUT/exp-$effect-$rep.err" || true
     minutes=$(awk -v s="$start" -v e="$(date +%s)" 'BEGIN { printf "%.1f", (e - s) / 60 }')
-    verdict=$(grep -m1 -E "^  (b's read p50 is|b vs a, read p50:)" "$OUT/exp-$effect-$rep.out" | sed -E 's/^  //; s/ \(.*//' | cut -c1-44)
-    printf '%-8s %-5s %-9s %-44s %s\n' "+$effect%" "$rep" "${delay_us}us" "${verdict:-(none: see $OUT)}" "$minutes"
+    # the change the delay really made is a share of a's read p50 in the experiment's own runs
+    a_p50=$(awk '/^  read$/ { r = 1 } r && $1 == "p50" { print $2; exit }' "$OUT/exp-$effect-$rep.out")
+    measured=$(awk '/^  read$/ { r = 1 } r && $1 == "p50" { if ($NF == "*") NF--; print $(NF - 2), $(NF - 1), $NF; exit }' "$OUT/exp-$effect-$rep.out")
+    realized=$(awk -v d="$delay_us" -v p="${a_p50:-0}" 'BEGIN { if (p > 0) printf "+%.1f%%", d / 10 / p; else print "?" }')
+    if grep -q -m1 "^  b's read p50 is" "$OUT/exp-$effect-$rep.out"; then verdict=found; else verdict="not found"; fi
+    printf '%-8s %-5s %-9s %-9s %-9s %-11s %-26s %s\n' "+$effect%" "$rep" "${delay_us}us" "${a_p50:-?} ms" "$realized" "$verdict" "${measured:-(see $OUT)}" "$minutes"
     grep -m1 '^  stopped after' "$OUT/exp-$effect-$rep.out" | sed 's/^/           /' || true
   done
 done
@@ -87,7 +93,7 @@ awk '/^late_ns_total/ { l = $2 } /^chunks/ { c = $2 } END { if (c > 0) printf "\
 cat "$OUT/plan.out"
 SDS=$(awk '/^  b: / { gsub("%", "", $4); printf "%s%.4f", (n++ ? "," : ""), $4 / 100 }' "$OUT/plan.out")
 NAMES=$(awk '/^  b: / { printf "%s%s.%s", (n++ ? "," : ""), $2, $3 }' "$OUT/plan.out")
-BLOCK_S=$(sed -n 's/.*pilot of [0-9]* blocks, \([0-9.]*\) s a block.*/\1/p' "$OUT/plan.out")
+BLOCK_S=$(sed -n 's/.*\(pilot of\|from\) [0-9]* \(measured \)\{0,1\}blocks, \([0-9.]*\) s a block.*/\3/p' "$OUT/plan.out")
 BUDGET_S=$(awk -v b="$BUDGET" 'BEGIN { n = b + 0; u = substr(b, length(n "") + 1); print (u == "m" ? n * 60 : (u == "h" ? n * 3600 : n)) }')
 if [ -n "$SDS" ] && [ -n "$BLOCK_S" ]; then
   echo
