@@ -5,10 +5,10 @@
 # start), the delay a share of the read p50 measured through the relay after a 30 s warm-up
 # (EFFECTS, in percent; 0 is an A/A experiment). The node settles further during an experiment,
 # so each line also prints a's read p50 in the experiment's own runs and the change the delay
-# made of it (realized), beside the change the experiment measured. Each experiment runs at casslab's default design (sequential: blocks
-# until every judged figure is within the precision or found, or the budget is spent) and
-# judges JUDGE. Prints, per change: what each experiment concluded about read p50 and how long
-# it took; then the spread per block the experiments measured, and a simulation calibrated on it
+# made of it (realized), beside the change the experiment measured. Each experiment runs at
+# casslab's default design (sequential: blocks until every judged figure is within the
+# precision or found, or the budget is spent) and judges JUDGE. Prints, per change: what each
+# experiment concluded about read p50 and how long it took; then the spread per block the experiments measured, and a simulation calibrated on it
 # (examples/power_sim.rs) that gives power, false claims and minutes per design over many
 # experiments. The relay's own lateness (how far after its due time it wrote) is printed too.
 # Usage: bench/power.sh            env: REPS (experiments per change, 1), EFFECTS ("0 5 10 20"),
@@ -78,8 +78,8 @@ for effect in $EFFECTS; do
     "$CASSLAB" experiment "$OUT/power-$effect.yaml" "${THROUGH[@]}" "${args[@]}" >"$OUT/exp-$effect-$rep.out" 2>"$OUT/exp-$effect-$rep.err" || true
     minutes=$(awk -v s="$start" -v e="$(date +%s)" 'BEGIN { printf "%.1f", (e - s) / 60 }')
     # the change the delay really made is a share of a's read p50 in the experiment's own runs
-    a_p50=$(awk '/^  read$/ { r = 1 } r && $1 == "p50" { print $2; exit }' "$OUT/exp-$effect-$rep.out")
-    measured=$(awk '/^  read$/ { r = 1 } r && $1 == "p50" { if ($NF == "*") NF--; print $(NF - 2), $(NF - 1), $NF; exit }' "$OUT/exp-$effect-$rep.out")
+    a_p50=""; measured=""
+    read -r a_p50 measured < <(awk '/^  read$/ { r = 1 } r && $1 == "p50" { a = $2; if ($NF == "*") NF--; print a, $(NF - 2), $(NF - 1), $NF; exit }' "$OUT/exp-$effect-$rep.out") || true
     realized=$(awk -v d="$delay_us" -v p="${a_p50:-0}" 'BEGIN { if (p > 0) printf "+%.1f%%", d / 10 / p; else print "?" }')
     if grep -q -m1 "^  b's read p50 is" "$OUT/exp-$effect-$rep.out"; then verdict=found; else verdict="not found"; fi
     printf '%-8s %-5s %-9s %-9s %-9s %-11s %-26s %s\n' "+$effect%" "$rep" "${delay_us}us" "${a_p50:-?} ms" "$realized" "$verdict" "${measured:-(see $OUT)}" "$minutes"
