@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# What an experiment can see, on a real node with a change of known size: variants a and b of
-# kv at a fixed rate, every request through a delaying relay (examples/delay_relay.rs) that adds
+# What an experiment can see, on a real node with a change of known size: variants a and b of kv
+# at a fixed rate, every request through a delaying relay (examples/delay_relay.rs) that adds
 # nothing to a's runs and a set delay to b's (each run sets its own with an `exec` event at its
 # start), the delay a share of the read p50 measured through the relay after a 30 s warm-up
-# (EFFECTS, in percent; 0 is an A/A experiment). The node settles further during an experiment,
-# so each line also prints a's read p50 in the experiment's own runs and the change the delay
-# made of it (realized), beside the change the experiment measured. Each experiment runs at
-# casslab's default design (sequential: blocks until every judged figure is within the
-# precision or found, or the budget is spent) and judges JUDGE. Prints, per change: what each
-# experiment concluded about read p50 and how long it took; then the spread per block the experiments measured, and a simulation calibrated on it
-# (examples/power_sim.rs) that gives power, false claims and minutes per design over many
-# experiments. The relay's own lateness (how far after its due time it wrote) is printed too.
+# (EFFECTS, in percent; 0 is an A/A experiment). The node settles further during an experiment, so
+# each line also prints a's read p50 in the experiment's own runs and the change the delay made of
+# it (realized), beside the change the experiment measured. Each experiment runs at casslab's
+# default design (sequential: blocks until every judged figure is within the precision or found,
+# or the budget is spent) and judges JUDGE. Prints, per change: what each experiment concluded
+# about read p50 and how long it took; then the spread per block the experiments measured, and a
+# simulation calibrated on it (examples/power_sim.rs) that gives power, false claims and minutes
+# per design over many experiments. The relay's own lateness (how far after its due time it wrote)
+# is printed too.
 # Usage: bench/power.sh            env: REPS (experiments per change, 1), EFFECTS ("0 5 10 20"),
 #        RATE (1000), BUDGET (10m), PRECISION (default), JUDGE (read.p50,read.mean),
 #        DURATION/WARMUP (run length; default: casslab's), BASE (the node, 127.0.0.201),
