@@ -103,6 +103,11 @@ fn faults_show_in_what_reads_return() {
         "768M",
         "--set",
         "hinted_handoff_enabled=false",
+        // no dynamic snitch: a coordinator that holds a replica reads its own (the
+        // GossipingPropertyFileSnitch puts the local node first), so every ONE read the driver
+        // sends to node2 is answered from node2's data, cold caches or not
+        "--set",
+        "dynamic_snitch=false",
         "--jvm-opt=-XX:TieredStopAtLevel=1",
     ]));
     assert_eq!(code, 0, "local up:\n{out}\n{err}");
@@ -151,7 +156,18 @@ fn faults_show_in_what_reads_return() {
     assert_eq!(code, 0, "{out}\n{err}");
     let one = counts(&store, "read");
     eprintln!("ONE/ONE while node2 was stopped: {before}; with node2 back: {one}");
-    assert!(n(&one, "stale") + n(&one, "missing") > 0, "ONE/ONE after a node missed writes read nothing stale: {one}\n{out}");
+    // The floor: node2 missed every update of the first run after 2 s (about 8 s × 200/s over
+    // 2,000 keys: more than half of them, fewer as the second run's own updates reach node2);
+    // the driver sends about a third of the reads to node2, which answers from its own data. So
+    // several percent of the reads checked should be stale or missing (6.5 % measured on an
+    // idle machine); a floor of 3 % fails when reads never meet the lagging replica.
+    let checked = n(&one, "ok") + n(&one, "stale") + n(&one, "missing") + n(&one, "corrupt");
+    let lagging = n(&one, "stale") + n(&one, "missing");
+    assert!(checked > 1000, "reads were checked: {one}");
+    assert!(
+        lagging * 100 >= checked * 3,
+        "ONE/ONE after node2 missed writes: {lagging} stale or missing of {checked} reads, under the 3 % floor: {one}\n{out}"
+    );
     assert_eq!(n(&one, "resurrected"), 0, "{one}");
     let data = out.lines().find(|l| l.trim_start().starts_with("data: read")).unwrap_or_else(|| panic!("no data line:\n{out}"));
     assert!(data.contains("stale") && data.contains("at ONE"), "{data}");
