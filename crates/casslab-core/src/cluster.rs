@@ -120,6 +120,28 @@ pub trait ClusterControl: Send + Sync {
         let _ = (node, log);
         Err(ControlError::new(Unsupported("replace a node")))
     }
+
+    /// Another cluster of the same kind beside this one, for variant `index` (1 and up) of an
+    /// experiment whose variants are measured at the same time: this cluster's definition under
+    /// a home and on addresses of its own, not started until [`ClusterControl::apply`] runs it
+    /// as the variant's server. None can unless the implementor says so.
+    fn beside(&self, index: usize) -> Result<std::sync::Arc<dyn ClusterControl>, ControlError> {
+        let _ = index;
+        Err(ControlError::new(Unsupported("start a cluster beside itself")))
+    }
+
+    /// Aims a client's connection settings at this cluster (its contact points, TLS, where its
+    /// nodes live). Leaves them as they are unless the implementor says so.
+    fn aim(&self, cluster: &mut crate::config::ClusterConfig) {
+        let _ = cluster;
+    }
+
+    /// Stops every node, keeping its data (a cluster started [`ClusterControl::beside`] another
+    /// for an experiment, once it is done).
+    fn down(&self, log: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
+        let _ = log;
+        Err(ControlError::new(Unsupported("stop every node")))
+    }
 }
 
 /// What a cluster control cannot do.

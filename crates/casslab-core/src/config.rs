@@ -6,8 +6,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// Bumped whenever a field of [`RunConfig`] changes meaning; old records keep their number.
-pub const CONFIG_VERSION: u32 = 1;
+/// Bumped whenever a field of [`RunConfig`] changes meaning; old records keep their number and
+/// are read through [`RunConfig::from_saved`]. Version 2 holds the rate in one field.
+pub const CONFIG_VERSION: u32 = 2;
 
 /// Where the cluster is and how to talk to it. Never holds a password: that is passed
 /// separately as [`Credentials`] and is neither saved nor printed.
@@ -141,12 +142,11 @@ pub struct RunConfig {
     pub redis: Option<RedisConfig>,
     /// Requests in flight at once.
     pub concurrency: usize,
-    /// Fixed total rate for the run phase; `None` = as fast as possible (or `rate_shape`).
-    pub rate_per_s: Option<f64>,
-    /// A total rate that changes over the run phase (stages, steps, a sine, spikes), open loop
-    /// like a fixed rate; `None`: `rate_per_s` decides.
+    /// The offered rate of the run phase, open loop: a fixed rate is a shape of one level, a
+    /// schedule (stages, steps, a sine, spikes) has several; `None`: closed loop (as fast as
+    /// `concurrency` allows, or `concurrency_shape`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_shape: Option<crate::load_shape::LoadShape>,
+    pub rate: Option<crate::load_shape::LoadShape>,
     /// Requests in flight that change over the run phase (closed loop, without a rate);
     /// `concurrency` is then its highest level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -284,31 +284,55 @@ impl RunConfig {
         self.peak_rate_per_s().map(|r| r / shards as f64)
     }
 
-    /// The fixed rate, or the highest level of the rate schedule.
+    /// The fixed rate, or the highest level of the rate schedule; `None`: closed loop.
     pub fn peak_rate_per_s(&self) -> Option<f64> {
-        self.rate_shape.as_ref().map(|s| s.peak()).or(self.rate_per_s)
+        self.rate.as_ref().map(crate::load_shape::LoadShape::peak)
     }
 
-    /// The run's rate as a shape (a fixed rate is a shape of one level); `None`: closed loop.
-    pub fn rate_as_shape(&self) -> Option<crate::load_shape::LoadShape> {
-        self.rate_shape.clone().or_else(|| self.rate_per_s.map(crate::load_shape::LoadShape::fixed))
+    /// The rate when it is one level held for the whole run; `None` for a schedule or a
+    /// closed loop.
+    pub fn fixed_rate_per_s(&self) -> Option<f64> {
+        self.rate.as_ref().and_then(crate::load_shape::LoadShape::as_fixed)
     }
 
-    /// Sets the rate from a shape: a shape of one level is a fixed rate.
-    pub fn set_rate(&mut self, shape: crate::load_shape::LoadShape) {
-        match shape.as_fixed() {
-            Some(r) => (self.rate_per_s, self.rate_shape) = (Some(r), None),
-            None => (self.rate_per_s, self.rate_shape) = (None, Some(shape)),
-        }
+    /// The rate when it follows a schedule of several levels; `None` for a fixed rate or a
+    /// closed loop.
+    pub fn rate_schedule(&self) -> Option<&crate::load_shape::LoadShape> {
+        self.rate.as_ref().filter(|s| s.as_fixed().is_none())
+    }
+
+    /// Sets a fixed rate (ops/s).
+    pub fn set_fixed_rate(&mut self, rate_per_s: f64) {
+        self.rate = Some(crate::load_shape::LoadShape::fixed(rate_per_s));
     }
 
     /// The rate as people write it: `5000/s`, a schedule's text, or `max`.
     pub fn rate_text(&self) -> String {
-        match (&self.rate_shape, self.rate_per_s) {
-            (Some(s), _) => s.to_string(),
-            (None, Some(r)) => format!("{r:.0}/s"),
-            (None, None) => "max".into(),
+        match (&self.rate, self.fixed_rate_per_s()) {
+            (_, Some(r)) => format!("{r:.0}/s"),
+            (Some(s), None) => s.to_string(),
+            (None, _) => "max".into(),
         }
+    }
+
+    /// A config as saved, of any version: version 1 held the rate in two fields
+    /// (`rate_per_s`, a fixed rate, and `rate_shape`, a schedule), read here into `rate`.
+    pub fn from_saved(mut saved: serde_json::Value) -> Result<RunConfig, serde_json::Error> {
+        if let Some(map) = saved.as_object_mut() {
+            let fixed = map.remove("rate_per_s");
+            let shape = map.remove("rate_shape");
+            if !map.contains_key("rate") {
+                let rate = match (shape, fixed.as_ref().and_then(serde_json::Value::as_f64)) {
+                    (Some(s), _) if !s.is_null() => Some(s),
+                    (_, Some(r)) => Some(serde_json::to_value(crate::load_shape::LoadShape::fixed(r))?),
+                    _ => None,
+                };
+                if let Some(r) = rate {
+                    map.insert("rate".into(), r);
+                }
+            }
+        }
+        serde_json::from_value(saved)
     }
 }
 
@@ -322,8 +346,7 @@ impl Default for RunConfig {
             cluster: ClusterConfig::default(),
             redis: None,
             concurrency: 128,
-            rate_per_s: None,
-            rate_shape: None,
+            rate: None,
             concurrency_shape: None,
             duration_s: None,
             warmup_s: None,
@@ -383,6 +406,8 @@ impl RunConfig {
 mod tests {
     use super::*;
 
+    use crate::load_shape::LoadShape;
+
     #[test]
     fn workers_are_decided_from_the_merged_rate() {
         assert!(default_threads() >= 1);
@@ -393,12 +418,12 @@ mod tests {
         assert_eq!(default_workers(Some(1e9), 8), 4);
         let free = RunConfig { threads: 0, ..RunConfig::default() };
         assert_eq!(free.clone().resolved_on(8).threads, 4);
-        assert_eq!(RunConfig { rate_per_s: Some(5_000.0), ..free.clone() }.resolved_on(8).threads, 1);
+        assert_eq!(RunConfig { rate: Some(LoadShape::fixed(5_000.0)), ..free.clone() }.resolved_on(8).threads, 1);
         // what the user asked for stands
-        assert_eq!(RunConfig { threads: 3, rate_per_s: Some(5_000.0), ..free.clone() }.resolved_on(8).threads, 3);
+        assert_eq!(RunConfig { threads: 3, rate: Some(LoadShape::fixed(5_000.0)), ..free.clone() }.resolved_on(8).threads, 3);
         // a shard's share of the rate decides its workers
         let shard = ShardConfig { index: 1, count: 4, run_id: "r".into(), barrier_timeout_ms: 1 };
-        let sharded = RunConfig { rate_per_s: Some(200_000.0), shard: Some(shard), ..free };
+        let sharded = RunConfig { rate: Some(LoadShape::fixed(200_000.0)), shard: Some(shard), ..free };
         assert_eq!(sharded.shard_rate_per_s(), Some(50_000.0));
         assert_eq!(sharded.resolved_on(8).threads, 1);
     }
@@ -427,19 +452,37 @@ mod tests {
         v.as_object_mut().unwrap().remove("start_at_unix_ms");
         let back: RunConfig = serde_json::from_value(v).unwrap();
         assert_eq!(back, RunConfig::default());
-        assert!(!serde_json::to_string(&RunConfig::default()).unwrap().contains("shape"), "no schedule, no key");
+        assert!(!serde_json::to_string(&RunConfig::default()).unwrap().contains("\"rate\""), "no rate, no key");
     }
 
     #[test]
     fn a_schedules_peak_decides_the_workers_and_a_single_level_is_a_fixed_rate() {
-        use crate::load_shape::LoadShape;
-        let mut cfg = RunConfig::default();
-        cfg.set_rate(LoadShape::parse("ramp 100..120000 over 60s, 500 for 10s").unwrap());
-        assert_eq!((cfg.rate_per_s, cfg.peak_rate_per_s()), (None, Some(120_000.0)));
+        let mut cfg = RunConfig { rate: Some(LoadShape::parse("ramp 100..120000 over 60s, 500 for 10s").unwrap()), ..RunConfig::default() };
+        assert_eq!((cfg.fixed_rate_per_s(), cfg.peak_rate_per_s()), (None, Some(120_000.0)));
+        assert!(cfg.rate_schedule().is_some());
         assert_eq!(cfg.clone().resolved_on(8).threads, 3);
         assert_eq!(cfg.rate_text(), "ramp 100..120000 over 1m, 500 for 10s");
-        cfg.set_rate(LoadShape::parse("800/s").unwrap());
-        assert_eq!((cfg.rate_per_s, cfg.rate_shape.is_none(), cfg.rate_text()), (Some(800.0), true, "800/s".to_string()));
-        assert_eq!(cfg.rate_as_shape().and_then(|s| s.as_fixed()), Some(800.0));
+        cfg.rate = Some(LoadShape::parse("800/s").unwrap());
+        assert_eq!((cfg.fixed_rate_per_s(), cfg.rate_schedule().is_none(), cfg.rate_text()), (Some(800.0), true, "800/s".to_string()));
+        assert_eq!(RunConfig::default().rate_text(), "max");
+    }
+
+    #[test]
+    fn saved_configs_of_version_1_read_their_rate_into_one_field() {
+        let mut v1 = serde_json::to_value(RunConfig::default()).unwrap();
+        let m = v1.as_object_mut().unwrap();
+        m.insert("version".into(), 1.into());
+        m.insert("rate_per_s".into(), 800.0.into());
+        assert_eq!(RunConfig::from_saved(v1.clone()).unwrap().fixed_rate_per_s(), Some(800.0));
+        let ramp = LoadShape::parse("ramp 100..5000 over 60s").unwrap();
+        let m = v1.as_object_mut().unwrap();
+        m.insert("rate_per_s".into(), serde_json::Value::Null);
+        m.insert("rate_shape".into(), serde_json::to_value(&ramp).unwrap());
+        assert_eq!(RunConfig::from_saved(v1.clone()).unwrap().rate, Some(ramp));
+        v1.as_object_mut().unwrap().remove("rate_shape");
+        assert_eq!(RunConfig::from_saved(v1).unwrap().rate, None);
+        // today's configs read as they were written
+        let now = RunConfig { rate: Some(LoadShape::fixed(300.0)), ..RunConfig::default() };
+        assert_eq!(RunConfig::from_saved(serde_json::to_value(&now).unwrap()).unwrap(), now);
     }
 }

@@ -55,6 +55,10 @@ pub enum Notice {
     Look { blocks: usize, max_blocks: usize, precision: f64, unsettled: Vec<String> },
     /// What settling the cluster before an experiment's measured runs did.
     Settled(String),
+    /// An experiment measures its variants at the same time: what they share, in words.
+    Together { words: String },
+    /// An experiment asked to measure its variants at the same time cannot: why, in words.
+    NotTogether { why: String },
     /// A remark of the server view (collector, tracing, on-disk figures), worded by it.
     Server(String),
     /// A progress line of the cluster control (a restart, a check), worded by it.
@@ -71,6 +75,7 @@ impl Notice {
             }
             Notice::Server(_) => Severity::Note,
             Notice::Verification(v) if v.is_warning() => Severity::Warning,
+            Notice::NotTogether { .. } => Severity::Warning,
             _ => Severity::Info,
         }
     }
@@ -133,6 +138,8 @@ impl fmt::Display for Notice {
                 }
             }
             Notice::Settled(text) | Notice::Server(text) | Notice::Cluster(text) => f.write_str(text),
+            Notice::Together { words } => write!(f, "at the same time: {words}"),
+            Notice::NotTogether { why } => write!(f, "the variants run one after the other, not at the same time: {why}"),
             Notice::Verification(v) => v.fmt(f),
         }
     }

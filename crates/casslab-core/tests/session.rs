@@ -99,7 +99,7 @@ fn a_whole_session_runs_against_the_real_node_and_is_saved() {
         observer: seen.clone(),
         stop,
     };
-    let spec = RunSpec { config, workload, tags: vec!["library-test".into()] };
+    let spec = RunSpec { config, workload, tags: vec!["library-test".into()], together: None };
     let rt = tokio::runtime::Runtime::new().unwrap();
     let saved = rt.block_on(session::run(&lab, &spec)).expect("the session runs");
 

@@ -16,7 +16,7 @@ use casslab_core::cluster::{Applied, ClusterControl, ControlError, ControlledNod
 use casslab_core::config::ClusterConfig;
 use casslab_core::network::NetworkChange;
 use std::process::Output;
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 /// A local cluster under casslab's control. Server definitions apply over the options it was
@@ -98,6 +98,19 @@ impl ClusterControl for LocalControl {
 
     fn nodetool(&self, node: usize, args: &[&str]) -> Result<Output, ControlError> {
         self.cluster().nodetool(node, args).map_err(ControlError::new)
+    }
+
+    fn beside(&self, index: usize) -> Result<Arc<dyn ClusterControl>, ControlError> {
+        Ok(Arc::new(LocalControl::new(LocalCluster::new(beside_options(&self.base(), index).map_err(ControlError::new)?))))
+    }
+
+    fn aim(&self, cluster: &mut casslab_core::config::ClusterConfig) {
+        // the same login as this one's (casslab's clusters share their superuser)
+        let _ = self.cluster().aim_client(cluster);
+    }
+
+    fn down(&self, log: &mut dyn FnMut(&str)) -> Result<(), ControlError> {
+        self.cluster().down(false, log).map_err(ControlError::new)
     }
 
     fn definition(&self) -> ServerSpec {
@@ -184,6 +197,29 @@ impl LocalControl {
 
 /// Whether `a` and `b` run the same relayed cluster but for its distances (which the relay
 /// takes without a restart).
+/// The cluster beside `base` for variant `index` (1 and up) of an experiment measured at the
+/// same time: the same definition under `HOME/beside-INDEX`, its nodes on `base`'s addresses
+/// with the third octet raised by `index` (127.0.0.1 → 127.0.1.1), so that neither its
+/// addresses nor its JMX ports meet `base`'s.
+pub fn beside_options(base: &LocalOptions, index: usize) -> Result<LocalOptions, crate::LocalError> {
+    let [a, b, c, d] = base.base_address.octets();
+    let third = usize::from(c) + index;
+    if index == 0 || third > 255 {
+        return Err(crate::LocalError::InvalidOptions {
+            reason: format!(
+                "no addresses for cluster {index} beside {} (its third octet would be {third}): give the main cluster a lower --base-address",
+                base.base_address
+            ),
+        });
+    }
+    Ok(LocalOptions {
+        home: base.home.join(format!("beside-{index}")),
+        base_address: std::net::Ipv4Addr::new(a, b, third as u8, d),
+        left: Vec::new(),
+        ..base.clone()
+    })
+}
+
 fn only_distances_differ(a: &LocalOptions, b: &LocalOptions) -> bool {
     let without = |o: &LocalOptions| {
         let mut o = o.clone();

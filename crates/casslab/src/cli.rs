@@ -768,6 +768,17 @@ pub struct ExperimentArgs {
     /// e.g. 5% (two one-sided tests).
     #[arg(long, value_name = "PERCENT")]
     pub equivalence: Option<String>,
+    /// Measure the variants at the same time (overrides the file's `design`): each block one
+    /// stretch of time for all of them, on one cluster (each in its keyspace, the rate divided
+    /// among them) or, when they differ in the server, on a local cluster each, side by side.
+    /// What cannot run at the same time (`rates:` on one cluster, events, fresh loads) runs
+    /// in blocks, and says why.
+    #[arg(long, conflicts_with = "blocks")]
+    pub simultaneous: bool,
+    /// Measure the variants one after the other, in counterbalanced blocks (overrides the
+    /// file's `design`).
+    #[arg(long)]
+    pub blocks: bool,
     /// Exit 0 even when a gate (--fail-if, --max-regression) could not be judged (its
     /// interval too wide to tell); otherwise such a gate exits 4.
     #[arg(long)]
@@ -936,7 +947,7 @@ impl RunOptions {
                 self.concurrency.as_deref().unwrap_or("")
             );
         }
-        let mut cfg = RunConfig {
+        let cfg = RunConfig {
             version: CONFIG_VERSION,
             workload: workload.to_string(),
             workload_source: String::new(),
@@ -944,8 +955,7 @@ impl RunOptions {
             cluster: self.cluster.to_config()?,
             redis: self.target.as_deref().map(|t| self.redis_config(t)).transpose()?,
             concurrency,
-            rate_per_s: None,
-            rate_shape: None,
+            rate,
             concurrency_shape,
             duration_s: self.duration.as_deref().map(|d| parse_duration_s("duration", d)).transpose()?,
             warmup_s: self.warmup.as_deref().map(|d| parse_duration_s("warmup", d)).transpose()?,
@@ -980,9 +990,6 @@ impl RunOptions {
             },
             server: None,
         };
-        if let Some(shape) = rate {
-            cfg.set_rate(shape);
-        }
         Ok(cfg)
     }
 

@@ -347,7 +347,7 @@ fn read_side(store: &Store, g: &Group, plan: &StudyPlan) -> Result<(Side, Vec<(R
         })?;
         let windows = builder.finish().map_err(|source| StudyError::Run { run: id, source })?;
         let samples = store.server_samples(id)?;
-        let load = RunLoad::of(&windows, &samples, record.config.rate_per_s, record.config.concurrency, record.env.client_cores);
+        let load = RunLoad::of(&windows, &samples, record.config.fixed_rate_per_s(), record.config.concurrency, record.env.client_cores);
         if let Some(why) = load.saturated() {
             loads.push((id, why));
         }
@@ -355,7 +355,7 @@ fn read_side(store: &Store, g: &Group, plan: &StudyPlan) -> Result<(Side, Vec<(R
         about.push((id, format!("{}, {}", record.workload, record.status.as_str())));
         notes.push(run_note(&record));
         repetitions.push(tag(&record, "repetition").and_then(|r| r.parse::<u32>().ok()));
-        fixed_rate &= record.config.rate_per_s.is_some();
+        fixed_rate &= record.config.fixed_rate_per_s().is_some();
         client_cores = record.env.client_cores;
         local &= record.config.cluster.local;
         if workload.is_none() {

@@ -53,7 +53,7 @@ fn kv(read: u32, rate: f64) -> RunConfig {
     let source = crate::workload::builtin("kv").unwrap().to_string();
     let ratios = [("read_ratio".to_string(), read.to_string()), ("update_ratio".to_string(), (100 - read).to_string())];
     let (_, params) = crate::workload::resolve_text(&source, "kv", &ratios.into()).unwrap();
-    RunConfig { workload: "kv".into(), workload_source: source, params, rate_per_s: Some(rate), ..RunConfig::default() }
+    RunConfig { workload: "kv".into(), workload_source: source, params, rate: Some(crate::load_shape::LoadShape::fixed(rate)), ..RunConfig::default() }
 }
 
 fn tags(variant: &str, rep: u32, position: u32) -> Vec<String> {

@@ -16,6 +16,7 @@ mod replay;
 mod setup_error;
 mod shaped;
 pub mod start;
+pub mod start_gate;
 mod target;
 mod worker;
 
@@ -95,6 +96,8 @@ struct Run<'a, T: Target> {
     seed: u64,
     /// This run's name in the data set's bookkeeping of verification.
     verify: &'a crate::verify::RunVerify,
+    /// Where it starts its run phase with the runs made at the same time, if any.
+    together: Option<start_gate::StartSlot>,
 }
 
 impl<T: Target> Run<'_, T> {
@@ -138,6 +141,9 @@ impl<T: Target> Run<'_, T> {
 pub struct Controls {
     pub stop: watch::Receiver<bool>,
     pub rate_changes: mpsc::UnboundedReceiver<RateChange>,
+    /// The run starts its run phase with others made at the same time (an experiment's
+    /// variants measured side by side), at this gate.
+    pub start: Option<start_gate::StartSlot>,
 }
 
 /// Runs `w` against `target` as `cfg` says (a config [`RunConfig::resolved`] by the caller),
@@ -151,13 +157,13 @@ pub async fn run<T: Target>(
     controls: Controls,
     verify: &crate::verify::RunVerify,
 ) -> Result<RunOutcome, EngineError> {
-    let Controls { mut stop, rate_changes } = controls;
+    let Controls { mut stop, rate_changes, start } = controls;
     let shard = cfg.shard.as_ref().filter(|s| s.count > 1);
     let seed = match shard {
         Some(s) => cfg.seed ^ (s.index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
         None => cfg.seed,
     };
-    let run = Run { target, cfg, w, clock, events, shard, seed, verify };
+    let run = Run { target, cfg, w, clock, events, shard, seed, verify, together: start };
     let role = match shard {
         Some(s) if !s.controls() => SetupRole::WaitsFor { timeout_ms: s.barrier_timeout_ms },
         _ => SetupRole::Creates,
@@ -222,7 +228,7 @@ async fn measure<T: Target>(
     let warmup_s = cfg.warmup_s.unwrap_or(r.warmup_s);
     let duration_s = cfg.duration_s.unwrap_or(r.duration_s);
     let horizon_s = warmup_s + duration_s;
-    let shape = cfg.rate_as_shape().filter(|_| schedule.is_none());
+    let shape = cfg.rate.clone().filter(|_| schedule.is_none());
     // a replay's target rate is its schedule's mean: what it asks of the cluster, open loop;
     // a rate schedule's, its mean over the measured part
     let rate_per_s = match (&schedule, &shape) {
@@ -232,7 +238,11 @@ async fn measure<T: Target>(
     };
     let levels = cfg.concurrency_shape.as_ref().filter(|_| shape.is_none() && schedule.is_none()).map(|s| Arc::new(Curve::compile(s, horizon_s)));
     let curves = shape.map(|sh| watch::channel(Arc::new(Curve::compile(&sh, horizon_s))));
-    let start_at = match common_start(run).await? {
+    let common = tokio::select! {
+        c = common_start(run) => c?,
+        _ = stop.wait_for(|s| *s) => return Ok(RunOutcome { interrupted: true }),
+    };
+    let start_at = match common {
         Some(at) => {
             tokio::select! {
                 _ = tokio::time::sleep_until(at) => {}
@@ -266,17 +276,18 @@ async fn measure<T: Target>(
     Ok(RunOutcome { interrupted: res.interrupted })
 }
 
-/// When the run phase starts, for loaders that start together: `--start-at`, or the barrier
-/// of a sharded run; `None`: at once.
+/// When the run phase starts, for runs that start together: the gate of the runs made at the
+/// same time in this process, `--start-at`, or the barrier of a sharded run; `None`: at once.
 async fn common_start<T: Target>(run: &Run<'_, T>) -> Result<Option<Instant>, EngineError> {
     let cfg = run.cfg;
-    let common = match (cfg.start_at_unix_ms, run.shard) {
-        (Some(at), _) => start::at(at, cfg.interval_ms as i64)?,
-        (None, Some(s)) => {
+    let common = match (&run.together, cfg.start_at_unix_ms, run.shard) {
+        (Some(slot), ..) => slot.start().await.map_err(setup_error::StartError::from)?,
+        (None, Some(at), _) => start::at(at, cfg.interval_ms as i64)?,
+        (None, None, Some(s)) => {
             run.notice(Notice::WaitingAtBarrier { shard: s.index, shards: s.count, run_id: s.run_id.clone() });
             start::barrier(&*run.target, s, cfg.interval_ms).await?
         }
-        (None, None) => return Ok(None),
+        (None, None, None) => return Ok(None),
     };
     run.send(EngineEvent::CommonStart { at_unix_ms: common.at_unix_ms, clock_offset_ms: common.clock_offset_ms });
     Ok(Some(common.instant(&run.clock)))

@@ -55,6 +55,8 @@ pub enum StartError {
     Missing { run_id: String, waited_s: f64, missing: String, arrived: String },
     #[error("shards barrier of run \"{run_id}\": shard {index} has arrived already (another loader with the same --shard, or an earlier run with this --run-id within {ttl_s} s: give a new --run-id)")]
     Duplicate { run_id: String, index: u32, ttl_s: u32 },
+    #[error(transparent)]
+    Together(#[from] super::start_gate::GateError),
     #[error("shards barrier of run \"{run_id}\": its agreed start passed {late_ms} ms ago (an earlier run with this --run-id?): give a new --run-id")]
     Stale { run_id: String, late_ms: i64 },
 }

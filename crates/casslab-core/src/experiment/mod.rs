@@ -8,11 +8,14 @@
 //! reads the file and builds each variant's workload by patching its base workload's resolved
 //! YAML; running and analysing live elsewhere.
 
+pub mod design;
 mod order;
 
+pub use design::{Design, Layout};
 pub use order::{schedule, Order, RunOrder};
 
 use crate::cluster::ServerSpec;
+use crate::load_shape::LoadShape;
 use crate::units::parse_duration_s;
 use crate::workload::{builtin, parse_workload, resolve_text, Problem, Workload, WorkloadError};
 use crate::yaml::{self, Entry, Node, Value};
@@ -29,7 +32,15 @@ pub struct Variant {
     /// The variant's complete workload YAML (saved with each of its runs).
     pub source: String,
     pub concurrency: Option<usize>,
-    pub rate_per_s: Option<f64>,
+    /// The variant's own rate (a level or a schedule), over the experiment's and the command
+    /// line's.
+    pub rate: Option<LoadShape>,
+    /// `hosts:` the variant's own cluster (contact points), where it is not the run's: one set
+    /// of hosts per variant on clusters casslab does not start.
+    pub hosts: Vec<String>,
+    /// `translate:` rewrites of the addresses the variant's own cluster advertises (`from` →
+    /// `to`), as `--translate` does for the run's.
+    pub translate: Vec<(String, String)>,
 }
 
 /// A parsed experiment.
@@ -45,8 +56,8 @@ pub struct Experiment {
     pub window_s: f64,
     /// What runs before the measured repetitions, and their order.
     pub run_order: RunOrder,
-    /// A fixed rate for every variant that sets none (ops/s).
-    pub rate_per_s: Option<f64>,
+    /// The rate (a level or a schedule) of every variant that sets none.
+    pub rate: Option<LoadShape>,
     /// Requests in flight for every variant that sets none.
     pub concurrency: Option<usize>,
     /// The first variant is the baseline.
@@ -77,6 +88,8 @@ pub struct DesignKeys {
     /// The file's `run:` sets the warm-up / the measured time of every run.
     pub sets_warmup: bool,
     pub sets_duration: bool,
+    /// `design: simultaneous|blocks`: when the variants run; `None`: the default.
+    pub design: Option<Design>,
 }
 
 /// The figures `judge:` may name after the operation's dot.
@@ -117,6 +130,10 @@ fn design_keys(file: &str, doc: &Node) -> Result<DesignKeys, WorkloadError> {
     };
     let run = get("run");
     let sets = |k: &str| run.is_some_and(|r| r.get(k).is_some());
+    let design = match get("design").and_then(Node::scalar_text) {
+        None => None,
+        Some(d) => Some(Design::parse(&d).ok_or_else(|| expected("design", "simultaneous (the variants at the same time) or blocks (one after the other)"))?),
+    };
     let keys = DesignKeys {
         repetitions,
         precision: percent("precision")?,
@@ -125,6 +142,7 @@ fn design_keys(file: &str, doc: &Node) -> Result<DesignKeys, WorkloadError> {
         equivalence: percent("equivalence")?,
         sets_warmup: sets("warmup"),
         sets_duration: sets("duration"),
+        design,
     };
     if keys.repetitions.is_some() && (keys.precision.is_some() || keys.budget_s.is_some()) {
         return Err(expected(
@@ -159,6 +177,7 @@ const EXPERIMENT_KEYS: &[&str] = &[
     "budget",
     "judge",
     "equivalence",
+    "design",
 ];
 const VARIANT_KEYS: &[&str] = &[
     "workload",
@@ -175,7 +194,26 @@ const VARIANT_KEYS: &[&str] = &[
     "concurrency",
     "rate",
     "cluster",
+    "hosts",
+    "translate",
 ];
+
+/// A `rate:` of the experiment or a variant: a level above 0 (`300`, `300/s`) or a schedule,
+/// read as a workload's `run.rate` is.
+fn rate_of(node: Option<&Node>, file: &str, line: Option<usize>) -> Result<Option<LoadShape>, WorkloadError> {
+    let Some(node) = node else { return Ok(None) };
+    let text = yaml::to_string(node).map_err(|e| WorkloadError::yaml(file, line, e))?;
+    let value: serde_json::Value = yaml::from_str(&text).map_err(|e| WorkloadError::yaml(file, line, e))?;
+    let shape = crate::load_shape::from_value(&value).map_err(|source| WorkloadError::new(file, line, Problem::Shape { key: "rate", source }))?;
+    if shape.peak() <= 0.0 {
+        return Err(WorkloadError::new(
+            file,
+            line,
+            Problem::Expected { key: "rate".into(), expected: "operations per second above 0 (e.g. 300), or a schedule" },
+        ));
+    }
+    Ok(Some(shape))
+}
 
 /// A `cluster:` (a server definition) of the experiment or a variant, read like a workload's.
 fn cluster_of(node: Option<&Node>, file: &str, line: Option<usize>) -> Result<Option<ServerSpec>, WorkloadError> {
@@ -236,7 +274,7 @@ pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Res
         fresh_load: s.fresh_load,
         window_s: s.window_s,
         run_order: s.run_order,
-        rate_per_s: s.rate_per_s,
+        rate: s.rate,
         concurrency: s.concurrency,
         variants,
         rates: s.rates,
@@ -289,7 +327,7 @@ struct Settings<'a> {
     window_s: f64,
     shared_keyspace: bool,
     run_order: RunOrder,
-    rate_per_s: Option<f64>,
+    rate: Option<LoadShape>,
     concurrency: Option<usize>,
     params: BTreeMap<String, String>,
     /// The experiment's `run:`, patched into every variant.
@@ -325,10 +363,7 @@ impl<'a> Settings<'a> {
         };
         let shared_keyspace = get("shared_keyspace").and_then(Node::as_bool).unwrap_or(false);
         let run_order = order::run_order(get).map_err(|(key, p)| err(key, p))?;
-        let rate_per_s = match get("rate") {
-            None => None,
-            Some(v) => Some(v.as_f64().filter(|r| *r > 0.0).ok_or_else(|| expected("rate", "operations per second, above 0"))?),
-        };
+        let rate = rate_of(get("rate"), file, doc.key_line("rate"))?;
         let concurrency = match get("concurrency") {
             None => None,
             Some(v) => {
@@ -361,7 +396,7 @@ impl<'a> Settings<'a> {
             window_s,
             shared_keyspace,
             run_order,
-            rate_per_s,
+            rate,
             concurrency,
             params,
             run,
@@ -411,8 +446,48 @@ fn build_variant(s: &Settings, entry: &Entry, overrides: &BTreeMap<String, Strin
         workload.cluster = Some(spec);
     }
     let concurrency = patch.get("concurrency").and_then(Node::as_u64).map(|n| n.max(1) as usize);
-    let rate_per_s = patch.get("rate").and_then(Node::as_f64);
-    Ok(Variant { base: name.clone(), name, workload, source, concurrency, rate_per_s })
+    let rate = rate_of(patch.get("rate"), file, patch.key_line("rate"))?;
+    let hosts = match patch.get("hosts") {
+        None => Vec::new(),
+        Some(h) => {
+            let items: Option<Vec<String>> = if h.items().is_empty() {
+                h.scalar_text().map(|t| t.split(',').map(|s| s.trim().to_string()).collect())
+            } else {
+                h.items().iter().map(Node::scalar_text).collect()
+            };
+            items.filter(|i| !i.is_empty() && i.iter().all(|h| !h.is_empty())).ok_or_else(|| {
+                WorkloadError::new(
+                    file,
+                    patch.key_line("hosts"),
+                    Problem::Expected { key: "hosts".into(), expected: "the variant's contact points, e.g. [10.0.0.5, 10.0.0.6]" },
+                )
+            })?
+        }
+    };
+    let translate = match patch.get("translate") {
+        None => Vec::new(),
+        Some(t) => {
+            let pairs: Option<Vec<(String, String)>> = t.entries().iter().map(|e| e.node.scalar_text().map(|to| (e.key.clone(), to))).collect();
+            pairs.filter(|p| !p.is_empty()).ok_or_else(|| {
+                WorkloadError::new(
+                    file,
+                    patch.key_line("translate"),
+                    Problem::Expected {
+                        key: "translate".into(),
+                        expected: "a map of advertised address to the one to use, e.g. { \"10.0.0.5:9042\": \"127.0.0.2:9042\" }",
+                    },
+                )
+            })?
+        }
+    };
+    if !translate.is_empty() && hosts.is_empty() {
+        return Err(WorkloadError::new(
+            file,
+            patch.key_line("translate"),
+            Problem::Expected { key: "translate".into(), expected: "a variant's own `hosts:` beside it (translate rewrites that cluster's addresses)" },
+        ));
+    }
+    Ok(Variant { base: name.clone(), name, workload, source, concurrency, rate, hosts, translate })
 }
 
 /// The variants as they run: when one defines its server every one does (the others get the
@@ -427,7 +502,10 @@ fn complete_variants(mut variants: Vec<Variant>, cluster: Option<&ServerSpec>, r
     if rates.is_empty() {
         return variants;
     }
-    rates.iter().flat_map(|r| variants.iter().map(move |v| Variant { name: format!("{}@{r}", v.base), rate_per_s: Some(*r), ..v.clone() })).collect()
+    rates
+        .iter()
+        .flat_map(|r| variants.iter().map(move |v| Variant { name: format!("{}@{r}", v.base), rate: Some(LoadShape::fixed(*r)), ..v.clone() }))
+        .collect()
 }
 
 /// The complete YAML of variant `name`: the base workload's resolved `text`, patched with the
@@ -633,10 +711,10 @@ variants:
         assert_eq!(q.workload.operation("read").unwrap().cql().unwrap().statements[0].cql, "SELECT key, value FROM kv WHERE key = ?");
         assert!(q.workload.schema[0].cql.contains("LeveledCompactionStrategy"));
         assert!(!one.workload.schema[0].cql.contains("Leveled"));
-        assert_eq!((q.concurrency, q.rate_per_s), (Some(16), Some(500.0)));
+        assert_eq!((q.concurrency, q.rate.as_ref().and_then(LoadShape::as_fixed)), (Some(16), Some(500.0)));
         assert_eq!(one.workload.run.as_ref().unwrap().duration_s, 20.0);
         assert_eq!(e.run_order, RunOrder::default());
-        assert_eq!((e.rate_per_s, e.concurrency), (None, None));
+        assert_eq!((e.rate.is_none(), e.concurrency), (true, None));
         assert_eq!(one.workload.load.as_ref().unwrap().count, 100);
     }
 
@@ -647,7 +725,7 @@ variants:
         );
         let e = load_experiment(f.path(), &BTreeMap::new()).unwrap();
         assert_eq!(e.run_order, RunOrder { order: Order::Shuffled, seed: Some(9), unmeasured_round: false, settle: false });
-        assert_eq!((e.rate_per_s, e.concurrency), (Some(300.0), Some(1)));
+        assert_eq!((e.rate.as_ref().and_then(LoadShape::as_fixed), e.concurrency), (Some(300.0), Some(1)));
     }
 
     #[test]
@@ -685,7 +763,7 @@ variants:
         assert_eq!(names, ["cassandra@100", "redis@100", "cassandra@200", "redis@200"]);
         assert_eq!((e.rates.clone(), e.sla.as_deref()), (vec![100.0, 200.0], Some("p99 < 5ms")));
         let (c, r) = (&e.variants[2], &e.variants[3]);
-        assert_eq!((c.base.as_str(), c.rate_per_s), ("cassandra", Some(200.0)));
+        assert_eq!((c.base.as_str(), c.rate.as_ref().and_then(LoadShape::as_fixed)), ("cassandra", Some(200.0)));
         assert_eq!(c.workload.target, crate::workload::TargetKind::Cql);
         assert_eq!(c.workload.keyspace, "casslab_ycsb_cassandra", "one keyspace per variant, whatever the rate");
         assert_eq!(r.workload.target, crate::workload::TargetKind::Redis);

@@ -28,6 +28,11 @@ pub struct ExperimentRuns {
     pub stop: Option<StopReason>,
     /// A sequential experiment's horizon: the most blocks its budget allowed.
     pub max_blocks: Option<usize>,
+    /// The variants ran at the same time: what they shared, in words; `None`: one after the
+    /// other.
+    pub together: Option<String>,
+    /// Why the variants ran one after the other although the design asked for the same time.
+    pub not_together: Option<String>,
 }
 
 /// Why an experiment stopped measuring.

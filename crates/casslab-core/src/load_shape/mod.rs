@@ -104,6 +104,23 @@ impl LoadShape {
         LoadShape { stages: vec![Stage::Hold { level: Some(level), for_s: None }], spikes: None }
     }
 
+    /// The same shape with every level multiplied by `factor` (one of several runs' share of
+    /// it); its times and spikes' factors stay as they are.
+    pub fn scaled(&self, factor: f64) -> LoadShape {
+        let x = |l: f64| l * factor;
+        let stages = self
+            .stages
+            .iter()
+            .map(|s| match s {
+                Stage::Hold { level, for_s } => Stage::Hold { level: level.map(x), for_s: *for_s },
+                Stage::Ramp { from, to, over_s } => Stage::Ramp { from: from.map(x), to: x(*to), over_s: *over_s },
+                Stage::Steps { levels, each_s } => Stage::Steps { levels: levels.iter().map(|l| x(*l)).collect(), each_s: *each_s },
+                Stage::Sine { low, high, period_s, for_s } => Stage::Sine { low: x(*low), high: x(*high), period_s: *period_s, for_s: *for_s },
+            })
+            .collect();
+        LoadShape { stages, spikes: self.spikes.clone() }
+    }
+
     /// Reads the text form: stages separated by commas (see [`GRAMMAR`]).
     pub fn parse(text: &str) -> Result<LoadShape, ShapeError> {
         let mut shape = LoadShape { stages: Vec::new(), spikes: None };
@@ -338,6 +355,17 @@ fn stage_text(v: &serde_json::Value) -> Result<String, ShapeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scaled_shape_keeps_its_times_and_spikes() {
+        let s = LoadShape::parse("ramp 100..1000 over 60s, steps 200 400 each 10s, sine 100..300 period 1m for 2m, spike x5 for 5s every 60s").unwrap();
+        let half = s.scaled(0.5);
+        assert_eq!(half.peak() * 2.0, s.peak());
+        assert_eq!(half.length_s(), s.length_s());
+        assert_eq!(half.spikes, s.spikes);
+        assert_eq!(half.to_string(), "ramp 50..500 over 1m, steps 100 200 each 10s, sine 50..150 period 1m for 2m, spike x5 for 5s every 1m from 1m");
+        assert_eq!(LoadShape::fixed(900.0).scaled(1.0 / 3.0).as_fixed().map(|r| (r * 1e6).round() / 1e6), Some(300.0));
+    }
 
     #[test]
     fn the_text_form_reads_every_kind_of_stage_and_writes_back_alike() {

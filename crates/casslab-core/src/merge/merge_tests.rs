@@ -12,7 +12,7 @@ fn shard(index: u32, count: u32, run_id: &str, t0_offset_ms: i64, base_us: u64, 
     let start_unix = 1_800_000_000_000i64;
     let t0 = start_unix - t0_offset_ms;
     let config = RunConfig {
-        rate_per_s: Some(300.0),
+        rate: Some(crate::load_shape::LoadShape::fixed(300.0)),
         shard: Some(ShardConfig { index, count, run_id: run_id.into(), barrier_timeout_ms: 60_000 }),
         cluster: crate::config::ClusterConfig { hosts: vec![format!("10.0.0.{index}")], ..Default::default() },
         ..RunConfig::default()
@@ -117,9 +117,9 @@ fn shards_that_do_not_make_one_run_are_refused() {
     let e = merge(vec![shard(0, 2, "r", 0, 1, 1), shard(1, 2, "other", 0, 1, 1)]).err().unwrap();
     assert!(matches!(e, MergeError::OtherRun { .. }), "{e}");
     let mut odd = shard(1, 2, "r", 0, 1, 1);
-    odd.data.record.config.rate_per_s = Some(600.0);
+    odd.data.record.config.set_fixed_rate(600.0);
     let e = merge(vec![shard(0, 2, "r", 0, 1, 1), odd]).err().unwrap();
-    assert!(e.to_string().contains("rate_per_s 300.0 vs 600.0"), "{e}");
+    assert!(e.to_string().contains("rate \"300/s\" vs \"600/s\""), "{e}");
     let mut alone = shard(0, 1, "r", 0, 1, 1);
     alone.data.record.config.shard = None;
     assert!(matches!(merge(vec![alone]), Err(MergeError::NotAShard { .. })));

@@ -136,7 +136,12 @@ fn shared_config(cfg: &RunConfig) -> serde_json::Value {
     c.cluster.hosts.clear();
     c.cluster.local_home = None;
     c.threads = 0;
-    serde_json::to_value(&c).unwrap_or_default()
+    let mut v = serde_json::to_value(&c).unwrap_or_default();
+    // the rate as people write it, so a difference reads `rate "300/s" vs "600/s"`
+    if let Some(m) = v.as_object_mut() {
+        m.insert("rate".into(), c.rate_text().into());
+    }
+    v
 }
 
 fn differences(a: &serde_json::Value, b: &serde_json::Value) -> Vec<String> {

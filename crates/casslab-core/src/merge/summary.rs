@@ -81,7 +81,7 @@ pub(super) fn summary(shards: &[Shard], load_span_ms: (u64, u64), histograms: &[
             Phase::Load => load_span_ms.1.saturating_sub(load_span_ms.0) as f64 / 1000.0,
             _ => shards.iter().filter_map(run_phase).map(|p| p.duration_s).fold(0.0, f64::max),
         };
-        let target = if phase == Phase::Run { cfg0.rate_per_s } else { None };
+        let target = if phase == Phase::Run { cfg0.fixed_rate_per_s() } else { None };
         phases.push(PhaseSummary::of(phase, duration_s, &ops, target, &mut notes));
     }
     for l in loaders {

@@ -24,7 +24,7 @@ const KEY_ORDER: [&str; 14] = [
     "workload",
     "params",
     "concurrency",
-    "rate_per_s",
+    "rate",
     "duration_s",
     "warmup_s",
     "interval_ms",
@@ -40,11 +40,12 @@ const KEY_ORDER: [&str; 14] = [
 /// fingerprint, then its environment under `env.`. The order is fixed (see `KEY_ORDER`),
 /// whatever order serde_json keeps object keys in.
 pub fn config_rows(r: &RunRecord) -> Vec<(String, String)> {
-    let mut rows = vec![("workload_name".to_string(), r.workload.clone())];
+    // the rate as people write it (`500/s`, a schedule's text, `max`), present in every run
+    let mut rows = vec![("workload_name".to_string(), r.workload.clone()), ("rate".to_string(), r.config.rate_text())];
     if let Ok(Value::Object(cfg)) = serde_json::to_value(&r.config) {
         for (k, v) in cfg {
             match k.as_str() {
-                "version" => {}
+                "version" | "rate" => {}
                 "workload_source" => rows.push((k, source_fingerprint(v.as_str().unwrap_or("")))),
                 _ => flatten(&k, &v, &mut rows),
             }
@@ -136,7 +137,7 @@ mod tests {
             ended_at_ms: None,
             status: RunStatus::Completed,
             config: RunConfig {
-                rate_per_s: rate,
+                rate: rate.map(crate::load_shape::LoadShape::fixed),
                 workload_source: source.into(),
                 params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>(),
                 ..RunConfig::default()
@@ -154,7 +155,7 @@ mod tests {
         let get = |k: &str| rows.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
         assert_eq!(get("params.rows"), Some("100"));
         assert_eq!(get("cluster.hosts"), Some("127.0.0.1"));
-        assert_eq!(get("rate_per_s"), Some("none"));
+        assert_eq!(get("rate"), Some("max"));
         assert_eq!(get("concurrency"), Some("128"));
         assert_eq!(get("env.cassandra_version"), Some("5.0.6"));
         assert_eq!(get("cluster.translate"), Some("none"));
@@ -169,10 +170,10 @@ mod tests {
         let c = record(3, None, &[("rows", "200")], "y");
         let d = config_differences(&[&a, &b, &c]);
         let keys: Vec<&str> = d.iter().map(|d| d.key.as_str()).collect();
-        assert_eq!(keys, ["params.extra", "params.rows", "rate_per_s", "workload_source"]);
+        assert_eq!(keys, ["params.extra", "params.rows", "rate", "workload_source"]);
         assert_eq!(d[0].values, [ABSENT, "1", ABSENT]);
         assert_eq!(d[1].values, ["100", "100", "200"]);
-        assert_eq!(d[2].values, ["none", "500.0", "none"]);
+        assert_eq!(d[2].values, ["max", "500/s", "max"]);
         assert!(config_differences(&[&a]).is_empty());
         assert!(config_differences(&[&a, &a.clone()]).is_empty());
     }

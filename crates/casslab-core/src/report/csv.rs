@@ -42,7 +42,7 @@ pub fn runs_csv(runs: &[RunRecord]) -> String {
             r.workload.clone(),
             r.status.as_str().to_string(),
             r.tags.join(";"),
-            opt(r.config.rate_per_s),
+            opt(r.config.fixed_rate_per_s()),
             r.config.concurrency.to_string(),
         ];
         match p {

@@ -77,7 +77,7 @@ pub fn findings(run: &RunView) -> Vec<String> {
 
     // saturation as `compare` judges it
     let load = RunLoad {
-        rate_per_s: run.record.config.rate_per_s,
+        rate_per_s: run.record.config.fixed_rate_per_s(),
         concurrency: run.record.config.concurrency,
         achieved_per_s: total.ops_per_s,
         service_mean_ns: total.service.mean_ns,

@@ -51,9 +51,9 @@ fn validity_badge(v: &crate::validity::Validity) -> String {
 
 fn mode_text(run: &RunView) -> String {
     let c = &run.record.config;
-    let shape = match (&c.rate_shape, &c.concurrency_shape) {
+    let shape = match (c.rate_schedule(), &c.concurrency_shape) {
         (Some(s), _) => format!("rate schedule '{s}'"),
-        (None, Some(s)) if c.rate_per_s.is_none() => format!("max throughput, in flight '{s}'"),
+        (None, Some(s)) if c.rate.is_none() => format!("max throughput, in flight '{s}'"),
         _ => run.load_shape().describe(),
     };
     match run.phase(Phase::Run) {
@@ -399,7 +399,7 @@ mod tests {
     fn several_runs_get_an_overview_with_the_differences_highlighted() {
         let html = HtmlReport.render(&Report::new(vec![view(1, None), view(2, Some(600.0))]));
         assert!(html.contains("Runs compared") && html.contains("max throughput, 128 in flight"));
-        assert!(html.contains("<code>rate_per_s</code></td><td>none</td><td class=\"diff\">600.0</td>"), "{html}");
+        assert!(html.contains("<code>rate</code></td><td>max</td><td class=\"diff\">600/s</td>"), "{html}");
         assert_eq!(html.matches("runs compared</figcaption>").count(), 2, "one overlaid spectrum per op");
         assert!(html.contains("id=\"run-0\"") && html.contains("id=\"run-1\""));
     }

@@ -53,6 +53,7 @@
 //! them with any HdrHistogram implementation. [`read_run_json`] reads a file back.
 
 use super::server_view::client_interval;
+use crate::config::RunConfig;
 use crate::events::EventRecord;
 use crate::server::suspects::{self, ClientInterval};
 use crate::server::traces::Trace;
@@ -279,7 +280,7 @@ pub fn read_run_json_packed(path: &Path) -> Result<(RunData, Vec<PackedInterval>
         started_at_ms: v["started_at_ms"].as_i64().ok_or_else(|| bad("started_at_ms"))?,
         ended_at_ms: v["ended_at_ms"].as_i64(),
         status: parse_field::<RunStatus>(&v, "status", path)?,
-        config: parse_field(&v, "config", path)?,
+        config: RunConfig::from_saved(v.get("config").cloned().unwrap_or(Value::Null)).map_err(|_| bad("config"))?,
         env: parse_field(&v, "env", path)?,
         summary: parse_field(&v, "summary", path)?,
         tags: parse_field(&v, "tags", path)?,

@@ -150,8 +150,8 @@ fn run_section(s: &mut String, run: &RunView, several: bool) {
     }
     let c = &r.config;
     let mut key = vec![format!("workload `{}`", c.workload), format!("concurrency {}", c.concurrency)];
-    if let Some(rate) = c.rate_per_s {
-        key.push(format!("rate {rate:.0}/s"));
+    if c.rate.is_some() {
+        key.push(format!("rate {}", c.rate_text()));
     }
     if let Some(d) = c.duration_s {
         key.push(format!("duration {d}s"));
@@ -249,7 +249,7 @@ mod tests {
     fn several_runs_get_an_overview_and_bold_differences() {
         let md = MarkdownReport.render(&Report::new(vec![view(1, None), view(2, Some(600.0))]));
         assert!(md.contains("| run 1 | kv | completed | max throughput, 128 in flight |"), "{md}");
-        assert!(md.contains("| `rate_per_s` | none | **600.0** |"), "{md}");
+        assert!(md.contains("| `rate` | max | **600/s** |"), "{md}");
         assert!(md.contains("### run 2 · kv"));
         assert!(!md.contains("Service time") || md.matches("Service time").count() == 1);
     }

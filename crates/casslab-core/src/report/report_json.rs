@@ -143,7 +143,7 @@ mod tests {
         let spectra = run["spectra"].as_array().unwrap();
         assert_eq!(spectra.len(), 3);
         assert_eq!(spectra[1]["intended"][0]["percentile"], 0.0);
-        assert_eq!(v["config_differences"][0]["key"], "rate_per_s");
+        assert_eq!(v["config_differences"][0]["key"], "rate");
         for k in ["server_samples", "events", "suspects", "traces"] {
             assert!(run[k].is_array(), "{k}: {}", run[k]);
         }

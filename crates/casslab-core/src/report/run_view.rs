@@ -150,9 +150,9 @@ impl RunView {
 
     pub fn load_shape(&self) -> LoadShape {
         let c = &self.record.config;
-        match (c.rate_per_s, &c.rate_shape, &c.concurrency_shape) {
-            (_, Some(shape), _) => LoadShape::RateSchedule { peak_per_s: shape.peak() },
-            (Some(target_per_s), None, _) => LoadShape::FixedRate { target_per_s },
+        match (c.fixed_rate_per_s(), &c.rate, &c.concurrency_shape) {
+            (Some(target_per_s), _, _) => LoadShape::FixedRate { target_per_s },
+            (None, Some(shape), _) => LoadShape::RateSchedule { peak_per_s: shape.peak() },
             (None, None, Some(_)) => LoadShape::InFlightSchedule { peak: c.concurrency },
             (None, None, None) => LoadShape::MaxThroughput { concurrency: c.concurrency },
         }
@@ -354,7 +354,7 @@ impl Rebuild {
                     first as f64 / 1000.0,
                     last as f64 / 1000.0
                 ));
-                Some(RunSummary { phases: self.phases(record.config.rate_per_s), notes, ..RunSummary::default() })
+                Some(RunSummary { phases: self.phases(record.config.fixed_rate_per_s()), notes, ..RunSummary::default() })
             }
         }
     }
@@ -437,7 +437,7 @@ mod tests {
             started_at_ms: 0,
             ended_at_ms: None,
             status: RunStatus::Running,
-            config: RunConfig { rate_per_s: rate, concurrency: 16, ..RunConfig::default() },
+            config: RunConfig { rate: rate.map(crate::load_shape::LoadShape::fixed), concurrency: 16, ..RunConfig::default() },
             env: RunEnvironment::default(),
             summary: None,
             tags: vec![],
@@ -571,7 +571,7 @@ pub(crate) mod fixtures {
                 workload: "kv".into(),
                 workload_source: "name: kv\nparams:\n  rows: 1000\n".into(),
                 params: [("rows".to_string(), "1000".to_string())].into(),
-                rate_per_s: rate,
+                rate: rate.map(crate::load_shape::LoadShape::fixed),
                 ..RunConfig::default()
             },
             env: RunEnvironment {

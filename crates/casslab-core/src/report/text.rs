@@ -75,7 +75,7 @@ pub fn run_summary(r: &RunRecord, s: &RunSummary) -> String {
     );
     let levels = if s.phases.iter().any(|p| p.ops.iter().any(|o| o.verify.is_some())) { super::data::levels_of(r) } else { Default::default() };
     for p in &s.phases {
-        let mode = match (p.phase, p.target_rate_per_s, &r.config.rate_shape, &r.config.concurrency_shape) {
+        let mode = match (p.phase, p.target_rate_per_s, r.config.rate_schedule(), &r.config.concurrency_shape) {
             (Phase::Load, ..) => "load".to_string(),
             (_, Some(rate), Some(shape), _) => format!("run on the rate schedule '{shape}' (mean {rate:.0}/s)"),
             (_, Some(rate), None, _) => format!("run at fixed rate {rate:.0}/s"),

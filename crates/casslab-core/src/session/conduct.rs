@@ -19,7 +19,7 @@ use crate::analysis::saved_experiment::saved_experiment;
 use crate::analysis::sequential::Spending;
 use crate::analysis::study::Group;
 use crate::config::{LoadMode, RunConfig};
-use crate::experiment::{schedule, Experiment, Order, RunOrder, Variant};
+use crate::experiment::{schedule, Design, Experiment, Order, RunOrder, Variant};
 use crate::judge::plan::{self, Plan, Target};
 use crate::judge::sweep::sweep;
 use crate::judge::verdict::ExperimentVerdict;
@@ -64,13 +64,13 @@ pub fn variant_spec(exp: &Experiment, v: &Variant, base: &RunConfig, tags: Vec<S
     if let Some(c) = v.concurrency {
         cfg.concurrency = c;
     }
-    if v.rate_per_s.is_some() {
-        cfg.rate_per_s = v.rate_per_s;
+    if let Some(rate) = &v.rate {
+        cfg.rate = Some(rate.clone());
     }
     if exp.fresh_load && cfg.load == LoadMode::Auto {
         cfg.load = LoadMode::Reload;
     }
-    RunSpec { config: cfg, workload: v.workload.clone(), tags }
+    RunSpec { config: cfg, workload: v.workload.clone(), tags, together: None }
 }
 
 /// The variants that run at maximum throughput with many requests in flight because neither
@@ -81,9 +81,10 @@ pub fn undeclared_load_point(exp: &Experiment, base: &RunConfig, declared_concur
     let open: Vec<&str> = exp
         .variants
         .iter()
-        .filter(|v| base.rate_per_s.is_none() && v.rate_per_s.is_none() && !declared_concurrency && v.concurrency.is_none())
-        // a workload's own `run.rate` (a level or a schedule, e.g. a daily curve) is its load point
-        .filter(|v| base.rate_shape.is_none() && v.workload.run.as_ref().is_none_or(|r| r.rate.is_none()))
+        .filter(|v| !declared_concurrency && v.concurrency.is_none())
+        // the variant's rate, the base's, or its workload's own `run.rate` (a level or a
+        // schedule, e.g. a daily curve) is its load point
+        .filter(|v| super::changes::with_workload_load(variant_spec(exp, v, base, Vec::new()).config, &v.workload).rate.is_none())
         .map(|v| v.name.as_str())
         .collect();
     if open.is_empty() || base.concurrency <= 1 {
@@ -114,6 +115,8 @@ pub struct ExperimentSetup<'e> {
     /// Blocks until the judged figures are settled (or the budget is spent); `None`: a fixed
     /// `repetitions` blocks.
     pub sequential: Option<SequentialPlan>,
+    /// When the variants run: at the same time, or one after the other.
+    pub design: Design,
 }
 
 /// What a sequential experiment aims at unless told otherwise: each judged change within ±5 %
@@ -288,8 +291,8 @@ pub fn base_config(exp: &Experiment, mut cli: RunConfig, cli_sets: (bool, bool))
     if let (false, Some(c)) = (cli_sets.0, exp.concurrency) {
         cli.concurrency = c;
     }
-    if let (false, Some(r)) = (cli_sets.1, exp.rate_per_s) {
-        cli.rate_per_s = Some(r);
+    if let (false, Some(r)) = (cli_sets.1, &exp.rate) {
+        cli.rate = Some(r.clone());
     }
     cli
 }
@@ -328,7 +331,35 @@ pub async fn run_experiment(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging:
         interrupted: false,
         stop: None,
         max_blocks: None,
+        together: None,
+        not_together: None,
     };
+    if setup.design == Design::Simultaneous {
+        match crate::experiment::design::why_not_simultaneous(exp, false) {
+            None => {
+                let mut out = out;
+                out.order.clear();
+                return super::together::run_together(lab, setup, judging, out).await;
+            }
+            Some(why) => {
+                lab.observer.on(&SessionEvent::Notice(&Notice::NotTogether { why: why.clone() }));
+                return run_in_turn(lab, setup, judging, ExperimentRuns { not_together: Some(why), ..out }, sched, started).await;
+            }
+        }
+    }
+    run_in_turn(lab, setup, judging, out, sched, started).await
+}
+
+/// The runs of an experiment's variants one after the other, in blocks.
+async fn run_in_turn(
+    lab: &Lab<'_>,
+    setup: &ExperimentSetup<'_>,
+    judging: &JudgeOptions,
+    out: ExperimentRuns,
+    sched: Vec<(usize, u32)>,
+    started: std::time::Instant,
+) -> Result<ExperimentRuns, ExperimentError> {
+    let (exp, run_order) = (setup.exp, out.run_order);
     if setup.sequential.is_none() {
         let variants = out.order.iter().map(|(v, _)| v.clone()).collect();
         lab.observer.on(&SessionEvent::Notice(&Notice::MeasuredOrder { order: run_order.order.as_str(), seed: run_order.seed, variants }));
@@ -367,7 +398,7 @@ pub async fn run_experiment(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging:
 }
 
 /// The most blocks a sequential experiment runs, whatever its budget.
-const MAX_BLOCKS: u32 = 500;
+pub(super) const MAX_BLOCKS: u32 = 500;
 
 /// The tags that let a saved experiment be judged again as it was: its design (a sequential
 /// experiment's precision, first look, spending and budget; the horizon is added after the
@@ -401,28 +432,28 @@ fn judging_tags(judging: &JudgeOptions) -> Vec<String> {
 
 /// Whether to go on after a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Flow {
+pub(super) enum Flow {
     Go,
     /// The user asked to stop.
     Stop,
 }
 
 /// Makes an experiment's runs, one step at a time, into `out`.
-struct Maker<'l, 's, 'e> {
-    lab: &'l Lab<'l>,
-    setup: &'s ExperimentSetup<'e>,
-    out: ExperimentRuns,
+pub(super) struct Maker<'l, 's, 'e> {
+    pub(super) lab: &'l Lab<'l>,
+    pub(super) setup: &'s ExperimentSetup<'e>,
+    pub(super) out: ExperimentRuns,
     /// Tags of every run of the experiment, and of its measured runs.
     common: Vec<String>,
-    measured_tags: Vec<String>,
+    pub(super) measured_tags: Vec<String>,
     /// Every measured run loads its data afresh.
     fresh: bool,
     /// `--skip-load` / `--load-only`: loads are the user's business.
-    plain: bool,
+    pub(super) plain: bool,
 }
 
 impl<'l, 's, 'e> Maker<'l, 's, 'e> {
-    fn new(lab: &'l Lab<'l>, setup: &'s ExperimentSetup<'e>, out: ExperimentRuns, judging: &JudgeOptions) -> Self {
+    pub(super) fn new(lab: &'l Lab<'l>, setup: &'s ExperimentSetup<'e>, out: ExperimentRuns, judging: &JudgeOptions) -> Self {
         let (exp, ro) = (setup.exp, out.run_order);
         let on = |b: bool| if b { "on" } else { "off" };
         let mut common = vec![format!("experiment={}", exp.name), format!("experiment_id={}", setup.experiment_id)];
@@ -439,14 +470,19 @@ impl<'l, 's, 'e> Maker<'l, 's, 'e> {
     }
 
     fn stopped(mut self) -> ExperimentRuns {
+        self.stop_by_user();
+        self.out
+    }
+
+    /// The user asked to stop: the runs so far are what the experiment has.
+    pub(super) fn stop_by_user(&mut self) {
         self.out.interrupted = true;
         self.out.stop = Some(StopReason::Interrupted);
-        self.out
     }
 
     /// After the first block: the most blocks the budget allows (the information fraction's
     /// denominator, fixed from here on), recorded on every measured run so far.
-    fn fix_horizon(&mut self, plan: &SequentialPlan, elapsed_s: f64, block_s: f64) {
+    pub(super) fn fix_horizon(&mut self, plan: &SequentialPlan, elapsed_s: f64, block_s: f64) {
         let left = (plan.budget_s - elapsed_s).max(0.0);
         let most = 1 + (left / block_s.max(1e-3)).floor() as usize;
         let max_blocks = most.clamp(plan.first_look, MAX_BLOCKS as usize);
@@ -463,7 +499,7 @@ impl<'l, 's, 'e> Maker<'l, 's, 'e> {
 
     /// The look after `blocks` blocks: the interim judgement of the blocks so far, and whether
     /// to stop (every judged figure settled, or no time for another block).
-    fn look(
+    pub(super) fn look(
         &mut self,
         plan: &SequentialPlan,
         judging: &JudgeOptions,
@@ -487,13 +523,13 @@ impl<'l, 's, 'e> Maker<'l, 's, 'e> {
         Ok(out_of_time.then_some(StopReason::Budget { unsettled }))
     }
 
-    fn tagged(&self, key: &str, v: &Variant) -> Vec<String> {
+    pub(super) fn tagged(&self, key: &str, v: &Variant) -> Vec<String> {
         let mut t = self.common.clone();
         t.push(format!("{key}={}", v.name));
         t
     }
 
-    fn flow(&self, r: &super::RunResult) -> Flow {
+    pub(super) fn flow(&self, r: &super::RunResult) -> Flow {
         if r.status == RunStatus::Interrupted || self.lab.stopping() {
             Flow::Stop
         } else {
@@ -522,7 +558,7 @@ impl<'l, 's, 'e> Maker<'l, 's, 'e> {
             }
         }
         if loads {
-            let notes = settle(self.lab, base, exp).await;
+            let notes = settle(self.lab, base, &exp.variants[0].workload.keyspace).await;
             self.out.notes.extend(notes);
         }
         Ok(Flow::Go)
@@ -543,7 +579,7 @@ impl<'l, 's, 'e> Maker<'l, 's, 'e> {
             if self.flow(&r) == Flow::Stop {
                 return Ok(Flow::Stop);
             }
-            let notes = settle(self.lab, base, exp).await;
+            let notes = settle(self.lab, base, &exp.variants[0].workload.keyspace).await;
             self.out.notes.extend(notes);
             spec.config.load = LoadMode::Skip;
         }
@@ -572,8 +608,9 @@ fn load_only(mut spec: RunSpec) -> RunSpec {
 }
 
 /// Flushes every node casslab controls (`nodetool flush`) and waits, up to 10 minutes, until
-/// no node runs a compaction; returns what happened, in words (also told to the observer).
-async fn settle(lab: &Lab<'_>, base: &RunConfig, exp: &Experiment) -> Vec<String> {
+/// no node runs a compaction (on `base`'s cluster, looking at `keyspace`); returns what
+/// happened, in words (also told to the observer).
+pub(super) async fn settle(lab: &Lab<'_>, base: &RunConfig, keyspace: &str) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(control) = lab.control.clone() {
         let flushed = tokio::task::spawn_blocking(move || {
@@ -595,7 +632,6 @@ async fn settle(lab: &Lab<'_>, base: &RunConfig, exp: &Experiment) -> Vec<String
             Err(e) => format!("settling: the flush failed: {e}"),
         });
     }
-    let keyspace = &exp.variants[0].workload.keyspace;
     notes.push(match wait_for_compactions(&base.cluster, &lab.credentials, keyspace, Duration::from_secs(600)).await {
         Ok(s) => format!("settling: compactions done after {s:.0} s"),
         Err(Compactions::Unknown(e)) => format!("settling: cannot check compactions: {e}"),
@@ -655,6 +691,7 @@ pub async fn find_max_per_variant(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, sl
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::load_shape::LoadShape;
     use std::collections::BTreeMap;
 
     fn experiment(text: &str) -> Experiment {
@@ -669,11 +706,23 @@ mod tests {
         let base = RunConfig { concurrency: 16, ..RunConfig::default() };
         let a = variant_spec(&e, &e.variants[0], &base, vec!["x=1".into()]);
         let b = variant_spec(&e, &e.variants[1], &base, Vec::new());
-        assert_eq!((a.config.concurrency, a.config.rate_per_s, a.config.load), (16, None, LoadMode::Reload));
-        assert_eq!((b.config.concurrency, b.config.rate_per_s), (4, Some(300.0)));
+        assert_eq!((a.config.concurrency, a.config.rate.is_none(), a.config.load), (16, true, LoadMode::Reload));
+        assert_eq!((b.config.concurrency, b.config.fixed_rate_per_s()), (4, Some(300.0)));
         assert_eq!(a.tags, ["x=1"]);
         assert!(a.config.workload.ends_with("#a") && a.config.params["keyspace"] == "casslab_kv_a");
         assert!(load_only(a).workload.run.is_none());
+    }
+
+    #[test]
+    fn a_variants_rate_wins_over_a_schedule_of_the_command_line() {
+        // experiment --rate 'ramp …' with a variant's `rate: 300`: the variant runs at 300/s
+        let e = experiment("workload: kv\nvariants:\n  a: {}\n  b: { rate: 300 }\n");
+        let cli = RunConfig { rate: Some(LoadShape::parse("ramp 100..5000 over 60s").unwrap()), ..RunConfig::default() };
+        let base = base_config(&e, cli, (false, true));
+        let b = variant_spec(&e, &e.variants[1], &base, Vec::new()).config;
+        assert_eq!(b.fixed_rate_per_s(), Some(300.0), "{:?}", b.rate_text());
+        let a = variant_spec(&e, &e.variants[0], &base, Vec::new()).config;
+        assert_eq!(a.rate_text(), "ramp 100..5000 over 1m");
     }
 
     #[test]
@@ -683,15 +732,15 @@ mod tests {
         let cli = RunConfig::default();
         let base = base_config(&e, cli.clone(), (false, false));
         let from_file = variant_spec(&e, &e.variants[0], &base, Vec::new()).config.resolved_on(8);
-        let from_flag = RunConfig { rate_per_s: Some(5_000.0), ..cli.clone() }.resolved_on(8);
-        assert_eq!((from_file.rate_per_s, from_file.threads), (Some(5_000.0), from_flag.threads));
+        let from_flag = RunConfig { rate: Some(LoadShape::fixed(5_000.0)), ..cli.clone() }.resolved_on(8);
+        assert_eq!((from_file.fixed_rate_per_s(), from_file.threads), (Some(5_000.0), from_flag.threads));
         assert_eq!(from_flag.threads, 1);
         // a variant's own rate decides its own
         let b = variant_spec(&e, &e.variants[1], &base, Vec::new()).config.resolved_on(8);
-        assert_eq!(b.threads, RunConfig { rate_per_s: Some(120_000.0), ..cli.clone() }.resolved_on(8).threads);
+        assert_eq!(b.threads, RunConfig { rate: Some(LoadShape::fixed(120_000.0)), ..cli.clone() }.resolved_on(8).threads);
         // the command line wins over the file
-        let flagged = base_config(&e, RunConfig { rate_per_s: Some(700.0), concurrency: 3, ..cli }, (true, true));
-        assert_eq!((flagged.rate_per_s, flagged.concurrency), (Some(700.0), 3));
+        let flagged = base_config(&e, RunConfig { rate: Some(LoadShape::fixed(700.0)), concurrency: 3, ..cli }, (true, true));
+        assert_eq!((flagged.fixed_rate_per_s(), flagged.concurrency), (Some(700.0), 3));
     }
 
     #[test]
@@ -719,7 +768,7 @@ mod tests {
         let w = undeclared_load_point(&e, &base, false).unwrap();
         assert!(w.starts_with("x declares no load point: a runs at maximum throughput with 128 requests in flight"), "{w}");
         assert_eq!(undeclared_load_point(&e, &base, true), None);
-        assert_eq!(undeclared_load_point(&e, &RunConfig { rate_per_s: Some(100.0), ..base.clone() }, false), None);
+        assert_eq!(undeclared_load_point(&e, &RunConfig { rate: Some(LoadShape::fixed(100.0)), ..base.clone() }, false), None);
         let e = experiment("name: x\nworkload: kv\nvariants:\n  a: {}\n  b: {}\n");
         assert!(undeclared_load_point(&e, &base, false).unwrap().contains(": every variant runs at maximum throughput"));
         // a workload whose own rate is a daily curve declares its load point

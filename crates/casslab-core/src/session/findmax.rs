@@ -56,7 +56,7 @@ async fn search(lab: &Lab<'_>, base: &RunSpec, sla: &Gate, max_steps: usize, ram
     let base = &without_schedule(base);
     let spec_of = |target: Option<f64>, n: usize, load: LoadMode| {
         let mut spec = base.clone();
-        spec.config.rate_per_s = target;
+        spec.config.rate = target.map(LoadShape::fixed);
         spec.config.load = load;
         spec.tags.push(format!("find_max={search_id}"));
         spec.tags.push(format!("step={n}"));
@@ -126,7 +126,7 @@ fn without_schedule(base: &RunSpec) -> RunSpec {
     if let Some(r) = base.workload.run.as_mut() {
         (r.rate, r.concurrency) = (None, None);
     }
-    base.config.rate_shape = None;
+    base.config.rate = None;
     base
 }
 
@@ -186,7 +186,7 @@ async fn ramp(lab: &Lab<'_>, mut spec: RunSpec, sla: &Gate, ceiling: f64) -> Res
     let ramp = format!("ramp {from}..{to} over {}", crate::load_shape::dur(duration_s));
     let text = if warmup_s > 0.0 { format!("{from} for {}, {ramp}", crate::load_shape::dur(warmup_s)) } else { ramp };
     let shape = LoadShape::parse(&text).expect("a ramp casslab writes reads back");
-    spec.config.set_rate(shape);
+    spec.config.rate = Some(shape);
     (spec.config.warmup_s, spec.config.duration_s) = (Some(warmup_s), Some(duration_s));
     lab.observer.on(&SessionEvent::SearchRamp { from_per_s: from, to_per_s: to, bracket: None });
     let r = super::run(lab, &spec).await?;

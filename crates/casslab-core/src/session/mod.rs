@@ -11,6 +11,7 @@
 //! started; none for `--hosts`) and the results [`Store`].
 
 mod changes;
+pub use changes::with_workload_load;
 pub mod conduct;
 mod event_check_error;
 pub mod findmax;
@@ -20,6 +21,7 @@ mod profiling;
 mod run_checks;
 mod server_metrics;
 mod timeline;
+mod together;
 pub mod verify_pass;
 
 pub use changes::check_rate_events;
@@ -69,6 +71,9 @@ pub struct RunSpec {
     pub config: RunConfig,
     pub workload: Workload,
     pub tags: Vec<String>,
+    /// The gate at which it starts its run phase together with runs made at the same time
+    /// (an experiment's variants measured side by side); `None`: on its own.
+    pub together: Option<engine::start_gate::StartSlot>,
 }
 
 /// A saved run.
@@ -186,12 +191,12 @@ impl<'a> RunSession<'a> {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let (rates, rate_changes) = tokio::sync::mpsc::unbounded_channel();
         let (spec, clock, stop, engine_target) = (self.spec.clone(), self.clock, lab.stop.clone(), target.clone());
+        let start = spec.together.clone();
         let verify = crate::verify::RunVerify::fresh();
         let token = verify.clone();
-        let engine =
-            tokio::spawn(
-                async move { engine::run(engine_target, &spec.config, &spec.workload, clock, tx, engine::Controls { stop, rate_changes }, &token).await },
-            );
+        let engine = tokio::spawn(async move {
+            engine::run(engine_target, &spec.config, &spec.workload, clock, tx, engine::Controls { stop, rate_changes, start }, &token).await
+        });
         let mut run = Consumer {
             session: &self,
             id,
@@ -323,7 +328,7 @@ impl Consumer<'_, '_> {
                 if phase == Phase::Run && !w.events.is_empty() && controls(cfg) {
                     self.timeline = Some(Timeline::start(w.events.clone(), s.clock, at_ms, lab.control.clone(), lab.observer.clone(), self.rates.clone()));
                 }
-                let schedule = cfg.rate_shape.as_ref().or(cfg.concurrency_shape.as_ref()).filter(|_| phase == Phase::Run).map(|s| s.to_string());
+                let schedule = cfg.rate_schedule().or(cfg.concurrency_shape.as_ref()).filter(|_| phase == Phase::Run).map(|s| s.to_string());
                 lab.observer.on(&SessionEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, concurrency: cfg.concurrency, schedule });
             }
             EngineEvent::Load(load) => {

@@ -356,7 +356,7 @@ mod tests {
     }
 
     fn begin(store: &Store, started_at_ms: i64) -> RunId {
-        let config = RunConfig { workload: "kv".into(), rate_per_s: Some(500.0), ..RunConfig::default() };
+        let config = RunConfig { workload: "kv".into(), rate: Some(crate::load_shape::LoadShape::fixed(500.0)), ..RunConfig::default() };
         let env = RunEnvironment { casslab_version: "0.1.0".into(), node_count: 3, ..Default::default() };
         store.begin_run("kv", &config, &env, &["baseline".to_string()], started_at_ms).unwrap()
     }
@@ -417,7 +417,7 @@ mod tests {
         assert_eq!(rec.workload, "kv");
         assert_eq!(rec.status, RunStatus::Completed);
         assert_eq!((rec.started_at_ms, rec.ended_at_ms), (1_700_000_000_000, Some(1_700_000_003_000)));
-        assert_eq!(rec.config.rate_per_s, Some(500.0));
+        assert_eq!(rec.config.fixed_rate_per_s(), Some(500.0));
         assert_eq!(rec.env.node_count, 3);
         assert_eq!(rec.summary, Some(summary()));
         assert_eq!(rec.tags, vec!["baseline".to_string()]);

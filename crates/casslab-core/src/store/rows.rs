@@ -61,7 +61,7 @@ impl RawRun {
             id,
             status,
             process,
-            config: serde_json::from_str(&self.config_json).map_err(|e| json("config", e))?,
+            config: serde_json::from_str(&self.config_json).and_then(crate::config::RunConfig::from_saved).map_err(|e| json("config", e))?,
             env: serde_json::from_str(&self.env_json).map_err(|e| json("environment", e))?,
             summary: match &self.summary_json {
                 Some(s) => Some(serde_json::from_str(s).map_err(|e| json("summary", e))?),

@@ -13,7 +13,7 @@ fn record(rate: Option<f64>, threads: usize) -> RunRecord {
         started_at_ms: 0,
         ended_at_ms: Some(10_000),
         status: RunStatus::Completed,
-        config: RunConfig { rate_per_s: rate, threads, concurrency: 4, ..RunConfig::default() },
+        config: RunConfig { rate: rate.map(crate::load_shape::LoadShape::fixed), threads, concurrency: 4, ..RunConfig::default() },
         env: RunEnvironment { client_cores: 2, ..RunEnvironment::default() },
         summary: None,
         tags: vec![],

@@ -20,7 +20,7 @@ use casslab_core::analysis::DEFAULT_POWER_EFFECT;
 use casslab_core::cluster::ClusterControl;
 use casslab_core::config::Credentials;
 use casslab_core::config::RunConfig;
-use casslab_core::experiment::{load_experiment, Experiment, Order, RunOrder};
+use casslab_core::experiment::{load_experiment, Design, Experiment, Order, RunOrder};
 use casslab_core::judge::plan::Target;
 use casslab_core::judge::verdict::ExperimentVerdict;
 use casslab_core::judge::JudgeOptions;
@@ -69,6 +69,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         tags: args.run.tags.clone(),
         concurrency_declared: args.run.concurrency.is_some() || exp.concurrency.is_some(),
         sequential,
+        design: design_of(&args, &exp),
     };
     if let Some(w) = setup.load_point_warning() {
         out::warn(&w);
@@ -213,13 +214,26 @@ fn percent(flag: &str, v: Option<&str>) -> Result<Option<f64>> {
 
 /// "3 repetitions", or "blocks until each judged change is within ±5% (budget 20 min)".
 fn design_words(setup: &ExperimentSetup) -> String {
+    let when = match setup.design {
+        Design::Simultaneous => "the variants at the same time, ",
+        Design::Blocks => "",
+    };
     match &setup.sequential {
-        None => format!("{} repetitions", setup.repetitions),
+        None => format!("{when}{} repetitions", setup.repetitions),
         Some(p) => format!(
-            "blocks until each judged change is within ±{}% or found (budget {})",
+            "{when}blocks until each judged change is within ±{}% or found (budget {})",
             p.precision * 100.0,
             casslab_core::analysis::approx_duration(p.budget_s)
         ),
+    }
+}
+
+/// When the variants run: the flags', else the file's `design:`, else one after the other.
+fn design_of(args: &ExperimentArgs, exp: &Experiment) -> Design {
+    match (args.simultaneous, args.blocks) {
+        (true, _) => Design::Simultaneous,
+        (_, true) => Design::Blocks,
+        _ => exp.design.design.unwrap_or(Design::Blocks),
     }
 }
 

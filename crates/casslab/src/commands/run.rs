@@ -43,9 +43,8 @@ pub fn run(args: RunArgs) -> Result<i32> {
     // a Redis workload needs no Cassandra: its server is --target or casslab's redis-server
     let local = if is_redis { None } else { local_target(&cfg, &opts.local)?.map(|c| Arc::new(LocalControl::new(c))) };
     check_events(&workload.events, local.as_deref().map(|c| c as &dyn ClusterControl))?;
-    let has_rate = (cfg.peak_rate_per_s().is_some() || workload.run.as_ref().is_some_and(|r| r.rate.is_some()))
-        && workload.run.as_ref().is_none_or(|r| r.replay.is_none())
-        && sla.is_none();
+    let has_rate =
+        session::with_workload_load(cfg.clone(), &workload).rate.is_some() && workload.run.as_ref().is_none_or(|r| r.replay.is_none()) && sla.is_none();
     check_rate_events(&workload.events, has_rate)?;
     let creds = if is_redis {
         aim_redis(&mut cfg, &opts.local)?;
@@ -62,7 +61,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     }
     let lab =
         Lab { credentials: creds, control: local.map(|c| c as Arc<dyn ClusterControl>), results: &store, observer: Arc::new(live), stop: stop_on_ctrl_c(&rt) };
-    let spec = RunSpec { config: cfg, workload, tags: opts.tags.clone() };
+    let spec = RunSpec { config: cfg, workload, tags: opts.tags.clone(), together: None };
     if let Some(sla) = sla {
         let search = if opts.ramp_first {
             rt.block_on(findmax::find_max_ramped(&lab, &spec, &sla, opts.max_steps))?
@@ -98,7 +97,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
 fn default_run_id(cfg: &RunConfig) -> String {
     let params = serde_json::to_string(&cfg.params).unwrap_or_default();
     let count = cfg.shard.as_ref().map_or(1, |s| s.count).to_string();
-    let timing = format!("{:?} {:?} {:?} {}", cfg.rate_per_s, cfg.duration_s, cfg.warmup_s, cfg.interval_ms);
+    let timing = format!("{} {:?} {:?} {}", cfg.rate_text(), cfg.duration_s, cfg.warmup_s, cfg.interval_ms);
     let fp = casslab_core::engine::fingerprint(&[&cfg.workload_source, &params, &cfg.seed.to_string(), &count, &timing]);
     format!("{}-{}", cfg.workload.rsplit('/').next().unwrap_or("run").trim_end_matches(".yaml"), &fp[..10])
 }
@@ -207,4 +206,21 @@ fn password_for(cfg: &RunConfig) -> Result<Option<String>> {
         return Err(usage(format!("--user {user}: set the password in CASSLAB_PASSWORD (there is no terminal to ask on)")));
     }
     Ok(Some(rpassword::prompt_password(format!("password for {user}: "))?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use casslab_core::config::ShardConfig;
+    use casslab_core::load_shape::LoadShape;
+
+    #[test]
+    fn shards_of_different_schedules_get_different_run_ids() {
+        let shard = ShardConfig { index: 0, count: 2, run_id: String::new(), barrier_timeout_ms: 0 };
+        let a =
+            RunConfig { workload: "kv".into(), shard: Some(shard), rate: Some(LoadShape::parse("ramp 100..5000 over 60s").unwrap()), ..RunConfig::default() };
+        let b = RunConfig { rate: Some(LoadShape::parse("steps 100 200 each 30s").unwrap()), ..a.clone() };
+        assert_ne!(default_run_id(&a), default_run_id(&b));
+        assert_eq!(default_run_id(&a), default_run_id(&a.clone()));
+    }
 }

@@ -46,7 +46,7 @@ pub fn verify(args: &VerifyArgs) -> Result<i32> {
     let rt = run::runtime(0)?;
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
     let lab = Lab { credentials: creds, control: None, results: &store, observer: Arc::new(Quiet), stop };
-    let spec = RunSpec { config: cfg, workload, tags: Vec::new() };
+    let spec = RunSpec { config: cfg, workload, tags: Vec::new(), together: None };
     let opts = PassOptions { concurrency: args.concurrency.max(1), consistency };
     let progress = |p: PassProgress| out::note(&format!("verify: {} of {} keys read back", p.done, p.total));
     let report = rt.block_on(verify_data(&lab, &spec, &opts, &progress))?;

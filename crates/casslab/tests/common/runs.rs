@@ -57,7 +57,7 @@ pub fn save_run(store: &Store, shape: &Shape, seed: u64) -> RunId {
         workload: "kv".into(),
         workload_source: "name: kv\nparams:\n  rows: 100000\n".into(),
         params: [("rows".to_string(), shape.rows.to_string()), ("keyspace".to_string(), "casslab_kv".to_string())].into(),
-        rate_per_s: shape.rate_per_s,
+        rate: shape.rate_per_s.map(casslab_core::load_shape::LoadShape::fixed),
         duration_s: Some(20.0),
         warmup_s: Some(2.0),
         ..RunConfig::default()
@@ -141,7 +141,7 @@ pub fn save_ramped_run(store: &Store, seed: u64) -> RunId {
     let config = RunConfig {
         workload: "kv".into(),
         workload_source: "name: kv\n".into(),
-        rate_shape: Some(casslab_core::load_shape::LoadShape::parse(schedule).unwrap()),
+        rate: Some(casslab_core::load_shape::LoadShape::parse(schedule).unwrap()),
         duration_s: Some(24.0),
         ..RunConfig::default()
     };
