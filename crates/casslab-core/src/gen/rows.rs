@@ -46,6 +46,9 @@ pub struct RowsSpec {
     /// `share / per`, drawn per visit (default: every row).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub select: Option<SelectSpec>,
+    /// Bind one row of one partition (what a query does; a SELECT always does).
+    #[serde(default)]
+    pub one_row: bool,
 }
 
 /// `select: { share: …, per: N }`: a visit's chance is `min(1, share / per)`, `share` drawn.

@@ -58,7 +58,7 @@ pub(crate) fn build_access(node: &KeyLines, op_line: usize, statements: &[Statem
         return Err((at("rows"), OpProblem::PartitionsAndRows));
     }
     if let Some(r) = &rows {
-        let reads = statements.iter().any(is_select);
+        let reads = r.one_row || statements.iter().any(is_select);
         if reads && (r.partitions.is_some() || r.select.is_some()) {
             return Err((at("rows"), OpProblem::Rows("rows.partitions and rows.select say what a write writes; a read binds one row of one partition".into())));
         }

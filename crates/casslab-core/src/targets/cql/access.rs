@@ -50,7 +50,7 @@ pub(crate) async fn plan_access(session: &Session, w: &Workload, name: &str, op:
         };
         let maker = crate::gen::rows::RowsMaker::build(spec, &planned.gens).map_err(fail)?;
         let from = planned.generators.iter().map(|g| maker.place(*g)).collect();
-        let read = planned.statements.iter().any(|s| s.read);
+        let read = spec.one_row || planned.statements.iter().any(|s| s.read);
         let (batch_rows, batch_type) = match &op.batch {
             Some(b) => (b.size as usize, if b.kind == BatchKind::Logged { BatchType::Logged } else { BatchType::Unlogged }),
             None => (1, BatchType::Unlogged),
