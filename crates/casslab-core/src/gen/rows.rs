@@ -205,8 +205,10 @@ impl RowsMaker {
         let mut key = Vec::with_capacity(self.key.len());
         for g in &self.key {
             let mut r = SmallRng::seed_from_u64(hash_of(gens.content_seed(*g), seed));
-            let (v, n) = gens.value_and_n(*g, &mut r);
-            id = hash_of(id, n.map_or_else(|| hash_of(0, format!("{v:?}").len() as u64), |n| n as u64));
+            let (v, _) = gens.value_and_n(*g, &mut r);
+            // the rows are made from the key's values, as cassandra-stress makes them: seeds
+            // whose keys collide write the same partition, with the same rows
+            id = hash_of(id, value_hash(&v));
             key.push(v);
         }
         if self.levels.is_empty() {
@@ -252,6 +254,12 @@ impl RowsMaker {
             prefix.pop();
         }
     }
+}
+
+/// A hash of a value's content.
+fn value_hash(v: &CqlValue) -> u64 {
+    let text = format!("{v:?}");
+    mix64(text.bytes().fold(0xCBF2_9CE4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01B3)))
 }
 
 /// Which of `groups` first-level values one visit takes: each with `chance`; when none was
