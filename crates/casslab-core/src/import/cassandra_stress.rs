@@ -154,13 +154,31 @@ impl Builder<'_> {
             self.y.line(2, &format!("first_seed: {}", seeds.first), Some("-pop seq=A..B: the seeds A..B, each naming a partition"));
             self.y.line(2, &format!("last_seed: {}", seeds.last), None);
         }
+        let replication = match &p.keyspace_definition {
+            Some((ks_ddl, line)) => match replication_of(ks_ddl) {
+                Some(r) => Some(r),
+                None => {
+                    self.warn(Some(*line), "keyspace_definition has no replication map; casslab chooses one that fits the cluster");
+                    None
+                }
+            },
+            None => None,
+        };
+        // SimpleStrategy's factor as a parameter: a profile written for 3 replicas runs its
+        // conditional writes (a quorum of the factor) on a smaller cluster with -P replication_factor=1
+        let factor = replication.as_deref().and_then(simple_factor);
+        if let Some((rf, _)) = &factor {
+            self.y.line(2, &format!("replication_factor: {rf}"), Some("the profile's; fewer nodes than this fail every quorum and conditional write"));
+            if *rf > 1 && self.insert_setting("condition").is_some() {
+                self.notes.push(format!("the insert is conditional (Paxos needs a quorum of the {rf} replicas): on a cluster of fewer than {} nodes run it with -P replication_factor=1, as cassandra-stress would fail there too", rf / 2 + 1));
+            }
+        }
         self.y.line(2, &format!("keyspace: {}", ident(&p.keyspace)), None);
         self.y.line(0, "keyspace: ${keyspace}", None);
-        if let Some((ks_ddl, line)) = &p.keyspace_definition {
-            match replication_of(ks_ddl) {
-                Some(r) => self.y.line(0, &format!("replication: {}", quote(&r)), None),
-                None => self.warn(Some(*line), "keyspace_definition has no replication map; casslab chooses one that fits the cluster"),
-            }
+        match (&replication, &factor) {
+            (_, Some((_, templated))) => self.y.line(0, &format!("replication: {}", quote(templated)), None),
+            (Some(r), None) => self.y.line(0, &format!("replication: {}", quote(r)), None),
+            (None, None) => {}
         }
         self.schema(&shape);
         // the operations first, aside: their queries may need generators of their own
@@ -294,7 +312,10 @@ impl Builder<'_> {
             return (to_fields(&d, true).fields, format!("-pop dist={}: the run's reads and inserts draw their seeds from it", d.written));
         }
         if self.command.is_some_and(|c| c.pop_seq.is_some()) {
-            return (format!("dist: sequence, min: {}, max: {}", seeds.lo(), seeds.hi_excl()), "-pop seq: reads and inserts take the next seeds in turn".into());
+            return (
+                format!("dist: sequence, min: {}, max: {}", seeds.lo(), seeds.hi_excl()),
+                "-pop seq: reads and inserts take the next seeds in turn".into(),
+            );
         }
         // casslab rounds a gaussian draw where cassandra-stress truncates: half a unit lower
         (
@@ -528,6 +549,20 @@ impl Builder<'_> {
     }
 }
 
+/// A SimpleStrategy replication map's factor, and the map with `${replication_factor}` in its place.
+fn simple_factor(map: &str) -> Option<(u64, String)> {
+    if !map.contains("SimpleStrategy") {
+        return None;
+    }
+    let at = map.find("replication_factor")?;
+    let rest = &map[at + "replication_factor".len()..];
+    let start = rest.find(|c: char| c.is_ascii_digit())?;
+    let digits: String = rest[start..].chars().take_while(|c| c.is_ascii_digit()).collect();
+    let rf = digits.parse().ok()?;
+    let cut = at + "replication_factor".len() + start;
+    Some((rf, format!("{}${{replication_factor}}{}", &map[..cut], &map[cut + digits.len()..])))
+}
+
 /// A column name as CQL needs it: as is when lower case, else quoted.
 fn quoted_ident(c: &str) -> String {
     if c.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_') {
@@ -555,7 +590,16 @@ mod tests {
 
     #[test]
     fn every_test_profile_becomes_a_valid_workload() {
-        for name in ["timeline.yaml", "accounts.yaml", "follows.yaml", "visits.yaml", "apache-example.yaml", "apache-insanity.yaml", "apache-counter.yaml", "apache-lwt.yaml"] {
+        for name in [
+            "timeline.yaml",
+            "accounts.yaml",
+            "follows.yaml",
+            "visits.yaml",
+            "apache-example.yaml",
+            "apache-insanity.yaml",
+            "apache-counter.yaml",
+            "apache-lwt.yaml",
+        ] {
             let (i, w) = imported(name, None);
             assert!(w.operation("insert").is_some() && w.operation("load").is_some(), "{name}");
             assert!(crate::lint::lint(&w, &Default::default()).iter().all(|f| f.severity != crate::lint::Severity::Error), "{name}:\n{}", i.yaml);
@@ -584,7 +628,10 @@ mod tests {
 
     #[test]
     fn a_command_line_sets_the_seeds_the_mix_and_the_consistency() {
-        let (i, w) = imported("timeline.yaml", Some("user ops(insert=1,by_day=3,nope=1) n=500 cl=QUORUM -pop dist=uniform(1..500) -insert partitions=fixed(2) select-ratio=fixed(1)/1"));
+        let (i, w) = imported(
+            "timeline.yaml",
+            Some("user ops(insert=1,by_day=3,nope=1) n=500 cl=QUORUM -pop dist=uniform(1..500) -insert partitions=fixed(2) select-ratio=fixed(1)/1"),
+        );
         let mut mix = w.run.as_ref().unwrap().mix.clone();
         mix.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(mix, vec![("by_day".to_string(), 3.0), ("insert".to_string(), 1.0)]);
@@ -606,7 +653,8 @@ mod tests {
         let insert = w.operation("load").unwrap().cql().unwrap();
         assert!(insert.statements[0].cql.ends_with("IF body = NULL"), "{}", insert.statements[0].cql);
         assert!(insert.serial_consistency.is_some());
-        assert!(i.yaml.contains("replication_factor': 3"));
+        assert!(i.yaml.contains("replication_factor: 3") && i.yaml.contains("'replication_factor': ${replication_factor}}"), "{}", i.yaml);
+        assert!(i.notes.iter().any(|n| n.contains("-P replication_factor=1")));
     }
 
     #[test]

@@ -11,10 +11,10 @@ pub mod cassandra_stress;
 pub mod cluster_shape;
 pub mod live_cluster;
 mod markers;
+mod stress_columns;
 pub mod stress_command;
 pub mod stress_dist;
 pub mod stress_profile;
-mod stress_columns;
 mod stress_rows;
 mod workload_writer;
 

@@ -63,7 +63,10 @@ impl Builder<'_> {
                     }
                 }
                 if d.kind == StressKind::Seq {
-                    notes.push(format!("population {}: cassandra-stress re-seeds it with every row, so a value is drawn within the range, not counted up", d.written));
+                    notes.push(format!(
+                        "population {}: cassandra-stress re-seeds it with every row, so a value is drawn within the range, not counted up",
+                        d.written
+                    ));
                     d.kind = StressKind::Uniform;
                 }
                 let df = to_fields(&d, false);
@@ -147,7 +150,6 @@ impl Builder<'_> {
         };
         self.table.columns.iter().map(|c| value(c) + 6.0).sum()
     }
-
 }
 
 fn is_udt(base: &str) -> bool {
@@ -176,4 +178,3 @@ fn is_udt(base: &str) -> bool {
             | "counter"
     )
 }
-

@@ -257,7 +257,8 @@ mod tests {
         assert!(c.insert_only());
         assert_eq!(casslab_command(&c, "w.yaml", None), "casslab run w.yaml --load-only --concurrency 8");
         // fixed=1000/s counts partitions: an insert of 25.5 partitions and a read of one
-        let c = parse_command("user profile=p.yaml ops(insert=1,simple1=1) duration=1m -rate threads=8 fixed=1000/s -mode native cql3 compression=lz4").unwrap();
+        let c =
+            parse_command("user profile=p.yaml ops(insert=1,simple1=1) duration=1m -rate threads=8 fixed=1000/s -mode native cql3 compression=lz4").unwrap();
         assert_eq!(casslab_command(&c, "w.yaml", Some(13.25)), "casslab run w.yaml --duration 1m --concurrency 8 --rate 75.5");
         assert!(c.warnings.iter().any(|w| w.starts_with("-mode compression=lz4")), "{:?}", c.warnings);
         assert!(c.warnings.iter().any(|w| w.contains("gaussian(1..10)")));

@@ -94,7 +94,8 @@ pub(crate) fn ratio_mean(d: &StressDist, div: i64) -> f64 {
         StressKind::Uniform | StressKind::Seq => {
             // uniform on [lo, hi + 1), then clamped to hi, then to 1
             let n = 2000;
-            (0..n).map(|i| (d.lo as f64 + (i as f64 + 0.5) / n as f64 * (d.hi - d.lo + 1) as f64).min(d.hi as f64) / div).map(|r| r.min(1.0)).sum::<f64>() / n as f64
+            (0..n).map(|i| (d.lo as f64 + (i as f64 + 0.5) / n as f64 * (d.hi - d.lo + 1) as f64).min(d.hi as f64) / div).map(|r| r.min(1.0)).sum::<f64>()
+                / n as f64
         }
         _ => (d.mean() / div).min(1.0),
     }
@@ -106,11 +107,9 @@ fn select(d: &StressDist, div: i64) -> String {
     let per = div.max(1).saturating_mul(SHARE_SCALE);
     let share = match d.kind {
         StressKind::Fixed => (d.lo.max(0).saturating_mul(SHARE_SCALE)).to_string(),
-        StressKind::Uniform | StressKind::Seq => format!(
-            "{{ dist: uniform, min: {}, max: {} }}",
-            d.lo.saturating_mul(SHARE_SCALE),
-            d.hi.saturating_add(1).saturating_mul(SHARE_SCALE)
-        ),
+        StressKind::Uniform | StressKind::Seq => {
+            format!("{{ dist: uniform, min: {}, max: {} }}", d.lo.saturating_mul(SHARE_SCALE), d.hi.saturating_add(1).saturating_mul(SHARE_SCALE))
+        }
         _ => {
             let scaled = StressDist { lo: d.lo.saturating_mul(SHARE_SCALE), hi: d.hi.saturating_mul(SHARE_SCALE), ..d.clone() };
             let scaled = match &d.kind {

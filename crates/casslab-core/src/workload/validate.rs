@@ -110,7 +110,11 @@ fn check_rows(cx: &Cx, op: &Operation, body: &CqlOp, gens: &GeneratorSet) -> Res
     crate::gen::rows::RowsMaker::build(spec, gens).map_err(|m| cx.op_err(op, line, OpProblem::Rows(m)))?;
     let bound: Vec<&String> = body.statements.iter().flat_map(|s| &s.args).collect();
     if let Some(k) = spec.key.iter().find(|k| !bound.contains(k)) {
-        return Err(cx.op_err(op, line, OpProblem::Rows(format!("rows.key: \"{k}\" is not bound by the operation's statements, so its partitions are not the ones its seeds name"))));
+        return Err(cx.op_err(
+            op,
+            line,
+            OpProblem::Rows(format!("rows.key: \"{k}\" is not bound by the operation's statements, so its partitions are not the ones its seeds name")),
+        ));
     }
     Ok(())
 }
