@@ -107,15 +107,18 @@ fn close(what: &str, measured: f64, expected: f64, tolerance: f64) {
     eprintln!("{what}: measured {measured:.3}, cassandra-stress's {expected:.3} ({:+.1}%)", (measured - expected) / expected * 100.0);
 }
 
-fn compare(name: &str, m: Figures, e: Figures) {
-    close(&format!("{name} distinct partitions"), m.partitions, e.partitions, 0.03);
+/// `partitions_tolerance`: cassandra-stress's `n=` counts partitions exactly; casslab's load
+/// counts inserts (n / mean partitions per insert), so with drawn partitions per insert the
+/// partitions visited vary by ±√inserts × their spread (±9 % for 39 inserts of uniform(1..50)).
+fn compare(name: &str, m: Figures, e: Figures, partitions_tolerance: f64) {
+    close(&format!("{name} distinct partitions"), m.partitions, e.partitions, partitions_tolerance);
     close(&format!("{name} rows per partition, mean"), m.rows_mean, e.rows_mean, 0.08);
     if e.rows_sd > 0.05 {
         close(&format!("{name} rows per partition, spread"), m.rows_sd, e.rows_sd, 0.2);
     } else {
         assert!(m.rows_sd < 0.05, "{name}: rows per partition vary ({}) where cassandra-stress's do not", m.rows_sd);
     }
-    close(&format!("{name} rows per insert"), m.rows_per_insert, e.rows_per_insert, 0.1);
+    close(&format!("{name} rows per insert"), m.rows_per_insert, e.rows_per_insert, partitions_tolerance.max(0.1));
 }
 
 /// splitmix64: the model's random numbers.
@@ -224,7 +227,7 @@ fn apache_example_profiles_write_what_cassandra_stress_writes() {
     };
     let mut sel = Rng(3);
     let expected = model(n, example(62), rows_of, || rng.uniform(1, 50) as u64, || (1.0 + sel.unit() * 10.0).min(10.0) / 10.0);
-    compare("example", measured, expected);
+    compare("example", measured, expected, 0.2);
     let mut rng = Rng(1);
     let mut sel = Rng(3);
     let with_128 = model(n, example(128), rows_of, || rng.uniform(1, 50) as u64, || (1.0 + sel.unit() * 10.0).min(10.0) / 10.0);
@@ -248,7 +251,7 @@ fn apache_example_profiles_write_what_cassandra_stress_writes() {
         || 1,
         || 1.0,
     );
-    compare("insanity", measured, expected);
+    compare("insanity", measured, expected, 0.03);
 
     // cqlstress-counter: a counter per text key of 1..4 characters, one increment an insert
     let n = 20_000;
@@ -275,7 +278,7 @@ fn apache_example_profiles_write_what_cassandra_stress_writes() {
     let expected = model(n, counter(62), |_| vec![1], || 1, || 1.0);
     // rows per insert over CQL: the distinct rows, so keys that collide count once
     let expected = Figures { rows_per_insert: expected.partitions / n as f64, ..expected };
-    compare("counter", measured, expected);
+    compare("counter", measured, expected, 0.03);
     let with_128 = model(n, counter(128), |_| vec![1], || 1, || 1.0);
     eprintln!("counter with cassandra-stress's 128 characters: {} distinct partitions (casslab's 62: {})", with_128.partitions, expected.partitions);
 
@@ -301,7 +304,7 @@ fn apache_example_profiles_write_what_cassandra_stress_writes() {
         || 1,
         || 0.001,
     );
-    compare("lwt", measured, expected);
+    compare("lwt", measured, expected, 0.03);
     let not_applied = summary_rows(&out).iter().find(|(op, _)| op == "insert.not_applied").map_or(0, |(_, c)| c[0].parse::<u64>().unwrap());
     let applied = 1.0 - not_applied as f64 / inserts as f64;
     eprintln!("lwt: {:.4} of the conditional inserts applied (cassandra-stress: every one whose rows are new, 1.0 here)", applied);
