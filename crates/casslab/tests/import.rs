@@ -121,19 +121,17 @@ fn partition_sizes(rows: &[Vec<Option<CqlValue>>], key_columns: usize) -> BTreeM
 }
 
 #[test]
-fn a_time_series_profile_writes_half_of_each_partition_in_its_declared_shape() {
+fn a_time_series_profile_writes_a_drawn_half_of_each_partition_in_its_declared_shape() {
     let dir = tempfile::tempdir().unwrap();
     let (_s, store) = temp_store();
     let w = import_stress(dir.path(), "timeline", &[]);
     let yaml = std::fs::read_to_string(&w).unwrap();
-    assert!(yaml.contains("# cluster uniform(5..15): 10 rows at this level"), "a differing line says how:\n{yaml}");
+    assert!(yaml.contains("counts: { ck_day: 4, ck_ts: { dist: uniform, min: 5, max: 16 } }"), "{yaml}");
     let params = ["partitions=40", "keyspace=imp_timeline"];
     lint_and_load(&w, &store, &params);
     let r = rows("SELECT sensor, day, ts, payload, note, tags FROM imp_timeline.readings");
     let sizes = partition_sizes(&r, 1);
     assert_eq!(sizes.len(), 40, "partitions=40");
-    // cluster fixed(4) × 10 (uniform(5..15) at its mean) = 40 rows, select fixed(1)/2: 20 written
-    assert!(sizes.values().all(|n| *n == 20), "rows per partition: {sizes:?}");
     let mut days: BTreeMap<(String, i64), usize> = BTreeMap::new();
     for row in &r {
         assert_eq!(len(&row[0]), 12, "sensor size fixed(12)");
@@ -142,7 +140,16 @@ fn a_time_series_profile_writes_half_of_each_partition_in_its_declared_shape() {
         assert!((1..=4).contains(&len(&row[5])), "tags size uniform(1..4): {}", len(&row[5]));
         *days.entry((text(&row[0]), int(&row[1]))).or_insert(0) += 1;
     }
-    assert!(days.values().all(|n| *n == 5), "each of the 4 days of a partition gets 5 of its 10 rows: {days:?}");
+    // select fixed(1)/2 takes each of a partition's 4 days with chance 1/2 (the last when none
+    // was), and all of a taken day's uniform(5..15) readings
+    assert!(days.values().all(|n| (5..=15).contains(n)), "a day's readings: {days:?}");
+    let per_partition: BTreeMap<&String, usize> = days.keys().fold(BTreeMap::new(), |mut m, (s, _)| {
+        *m.entry(s).or_insert(0) += 1;
+        m
+    });
+    assert!(per_partition.values().all(|d| (1..=4).contains(d)), "{per_partition:?}");
+    let mean_days = per_partition.values().sum::<usize>() as f64 / per_partition.len() as f64;
+    assert!((1.6..=2.6).contains(&mean_days), "about 2.06 days a partition (1/2 each, the last when none): {mean_days}");
     let notes: std::collections::BTreeSet<String> = r.iter().map(|row| text(&row[4])).collect();
     assert!(notes.len() <= 50, "note population ~uniform(1..50): {} distinct", notes.len());
 
@@ -150,7 +157,7 @@ fn a_time_series_profile_writes_half_of_each_partition_in_its_declared_shape() {
     for op in ["by_day", "latest", "scan", "all_rows", "insert"] {
         assert!(summary_row(&summary_rows(&out), op)[0].parse::<u64>().unwrap() > 0, "{op} did not run:\n{out}");
     }
-    assert!(out.contains("by_day 5.00 rows per execution, none found nothing"), "each day of a partition holds select × 10 = 5 rows:\n{out}");
+    assert!(out.contains("by_day") && out.contains("latest"), "{out}");
 }
 
 #[test]
@@ -159,13 +166,13 @@ fn a_profile_of_two_key_columns_writes_three_partitions_per_logged_batch_within_
     let (_s, store) = temp_store();
     let w = import_stress(dir.path(), "accounts", &[]);
     let yaml = std::fs::read_to_string(&w).unwrap();
-    assert!(yaml.contains("batch: { kind: logged, size: 3 }") && yaml.contains("count: \"${partitions / 3}\""), "{yaml}");
+    assert!(yaml.contains("partitions: 3") && yaml.contains("kind: logged") && yaml.contains("count: \"${partitions / 3}\""), "{yaml}");
     assert!(yaml.lines().filter(|l| l.contains("CREATE TABLE")).all(|l| !l.split('#').next().unwrap().contains("COMPACT")), "{yaml}");
     let params = ["partitions=96", "keyspace=imp_accounts"];
     lint_and_load(&w, &store, &params);
 
     let r = rows("SELECT region, id, balance, score, visits, flags, origin, history, prefs FROM imp_accounts.accounts");
-    assert_eq!(r.len(), 96, "one row per partition, 96 partitions");
+    assert!((94..=96).contains(&r.len()), "one row per partition, 96 seeds: {}", r.len());
     let regions: std::collections::BTreeSet<String> = r.iter().map(|row| text(&row[0])).collect();
     assert_eq!(regions.len(), 8, "region population uniform(1..8)");
     assert!(regions.iter().all(|g| g.len() == 2), "region size fixed(2)");
@@ -195,12 +202,14 @@ fn a_key_only_profile_and_a_counter_profile_write_whole_partitions() {
     lint_and_load(&w, &store, &params);
     let r = rows("SELECT user_id, follower_id, since FROM imp_follows.follows");
     let sizes = partition_sizes(&r, 1);
-    // cluster gaussian(10..30) at its mean (20) × fixed(2)
-    assert_eq!((sizes.len(), sizes.values().all(|n| *n == 40)), (25, true), "{sizes:?}");
-    assert!(run_mix(&w, &store, &params).contains("followers 40 rows per execution, none found nothing"));
+    // cluster gaussian(10..30) drawn per partition × fixed(2)
+    assert_eq!(sizes.len(), 25, "{sizes:?}");
+    assert!(sizes.values().all(|n| n % 2 == 0 && (20..=60).contains(n)), "{sizes:?}");
+    assert!(sizes.values().collect::<std::collections::BTreeSet<_>>().len() > 1, "partition sizes are drawn, not the mean: {sizes:?}");
+    assert!(run_mix(&w, &store, &params).contains("none found nothing"));
 
     let w = import_stress(dir.path(), "visits", &[]);
-    assert!(std::fs::read_to_string(&w).unwrap().contains("count: \"${partitions * 7}\""));
+    assert!(std::fs::read_to_string(&w).unwrap().contains("count: \"${partitions}\""));
     lint_and_load(&w, &store, &["partitions=20", "keyspace=imp_visits"]);
     let r = rows("SELECT page, day, hits, bytes FROM imp_visits.visits");
     let sizes = partition_sizes(&r, 1);

@@ -283,6 +283,18 @@ fn size(spec: Option<&SizeSpec>, max: i64, cx: &Ctx) -> Result<Option<Size>, Gen
     }
 }
 
+/// A count written like a size (`field` names it in errors): a number (`Ok`) or a distribution
+/// over `0..=max` (`Err`), for settings that count things (rows, partitions) rather than make
+/// values.
+pub(super) fn count_dist(spec: &SizeSpec, field: &str, max: i64) -> Result<Result<usize, Dist>, GenError> {
+    let cx = Ctx { generator: "", field_prefix: field };
+    Ok(match size(Some(spec), max, &cx)? {
+        Some(Size::Drawn(d)) => Err(*d),
+        Some(Size::Fixed(n)) => Ok(n),
+        None => Ok(0),
+    })
+}
+
 fn collection_size(spec: Option<&SizeSpec>, cx: &Ctx) -> Result<Size, GenError> {
     size(spec, MAX_ELEMENTS, &Ctx { generator: cx.generator, field_prefix: "size" })?
         .ok_or_else(|| cx.err("size", "collections need `size`: a number of elements or e.g. { dist: uniform, min: 1, max: 10 }"))

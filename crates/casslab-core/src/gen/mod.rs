@@ -12,6 +12,7 @@ mod build;
 mod dist;
 mod dist_params;
 mod extreme;
+pub mod rows;
 mod set;
 mod spec;
 mod tail_params;

@@ -72,6 +72,15 @@ impl GeneratorSet {
         &self.gens[idx].ty
     }
 
+    /// The seed generator `idx`'s content is made with (its name's, or that of the generator
+    /// it makes the values of).
+    ///
+    /// # Panics
+    /// If `idx` is not an index of this set.
+    pub fn content_seed(&self, idx: usize) -> u64 {
+        self.gens[idx].seed
+    }
+
     /// Whether generator `idx` draws a sequence (a counter shared by every worker).
     pub fn is_sequence(&self, idx: usize) -> bool {
         self.gens[idx].dist.as_sequence().is_some()

@@ -362,7 +362,7 @@ pub fn capture_workload(entries: &[Entry], name: &str, speed: f64, only: Option<
     y.line(4, &format!("at_ms: [{}]", at.join(", ")), None);
     y.line(4, &format!("ops: [{}]", seq.join(", ")), None);
     notes.push(format!("{} queries of {} statements over {:.1} s in keyspace {keyspace}", at.len(), names.len(), span_ms / 1000.0));
-    Ok(Imported { yaml: y.finish(), warnings, notes })
+    Ok(Imported { yaml: y.finish(), warnings, notes, partitions_per_op: None })
 }
 
 #[cfg(test)]

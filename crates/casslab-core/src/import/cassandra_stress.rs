@@ -1,20 +1,23 @@
-//! A cassandra-stress user profile (and optionally its command line) as a casslab workload.
+//! A cassandra-stress user profile (and optionally its command line) as a casslab workload
+//! that writes what cassandra-stress writes.
 //!
-//! How the data is laid out: every partition is a seed `s` in `1..=partitions`; its key columns
-//! are `sequence` generators over the seeds, and its rows are the product of its clustering
-//! levels' `cluster` counts, each clustering column a `sequence` that wraps at its level's
-//! count and repeats once per row below it. One insert writes `select` × rows of each of
-//! `partitions` partitions in one batch of `batchtype`; all its sequences are drawn under one
-//! lock, so a batch writes whole runs of rows of its partitions, exactly as many as declared.
-//! Regular columns draw their `population` (distinct values) and `size` (characters, bytes or
-//! elements) from the distributions written (`stress_dist`). Queries bind each `?` to the
-//! generator of the column it stands for (`markers`). Where the meaning differs, the line says
-//! so in a comment, and the warnings list what was not carried over.
+//! A partition is a seed: cassandra-stress draws seeds from `-pop` (`seq=1..N` for an
+//! insert-only run, `gaussian(1..N)` for anything else, for reads and inserts alike) and makes
+//! the partition's key and rows from the seed. The workload does the same with `rows:` (see
+//! `gen::rows`): a seed generator (`seed`, a sequence, for the load; `pop` for the run), key
+//! generators drawn from the seed with each column's `population`, clustering levels with
+//! their `cluster` counts fixed per partition. One insert is one operation over `partitions`
+//! partitions writing the rows `select` picks (drawn per visit), in batches of `batchtype`
+//! that stay under Cassandra's batch size limit; a profile's `condition` is kept. Queries bind
+//! one existing row of a partition drawn the same way. Columns are `stress_columns`'s, the
+//! insert's shape `stress_rows`'s. Where the meaning differs, the line says so in a comment,
+//! and the warnings list what was not carried over.
 
 use super::markers::{markers, Marker};
 use super::stress_command::StressCommand;
-use super::stress_dist::{num, parse_ratio, to_fields, StressDist, StressKind};
+use super::stress_dist::{num, to_fields, StressDist, StressKind};
 use super::stress_profile::{read_profile, replication_of, schema_statement, ColumnSpec, Profile};
+use super::stress_rows::{gen_name, parse_select, Shape};
 use super::workload_writer::{ident, one_line, quote, Yaml};
 use super::{ImportError, Imported};
 use crate::cql::{parse_schema, SchemaStmt, Table};
@@ -38,34 +41,55 @@ pub fn import_profile(src: &str, file: &str, command: Option<&StressCommand>) ->
     let Some(SchemaStmt::Table(table)) = parse_schema(&ddl) else {
         return Err(ImportError::new(file, Some(ddl_line), "table_definition is not a CREATE TABLE statement casslab can read"));
     };
-    let mut b = Builder { p: &p, file, table, command, warnings, y: Yaml::default(), notes: vec![], pending: vec![], skipped: vec![] };
+    let mut b = Builder { p: &p, file, table, command, warnings, y: Yaml::default(), notes: vec![], pending: vec![], skipped: vec![], partitions_per_op: None };
     b.write(file)?;
-    let Builder { y, warnings, notes, .. } = b;
-    Ok(Imported { yaml: y.finish(), warnings, notes })
+    let Builder { y, warnings, notes, partitions_per_op, .. } = b;
+    Ok(Imported { yaml: y.finish(), warnings, notes, partitions_per_op })
 }
 
-struct Builder<'a> {
-    p: &'a Profile,
+pub(super) struct Builder<'a> {
+    pub(super) p: &'a Profile,
     file: &'a str,
-    table: Table,
+    pub(super) table: Table,
     command: Option<&'a StressCommand>,
     warnings: Vec<String>,
     notes: Vec<String>,
     y: Yaml,
-    /// Generators the queries need beyond the columns' (lockstep keys, LIMIT, token starts).
+    /// Generators the queries need beyond the columns' (LIMIT, token starts).
     pending: Vec<String>,
     /// Queries left out.
     skipped: Vec<String>,
+    partitions_per_op: Option<f64>,
 }
 
-/// The rows each insert writes per partition and how the clustering levels lay them out.
-struct Layout {
-    /// (column, rows at this level, rows of the levels below one insert writes per value here)
-    levels: Vec<(String, u64, u64)>,
-    rows_per_partition: u64,
-    /// rows of a partition one insert writes (`select` × rows)
-    rows_per_visit: u64,
-    partitions_per_insert: u64,
+/// The seeds the workload draws: `first..=last` (cassandra-stress's `-pop` range), and how the
+/// file writes them (`${partitions}` when they start at 1).
+struct Seeds {
+    first: i64,
+    last: i64,
+}
+
+impl Seeds {
+    fn starts_at_one(&self) -> bool {
+        self.first == 1
+    }
+    fn lo(&self) -> String {
+        if self.starts_at_one() {
+            "1".into()
+        } else {
+            "\"${first_seed}\"".into()
+        }
+    }
+    fn hi_excl(&self) -> String {
+        if self.starts_at_one() {
+            "\"${partitions + 1}\"".into()
+        } else {
+            "\"${last_seed + 1}\"".into()
+        }
+    }
+    fn count(&self) -> u64 {
+        (self.last - self.first + 1).max(1) as u64
+    }
 }
 
 impl Builder<'_> {
@@ -77,8 +101,34 @@ impl Builder<'_> {
         });
     }
 
-    fn spec(&self, col: &str) -> Option<&ColumnSpec> {
+    pub(super) fn spec(&self, col: &str) -> Option<&ColumnSpec> {
         self.p.column(col)
+    }
+
+    pub(super) fn ty(&self, col: &str) -> String {
+        self.table.column(col).map(|c| c.ty.clone()).unwrap_or_else(|| "text".into())
+    }
+
+    /// Whether the workload has a load phase (the insert-only run that populates; a profile
+    /// imported without a command line has one too) and a run phase (a mix).
+    fn phases(&self) -> (bool, bool) {
+        match self.command {
+            None => (true, true),
+            Some(c) if c.insert_only() => (true, false),
+            Some(_) => (false, true),
+        }
+    }
+
+    fn seeds(&self) -> Seeds {
+        match self.command {
+            Some(c) => match (c.pop_seq, &c.pop_dist, c.n) {
+                (Some((lo, hi)), _, _) => Seeds { first: lo, last: hi.max(lo) },
+                (_, Some(d), _) => Seeds { first: d.lo.max(1), last: d.hi.max(1) },
+                (_, _, Some(n)) => Seeds { first: 1, last: n.max(1) as i64 },
+                _ => Seeds { first: 1, last: DEFAULT_PARTITIONS as i64 },
+            },
+            None => Seeds { first: 1, last: DEFAULT_PARTITIONS as i64 },
+        }
     }
 
     fn write(&mut self, file: &str) -> Result<(), ImportError> {
@@ -89,8 +139,8 @@ impl Builder<'_> {
             }
         }
         let stem = std::path::Path::new(file).file_stem().and_then(|s| s.to_str()).unwrap_or("profile");
-        let partitions = self.partitions_default();
-        let layout = self.layout()?;
+        let seeds = self.seeds();
+        let shape = self.shape()?;
         self.y.line(0, &format!("name: {}", ident(stem)), None);
         self.y.line(
             0,
@@ -98,49 +148,54 @@ impl Builder<'_> {
             None,
         );
         self.y.line(0, "params:", None);
-        self.y.line(
-            2,
-            &format!("partitions: {partitions}"),
-            Some("partitions the load writes: cassandra-stress's seeds 1..N (-pop seq=1..N, or n=); at least 6"),
-        );
-        self.y.line(2, &format!("keyspace: {}", ident(&p.keyspace)), None);
-        self.y.line(0, "keyspace: ${keyspace}", None);
-        if let Some((ks_ddl, line)) = &p.keyspace_definition {
-            match replication_of(ks_ddl) {
-                Some(r) => self.y.line(0, &format!("replication: {}", quote(&r)), None),
-                None => self.warn(Some(*line), "keyspace_definition has no replication map; casslab chooses one that fits the cluster"),
+        if seeds.starts_at_one() {
+            self.y.line(2, &format!("partitions: {}", seeds.last), Some("cassandra-stress's seeds 1..N (-pop seq=1..N, or n=): each seed names a partition"));
+        } else {
+            self.y.line(2, &format!("first_seed: {}", seeds.first), Some("-pop seq=A..B: the seeds A..B, each naming a partition"));
+            self.y.line(2, &format!("last_seed: {}", seeds.last), None);
+        }
+        let replication = match &p.keyspace_definition {
+            Some((ks_ddl, line)) => match replication_of(ks_ddl) {
+                Some(r) => Some(r),
+                None => {
+                    self.warn(Some(*line), "keyspace_definition has no replication map; casslab chooses one that fits the cluster");
+                    None
+                }
+            },
+            None => None,
+        };
+        // SimpleStrategy's factor as a parameter: a profile written for 3 replicas runs its
+        // conditional writes (a quorum of the factor) on a smaller cluster with -P replication_factor=1
+        let factor = replication.as_deref().and_then(simple_factor);
+        if let Some((rf, _)) = &factor {
+            self.y.line(2, &format!("replication_factor: {rf}"), Some("the profile's; fewer nodes than this fail every quorum and conditional write"));
+            if *rf > 1 && self.insert_setting("condition").is_some() {
+                self.notes.push(format!("the insert is conditional (Paxos needs a quorum of the {rf} replicas): on a cluster of fewer than {} nodes run it with -P replication_factor=1, as cassandra-stress would fail there too", rf / 2 + 1));
             }
         }
-        self.schema(&layout);
+        self.y.line(2, &format!("keyspace: {}", ident(&p.keyspace)), None);
+        self.y.line(0, "keyspace: ${keyspace}", None);
+        match (&replication, &factor) {
+            (_, Some((_, templated))) => self.y.line(0, &format!("replication: {}", quote(templated)), None),
+            (Some(r), None) => self.y.line(0, &format!("replication: {}", quote(r)), None),
+            (None, None) => {}
+        }
+        self.schema(&shape);
         // the operations first, aside: their queries may need generators of their own
         let head = std::mem::take(&mut self.y);
-        self.operations(&layout);
+        self.operations(&shape);
         let ops = std::mem::replace(&mut self.y, head).finish();
-        self.generators(&layout);
+        self.generators(&shape, &seeds);
         self.y.raw(&ops);
-        let (_, size, _) = self.batch_kind(&layout);
-        let rows = layout.rows_per_visit * layout.partitions_per_insert;
-        let count = match (size, layout.partitions_per_insert) {
-            (s, p) if s == rows && p > 1 => format!("${{partitions / {p}}}"),
-            (s, _) if s == layout.rows_per_visit || s == rows => "${partitions}".to_string(),
-            (1, _) => format!("${{partitions * {}}}", layout.rows_per_visit),
-            (s, _) => format!("${{partitions * {}}}", layout.rows_per_visit / s),
-        };
-        self.y.line(0, &format!("load: {{ op: insert, count: \"{count}\" }}"), Some("every partition written once"));
-        self.run_phase();
-        Ok(())
-    }
-
-    fn partitions_default(&self) -> u64 {
-        match self.command {
-            Some(c) => match (c.pop_seq, &c.pop_dist, c.n) {
-                (Some((_, hi)), _, _) => hi.max(1) as u64,
-                (_, Some(d), _) => d.hi.max(1) as u64,
-                (_, _, Some(n)) => n,
-                _ => DEFAULT_PARTITIONS,
-            },
-            None => DEFAULT_PARTITIONS,
+        let (load, run) = self.phases();
+        if load {
+            self.load_phase(&shape, &seeds, run);
         }
+        if run {
+            self.run_phase(&shape);
+        }
+        self.differences();
+        Ok(())
     }
 
     fn insert_setting(&self, key: &str) -> Option<(String, Option<usize>)> {
@@ -150,70 +205,26 @@ impl Builder<'_> {
         self.p.insert_value(key).map(|(v, l)| (v.to_string(), Some(l)))
     }
 
-    fn layout(&mut self) -> Result<Layout, ImportError> {
-        let mut counts = Vec::new();
-        for ck in self.table.clustering.clone() {
-            let (count, line) = match self.spec(&ck).and_then(|s| s.cluster.clone().map(|d| (d, s.line))) {
-                None => (1, None),
-                Some((d, line)) => {
-                    let n = d.mean().round().max(1.0) as u64;
-                    if d.kind != StressKind::Fixed {
-                        self.notes.push(format!("cluster {} of `{ck}` → {n} rows at that level (the mean)", d.written));
-                    }
-                    (n, Some(line))
-                }
-            };
-            let _ = line;
-            counts.push((ck, count));
-        }
-        let rows_per_partition: u64 = counts.iter().map(|(_, c)| *c).product::<u64>().max(1);
-        let select = match self.insert_setting("select") {
-            None => 1.0,
-            Some((v, line)) => {
-                let (d, mean) = parse_ratio(&v).map_err(|m| ImportError::new(self.file, line, format!("insert select: {m}")))?;
-                if d.kind != StressKind::Fixed {
-                    self.notes.push(format!("insert select {v} → {:.0}% of each partition's rows per insert (the mean)", mean * 100.0));
-                }
-                mean
-            }
+    fn shape(&mut self) -> Result<Shape, ImportError> {
+        let levels = self.table.clustering.iter().map(|ck| (ck.clone(), self.spec(ck).and_then(|s| s.cluster.clone()))).collect();
+        let partitions = match self.insert_setting("partitions") {
+            None => StressDist::parse("fixed(1)").expect("valid"),
+            Some((v, line)) => StressDist::parse(&v).map_err(|m| ImportError::new(self.file, line, format!("insert partitions: {m}")))?,
         };
-        // `select` of a partition's rows per insert: from the deepest level up, each level
-        // writes its share of its rows, so every parent gets some (a random subset's shape)
-        let mut written = vec![0u64; counts.len()];
-        let mut left = select;
-        for (l, (_, c)) in counts.iter().enumerate().rev() {
-            let w = ((*c as f64 * left).round() as u64).clamp(1, *c);
-            left = (left * *c as f64 / w as f64).min(1.0);
-            written[l] = w;
-        }
-        let rows_per_visit: u64 = written.iter().product::<u64>().max(1);
-        let mut below = rows_per_visit;
-        let levels = counts
-            .into_iter()
-            .zip(written)
-            .map(|((ck, c), w)| {
-                below /= w;
-                (ck, c, below)
-            })
-            .collect();
-        let partitions_per_insert = match self.insert_setting("partitions") {
-            None => 1,
+        let select = match self.insert_setting("select") {
+            None => None,
             Some((v, line)) => {
-                let d = StressDist::parse(&v).map_err(|m| ImportError::new(self.file, line, format!("insert partitions: {m}")))?;
-                let n = d.mean().round().max(1.0) as u64;
-                if d.kind != StressKind::Fixed {
-                    self.notes.push(format!("insert partitions {} → {n} partitions per insert (the mean)", d.written));
-                }
-                n
+                let (d, div) = parse_select(&v).map_err(|m| ImportError::new(self.file, line, format!("insert select: {m}")))?;
+                (!(d.kind == StressKind::Fixed && d.lo >= div)).then_some((d, div))
             }
         };
         if let Some((_, line)) = self.insert_setting("row-population") {
             self.warn(line, "insert row-population is not carried over: every column of a written row is set");
         }
-        Ok(Layout { levels, rows_per_partition, rows_per_visit, partitions_per_insert })
+        Ok(Shape { levels, partitions, select })
     }
 
-    fn schema(&mut self, layout: &Layout) {
+    fn schema(&mut self, shape: &Shape) {
         let p = self.p;
         self.y.line(0, "schema:", None);
         let mut notes = Vec::new();
@@ -230,8 +241,8 @@ impl Builder<'_> {
         for n in notes {
             self.notes.push(n);
         }
-        if layout.rows_per_partition > 100_000 {
-            self.warn(None, format!("partitions of {} rows: cassandra-stress warns above 100M, casslab lint above 100,000", layout.rows_per_partition));
+        if shape.rows_max() > 100_000.0 {
+            self.warn(None, format!("partitions of up to {} rows: cassandra-stress warns above 100M, casslab lint above 100,000", shape.rows_max()));
         }
     }
 
@@ -246,43 +257,37 @@ impl Builder<'_> {
         }
     }
 
-    fn ty(&self, col: &str) -> String {
-        self.table.column(col).map(|c| c.ty.clone()).unwrap_or_else(|| "text".into())
+    /// The key generators' names, in the partition key's order.
+    fn key_gens(&self) -> Vec<String> {
+        self.table.partition_key.iter().map(|k| format!("pk_{}", ident(k))).collect()
     }
 
-    fn generators(&mut self, layout: &Layout) {
+    fn generators(&mut self, shape: &Shape, seeds: &Seeds) {
         self.y.line(0, "generators:", None);
-        let pk: Vec<String> = self.table.partition_key.clone();
-        let single_partition_batch = self.batch_kind(layout).0 == Some("single_partition");
-        // a partition key drawn once per batch (kept for every row) or once per row
-        let repeat = if single_partition_batch { 1 } else { layout.rows_per_visit };
-        self.y.comment(2, "partition key: one value per seed, the seeds in order");
-        for k in &pk {
-            let (range, note) = self.seed_range(k);
-            let mut f = format!("type: {}, dist: sequence, {range}", self.type_for(k));
-            if repeat > 1 {
-                f.push_str(&format!(", repeat: {repeat}"));
-            }
-            f.push_str(&self.look(k));
-            self.y.line(2, &format!("pk_{}: {{ {f} }}", ident(k)), note.as_deref());
+        let (load, run) = self.phases();
+        self.y.comment(2, "seeds: each draw names a partition, whose key and rows are made from it");
+        if load {
+            self.y.line(
+                2,
+                &format!("seed: {{ type: bigint, dist: sequence, min: {}, max: {} }}", seeds.lo(), seeds.hi_excl()),
+                Some("the load's seeds in order, as cassandra-stress's insert-only run (-pop seq) walks them"),
+            );
         }
-        if !layout.levels.is_empty() {
-            self.y.comment(2, "clustering: each level's rows in order; a row's values are its position in the partition");
+        if run {
+            let (fields, note) = self.pop_fields(seeds);
+            self.y.line(2, &format!("pop: {{ type: bigint, {fields} }}"), Some(&note));
         }
-        for (ck, count, below) in &layout.levels {
-            let mut f = format!("type: {}, dist: sequence, max: {count}", self.type_for(ck));
-            if *below > 1 {
-                f.push_str(&format!(", repeat: {below}"));
-            }
-            f.push_str(&self.look(ck));
-            let mut notes = vec![];
-            if let Some(d) = self.spec(ck).and_then(|s| s.cluster.clone()).filter(|d| d.kind != StressKind::Fixed) {
-                notes.push(format!("cluster {}: {count} rows at this level in every partition (its mean)", d.written));
-            }
-            if let Some(d) = self.spec(ck).and_then(|s| s.population.clone()) {
-                notes.push(format!("population {} is not used: the values are positions 0..{}", d.written, count - 1));
-            }
-            self.y.line(2, &format!("ck_{}: {{ {f} }}", ident(ck)), Some(&notes.join("; ")));
+        self.y.comment(2, "partition key: drawn from the seed with each column's population");
+        for k in self.table.partition_key.clone() {
+            let (f, note) = self.value_fields(&k);
+            self.y.line(2, &format!("pk_{}: {{ {f} }}", ident(&k)), note.as_deref());
+        }
+        if !shape.levels.is_empty() {
+            self.y.comment(2, "clustering: each level's values drawn per partition with the column's population, `cluster` of them under each value above");
+        }
+        for (ck, _) in &shape.levels {
+            let (f, note) = self.value_fields(ck);
+            self.y.line(2, &format!("{}: {{ {f} }}", gen_name(ck)), note.as_deref());
         }
         let regular: Vec<String> = self.table.columns.iter().filter(|c| !self.table.is_key(&c.name)).map(|c| c.name.clone()).collect();
         if !regular.is_empty() {
@@ -292,24 +297,6 @@ impl Builder<'_> {
             let (f, note) = self.value_fields(c);
             self.y.line(2, &format!("{}: {{ {f} }}", ident(c)), note.as_deref());
         }
-        self.y.comment(2, "reads: seeds drawn as cassandra-stress draws them for reads and mixed runs");
-        let (read_dist, read_note) = self.read_seed_fields();
-        if pk.len() == 1 {
-            let k = &pk[0];
-            let dist = match self.key_population(k) {
-                Some(d) => to_fields(&d, true).fields,
-                None => read_dist.clone(),
-            };
-            self.y.line(
-                2,
-                &format!("read_{}: {{ type: {}, {dist}, values_of: pk_{}{} }}", ident(k), self.type_for(k), ident(k), self.look(k)),
-                read_note.as_deref(),
-            );
-        }
-        for (ck, count, _) in &layout.levels {
-            let f = format!("type: {}, dist: uniform, max: {count}, values_of: ck_{}{}", self.type_for(ck), ident(ck), self.look(ck));
-            self.y.line(2, &format!("row_{}: {{ {f} }}", ident(ck)), Some("a row of the partition, uniformly"));
-        }
         let mut seen = std::collections::BTreeSet::new();
         for g in std::mem::take(&mut self.pending) {
             if seen.insert(g.clone()) {
@@ -318,308 +305,46 @@ impl Builder<'_> {
         }
     }
 
-    fn run_phase(&mut self) {
-        let mix: Vec<(String, f64)> = match self.command {
-            Some(c) => c.ops.clone(),
-            None => std::iter::once("insert".to_string())
-                .chain(self.p.queries.iter().map(|q| q.name.clone()))
-                .chain(self.p.token_queries.iter().map(|q| q.name.clone()))
-                .map(|n| (n, 1.0))
-                .collect(),
-        };
-        let known: Vec<String> = std::iter::once("insert".to_string())
-            .chain(self.p.queries.iter().map(|q| q.name.clone()))
-            .chain(self.p.token_queries.iter().map(|q| q.name.clone()))
-            .collect();
-        let mut parts = Vec::new();
-        for (op, r) in mix {
-            if known.contains(&op) && self.y_has_op(&op) {
-                parts.push(format!("{}: {}", ident(&op), num(r)));
-            } else {
-                self.warn(None, format!("ops({op}=…): the profile has no such operation (or it could not be carried over); left out of the mix"));
-            }
-        }
-        if parts.is_empty() {
-            parts.push("insert: 1".into());
-        }
-        let duration = self.command.and_then(|c| c.duration.clone()).unwrap_or_else(|| "60s".into());
-        let warmup = if self.command.is_some_and(|c| c.no_warmup) { "0s" } else { "5s" };
-        self.y.line(0, &format!("run: {{ mix: {{ {} }}, warmup: {warmup}, duration: {duration} }}", parts.join(", ")), None);
-    }
-
-    fn y_has_op(&self, op: &str) -> bool {
-        op == "insert" || !self.skipped.iter().any(|s| s == op)
-    }
-
-    /// The generator type of a column: the column's CQL type (counters bind their increment).
-    fn type_for(&self, col: &str) -> String {
-        let t = self.ty(col);
-        if t.contains('<') || t.contains(',') {
-            quote(&t)
-        } else {
-            t
-        }
-    }
-
-    /// `, size: …` / `, start: 0` … for a key column of text, blob or time type.
-    fn look(&self, col: &str) -> String {
-        let t = self.ty(col);
-        let base = t.trim_start_matches("frozen<");
-        match base {
-            "text" | "varchar" | "ascii" | "blob" => format!(", size: {}", self.size_of(col).0),
-            "timestamp" => ", start: 0".into(),
-            _ => String::new(),
-        }
-    }
-
-    /// The seeds' range of a key column: its population when given, else 1..=partitions.
-    /// A key column's population when it holds fewer values than the seeds (it then limits the
-    /// distinct keys); a wider one changes nothing, each seed still being its own key.
-    fn key_population(&self, k: &str) -> Option<StressDist> {
-        self.spec(k).and_then(|s| s.population.clone()).filter(|d| ((d.hi - d.lo + 1) as u64) < self.partitions_default())
-    }
-
-    /// The seeds' range of a key column: its limiting population, else 1..=partitions.
-    fn seed_range(&self, k: &str) -> (String, Option<String>) {
-        match self.key_population(k) {
-            None => {
-                let note = self.spec(k).and_then(|s| s.population.clone()).map(|d| format!("population {}: one value per seed", d.written));
-                ("min: 1, max: \"${partitions + 1}\"".into(), note)
-            }
-            Some(d) => {
-                let mut note = format!("population {}: the load walks its {} values in order", d.written, d.hi - d.lo + 1);
-                if !matches!(d.kind, StressKind::Uniform | StressKind::Seq | StressKind::Fixed) {
-                    note.push_str("; reads draw from it");
-                }
-                (format!("min: {}, max: {}", d.lo, d.hi + 1), Some(note))
-            }
-        }
-    }
-
-    fn read_seed_fields(&self) -> (String, Option<String>) {
+    /// The run's seeds: `-pop dist=`, `-pop seq=` (a sequence reads and inserts share), or
+    /// cassandra-stress's default gaussian(1..N).
+    fn pop_fields(&self, seeds: &Seeds) -> (String, String) {
         if let Some(d) = self.command.and_then(|c| c.pop_dist.clone()) {
-            return (to_fields(&d, true).fields, Some(format!("-pop dist={}", d.written)));
+            return (to_fields(&d, true).fields, format!("-pop dist={}: the run's reads and inserts draw their seeds from it", d.written));
         }
-        if self.command.is_some_and(|c| c.insert_only()) || self.command.is_some_and(|c| c.pop_seq.is_some()) {
-            return ("dist: uniform, min: 1, max: \"${partitions + 1}\"".into(), Some("-pop seq: reads draw the written seeds uniformly".into()));
+        if self.command.is_some_and(|c| c.pop_seq.is_some()) {
+            return (
+                format!("dist: sequence, min: {}, max: {}", seeds.lo(), seeds.hi_excl()),
+                "-pop seq: reads and inserts take the next seeds in turn".into(),
+            );
         }
-        // cassandra-stress's default for reads and mixed runs: gaussian(1..N); casslab rounds
-        // where it truncates, hence the mean half a unit lower
+        // casslab rounds a gaussian draw where cassandra-stress truncates: half a unit lower
         (
             "dist: gaussian, min: 1, max: \"${partitions + 1}\", mean: \"${partitions / 2}\", stddev: \"${partitions / 6}\"".into(),
-            Some("cassandra-stress's default -pop dist=gaussian(1..N)".into()),
+            "cassandra-stress's default -pop dist=gaussian(1..N), for reads and inserts alike".into(),
         )
-    }
-
-    /// `size:` of a text, blob or collection column: the columnspec's, or cassandra-stress's
-    /// default uniform(4..8).
-    fn size_of(&self, col: &str) -> (String, Option<String>) {
-        let d = self.spec(col).and_then(|s| s.size.clone()).unwrap_or_else(|| StressDist::parse("uniform(4..8)").expect("valid"));
-        if d.kind == StressKind::Fixed {
-            return (d.lo.max(0).to_string(), None);
-        }
-        let f = to_fields(&d, false);
-        (format!("{{ {} }}", f.fields), f.note)
-    }
-
-    fn value_fields(&self, col: &str) -> (String, Option<String>) {
-        let t = self.ty(col);
-        let mut notes: Vec<String> = Vec::new();
-        let mut f = format!("type: {}", self.type_for(col));
-        let base = t.trim_start_matches("frozen<").split('<').next().unwrap_or("").to_string();
-        let pop = self.spec(col).and_then(|s| s.population.clone());
-        let bounded = match base.as_str() {
-            "int" => Some((i32::MIN as i64, i32::MAX as i64)),
-            "smallint" => Some((i16::MIN as i64, i16::MAX as i64)),
-            "tinyint" => Some((i8::MIN as i64, i8::MAX as i64)),
-            "inet" => Some((0, u32::MAX as i64)),
-            _ => None,
-        };
-        let collection = matches!(base.as_str(), "list" | "set" | "map");
-        match (&pop, base.as_str()) {
-            (_, "boolean") => {}
-            (Some(_), _) if collection => notes.push("population is not used for a collection: its elements are hashed".into()),
-            (Some(d), _) => {
-                let mut d = d.clone();
-                if let Some((lo, hi)) = bounded {
-                    if d.lo < lo || d.hi > hi {
-                        notes.push(format!("population {} clamped to what {base} holds", d.written));
-                        d.lo = d.lo.clamp(lo, hi);
-                        d.hi = d.hi.clamp(d.lo, hi);
-                    }
-                }
-                let df = to_fields(&d, true);
-                f.push_str(", ");
-                f.push_str(&df.fields);
-                notes.extend(df.note);
-            }
-            (None, _) if bounded.is_some() || collection || base == "counter" => {}
-            (None, _) => f.push_str(", min: 1, max: 100000000001"),
-        }
-        if base == "timestamp" {
-            f.push_str(", start: 0");
-        }
-        if base == "counter" {
-            notes.push("a counter column binds its increment".into());
-        }
-        if matches!(base.as_str(), "text" | "varchar" | "ascii" | "blob") || collection {
-            let (s, n) = self.size_of(col);
-            f.push_str(&format!(", size: {s}"));
-            notes.extend(n);
-            if collection {
-                let elem = t.split('<').nth(1).unwrap_or("");
-                if elem.starts_with("text") || elem.starts_with("varchar") || elem.starts_with("ascii") || elem.starts_with("blob") {
-                    f.push_str(if base == "map" {
-                        ", key: { size: { dist: uniform, min: 4, max: 9 } }"
-                    } else {
-                        ", element: { size: { dist: uniform, min: 4, max: 9 } }"
-                    });
-                }
-            }
-        }
-        if base.starts_with("tuple") || is_udt(&base) {
-            notes.push("a tuple or user-defined type: cassandra-stress cannot generate it; casslab hashes its fields from the row".into());
-        }
-        if is_udt(&base) && !base.starts_with("tuple") {
-            let name = base.trim_end_matches('>');
-            match self.udt_fields(name) {
-                Some(fields) => {
-                    f.push_str(&format!(", fields: {{ {} }}", fields.iter().map(|(n, t)| format!("{n}: {{ type: {t} }}")).collect::<Vec<_>>().join(", ")))
-                }
-                None => notes.push(format!("the type {name} is not among extra_definitions: add its fields here (fields: {{ name: {{ type: text }} }})")),
-            }
-        }
-        (f, (!notes.is_empty()).then(|| notes.join("; ")))
-    }
-
-    /// The batch the insert sends: (casslab kind or none, rows, comment).
-    fn batch_kind(&self, layout: &Layout) -> (Option<&'static str>, u64, Option<String>) {
-        let rows = layout.rows_per_visit * layout.partitions_per_insert;
-        let written = self.insert_setting("batchtype").map(|(v, _)| v.to_ascii_uppercase()).unwrap_or_else(|| "LOGGED".into());
-        let counter = self.table.columns.iter().any(|c| c.ty == "counter");
-        if rows <= 1 {
-            return (None, 1, Some("one row: cassandra-stress sends it alone, not in a batch".into()));
-        }
-        if counter || written == "COUNTER" {
-            return (None, 1, Some("a counter batch is sent as single updates (casslab has no counter batches)".into()));
-        }
-        // a batch Cassandra accepts: at most casslab's row limit, and well under Cassandra's
-        // default batch_size_fail_threshold (50 KiB)
-        let row_bytes = self.row_bytes().max(1.0);
-        let max = (MAX_BATCH_ROWS as u64).min(((BATCH_BYTES as f64 / row_bytes) as u64).max(1));
-        // too many rows: one partition's rows per batch, or a share of them that divides them
-        let size = if rows <= max {
-            rows
-        } else if layout.rows_per_visit <= max {
-            layout.rows_per_visit
-        } else {
-            (1..=max).rev().find(|d| layout.rows_per_visit.is_multiple_of(*d)).unwrap_or(1)
-        };
-        let note = (size < rows).then(|| {
-            format!(
-                "cassandra-stress would batch {rows} rows (about {} KiB); batches of {size} stay under Cassandra's default batch_size_fail_threshold (50 KiB)",
-                (rows as f64 * row_bytes / 1024.0).round()
-            )
-        });
-        match (written.as_str(), layout.partitions_per_insert) {
-            ("UNLOGGED", 1) if size == rows => (Some("single_partition"), size, note),
-            ("UNLOGGED", _) => (Some("unlogged"), size, note),
-            _ => (Some("logged"), size, note.or(Some("cassandra-stress's default batchtype LOGGED".into()))),
-        }
-    }
-
-    /// The simple fields of a user-defined type created by the profile's `extra_definitions`.
-    fn udt_fields(&self, name: &str) -> Option<Vec<(String, String)>> {
-        self.p.extra_definitions.iter().find_map(|(d, _)| {
-            let d = one_line(d);
-            let head = d.to_ascii_lowercase();
-            let rest = head.strip_prefix("create type ")?.trim_start_matches("if not exists ");
-            let declared = rest.split(['(', ' ']).next()?.rsplit('.').next()?.trim_matches('"').to_string();
-            if declared != name {
-                return None;
-            }
-            let body = &rest[rest.find('(')? + 1..rest.rfind(')')?];
-            let fields: Vec<(String, String)> = body
-                .split(',')
-                .filter_map(|f| f.trim().split_once(char::is_whitespace).map(|(n, t)| (n.trim().to_string(), t.trim().to_string())))
-                .filter(|(_, t)| !t.contains('<'))
-                .collect();
-            (!fields.is_empty()).then_some(fields)
-        })
-    }
-
-    /// Bytes a written row takes in a batch, roughly: its values and a little per cell.
-    fn row_bytes(&self) -> f64 {
-        let value = |c: &crate::cql::Column| -> f64 {
-            let base = c.ty.trim_start_matches("frozen<").split('<').next().unwrap_or("").to_string();
-            let size = || self.spec(&c.name).and_then(|s| s.size.clone()).map_or(6.0, |d| d.mean());
-            match base.as_str() {
-                "text" | "varchar" | "ascii" | "blob" => size(),
-                "list" | "set" | "map" => size() * 10.0,
-                "boolean" | "tinyint" => 1.0,
-                "smallint" => 2.0,
-                "int" | "float" | "date" | "inet" => 4.0,
-                "uuid" | "timeuuid" => 16.0,
-                _ => 8.0,
-            }
-        };
-        self.table.columns.iter().map(|c| value(c) + 6.0).sum()
     }
 
     fn consistency(&self, own: Option<&str>) -> String {
         own.map(str::to_string).or_else(|| self.command.and_then(|c| c.cl.clone())).unwrap_or_else(|| "LOCAL_ONE".into())
     }
 
-    fn operations(&mut self, layout: &Layout) {
+    fn operations(&mut self, shape: &Shape) {
         self.y.line(0, "operations:", None);
-        // cassandra-stress's insert: UPDATE … SET every regular column (sets, lists and counters
-        // added to), or INSERT of the key for a table of key columns only
-        let t = &self.table;
-        let regular: Vec<&crate::cql::Column> = t.columns.iter().filter(|c| !t.is_key(&c.name)).collect();
-        let keys: Vec<String> = t.partition_key.iter().chain(t.clustering.iter()).cloned().collect();
-        let key_arg = |k: &String| if t.partition_key.contains(k) { format!("pk_{}", ident(k)) } else { format!("ck_{}", ident(k)) };
-        let q = |c: &str| if c.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_') { c.to_string() } else { format!("\"{c}\"") };
-        let (cql, args): (String, Vec<String>) = if regular.is_empty() {
-            let cols: Vec<String> = keys.iter().map(|k| q(k)).collect();
-            (format!("INSERT INTO {} ({}) VALUES ({})", q(&t.name), cols.join(", "), vec!["?"; cols.len()].join(", ")), keys.iter().map(key_arg).collect())
-        } else {
-            let sets: Vec<String> = regular
-                .iter()
-                .map(|c| match c.ty.split('<').next() {
-                    Some("set") | Some("list") | Some("counter") => format!("{} = {} + ?", q(&c.name), q(&c.name)),
-                    _ => format!("{} = ?", q(&c.name)),
-                })
-                .collect();
-            let wh: Vec<String> = keys.iter().map(|k| format!("{} = ?", q(k))).collect();
-            let args = regular.iter().map(|c| ident(&c.name)).chain(keys.iter().map(key_arg)).collect();
-            (format!("UPDATE {} SET {} WHERE {}", q(&t.name), sets.join(", "), wh.join(" AND ")), args)
-        };
-        self.y.line(2, "insert:", None);
-        self.y.line(4, &format!("cql: {}", quote(&cql)), None);
-        self.y.line(4, &format!("args: [{}]", args.join(", ")), None);
-        self.y.line(4, &format!("consistency: {}", self.consistency(None)), None);
-        let (kind, size, note) = self.batch_kind(layout);
-        match kind {
-            Some(k) => self.y.line(4, &format!("batch: {{ kind: {k}, size: {size} }}"), note.as_deref()),
-            None => {
-                if let Some(n) = note {
-                    self.y.comment(4, &n);
-                }
+        let (load, run) = self.phases();
+        match (load, run) {
+            (true, true) => {
+                self.insert_op("load", "seed", shape);
+                self.insert_op("insert", "pop", shape);
             }
+            (true, false) => self.insert_op("insert", "seed", shape),
+            _ => self.insert_op("insert", "pop", shape),
         }
-        if layout.rows_per_visit < layout.rows_per_partition {
-            self.y.comment(
-                4,
-                &format!(
-                    "select: {} of the {} rows of a partition per insert, runs of consecutive rows at the last level (cassandra-stress picks them at random)",
-                    layout.rows_per_visit, layout.rows_per_partition
-                ),
-            );
-        }
+        let seed = if run { "pop" } else { "seed" };
         for qd in self.p.queries.clone() {
-            self.query(&qd, layout);
+            self.query(&qd, shape, seed);
         }
         for tq in self.p.token_queries.clone() {
+            let q = |c: &str| quoted_ident(c);
             let pk: Vec<String> = self.table.partition_key.iter().map(|k| q(k)).collect();
             self.y.line(2, &format!("{}:", ident(&tq.name)), None);
             let cql = format!("SELECT {} FROM {} WHERE token({}) >= ? LIMIT {}", tq.columns, q(&self.table.name), pk.join(", "), tq.page_size);
@@ -636,26 +361,85 @@ impl Builder<'_> {
         }
     }
 
-    fn query(&mut self, qd: &super::stress_profile::Query, layout: &Layout) {
+    /// cassandra-stress's insert: UPDATE … SET every regular column (sets, lists and counters
+    /// added to), or INSERT of the key for a table of key columns only, with the profile's
+    /// `condition`; its partitions from seeds of `seed`.
+    fn insert_op(&mut self, name: &str, seed: &str, shape: &Shape) {
+        let t = &self.table;
+        let regular: Vec<&crate::cql::Column> = t.columns.iter().filter(|c| !t.is_key(&c.name)).collect();
+        let keys: Vec<String> = t.partition_key.iter().chain(t.clustering.iter()).cloned().collect();
+        let key_arg = |k: &String| if t.partition_key.contains(k) { format!("pk_{}", ident(k)) } else { gen_name(k) };
+        let q = |c: &str| quoted_ident(c);
+        let (mut cql, args): (String, Vec<String>) = if regular.is_empty() {
+            let cols: Vec<String> = keys.iter().map(|k| q(k)).collect();
+            (format!("INSERT INTO {} ({}) VALUES ({})", q(&t.name), cols.join(", "), vec!["?"; cols.len()].join(", ")), keys.iter().map(key_arg).collect())
+        } else {
+            let sets: Vec<String> = regular
+                .iter()
+                .map(|c| match c.ty.split('<').next() {
+                    Some("set") | Some("list") | Some("counter") => format!("{} = {} + ?", q(&c.name), q(&c.name)),
+                    _ => format!("{} = ?", q(&c.name)),
+                })
+                .collect();
+            let wh: Vec<String> = keys.iter().map(|k| format!("{} = ?", q(k))).collect();
+            let args = regular.iter().map(|c| ident(&c.name)).chain(keys.iter().map(key_arg)).collect();
+            (format!("UPDATE {} SET {} WHERE {}", q(&t.name), sets.join(", "), wh.join(" AND ")), args)
+        };
+        let condition = self.insert_setting("condition").map(|(c, _)| one_line(&c));
+        if let Some(c) = &condition {
+            cql.push(' ');
+            cql.push_str(c);
+        }
+        self.y.line(2, &format!("{name}:"), None);
+        self.y.line(4, &format!("cql: {}", quote(&cql)), condition.as_ref().map(|_| "the profile's insert condition"));
+        self.y.line(4, &format!("args: [{}]", args.join(", ")), None);
+        self.y.line(4, &format!("consistency: {}", self.consistency(None)), None);
+        if condition.is_some() {
+            let serial = self.command.and_then(|c| c.serial_cl.clone()).unwrap_or_else(|| "SERIAL".into());
+            self.y.line(4, &format!("serial_consistency: {serial}"), None);
+        }
+        let key = self.key_gens();
+        self.y.line(
+            4,
+            &format!("rows: {}", shape.rows_yaml(seed, &key, true)),
+            Some(&format!("one insert: {:.1} rows over {:.1} partitions on average", shape.rows_per_insert(), shape.partitions.mean())),
+        );
+        if let Some((kind, size, note)) = self.batch(shape) {
+            self.y.line(4, &format!("batch: {{ kind: {kind}, size: {size} }}"), note.as_deref());
+        }
+    }
+
+    /// The batch one insert's rows go in: (kind, rows per batch at most, comment), or none
+    /// when they go one by one (a single row, or counters).
+    fn batch(&self, shape: &Shape) -> Option<(&'static str, u64, Option<String>)> {
+        let written = self.insert_setting("batchtype").map(|(v, _)| v.to_ascii_uppercase()).unwrap_or_else(|| "LOGGED".into());
+        let counter = self.table.columns.iter().any(|c| c.ty == "counter");
+        let most = shape.rows_max() * shape.partitions.hi.max(1) as f64;
+        if most <= 1.0 || counter || written == "COUNTER" {
+            return None;
+        }
+        let row_bytes = self.row_bytes().max(1.0);
+        let size = (MAX_BATCH_ROWS as u64).min(((BATCH_BYTES as f64 / row_bytes) as u64).max(1));
+        let mean = shape.rows_per_insert();
+        let note = (mean > size as f64).then(|| {
+            format!(
+                "an insert writes {mean:.0} rows on average (about {:.0} KiB): sent as batches of at most {size}, one after the other, timed as one operation, under Cassandra's default batch_size_fail_threshold (50 KiB)",
+                mean * row_bytes / 1024.0
+            )
+        });
+        let kind = if written == "UNLOGGED" { "unlogged" } else { "logged" };
+        Some((kind, size, note.or_else(|| (written != "UNLOGGED").then(|| "cassandra-stress's default batchtype LOGGED".into()))))
+    }
+
+    fn query(&mut self, qd: &super::stress_profile::Query, shape: &Shape, seed: &str) {
         let cql = one_line(&qd.cql).replace(&format!("{}.", self.p.keyspace), "");
-        let multi_pk = self.table.partition_key.len() > 1;
         let mut args = Vec::new();
         let mut notes = Vec::new();
         let mut extra_gens = Vec::new();
         for m in markers(&cql) {
             let a = match &m {
-                Marker::Column(c) if self.table.partition_key.iter().any(|k| k == c) => {
-                    if multi_pk {
-                        // several key columns: walk the seeds in lockstep so they meet a written partition
-                        let g = format!("{}_{}", ident(&qd.name), ident(c));
-                        let (range, _) = self.seed_range(c);
-                        extra_gens.push(format!("{g}: {{ type: {}, dist: sequence, {range}, values_of: pk_{}{} }}", self.type_for(c), ident(c), self.look(c)));
-                        g
-                    } else {
-                        format!("read_{}", ident(c))
-                    }
-                }
-                Marker::Column(c) if layout.levels.iter().any(|(k, _, _)| k == c) => format!("row_{}", ident(c)),
+                Marker::Column(c) if self.table.partition_key.iter().any(|k| k == c) => format!("pk_{}", ident(c)),
+                Marker::Column(c) if shape.levels.iter().any(|(k, _)| k == c) => gen_name(c),
                 Marker::Column(c) if self.table.column(c).is_some() => {
                     if qd.samerow {
                         notes.push(format!("`{c}` is drawn on its own, not from the same row"));
@@ -674,15 +458,13 @@ impl Builder<'_> {
             };
             args.push(a);
         }
-        if multi_pk {
-            notes.push("the key's columns walk the seeds in order (cassandra-stress draws them from -pop)".into());
-            for k in self.table.partition_key.clone() {
-                if let Some(d) = self.key_population(&k) {
-                    notes.push(format!("they meet the written keys while partitions is a multiple of {}", d.hi - d.lo + 1));
-                }
-            }
-        }
         notes.dedup();
+        if crate::cql::is_conditional(&cql) && markers(&cql).iter().any(|m| matches!(m, Marker::Column(c) if !self.table.is_key(c))) {
+            self.warn(
+                Some(qd.line),
+                format!("query `{}`: cassandra-stress binds an `IF col = ?` condition to the row's current value (read first), so nearly every update applies; casslab binds a drawn value, so most will not apply (counted under {}.not_applied)", qd.name, ident(&qd.name)),
+            );
+        }
         self.y.line(2, &format!("{}:", ident(&qd.name)), None);
         self.y.line(4, &format!("cql: {}", quote(&cql)), None);
         self.y.line(4, &format!("args: [{}]", args.join(", ")), Some(&notes.join("; ")));
@@ -691,35 +473,103 @@ impl Builder<'_> {
         if let Some(s) = serial {
             self.y.line(4, &format!("serial_consistency: {s}"), None);
         }
+        let key = self.key_gens();
+        self.y.line(4, &format!("rows: {}", shape.rows_yaml(seed, &key, false)), Some("a partition drawn as the inserts draw them, and one of its rows"));
         self.pending.extend(extra_gens);
+    }
+
+    /// The load: cassandra-stress's `ops(insert=1) n=N` over the seeds in order; `n` counts
+    /// partitions there, so the load runs N / (partitions per insert) inserts.
+    fn load_phase(&mut self, shape: &Shape, seeds: &Seeds, with_run: bool) {
+        let op = if with_run { "load" } else { "insert" };
+        let mean = shape.partitions.mean().max(1e-9);
+        let count = match (&shape.partitions.kind, shape.partitions.lo) {
+            (StressKind::Fixed, 1) if seeds.starts_at_one() => "\"${partitions}\"".to_string(),
+            (StressKind::Fixed, k) if seeds.starts_at_one() => format!("\"${{partitions / {k}}}\""),
+            _ => ((seeds.count() as f64 / mean).round().max(1.0) as u64).to_string(),
+        };
+        let note = if shape.partitions.kind == StressKind::Fixed {
+            "every seed visited once".to_string()
+        } else {
+            format!("cassandra-stress stops after {} partitions; {} inserts of {:.1} partitions on average visit about as many", seeds.count(), count, mean)
+        };
+        self.y.line(0, &format!("load: {{ op: {op}, count: {count} }}"), Some(&note));
+    }
+
+    fn run_phase(&mut self, shape: &Shape) {
+        let mix: Vec<(String, f64)> = match self.command {
+            Some(c) => c.ops.clone(),
+            None => std::iter::once("insert".to_string())
+                .chain(self.p.queries.iter().map(|q| q.name.clone()))
+                .chain(self.p.token_queries.iter().map(|q| q.name.clone()))
+                .map(|n| (n, 1.0))
+                .collect(),
+        };
+        let known: Vec<String> = std::iter::once("insert".to_string())
+            .chain(self.p.queries.iter().map(|q| q.name.clone()))
+            .chain(self.p.token_queries.iter().map(|q| q.name.clone()))
+            .collect();
+        let mut parts = Vec::new();
+        let (mut weight, mut permits) = (0.0, 0.0);
+        for (op, r) in mix {
+            if known.contains(&op) && !self.skipped.contains(&op) {
+                parts.push(format!("{}: {}", ident(&op), num(r)));
+                weight += r;
+                permits += r * if op == "insert" { shape.partitions.mean() } else { 1.0 };
+            } else {
+                self.warn(None, format!("ops({op}=…): the profile has no such operation (or it could not be carried over); left out of the mix"));
+            }
+        }
+        if parts.is_empty() {
+            parts.push("insert: 1".into());
+        }
+        if weight > 0.0 {
+            self.partitions_per_op = Some(permits / weight);
+        }
+        let duration = self.command.and_then(|c| c.duration.clone()).unwrap_or_else(|| "60s".into());
+        let warmup = if self.command.is_some_and(|c| c.no_warmup) { "0s" } else { "5s" };
+        self.y.line(0, &format!("run: {{ mix: {{ {} }}, warmup: {warmup}, duration: {duration} }}", parts.join(", ")), None);
+    }
+
+    /// What cassandra-stress does that the workload does not, said once each.
+    fn differences(&mut self) {
+        let text_key = self.table.partition_key.iter().chain(self.table.clustering.iter()).any(|k| matches!(self.ty(k).as_str(), "text" | "varchar" | "ascii"));
+        if text_key {
+            self.warn(None, "text keys are made of 62 characters (letters and digits) where cassandra-stress uses 128 (any 7-bit code): keys of 1 to 3 characters collide more often here, so a profile with short text keys writes fewer distinct partitions");
+        }
+        if self.table.clustering.len() >= 3 {
+            self.warn(None, format!("{} clustering columns: cassandra-stress 4.0–5.0's PartitionIterator ends a visit when it climbs back to a clustering level below the first (its last-row bound is 0 there), so it writes the rows under one value of `{}` per partition visit; casslab writes every row `select` picks", self.table.clustering.len(), self.table.clustering[self.table.clustering.len() - 2]));
+        }
+        if self.command.is_some_and(|c| !c.no_warmup) || self.command.is_none() {
+            self.notes.push("cassandra-stress first runs a warm-up of 25% of n (at most 50,000) operations that writes too (the first seeds again); casslab's load has none (its run warms up for 5 s, unmeasured): add no-warmup to compare the two".into());
+        }
+        if self.phases() == (false, true) {
+            self.notes.push("no load phase: a mixed cassandra-stress run writes only what its own inserts write (its reads meet unwritten partitions); import `ops(insert=1) n=N` too (or the profile alone) to populate first".into());
+        }
     }
 }
 
-fn is_udt(base: &str) -> bool {
-    !matches!(
-        base,
-        "text"
-            | "varchar"
-            | "ascii"
-            | "blob"
-            | "int"
-            | "bigint"
-            | "smallint"
-            | "tinyint"
-            | "varint"
-            | "double"
-            | "float"
-            | "decimal"
-            | "boolean"
-            | "uuid"
-            | "timeuuid"
-            | "timestamp"
-            | "date"
-            | "time"
-            | "duration"
-            | "inet"
-            | "counter"
-    )
+/// A SimpleStrategy replication map's factor, and the map with `${replication_factor}` in its place.
+fn simple_factor(map: &str) -> Option<(u64, String)> {
+    if !map.contains("SimpleStrategy") {
+        return None;
+    }
+    let at = map.find("replication_factor")?;
+    let rest = &map[at + "replication_factor".len()..];
+    let start = rest.find(|c: char| c.is_ascii_digit())?;
+    let digits: String = rest[start..].chars().take_while(|c| c.is_ascii_digit()).collect();
+    let rf = digits.parse().ok()?;
+    let cut = at + "replication_factor".len() + start;
+    Some((rf, format!("{}${{replication_factor}}{}", &map[..cut], &map[cut + digits.len()..])))
+}
+
+/// A column name as CQL needs it: as is when lower case, else quoted.
+fn quoted_ident(c: &str) -> String {
+    if c.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_') {
+        c.to_string()
+    } else {
+        format!("\"{c}\"")
+    }
 }
 
 #[cfg(test)]
@@ -740,39 +590,44 @@ mod tests {
 
     #[test]
     fn every_test_profile_becomes_a_valid_workload() {
-        for name in ["timeline.yaml", "accounts.yaml", "follows.yaml", "visits.yaml"] {
+        for name in [
+            "timeline.yaml",
+            "accounts.yaml",
+            "follows.yaml",
+            "visits.yaml",
+            "apache-example.yaml",
+            "apache-insanity.yaml",
+            "apache-counter.yaml",
+            "apache-lwt.yaml",
+        ] {
             let (i, w) = imported(name, None);
-            assert!(w.operation("insert").is_some(), "{name}");
+            assert!(w.operation("insert").is_some() && w.operation("load").is_some(), "{name}");
             assert!(crate::lint::lint(&w, &Default::default()).iter().all(|f| f.severity != crate::lint::Severity::Error), "{name}:\n{}", i.yaml);
         }
     }
 
     #[test]
-    fn clustering_levels_select_and_batches_follow_the_profile() {
-        let (i, w) = imported("timeline.yaml", None);
-        // 4 days × 10 readings, half per insert: 5 readings of each day, one partition per batch
-        let g = |n: &str| w.generators[n].clone();
-        assert_eq!((g("ck_day").max, g("ck_day").repeat), (Some(crate::gen::Scalar::Int(4)), Some(crate::gen::Scalar::Int(5))));
-        assert_eq!(g("ck_ts").repeat, None);
-        let b = w.operation("insert").unwrap().cql().unwrap().batch.clone().unwrap();
-        assert_eq!((b.kind, b.size), (BatchKind::SinglePartition, 20));
-        assert_eq!(w.load.as_ref().unwrap().count, 1_000_000);
-        assert_eq!(w.operation("by_day").unwrap().cql().unwrap().consistency, crate::workload::Consistency::One);
-        assert_eq!(w.operation("latest").unwrap().cql().unwrap().consistency, crate::workload::Consistency::LocalOne);
-        assert!(i.yaml.contains("CREATE INDEX IF NOT EXISTS readings_note ON readings (note)"));
-        assert!(i.notes.iter().any(|n| n.contains("uniform(5..15)")));
-
-        let (_, w) = imported("accounts.yaml", None);
-        let b = w.operation("insert").unwrap().cql().unwrap().batch.clone().unwrap();
-        assert_eq!((b.kind, b.size), (BatchKind::Logged, 3));
-        assert_eq!(w.operation("debit").unwrap().cql().unwrap().serial_consistency, Some(crate::workload::Consistency::LocalSerial));
-        let (_, w) = imported("visits.yaml", None);
-        assert!(w.operation("insert").unwrap().cql().unwrap().batch.is_none(), "counter updates go one by one");
-        assert_eq!(w.load.as_ref().unwrap().count, 7_000_000);
+    fn an_insert_is_one_operation_over_its_partitions_with_drawn_rows() {
+        let (i, w) = imported("apache-example.yaml", None);
+        let insert = w.operation("insert").unwrap().cql().unwrap();
+        let rows = insert.rows.as_ref().unwrap();
+        assert_eq!((rows.seed.as_str(), rows.key.clone()), ("pop", vec!["pk_name".to_string(), "pk_choice".to_string()]));
+        assert_eq!(rows.levels, ["ck_date", "ck_address", "ck_dbl", "ck_lval", "ck_ival", "ck_uid"]);
+        assert!(rows.partitions.is_some() && rows.select.is_some());
+        assert_eq!(insert.batch.as_ref().unwrap().kind, BatchKind::Logged);
+        assert_eq!(w.operation("load").unwrap().cql().unwrap().rows.as_ref().unwrap().seed, "seed");
+        let simple = *w.operation("simple1").unwrap().cql().unwrap().rows.clone().unwrap();
+        assert!(simple.one_row && simple.seed == "pop");
+        assert!(i.yaml.contains("pk_choice: { type: boolean, values: [true] }"), "{}", i.yaml);
+        assert!(i.warnings.iter().any(|m| m.contains("62 characters")));
+        assert!(i.warnings.iter().any(|m| m.contains("6 clustering columns")));
+        // 1M seeds by default, about 25.5 partitions an insert
+        assert_eq!(w.load.as_ref().unwrap().count, (1_000_000f64 / 25.5).round() as u64);
+        assert!((i.partitions_per_op.unwrap() - (25.5 + 2.0) / 3.0).abs() < 0.01, "{:?}", i.partitions_per_op);
     }
 
     #[test]
-    fn a_command_line_sets_the_mix_the_seeds_and_the_consistency() {
+    fn a_command_line_sets_the_seeds_the_mix_and_the_consistency() {
         let (i, w) = imported(
             "timeline.yaml",
             Some("user ops(insert=1,by_day=3,nope=1) n=500 cl=QUORUM -pop dist=uniform(1..500) -insert partitions=fixed(2) select-ratio=fixed(1)/1"),
@@ -780,11 +635,26 @@ mod tests {
         let mut mix = w.run.as_ref().unwrap().mix.clone();
         mix.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(mix, vec![("by_day".to_string(), 3.0), ("insert".to_string(), 1.0)]);
-        assert_eq!(w.load.as_ref().unwrap().count, 250, "500 partitions, 2 per insert");
-        assert_eq!(w.operation("insert").unwrap().cql().unwrap().batch.as_ref().unwrap().size, 80, "2 whole partitions of 40 rows");
+        assert!(w.load.is_none(), "a mixed run does not populate first");
         assert_eq!(w.operation("latest").unwrap().cql().unwrap().consistency, crate::workload::Consistency::Quorum);
         assert!(i.warnings.iter().any(|m| m.contains("ops(nope=…)")), "{:?}", i.warnings);
-        assert!(i.yaml.contains("read_sensor: { type: text, dist: uniform, min: 1, max: 501"), "{}", i.yaml);
+        assert!(i.yaml.contains("pop: { type: bigint, dist: uniform, min: 1, max: 501 }"), "{}", i.yaml);
+        // -pop seq=A..B keeps both bounds
+        let (i, w) = imported("timeline.yaml", Some("user ops(insert=1) n=100000 -pop seq=100001..200000"));
+        assert!(i.yaml.contains("first_seed: 100001") && i.yaml.contains("last_seed: 200000"), "{}", i.yaml);
+        assert_eq!(w.generators["seed"].min.as_ref().unwrap().as_i64(), Ok(100_001));
+        assert_eq!(w.load.as_ref().unwrap().count, 100_000);
+        assert!(w.run.is_none());
+    }
+
+    #[test]
+    fn a_condition_is_kept() {
+        let (i, w) = imported("apache-lwt.yaml", None);
+        let insert = w.operation("load").unwrap().cql().unwrap();
+        assert!(insert.statements[0].cql.ends_with("IF body = NULL"), "{}", insert.statements[0].cql);
+        assert!(insert.serial_consistency.is_some());
+        assert!(i.yaml.contains("replication_factor: 3") && i.yaml.contains("'replication_factor': ${replication_factor}}"), "{}", i.yaml);
+        assert!(i.notes.iter().any(|n| n.contains("-P replication_factor=1")));
     }
 
     #[test]

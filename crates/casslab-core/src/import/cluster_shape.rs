@@ -447,7 +447,7 @@ pub fn write_workload(
     y.line(0, "load: { op: load, count: \"${rows}\" }", None);
     y.line(0, &format!("run: {{ mix: {{ {} }}, warmup: 5s, duration: 60s }}", mix.join(", ")), Some("the ratios are a guess: reads 2:1 over writes"));
     notes.push("guessed: the table sizes (-P rows), value distributions (uniform within what was seen) and the operation mix".into());
-    Imported { yaml: y.finish(), warnings, notes }
+    Imported { yaml: y.finish(), warnings, notes, partitions_per_op: None }
 }
 
 fn ty(c: &LiveColumn) -> String {

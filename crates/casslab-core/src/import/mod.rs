@@ -11,9 +11,11 @@ pub mod cassandra_stress;
 pub mod cluster_shape;
 pub mod live_cluster;
 mod markers;
+mod stress_columns;
 pub mod stress_command;
 pub mod stress_dist;
 pub mod stress_profile;
+mod stress_rows;
 mod workload_writer;
 
 /// A workload made from another form.
@@ -26,6 +28,9 @@ pub struct Imported {
     pub warnings: Vec<String>,
     /// What was measured or decided, for the person importing (not problems).
     pub notes: Vec<String>,
+    /// cassandra-stress's rate and `n=` count partitions: the mean one operation of the
+    /// imported mix visits (an insert its `partitions`, a query one), to convert a rate.
+    pub partitions_per_op: Option<f64>,
 }
 
 /// A source that cannot be imported: where, and what to fix.

@@ -141,7 +141,10 @@ pub fn parse_command(line: &str) -> Result<StressCommand, String> {
             }
             ("mode", "user") => c.user = Some(value.to_string()),
             ("mode", "password") => c.warnings.push("-mode password=… is left out on purpose: give it in CASSLAB_PASSWORD".into()),
-            ("mode", _) => {}
+            ("mode", "native") | ("mode", "cql3") => {}
+            ("mode", _) => c.warnings.push(format!(
+                "-mode {w}: not carried over (casslab speaks CQL's native protocol with the scylla driver: compression, protocol version, connections per host and SSL options are its own; TLS is --tls-ca)"
+            )),
             ("pop", "seq") => {
                 let (a, b) = value.split_once("..").ok_or_else(|| format!("-pop seq={value}: expected A..B"))?;
                 let lo = parse_count(a).ok_or_else(|| format!("-pop seq={value}: \"{a}\" is not a count"))?;
@@ -165,6 +168,12 @@ pub fn parse_command(line: &str) -> Result<StressCommand, String> {
     if c.ops.is_empty() {
         return Err("the command line has no ops(…): say which operations to run, e.g. ops(insert=1,simple1=3)".into());
     }
+    if c.n.is_none() && c.duration.is_none() && c.threads.is_none() {
+        c.warnings.push("no n=, duration= or -rate threads=: cassandra-stress would run until the standard error of its mean is below 0.02, raising its threads from 4 up to 1000; casslab runs for 60 s with 128 requests in flight (give --duration and --concurrency, or find the highest rate meeting an SLA with --find-max)".into());
+    }
+    if c.ops.len() > 1 && !c.warnings.iter().any(|w| w.starts_with("clustering")) {
+        c.warnings.push("cassandra-stress runs operations of one kind in runs of gaussian(1..10) (clustering=); casslab draws each operation from the mix on its own, with the same ratios".into());
+    }
     if let (Some(n), false) = (c.n, c.insert_only()) {
         c.warnings
             .push(format!("n={n}: a casslab run lasts a duration, not a count; give --duration (n= sets the partitions written and read: -P partitions={n})"));
@@ -185,7 +194,9 @@ fn duration(v: &str) -> Result<String, String> {
 }
 
 /// The `casslab run` command line that runs `workload_file` as the command did.
-pub fn casslab_command(c: &StressCommand, workload_file: &str) -> String {
+/// `partitions_per_op`: the mean partitions one operation of the mix visits; cassandra-stress's
+/// `fixed=`/`throttle=` rate counts partitions, casslab's `--rate` operations.
+pub fn casslab_command(c: &StressCommand, workload_file: &str, partitions_per_op: Option<f64>) -> String {
     let mut out = vec!["casslab".to_string(), "run".to_string(), workload_file.to_string()];
     if c.insert_only() {
         out.push("--load-only".into());
@@ -199,7 +210,8 @@ pub fn casslab_command(c: &StressCommand, workload_file: &str) -> String {
         out.push(format!("--concurrency {t}"));
     }
     if let Some((r, _)) = c.rate {
-        out.push(format!("--rate {}", super::stress_dist::num(r)));
+        let per_op = partitions_per_op.filter(|p| *p > 0.0).unwrap_or(1.0);
+        out.push(format!("--rate {}", super::stress_dist::num((r / per_op * 10.0).round() / 10.0)));
     }
     if c.truncate {
         out.push("--reload".into());
@@ -231,7 +243,7 @@ mod tests {
         assert_eq!(c.insert, vec![("partitions".into(), "fixed(2)".into()), ("select".into(), "fixed(1)/2".into())]);
         assert!(c.warnings.iter().any(|w| w.contains("CASSLAB_PASSWORD")));
         assert!(c.warnings.iter().any(|w| w.starts_with("-log")));
-        let line = casslab_command(&c, "p.casslab.yaml");
+        let line = casslab_command(&c, "p.casslab.yaml", None);
         assert_eq!(
             line,
             "casslab run p.casslab.yaml --duration 5m --warmup 0s --concurrency 64 --rate 2000 --reload --hosts 10.0.0.5:9142,10.0.0.6:9142 --user bench"
@@ -243,7 +255,14 @@ mod tests {
     fn insert_only_loads_and_mistakes_are_named() {
         let c = parse_command("user profile=p.yaml ops(insert=1) n=1000 -rate threads=8").unwrap();
         assert!(c.insert_only());
-        assert_eq!(casslab_command(&c, "w.yaml"), "casslab run w.yaml --load-only --concurrency 8");
+        assert_eq!(casslab_command(&c, "w.yaml", None), "casslab run w.yaml --load-only --concurrency 8");
+        // fixed=1000/s counts partitions: an insert of 25.5 partitions and a read of one
+        let c =
+            parse_command("user profile=p.yaml ops(insert=1,simple1=1) duration=1m -rate threads=8 fixed=1000/s -mode native cql3 compression=lz4").unwrap();
+        assert_eq!(casslab_command(&c, "w.yaml", Some(13.25)), "casslab run w.yaml --duration 1m --concurrency 8 --rate 75.5");
+        assert!(c.warnings.iter().any(|w| w.starts_with("-mode compression=lz4")), "{:?}", c.warnings);
+        assert!(c.warnings.iter().any(|w| w.contains("gaussian(1..10)")));
+        assert!(parse_command("user ops(insert=1)").unwrap().warnings.iter().any(|w| w.contains("below 0.02")));
         assert!(parse_command("write n=1000").unwrap_err().contains("only `cassandra-stress user"));
         assert!(parse_command("user profile=p.yaml n=10").unwrap_err().contains("no ops"));
         assert!(parse_command("user ops(insert=x)").unwrap_err().contains("not a number"));

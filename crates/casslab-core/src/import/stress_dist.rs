@@ -1,6 +1,7 @@
 //! cassandra-stress's distribution specs (`FIXED(v)`, `UNIFORM(a..b)`, `GAUSSIAN(a..b[,stdvrng])`
 //! or `GAUSSIAN(a..b,mean,stdev)`, `EXP(a..b)`, `EXTREME(a..b,shape)`,
-//! `QEXTREME(a..b,shape,quantas)`, `SEQ(a..b)`, their aliases and the `~` inverted forms, and
+//! `QEXTREME(a..b,shape,quantas)`, `SEQ(a..b)`, their aliases (not `weibull`, which
+//! cassandra-stress names but rejects) and the `~` inverted forms, and
 //! ratios `DIST/divisor`) read into [`StressDist`], and their translation into casslab generator
 //! fields ([`DistFields`]) with a note where the two differ. cassandra-stress draws integers in
 //! `[a, b]` (both included) and truncates a continuous sample; casslab's ranges are `[min, max)`
@@ -119,7 +120,13 @@ impl StressDist {
                 let range = (hi - lo).max(2) as f64;
                 (StressKind::Exp { mean: range / (0.5 * range.ln()) }, lo, hi)
             }
-            "extreme" | "extr" | "weibull" | "qextreme" | "qextr" => {
+            "weibull" => {
+                return Err(format!(
+                    "\"{written}\": cassandra-stress lists `weibull` as an alias but rejects it (\"Illegal distribution type\"); write extreme({}) for the same distribution",
+                    args.join(",")
+                ))
+            }
+            "extreme" | "extr" | "qextreme" | "qextr" => {
                 let quantized = name.starts_with('q');
                 want(if quantized { 3 } else { 2 })?;
                 let (lo, hi) = bounds(args[0])?;
@@ -255,6 +262,7 @@ mod tests {
         assert!(StressDist::parse("uniform 1..10").unwrap_err().contains("not a distribution"));
         assert!(StressDist::parse("extreme(1..10)").unwrap_err().contains("takes 2 argument"));
         assert!(parse_ratio("uniform(1..10)").unwrap_err().contains("not a ratio"));
+        assert!(StressDist::parse("weibull(1..10,2)").unwrap_err().contains("write extreme(1..10,2)"));
     }
 
     #[test]

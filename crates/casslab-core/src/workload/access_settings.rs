@@ -35,6 +35,7 @@ pub(crate) struct Access {
     pub partitions: Option<PartitionSet>,
     pub batch: Option<BatchSpec>,
     pub client_timestamp: bool,
+    pub rows: Option<crate::gen::rows::RowsSpec>,
 }
 
 /// The access settings as written under an operation.
@@ -42,15 +43,25 @@ pub(crate) struct RawAccess {
     pub partitions: Option<RawPartitions>,
     pub batch: Option<RawBatch>,
     pub timestamp: Option<String>,
+    pub rows: Option<crate::gen::rows::RowsSpec>,
 }
 
 /// Checks `partitions:`, `batch:` and `timestamp:` of an operation declared at `op_line`,
 /// whose keys are at `node`; a problem comes with its line.
 pub(crate) fn build_access(node: &KeyLines, op_line: usize, statements: &[Statement], raw: RawAccess) -> Result<Access, (usize, OpProblem)> {
-    let RawAccess { partitions, batch, timestamp } = raw;
+    let RawAccess { partitions, batch, timestamp, rows } = raw;
     let at = |key: &str| node.key_line(key).unwrap_or(op_line);
     if partitions.is_some() && batch.is_some() {
         return Err((at("batch"), OpProblem::PartitionsAndBatch));
+    }
+    if partitions.is_some() && rows.is_some() {
+        return Err((at("rows"), OpProblem::PartitionsAndRows));
+    }
+    if let Some(r) = &rows {
+        let reads = r.one_row || statements.iter().any(is_select);
+        if reads && (r.partitions.is_some() || r.select.is_some()) {
+            return Err((at("rows"), OpProblem::Rows("rows.partitions and rows.select say what a write writes; a read binds one row of one partition".into())));
+        }
     }
     let partitions = partitions.map(|p| partition_set(node, at("partitions"), statements, p)).transpose()?;
     let batch = batch.map(|b| batch_spec(node, at("batch"), statements, b)).transpose()?;
@@ -64,7 +75,7 @@ pub(crate) fn build_access(node: &KeyLines, op_line: usize, statements: &[Statem
         }
         Some(other) => return Err((at("timestamp"), OpProblem::TimestampMode(other.to_string()))),
     };
-    Ok(Access { partitions, batch, client_timestamp })
+    Ok(Access { partitions, batch, client_timestamp, rows })
 }
 
 fn is_select(st: &Statement) -> bool {

@@ -155,6 +155,10 @@ pub struct CqlOp {
     pub batch: Option<BatchSpec>,
     /// `timestamp: client` — the client stamps each write with its own (monotonic) clock.
     pub client_timestamp: bool,
+    /// `rows:` — its partitions are made from seeds, key and rows (see `gen::rows`): a write
+    /// writes the rows `select` picks of `partitions` partitions (in batches of `batch`), a read
+    /// binds one row of one partition.
+    pub rows: Option<Box<crate::gen::rows::RowsSpec>>,
 }
 
 /// A Redis operation: one command, `steps:` sent one after the other, or a `pipeline:`.

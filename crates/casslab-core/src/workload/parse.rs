@@ -68,6 +68,7 @@ struct RawOp {
     partitions: Option<RawPartitions>,
     batch: Option<RawBatch>,
     timestamp: Option<String>,
+    rows: Option<crate::gen::rows::RowsSpec>,
     verify: Option<bool>,
 }
 
@@ -355,7 +356,7 @@ fn build_op(file: &str, node: &KeyLines, name: String, op: RawOp, line: usize) -
         return Err(err("idempotent", OpProblem::NotIdempotent));
     }
     let idempotent = op.idempotent.unwrap_or(retry_safe);
-    let raw = RawAccess { partitions: op.partitions, batch: op.batch, timestamp: op.timestamp };
+    let raw = RawAccess { partitions: op.partitions, batch: op.batch, timestamp: op.timestamp, rows: op.rows };
     let access = build_access(node, line, &statements, raw)
         .map_err(|(l, problem)| WorkloadError::new(file, Some(l), Problem::Operation { op: name.clone(), problem }))?;
     let body = CqlOp {
@@ -367,6 +368,7 @@ fn build_op(file: &str, node: &KeyLines, name: String, op: RawOp, line: usize) -
         partitions: access.partitions,
         batch: access.batch,
         client_timestamp: access.client_timestamp,
+        rows: access.rows.map(Box::new),
     };
     Ok(Operation { name, line, body: OpBody::Cql(body), verify: op.verify })
 }
@@ -398,6 +400,7 @@ fn build_redis_op(file: &str, node: &KeyLines, name: String, op: RawOp, line: us
         ("partitions", op.partitions.is_some()),
         ("batch", op.batch.is_some()),
         ("timestamp", op.timestamp.is_some()),
+        ("rows", op.rows.is_some()),
     ];
     if let Some((key, _)) = settings.iter().find(|(_, set)| *set) {
         return Err(err(at(key), OpProblem::CqlSettingOnRedis(key)));

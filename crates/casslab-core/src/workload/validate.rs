@@ -40,7 +40,10 @@ pub(crate) fn validate(w: &Workload, file: &str, lines: &FileLines) -> Result<()
     let gens = build_generators(&cx)?;
     for op in &w.operations {
         match &op.body {
-            OpBody::Cql(body) => check_statements(&cx, op, body)?,
+            OpBody::Cql(body) => {
+                check_statements(&cx, op, body)?;
+                check_rows(&cx, op, body, &gens)?;
+            }
             OpBody::Redis(body) => check_commands(&cx, op, body, &gens)?,
         }
     }
@@ -95,6 +98,23 @@ fn check_statements(cx: &Cx, op: &Operation, body: &CqlOp) -> Result<(), Workloa
         if markers != st.args.len() {
             return Err(cx.op_err(op, st.line, OpProblem::Markers { markers, args: st.args.len() }));
         }
+    }
+    Ok(())
+}
+
+/// `rows:` names generators that exist, of the right kinds, with counts that build; the
+/// statements bind at least the partition key it makes.
+fn check_rows(cx: &Cx, op: &Operation, body: &CqlOp, gens: &GeneratorSet) -> Result<(), WorkloadError> {
+    let Some(spec) = &body.rows else { return Ok(()) };
+    let line = cx.lines.keys.line_at(&["operations", &op.name, "rows"]).unwrap_or(op.line);
+    crate::gen::rows::RowsMaker::build(spec, gens).map_err(|m| cx.op_err(op, line, OpProblem::Rows(m)))?;
+    let bound: Vec<&String> = body.statements.iter().flat_map(|s| &s.args).collect();
+    if let Some(k) = spec.key.iter().find(|k| !bound.contains(k)) {
+        return Err(cx.op_err(
+            op,
+            line,
+            OpProblem::Rows(format!("rows.key: \"{k}\" is not bound by the operation's statements, so its partitions are not the ones its seeds name")),
+        ));
     }
     Ok(())
 }

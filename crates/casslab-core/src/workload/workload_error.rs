@@ -167,6 +167,10 @@ pub enum OpProblem {
     ConcurrencyWithSync,
     #[error("a batch holds writes (INSERT, UPDATE, DELETE), not SELECT")]
     BatchOfSelect,
+    #[error("`partitions` reads a set of drawn keys and `rows` makes its partitions from seeds; an operation has one or the other")]
+    PartitionsAndRows,
+    #[error("{0}")]
+    Rows(String),
     #[error("`timestamp: client` stamps writes; this operation reads")]
     TimestampOnRead,
     #[error("timestamp: \"{0}\" is neither `client` nor `server`")]

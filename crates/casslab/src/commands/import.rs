@@ -43,7 +43,7 @@ fn stress(a: StressArgs) -> Result<i32> {
     if a.print_command {
         let file = a.output.as_deref().map(|p| p.display().to_string()).unwrap_or_default();
         let line = match &command {
-            Some(c) => import::stress_command::casslab_command(c, &file),
+            Some(c) => import::stress_command::casslab_command(c, &file, imported.partitions_per_op),
             None => format!("casslab run {file}"),
         };
         out::println(&line)?;

@@ -8,7 +8,7 @@
 //! one-statement path stays in `worker.rs`.
 
 use super::classify;
-use super::planned::{driver_consistency, driver_serial, prepare_for, AccessPlan, BatchPlan, Outcome, PlannedOp, PlannedStatement, SetPlan};
+use super::planned::{driver_consistency, driver_serial, prepare_for, AccessPlan, BatchPlan, Outcome, PlannedOp, PlannedStatement, RowsPlan, SetPlan};
 use crate::cql::to_in_statement;
 use crate::engine::EngineError;
 use crate::gen::GeneratorSet;
@@ -39,6 +39,24 @@ use uuid::Uuid;
 pub(crate) async fn plan_access(session: &Session, w: &Workload, name: &str, op: &CqlOp, planned: &mut PlannedOp) -> Result<(), EngineError> {
     if op.client_timestamp {
         planned.client_ts = Some(MonotonicTimestampGenerator::new().without_warnings());
+    }
+    if let Some(spec) = &op.rows {
+        let fail = |message: String| EngineError::Prepare {
+            file: w.origin.clone(),
+            line: op.statements[0].line,
+            op: name.to_string(),
+            cql: op.statements[0].cql.clone(),
+            message,
+        };
+        let maker = crate::gen::rows::RowsMaker::build(spec, &planned.gens).map_err(fail)?;
+        let from = planned.generators.iter().map(|g| maker.place(*g)).collect();
+        let read = spec.one_row || planned.statements.iter().any(|s| s.read);
+        let (batch_rows, batch_type) = match &op.batch {
+            Some(b) => (b.size as usize, if b.kind == BatchKind::Logged { BatchType::Logged } else { BatchType::Unlogged }),
+            None => (1, BatchType::Unlogged),
+        };
+        planned.access = Some(AccessPlan::Rows(Box::new(RowsPlan { maker, from, read, batch_rows, batch_type })));
+        return Ok(());
     }
     if let Some(spec) = &op.partitions {
         let st = &op.statements[0];
@@ -136,6 +154,7 @@ pub(crate) fn draw_values(op: &PlannedOp, gens: &GeneratorSet, rng: &mut SmallRn
             }
             v
         }
+        Some(AccessPlan::Rows(rp)) => rows_values(op, rp, gens, rng),
         Some(AccessPlan::Batch(bp)) => {
             let mut v = Vec::with_capacity(g * bp.size);
             v.extend(op.generators.iter().map(|i| gens.value(*i, rng)));
@@ -150,9 +169,83 @@ pub(crate) fn draw_values(op: &PlannedOp, gens: &GeneratorSet, rng: &mut SmallRn
     }
 }
 
+/// The values of one execution of a `rows:` operation: one row of the operation's drawn values
+/// per row its visits take (a read: one), key and clustering values from the visit, the others
+/// drawn per row.
+fn rows_values(op: &PlannedOp, rp: &RowsPlan, gens: &GeneratorSet, rng: &mut SmallRng) -> Vec<CqlValue> {
+    let visits = if rp.read { vec![rp.maker.read(gens, rng)] } else { rp.maker.write(gens, rng) };
+    let rows: usize = visits.iter().map(|v| v.rows.len()).sum();
+    let mut out = Vec::with_capacity(rows * op.generators.len());
+    for visit in &visits {
+        for row in &visit.rows {
+            for (j, g) in op.generators.iter().enumerate() {
+                out.push(match rp.from[j] {
+                    Some(Ok(i)) => visit.key[i].clone(),
+                    Some(Err(l)) => row[l].clone(),
+                    None => gens.value(*g, rng),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Runs the rows of one execution of a `rows:` operation: a read's statements with its row, a
+/// write's rows in batches of at most `batch_rows` (each row's statements on their own when
+/// that is 1, or when the execution writes a single row), one after the other.
+async fn write_rows(session: &Session, op: &PlannedOp, rp: &RowsPlan, values: &[CqlValue]) -> Result<Outcome, ExecutionError> {
+    let g = op.generators.len().max(1);
+    let rows = values.len() / g;
+    let (mut applied, mut reads, mut read_rows) = (true, false, 0);
+    if rp.read || rows <= 1 || rp.batch_rows <= 1 {
+        for r in 0..rows {
+            let base = &values[r * g..(r + 1) * g];
+            for st in &op.statements {
+                let row: Vec<&CqlValue> = st.slots.iter().map(|i| &base[*i]).collect();
+                let (done, n) = run_statement(session, &stamped(&st.prepared, op), &row, st.conditional).await?;
+                applied &= done;
+                if st.read {
+                    reads = true;
+                    read_rows += n;
+                }
+            }
+        }
+        return Ok(if applied { Outcome::of_reads(reads, read_rows) } else { Outcome::NotApplied });
+    }
+    let conditional = op.statements.iter().any(|s| s.conditional);
+    for first in (0..rows).step_by(rp.batch_rows) {
+        let last = (first + rp.batch_rows).min(rows);
+        let mut batch = Batch::new(rp.batch_type);
+        let mut bound: Vec<Vec<&CqlValue>> = Vec::with_capacity((last - first) * op.statements.len());
+        for r in first..last {
+            let base = &values[r * g..(r + 1) * g];
+            for st in &op.statements {
+                batch.append_statement(st.prepared.clone());
+                bound.push(st.slots.iter().map(|i| &base[*i]).collect());
+            }
+        }
+        if let Some(first_st) = op.statements.first() {
+            batch.set_consistency(first_st.prepared.get_consistency().unwrap_or(driver_consistency(crate::workload::Consistency::LocalQuorum)));
+            if let Some(sc) = first_st.prepared.get_serial_consistency() {
+                batch.set_serial_consistency(Some(sc));
+            }
+            batch.set_is_idempotent(first_st.prepared.get_is_idempotent());
+        }
+        if let Some(ts) = &op.client_ts {
+            batch.set_timestamp(Some(ts.next_timestamp()));
+        }
+        let res = session.batch(&batch, bound).await?;
+        if conditional && !was_applied(res) {
+            applied = false;
+        }
+    }
+    Ok(if applied { Outcome::Done } else { Outcome::NotApplied })
+}
+
 /// Runs one execution of an operation that is not a plain statement sequence.
 pub(crate) async fn execute(session: &Session, op: &PlannedOp, values: Vec<CqlValue>, stats: &Mutex<Vec<OpStats>>) -> Result<Outcome, ExecutionError> {
     match &op.access {
+        Some(AccessPlan::Rows(rp)) => write_rows(session, op, rp, &values).await,
         Some(AccessPlan::Set(sp)) => read_set(session, op, sp, &values, stats).await.map(|rows| Outcome::of_reads(true, rows)),
         Some(AccessPlan::Batch(bp)) => write_batch(session, op, bp, &values).await,
         None => {

@@ -118,6 +118,7 @@ pub async fn claims(session: &Session, keys: &[String]) -> Result<Vec<(String, S
 /// and the workload's schema.
 pub async fn prepare_keyspace(session: &Session, w: &Workload, info: &TargetInfo) -> Result<KeyspaceState, EngineError> {
     let ks = &w.keyspace;
+    let cl = meta_consistency(info);
     let created_now = if keyspace_exists(session, ks).await? {
         false
     } else {
@@ -128,17 +129,17 @@ pub async fn prepare_keyspace(session: &Session, w: &Workload, info: &TargetInfo
     session.use_keyspace(ks.as_str(), false).await.map_err(|e| EngineError::Schema { statement: format!("USE {ks}"), message: e.to_string() })?;
     exec(session, "CREATE TABLE IF NOT EXISTS casslab_meta (key text PRIMARY KEY, value text)").await?;
     if created_now {
-        set_meta(session, CREATED_KEY, &now_text()).await?;
+        set_meta(session, CREATED_KEY, &now_text(), cl).await?;
     }
-    let ours = created_now || get_meta(session, CREATED_KEY).await?.is_some();
+    let ours = created_now || get_meta(session, CREATED_KEY, cl).await?.is_some();
     let before = tables_of(session, ks).await?;
     if !ours {
-        check_tables_are_ours(session, w, &before).await?;
+        check_tables_are_ours(session, w, &before, cl).await?;
     }
     for st in &w.schema {
         exec(session, &st.cql).await?;
         if let Some(t) = crate::cql::created_table(&st.cql).filter(|t| !before.contains(t)) {
-            set_meta(session, &format!("{TABLE_PREFIX}{t}"), &now_text()).await?;
+            set_meta(session, &format!("{TABLE_PREFIX}{t}"), &now_text(), cl).await?;
         }
     }
     let _ = session.await_schema_agreement().await;
@@ -157,7 +158,7 @@ async fn tables_of(session: &Session, ks: &str) -> Result<Vec<String>, EngineErr
 /// In a keyspace casslab did not create: every statement that changes a table (ALTER TABLE,
 /// an index, a materialized view) must be about a table this schema creates now or casslab
 /// created before (recorded in `casslab_meta`). Checked before any statement runs.
-async fn check_tables_are_ours(session: &Session, w: &Workload, before: &[String]) -> Result<(), EngineError> {
+async fn check_tables_are_ours(session: &Session, w: &Workload, before: &[String], cl: Consistency) -> Result<(), EngineError> {
     let mut new_tables: Vec<String> = Vec::new();
     for st in &w.schema {
         if let Some(t) = crate::cql::created_table(&st.cql).filter(|t| !before.contains(t)) {
@@ -169,7 +170,7 @@ async fn check_tables_are_ours(session: &Session, w: &Workload, before: &[String
             continue;
         }
         let Some((_, table)) = d.table() else { continue };
-        let ours = new_tables.iter().any(|t| t == table) || get_meta(session, &format!("{TABLE_PREFIX}{table}")).await?.is_some();
+        let ours = new_tables.iter().any(|t| t == table) || get_meta(session, &format!("{TABLE_PREFIX}{table}"), cl).await?.is_some();
         if !ours {
             return Err(not_our_table(w, st, table));
         }
@@ -189,26 +190,45 @@ pub(crate) fn setup(cql: &str) -> Query {
     q
 }
 
-async fn set_meta(session: &Session, key: &str, value: &str) -> Result<(), EngineError> {
-    let cql = "INSERT INTO casslab_meta (key, value) VALUES (?, ?)";
-    session.query_unpaged(setup(cql), (key, value)).await.map(|_| ()).map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })
+/// The consistency of casslab's own bookkeeping rows: LOCAL_QUORUM, or ONE on a cluster of one
+/// node, where a keyspace that asks for more replicas than there are nodes (an imported profile's
+/// replication factor of 3) could never reach a quorum. The workload's own operations keep their
+/// levels: the bookkeeping alone never makes a run fail that the workload itself could do.
+pub fn meta_consistency(info: &TargetInfo) -> Consistency {
+    if info.node_count == 1 {
+        Consistency::One
+    } else {
+        Consistency::LocalQuorum
+    }
 }
 
-async fn get_meta(session: &Session, key: &str) -> Result<Option<String>, EngineError> {
+/// A bookkeeping statement: a setup statement at the bookkeeping's consistency `cl`.
+fn meta(cql: &str, cl: Consistency) -> Query {
+    let mut q = setup(cql);
+    q.set_consistency(cl);
+    q
+}
+
+async fn set_meta(session: &Session, key: &str, value: &str, cl: Consistency) -> Result<(), EngineError> {
+    let cql = "INSERT INTO casslab_meta (key, value) VALUES (?, ?)";
+    session.query_unpaged(meta(cql, cl), (key, value)).await.map(|_| ()).map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })
+}
+
+async fn get_meta(session: &Session, key: &str, cl: Consistency) -> Result<Option<String>, EngineError> {
     let cql = "SELECT value FROM casslab_meta WHERE key = ?";
-    let rs = session.query_unpaged(setup(cql), (key,)).await.map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })?;
+    let rs = session.query_unpaged(meta(cql, cl), (key,)).await.map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })?;
     let rows = rs.into_rows_result().map_err(|e| EngineError::Schema { statement: cql.into(), message: e.to_string() })?;
     Ok(rows.maybe_first_row::<(Option<String>,)>().ok().flatten().and_then(|(v,)| v))
 }
 
 /// Whether the data set identified by `fingerprint` was loaded completely before; returns the
 /// recorded description.
-pub async fn loaded(session: &Session, fingerprint: &str) -> Result<Option<String>, EngineError> {
-    get_meta(session, &format!("load:{fingerprint}")).await
+pub async fn loaded(session: &Session, fingerprint: &str, cl: Consistency) -> Result<Option<String>, EngineError> {
+    get_meta(session, &format!("load:{fingerprint}"), cl).await
 }
 
-pub async fn record_load(session: &Session, fingerprint: &str, description: &str) -> Result<(), EngineError> {
-    set_meta(session, &format!("load:{fingerprint}"), description).await
+pub async fn record_load(session: &Session, fingerprint: &str, description: &str, cl: Consistency) -> Result<(), EngineError> {
+    set_meta(session, &format!("load:{fingerprint}"), description, cl).await
 }
 
 /// `note:<key>` in `casslab_meta`: what casslab keeps about a data set beside its load (which run
@@ -216,12 +236,12 @@ pub async fn record_load(session: &Session, fingerprint: &str, description: &str
 /// loads on `--reload`.
 const NOTE_PREFIX: &str = "load:note:";
 
-pub async fn note(session: &Session, key: &str, value: &str) -> Result<(), EngineError> {
-    set_meta(session, &format!("{NOTE_PREFIX}{key}"), value).await
+pub async fn note(session: &Session, key: &str, value: &str, cl: Consistency) -> Result<(), EngineError> {
+    set_meta(session, &format!("{NOTE_PREFIX}{key}"), value, cl).await
 }
 
-pub async fn noted(session: &Session, key: &str) -> Result<Option<String>, EngineError> {
-    get_meta(session, &format!("{NOTE_PREFIX}{key}")).await
+pub async fn noted(session: &Session, key: &str, cl: Consistency) -> Result<Option<String>, EngineError> {
+    get_meta(session, &format!("{NOTE_PREFIX}{key}"), cl).await
 }
 
 /// Uses the workload's keyspace, which must exist (nothing is created).
@@ -236,7 +256,7 @@ pub async fn attach(session: &Session, w: &Workload) -> Result<(), EngineError> 
 }
 
 /// Empties the workload's tables and forgets earlier loads — only in a keyspace casslab created.
-pub async fn truncate_for_reload(session: &Session, w: &Workload, state: KeyspaceState) -> Result<(), EngineError> {
+pub async fn truncate_for_reload(session: &Session, w: &Workload, state: KeyspaceState, cl: Consistency) -> Result<(), EngineError> {
     if !state.ours {
         return Err(EngineError::NotOurKeyspace(w.keyspace.clone()));
     }
@@ -244,7 +264,7 @@ pub async fn truncate_for_reload(session: &Session, w: &Workload, state: Keyspac
         exec(session, &format!("TRUNCATE {}.{t}", w.keyspace)).await?;
     }
     let rs = session
-        .query_unpaged(setup("SELECT key FROM casslab_meta"), &[])
+        .query_unpaged(meta("SELECT key FROM casslab_meta", cl), &[])
         .await
         .map_err(|e| EngineError::Schema { statement: "SELECT key FROM casslab_meta".into(), message: e.to_string() })?;
     if let Ok(rows) = rs.into_rows_result() {
@@ -252,7 +272,7 @@ pub async fn truncate_for_reload(session: &Session, w: &Workload, state: Keyspac
             for (k,) in iter.flatten() {
                 if k.starts_with("load:") {
                     session
-                        .query_unpaged(setup("DELETE FROM casslab_meta WHERE key = ?"), (k.as_str(),))
+                        .query_unpaged(meta("DELETE FROM casslab_meta WHERE key = ?", cl), (k.as_str(),))
                         .await
                         .map_err(|e| EngineError::Schema { statement: "DELETE FROM casslab_meta".into(), message: e.to_string() })?;
                 }
@@ -274,6 +294,15 @@ mod tests {
     #[test]
     fn setup_statements_may_be_retried_elsewhere() {
         assert!(setup("SELECT value FROM casslab_meta WHERE key = ?").get_is_idempotent());
+    }
+
+    #[test]
+    fn bookkeeping_on_one_node_asks_one_replica() {
+        let one = TargetInfo { server_version: None, node_count: 1, datacenters: vec![("dc1".into(), 1)] };
+        assert_eq!(meta_consistency(&one), Consistency::One);
+        let three = TargetInfo { server_version: None, node_count: 3, datacenters: vec![("dc1".into(), 3)] };
+        assert_eq!(meta_consistency(&three), Consistency::LocalQuorum);
+        assert_eq!(meta("SELECT key FROM casslab_meta", Consistency::One).get_consistency(), Some(Consistency::One));
     }
 
     #[test]

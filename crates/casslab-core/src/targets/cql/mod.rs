@@ -93,11 +93,11 @@ impl Target for CqlTarget {
     }
 
     async fn loaded(&self, fingerprint: &str) -> Result<Option<String>, EngineError> {
-        keyspace::loaded(&self.session, fingerprint).await
+        keyspace::loaded(&self.session, fingerprint, keyspace::meta_consistency(&self.info)).await
     }
 
     async fn record_load(&self, fingerprint: &str, description: &str) -> Result<(), EngineError> {
-        keyspace::record_load(&self.session, fingerprint, description).await
+        keyspace::record_load(&self.session, fingerprint, description, keyspace::meta_consistency(&self.info)).await
     }
 
     async fn claim(&self, key: &str, value: &str, ttl_s: u32) -> Result<Claim, EngineError> {
@@ -110,7 +110,7 @@ impl Target for CqlTarget {
 
     async fn truncate_for_reload(&self, w: &Workload) -> Result<(), EngineError> {
         let state = self.keyspace.get().copied().unwrap_or_default();
-        keyspace::truncate_for_reload(&self.session, w, state).await
+        keyspace::truncate_for_reload(&self.session, w, state, keyspace::meta_consistency(&self.info)).await
     }
 
     #[inline]
@@ -153,11 +153,11 @@ impl Target for CqlTarget {
     }
 
     async fn note(&self, key: &str, value: &str) -> Result<(), EngineError> {
-        keyspace::note(&self.session, key, value).await
+        keyspace::note(&self.session, key, value, keyspace::meta_consistency(&self.info)).await
     }
 
     async fn noted(&self, key: &str) -> Result<Option<String>, EngineError> {
-        keyspace::noted(&self.session, key).await
+        keyspace::noted(&self.session, key, keyspace::meta_consistency(&self.info)).await
     }
 
     async fn attach(&self, w: &Workload) -> Result<(), EngineError> {

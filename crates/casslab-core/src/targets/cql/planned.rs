@@ -130,6 +130,20 @@ impl Outcome {
 pub(crate) enum AccessPlan {
     Set(Box<SetPlan>),
     Batch(BatchPlan),
+    Rows(Box<RowsPlan>),
+}
+
+/// `rows:` — partitions made from seeds (see `gen::rows`).
+pub(crate) struct RowsPlan {
+    pub maker: crate::gen::rows::RowsMaker,
+    /// Per drawn value of the operation: where a visit holds it (`Ok(i)` the key's `i`th value,
+    /// `Err(l)` a row's level `l`), or `None` when it is drawn per row.
+    pub from: Vec<Option<Result<usize, usize>>>,
+    /// A read binds one row; a write writes every row its visits take.
+    pub read: bool,
+    /// Rows per batch at most (1: each row on its own), and the batch's kind.
+    pub batch_rows: usize,
+    pub batch_type: scylla::statement::batch::BatchType,
 }
 
 pub(crate) struct SetPlan {
