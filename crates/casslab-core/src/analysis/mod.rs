@@ -38,6 +38,7 @@ pub mod saved_experiment;
 pub mod sequential;
 #[cfg(test)]
 mod sequential_tests;
+pub mod serial;
 pub mod server_figures;
 pub mod study;
 #[cfg(test)]

@@ -40,11 +40,14 @@ pub struct BlockDesign {
     pub margin: Option<f64>,
     /// The change (relative) a "would need" estimate is for.
     pub power_effect: f64,
+    /// The variants ran at the same time, block after block without a pause: the interval
+    /// also carries what correlated neighbours add (`serial.rs`).
+    pub simultaneous: bool,
 }
 
 impl Default for BlockDesign {
     fn default() -> Self {
-        BlockDesign { sequential: None, margin: None, power_effect: super::change::DEFAULT_POWER_EFFECT }
+        BlockDesign { sequential: None, margin: None, power_effect: super::change::DEFAULT_POWER_EFFECT, simultaneous: false }
     }
 }
 
@@ -134,7 +137,12 @@ pub fn compare_blocks(
     c.power_effect = design.power_effect;
     c.margin = design.margin;
     c.blocks = Some(diffs.len());
-    let Some(p) = Paired::of(diffs) else { return c };
+    let Some(mut p) = Paired::of(diffs) else { return c };
+    if design.simultaneous {
+        // neighbours that move together: the spread a block effectively carries
+        let widen = super::serial::variance_factor(diffs).sqrt();
+        (p.sd_ln, p.se_ln) = (p.sd_ln * widen, p.se_ln * widen);
+    }
     c.block_sd_ln = Some(p.sd_ln);
     let multiplier = match &design.sequential {
         Some(seq) => {

@@ -38,6 +38,10 @@ pub struct SavedExperiment {
     pub rates: Vec<f64>,
     /// Its runs were made in blocks (`design=` tag): compared block by block.
     pub blocks: bool,
+    /// Its variants ran at the same time (`timing=simultaneous`), each block one stretch of
+    /// time; `layout=` where they ran.
+    pub simultaneous: bool,
+    pub layout: Option<String>,
     /// A sequential experiment's design, from its runs' tags (`precision`, `first_look`,
     /// `spending`, `max_blocks`).
     pub sequential: Option<SequentialDesign>,
@@ -81,6 +85,10 @@ fn rate_of(label: &str) -> Option<f64> {
 fn read_design(tags: &[String], out: &mut SavedExperiment) {
     let design = tag(tags, "design");
     out.blocks |= design.is_some();
+    if tag(tags, "timing") == Some("simultaneous") {
+        out.simultaneous = true;
+        out.layout = out.layout.take().or_else(|| tag(tags, "layout").map(str::to_string));
+    }
     if out.judged.is_none() {
         out.judged = tag(tags, "judge").and_then(|j| j.split(',').map(|f| f.parse().ok()).collect());
     }
@@ -118,6 +126,8 @@ pub fn saved_experiment(store: &Store, key: &str) -> Result<SavedExperiment, Sav
         loads: Vec::new(),
         rates: Vec::new(),
         blocks: false,
+        simultaneous: false,
+        layout: None,
         sequential: None,
         precision: None,
         judged: None,

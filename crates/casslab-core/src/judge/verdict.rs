@@ -69,9 +69,14 @@ pub struct ExperimentVerdict {
 impl ExperimentVerdict {
     /// "order (counterbalanced, seed 7): a b b a".
     pub fn order_line(&self) -> String {
+        if let Some(words) = &self.runs.together {
+            let blocks = self.runs.variants.iter().map(|(_, r)| r.len()).min().unwrap_or(0);
+            return format!("design: simultaneous, {blocks} blocks — {words}");
+        }
         let ro = &self.runs.run_order;
         let seed = ro.seed.map(|s| format!(", seed {s}")).unwrap_or_default();
-        format!("order ({}{seed}): {}", ro.order.as_str(), self.runs.order.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>().join(" "))
+        let not_together = self.runs.not_together.as_ref().map(|why| format!(" (one after the other, not at the same time: {why})")).unwrap_or_default();
+        format!("order ({}{seed}): {}{not_together}", ro.order.as_str(), self.runs.order.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>().join(" "))
     }
 
     /// Why it stopped, in words: "every judged figure settled after 12 blocks (8.5 min)".

@@ -32,6 +32,7 @@ pub fn method_lines(a: &Study) -> Vec<String> {
         Method::Windows => format!("method: windowed bootstrap within each run ({} s windows, resampled with replacement)", o.window_s),
         Method::Repetitions => "method: repetitions as the unit: each figure once per run, a variant's figure the geometric mean over its repetitions with a Student t interval, a change Welch's t interval on the ratio; each run's windows only split the spread into within and between repetitions".to_string(),
         Method::PooledWindows => "method: every variant's windows pooled and resampled as if independent, each figure judged on its own (the old method: it cannot see run-to-run variation)".to_string(),
+        Method::Blocks if a.plan.blocks.is_some_and(|b| b.simultaneous) => "method: blocks as the unit: in each block every variant ran once, all at the same time; a change is the mean over the blocks of ln(B) − ln(A) within each block (the same seconds seen by both, so what drifts cancels), with Student's t; a variant's own figure is the geometric mean of its runs' figures, with a t interval".to_string(),
         Method::Blocks => "method: blocks as the unit: each block runs every variant once, in counterbalanced order; a change is the mean over the blocks of ln(B) − ln(A) within each block (which cancels what drifts between blocks), with Student's t; a variant's own figure is the geometric mean of its runs' figures, with a t interval".to_string(),
     }];
     if a.method == Method::Blocks {
@@ -74,6 +75,11 @@ fn block_lines(a: &Study) -> Vec<String> {
             l.max_blocks,
             l.spending.name()
         ));
+    }
+    if a.plan.blocks.is_some_and(|b| b.simultaneous) {
+        lines.push(
+            "design: simultaneous — every block the same seconds seen by each variant, so what the machine did then it did to all; intervals widened where neighbouring blocks' changes move together".into(),
+        );
     }
     lines
 }

@@ -113,6 +113,13 @@ pub fn comparison_json(s: &Study) -> Value {
         "confidence": s.plan.opts.confidence,
         "window_s": s.plan.opts.window_s,
         "latency": comparison::latency_kind(s.plan.kind),
+        // how the runs were placed in time: "simultaneous" (the variants at the same time),
+        // "blocks" (one after the other, paired by block) or "runs" (not in blocks)
+        "design": match s.plan.blocks {
+            Some(b) if b.simultaneous => "simultaneous",
+            Some(_) => "blocks",
+            None => "runs",
+        },
         "method": comparison::method_lines(s),
         "sides": s.sides.iter().map(|side| json!({ "label": side.label, "runs": side.runs, "about": side.about })).collect::<Vec<_>>(),
         "figures": rows(s),

@@ -4,8 +4,10 @@
 //! beware of (the order the runs went in, settling, repetitions that disagree with their
 //! variant, saturated runs, figures left out), per operation a bar chart of throughput and one
 //! of latency percentiles (one bar per variant, the interval as a whisker, the baseline
-//! outlined), and the verdicts in words. It takes figures already computed by the comparison;
-//! it reads no store and decides nothing about where the page goes.
+//! outlined), each variant's p99 per interval on one time axis, and the verdicts in words. It
+//! takes figures already computed by the comparison; only `with_profiles` and
+//! `with_timelines` read the store (profiles, intervals), and nothing here decides where the
+//! page goes.
 
 use super::html_charts::color;
 use super::svg_chart::{esc, Bar, BarChart, BarSeries};
@@ -44,6 +46,9 @@ pub struct ExperimentPage {
     /// Where the servers' time moved from the baseline to each variant, when the runs were
     /// profiled: `flame::diff_html` of each ([`ExperimentPage::with_profiles`]).
     pub profiles_html: String,
+    /// Per operation, each variant's p99 per interval on one time axis
+    /// ([`ExperimentPage::with_timelines`]), in the order of `ops`.
+    pub timelines: Vec<(String, super::timeline_svg::TimelineChart)>,
 }
 
 /// The metrics of the throughput chart and of the latency chart.
@@ -84,7 +89,48 @@ impl ExperimentPage {
             notes,
             verdicts: super::comparison::verdict_lines(a),
             profiles_html: String::new(),
+            timelines: Vec::new(),
         }
+    }
+
+    /// The page with each variant's p99 per measured interval of every operation, on one
+    /// axis of wall-clock time: variants measured at the same time show side by side, in
+    /// turns they take turns.
+    pub fn with_timelines(mut self, store: &crate::store::Store, a: &Study) -> Result<ExperimentPage, crate::store::StoreError> {
+        use super::timeline_svg::{Line, TimelineChart};
+        use std::collections::BTreeMap;
+        // per operation, per side: (wall-clock seconds at the interval's end, p99 in ms)
+        let mut per_op: BTreeMap<String, Vec<Vec<(f64, f64)>>> = BTreeMap::new();
+        let mut first_s = f64::INFINITY;
+        for (si, side) in a.sides.iter().enumerate() {
+            for run in &side.runs {
+                let t0_ms = store.run(*run)?.env.clock_t0_unix_ms.unwrap_or(0) as f64;
+                store.for_each_interval_figures(*run, |f| {
+                    if f.phase == crate::stats::Phase::Run && f.summary.latency.count > 0 {
+                        let t = (t0_ms + f.end_ms as f64) / 1000.0;
+                        first_s = first_s.min(t);
+                        let lines = per_op.entry(f.op().to_string()).or_insert_with(|| vec![Vec::new(); a.sides.len()]);
+                        lines[si].push((t, f.summary.latency.p99_ns as f64 / 1e6));
+                    }
+                    Ok(())
+                })?;
+            }
+        }
+        for op in &self.ops {
+            let Some(lines) = per_op.remove(&op.name) else { continue };
+            let lines = lines
+                .into_iter()
+                .enumerate()
+                .map(|(si, points)| Line {
+                    name: a.sides[si].label.clone(),
+                    color: color(si).to_string(),
+                    points: points.into_iter().map(|(t, v)| (t - first_s, v)).collect(),
+                })
+                .collect();
+            let chart = TimelineChart { title: format!("{} p99 per interval, every variant on one time axis (ms)", op.name), y_label: "ms".into(), lines };
+            self.timelines.push((op.name.clone(), chart));
+        }
+        Ok(self)
     }
 
     /// The page with the differential flame graphs of each variant against the baseline, from
@@ -176,6 +222,9 @@ impl ExperimentPage {
                 };
                 s.push_str(&chart.to_html());
             }
+            if let Some((_, t)) = self.timelines.iter().find(|(name, _)| *name == op.name) {
+                s.push_str(&t.to_html());
+            }
             s.push_str("</div></section>");
         }
         if !self.verdicts.is_empty() {
@@ -235,6 +284,7 @@ mod tests {
             notes: vec!["method: repetitions".into(), "run 1 (a, repetition 1) disagrees with the other repetitions of a: read p50".into()],
             verdicts: vec![("b against a".into(), vec!["read p50 is higher".into()])],
             profiles_html: String::new(),
+            timelines: Vec::new(),
         };
         let html = page.render();
         assert!(html.contains("<title>casslab · experiment cs</title>") && html.contains("casslab experiment</div>") && html.contains("<h2>cs-1</h2>"));

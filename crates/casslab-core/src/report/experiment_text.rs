@@ -9,13 +9,10 @@ use crate::judge::verdict::ExperimentVerdict;
 
 /// "experiment gc (gc-20261125-101010): 2 variants × 3 repetitions, counterbalanced order,
 /// after settling and an unmeasured round; baseline: g1" (`design`: "3 repetitions", or how a
-/// sequential experiment runs).
-pub fn header(name: &str, experiment_id: &str, variants: usize, design: &str, run_order: &RunOrder, baseline: &str) -> String {
-    format!(
-        "experiment {name} ({experiment_id}): {variants} variants × {design}, {} order, {}; baseline: {baseline}",
-        run_order.order.as_str(),
-        run_order.before()
-    )
+/// sequential experiment runs; `together`: the variants run at the same time, in no order).
+pub fn header(name: &str, experiment_id: &str, variants: usize, design: &str, run_order: &RunOrder, together: bool, baseline: &str) -> String {
+    let order = if together { String::new() } else { format!("{} order, ", run_order.order.as_str()) };
+    format!("experiment {name} ({experiment_id}): {variants} variants × {design}, {order}{}; baseline: {baseline}", run_order.before())
 }
 
 /// The runs per variant, the unmeasured round, the loads and the measured order.

@@ -38,6 +38,7 @@ pub mod svg_chart;
 pub mod sweep_text;
 pub mod table;
 pub mod text;
+pub mod timeline_svg;
 pub mod uplot_chart;
 
 pub use hdrlog::write_hdr_log;

@@ -103,7 +103,7 @@ fn show(store: &Store, j: &Judgement, args: &CompareArgs, page: (&str, &str), no
         OutputFormat::Csv => out::print(&csv::comparison_csv(s))?,
     }
     if let Some(path) = &args.output {
-        write_page(path, ExperimentPage::of_study(page.0, "", page.1, s).with_profiles(store, s)?, notes, server_lines)?;
+        write_page(path, ExperimentPage::of_study(page.0, "", page.1, s).with_profiles(store, s)?.with_timelines(store, s)?, notes, server_lines)?;
     }
     Ok(())
 }
@@ -147,7 +147,7 @@ fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, o: &JudgeOpt
     plan.opts.window_s = all.window.map_or(plan.opts.window_s, |w| w.window_s);
     // an experiment made in blocks is judged block by block, sequentially if it ran so
     if saved.blocks {
-        plan.blocks = Some(BlockDesign { sequential: saved.sequential, margin: saved.margin, ..BlockDesign::default() });
+        plan.blocks = Some(BlockDesign { sequential: saved.sequential, margin: saved.margin, simultaneous: saved.simultaneous, ..BlockDesign::default() });
         plan.judged = plan.judged.or_else(|| saved.judged.clone());
     }
     let mut gates = Exit::Success;

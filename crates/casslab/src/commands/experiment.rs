@@ -71,6 +71,10 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         sequential,
         design: design_of(&args, &exp),
     };
+    let mut judging = judging;
+    if let Some(b) = judging.plan.blocks.as_mut() {
+        b.simultaneous = together(&setup);
+    }
     if let Some(w) = setup.load_point_warning() {
         out::warn(&w);
     }
@@ -83,7 +87,10 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         run::aim_redis(&mut setup.base, &args.run.local)?;
     }
     let baseline = &exp.variants[0].name;
-    eprintln!("{}", experiment_text::header(&exp.name, &setup.experiment_id, exp.variants.len(), &design_words(&setup), &setup.run_order, baseline));
+    eprintln!(
+        "{}",
+        experiment_text::header(&exp.name, &setup.experiment_id, exp.variants.len(), &design_words(&setup), &setup.run_order, together(&setup), baseline)
+    );
     let rt = run::runtime(setup.base.threads)?;
     let lab = Lab {
         credentials: creds,
@@ -118,7 +125,7 @@ fn judging_of(args: &ExperimentArgs, exp: &Experiment) -> Result<JudgeOptions> {
     let mut judging = compare::judge_options(&args.analysis, window_s, &args.fail_if, args.max_regression)?;
     judging.screening = Screening::LeaveOut;
     let margin = percent("equivalence", args.equivalence.as_deref())?.or(exp.design.equivalence);
-    judging.plan.blocks = Some(BlockDesign { sequential: None, margin, power_effect: DEFAULT_POWER_EFFECT });
+    judging.plan.blocks = Some(BlockDesign { sequential: None, margin, power_effect: DEFAULT_POWER_EFFECT, simultaneous: false });
     let judge = if args.judge.is_empty() { &exp.design.judge } else { &args.judge };
     if !judge.is_empty() {
         let judged: Result<Vec<FigureRef>, String> = judge.iter().map(|j| j.parse()).collect();
@@ -172,7 +179,12 @@ fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judg
         Some(s) => {
             if let Some(path) = &args.output {
                 let server = j.server.as_ref().map(|x| casslab_core::report::judgement::server_side(x, s.plan.opts.confidence).1).unwrap_or_default();
-                compare::write_page(path, ExperimentPage::of_study(&v.name, &v.description, &v.experiment_id, s).with_profiles(store, s)?, v.notes(), server)?;
+                compare::write_page(
+                    path,
+                    ExperimentPage::of_study(&v.name, &v.description, &v.experiment_id, s).with_profiles(store, s)?.with_timelines(store, s)?,
+                    v.notes(),
+                    server,
+                )?;
             }
             compare::print_gates(j, gates, s.plan.opts.confidence, args.allow_undecided)
         }
@@ -214,10 +226,7 @@ fn percent(flag: &str, v: Option<&str>) -> Result<Option<f64>> {
 
 /// "3 repetitions", or "blocks until each judged change is within ±5% (budget 20 min)".
 fn design_words(setup: &ExperimentSetup) -> String {
-    let when = match setup.design {
-        Design::Simultaneous => "the variants at the same time, ",
-        Design::Blocks => "",
-    };
+    let when = if together(setup) { "the variants at the same time, " } else { "" };
     match &setup.sequential {
         None => format!("{when}{} repetitions", setup.repetitions),
         Some(p) => format!(
@@ -226,6 +235,12 @@ fn design_words(setup: &ExperimentSetup) -> String {
             casslab_core::analysis::approx_duration(p.budget_s)
         ),
     }
+}
+
+/// Whether the variants run at the same time: asked for, and possible (else the experiment
+/// says why, and runs them one after the other).
+fn together(setup: &ExperimentSetup) -> bool {
+    setup.design == Design::Simultaneous && casslab_core::experiment::design::why_not_simultaneous(setup.exp, false).is_none()
 }
 
 /// When the variants run: the flags', else the file's `design:`, else one after the other.
