@@ -1,7 +1,7 @@
 //! The experiments that ship with casslab, run end to end at a tiny scale against the real
 //! test node: every variant runs once unmeasured, then its repetitions in a counterbalanced
-//! order, each run saved and tagged with its variant, and the comparison against the
-//! baseline is printed. One of them also writes the
+//! order (or, for those of `design: simultaneous`, all variants at once in every block), each
+//! run saved and tagged with its variant, and the comparison against the baseline is printed. One of them also writes the
 //! experiment's HTML page, which is rendered in headless Chromium to check its bar charts.
 
 mod common;
@@ -37,8 +37,30 @@ fn experiment(file: &str, params: &[&str], variants: &[&str], page: Option<&std:
         .unwrap()
         .map(|r| r.unwrap())
         .collect();
-    let want: Vec<String> = variants.iter().chain(variants.iter().rev()).map(|v| format!("variant={v}")).collect();
-    assert_eq!(tags, want, "runs in the wrong order or missing");
+    let together = out.contains("design: simultaneous");
+    if together {
+        // every block: one run of each variant, all started at once
+        let blocks: Vec<Vec<String>> = (1..=2)
+            .map(|b| {
+                let mut v: Vec<String> = db
+                    .prepare("SELECT t.tag FROM run_tags t JOIN run_tags r ON r.run_id = t.run_id WHERE t.tag LIKE 'variant=%' AND r.tag = ?1 ORDER BY t.tag")
+                    .unwrap()
+                    .query_map([format!("repetition={b}")], |r| r.get(0))
+                    .unwrap()
+                    .map(|r| r.unwrap())
+                    .collect();
+                v.sort();
+                v
+            })
+            .collect();
+        let mut want: Vec<String> = variants.iter().map(|v| format!("variant={v}")).collect();
+        want.sort();
+        assert_eq!(blocks, [want.clone(), want], "a run of every variant in each block");
+        assert!(out.contains("method: blocks as the unit: in each block every variant ran once, all at the same time"), "{out}");
+    } else {
+        let want: Vec<String> = variants.iter().chain(variants.iter().rev()).map(|v| format!("variant={v}")).collect();
+        assert_eq!(tags, want, "runs in the wrong order or missing");
+    }
     let statuses: Vec<String> = db.prepare("SELECT status FROM runs").unwrap().query_map([], |r| r.get(0)).unwrap().map(|r| r.unwrap()).collect();
     assert!(statuses.iter().all(|s| s == "completed"), "{statuses:?}");
     let unmeasured: i64 = db.query_row("SELECT count(*) FROM run_tags WHERE tag LIKE 'unmeasured=%'", [], |r| r.get(0)).unwrap();
@@ -67,7 +89,8 @@ fn experiment(file: &str, params: &[&str], variants: &[&str], page: Option<&std:
     assert!(err.contains(&format!("baseline: {}", variants[0])), "{err}");
     if let Some(p) = &again_page {
         let html = std::fs::read_to_string(p).unwrap();
-        assert!(html.contains(&format!("{} <em>(baseline)</em>", variants[0])) && html.contains("measured order (counterbalanced): "), "{html}");
+        let design = if together { "measured design: simultaneous" } else { "measured order (counterbalanced): " };
+        assert!(html.contains(&format!("{} <em>(baseline)</em>", variants[0])) && html.contains(design), "{html}");
         for v in &variants[1..] {
             assert!(html.contains(&format!("<h3>{v} against {}</h3>", variants[0])), "no verdicts of {v}");
         }

@@ -5,8 +5,8 @@
 //! the saved run records; definitions that cannot run (an unknown setting, a heap larger than
 //! the machine, a Java that is not there, a version that does not exist) are refused before
 //! any node stops; Cassandra 4.1 runs on a Java 11 casslab finds or fetches; a custom build (a
-//! directory of jars) is what the node runs; and the shipped GC experiment switches the server
-//! between its variants at a tiny scale.
+//! directory of jars) is what the node runs; and the shipped experiments run their server
+//! variants at a tiny scale: the GC one at the same time, on a node started beside the first.
 
 mod common;
 use common::{casslab, run, temp_store};
@@ -165,35 +165,62 @@ fn definitions_are_applied_recorded_and_refused_before_anything_stops() {
     assert!(err.contains("its data wiped"), "{err}");
 }
 
+/// The shipped GC experiment runs its collectors at the same time: g1 on the local cluster,
+/// zgc on a node casslab starts beside it (the next third octet: 127.0.1.57), both loaded and
+/// measured together, every run recording its server and where it ran; the node beside is
+/// stopped again at the end.
 #[test]
-fn the_gc_experiment_switches_the_server_between_variants() {
+fn the_gc_experiment_runs_its_collectors_side_by_side() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let _node = Node::up();
+    let beside_home = home().join("beside-1");
     let (_s, store) = temp_store();
     let path = format!("{}/../../experiments/gc.yaml", env!("CARGO_MANIFEST_DIR"));
     let (code, out, err) = run(cl()
-        .args(["experiment", &path, "-P", "rows=300", "-P", "valuesize=100", "--repetitions", "1", "--duration", "2s", "--warmup", "1s"])
+        .args(["experiment", &path, "-P", "rows=300", "-P", "valuesize=100", "--repetitions", "2", "--duration", "2s", "--warmup", "1s"])
         .args(["--window", "1s", "--resamples", "200", "--min-windows", "2", "--concurrency", "8", "--rate", "200", "--no-settle"])
         .args(["--no-unmeasured-round", "--allow-invalid", "--store"])
         .arg(&store));
-    assert_eq!(code, 0, "{out}\n{err}");
-    // every measured run starts on freshly started nodes running its variant's collector
-    assert_eq!(err.matches("the local cluster now runs the server of").count(), 2, "{err}");
+    let _ = run(cl().args(["local", "down", "--wipe", "--home"]).arg(&beside_home));
+    assert_eq!(
+        code, 0,
+        "{out}
+{err}"
+    );
+    assert!(err.contains("each on a cluster of its own on this machine, each at the full rate"), "{err}");
+    assert!(err.contains("starting node1 at 127.0.1.57"), "zgc's node starts beside the local one:\n{err}");
     let db = rusqlite::Connection::open(&store).unwrap();
-    let gcs: Vec<String> = db
-        .prepare("SELECT json_extract(config_json, '$.server.gc') FROM runs ORDER BY id")
+    let runs: Vec<(String, String, String)> = db
+        .prepare(
+            "SELECT substr(t.tag, 9), json_extract(config_json, '$.server.gc'), json_extract(config_json, '$.cluster.hosts[0]')
+             FROM runs r JOIN run_tags t ON t.run_id = r.id WHERE t.tag LIKE 'variant=%' ORDER BY t.tag, r.id",
+        )
         .unwrap()
-        .query_map([], |r| r.get(0))
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .unwrap()
         .map(|r| r.unwrap())
         .collect();
-    assert_eq!(gcs, ["g1", "zgc"], "{out}");
-    assert!(out.contains("zgc") && out.contains("g1"), "{out}");
+    let want = |v: &str, gc: &str, host: &str| (v.to_string(), gc.to_string(), host.to_string());
+    assert_eq!(
+        runs,
+        [
+            want("g1", "g1", "127.0.0.57:9042"),
+            want("g1", "g1", "127.0.0.57:9042"),
+            want("zgc", "zgc", "127.0.1.57:9042"),
+            want("zgc", "zgc", "127.0.1.57:9042")
+        ],
+        "{out}"
+    );
+    assert!(out.contains("design: simultaneous, 2 blocks") && out.contains("servers differ"), "{out}");
+    // the node beside was stopped at the end; the local one runs on
+    assert!(std::net::TcpStream::connect("127.0.1.57:9042").is_err(), "the node beside still answers");
+    assert!(std::net::TcpStream::connect(format!("{ADDR}:9042")).is_ok(), "the local node was stopped");
 }
 
 /// The other shipped server experiments at the smallest scale: each variant once, the server
 /// switched before each run as its variant says (the storage engine's and the upgrade's with
-/// their data wiped), every run recording the server it ran against.
+/// their data wiped; the storage engine's variants at the same time, the second on a node
+/// beside the first), every run recording the server it ran against.
 #[test]
 fn the_storage_upgrade_and_heap_experiments_run_each_variant_on_its_server() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -214,7 +241,7 @@ fn the_storage_upgrade_and_heap_experiments_run_each_variant_on_its_server() {
         let db = rusqlite::Connection::open(&store).unwrap();
         let got: Vec<String> = db
             .prepare(&format!(
-                "SELECT CAST(json_extract(config_json, '{field}') AS TEXT) FROM runs WHERE id IN (SELECT run_id FROM run_tags WHERE tag = 'file={file}') AND id IN (SELECT run_id FROM run_tags WHERE tag LIKE 'variant=%') ORDER BY id"
+                "SELECT CAST(json_extract(config_json, '{field}') AS TEXT) FROM runs JOIN run_tags v ON v.run_id = runs.id AND v.tag LIKE 'variant_index=%' WHERE id IN (SELECT run_id FROM run_tags WHERE tag = 'file={file}') ORDER BY CAST(substr(v.tag, 15) AS INTEGER), id"
             ))
             .unwrap()
             .query_map([], |r| r.get::<_, Option<String>>(0))
@@ -224,4 +251,5 @@ fn the_storage_upgrade_and_heap_experiments_run_each_variant_on_its_server() {
         assert_eq!(got, want, "{file}: the servers the measured runs recorded\n{out}\n{err}");
         assert!(out.contains("servers differ"), "{file}: the differing server fields are said:\n{out}");
     }
+    let _ = run(cl().args(["local", "down", "--wipe", "--home"]).arg(home().join("beside-1")));
 }

@@ -98,9 +98,6 @@ pub fn why_not_simultaneous(exp: &Experiment, find_max: bool) -> Option<String> 
     if exp.variants.len() < 2 {
         return Some("it has a single variant".into());
     }
-    if exp.fresh_load {
-        return Some("`load: fresh` loads every run afresh, which runs of the same time cannot do".into());
-    }
     if let Some(v) = exp.variants.iter().find(|v| !v.workload.events.is_empty()) {
         return Some(format!("variant {} has events, which would disturb every variant running beside it", v.name));
     }
@@ -201,8 +198,9 @@ mod tests {
         assert!(why_not_simultaneous(&rates, false).unwrap().contains("rates (`rates:`) on one cluster"));
         let events = experiment("workload: kv\nvariants:\n  a: {}\n  b: { events: ['5s kill node2'] }\n");
         assert!(why_not_simultaneous(&events, false).unwrap().contains("variant b has events"));
+        // fresh loads: every block loads all variants afresh, together
         let fresh = experiment("workload: kv\nload: fresh\nvariants:\n  a: {}\n  b: {}\n");
-        assert!(why_not_simultaneous(&fresh, false).unwrap().contains("load: fresh"));
+        assert_eq!(why_not_simultaneous(&fresh, false), None);
         let shared = experiment("workload: kv\nshared_keyspace: true\nvariants:\n  a: {}\n  b: {}\n");
         assert!(why_not_simultaneous(&shared, false).unwrap().contains("share a keyspace"));
         let ok = experiment("workload: kv\nvariants:\n  a: {}\n  b: {}\n");

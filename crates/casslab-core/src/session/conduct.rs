@@ -447,7 +447,7 @@ pub(super) struct Maker<'l, 's, 'e> {
     common: Vec<String>,
     pub(super) measured_tags: Vec<String>,
     /// Every measured run loads its data afresh.
-    fresh: bool,
+    pub(super) fresh: bool,
     /// `--skip-load` / `--load-only`: loads are the user's business.
     pub(super) plain: bool,
 }

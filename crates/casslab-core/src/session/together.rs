@@ -10,13 +10,14 @@
 //! keyspace, the rate divided among them), on clusters casslab starts beside the first
 //! ([`ClusterControl::beside`], each at the full rate; stopped again at the end, their data
 //! kept), or on servers of their own. Before the blocks: the loads (all variants at once),
-//! settling every cluster, and an unmeasured block.
+//! settling every cluster, and an unmeasured block; with `load: fresh`, every block loads all
+//! variants afresh, together, and settles before it measures.
 
 use super::conduct::{variant_spec, ExperimentError, ExperimentSetup, Flow, Maker, VariantError};
 use super::observer::SessionEvent;
 use super::{Lab, Observer, RunResult, RunSpec};
 use crate::cluster::ClusterControl;
-use crate::config::RunConfig;
+use crate::config::{LoadMode, RunConfig};
 use crate::engine::start_gate::StartSlot;
 use crate::experiment::design::{self, Layout};
 use crate::experiment::Experiment;
@@ -158,6 +159,10 @@ async fn blocks(maker: &mut Maker<'_, '_, '_>, sides: &Sides, judging: &JudgeOpt
     let last = if setup.sequential.is_some() { super::conduct::MAX_BLOCKS } else { setup.repetitions };
     for rep in 1..=last {
         let block_started = std::time::Instant::now();
+        if maker.fresh && !maker.plain && load_all(maker, sides, true).await? == Flow::Stop {
+            maker.stop_by_user();
+            return Ok(());
+        }
         for group in &groups {
             let names: Vec<&str> = group.iter().map(|i| setup.exp.variants[*i].name.as_str()).collect();
             let step = format!("block {rep}: {} at the same time", names.join(", "));
@@ -191,37 +196,13 @@ async fn blocks(maker: &mut Maker<'_, '_, '_>, sides: &Sides, judging: &JudgeOpt
     Ok(())
 }
 
-/// The loads of every variant at once (unless the runs load afresh or the user loads), settling
-/// what they left on every cluster, then one unmeasured block.
+/// The loads of every variant at once (unless the user loads), settling what they left on every
+/// cluster, then one unmeasured block.
 async fn prepare(maker: &mut Maker<'_, '_, '_>, sides: &Sides) -> Result<Flow, VariantError> {
     let (setup, lab) = (maker.setup, maker.lab);
     let exp = setup.exp;
-    let all: Vec<usize> = (0..exp.variants.len()).collect();
-    if !maker.plain {
-        lab.observer.on(&SessionEvent::VariantRun { variant: "every variant", step: "load, at the same time" });
-        let labs: Vec<Lab> = all.iter().map(|i| sides.lab(lab, *i)).collect();
-        let loads = all.iter().map(|&i| {
-            let v = &exp.variants[i];
-            let mut spec = variant_spec(exp, v, &sides.bases[i], maker.tagged("load_of", v));
-            spec.workload.run = None;
-            let lab = &labs[i];
-            async move { (i, super::run(lab, &spec).await) }
-        });
-        for (i, r) in futures::future::join_all(loads).await {
-            let r = r.map_err(|source| VariantError { variant: exp.variants[i].name.clone(), source })?;
-            maker.out.loads.push(r.run);
-            if maker.flow(&r) == Flow::Stop {
-                return Ok(Flow::Stop);
-            }
-        }
-        // every cluster settles: the shared one once
-        for i in all.iter().copied() {
-            if !setup.run_order.settle || sides.shares_with_earlier(exp, i) || exp.variants[i].workload.target != TargetKind::Cql {
-                continue;
-            }
-            let notes = super::conduct::settle(&labs[i], &sides.bases[i], &exp.variants[i].workload.keyspace).await;
-            maker.out.notes.extend(notes);
-        }
+    if !maker.plain && load_all(maker, sides, false).await? == Flow::Stop {
+        return Ok(Flow::Stop);
     }
     if setup.run_order.unmeasured_round {
         for group in design::groups(exp) {
@@ -232,6 +213,41 @@ async fn prepare(maker: &mut Maker<'_, '_, '_>, sides: &Sides) -> Result<Flow, V
                 return Ok(Flow::Stop);
             }
         }
+    }
+    Ok(Flow::Go)
+}
+
+/// Loads every variant at the same time (each on its side; afresh with `fresh`, as
+/// `load: fresh` says, else unless the same data is there), then settles every cluster: the
+/// shared one once.
+async fn load_all(maker: &mut Maker<'_, '_, '_>, sides: &Sides, fresh: bool) -> Result<Flow, VariantError> {
+    let (setup, lab) = (maker.setup, maker.lab);
+    let exp = setup.exp;
+    let all: Vec<usize> = (0..exp.variants.len()).collect();
+    let step = if fresh { "load afresh, at the same time" } else { "load, at the same time" };
+    lab.observer.on(&SessionEvent::VariantRun { variant: "every variant", step });
+    let labs: Vec<Lab> = all.iter().map(|i| sides.lab(lab, *i)).collect();
+    let loads = all.iter().map(|&i| {
+        let v = &exp.variants[i];
+        // variant_spec reloads a fresh experiment's data; a shared one loads unless it is there
+        let mut spec = variant_spec(exp, v, &sides.bases[i], maker.tagged("load_of", v));
+        spec.workload.run = None;
+        let lab = &labs[i];
+        async move { (i, super::run(lab, &spec).await) }
+    });
+    for (i, r) in futures::future::join_all(loads).await {
+        let r = r.map_err(|source| VariantError { variant: exp.variants[i].name.clone(), source })?;
+        maker.out.loads.push(r.run);
+        if maker.flow(&r) == Flow::Stop {
+            return Ok(Flow::Stop);
+        }
+    }
+    for i in all.iter().copied() {
+        if !setup.run_order.settle || sides.shares_with_earlier(exp, i) || exp.variants[i].workload.target != TargetKind::Cql {
+            continue;
+        }
+        let notes = super::conduct::settle(&labs[i], &sides.bases[i], &exp.variants[i].workload.keyspace).await;
+        maker.out.notes.extend(notes);
     }
     Ok(Flow::Go)
 }
@@ -254,6 +270,10 @@ async fn run_group(
             let mut spec = variant_spec(exp, v, &sides.bases[vi], tags(vi));
             spec.config.rate = design::rate_together(exp, group, vi, spec.config.rate.as_ref());
             spec.config.server_metrics &= !sides.shares_with_earlier(exp, vi);
+            // a fresh experiment's data was just loaded, together ([`load_all`])
+            if spec.config.load == LoadMode::Reload {
+                spec.config.load = LoadMode::Skip;
+            }
             spec
         })
         .collect();

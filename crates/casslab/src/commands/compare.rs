@@ -135,7 +135,11 @@ fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, o: &JudgeOpt
     out::note(&format!("experiment {} ({}): {}; baseline: {}", saved.name, saved.id, variants.join(", "), saved.groups[0].label));
     let seed = saved.order_seed.as_ref().map(|s| format!(", seed {s}")).unwrap_or_default();
     let kind = saved.order_kind.as_deref().unwrap_or("as run");
-    let mut notes = vec![format!("measured order ({kind}{seed}): {}", saved.order.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>().join(" "))];
+    let mut notes = vec![if saved.simultaneous {
+        format!("measured design: simultaneous (the variants at the same time, layout {})", saved.layout.as_deref().unwrap_or("shared"))
+    } else {
+        format!("measured order ({kind}{seed}): {}", saved.order.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>().join(" "))
+    }];
     if !saved.unmeasured.is_empty() {
         notes.push(format!("unmeasured round: runs {}", runs(&saved.unmeasured)));
     }
