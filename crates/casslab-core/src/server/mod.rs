@@ -9,6 +9,7 @@
 pub mod collect;
 pub mod disk;
 pub mod gclog;
+pub mod jolokia;
 pub mod procstat;
 pub mod redis_info;
 pub mod suspects;
