@@ -4,7 +4,7 @@
 //! their timers in microseconds, in buckets 20 % apart; their `RecentValues` attribute gives the
 //! bucket counts since the previous read, so each poll yields the interval's own distribution
 //! (not the decaying window `system_views` shows, rounded to 1 ms up to Cassandra 5.0). Each
-//! poll turns them into samples named `jmx.<table of system_views>.<figure>:<table>` (`p50_us`,
+//! poll turns them into samples (stamped at the middle of the span they count) named `jmx.<table of system_views>.<figure>:<table>` (`p50_us`,
 //! `p99_us`, `count`). It owns the HTTP exchange (one bulk request per node, HTTP/1.0 on a
 //! plain socket) and the bucket arithmetic; the polling loop is `collect`'s.
 
@@ -46,6 +46,9 @@ pub struct JolokiaPoller {
     keyspace: String,
     /// Nodes whose failure was already said.
     reported: BTreeSet<String>,
+    /// When the previous poll was made: a poll's counts span the time since then, and its
+    /// samples are stamped at the middle of that span, inside the interval they describe.
+    last_at_ms: Option<u64>,
 }
 
 impl JolokiaPoller {
@@ -53,9 +56,10 @@ impl JolokiaPoller {
     /// returns what was counted since whoever read it last: it is read once here and dropped,
     /// so that every poll holds one interval.
     pub async fn connect(endpoints: Vec<Endpoint>, keyspace: &str) -> JolokiaPoller {
-        let mut p = JolokiaPoller { endpoints, keyspace: keyspace.to_string(), reported: BTreeSet::new() };
+        let mut p = JolokiaPoller { endpoints, keyspace: keyspace.to_string(), reported: BTreeSet::new(), last_at_ms: None };
         let _ = p.poll(0).await;
         p.reported.clear();
+        p.last_at_ms = None;
         p
     }
 
@@ -66,12 +70,14 @@ impl JolokiaPoller {
 
     /// Reads every node once: samples stamped `at_ms`, and notes (each failure said once per node).
     pub async fn poll(&mut self, at_ms: u64) -> (Vec<ServerSample>, Vec<String>) {
+        let stamp = self.last_at_ms.map_or(at_ms, |last| last + at_ms.saturating_sub(last) / 2);
+        self.last_at_ms = Some(at_ms);
         let body = request_body(&self.keyspace);
         let answers = futures::future::join_all(self.endpoints.iter().map(|e| post(&e.url, &body))).await;
         let (mut samples, mut notes) = (Vec::new(), Vec::new());
         for (e, answer) in self.endpoints.iter().zip(answers) {
             match answer.and_then(|text| serde_json::from_str::<Value>(&text).map_err(|err| format!("not JSON: {err}"))) {
-                Ok(v) => samples.extend(to_samples(&v, &e.node, at_ms)),
+                Ok(v) => samples.extend(to_samples(&v, &e.node, stamp)),
                 Err(why) => {
                     if self.reported.insert(e.node.clone()) {
                         notes.push(format!(
