@@ -267,7 +267,10 @@ pub(crate) fn start(
         creds: creds.clone(),
         clock,
     };
-    let jolokia = control.map(|c| jolokia_endpoints(&**c)).unwrap_or_default();
+    let jolokia = match control {
+        Some(c) => jolokia_endpoints(&**c),
+        None => cfg.cluster.jolokia.iter().map(|url| Endpoint { node: url_host(url), url: url.clone() }).collect(),
+    };
     let (cluster, creds, keyspace, sink2) = (cfg.cluster.clone(), creds.clone(), keyspace.to_string(), sink.clone());
     let collecting = cfg.server_metrics;
     let task = tokio::spawn(async move {
@@ -300,6 +303,13 @@ pub(crate) fn start(
 fn jolokia_endpoints(control: &dyn ClusterControl) -> Vec<Endpoint> {
     let Ok(nodes) = control.nodes() else { return Vec::new() };
     nodes.into_iter().filter(|n| n.running).filter_map(|n| Some(Endpoint { url: n.jolokia_url?, node: n.address })).collect()
+}
+
+/// The host of an agent's URL, naming its node in the series.
+fn url_host(url: &str) -> String {
+    let rest = url.trim_start_matches("http://");
+    let host_port = rest.split('/').next().unwrap_or(rest);
+    host_port.rsplit_once(':').map_or(host_port, |(h, _)| h).to_string()
 }
 
 /// The processes of the controlled nodes, with their GC logs.
