@@ -1,6 +1,7 @@
 //! What a run's figures mean, in words, for the top of its report: where the client's p99 was
-//! spent (queueing in the client and driver, or time in Cassandra, from the coordinators' own
-//! p99), saturation (the verdict of `analysis::saturation`, a node using nearly all of the
+//! spent (outside Cassandra — the client, the driver, the network — or in Cassandra, from the
+//! coordinators' own p99 of the best source the run has, `server::latency`, and never from a
+//! figure below that source's resolution), saturation (the verdict of `analysis::saturation`, a node using nearly all of the
 //! machine's cores, tasks pending in Cassandra's thread pools by pool, a client that did not
 //! keep its rate as `validity` judged it) and throughput that drifted during the measured
 //! phase. It reads a [`RunView`] and returns sentences; it does not render.
