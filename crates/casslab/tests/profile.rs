@@ -69,7 +69,7 @@ fn a_profiled_run_shows_where_the_node_spent_its_time_and_two_runs_show_where_it
     }
     assert!(dom.contains("id=\"search\""), "inferno's search control is there");
     assert!(html.contains("Cassandra's frames with the most samples"), "the frames of the request path are named in words");
-    assert!(html.contains("Source: async-profiler (itimer every 1 ms of CPU"), "recorded with async-profiler");
+    assert!(html.contains("Source: async-profiler (") && html.contains(" every 1 ms of CPU"), "recorded with async-profiler");
     // every graph states its sample count, the same the JSON report holds; shares have intervals
     let stated: u64 = html
         .split(r#"data-kind="cpu"><h4>"#)

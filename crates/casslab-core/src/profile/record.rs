@@ -1,10 +1,12 @@
 //! Recording profiles on the nodes casslab started, from the start of the run phase to its end.
 //! A node that carries async-profiler (casslab starts every node with it loaded, idle) is told
 //! through `jcmd PID JVMTI.agent_load LIB "COMMAND"` — the JDK's own way of handing an agent a
-//! command, which also loads the library into a node started without it — to sample CPU with
-//! `itimer` every millisecond of CPU time (signals, no perf_events needed: at least 100 samples
-//! per second for a node that uses a tenth of a core), allocations every 512 KiB and locks and
-//! parks of 10 ms or more, all into one Java Flight Recorder file read like any other. A node
+//! command, which also loads the library into a node started without it — to sample CPU every
+//! millisecond of CPU time each thread uses (`cpu`, perf_events: a sample per ms of CPU, so at
+//! least 100 a second for a node that uses a tenth of a core; where perf_events are refused,
+//! `itimer`, whose signals come at most once per kernel tick and so give fewer), allocations
+//! every 512 KiB and locks and parks of 10 ms or more, all into one Java Flight Recorder file
+//! read like any other. A node
 //! without it falls back to the JDK's own recorder (`JFR.start settings=profile`: an execution
 //! sample every 10–20 ms). `jcmd` is the one beside the `java` the node runs on, found from the
 //! process's `/proc/PID/exe`, else on `PATH`. `bench/profile-cost.sh` measures what it costs.
@@ -14,18 +16,26 @@ use crate::cluster::ControlledNode;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// async-profiler's command that starts a recording (the file and log are appended).
-pub const ASYNC_PROFILER_START: &str = "start,event=itimer,interval=1ms,alloc=512k,lock=10ms,jfr";
+/// async-profiler's CPU modes, in the order tried: perf_events, then interval timer signals.
+pub const CPU_MODES: [&str; 2] = ["cpu", "itimer"];
+
+/// async-profiler's command that starts a recording in CPU `mode` (the file and log are appended).
+pub fn async_profiler_start(mode: &str) -> String {
+    format!("start,event={mode},interval=1ms,alloc=512k,lock=10ms,jfr")
+}
+
 /// How its profiles are described.
-pub const ASYNC_PROFILER_SOURCE: &str = "async-profiler (itimer every 1 ms of CPU, allocations every 512 KiB, locks from 10 ms), recorded by casslab";
+pub fn async_profiler_source(mode: &str) -> String {
+    format!("async-profiler ({mode} every 1 ms of CPU, allocations every 512 KiB, locks from 10 ms), recorded by casslab")
+}
 /// How the JDK recorder's profiles are described.
 pub const JFR_SOURCE: &str = "Java Flight Recorder (execution samples every 10-20 ms), recorded by casslab";
 
 /// How a node is recorded.
 #[derive(Debug, Clone)]
 enum Recorder {
-    /// async-profiler's library, writing the recording to `file` (its messages to `log`).
-    AsyncProfiler { lib: PathBuf, file: PathBuf, log: PathBuf },
+    /// async-profiler's library in CPU `mode`, writing the recording to `file` (its messages to `log`).
+    AsyncProfiler { lib: PathBuf, mode: &'static str, file: PathBuf, log: PathBuf },
     /// The JDK's recorder, a recording of this name.
     Jfr { name: String },
 }
@@ -41,10 +51,10 @@ pub struct Recording {
 
 impl Recording {
     /// Who recorded it, for people.
-    pub fn source(&self) -> &'static str {
-        match self.recorder {
-            Recorder::AsyncProfiler { .. } => ASYNC_PROFILER_SOURCE,
-            Recorder::Jfr { .. } => JFR_SOURCE,
+    pub fn source(&self) -> String {
+        match &self.recorder {
+            Recorder::AsyncProfiler { mode, .. } => async_profiler_source(mode),
+            Recorder::Jfr { .. } => JFR_SOURCE.to_string(),
         }
     }
 }
@@ -97,22 +107,30 @@ pub fn start(nodes: &[ControlledNode], name: &str, dir: &Path) -> (Vec<Recording
         if let Some(lib) = n.profiler_lib.as_ref().filter(|l| l.is_file()) {
             let stem = file_stem(&n.address);
             let (file, log) = (dir.join(format!("{stem}.jfr")), dir.join(format!("{stem}.log")));
-            let command = format!("{ASYNC_PROFILER_START},file={},log={}", file.display(), log.display());
-            let args = agent_command(lib, &command);
-            match jcmd(&jcmd_path, pid, &args.iter().map(String::as_str).collect::<Vec<_>>()) {
-                Ok(_) => {
-                    started.push(Recording {
-                        node: n.address.clone(),
-                        pid,
-                        jcmd: jcmd_path,
-                        recorder: Recorder::AsyncProfiler { lib: lib.clone(), file, log },
-                    });
-                    continue;
-                }
-                Err(e) => {
-                    notes.push(format!("profile: async-profiler did not start on {} ({e} {}); Java Flight Recorder records it instead", n.name, log_of(&log)))
+            let mut refused = Vec::new();
+            for mode in CPU_MODES {
+                let command = format!("{},file={},log={}", async_profiler_start(mode), file.display(), log.display());
+                let args = agent_command(lib, &command);
+                match jcmd(&jcmd_path, pid, &args.iter().map(String::as_str).collect::<Vec<_>>()) {
+                    Ok(_) => {
+                        let recorder = Recorder::AsyncProfiler { lib: lib.clone(), mode, file: file.clone(), log: log.clone() };
+                        started.push(Recording { node: n.address.clone(), pid, jcmd: jcmd_path.clone(), recorder });
+                        break;
+                    }
+                    Err(e) => refused.push(format!("{mode}: {e} {}", log_of(&log))),
                 }
             }
+            if refused.len() < CPU_MODES.len() {
+                if !refused.is_empty() {
+                    notes.push(format!(
+                        "profile: {} is sampled with itimer, fewer samples than perf_events would give ({})",
+                        n.name,
+                        refused.join("; ").trim()
+                    ));
+                }
+                continue;
+            }
+            notes.push(format!("profile: async-profiler did not start on {} ({}); Java Flight Recorder records it instead", n.name, refused.join("; ").trim()));
         }
         match jcmd(&jcmd_path, pid, &["JFR.start", &format!("name={name}"), "settings=profile"]) {
             Ok(_) => started.push(Recording { node: n.address.clone(), pid, jcmd: jcmd_path, recorder: Recorder::Jfr { name: name.to_string() } }),
@@ -123,7 +141,7 @@ pub fn start(nodes: &[ControlledNode], name: &str, dir: &Path) -> (Vec<Recording
 }
 
 /// The recordings written, as (node, file, who recorded it), and notes on those that were not.
-pub type Stopped = (Vec<(String, PathBuf, &'static str)>, Vec<String>);
+pub type Stopped = (Vec<(String, PathBuf, String)>, Vec<String>);
 
 /// Stops the recordings, each written into `dir` (`NODE.jfr`): (node, file, source) of those
 /// written, and notes for those that were not (a node stopped meanwhile loses its recording).
@@ -132,7 +150,7 @@ pub fn stop(recordings: &[Recording], dir: &Path) -> Result<Stopped, ProfileErro
     let (mut written, mut notes) = (Vec::new(), Vec::new());
     for r in recordings {
         let (file, result) = match &r.recorder {
-            Recorder::AsyncProfiler { lib, file, log } => {
+            Recorder::AsyncProfiler { lib, file, log, .. } => {
                 let args = agent_command(lib, &format!("stop,file={},log={}", file.display(), log.display()));
                 (file.clone(), jcmd(&r.jcmd, r.pid, &args.iter().map(String::as_str).collect::<Vec<_>>()).map_err(|e| format!("{e} {}", log_of(log))))
             }
@@ -159,7 +177,8 @@ mod tests {
     fn async_profiler_commands_are_quoted_for_jcmd() {
         let args = agent_command(Path::new("/c/libasyncProfiler.so"), "start,event=itimer,file=/t/n.jfr");
         assert_eq!(args, ["JVMTI.agent_load", "/c/libasyncProfiler.so", "\"start,event=itimer,file=/t/n.jfr\""]);
-        assert!(ASYNC_PROFILER_START.contains("event=itimer,interval=1ms") && ASYNC_PROFILER_START.ends_with(",jfr"));
+        assert_eq!(async_profiler_start("cpu"), "start,event=cpu,interval=1ms,alloc=512k,lock=10ms,jfr");
+        assert!(async_profiler_source("itimer").starts_with("async-profiler (itimer every 1 ms of CPU"));
         assert_eq!(file_stem("10.0.0.1:9042"), "10.0.0.1_9042");
     }
 }

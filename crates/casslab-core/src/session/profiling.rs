@@ -89,7 +89,7 @@ impl Profiling {
                     Ok((written, n)) => {
                         notes.extend(n);
                         for (node, path, source) in written {
-                            match profile::jfr::read(&path, &node, t0, source) {
+                            match profile::jfr::read(&path, &node, t0, &source) {
                                 Ok(p) => profiles.extend(p),
                                 Err(e) => notes.push(format!("profile: {e}")),
                             }
