@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What recording the node's profile costs (run --profile: async-profiler, loaded idle when the
-# node started, told by jcmd to record when the run phase starts — CPU with itimer every 1 ms
-# of CPU time, allocations every 512 KiB, locks and parks from 10 ms — and to stop at its end):
-# kv (50/50 reads and updates of 100-byte blobs) on casslab's local node, (a) at maximum
+# node started, told by jcmd to record when the run phase starts — CPU with perf_events every
+# 1 ms of CPU time (itimer where they are refused), allocations every 512 KiB, locks and parks
+# from 10 ms — and to stop at its end): kv (50/50 reads and updates of 100-byte blobs) on casslab's local node, (a) at maximum
 # throughput (throughput and p99 at --concurrency 64) and (b) at a fixed rate (p99 from the
 # intended start), with and without --profile, the order rotated every repetition (on this
 # machine whatever runs first after a start is slower). Prints every measurement (with the
