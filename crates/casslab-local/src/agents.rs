@@ -155,16 +155,30 @@ fn fetch_into(work: &Path, staged: &Path) -> Result<(), LocalError> {
     fs::write(&marker, "jolokia and async-profiler\n").context(|| format!("writing {}", marker.display()))
 }
 
+/// Jolokia's access policy for casslab's nodes: reading and searching only, so that the HTTP
+/// port can neither write an attribute nor run an operation (a decommission, a drain).
+pub const JOLOKIA_POLICY: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<restrict>
+  <commands>
+    <command>read</command>
+    <command>search</command>
+    <command>version</command>
+  </commands>
+</restrict>
+"#;
+
 /// The JVM flags that load the agents into a node at `address`: Jolokia on the node's own
-/// address (`jolokia` false: left out, its port being taken), async-profiler idle until told to
-/// record, and the JIT's debug information at every instruction so that profiles place samples
-/// on the right line of inlined code (async-profiler's advice).
-pub fn agent_args(agents: &Agents, address: Ipv4Addr, jolokia: bool) -> Vec<OsString> {
+/// address under the read-only policy at `policy` (`None`: left out, its port being taken),
+/// async-profiler idle until told to record, and the JIT's debug information at every
+/// instruction so that profiles place samples on the right line of inlined code
+/// (async-profiler's advice).
+pub fn agent_args(agents: &Agents, address: Ipv4Addr, policy: Option<&Path>) -> Vec<OsString> {
     let mut args = Vec::new();
-    if jolokia {
+    if let Some(policy) = policy {
         let mut a = OsString::from("-javaagent:");
         a.push(&agents.jolokia_jar);
-        a.push(format!("=host={address},port={JOLOKIA_PORT},discoveryEnabled=false"));
+        a.push(format!("=host={address},port={JOLOKIA_PORT},discoveryEnabled=false,policyLocation=file://"));
+        a.push(policy);
         args.push(a);
     }
     let mut p = OsString::from("-agentpath:");
@@ -181,6 +195,7 @@ pub fn jolokia_url(cmdline: &[String]) -> Option<String> {
     let arg = cmdline.iter().find(|a| a.starts_with("-javaagent:") && a.contains("jolokia"))?;
     let options = arg.split_once('=').map(|(_, o)| o).unwrap_or_default();
     let option = |name: &str| options.split(',').find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='));
+    // the policy's path, the last option, may hold commas of its own: only host and port are read
     let host = option("host").unwrap_or("127.0.0.1");
     let port = option("port").unwrap_or("8778");
     Some(format!("http://{host}:{port}/jolokia/"))
@@ -202,14 +217,15 @@ mod tests {
     #[test]
     fn the_flags_bind_jolokia_to_the_nodes_own_address_and_read_back() {
         let agents = Agents { jolokia_jar: "/c/jolokia.jar".into(), async_profiler_lib: "/c/linux-x64/libasyncProfiler.so".into() };
-        let args: Vec<String> = agent_args(&agents, Ipv4Addr::new(127, 0, 14, 51), true).iter().map(|a| a.to_string_lossy().into_owned()).collect();
-        assert_eq!(args[0], "-javaagent:/c/jolokia.jar=host=127.0.14.51,port=8778,discoveryEnabled=false");
+        let policy = Path::new("/n/conf/jolokia-access.xml");
+        let args: Vec<String> = agent_args(&agents, Ipv4Addr::new(127, 0, 14, 51), Some(policy)).iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        assert_eq!(args[0], "-javaagent:/c/jolokia.jar=host=127.0.14.51,port=8778,discoveryEnabled=false,policyLocation=file:///n/conf/jolokia-access.xml");
         assert_eq!(args[1], "-agentpath:/c/linux-x64/libasyncProfiler.so");
         assert!(args.contains(&"-XX:+DebugNonSafepoints".to_string()));
         let cmdline: Vec<String> = ["java".to_string()].into_iter().chain(args.clone()).collect();
         assert_eq!(jolokia_url(&cmdline).as_deref(), Some("http://127.0.14.51:8778/jolokia/"));
         assert_eq!(loaded_profiler(&cmdline), Some(PathBuf::from("/c/linux-x64/libasyncProfiler.so")));
-        let without: Vec<String> = agent_args(&agents, Ipv4Addr::new(127, 0, 14, 51), false).iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        let without: Vec<String> = agent_args(&agents, Ipv4Addr::new(127, 0, 14, 51), None).iter().map(|a| a.to_string_lossy().into_owned()).collect();
         assert!(jolokia_url(&without).is_none() && !without.iter().any(|a| a.contains("jolokia")));
         assert!(jolokia_url(&["java".into(), "-Xmx1g".into()]).is_none());
     }

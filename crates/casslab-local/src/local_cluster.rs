@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-use crate::agents::{agent_args, ensure_agents, JOLOKIA_PORT};
+use crate::agents::{agent_args, ensure_agents, JOLOKIA_POLICY, JOLOKIA_PORT};
 use crate::belongs::{check_data_belongs, describe, has_data, strangers, wipe_command};
 use crate::config_files::{write_node_files, Security};
 use crate::cql_probe::cql_answers;
@@ -58,14 +58,22 @@ fn node_agent_args(node: &NodeLayout, progress: &mut dyn FnMut(&str)) -> Vec<std
             return Vec::new();
         }
     };
-    let jolokia_free = check_port_free(node, "Jolokia", node.address, JOLOKIA_PORT).is_ok();
-    if !jolokia_free {
-        progress(&format!(
-            "{}: port {}:{JOLOKIA_PORT} is taken; the node starts without Jolokia (server latencies from system_views)",
-            node.name, node.address
-        ));
-    }
-    agent_args(&agents, node.address, jolokia_free)
+    let policy = node.conf_dir().join("jolokia-access.xml");
+    let jolokia = match (check_port_free(node, "Jolokia", node.address, JOLOKIA_PORT), std::fs::write(&policy, JOLOKIA_POLICY)) {
+        (Ok(()), Ok(())) => Some(policy.as_path()),
+        (Err(_), _) => {
+            progress(&format!(
+                "{}: port {}:{JOLOKIA_PORT} is taken; the node starts without Jolokia (server latencies from system_views)",
+                node.name, node.address
+            ));
+            None
+        }
+        (_, Err(e)) => {
+            progress(&format!("{}: cannot write {}: {e}; the node starts without Jolokia (server latencies from system_views)", node.name, policy.display()));
+            None
+        }
+    };
+    agent_args(&agents, node.address, jolokia)
 }
 
 /// What `status` knows about one node.
