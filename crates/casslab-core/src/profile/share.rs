@@ -88,7 +88,9 @@ pub fn is_thin(samples: u64) -> bool {
 /// What a graph of `samples` says about itself: its count, and a warning when it is thin.
 pub fn caption(samples: u64, unit_is_samples: bool) -> String {
     let what = if unit_is_samples { "samples" } else { "sampled events" };
-    if is_thin(samples) {
+    if samples == 0 && !unit_is_samples {
+        "sampled events unknown (folded stacks of bytes or ns do not count them): shares without intervals".to_string()
+    } else if is_thin(samples) {
         format!("{samples} {what}: too thin to read (fewer than {MIN_SAMPLES}); shares of a few percent are not known to within several points")
     } else {
         format!("{samples} {what}")
