@@ -85,7 +85,7 @@ fn agent_command(lib: &Path, command: &str) -> [String; 3] {
 
 /// What async-profiler wrote to its log, when it said something (its errors go there).
 fn log_of(log: &Path) -> String {
-    std::fs::read_to_string(log).map(|t| t.lines().filter(|l| !l.trim().is_empty()).last().unwrap_or_default().trim().to_string()).unwrap_or_default()
+    std::fs::read_to_string(log).map(|t| t.lines().rfind(|l| !l.trim().is_empty()).unwrap_or_default().trim().to_string()).unwrap_or_default()
 }
 
 /// A node's file name part: its address without `:` or `/`.

@@ -404,12 +404,15 @@ pub fn diff_html(before: &SideProfile, after: &SideProfile) -> String {
     format!(r#"<section class="card profiles"><h2>Where the time moved</h2>{s}</section>"#)
 }
 
+/// A frame and its change per operation.
+pub type FoundChange = (String, share::Change);
+
 /// The frames whose change per operation is found (its 95 % interval excludes none): the `n`
 /// that grew most and the `n` that shrank most, with their changes.
-pub fn found_changes(d: &ProfileDiff, n_before: u64, n_after: u64, n: usize) -> (Vec<(String, share::Change)>, Vec<(String, share::Change)>) {
+pub fn found_changes(d: &ProfileDiff, n_before: u64, n_after: u64, n: usize) -> (Vec<FoundChange>, Vec<FoundChange>) {
     let (tb, ta) = d.totals_per_op();
     let (grew, shrank) = d.changes(usize::MAX);
-    let judged = |list: Vec<crate::profile::diff::FrameChange>| -> Vec<(String, share::Change)> {
+    let judged = |list: Vec<crate::profile::diff::FrameChange>| -> Vec<FoundChange> {
         list.into_iter()
             .map(|c| {
                 let (pb, pa) = (if tb > 0.0 { c.before_per_op / tb } else { 0.0 }, if ta > 0.0 { c.after_per_op / ta } else { 0.0 });
