@@ -33,6 +33,13 @@ pub struct ControlledNode {
     pub running: bool,
     /// The JVM's GC log, when it writes one.
     pub gc_log: Option<PathBuf>,
+    /// Where its Jolokia agent serves the node's JMX metrics over HTTP
+    /// (`http://ADDRESS:PORT/jolokia/`), when it runs one: Cassandra's latency histograms in
+    /// microseconds.
+    pub jolokia_url: Option<String>,
+    /// The async-profiler library that records it: the one it loaded at start, else one on
+    /// this machine that a recording loads into it.
+    pub profiler_lib: Option<PathBuf>,
 }
 
 /// A failed control action: the controller's own error, shown as it is (its message once; the

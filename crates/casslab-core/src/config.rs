@@ -32,6 +32,10 @@ pub struct ClusterConfig {
     /// Home of those local nodes (their pids, GC logs), when `local`.
     #[serde(default)]
     pub local_home: Option<PathBuf>,
+    /// Jolokia agents on the cluster's nodes (`http://HOST:8778/jolokia/`): Cassandra's latency
+    /// histograms are read through them in µs. Nodes casslab starts run one of their own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jolokia: Vec<String>,
 }
 
 impl Default for ClusterConfig {
@@ -48,6 +52,7 @@ impl Default for ClusterConfig {
             request_timeout_ms: 12_000,
             local: false,
             local_home: None,
+            jolokia: Vec::new(),
         }
     }
 }

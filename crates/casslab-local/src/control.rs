@@ -71,14 +71,19 @@ impl ClusterControl for LocalControl {
         let nodes = self.cluster().status().map_err(ControlError::new)?;
         Ok(nodes
             .into_iter()
-            .map(|n| ControlledNode {
-                name: n.name,
-                // as the client (and so the server view) knows it
-                address: n.client_address.to_string(),
-                dc: n.dc,
-                pid: n.pid,
-                running: n.running,
-                gc_log: Some(n.log_file.with_file_name("gc.log")),
+            .map(|n| {
+                let cmdline = n.pid.and_then(crate::node_process::cmdline).unwrap_or_default();
+                ControlledNode {
+                    jolokia_url: crate::agents::jolokia_url(&cmdline),
+                    profiler_lib: crate::agents::loaded_profiler(&cmdline).or_else(|| crate::agents::cached_agents().map(|a| a.async_profiler_lib)),
+                    name: n.name,
+                    // as the client (and so the server view) knows it
+                    address: n.client_address.to_string(),
+                    dc: n.dc,
+                    pid: n.pid,
+                    running: n.running,
+                    gc_log: Some(n.log_file.with_file_name("gc.log")),
+                }
             })
             .collect())
     }

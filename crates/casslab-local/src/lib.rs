@@ -13,6 +13,7 @@
 //! every node: a process of its own that delays, cuts or slows what crosses between nodes and
 //! from the client, as the distances and a run's network events say.
 
+mod agents;
 mod belongs;
 mod config_files;
 mod control;
@@ -42,6 +43,7 @@ use casslab_core::cluster::{Gc, ServerSpec};
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
+pub use agents::{cached_agents, ensure_agents, Agents, JOLOKIA_PORT};
 pub use belongs::wipe_command;
 pub use control::LocalControl;
 pub use cql_probe::cql_answers;

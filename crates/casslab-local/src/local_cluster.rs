@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
+use crate::agents::{agent_args, ensure_agents, JOLOKIA_POLICY, JOLOKIA_PORT};
 use crate::belongs::{check_data_belongs, describe, has_data, strangers, wipe_command};
 use crate::config_files::{write_node_files, Security};
 use crate::cql_probe::cql_answers;
@@ -45,6 +46,34 @@ fn check_ports(node: &NodeLayout) -> Result<(), LocalError> {
     check_port_free(node, "CQL", node.address, node.cql_port)?;
     check_port_free(node, "storage", node.address, node.storage_port)?;
     check_port_free(node, "JMX", Ipv4Addr::LOCALHOST, node.jmx_port)
+}
+
+/// The agents' flags for `node`: none when they cannot be had (said once in `progress`), and
+/// Jolokia left out when its port on the node's address is taken.
+fn node_agent_args(node: &NodeLayout, progress: &mut dyn FnMut(&str)) -> Vec<std::ffi::OsString> {
+    let agents = match ensure_agents(progress) {
+        Ok(a) => a,
+        Err(e) => {
+            progress(&format!("{e}; {} starts without them (server latencies from system_views, profiles from Java Flight Recorder)", node.name));
+            return Vec::new();
+        }
+    };
+    let policy = node.conf_dir().join("jolokia-access.xml");
+    let jolokia = match (check_port_free(node, "Jolokia", node.address, JOLOKIA_PORT), std::fs::write(&policy, JOLOKIA_POLICY)) {
+        (Ok(()), Ok(())) => Some(policy.as_path()),
+        (Err(_), _) => {
+            progress(&format!(
+                "{}: port {}:{JOLOKIA_PORT} is taken; the node starts without Jolokia (server latencies from system_views)",
+                node.name, node.address
+            ));
+            None
+        }
+        (_, Err(e)) => {
+            progress(&format!("{}: cannot write {}: {e}; the node starts without Jolokia (server latencies from system_views)", node.name, policy.display()));
+            None
+        }
+    };
+    agent_args(&agents, node.address, jolokia)
 }
 
 /// What `status` knows about one node.
@@ -381,6 +410,9 @@ impl LocalCluster {
         check_ports(node)?;
         write_node_files(&self.opts.cluster_name, node, seed, security, self.opts.is_multi_node(), &self.opts.server.settings)?;
         let mut args = server_args(node, &self.opts, lib, java.major);
+        // before the class path and main class, which end the list
+        let at = args.len() - 3;
+        args.splice(at..at, node_agent_args(node, progress));
         if boot != Boot::Restart {
             crate::config_files::allow_bootstrap(node)?;
         }

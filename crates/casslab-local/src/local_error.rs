@@ -38,6 +38,10 @@ pub enum LocalError {
     )]
     Maven { status: String, output_tail: String },
 
+    /// The node agents (Jolokia, async-profiler) could not be fetched or found.
+    #[error("the node agents (Jolokia, async-profiler) could not be had: {reason}")]
+    Agents { reason: String },
+
     /// The jars of this version are not in the cache and the operation does not fetch them.
     #[error("the Cassandra {version} jars are not in {dir}; run `casslab local up` first (it fetches them once)")]
     JarsMissing { version: String, dir: PathBuf },

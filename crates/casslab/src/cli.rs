@@ -849,6 +849,12 @@ pub struct ClusterArgs {
     /// proxies). Every advertised address must be mapped when used. Repeatable.
     #[arg(long, value_name = "FROM=TO")]
     pub translate: Vec<String>,
+    /// A Jolokia agent on a node of the cluster, as its URL (http://10.0.0.5:8778/jolokia/):
+    /// Cassandra's latency histograms are read through it each interval, in µs, instead of
+    /// system_views' whole milliseconds. Repeatable, one per node. [default: nodes casslab
+    /// starts run their own]
+    #[arg(long, value_name = "URL")]
+    pub jolokia: Vec<String>,
     /// Connections per node.
     #[arg(long, default_value_t = 1)]
     pub connections: usize,
@@ -907,6 +913,11 @@ impl ClusterArgs {
             translate.push((a.trim().to_string(), b.trim().to_string()));
         }
         let timeout_s = parse_duration_s("request-timeout", &self.request_timeout)?;
+        for url in &self.jolokia {
+            if !url.starts_with("http://") || url.len() <= "http://".len() {
+                bail_usage!("--jolokia {url}: write the agent's URL, e.g. --jolokia http://10.0.0.5:8778/jolokia/ (plain http)");
+            }
+        }
         Ok(ClusterConfig {
             hosts: self.hosts.clone(),
             port: self.port,
@@ -919,6 +930,7 @@ impl ClusterArgs {
             request_timeout_ms: (timeout_s * 1000.0) as u64,
             local: false,
             local_home: None,
+            jolokia: self.jolokia.clone(),
         })
     }
 }

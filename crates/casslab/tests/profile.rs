@@ -1,5 +1,5 @@
-//! Profiles end to end against the real test node: `run --profile` records the node with Java
-//! Flight Recorder, the HTML report carries the flame graphs (each drawing rendered in
+//! Profiles end to end against the real test node: `run --profile` records the node with
+//! async-profiler (loaded at the node's start), the HTML report carries the flame graphs (each drawing rendered in
 //! headless Chromium, where inferno's script runs and Cassandra's request path frames are
 //! drawn), the Markdown report lists the top frames, the JSON report and `--profile-out` carry
 //! folded stacks; two profiled runs compared get a differential flame graph; a profile made
@@ -69,6 +69,18 @@ fn a_profiled_run_shows_where_the_node_spent_its_time_and_two_runs_show_where_it
     }
     assert!(dom.contains("id=\"search\""), "inferno's search control is there");
     assert!(html.contains("Cassandra's frames with the most samples"), "the frames of the request path are named in words");
+    assert!(html.contains("Source: async-profiler (") && html.contains(" every 1 ms of CPU"), "recorded with async-profiler");
+    // every graph states its sample count, the same the JSON report holds; shares have intervals
+    let stated: u64 = html
+        .split(r#"data-kind="cpu"><h4>"#)
+        .nth(1)
+        .and_then(|h| h.split(r#"<span class="sub">"#).nth(1))
+        .and_then(|c| c.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("the CPU graph states its sample count");
+    assert!(cpu.1.contains(&format!("{stated} samples")), "the drawing states it too");
+    let line = html.split("Cassandra's frames with the most samples").nth(1).unwrap().split("</p>").next().unwrap();
+    assert!(line.contains(&format!("95% interval from {stated} samples")) && line.contains("% (") && line.contains("–"), "{line}");
     // the client's own profile, apart from the node's: where casslab spent its CPU
     let (_, client) = graphs.iter().find(|(t, _)| t.starts_with("CPU — casslab (client)")).expect("the client's flame graph");
     assert!(client.contains("casslab_core::engine"), "casslab's engine frames are in the client's profile");
@@ -77,7 +89,7 @@ fn a_profiled_run_shows_where_the_node_spent_its_time_and_two_runs_show_where_it
     // Markdown: the top frames; JSON: folded stacks of the measured phase
     let (code, md, _) = run(casslab().args(["report", &first, "--format", "md"]).args(store_arg(&store)));
     assert_eq!(code, 0);
-    assert!(md.contains("**Where the servers spent their time**") && md.contains("| frame | self % | total % |"), "{md}");
+    assert!(md.contains("**Where the servers spent their time**") && md.contains("| frame | self % | total % |") && md.contains("with 95% intervals"), "{md}");
     let (code, json, _) = run(casslab().args(["report", &first, "--format", "json"]).args(store_arg(&store)));
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
@@ -85,6 +97,7 @@ fn a_profiled_run_shows_where_the_node_spent_its_time_and_two_runs_show_where_it
     let cpu_json = profiles.iter().find(|p| p["kind"] == "cpu").unwrap();
     let folded = cpu_json["folded"].as_object().unwrap();
     assert!(folded.keys().any(|k| k.contains("org.apache.cassandra.")), "folded stacks with Cassandra's frames");
+    assert_eq!(cpu_json["samples"].as_u64(), Some(stated), "the JSON report's sample count is the page's");
     let window = cpu_json["window_ms"].as_array().unwrap();
     assert!(window[0].as_i64().unwrap() >= 2500, "the warm-up is left out: {window:?}");
 
@@ -148,7 +161,8 @@ fn a_profile_made_elsewhere_is_shown_the_same_way_and_recording_a_cluster_not_ou
     assert!(err.contains("profile: 1 node") && err.contains("50 CPU samples"), "{err}");
     let (code, md, _) = run(casslab().args(["report", "latest", "--format", "md"]).args(store_arg(&store)));
     assert_eq!(code, 0);
-    assert!(md.contains("10.0.0.9") && md.contains("`org.apache.cassandra.db.ReadCommand.executeLocally` | 80.0 | 80.0 |"), "{md}");
+    assert!(md.contains("10.0.0.9") && md.contains("`org.apache.cassandra.db.ReadCommand.executeLocally` | 80.0% (67.0–88.8%) | 80.0% (67.0–88.8%) |"), "{md}");
+    assert!(md.contains("50 samples: too thin to read"), "{md}");
 
     // refused before anything runs, saying what to do
     let (code, _, err) = run(casslab().args(["run", "kv", "--hosts", host, "--profile", "-d", "1s"]).args(store_arg(&store)));

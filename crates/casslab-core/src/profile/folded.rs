@@ -32,7 +32,9 @@ pub fn parse(text: &str, path: &Path, node: &str, kind: ProfileKind, source: &st
         if frames.is_empty() {
             return Err(err("an empty stack"));
         }
-        b.add(&frames, None, weight);
+        // a line of bytes or ns does not say how many samples it summed: unknown (0)
+        let events = if kind == ProfileKind::Cpu { weight } else { 0 };
+        b.add_counted(&frames, None, weight, events);
     }
     if b.is_empty() {
         return Err(ProfileError::Unreadable { path: path.to_path_buf(), detail: "no stack with a weight in it".into() });

@@ -13,6 +13,7 @@ pub mod diff;
 pub mod folded;
 pub mod jfr;
 pub mod record;
+pub mod share;
 pub mod top;
 
 use serde::{Deserialize, Serialize};
@@ -94,6 +95,14 @@ pub struct ProfileSample {
     pub stack: u32,
     #[serde(rename = "w")]
     pub weight: u64,
+    /// The events (samples taken) behind the weight, for a profile whose weight is not a count
+    /// (bytes, ns); 0 where unknown (profiles saved before it was kept).
+    #[serde(rename = "n", default, skip_serializing_if = "is_zero")]
+    pub events: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One node's profile of one kind.
@@ -120,6 +129,15 @@ impl Profile {
     /// The sum of its weights in `window` (all of them without one, or when it has no time).
     pub fn total(&self, window: Option<Window>) -> u64 {
         self.in_window(window).map(|s| s.weight).sum()
+    }
+
+    /// The samples behind its weight in `window`: for CPU the weight itself (one per sample),
+    /// for the others the events they counted.
+    pub fn sample_count(&self, window: Option<Window>) -> u64 {
+        match self.kind {
+            ProfileKind::Cpu => self.total(window),
+            ProfileKind::Alloc | ProfileKind::Lock => self.in_window(window).map(|s| s.events).sum(),
+        }
     }
 
     fn in_window(&self, window: Option<Window>) -> impl Iterator<Item = &ProfileSample> {
@@ -153,7 +171,7 @@ impl Profile {
         for p in profiles {
             for s in &p.samples {
                 let frames: Vec<&str> = p.stacks[s.stack as usize].iter().map(|f| p.frames[*f as usize].as_str()).collect();
-                b.add(&frames, s.at_ms, s.weight);
+                b.add_counted(&frames, s.at_ms, s.weight, s.events);
             }
         }
         Some(b.finish())
@@ -170,7 +188,8 @@ pub struct ProfileBuilder {
     frames: Vec<String>,
     stack_ids: HashMap<Vec<u32>, u32>,
     stacks: Vec<Vec<u32>>,
-    weights: HashMap<(Option<i64>, u32), u64>,
+    /// (weight, events) per second and stack.
+    weights: HashMap<(Option<i64>, u32), (u64, u64)>,
 }
 
 impl ProfileBuilder {
@@ -189,6 +208,11 @@ impl ProfileBuilder {
 
     /// Adds `weight` to the stack `frames` (the root first) in the second of `at_ms`.
     pub fn add<S: AsRef<str>>(&mut self, frames: &[S], at_ms: Option<i64>, weight: u64) {
+        self.add_counted(frames, at_ms, weight, 1)
+    }
+
+    /// Adds `weight` that `events` samples carried.
+    pub fn add_counted<S: AsRef<str>>(&mut self, frames: &[S], at_ms: Option<i64>, weight: u64, events: u64) {
         if weight == 0 || frames.is_empty() {
             return;
         }
@@ -199,7 +223,9 @@ impl ProfileBuilder {
             self.stacks.push(ids);
         }
         let bucket = at_ms.map(|t| t.div_euclid(BUCKET_MS) * BUCKET_MS);
-        *self.weights.entry((bucket, stack)).or_default() += weight;
+        let e = self.weights.entry((bucket, stack)).or_default();
+        e.0 += weight;
+        e.1 += events;
     }
 
     fn frame(&mut self, name: &str) -> u32 {
@@ -218,7 +244,8 @@ impl ProfileBuilder {
     }
 
     pub fn finish(self) -> Profile {
-        let mut samples: Vec<ProfileSample> = self.weights.into_iter().map(|((at_ms, stack), weight)| ProfileSample { at_ms, stack, weight }).collect();
+        let mut samples: Vec<ProfileSample> =
+            self.weights.into_iter().map(|((at_ms, stack), (weight, events))| ProfileSample { at_ms, stack, weight, events }).collect();
         samples.sort_by_key(|s| (s.at_ms, s.stack));
         Profile { node: self.node, kind: self.kind, source: self.source, frames: self.frames, stacks: self.stacks, samples }
     }

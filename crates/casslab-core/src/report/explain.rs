@@ -1,13 +1,15 @@
 //! What a run's figures mean, in words, for the top of its report: where the client's p99 was
-//! spent (queueing in the client and driver, or time in Cassandra, from the coordinators' own
-//! p99), saturation (the verdict of `analysis::saturation`, a node using nearly all of the
+//! spent (outside Cassandra — the client, the driver, the network — or in Cassandra, from the
+//! coordinators' own p99 of the best source the run has, `server::latency`, and never from a
+//! figure below that source's resolution), saturation (the verdict of `analysis::saturation`, a node using nearly all of the
 //! machine's cores, tasks pending in Cassandra's thread pools by pool, a client that did not
 //! keep its rate as `validity` judged it) and throughput that drifted during the measured
 //! phase. It reads a [`RunView`] and returns sentences; it does not render.
 
 use super::run_view::{LoadShape, RunView};
 use crate::analysis::saturation::{cpu_share, RunLoad};
-use crate::server::suspects::{per_interval, IntervalSeries};
+use crate::server::latency::{self, LatencySource};
+use crate::server::suspects::IntervalSeries;
 use crate::server::{metric, ServerSample, CLIENT};
 use crate::stats::{ms, Phase};
 use crate::validity::Check;
@@ -37,10 +39,10 @@ pub fn findings(run: &RunView) -> Vec<String> {
 
     // where the client's p99 went
     let bounds: Vec<(u64, u64)> = ivs.iter().map(|iv| (iv.start_ms, iv.end_ms)).collect();
-    let column_to_ms = crate::server::vtables::latency_column_to_ms(run.record.env.cassandra_version.as_deref());
+    let source = LatencySource::of(&run.server, run.record.env.cassandra_version.as_deref());
     let coordinator_ms = [IntervalSeries::CoordinatorReadP99, IntervalSeries::CoordinatorWriteP99]
         .into_iter()
-        .filter_map(|what| median(per_interval(&run.server, &bounds, what).into_iter().flatten().map(|v| v * column_to_ms).collect()))
+        .filter_map(|what| median(latency::per_interval_ms(&run.server, &bounds, what, source).into_iter().flatten().collect()))
         .reduce(f64::max);
     let client_p99_ms = total.latency.p99_ns as f64 / 1e6;
     let little = match run.load_shape() {
@@ -59,22 +61,7 @@ pub fn findings(run: &RunView) -> Vec<String> {
         }
         _ => None,
     };
-    match coordinator_ms {
-        Some(c) if client_p99_ms > 0.0 && c < QUEUEING_SHARE * client_p99_ms => out.push(format!(
-            "The client's p99 ({} ms) is mostly queueing in the client and driver: Cassandra's coordinators answered in {} ms at p99 (the median interval), so about {:.0}% of it was spent waiting before or after Cassandra.{}",
-            ms(client_p99_ms * 1e6),
-            ms(c * 1e6),
-            (1.0 - c / client_p99_ms) * 100.0,
-            little.unwrap_or_default()
-        )),
-        Some(c) => out.push(format!(
-            "The client's p99 ({} ms) is mostly time in Cassandra: its coordinators' p99 was {} ms (the median interval).",
-            ms(client_p99_ms * 1e6),
-            ms(c * 1e6)
-        )),
-        None => out.extend(little.map(|l| l.trim_start().to_string())),
-    }
-
+    out.extend(where_the_p99_went(client_p99_ms, coordinator_ms, source, little));
     // saturation as `compare` judges it
     let load = RunLoad {
         rate_per_s: run.record.config.fixed_rate_per_s(),
@@ -97,6 +84,42 @@ pub fn findings(run: &RunView) -> Vec<String> {
     }
     out.extend(drift(&ivs.iter().map(|iv| iv.total_ops_per_s()).collect::<Vec<_>>()));
     out
+}
+
+/// Where the client's p99 went: inside Cassandra (its coordinators' p99, the median interval) or
+/// outside it (the client, the driver, the network between them), each part in ms and as a share,
+/// with the source named. A coordinator p99 at or below its source's resolution is said to be so,
+/// and no division is drawn from it.
+fn where_the_p99_went(client_p99_ms: f64, coordinator_ms: Option<f64>, source: LatencySource, little: Option<String>) -> Option<String> {
+    let client = ms(client_p99_ms * 1e6);
+    let Some(c) = coordinator_ms.filter(|_| client_p99_ms > 0.0) else { return little.map(|l| l.trim_start().to_string()) };
+    let little = little.unwrap_or_default();
+    if !source.resolves(c) {
+        return Some(format!(
+            "Cassandra's coordinators' p99 was {} in the median interval ({}): too coarse to tell how much of the client's p99 ({client} ms) was spent in Cassandra and how much outside it; nodes casslab starts are read in µs through Jolokia.{little}",
+            source.show(c),
+            source.label()
+        ));
+    }
+    let inside = (c / client_p99_ms).min(1.0);
+    let outside_ms = (client_p99_ms - c).max(0.0);
+    Some(if c < QUEUEING_SHARE * client_p99_ms {
+        format!(
+            "The client's p99 ({client} ms) is mostly time outside Cassandra: {} ms ({:.0}%) was spent in the client, the driver and the network between them, while Cassandra's coordinators answered in {} at p99 (the median interval; {}).{little}",
+            ms(outside_ms * 1e6),
+            (1.0 - inside) * 100.0,
+            source.show(c),
+            source.label()
+        )
+    } else {
+        format!(
+            "The client's p99 ({client} ms) is mostly time in Cassandra: its coordinators' p99 was {} (the median interval; {}), {:.0}% of it; {} ms was spent outside Cassandra (the client, the driver, the network).",
+            source.show(c),
+            source.label(),
+            inside * 100.0,
+            ms(outside_ms * 1e6)
+        )
+    })
 }
 
 /// Nodes whose median CPU over the phase used nearly all of the machine's cores (the CPU of
@@ -198,20 +221,30 @@ mod tests {
     }
 
     #[test]
-    fn queueing_in_the_client_is_told_from_time_in_cassandra() {
+    fn time_outside_cassandra_is_told_from_time_in_it_and_from_too_coarse_a_figure() {
         // the fixture's reads take about 1.5–7 ms at the client
         let mut run = view(3, None);
-        run.server = (5..13).map(|s| sample("127.0.0.1", "coordinator_read_latency.p99th_ms:kv", s * 1000 + 500, 0.0004)).collect();
+        let client = findings(&run).first().cloned().unwrap_or_default();
+        assert!(!client.contains("Cassandra"), "nothing to say without server samples: {client}");
+        // Cassandra 5.0's `_ms` columns hold seconds, rounded to 1 ms: 0.0004 s reads as 0
+        run.server = (5..13).map(|s| sample("127.0.0.1", "coordinator_read_latency.p99th_ms:kv", s * 1000 + 500, 0.0)).collect();
         let f = findings(&run);
         assert!(
-            f[0].starts_with("The client's p99 (")
-                && f[0].contains("is mostly queueing in the client and driver: Cassandra's coordinators answered in 0.40 ms"),
+            f[0].starts_with("Cassandra's coordinators' p99 was < 1 ms in the median interval (system_views, rounded to 1 ms): too coarse to tell"),
             "{f:?}"
         );
-        // Cassandra 5.0's `_ms` columns hold seconds
+        assert!(!f[0].contains('%'), "no division drawn from a figure below the resolution: {f:?}");
         run.server.iter_mut().for_each(|s| s.value = 0.005);
         let f = findings(&run);
-        assert!(f[0].contains("is mostly time in Cassandra: its coordinators' p99 was 5.00 ms"), "{f:?}");
+        assert!(f[0].contains("is mostly time in Cassandra: its coordinators' p99 was 5.00 ms (the median interval; system_views, rounded to 1 ms)"), "{f:?}");
+        // the histograms through Jolokia, in µs, win over system_views
+        run.server.extend((5..13).map(|s| sample("127.0.0.1", "jmx.coordinator_read_latency.p99_us:kv", s * 1000 + 500, 412.0)));
+        let f = findings(&run);
+        assert!(
+            f[0].contains("is mostly time outside Cassandra: ")
+                && f[0].contains("spent in the client, the driver and the network between them, while Cassandra's coordinators answered in 0.412 ms at p99 (the median interval; Cassandra's histograms through Jolokia, in µs)"),
+            "{f:?}"
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use super::run_view::RunView;
 use super::svg_chart::esc;
 use crate::profile::diff::ProfileDiff;
+use crate::profile::share;
 use crate::profile::top::{top_cassandra_frames, top_frames};
 use crate::profile::{Profile, ProfileKind, Window};
 use crate::stats::Phase;
@@ -51,16 +52,18 @@ pub fn merged_by_kind(profiles: &[Profile]) -> Vec<Profile> {
 }
 
 /// A flame graph of folded stacks, as an SVG document; `None` when there is nothing to draw.
-pub fn svg(folded: &BTreeMap<String, u64>, title: &str, kind: ProfileKind) -> Option<String> {
+/// `samples` (the events behind the weights) goes into its subtitle, with a warning when the
+/// graph is too thin to read.
+pub fn svg(folded: &BTreeMap<String, u64>, title: &str, kind: ProfileKind, samples: u64) -> Option<String> {
     let lines: Vec<String> = folded.iter().filter(|(_, w)| **w > 0).map(|(s, w)| format!("{s} {w}")).collect();
-    draw(&lines, title, kind, None)
+    draw(&lines, title, kind, Some(&share::caption(samples, kind == ProfileKind::Cpu)))
 }
 
 /// A differential flame graph: the frames are the second side's, red where it spends more per
 /// operation than the first, blue where less.
-pub fn diff_svg(diff: &ProfileDiff, title: &str, kind: ProfileKind) -> Option<String> {
+pub fn diff_svg(diff: &ProfileDiff, title: &str, kind: ProfileKind, subtitle: &str) -> Option<String> {
     let lines: Vec<String> = diff.lines.iter().map(|(s, b, a)| format!("{s} {b} {a}")).collect();
-    draw(&lines, title, kind, Some("red: more per operation than before, blue: less"))
+    draw(&lines, title, kind, Some(subtitle))
 }
 
 fn draw(lines: &[String], title: &str, kind: ProfileKind, subtitle: Option<&str>) -> Option<String> {
@@ -110,17 +113,25 @@ pub fn html_section(s: &mut String, run: &RunView, pos: usize) {
     let merged_kinds = merged_by_kind(&run.profiles);
     for merged in &merged_kinds {
         let folded = merged.folded(window);
+        let samples = merged.sample_count(window);
         let title = format!("{} — {}", merged.kind.title(), merged.node);
-        if let Some(merged_svg) = svg(&folded, &title, merged.kind) {
-            let _ = write!(s, r#"<div class="flame-kind" data-kind="{}"><h4>{}</h4>"#, merged.kind.as_str(), esc(&title));
-            cassandra_line(s, &folded, merged.kind);
+        if let Some(merged_svg) = svg(&folded, &title, merged.kind, samples) {
+            let _ = write!(
+                s,
+                r#"<div class="flame-kind" data-kind="{}"><h4>{} <span class="sub">{}</span></h4>"#,
+                merged.kind.as_str(),
+                esc(&title),
+                esc(&share::caption(samples, merged.kind == ProfileKind::Cpu))
+            );
+            cassandra_line(s, &folded, merged.kind, samples);
             frame(s, &merged_svg, &title);
             let nodes: Vec<&Profile> = run.profiles.iter().filter(|p| p.kind == merged.kind && !is_client(p)).collect();
             if nodes.len() > 1 {
                 for p in nodes {
                     let t = format!("{} — {}", p.kind.title(), p.node);
-                    if let Some(node_svg) = svg(&p.folded(window), &t, p.kind) {
-                        let _ = write!(s, "<details><summary>{}</summary>", esc(&t));
+                    let n = p.sample_count(window);
+                    if let Some(node_svg) = svg(&p.folded(window), &t, p.kind, n) {
+                        let _ = write!(s, "<details><summary>{} — {}</summary>", esc(&t), esc(&share::caption(n, p.kind == ProfileKind::Cpu)));
                         frame(s, &node_svg, &t);
                         s.push_str("</details>");
                     }
@@ -131,8 +142,10 @@ pub fn html_section(s: &mut String, run: &RunView, pos: usize) {
     }
     for client in run.profiles.iter().filter(|p| is_client(p)) {
         let title = format!("CPU — {} (where the load generator spent its time)", client.node);
-        if let Some(client_svg) = svg(&client.folded(window), &title, client.kind) {
-            let _ = write!(s, r#"<div class="flame-kind" data-kind="client"><h4>{}</h4>"#, esc(&title));
+        let n = client.sample_count(window);
+        if let Some(client_svg) = svg(&client.folded(window), &title, client.kind, n) {
+            let _ =
+                write!(s, r#"<div class="flame-kind" data-kind="client"><h4>{} <span class="sub">{}</span></h4>"#, esc(&title), esc(&share::caption(n, true)));
             frame(s, &client_svg, &title);
             s.push_str("</div>");
         }
@@ -144,15 +157,22 @@ pub fn html_section(s: &mut String, run: &RunView, pos: usize) {
     s.push_str("</section>");
 }
 
-/// "Cassandra's own frames with the most samples: …" under a graph.
-fn cassandra_line(s: &mut String, folded: &BTreeMap<String, u64>, kind: ProfileKind) {
+/// "Cassandra's own frames with the most samples: …" under a graph, each share with its 95 %
+/// interval (from the `samples` behind the graph).
+fn cassandra_line(s: &mut String, folded: &BTreeMap<String, u64>, kind: ProfileKind, samples: u64) {
     let total: u64 = folded.values().sum();
     let top = top_cassandra_frames(folded, 5);
     if total == 0 || top.is_empty() {
         return;
     }
-    let names: Vec<String> = top.iter().map(|f| format!("{} {:.1}%", short(&f.frame), 100.0 * f.total_weight as f64 / total as f64)).collect();
-    let _ = write!(s, r#"<p class="note">Cassandra's frames with the most {} (total share): {}</p>"#, kind.unit(), esc(&names.join(" · ")));
+    let names: Vec<String> =
+        top.iter().map(|f| format!("{} {}", short(&f.frame), share::share(f.total_weight as f64, total as f64, samples).percent())).collect();
+    let _ = write!(
+        s,
+        r#"<p class="note">Cassandra's frames with the most {} (total share, 95% interval from {samples} samples): {}</p>"#,
+        kind.unit(),
+        esc(&names.join(" · "))
+    );
 }
 
 /// `org.apache.cassandra.db.ReadCommand.executeLocally` → `db.ReadCommand.executeLocally`.
@@ -201,27 +221,28 @@ fn slices_html(s: &mut String, run: &RunView, cpu: &Profile) {
         let total: u64 = folded.values().sum();
         let _ = write!(
             s,
-            r#"<details class="slice" data-from-s="{:.3}" data-to-s="{:.3}"><summary>{} — {total} CPU samples</summary>"#,
+            r#"<details class="slice" data-from-s="{:.3}" data-to-s="{:.3}"><summary>{} — {}</summary>"#,
             sl.window.from_ms as f64 / 1000.0,
             sl.window.to_ms as f64 / 1000.0,
-            esc(&sl.label)
+            esc(&sl.label),
+            esc(&share::caption(total, true).replacen("samples", "CPU samples", 1))
         );
         let top = top_frames(&folded, 8);
         if !top.is_empty() && total > 0 {
-            s.push_str(r#"<table class="num"><thead><tr><th class="t">frame (innermost)</th><th>self %</th><th>total %</th></tr></thead><tbody>"#);
+            s.push_str(r#"<table class="num"><thead><tr><th class="t">frame (innermost)</th><th>self % (95% interval)</th><th>total % (95% interval)</th></tr></thead><tbody>"#);
             for f in top {
                 let _ = write!(
                     s,
-                    r#"<tr><td class="t">{}</td><td>{:.1}</td><td>{:.1}</td></tr>"#,
+                    r#"<tr><td class="t">{}</td><td>{}</td><td>{}</td></tr>"#,
                     esc(&f.frame),
-                    100.0 * f.self_weight as f64 / total as f64,
-                    100.0 * f.total_weight as f64 / total as f64
+                    share::share(f.self_weight as f64, total as f64, total).percent(),
+                    share::share(f.total_weight as f64, total as f64, total).percent()
                 );
             }
             s.push_str("</tbody></table>");
         }
         if i < MAX_SLICE_GRAPHS {
-            if let Some(svg) = svg(&folded, &format!("CPU — {}", sl.label), ProfileKind::Cpu) {
+            if let Some(svg) = svg(&folded, &format!("CPU — {}", sl.label), ProfileKind::Cpu, total) {
                 frame(s, &svg, &sl.label);
             }
         }
@@ -243,15 +264,24 @@ pub fn markdown_section(run: &RunView) -> String {
         if total == 0 {
             continue;
         }
-        let _ = writeln!(s, "\n**{} ({}, {} {})** — top frames by self weight:\n", merged.kind.title(), merged.node, total, merged.kind.unit());
+        let samples = merged.sample_count(window);
+        let _ = writeln!(
+            s,
+            "\n**{} ({}, {} {}; {})** — top frames by self weight, with 95% intervals:\n",
+            merged.kind.title(),
+            merged.node,
+            total,
+            merged.kind.unit(),
+            share::caption(samples, merged.kind == ProfileKind::Cpu)
+        );
         s.push_str("| frame | self % | total % |\n|---|--:|--:|\n");
         for f in top_frames(&folded, 10) {
             let _ = writeln!(
                 s,
-                "| `{}` | {:.1} | {:.1} |",
+                "| `{}` | {} | {} |",
                 f.frame.replace('|', "\\|"),
-                100.0 * f.self_weight as f64 / total as f64,
-                100.0 * f.total_weight as f64 / total as f64
+                share::share(f.self_weight as f64, total as f64, samples).percent(),
+                share::share(f.total_weight as f64, total as f64, samples).percent()
             );
         }
     }
@@ -272,7 +302,7 @@ pub fn json_value(run: &RunView) -> serde_json::Value {
             .map(|p| {
                 serde_json::json!({
                     "node": p.node, "kind": p.kind.as_str(), "unit": p.kind.unit(), "source": p.source,
-                    "window_ms": window.map(|w| [w.from_ms, w.to_ms]),
+                    "window_ms": window.map(|w| [w.from_ms, w.to_ms]), "samples": p.sample_count(window),
                     "folded": p.folded(window),
                 })
             })
@@ -298,6 +328,8 @@ pub fn measured_of(store: &Store, run: RunId) -> Result<(Option<Window>, u64), S
 pub struct SideProfile {
     pub label: String,
     pub folded: BTreeMap<ProfileKind, BTreeMap<String, u64>>,
+    /// The samples behind each kind's weights.
+    pub samples: BTreeMap<ProfileKind, u64>,
     pub ops: f64,
 }
 
@@ -313,6 +345,7 @@ impl SideProfile {
             let (window, ops) = measured_of(store, run)?;
             side.ops += ops as f64;
             for p in profiles.iter().filter(|p| !is_client(p)) {
+                *side.samples.entry(p.kind).or_default() += p.sample_count(window);
                 let into = side.folded.entry(p.kind).or_default();
                 for (stack, w) in p.folded(window) {
                     *into.entry(stack).or_default() += w;
@@ -324,18 +357,27 @@ impl SideProfile {
 }
 
 /// The differential flame graphs of `after` against `before` (per kind both have), with the
-/// frames that grew and shrank most per operation; empty when they share no kind.
+/// frames that grew and shrank per operation beyond their 95 % intervals (a frame whose interval
+/// holds no change is neither), each side's sample count, and a warning when a side is too thin
+/// to read; empty when they share no kind.
 pub fn diff_html(before: &SideProfile, after: &SideProfile) -> String {
     let mut s = String::new();
     for (kind, b) in &before.folded {
         let Some(a) = after.folded.get(kind) else { continue };
         let Some(d) = ProfileDiff::per_op(b, before.ops, a, after.ops) else { continue };
+        let (nb, na) = (before.samples.get(kind).copied().unwrap_or(0), after.samples.get(kind).copied().unwrap_or(0));
+        let thin = share::is_thin(nb) || share::is_thin(na);
         let title = format!("{}: {} against {}, per operation", kind.title(), after.label, before.label);
-        let Some(svg) = diff_svg(&d, &title, *kind) else { continue };
+        let subtitle = if thin {
+            format!("{nb} against {na} samples: too thin to read (fewer than {} a side); colours are not findings", share::MIN_SAMPLES)
+        } else {
+            format!("{nb} against {na} samples; red: more per operation, blue: less; only the frames named above the graph changed beyond their 95% intervals")
+        };
+        let Some(svg) = diff_svg(&d, &title, *kind, &subtitle) else { continue };
         let (tb, ta) = d.totals_per_op();
         let _ = write!(
             s,
-            r#"<div class="flame-diff" data-kind="{}"><h3>{}</h3><p class="note">{} per operation: {} {:.3}, {} {:.3} ({:+.1}%).</p>"#,
+            r#"<div class="flame-diff" data-kind="{}"><h3>{}</h3><p class="note">{} per operation: {} {:.3}, {} {:.3} ({:+.1}%); {}.</p>"#,
             kind.as_str(),
             esc(&title),
             kind.unit(),
@@ -343,15 +385,15 @@ pub fn diff_html(before: &SideProfile, after: &SideProfile) -> String {
             tb,
             esc(&after.label),
             ta,
-            if tb > 0.0 { 100.0 * (ta - tb) / tb } else { 0.0 }
+            if tb > 0.0 { 100.0 * (ta - tb) / tb } else { 0.0 },
+            esc(&subtitle)
         );
-        let (grew, shrank) = d.changes(5);
-        for (what, list) in [("grew most", grew), ("shrank most", shrank)] {
-            if list.is_empty() {
-                continue;
-            }
-            let items: Vec<String> = list.iter().map(|c| format!("{} {:+.1}%", short(&c.frame), 100.0 * c.share_of(tb))).collect();
-            let _ = write!(s, r#"<p class="note">{what} (change per operation, share of {}'s total): {}</p>"#, esc(&before.label), esc(&items.join(" · ")));
+        let (grew, shrank) = found_changes(&d, nb, na, 5);
+        for (what, list) in [("grew", grew), ("shrank", shrank)] {
+            let items: Vec<String> = list.iter().map(|(f, c)| format!("{} {}", short(f), c.percent())).collect();
+            let text = if items.is_empty() { "none beyond its 95% interval".to_string() } else { items.join(" · ") };
+            let _ =
+                write!(s, r#"<p class="note">{what} (change per operation as a share of {}'s total, 95% interval): {}</p>"#, esc(&before.label), esc(&text));
         }
         frame(&mut s, &svg, &title);
         s.push_str("</div>");
@@ -360,6 +402,28 @@ pub fn diff_html(before: &SideProfile, after: &SideProfile) -> String {
         return s;
     }
     format!(r#"<section class="card profiles"><h2>Where the time moved</h2>{s}</section>"#)
+}
+
+/// A frame and its change per operation.
+pub type FoundChange = (String, share::Change);
+
+/// The frames whose change per operation is found (its 95 % interval excludes none): the `n`
+/// that grew most and the `n` that shrank most, with their changes.
+pub fn found_changes(d: &ProfileDiff, n_before: u64, n_after: u64, n: usize) -> (Vec<FoundChange>, Vec<FoundChange>) {
+    let (tb, ta) = d.totals_per_op();
+    let (grew, shrank) = d.changes(usize::MAX);
+    let judged = |list: Vec<crate::profile::diff::FrameChange>| -> Vec<FoundChange> {
+        list.into_iter()
+            .map(|c| {
+                let (pb, pa) = (if tb > 0.0 { c.before_per_op / tb } else { 0.0 }, if ta > 0.0 { c.after_per_op / ta } else { 0.0 });
+                let change = share::change(pb, n_before, tb, pa, n_after, ta);
+                (c.frame, change)
+            })
+            .filter(|(_, c)| c.is_found())
+            .take(n)
+            .collect()
+    };
+    (judged(grew), judged(shrank))
 }
 
 #[cfg(test)]
@@ -377,10 +441,11 @@ mod tests {
             ("io.netty.Loop.run;org.apache.cassandra.transport.Dispatcher.processRequest;org.apache.cassandra.db.ReadCommand.executeLocally", 30),
             ("io.netty.Loop.run;java.lang.Thread.sleep", 10),
         ]);
-        let svg = svg(&f, "CPU — n1", ProfileKind::Cpu).unwrap();
+        let svg = svg(&f, "CPU — n1", ProfileKind::Cpu, 40).unwrap();
         assert!(svg.contains("<svg") && svg.contains("org.apache.cassandra.db.ReadCommand.executeLocally"), "frames named");
         assert!(svg.contains("search"), "inferno's search is in the drawing");
-        assert!(super::svg(&BTreeMap::new(), "x", ProfileKind::Cpu).is_none());
+        assert!(svg.contains("40 samples: too thin to read"), "a thin graph says so in its drawing");
+        assert!(super::svg(&BTreeMap::new(), "x", ProfileKind::Cpu, 0).is_none());
         let mut page = String::new();
         frame(&mut page, &svg, "CPU");
         assert!(page.starts_with("<iframe class=\"flame\"") && page.contains("data:image/svg+xml;base64,"));
@@ -389,15 +454,24 @@ mod tests {
     }
 
     #[test]
-    fn a_difference_draws_and_names_what_grew_per_operation() {
-        let before = SideProfile { label: "G1".into(), folded: [(ProfileKind::Cpu, folded(&[("main;read", 100), ("main;gc", 100)]))].into(), ops: 1000.0 };
-        let after = SideProfile { label: "ZGC".into(), folded: [(ProfileKind::Cpu, folded(&[("main;read", 100), ("main;gc", 300)]))].into(), ops: 1000.0 };
-        let html = diff_html(&before, &after);
+    fn a_difference_names_only_what_changed_beyond_its_interval() {
+        let side = |label: &str, read: u64, gc: u64, ops: f64| SideProfile {
+            label: label.into(),
+            folded: [(ProfileKind::Cpu, folded(&[("main;read", read), ("main;gc", gc)]))].into(),
+            samples: [(ProfileKind::Cpu, read + gc)].into(),
+            ops,
+        };
+        // gc per operation tripled, from 5,000 samples a side: found
+        let html = diff_html(&side("G1", 5000, 5000, 1000.0), &side("ZGC", 5000, 15000, 1000.0));
         assert!(html.contains("CPU: ZGC against G1, per operation"), "{html}");
-        assert!(html.contains("grew most") && html.contains("gc +100.0%"), "{html}");
-        assert!(html.contains("(+100.0%)"), "the total per operation doubled: {html}");
-        let none = SideProfile { label: "x".into(), folded: [(ProfileKind::Alloc, folded(&[("a", 1)]))].into(), ops: 1.0 };
-        assert!(diff_html(&before, &none).is_empty(), "no kind in common");
+        assert!(html.contains("grew (change per operation") && html.contains("gc +100.0% ("), "{html}");
+        assert!(html.contains("(+100.0%)") && html.contains("10000 against 20000 samples"), "the total per operation doubled: {html}");
+        // the same change from 60 samples a side: too thin, and nothing named
+        let html = diff_html(&side("G1", 20, 10, 1000.0), &side("ZGC", 20, 12, 1000.0));
+        assert!(html.contains("30 against 32 samples: too thin to read") && html.contains("none beyond its 95% interval"), "{html}");
+        assert!(!html.contains("gc +"), "{html}");
+        let none = SideProfile { label: "x".into(), folded: [(ProfileKind::Alloc, folded(&[("a", 1)]))].into(), samples: BTreeMap::new(), ops: 1.0 };
+        assert!(diff_html(&side("G1", 1, 1, 1.0), &none).is_empty(), "no kind in common");
     }
 
     #[test]

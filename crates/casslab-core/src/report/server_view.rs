@@ -9,6 +9,7 @@ use super::run_view::RunView;
 use super::svg_chart::esc;
 use super::table::TextTable;
 use super::uplot_chart::{LineChart, Mark, MarkKind, Series, XAxis, YAxis};
+use crate::server::latency::{self, LatencySource};
 use crate::server::suspects::{self, ClientInterval, IntervalSeries, SPIKE_FACTOR};
 use crate::server::traces::{self, Trace};
 use crate::server::{gc_pauses, metric, ServerSample, CLIENT};
@@ -230,25 +231,38 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
         }
     }
     let mut series: Vec<Series> = p99.into_iter().enumerate().map(|(i, (op, pts))| Series::new(format!("client {op} p99"), color(i), pts).bold()).collect();
-    let to_ms = crate::server::vtables::latency_column_to_ms(run.record.env.cassandra_version.as_deref());
-    let server_p99 = |what: IntervalSeries, name: &str, c: &str, dashed: bool| -> Series {
-        let pts = suspects::per_interval(&run.server, &bounds, what).into_iter().zip(&mids).map(|(v, m)| (*m, v.map_or(f64::NAN, |v| v * to_ms))).collect();
-        let se = Series::new(name, c, pts);
-        if dashed {
-            se.dashed()
-        } else {
-            se
-        }
+    let lat_source = LatencySource::of(&run.server, run.record.env.cassandra_version.as_deref());
+    let mut below_resolution = false;
+    let mut server_p99 = |what: IntervalSeries, name: &str, c: &str| -> Series {
+        let pts = latency::per_interval_ms(&run.server, &bounds, what, lat_source)
+            .into_iter()
+            .zip(&mids)
+            .map(|(v, m)| {
+                // a figure the source cannot tell from zero is no point on the chart
+                below_resolution |= v.is_some_and(|v| !lat_source.resolves(v));
+                (*m, v.filter(|v| lat_source.resolves(*v)).unwrap_or(f64::NAN))
+            })
+            .collect();
+        Series::new(format!("{name} ({})", lat_source.tag()), c, pts).dashed()
     };
     for se in [
-        server_p99(IntervalSeries::CoordinatorReadP99, "Cassandra coordinator read p99", "#59a14f", true),
-        server_p99(IntervalSeries::CoordinatorWriteP99, "Cassandra coordinator write p99", "#b07aa1", true),
-        server_p99(IntervalSeries::LocalReadP99, "Cassandra local read p99", "#76b7b2", true),
-        server_p99(IntervalSeries::LocalWriteP99, "Cassandra local write p99", "#9c755f", true),
+        server_p99(IntervalSeries::CoordinatorReadP99, "Cassandra coordinator read p99", "#59a14f"),
+        server_p99(IntervalSeries::CoordinatorWriteP99, "Cassandra coordinator write p99", "#b07aa1"),
+        server_p99(IntervalSeries::LocalReadP99, "Cassandra local read p99", "#76b7b2"),
+        server_p99(IntervalSeries::LocalWriteP99, "Cassandra local write p99", "#9c755f"),
     ] {
         if se.points.iter().any(|p| p.1.is_finite()) {
             series.push(se);
         }
+    }
+    if below_resolution {
+        notes.push(format!(
+            "Cassandra's own p99: intervals where it was {} ({}) are left out of the p99 chart: too small for this source to measure",
+            lat_source.show(0.0),
+            lat_source.label()
+        ));
+    } else {
+        notes.push(format!("Cassandra's own p99 from {}", lat_source.label()));
     }
     let y = latency_axis("p99 latency (ms)", series.iter().flat_map(|se| se.points.iter().map(|p| p.1)));
     let found = suspects::find(&client_intervals_of(run), &run.server, SPIKE_FACTOR);
@@ -258,7 +272,7 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
         .collect();
     charts.push(LineChart {
         id: format!("r{pos}-server-p99"),
-        title: "p99 per interval: client against Cassandra's own (coordinator, local)".into(),
+        title: format!("p99 per interval: client against Cassandra's own (coordinator, local; {})", lat_source.tag()),
         x: x.clone(),
         y,
         series,
@@ -347,6 +361,8 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
 fn source(samples: &[ServerSample]) -> &'static str {
     if samples.iter().any(|s| s.metric.starts_with("redis.")) {
         "Redis INFO every interval"
+    } else if samples.iter().any(|s| s.metric.starts_with(crate::server::jolokia::PREFIX)) {
+        "Cassandra's latency histograms through Jolokia (µs) and system_views every interval; GC log and /proc for nodes casslab started"
     } else {
         "system_views every interval; GC log and /proc for nodes casslab started"
     }

@@ -9,6 +9,8 @@
 pub mod collect;
 pub mod disk;
 pub mod gclog;
+pub mod jolokia;
+pub mod latency;
 pub mod procstat;
 pub mod redis_info;
 pub mod suspects;

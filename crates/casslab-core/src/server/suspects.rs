@@ -4,6 +4,7 @@
 //! run's typical interval p99, each with what the servers did at that time and just before.
 //! Pure functions of saved data.
 
+use super::latency::{coordinator_p99_in, LatencySource};
 use super::{gc_pauses, metric, ServerSample, CLIENT};
 use std::collections::BTreeMap;
 
@@ -81,8 +82,21 @@ pub fn find(points: &[ClientInterval], samples: &[ServerSample], factor: f64) ->
         let span = s.end_ms.saturating_sub(s.start_ms).max(1);
         // the same interval and the one before it: causes precede or overlap effects
         s.findings = findings(samples, s.start_ms.saturating_sub(span), s.end_ms + span / 2);
+        s.findings.extend(cassandras_own(samples, s.start_ms, s.end_ms));
     }
     out
+}
+
+/// Cassandra's own p99 in the suspect interval, from the nodes' histograms (each interval's own
+/// requests, in µs): whether the spike was inside Cassandra. Nothing from `system_views`,
+/// whose figures are a decaying window over minutes, not the interval's.
+fn cassandras_own(samples: &[ServerSample], from_ms: u64, to_ms: u64) -> Option<String> {
+    let source = LatencySource::Histograms;
+    if !samples.iter().any(|s| s.metric.starts_with(super::jolokia::PREFIX)) {
+        return None;
+    }
+    let c = coordinator_p99_in(samples, from_ms, to_ms, source)?;
+    Some(format!("Cassandra's coordinators' own p99 in the interval {} ({})", source.show(c), source.label()))
 }
 
 /// A suspect as the JSON exports hold it: its fields and the line [`describe`] prints.
@@ -331,6 +345,18 @@ mod tests {
         assert!(find(&client(&[0.2, 0.2, 0.8, 0.2]), &[], SPIKE_FACTOR).is_empty());
         let quiet = find(&client(&[1.0, 1.0, 9.0, 1.0]), &[], SPIKE_FACTOR);
         assert_eq!(describe(&quiet[0]), "p99 of read rose to 9.0 ms at 00:02 (typical 1.0 ms): nothing unusual seen on the servers");
+    }
+
+    #[test]
+    fn a_spike_quotes_cassandras_own_p99_from_the_histograms_only() {
+        let points = client(&[1.0, 1.0, 9.0, 1.0]);
+        let vt = vec![s("n", "coordinator_read_latency.p99th_ms:kv", 2_500, 0.0)];
+        assert!(find(&points, &vt, SPIKE_FACTOR)[0].findings.is_empty(), "system_views' decaying window is not the interval's");
+        let mut jmx = vt.clone();
+        jmx.push(s("n", "jmx.coordinator_read_latency.p99_us:kv", 1_500, 300.0));
+        jmx.push(s("n", "jmx.coordinator_read_latency.p99_us:kv", 2_500, 640.0));
+        let got = find(&points, &jmx, SPIKE_FACTOR);
+        assert_eq!(got[0].findings, ["Cassandra's coordinators' own p99 in the interval 0.640 ms (Cassandra's histograms through Jolokia, in µs)"]);
     }
 
     #[test]

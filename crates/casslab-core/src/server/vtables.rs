@@ -49,6 +49,8 @@ pub struct VirtualTablePoller {
     /// Tables already reported missing (on any node), and other failures already reported.
     reported: BTreeSet<String>,
     timeout: Duration,
+    /// The nodes' latency histograms in microseconds, where the nodes run a Jolokia agent.
+    jolokia: Option<super::jolokia::JolokiaPoller>,
 }
 
 impl VirtualTablePoller {
@@ -63,7 +65,14 @@ impl VirtualTablePoller {
             missing: BTreeSet::new(),
             reported: BTreeSet::new(),
             timeout: Duration::from_millis(cluster.request_timeout_ms.min(5_000)),
+            jolokia: None,
         })
+    }
+
+    /// Also reads Cassandra's latency histograms through the nodes' Jolokia agents, each poll.
+    pub fn with_jolokia(mut self, jolokia: super::jolokia::JolokiaPoller) -> VirtualTablePoller {
+        self.jolokia = Some(jolokia);
+        self
     }
 
     /// Addresses of the nodes the poller knows.
@@ -84,9 +93,15 @@ impl VirtualTablePoller {
                 }
             }
         }
-        let answers = join_all(asks.iter().map(|(node, _, table)| self.read(node, table))).await;
-        let mut samples = Vec::new();
-        let mut notes = Vec::new();
+        let mut jolokia = self.jolokia.take();
+        let histograms = async {
+            match jolokia.as_mut() {
+                Some(j) => j.poll(at_ms).await,
+                None => Default::default(),
+            }
+        };
+        let (answers, (mut samples, mut notes)) = futures::join!(join_all(asks.iter().map(|(node, _, table)| self.read(node, table))), histograms);
+        self.jolokia = jolokia;
         for ((_, name, table), answer) in asks.into_iter().zip(answers) {
             match answer {
                 Ok(rows) => samples.extend(to_samples(table, &name, at_ms, &rows)),

@@ -1,4 +1,5 @@
-//! The profiles of a run session: with `--profile`, a Java Flight Recorder recording on every
+//! The profiles of a run session: with `--profile`, a recording (async-profiler, else Java Flight
+//! Recorder: `profile::record`) on every
 //! running node of the controlled cluster from the start of the run phase to the end of the
 //! run (started and stopped on blocking threads, so the engine never waits for `jcmd`), read
 //! into profiles on the run's clock; with `--profile-file`, profiles made elsewhere read at
@@ -53,8 +54,9 @@ impl Profiling {
         if self.started.is_some() {
             return;
         }
+        let dir = recording_dir(run);
         self.started = Some(tokio::task::spawn_blocking(move || match control.nodes() {
-            Ok(nodes) => record::start(&nodes, &format!("casslab-run-{run}")),
+            Ok(nodes) => record::start(&nodes, &format!("casslab-run-{run}"), &dir),
             Err(e) => (Vec::new(), vec![format!("profile: the nodes could not be listed: {e}")]),
         }));
     }
@@ -81,13 +83,13 @@ impl Profiling {
         let read = tokio::task::spawn_blocking(move || {
             let mut notes = Vec::new();
             let mut profiles = Vec::new();
-            let dir = std::env::temp_dir().join(format!("casslab-profile-{}-{run}", std::process::id()));
+            let dir = recording_dir(run);
             if !recordings.is_empty() {
                 match record::stop(&recordings, &dir) {
                     Ok((written, n)) => {
                         notes.extend(n);
-                        for (node, path) in written {
-                            match profile::jfr::read(&path, &node, t0, "Java Flight Recorder, recorded by casslab") {
+                        for (node, path, source) in written {
+                            match profile::jfr::read(&path, &node, t0, &source) {
                                 Ok(p) => profiles.extend(p),
                                 Err(e) => notes.push(format!("profile: {e}")),
                             }
@@ -117,6 +119,11 @@ impl Profiling {
         }
         notes
     }
+}
+
+/// Where a run's recordings are written before they are read and saved.
+fn recording_dir(run: RunId) -> PathBuf {
+    std::env::temp_dir().join(format!("casslab-profile-{}-{run}", std::process::id()))
 }
 
 /// "profile: 2 nodes, cpu 1234 samples, alloc 1.2 GB, lock 3.4 s (casslab report RUN)".

@@ -12,6 +12,7 @@ use crate::cluster::ClusterControl;
 use crate::config::{ClusterConfig, Credentials, LoadMode, RedisConfig, RunConfig};
 use crate::engine::{unix_now_ms, RunClock};
 use crate::server::collect::{self, CollectSetup, Collected, LocalProcess};
+use crate::server::jolokia::{Endpoint, JolokiaPoller};
 use crate::server::redis_info::RedisInfoPoller;
 use crate::server::vtables::VirtualTablePoller;
 use crate::server::{disk, metric, ServerSample};
@@ -266,6 +267,10 @@ pub(crate) fn start(
         creds: creds.clone(),
         clock,
     };
+    let jolokia = match control {
+        Some(c) => jolokia_endpoints(&**c),
+        None => cfg.cluster.jolokia.iter().map(|url| Endpoint { node: url_host(url), url: url.clone() }).collect(),
+    };
     let (cluster, creds, keyspace, sink2) = (cfg.cluster.clone(), creds.clone(), keyspace.to_string(), sink.clone());
     let collecting = cfg.server_metrics;
     let task = tokio::spawn(async move {
@@ -278,6 +283,10 @@ pub(crate) fn start(
         match polled {
             Polled::Cql => {
                 let poller = VirtualTablePoller::connect(&cluster, &creds, &keyspace).await.map_err(|e| note("a session for the system_views tables", e)).ok();
+                let poller = match poller {
+                    Some(p) if !jolokia.is_empty() => Some(p.with_jolokia(JolokiaPoller::connect(jolokia, &keyspace).await)),
+                    p => p,
+                };
                 collect::run(poller, setup, sink2, stop_rx).await;
             }
             Polled::Redis(rc) => {
@@ -288,6 +297,19 @@ pub(crate) fn start(
         }
     });
     Some(ServerMetrics { sink, stop, task, tracing, disk })
+}
+
+/// The Jolokia agents of the controlled nodes that run one.
+fn jolokia_endpoints(control: &dyn ClusterControl) -> Vec<Endpoint> {
+    let Ok(nodes) = control.nodes() else { return Vec::new() };
+    nodes.into_iter().filter(|n| n.running).filter_map(|n| Some(Endpoint { url: n.jolokia_url?, node: n.address })).collect()
+}
+
+/// The host of an agent's URL, naming its node in the series.
+fn url_host(url: &str) -> String {
+    let rest = url.trim_start_matches("http://");
+    let host_port = rest.split('/').next().unwrap_or(rest);
+    host_port.rsplit_once(':').map_or(host_port, |(h, _)| h).to_string()
 }
 
 /// The processes of the controlled nodes, with their GC logs.
