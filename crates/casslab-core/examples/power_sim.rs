@@ -8,7 +8,8 @@
 //!     --sd 0.08,0.35 --block-s 34 --budget-s 1200 --precision 0.05 --runs 1000
 //! ```
 //!
-//! `--sd` gives one block's spread of the change (standard deviation of ln B − ln A) of each
+//! `--simultaneous yes` judges as an experiment whose variants ran at the same time does
+//! (intervals widened where neighbouring blocks move together). `--sd` gives one block's spread of the change (standard deviation of ln B − ln A) of each
 //! judged figure (named by `--names`, p50 and p99 by default); the change is applied to one
 //! figure at a time. Prints one line
 //! per design, figure and change: the share of experiments that found the change (power, or
@@ -30,6 +31,8 @@ struct Args {
     precision: f64,
     runs: usize,
     effects: Vec<f64>,
+    /// The variants run at the same time: intervals widened for neighbouring blocks.
+    simultaneous: bool,
 }
 
 fn args() -> Args {
@@ -41,6 +44,7 @@ fn args() -> Args {
         precision: 0.05,
         runs: 500,
         effects: vec![0.0, 0.05, 0.10, 0.20, 0.33],
+        simultaneous: false,
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
     let list = |s: &str| s.split(',').map(|x| x.trim().parse::<f64>().expect("a number")).collect::<Vec<f64>>();
@@ -54,6 +58,7 @@ fn args() -> Args {
             "--precision" => a.precision = val.parse().expect("a fraction"),
             "--runs" => a.runs = val.parse().expect("a count"),
             "--effects" => a.effects = list(val),
+            "--simultaneous" => a.simultaneous = matches!(val, "1" | "yes" | "true"),
             other => panic!("unknown option {other}"),
         }
     }
@@ -106,7 +111,8 @@ fn main() {
     ];
     let schedules = Schedules::default();
     for (name, spending, first) in designs {
-        let design = BlockDesign { sequential: Some(SequentialDesign { spending, first_look: first, max_blocks }), ..BlockDesign::default() };
+        let design =
+            BlockDesign { sequential: Some(SequentialDesign { spending, first_look: first, max_blocks }), simultaneous: a.simultaneous, ..BlockDesign::default() };
         for f in 0..a.sd.len() {
             for &effect in &a.effects {
                 if effect == 0.0 && f > 0 {

@@ -67,6 +67,11 @@ pub fn variant_spec(exp: &Experiment, v: &Variant, base: &RunConfig, tags: Vec<S
     if let Some(rate) = &v.rate {
         cfg.rate = Some(rate.clone());
     }
+    // a variant on a cluster of its own (`hosts:`), one casslab does not control
+    if !v.hosts.is_empty() {
+        (cfg.cluster.hosts, cfg.cluster.translate) = (v.hosts.clone(), v.translate.clone());
+        (cfg.cluster.local, cfg.cluster.local_home) = (false, None);
+    }
     if exp.fresh_load && cfg.load == LoadMode::Auto {
         cfg.load = LoadMode::Reload;
     }

@@ -49,9 +49,8 @@ impl Sides {
         let (mut controls, mut bases, mut started) = (Vec::new(), Vec::new(), Vec::new());
         for (i, v) in exp.variants.iter().enumerate() {
             let mut cfg = base.clone();
+            // a variant's own hosts are set by `variant_spec`
             let control = if !v.hosts.is_empty() {
-                (cfg.cluster.hosts, cfg.cluster.translate) = (v.hosts.clone(), v.translate.clone());
-                (cfg.cluster.local, cfg.cluster.local_home) = (false, None);
                 None
             } else if layout == Layout::Beside && i > 0 && v.workload.target == TargetKind::Cql {
                 let Some(main) = lab.control.clone() else {
