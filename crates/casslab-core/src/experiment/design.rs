@@ -47,7 +47,7 @@ pub enum Layout {
     Shared,
     /// Variants that differ in the server: each on a cluster of its own that casslab starts
     /// beside the first (its own JVMs, addresses and data), on this machine; each variant runs
-    /// at the full rate, as it would alone. `pinned`: how the machine's cores were shared out.
+    /// at the full rate, as it would alone.
     Beside,
     /// Each variant on servers of its own that casslab does not start: a variant's `hosts:`,
     /// or a Redis server beside a Cassandra cluster; each at the full rate.
@@ -130,14 +130,13 @@ pub fn rate_together(exp: &Experiment, group: &[usize], index: usize, rate: Opti
 }
 
 /// What the variants share when they run at the same time, in words, for the output.
-pub fn shared_words(layout: &Layout, variants: usize, cores: usize, pinned: bool) -> String {
+pub fn shared_words(layout: &Layout, variants: usize, cores: usize) -> String {
     match layout {
         Layout::Shared => format!(
             "the {variants} variants ran at the same time on one cluster, each in its own keyspace, sharing its CPU, disk, memory, compaction and caches (and this machine's {cores} cores with the client); the rate was divided among them"
         ),
         Layout::Beside => format!(
-            "the {variants} variants ran at the same time, each on a cluster of its own on this machine, each at the full rate; they shared this machine's {cores} cores{}, its disk and the client",
-            if pinned { " (each cluster pinned to cores of its own)" } else { " (not pinned: too few cores for a cluster each and the client)" }
+            "the {variants} variants ran at the same time, each on a cluster of its own on this machine, each at the full rate; they shared this machine's {cores} cores (no cluster is pinned to cores of its own), its disk and the client"
         ),
         Layout::Apart => {
             format!("the {variants} variants ran at the same time on servers of their own, each at the full rate; they shared the client (this machine's {cores} cores)")

@@ -137,7 +137,7 @@ pub(super) async fn run_together(
     let started = std::time::Instant::now();
     let sides = Sides::of(lab, setup.exp, &setup.base).await?;
     let cores = crate::config::machine_cores();
-    let words = design::shared_words(&sides.layout, setup.exp.variants.len(), cores, false);
+    let words = design::shared_words(&sides.layout, setup.exp.variants.len(), cores);
     lab.observer.on(&SessionEvent::Notice(&Notice::Together { words: words.clone() }));
     let mut maker = Maker::new(lab, setup, out, judging);
     maker.out.together = Some(words);
