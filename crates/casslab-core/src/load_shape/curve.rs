@@ -94,7 +94,8 @@ impl Piece {
 }
 
 /// How the level went over a span of time (an interval of a run).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Course {
     /// One level held over all of it but its edges ([`HELD_SHARE`] of it or more): a stage's
     /// level, a step, a spike over a held level.

@@ -131,6 +131,8 @@ mod tests {
                 concurrency: None,
                 stage: 0,
                 stage_label: "ramp 100..400 over 4s".into(),
+                phase: Phase::Run,
+                course: Some(crate::load_shape::Course::Moving),
             });
             rows.push(StoredInterval {
                 index: i as u32,

@@ -122,6 +122,8 @@ mod tests {
                 concurrency: None,
                 stage: i as u32,
                 stage_label: format!("{offered} for 1s"),
+                phase: Phase::Run,
+                course: Some(crate::load_shape::Course::Held(offered)),
             });
             rows.push(StoredInterval {
                 index: i as u32,
