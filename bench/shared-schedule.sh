@@ -8,7 +8,8 @@
 # (achieved within 5% of offered, every level below it kept too), its p99, the operations due
 # by the end and never started, then the medians per mode and their ratio.
 # Usage: bench/shared-schedule.sh [REPS=5] [SECONDS=40]
-#        NODE=ADDRESS:PORT (else `casslab local up`, UP_ARGS), THREADS=2, CONC=8, FROM=1000, TO=40000
+#        NODE=ADDRESS:PORT (else `casslab local up`, UP_ARGS), THREADS=2, CONC=8, FROM=1000, TO=40000,
+#        CASSLAB=path/to/casslab (else a release build of this tree)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS="${1:-5}"
@@ -21,9 +22,11 @@ ROWS=200000
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 
-echo "building casslab (release) ..." >&2
-cargo build --release -q -p casslab
-CASSLAB="$PWD/target/release/casslab"
+if [ -z "${CASSLAB:-}" ]; then
+  echo "building casslab (release) ..." >&2
+  cargo build --release -q -p casslab
+  CASSLAB="$PWD/target/release/casslab"
+fi
 if [ -z "${NODE:-}" ]; then
   # shellcheck disable=SC2086
   NODE="$("$CASSLAB" local up ${UP_ARGS:-} | tail -1 | cut -d, -f1)"
@@ -46,6 +49,8 @@ rows, inside = [], False
 for l in text:
     if l.startswith("latency against offered rate"):
         inside = True
+        continue
+    if inside and l.split()[:1] == ["level"]:
         continue
     if inside:
         cells = l.split()
@@ -84,6 +89,6 @@ for mode in ("sliced", "shared"):
     v = by.get(mode, [])
     if v:
         print(f"{mode:<10} median kept {statistics.median(v):.0f} ops/s over {len(v)} runs (min {min(v):.0f}, max {max(v):.0f})")
-if by.get("sliced") and by.get("shared"):
+if by.get("sliced") and by.get("shared") and statistics.median(by["sliced"]) > 0:
     print(f"shared / sliced: {statistics.median(by['shared']) / statistics.median(by['sliced']):.3f}")
 PY

@@ -226,9 +226,10 @@ fn a_ramp_past_the_client_s_ceiling_counts_what_it_never_started() {
     let reason = out.lines().find(|l| l.contains("operations due before the end never started")).unwrap_or_else(|| panic!("the verdict says it:\n{out}"));
     assert!(reason.trim_start().starts_with("invalid"), "{reason}");
     // the export: the run's count, the verdict's figures, and the last interval's backlog agree
-    let (code, json, err) = run(casslab().args(["show", "latest", "--json", "-", "-q"]).args(store_arg(&store)));
+    let export = dir.path().join("run.json");
+    let (code, _, err) = run(casslab().args(["show", "latest", "--json", export.to_str().unwrap(), "-q"]).args(store_arg(&store)));
     assert_eq!(code, 0, "{err}");
-    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
     let never = json["summary"]["never_started"]["count"].as_u64().expect("the run counts them");
     let figures = &json["validity"]["figures"];
     assert_eq!(figures["never_started"].as_u64(), Some(never), "{figures}");
@@ -239,7 +240,8 @@ fn a_ramp_past_the_client_s_ceiling_counts_what_it_never_started() {
     assert!((never + started) as f64 >= 0.99 * 121_000.0, "{never} + {started} of 121,000 due");
     let last = json["intervals"].as_array().unwrap().last().unwrap();
     assert_eq!(last["backlog"].as_u64(), Some(never), "the last interval's backlog is the real one: {}", last["backlog"]);
-    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/run-export.schema.json")).unwrap()).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/run-export.schema.json")).unwrap()).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
     let errors: Vec<String> = validator.iter_errors(&json).map(|e| format!("{e} at {}", e.instance_path())).collect();
     assert!(errors.is_empty(), "the export matches its schema: {errors:?}");

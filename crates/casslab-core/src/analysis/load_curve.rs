@@ -180,11 +180,18 @@ impl LoadAccumulator {
         }
         let banded = moving.len() > CURVE_MOVING_POINTS;
         let (lo, hi) = moving.iter().fold((f64::INFINITY, 0.0_f64), |(a, b), (_, x)| (a.min(*x), b.max(*x)));
-        let band = |x: f64| if hi > lo { (((x - lo) / (hi - lo)) * CURVE_MOVING_POINTS as f64).floor().min(CURVE_MOVING_POINTS as f64 - 1.0) as usize } else { 0 };
+        let band =
+            |x: f64| if hi > lo { (((x - lo) / (hi - lo)) * CURVE_MOVING_POINTS as f64).floor().min(CURVE_MOVING_POINTS as f64 - 1.0) as usize } else { 0 };
         for (index, x) in moving {
             point_of.insert(index, if banded { Point::Band(band(x)) } else { Point::Moving(index) });
         }
-        Some(LoadAccumulator { loads: loads.iter().map(|l| (l.index, l.clone())).collect(), open_loop, point_of, stages: BTreeMap::new(), levels: BTreeMap::new() })
+        Some(LoadAccumulator {
+            loads: loads.iter().map(|l| (l.index, l.clone())).collect(),
+            open_loop,
+            point_of,
+            stages: BTreeMap::new(),
+            levels: BTreeMap::new(),
+        })
     }
 
     /// Adds one saved (interval, operation) row; rows outside the measured run phase, of

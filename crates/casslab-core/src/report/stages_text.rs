@@ -92,6 +92,9 @@ pub fn stages_text(a: &LoadAnalysis) -> String {
         Some(k) => {
             let _ = writeln!(out, "  knee at {} achieved, p99 {} ms", format_args!("{:.0}/s", k.achieved_per_s()), ms(k.summary.total.latency.p99_ns));
         }
+        None if a.curve.first().is_some_and(|g| !g.kept()) => {
+            let _ = writeln!(out, "  no knee: the lowest level offered was not kept already");
+        }
         None => {
             let _ = writeln!(out, "  no knee within the levels offered");
         }
@@ -147,5 +150,10 @@ mod tests {
         let mut acc = LoadAccumulator::new(&loads[..1]).unwrap();
         acc.add(&rows[0]);
         assert_eq!(stages_text(&acc.finish()), "");
+        // a client behind from the first level: not "no knee within the levels offered"
+        let mut acc = LoadAccumulator::new(&loads).unwrap();
+        rows.iter().map(|r| StoredInterval { stats: OpStats::default(), ..r.clone() }).for_each(|r| acc.add(&r));
+        let text = stages_text(&acc.finish());
+        assert!(text.contains("no knee: the lowest level offered was not kept already"), "{text}");
     }
 }

@@ -142,7 +142,9 @@ fn operations_never_started_keep_a_run_from_valid_and_are_counted() {
     let v = verdict(&left_behind(300, 290, 3_000.0), &intervals(100, 0, 0, 0, 0), &cpu(20.0));
     assert_eq!(checks(&v), [(Check::NeverStarted, Verdict::Invalid)]);
     assert!(
-        v.reasons[0].message.starts_with("the client left 300 operations due before the end never started (23.1% of the operations due; the oldest due 3.00 s before the end)"),
+        v.reasons[0]
+            .message
+            .starts_with("the client left 300 operations due before the end never started (23.1% of the operations due; the oldest due 3.00 s before the end)"),
         "{}",
         v.reasons[0].message
     );
