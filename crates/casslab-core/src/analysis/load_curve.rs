@@ -15,10 +15,12 @@
 //! for which the engine records no load). Runs saved before the course was recorded have each
 //! interval as a moving one.
 //!
-//! The knee is the last level before the load stopped being served: the highest level whose
-//! p99 stayed within [`KNEE_P99_FACTOR`] times the p99 at the lowest levels and whose achieved
-//! rate kept within 5 % of the offered one. Computing is here; words and drawings are
-//! `report::stages_text` and `report::curve_chart`.
+//! The knee is the last level before the load stopped being served: the level before the first
+//! two in a row (or the highest level) whose p99 exceeded [`KNEE_P99_FACTOR`] times the p99 at
+//! the lowest levels (the median of the lowest third's) or whose achieved rate fell more than 5 %
+//! short of the offered one. One level alone — one second of a ramp, noisy — does not place
+//! it. Computing is here; words and drawings are `report::stages_text` and
+//! `report::curve_chart`.
 
 use crate::load_shape::Course;
 use crate::stats::{is_sub_op, IntervalLoad, OpStats, Phase};
@@ -248,9 +250,13 @@ pub fn knee(curve: &[LoadGroup]) -> Option<usize> {
     if served.len() < 2 {
         return None;
     }
-    // the low-load p99: the best of the lowest third of the levels
-    let low = served[..served.len().div_ceil(3)].iter().map(|g| p99(g)).fold(f64::INFINITY, f64::min);
-    let first_bad = curve.iter().position(|g| g.summary.total.latency.count == 0 || p99(g) > KNEE_P99_FACTOR * low || !g.kept())?;
+    // the low-load p99: the median of the lowest third of the levels
+    let mut lowest: Vec<f64> = served[..served.len().div_ceil(3)].iter().map(|g| p99(g)).collect();
+    lowest.sort_by(f64::total_cmp);
+    let low = lowest[(lowest.len() - 1) / 2];
+    let bad = |g: &LoadGroup| g.summary.total.latency.count == 0 || p99(g) > KNEE_P99_FACTOR * low || !g.kept();
+    // the first of two levels in a row past the limits, or the highest level past them
+    let first_bad = (0..curve.len()).find(|&i| bad(&curve[i]) && curve.get(i + 1).is_none_or(bad))?;
     first_bad.checked_sub(1)
 }
 
@@ -357,6 +363,22 @@ mod tests {
         assert_eq!(a.stages.len(), 1, "one stage of steps");
         assert_eq!(a.knee, Some(1), "2000/s is the last level served");
         assert!(!a.curve[2].kept());
+    }
+
+    #[test]
+    fn one_noisy_second_of_a_ramp_does_not_place_the_knee() {
+        // a ramp served at 2 ms throughout, but one interval at 10 ms; then two at 40 ms at the top
+        let mut rows = run_of("ramp 100..1300 over 12s", 12, 0, |_| 2.0);
+        let slow = |iv: &mut StoredInterval, ms: u64| {
+            let mut st = OpStats::default();
+            (0..iv.stats.ok).for_each(|_| st.record_ok(ms * 1_000_000, ms * 1_000_000));
+            iv.stats = st;
+        };
+        slow(&mut rows[5].0, 10);
+        assert_eq!(analyse(&rows).knee, None, "one noisy second is not the knee");
+        slow(&mut rows[10].0, 40);
+        slow(&mut rows[11].0, 40);
+        assert_eq!(analyse(&rows).knee, Some(9), "the level before two in a row past 3× the low-load p99");
     }
 
     #[test]

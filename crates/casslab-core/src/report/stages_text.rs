@@ -76,8 +76,8 @@ pub fn stages_text(a: &LoadAnalysis) -> String {
     let what = if a.open_loop { "offered rate" } else { "requests in flight" };
     let _ = writeln!(
         out,
-        "\nlatency against {what} (intervals grouped by level; knee: the last level before p99 exceeded {KNEE_P99_FACTOR:.0}× its low-load value{}):",
-        if a.open_loop { " or the achieved rate fell 5% short" } else { "" }
+        "\nlatency against {what} (intervals grouped by level; knee: the last level before two in a row had p99 above {KNEE_P99_FACTOR:.0}× its low-load value{}):",
+        if a.open_loop { " or an achieved rate 5% short" } else { "" }
     );
     let head = heading(&["level", "intervals"], a.open_loop);
     let n = head.len();
