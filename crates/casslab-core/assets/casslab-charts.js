@@ -185,12 +185,14 @@
           ctx.textBaseline = 'top';
           spans(u).forEach(function (s) {
             if (s.style.line) {
+              // on whole pixels, two wide: a crisp line wherever the mark falls
+              var lx = Math.round(s.x0);
               ctx.strokeStyle = s.style.line;
-              ctx.lineWidth = 1.5 * pr;
+              ctx.lineWidth = 2 * pr;
               ctx.setLineDash((s.style.dash || []).map(function (d) { return d * pr; }));
               ctx.beginPath();
-              ctx.moveTo(s.x0, b.top);
-              ctx.lineTo(s.x0, b.top + b.height);
+              ctx.moveTo(lx, b.top);
+              ctx.lineTo(lx, b.top + b.height);
               ctx.stroke();
             }
             ctx.fillStyle = s.style.text;

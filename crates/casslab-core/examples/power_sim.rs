@@ -111,8 +111,11 @@ fn main() {
     ];
     let schedules = Schedules::default();
     for (name, spending, first) in designs {
-        let design =
-            BlockDesign { sequential: Some(SequentialDesign { spending, first_look: first, max_blocks }), simultaneous: a.simultaneous, ..BlockDesign::default() };
+        let design = BlockDesign {
+            sequential: Some(SequentialDesign { spending, first_look: first, max_blocks }),
+            simultaneous: a.simultaneous,
+            ..BlockDesign::default()
+        };
         for f in 0..a.sd.len() {
             for &effect in &a.effects {
                 if effect == 0.0 && f > 0 {

@@ -166,6 +166,10 @@ pub struct RunConfig {
     /// once every source (flags, an experiment's `rate:`, a variant's, a find-max step's) is
     /// merged, and the run records the number it had.
     pub threads: usize,
+    /// Under a rate, the workers share one schedule: whichever has room starts the next
+    /// operation due (`--shared-schedule`), instead of each following its own slice of it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared_schedule: bool,
     /// Collect the nodes' own metrics during the run (`server` module).
     #[serde(default = "yes")]
     pub server_metrics: bool,
@@ -359,6 +363,7 @@ impl Default for RunConfig {
             seed: 42,
             load: LoadMode::Auto,
             threads: 0,
+            shared_schedule: false,
             server_metrics: true,
             trace_slowest: 0,
             profile: ProfileConfig::default(),

@@ -327,6 +327,32 @@ pub struct IntervalLoad {
     /// through them) and what it was (`ramp 100..5000 over 60s`).
     pub stage: u32,
     pub stage_label: String,
+    /// The interval's phase: warm-up or run.
+    #[serde(default = "run_phase")]
+    pub phase: Phase,
+    /// How the schedule's level went over the interval: held at one level, moving (a ramp, a
+    /// sine) or between two held levels; `None` for runs made before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub course: Option<crate::load_shape::Course>,
+}
+
+fn run_phase() -> Phase {
+    Phase::Run
+}
+
+/// The operations of an open-loop run phase that were due by its end but never started: the
+/// client was that far behind its schedule when the run stopped. They have no latency (they
+/// were never sent) and no operation (one is drawn when an operation starts), so they are not
+/// in the histograms; the run says how many there were and how late the oldest was.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct NeverStarted {
+    /// Due by the end and never started.
+    pub count: u64,
+    /// Of those, the ones due more than [`LATE_NS`] before the end (the others were about to
+    /// start: the wake-up jitter at the stop).
+    pub late: u64,
+    /// How long before the end the oldest of them was due, in ms (0 without any).
+    pub oldest_lag_ms: f64,
 }
 
 /// What the engine emits once per sampling interval: the records of every operation

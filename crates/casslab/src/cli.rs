@@ -596,6 +596,10 @@ pub struct RunOptions {
     /// Engine threads (0 = half the cores, at least one; under --rate, one per 50,000 ops/s of it).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Under --rate with several threads, let the threads share one schedule: whichever has
+    /// room starts the next operation due, instead of each following its own slice of it.
+    #[arg(long)]
+    pub shared_schedule: bool,
     /// Sampling interval for the saved time series, e.g. 1s.
     #[arg(long, default_value = "1s")]
     pub interval: String,
@@ -984,6 +988,7 @@ impl RunOptions {
             },
             // 0: the run session decides, once every source of the rate is merged
             threads: self.threads,
+            shared_schedule: self.shared_schedule,
             server_metrics: !self.no_server_metrics,
             trace_slowest: self.trace_slowest,
             profile: self.profile_config()?,

@@ -1,8 +1,10 @@
 //! End-to-end tests of runs whose rate changes over time, against the real test node (see
 //! `common::node`): a schedule of held levels and a ramp keeps each stage's rate (the printed
 //! per-stage summary), spikes appear in the stored interval series when the schedule puts them,
-//! a `rate` event moves the rate inside a run, and the shipped `daily-shape` workload's achieved
-//! rate follows its sine (busiest at the crests, quietest in the troughs) and its spike.
+//! a `rate` event moves the rate inside a run, the shipped `daily-shape` workload's achieved
+//! rate follows its sine (busiest at the crests, quietest in the troughs) and its spike, and a
+//! ramp past the client's ceiling counts the operations it never started, in the verdict, the
+//! JSON export and the HTML report.
 
 mod common;
 use common::{casslab, load_lock, node, run, store_arg, temp_store};
@@ -72,8 +74,30 @@ fn each_stage_of_a_schedule_keeps_its_rate() {
         };
         assert!(within(*achieved, want, 0.02), "{stage}: achieved {achieved}/s against {want}/s:\n{out}");
     }
-    // the levels of the curve rise with the ramp
-    assert!(out.contains("latency against offered rate"), "{out}");
+    // the levels of the curve: each held level once, whole (a tick late by more than a few ms
+    // shifts the intervals after it, and one that then straddles two levels offered neither),
+    // and the ramp's intervals a level each
+    let levels = level_rows(&out);
+    let held: Vec<&str> = levels.iter().filter(|(l, _)| !l.starts_with('≈')).map(|(l, _)| l.as_str()).collect();
+    assert_eq!(held, ["200/s", "400/s", "800/s"], "{out}");
+    assert!(levels.iter().filter(|(l, _)| !l.starts_with('≈')).all(|(_, n)| (6..=8).contains(n)), "{out}");
+    let ramp: Vec<usize> = levels.iter().filter(|(l, _)| l.starts_with('≈')).map(|(_, n)| *n).collect();
+    assert!(ramp.len() >= 6 && ramp.iter().all(|n| *n == 1), "a point per interval of the ramp: {out}");
+}
+
+/// The rows of the printed "latency against offered rate" table: (level, intervals).
+fn level_rows(stdout: &str) -> Vec<(String, usize)> {
+    let lines = stdout.lines().skip_while(|l| !l.starts_with("latency against offered rate")).skip(2);
+    let mut rows = Vec::new();
+    for l in lines.take_while(|l| !l.trim().is_empty() && !l.trim_start().starts_with("no knee") && !l.trim_start().starts_with("knee at")) {
+        // the level's words (and a knee's mark), intervals, then seven figures
+        let cells: Vec<&str> = l.split_whitespace().collect();
+        let n = cells.len();
+        assert!(n >= 9, "a level row has its figures: {l}");
+        let words: Vec<&str> = cells[..n - 8].iter().copied().filter(|w| *w != "←" && *w != "knee").collect();
+        rows.push((words.join(" "), cells[n - 8].parse().unwrap_or_else(|_| panic!("{l}"))));
+    }
+    rows
 }
 
 #[test]
@@ -183,4 +207,48 @@ fn the_shipped_daily_shape_follows_its_sine_and_its_spike() {
         "daily shape: correlation {corr:.3}; busiest {:.0}/s at {:.1} s, quietest {:.0}/s at {:.1} s; spike {spiked:.0}/s against {beside:.0}/s beside it",
         busiest.1, busiest.0, quietest.1, quietest.0
     );
+}
+
+#[test]
+fn a_ramp_past_the_client_s_ceiling_counts_what_it_never_started() {
+    let host = node();
+    let _load = load_lock();
+    let (dir, store) = temp_store();
+    // one request in flight: the client keeps at most one over the latency (a few thousand a
+    // second here); the ramp goes far past it, so at the end most operations due were never
+    // started, the oldest of them seconds overdue
+    let (code, out, err) = run(casslab()
+        .args(["run", "kv", "--hosts", host, "--no-lint", "-P", "rows=2000", "--warmup", "0s", "--duration", "4s", "--concurrency", "1"])
+        .args(["--rate", "ramp 500..60000 over 4s"])
+        .args(store_arg(&store)));
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(!out.contains("validity: valid"), "{out}");
+    let reason = out.lines().find(|l| l.contains("operations due before the end never started")).unwrap_or_else(|| panic!("the verdict says it:\n{out}"));
+    assert!(reason.trim_start().starts_with("invalid"), "{reason}");
+    // the export: the run's count, the verdict's figures, and the last interval's backlog agree
+    let export = dir.path().join("run.json");
+    let (code, _, err) = run(casslab().args(["show", "latest", "--json", export.to_str().unwrap(), "-q"]).args(store_arg(&store)));
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    let never = json["summary"]["never_started"]["count"].as_u64().expect("the run counts them");
+    let figures = &json["validity"]["figures"];
+    assert_eq!(figures["never_started"].as_u64(), Some(never), "{figures}");
+    assert!(figures["never_started_lag_ms"].as_f64().unwrap() >= 1000.0, "{figures}");
+    let started = figures["started"].as_u64().unwrap();
+    // the ramp offered 4 × 30,250 operations: every one was started or counted
+    assert!(never > started, "{never} never started against {started} started");
+    assert!((never + started) as f64 >= 0.99 * 121_000.0, "{never} + {started} of 121,000 due");
+    let last = json["intervals"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["backlog"].as_u64(), Some(never), "the last interval's backlog is the real one: {}", last["backlog"]);
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/run-export.schema.json")).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&json).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "the export matches its schema: {errors:?}");
+    // the HTML report
+    let html = dir.path().join("ramp.html");
+    let (code, _, err) = run(casslab().args(["report", "latest", "-o", html.to_str().unwrap()]).args(store_arg(&store)));
+    assert_eq!(code, 0, "{err}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains(&format!("never started {never}")) && page.contains("operations due before the end never started"), "the page shows them");
 }

@@ -125,6 +125,7 @@ async fn load_rows<T: Target>(
         duration_s: r.measured_s,
         ops: names.into_iter().zip(r.measured.iter().cloned()).collect(),
         target_rate_per_s: None,
+        never_started: None,
     });
     if r.interrupted {
         return Ok(LoadEnd::Interrupted);

@@ -13,6 +13,8 @@ mod phase;
 mod plan;
 mod record_trust;
 mod replay;
+#[cfg(test)]
+mod schedule_tests;
 mod setup_error;
 mod shaped;
 pub mod start;
@@ -31,7 +33,7 @@ use crate::config::{LoadMode, RunConfig, ShardConfig};
 use crate::gen::GeneratorSet;
 use crate::load_shape::Curve;
 use crate::notice::Notice;
-use crate::stats::{IntervalLoad, IntervalSample, OpStats, Phase};
+use crate::stats::{IntervalLoad, IntervalSample, NeverStarted, OpStats, Phase};
 use crate::workload::{RunPhase, Workload};
 use load::LoadEnd;
 use phase::{run_phase, PhaseKind, PhaseParams};
@@ -65,12 +67,14 @@ pub enum EngineEvent {
         at_unix_ms: i64,
         clock_offset_ms: Option<f64>,
     },
-    /// Totals of the measured part of a phase (warm-up excluded).
+    /// Totals of the measured part of a phase (warm-up excluded); under a rate, what was due
+    /// by its end and never started.
     PhaseFinished {
         phase: Phase,
         duration_s: f64,
         ops: Vec<(String, OpStats)>,
         target_rate_per_s: Option<f64>,
+        never_started: Option<NeverStarted>,
     },
     /// Verification asks for records saved by an earlier run.
     Verify(crate::verify::VerifyRequest),
@@ -131,6 +135,7 @@ impl<T: Target> Run<'_, T> {
             // shards cut their intervals on the same wall-clock boundaries
             aligned: (self.shard.is_some() || cfg.start_at_unix_ms.is_some()).then_some(self.clock),
             shard: self.shard.map_or((0, 1), |s| (s.index, s.count)),
+            shared_schedule: cfg.shared_schedule,
         }
     }
 }
@@ -272,6 +277,7 @@ async fn measure<T: Target>(
         // this loader's share of the rate (a replay's: its schedule's mean; a rate schedule's:
         // what it intended over the measured part, changes included)
         target_rate_per_s: res.offered_per_s.or(rate_per_s.map(|r| r / share)),
+        never_started: res.never_started,
     });
     Ok(RunOutcome { interrupted: res.interrupted })
 }

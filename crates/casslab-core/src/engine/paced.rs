@@ -36,7 +36,7 @@ pub(crate) async fn run_worker<T: Target>(sh: Arc<Shared<T>>, id: usize, cap: us
             }
         },
         Pace::Schedule { starts, next, first } => super::replay::run_schedule(&sh, id, cap, &starts, &next, first, &mut rng).await,
-        Pace::Rated { curve, first, offset, stride } => super::shaped::run_rated(&sh, id, cap, curve, first, (offset, stride), &mut rng).await,
+        Pace::Rated { curve, first, lanes } => super::shaped::run_rated(&sh, id, cap, curve, first, &lanes, &mut rng).await,
         Pace::Closed { levels, first, workers } => super::shaped::run_closed(&sh, id, &levels, first, workers, &mut rng).await,
     }
 }

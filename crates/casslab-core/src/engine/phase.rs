@@ -3,19 +3,21 @@
 //! when the phase ends (count done, duration reached, or the caller asked to stop), and
 //! draining in-flight requests so the last partial interval is kept too. Under a rate or a
 //! schedule of requests in flight, each interval's [`IntervalLoad`] (what was asked, what
-//! was started) goes out just before it.
+//! was started) goes out just before it — but the last partial one's, which is the wait for
+//! the requests in flight, not a level of load. Under a rate, the backlog is read from the
+//! schedule's lanes, and what was due by the phase's end and never started is counted.
 
 use super::clock::RunClock;
 use super::paced::run_worker;
 use super::plan::Plan;
-use super::shaped::LoadMeter;
+use super::shaped::{Lanes, LoadMeter};
 use super::start::aligned_first_tick;
 use super::target::Target;
 use super::worker::{Pace, Shared};
 use super::EngineEvent;
 use crate::load_shape::Curve;
 use crate::notice::Notice;
-use crate::stats::{IntervalLoad, IntervalSample, OpStats, Phase};
+use crate::stats::{IntervalLoad, IntervalSample, NeverStarted, OpStats, Phase};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -58,6 +60,9 @@ pub(crate) struct PhaseParams {
     /// `(index, count)` of this loader among the shards of the run; `(0, 1)` alone. Under a
     /// fixed rate, the shards share one schedule and this loader takes its own slots of it.
     pub shard: (u32, u32),
+    /// Under a rate: the workers take the next due operation from one shared lane instead of
+    /// each following its own slice of the schedule.
+    pub shared_schedule: bool,
 }
 
 pub(crate) struct PhaseResult {
@@ -69,6 +74,8 @@ pub(crate) struct PhaseResult {
     pub next_index: u32,
     /// The mean rate the schedule intended over the measured part (this loader's share).
     pub offered_per_s: Option<f64>,
+    /// Under a rate: the operations due by the phase's end that were never started.
+    pub never_started: Option<NeverStarted>,
 }
 
 pub(crate) async fn run_phase<T: Target>(
@@ -81,10 +88,14 @@ pub(crate) async fn run_phase<T: Target>(
     let workers = p.workers.clamp(1, p.concurrency.max(1));
     let shared = shared_state(target, plan, workers, events);
     let start = p.start_at.unwrap_or_else(Instant::now);
-    let mut handles = spawn_workers(&shared, &p, workers, start);
+    let lanes = matches!(p.kind, PhaseKind::Run { rate: Some(_), schedule: None, .. })
+        .then(|| Arc::new(Lanes::new((p.shard.0 as u64, p.shard.1 as u64), workers, p.shared_schedule)));
+    let mut handles = spawn_workers(&shared, &p, workers, start, lanes.clone());
     let mut sampler = Sampler::new(&shared, &p, workers);
-    let meter = load_meter(&p, start);
+    let meter = load_meter(&p, start, lanes);
     let (mut last, mut tick_no) = (start, 0u64);
+    // when the phase was to end: the last tick's time as scheduled, once it ends on its tick
+    let mut end_at = None;
     let mut interrupted = *stop_rx.borrow();
     // a stop signal whose sender is gone can no longer ask for a stop
     let mut stop_open = true;
@@ -94,8 +105,8 @@ pub(crate) async fn run_phase<T: Target>(
     // a replay ends when its schedule does, not at the next tick (its rate is counted over it)
     let replaying = matches!(p.kind, PhaseKind::Run { schedule: Some(_), .. });
     while !interrupted && !finished_workers {
-        tokio::select! {
-            _ = ticker.tick() => {}
+        let tick_at = tokio::select! {
+            at = ticker.tick() => at,
             _ = tokio::time::sleep(Duration::from_millis(20)), if replaying => {
                 finished_workers = handles.iter().all(|h| h.is_finished());
                 continue;
@@ -108,9 +119,10 @@ pub(crate) async fn run_phase<T: Target>(
                 // not a tick: no interval closes
                 continue;
             }
-        }
+        };
         let now = Instant::now();
-        let sample = sampler.collect(last, now, now, tick_no, p.first_index + tick_no as u32);
+        let backlog = meter.as_ref().and_then(|m| m.backlog(now));
+        let sample = sampler.collect((last, now, now), backlog, tick_no, p.first_index + tick_no as u32);
         send_load(meter.as_ref(), &shared, &sample, last, now, events);
         (last, tick_no) = (now, tick_no + 1);
         if !warned_backlog {
@@ -118,13 +130,20 @@ pub(crate) async fn run_phase<T: Target>(
         }
         let _ = events.send(EngineEvent::Interval(sample));
         finished_workers = tick_no >= sampler.end_tick || handles.iter().all(|h| h.is_finished());
+        if tick_no >= sampler.end_tick {
+            end_at = Some(tick_at);
+        }
     }
 
     shared.stop.store(true, Ordering::Relaxed);
     let stopped_at = Instant::now();
     drain(&mut handles, p.drain_timeout, events).await;
-    if let Some(sample) = last_interval(&mut sampler, &p, (last, stopped_at), tick_no) {
-        send_load(meter.as_ref(), &shared, &sample, last, stopped_at.max(last), events);
+    // what was due by the end and not started once the workers stopped: the last interval's
+    // backlog
+    let never_started = meter.as_ref().and_then(|m| m.never_started(end_at.unwrap_or(stopped_at).min(stopped_at)));
+    if let Some(sample) = last_interval(&mut sampler, &p, (last, stopped_at), never_started.map(|n| n.count), tick_no) {
+        // the last partial interval is the wait for the requests in flight: no level of load,
+        // so no IntervalLoad
         let _ = events.send(EngineEvent::Interval(sample));
         tick_no += 1;
     }
@@ -132,7 +151,14 @@ pub(crate) async fn run_phase<T: Target>(
         (Some(m), PhaseKind::Run { warmup_s, .. }) => m.mean_rate(*warmup_s, warmup_s + sampler.measured_s),
         _ => None,
     };
-    PhaseResult { measured: sampler.measured, measured_s: sampler.measured_s, interrupted, next_index: p.first_index + tick_no as u32, offered_per_s }
+    PhaseResult {
+        measured: sampler.measured,
+        measured_s: sampler.measured_s,
+        interrupted,
+        next_index: p.first_index + tick_no as u32,
+        offered_per_s,
+        never_started,
+    }
 }
 
 /// What the workers and the sampler of a phase share.
@@ -152,10 +178,10 @@ fn shared_state<T: Target>(target: Arc<T>, plan: Arc<Plan<T::Op>>, workers: usiz
 
 /// What a run phase under a rate or a schedule of requests in flight offers, interval by
 /// interval; `None` for other phases (a replay counts its own).
-fn load_meter(p: &PhaseParams, start: Instant) -> Option<LoadMeter> {
+fn load_meter(p: &PhaseParams, start: Instant, lanes: Option<Arc<Lanes>>) -> Option<LoadMeter> {
     match &p.kind {
         PhaseKind::Run { rate, levels, schedule: None, .. } if rate.is_some() || levels.is_some() => {
-            Some(LoadMeter { rate: rate.clone(), levels: levels.clone(), first: start, shards: p.shard.1.max(1) as f64 })
+            Some(LoadMeter { rate: rate.clone(), levels: levels.clone(), first: start, shards: p.shard.1.max(1) as f64, lanes })
         }
         _ => None,
     }
@@ -184,17 +210,24 @@ fn send_load<T: Target>(
     events: &UnboundedSender<EngineEvent>,
 ) {
     let started: u64 = shared.started.iter().map(|s| s.swap(0, Ordering::Relaxed)).sum();
-    let load: Option<IntervalLoad> = meter.and_then(|m| m.interval(sample.index, from, to, started));
+    let load: Option<IntervalLoad> = meter.and_then(|m| m.interval(sample.index, sample.phase, (from, to), started));
     if let Some(l) = load {
         let _ = events.send(EngineEvent::Load(l));
     }
 }
 
 /// The partial interval after the last tick, from `last` to now, when anything happened in
-/// it. A timed phase's measured time ends when it stopped starting operations (`stopped_at`):
-/// the wait for those still in flight adds their completions, not time (it would lower the
-/// rate). A load phase lasts until its last operation is done.
-fn last_interval<T: Target>(sampler: &mut Sampler<T>, p: &PhaseParams, (last, stopped_at): (Instant, Instant), tick_no: u64) -> Option<IntervalSample> {
+/// it or something was left behind (`backlog`: under a rate, what was never started). A timed
+/// phase's measured time ends when it stopped starting operations (`stopped_at`): the wait for
+/// those still in flight adds their completions, not time (it would lower the rate). A load
+/// phase lasts until its last operation is done.
+fn last_interval<T: Target>(
+    sampler: &mut Sampler<T>,
+    p: &PhaseParams,
+    (last, stopped_at): (Instant, Instant),
+    backlog: Option<u64>,
+    tick_no: u64,
+) -> Option<IntervalSample> {
     let now = Instant::now();
     if now <= last {
         return None;
@@ -203,28 +236,30 @@ fn last_interval<T: Target>(sampler: &mut Sampler<T>, p: &PhaseParams, (last, st
         PhaseKind::Run { .. } => stopped_at,
         PhaseKind::Load { .. } => now,
     };
-    let sample = sampler.collect(last, now, counted_until, tick_no.min(sampler.end_tick.saturating_sub(1)), p.first_index + tick_no as u32);
-    sample.ops.iter().any(|(_, s)| s.ok + s.error_count() > 0).then_some(sample)
+    let sample = sampler.collect((last, now, counted_until), backlog, tick_no.min(sampler.end_tick.saturating_sub(1)), p.first_index + tick_no as u32);
+    (sample.backlog > 0 || sample.ops.iter().any(|(_, s)| s.ok + s.error_count() > 0)).then_some(sample)
 }
 
 /// Starts the phase's workers, each with its share of the in-flight limit and its pace.
-fn spawn_workers<T: Target>(shared: &Arc<Shared<T>>, p: &PhaseParams, workers: usize, start: Instant) -> Vec<tokio::task::JoinHandle<()>> {
+fn spawn_workers<T: Target>(
+    shared: &Arc<Shared<T>>,
+    p: &PhaseParams,
+    workers: usize,
+    start: Instant,
+    lanes: Option<Arc<Lanes>>,
+) -> Vec<tokio::task::JoinHandle<()>> {
     let claimed = Arc::new(AtomicU64::new(0));
     (0..workers)
         .map(|id| {
             let cap = p.concurrency / workers + usize::from(id < p.concurrency % workers);
-            let pace = match &p.kind {
-                PhaseKind::Load { count } => Pace::Count { claimed: claimed.clone(), total: *count },
+            let pace = match (&p.kind, &lanes) {
+                (PhaseKind::Load { count }, _) => Pace::Count { claimed: claimed.clone(), total: *count },
                 // a replay: every worker takes the next start of one shared schedule
-                PhaseKind::Run { schedule: Some(s), .. } => Pace::Schedule { starts: s.clone(), next: claimed.clone(), first: start },
-                PhaseKind::Run { rate: Some(curve), .. } => {
-                    // One global schedule of the run's operations: shard i of n takes the
-                    // operations i, i + n, i + 2n, ...; its worker w of W every W-th of those.
-                    let (shard, shards) = (p.shard.0 as u64, p.shard.1.max(1) as u64);
-                    Pace::Rated { curve: curve.clone(), first: start, offset: shard + shards * id as u64, stride: shards * workers as u64 }
-                }
-                PhaseKind::Run { levels: Some(levels), .. } => Pace::Closed { levels: levels.clone(), first: start, workers },
-                PhaseKind::Run { .. } => Pace::Max,
+                (PhaseKind::Run { schedule: Some(s), .. }, _) => Pace::Schedule { starts: s.clone(), next: claimed.clone(), first: start },
+                // one global schedule of the run's operations, dealt in lanes (see `shaped::Lanes`)
+                (PhaseKind::Run { rate: Some(curve), .. }, Some(lanes)) => Pace::Rated { curve: curve.clone(), first: start, lanes: lanes.clone() },
+                (PhaseKind::Run { levels: Some(levels), .. }, _) => Pace::Closed { levels: levels.clone(), first: start, workers },
+                (PhaseKind::Run { .. }, _) => Pace::Max,
             };
             let seed = p.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(id as u64 + 1);
             tokio::spawn(run_worker(shared.clone(), id, cap.max(1), pace, seed))
@@ -307,8 +342,9 @@ impl<'a, T: Target> Sampler<'a, T> {
         }
     }
 
-    /// The interval from `since` to `now` (its measured time counted until `counted_until`).
-    fn collect(&mut self, since: Instant, now: Instant, counted_until: Instant, tick: u64, index: u32) -> IntervalSample {
+    /// The interval from `since` to `now` (its measured time counted until `counted_until`),
+    /// `backlog` behind a rate's schedule at its end (else the workers' own count, a replay's).
+    fn collect(&mut self, (since, now, counted_until): (Instant, Instant, Instant), backlog: Option<u64>, tick: u64, index: u32) -> IntervalSample {
         let names = &self.shared.plan.slot_names;
         let mut ops: Vec<OpStats> = vec![OpStats::default(); names.len()];
         for (w, slot) in self.shared.slots.iter().enumerate() {
@@ -321,7 +357,7 @@ impl<'a, T: Target> Sampler<'a, T> {
                 s.reset();
             }
         }
-        let backlog: u64 = self.shared.backlog.iter().map(|b| b.load(Ordering::Relaxed)).sum();
+        let backlog = backlog.unwrap_or_else(|| self.shared.backlog.iter().map(|b| b.load(Ordering::Relaxed)).sum());
         let phase = self.phase(tick);
         let sample = IntervalSample {
             index,

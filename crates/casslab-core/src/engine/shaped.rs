@@ -1,21 +1,24 @@
 //! Loads that follow a curve. Open loop ([`run_rated`]): operation `k` of the run is intended
-//! at the time the rate's running count reaches `k` (`load_shape::Curve::time_of`), whatever
+//! at the time the rate's running count goes past `k` (`load_shape::Curve::time_of`), whatever
 //! the rate does — a fixed level, a ramp, steps, a sine, spikes, or a change made during the
 //! run (`rate 800`, `ramp 800 over 10s`: [`follow_changes`] publishes the changed curve and
-//! every worker picks it up at its next start); latency counts from that intended time and
-//! the starts due but not made are the worker's backlog, as under any fixed rate. Closed loop
-//! ([`run_closed`]): the requests in flight follow a schedule of levels. [`LoadMeter`] says
-//! what each interval asked for and what was started.
+//! every worker wakes to it); latency counts from that intended time. The operations are dealt
+//! in [`Lanes`]: one per worker (each follows its own slice of the schedule) or one that every
+//! worker takes the next due operation from (`--shared-schedule`); the starts due but not made
+//! are the backlog, which the phase reads from the lanes, also at the end (the operations
+//! never started). Closed loop ([`run_closed`]): the requests in flight follow a schedule of
+//! levels, a rise started at once. [`LoadMeter`] says what each interval asked for and what
+//! was started.
 
 use super::plan::Plan;
 use super::target::Target;
 use super::worker::{record, start, Shared, EARLY, MAX_NAP};
 use crate::load_shape::Curve;
-use crate::stats::IntervalLoad;
+use crate::stats::{IntervalLoad, NeverStarted, Phase, LATE_NS};
 use futures::stream::{FuturesUnordered, StreamExt};
 use rand::rngs::SmallRng;
 use rand::Rng;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -36,24 +39,86 @@ fn since(first: Instant, at: Instant) -> f64 {
     at.saturating_duration_since(first).as_secs_f64()
 }
 
-/// Runs one worker's share of an open-loop schedule: the operations `offset`, `offset +
-/// stride`, ... of the run, each started at `first` + its time on the curve, then waits for
-/// those in flight.
+/// Operations of the run `offset`, `offset + stride`, ...: `next` counts the ones started (its
+/// next is `offset + stride·next`).
+pub(crate) struct Lane {
+    offset: u64,
+    stride: u64,
+    next: AtomicU64,
+}
+
+impl Lane {
+    fn op(&self, j: u64) -> u64 {
+        self.offset + self.stride * j
+    }
+
+    /// Its operations due by `t_s` and not started: how many, and when the oldest was due.
+    fn behind(&self, curve: &Curve, t_s: f64) -> (u64, Option<f64>) {
+        let first = self.op(self.next.load(Ordering::Relaxed));
+        let count = curve.count_at(t_s);
+        if count <= first as f64 {
+            return (0, None);
+        }
+        (((count - first as f64) / self.stride as f64).ceil() as u64, curve.time_of(first))
+    }
+}
+
+/// This loader's operations of an open-loop schedule, dealt to its workers: shard `i` of `n`
+/// takes the run's operations `i`, `i + n`, ...; per worker, worker `w` of `W` every `W`-th of
+/// those (its own lane), or shared, whichever worker has room takes the next one due.
+pub(crate) struct Lanes {
+    lanes: Vec<Lane>,
+    shared: bool,
+}
+
+impl Lanes {
+    /// The lanes of shard `shard` of `shards` with `workers` workers.
+    pub fn new((shard, shards): (u64, u64), workers: usize, shared: bool) -> Lanes {
+        let shards = shards.max(1);
+        let lane = |offset, stride| Lane { offset, stride, next: AtomicU64::new(0) };
+        let lanes = match shared {
+            true => vec![lane(shard, shards)],
+            false => (0..workers as u64).map(|w| lane(shard + shards * w, shards * workers as u64)).collect(),
+        };
+        Lanes { lanes, shared }
+    }
+
+    fn of(&self, worker: usize) -> &Lane {
+        &self.lanes[if self.shared { 0 } else { worker }]
+    }
+
+    /// Operations due by `t_s` and not started, in all lanes: how many, and when the oldest
+    /// was due.
+    pub fn behind(&self, curve: &Curve, t_s: f64) -> (u64, Option<f64>) {
+        self.lanes.iter().map(|l| l.behind(curve, t_s)).fold((0, None), |(n, oldest), (m, o)| {
+            let oldest = match (oldest, o) {
+                (Some(a), Some(b)) => Some(f64::min(a, b)),
+                (a, b) => a.or(b),
+            };
+            (n + m, oldest)
+        })
+    }
+}
+
+/// Runs one worker's part of an open-loop schedule: the operations of its lane, each started
+/// at `first` + its time on the curve, then waits for those in flight.
 pub(super) async fn run_rated<T: Target>(
     sh: &Shared<T>,
     id: usize,
     cap: usize,
     mut curves: watch::Receiver<Arc<Curve>>,
     first: Instant,
-    (offset, stride): (u64, u64),
+    lanes: &Lanes,
     rng: &mut SmallRng,
 ) {
     let (target, plan): (&T, &Plan<T::Op>) = (&sh.target, &sh.plan);
+    let (lane, shared) = (lanes.of(id), lanes.shared);
     let mut inflight = FuturesUnordered::new();
     let mut curve = curves.borrow_and_update().clone();
-    let due = |c: &Curve, k: u64| c.time_of(k).map(|t| first + Duration::from_secs_f64(t));
-    let mut k = offset;
-    let mut next_t = due(&curve, k);
+    let due = |c: &Curve, j: u64| c.time_of(lane.op(j)).map(|t| first + Duration::from_secs_f64(t));
+    // the lane's next operation as last read, and when it is due
+    let mut j = lane.next.load(Ordering::Relaxed);
+    let mut next_t = due(&curve, j);
     let sleep = tokio::time::sleep_until(first);
     tokio::pin!(sleep);
     // Starts happen when the timer fires (a batch per tick, which the driver sends in few
@@ -69,22 +134,33 @@ pub(super) async fn run_rated<T: Target>(
         }
         if curves.has_changed().unwrap_or(false) {
             curve = curves.borrow_and_update().clone();
-            next_t = due(&curve, k);
+            next_t = due(&curve, j);
+        }
+        if shared {
+            let now_j = lane.next.load(Ordering::Relaxed);
+            if now_j != j {
+                (j, next_t) = (now_j, due(&curve, now_j));
+            }
         }
         let now = Instant::now();
         let horizon = if timer_fired { now + EARLY } else { now };
         while let Some(t) = next_t.filter(|t| *t <= horizon && inflight.len() < cap) {
-            let op = plan.pick(rng.gen::<f64>());
-            inflight.push(start(target, plan, &sh.slots[id], &sh.started[id], op, Some(t), rng));
-            k += stride;
-            next_t = due(&curve, k);
+            // a shared lane's operation is this worker's only if no other took it first
+            let taken = match shared {
+                true => lane.next.compare_exchange(j, j + 1, Ordering::Relaxed, Ordering::Relaxed).map_err(|now_j| j = now_j).is_ok(),
+                false => {
+                    lane.next.store(j + 1, Ordering::Relaxed);
+                    true
+                }
+            };
+            if taken {
+                let op = plan.pick(rng.gen::<f64>());
+                inflight.push(start(target, plan, &sh.slots[id], &sh.started[id], op, Some(t), rng));
+                j += 1;
+            }
+            next_t = due(&curve, j);
         }
         timer_fired = false;
-        let behind = match next_t {
-            Some(t) if t <= now => ((curve.count_at(since(first, now)) - k as f64) / stride as f64).max(0.0) as u64 + 1,
-            _ => 0,
-        };
-        sh.backlog[id].store(behind, Ordering::Relaxed);
         if inflight.len() < cap {
             let wake = next_t.map_or(now + MAX_NAP, |t| t.checked_sub(EARLY).unwrap_or(t)).min(now + MAX_NAP);
             if wake != sleep.deadline() {
@@ -93,13 +169,19 @@ pub(super) async fn run_rated<T: Target>(
             tokio::select! {
                 biased;
                 _ = &mut sleep => timer_fired = true,
+                // a change of rate may make operations due at once: start them now, not at the
+                // next wake-up the old rate set
+                Ok(()) = curves.changed() => {
+                    curve = curves.borrow_and_update().clone();
+                    next_t = due(&curve, j);
+                    timer_fired = true;
+                }
                 Some(d) = inflight.next(), if !inflight.is_empty() => record(sh, id, d),
             }
         } else if let Some(d) = inflight.next().await {
             record(sh, id, d);
         }
     }
-    sh.backlog[id].store(0, Ordering::Relaxed);
 }
 
 /// This worker's share of `level` requests in flight among `workers`.
@@ -108,28 +190,35 @@ fn share(level: usize, id: usize, workers: usize) -> usize {
 }
 
 /// Runs one worker closed loop, its requests in flight following its share of `levels`
-/// (rounded, at least 1 in all), then waits for those in flight.
+/// (rounded; a level of 0 runs nothing), then waits for those in flight. A rise starts its
+/// requests when the level changes, not at the next completion.
 pub(super) async fn run_closed<T: Target>(sh: &Shared<T>, id: usize, levels: &Curve, first: Instant, workers: usize, rng: &mut SmallRng) {
     let (target, plan): (&T, &Plan<T::Op>) = (&sh.target, &sh.plan);
     let mut inflight = FuturesUnordered::new();
+    let nap = tokio::time::sleep_until(first);
+    tokio::pin!(nap);
     loop {
         let stopped = sh.stop.load(Ordering::Relaxed);
-        let level = levels.level_at(since(first, Instant::now())).round().max(1.0) as usize;
-        let cap = share(level, id, workers.max(1));
+        let now = Instant::now();
+        let t_s = since(first, now);
+        let cap = share(levels.level_at(t_s).round().max(0.0) as usize, id, workers.max(1));
         while !stopped && inflight.len() < cap {
             let op = plan.pick(rng.gen::<f64>());
             inflight.push(start(target, plan, &sh.slots[id], &sh.started[id], op, None, rng));
         }
-        if inflight.is_empty() {
-            if stopped {
-                break;
-            }
-            // no share of the level now: look again soon
-            tokio::time::sleep(MAX_NAP).await;
-            continue;
+        if stopped && inflight.is_empty() {
+            break;
         }
-        if let Some(d) = inflight.next().await {
-            record(sh, id, d);
+        // until a completion, the level's next change, or the next look at the stop flag
+        let change = levels.next_change_after(t_s).map(|c| first + Duration::from_secs_f64(c));
+        let wake = change.map_or(now + MAX_NAP, |c| c.min(now + MAX_NAP)).max(now);
+        if wake != nap.deadline() {
+            nap.as_mut().reset(wake);
+        }
+        tokio::select! {
+            biased;
+            Some(d) = inflight.next(), if !inflight.is_empty() => record(sh, id, d),
+            _ = &mut nap => {}
         }
     }
 }
@@ -148,7 +237,8 @@ pub(super) async fn follow_changes(mut changes: mpsc::UnboundedReceiver<RateChan
 }
 
 /// What each interval of a shaped phase asked for: reads the curve as it is now (a change
-/// keeps the past as it was) and the workers' start counters.
+/// keeps the past as it was) and the workers' start counters; under a rate, what is behind
+/// the schedule (from its lanes).
 pub(super) struct LoadMeter {
     pub rate: Option<watch::Receiver<Arc<Curve>>>,
     pub levels: Option<Arc<Curve>>,
@@ -156,6 +246,8 @@ pub(super) struct LoadMeter {
     pub first: Instant,
     /// Loaders sharing the rate (this one offers its share).
     pub shards: f64,
+    /// Where the workers are in the rate's schedule.
+    pub lanes: Option<Arc<Lanes>>,
 }
 
 impl LoadMeter {
@@ -164,26 +256,51 @@ impl LoadMeter {
         self.rate.as_ref().map(|c| c.borrow().level_at(since(self.first, at)) / self.shards)
     }
 
-    /// The interval from `from` to `to`, in which `started` operations were started.
-    pub fn interval(&self, index: u32, from: Instant, to: Instant, started: u64) -> Option<IntervalLoad> {
+    /// The interval from `from` to `to` of phase `phase`, in which `started` operations were
+    /// started.
+    pub fn interval(&self, index: u32, phase: Phase, (from, to): (Instant, Instant), started: u64) -> Option<IntervalLoad> {
         let (a, b) = (since(self.first, from), since(self.first, to));
         let mid = (a + b) / 2.0;
         let rate = self.rate.as_ref().map(|c| c.borrow().clone());
         let stages_of = rate.as_deref().or(self.levels.as_deref())?;
         let stage = stages_of.stage_at(mid);
+        let course = match stages_of.course(a, b) {
+            crate::load_shape::Course::Held(level) if rate.is_some() => crate::load_shape::Course::Held(level / self.shards),
+            c => c,
+        };
         Some(IntervalLoad {
             index,
             offered_per_s: rate.as_ref().map(|c| c.mean_level(a, b) / self.shards),
             started,
-            concurrency: self.levels.as_ref().map(|l| l.level_at(mid).round().max(1.0) as u32),
+            concurrency: self.levels.as_ref().map(|l| l.level_at(mid).round().max(0.0) as u32),
             stage: stage as u32,
             stage_label: stages_of.stages().get(stage).map(|s| s.label.clone()).unwrap_or_default(),
+            phase,
+            course: Some(course),
         })
     }
 
     /// The mean rate intended from `a_s` to `b_s` seconds into the phase (this loader's share).
     pub fn mean_rate(&self, a_s: f64, b_s: f64) -> Option<f64> {
         self.rate.as_ref().map(|c| c.borrow().mean_level(a_s, b_s) / self.shards)
+    }
+
+    /// Operations due by `at` and not started, under a rate.
+    pub fn backlog(&self, at: Instant) -> Option<u64> {
+        let (rate, lanes) = (self.rate.as_ref()?, self.lanes.as_ref()?);
+        Some(lanes.behind(&rate.borrow(), since(self.first, at)).0)
+    }
+
+    /// The operations due by `end` (the phase's intended end) and never started, once the
+    /// workers stopped, under a rate.
+    pub fn never_started(&self, end: Instant) -> Option<NeverStarted> {
+        let (rate, lanes) = (self.rate.as_ref()?, self.lanes.as_ref()?);
+        let curve = rate.borrow().clone();
+        let end_s = since(self.first, end);
+        let (count, oldest_s) = lanes.behind(&curve, end_s);
+        let (late, _) = lanes.behind(&curve, end_s - LATE_NS as f64 / 1e9);
+        let oldest_lag_ms = oldest_s.map_or(0.0, |o| ((end_s - o) * 1000.0).max(0.0));
+        Some(NeverStarted { count, late, oldest_lag_ms })
     }
 }
 
@@ -212,8 +329,37 @@ mod tests {
         assert_eq!(c.level_at(5.0), 100.0, "the past is kept");
         assert_eq!(c.level_at(11.0), 400.0);
         assert_eq!(c.stages().last().map(|s| s.label.as_str()), Some("rate 400 (event)"));
-        let meter = LoadMeter { rate: Some(rx), levels: None, first, shards: 2.0 };
-        let iv = meter.interval(3, first + Duration::from_secs(1), first + Duration::from_secs(2), 90).unwrap();
+        let meter = LoadMeter { rate: Some(rx), levels: None, first, shards: 2.0, lanes: None };
+        let iv = meter.interval(3, Phase::Run, (first + Duration::from_secs(1), first + Duration::from_secs(2)), 90).unwrap();
         assert_eq!((iv.offered_per_s, iv.started, iv.stage, iv.concurrency), (Some(50.0), 90, 0, None));
+        assert_eq!(iv.course, Some(crate::load_shape::Course::Held(50.0)), "this loader's share of the level held");
+        let across = meter.interval(4, Phase::Run, (first + Duration::from_millis(9_500), first + Duration::from_millis(10_500)), 0).unwrap();
+        assert_eq!(across.course, Some(crate::load_shape::Course::Between), "half at 100/s, half at 400/s");
+    }
+
+    #[test]
+    fn the_lanes_count_what_is_due_and_not_started() {
+        // 1000/s: by 1 s, operations 0..999 are due
+        let curve = Curve::fixed(1000.0);
+        let per_worker = Lanes::new((0, 1), 4, false);
+        assert_eq!(per_worker.behind(&curve, 1.0), (1000, Some(0.0)));
+        // worker 1 started its first 100 (operations 1, 5, ..., 397): the oldest not started is 401
+        per_worker.lanes[1].next.store(100, Ordering::Relaxed);
+        let (n, oldest) = per_worker.behind(&curve, 1.0);
+        assert_eq!(n, 900);
+        assert_eq!(oldest, Some(0.0), "worker 0 started none");
+        for (w, lane) in per_worker.lanes.iter().enumerate() {
+            lane.next.store(250, Ordering::Relaxed);
+            assert_eq!(lane.op(250), 1000 + w as u64);
+        }
+        assert_eq!(per_worker.behind(&curve, 1.0), (0, None), "every worker started its 250");
+        // shard 1 of 2, shared: its operations are the odd ones, 500 of them due by 1 s
+        let shared = Lanes::new((1, 2), 3, true);
+        assert_eq!(shared.of(2).offset, 1);
+        assert_eq!(shared.behind(&curve, 1.0), (500, Some(0.001)));
+        shared.of(0).next.store(400, Ordering::Relaxed);
+        let (n, oldest) = shared.behind(&curve, 1.0);
+        assert_eq!(n, 100);
+        assert!((oldest.unwrap() - 0.801).abs() < 1e-12, "operation 801 was due at 0.801 s");
     }
 }

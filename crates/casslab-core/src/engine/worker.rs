@@ -37,8 +37,8 @@ pub(crate) enum Pace {
     /// Keep the in-flight limit full.
     Max,
     /// Open loop: operation `k` of the run at `first` + the curve's time of `k` (the curve
-    /// may change during the run); this worker takes `k = offset, offset + stride, ...`.
-    Rated { curve: tokio::sync::watch::Receiver<Arc<crate::load_shape::Curve>>, first: Instant, offset: u64, stride: u64 },
+    /// may change during the run); this worker takes the operations of its lane of `lanes`.
+    Rated { curve: tokio::sync::watch::Receiver<Arc<crate::load_shape::Curve>>, first: Instant, lanes: Arc<super::shaped::Lanes> },
     /// Closed loop, the requests in flight following the levels of a curve (its share of
     /// them among `workers`).
     Closed { levels: Arc<crate::load_shape::Curve>, first: Instant, workers: usize },
@@ -55,7 +55,8 @@ pub(crate) struct Shared<T: Target> {
     pub stop: AtomicBool,
     /// Per worker, per operation: what completed since the sampler last looked.
     pub slots: Vec<Mutex<Vec<OpStats>>>,
-    /// Per worker: operations due under the rate schedule but not started yet.
+    /// Per worker: operations due under a replay's schedule but not started yet (a rate's
+    /// backlog is read from its lanes).
     pub backlog: Vec<AtomicU64>,
     /// Per worker: operations started since the sampler last looked.
     pub started: Vec<AtomicU64>,

@@ -1,12 +1,13 @@
 //! A shape compiled into pieces of one formula each, so that the schedule of intended start
 //! times follows it exactly: on a piece the level is `a + b·τ + c·cos(ω·τ + φ)` (a held level,
 //! a ramp, a sine, a spike multiplying any of them), its running count of operations is that
-//! formula integrated, and the `k`-th operation is intended at the time the count reaches `k`
-//! (in closed form on straight pieces; by a safeguarded Newton step on sine pieces). The last
-//! piece lasts for ever at the shape's last level. A change during a run (`ramp 800 over 10s`)
-//! keeps the curve as it was up to the change and replaces what follows.
+//! formula integrated, and the `k`-th operation (from 0) is intended at the first time the count
+//! goes past `k` (in closed form on straight pieces; by a safeguarded Newton step on sine
+//! pieces), so nothing is intended while the level is 0. The last piece lasts for ever at the
+//! shape's last level. A change during a run (`ramp 800 over 10s`) keeps the curve as it was up
+//! to the change and replaces what follows; spikes stay laid over the changed level.
 
-use super::{LoadShape, Stage};
+use super::{LoadShape, Spikes, Stage};
 
 /// One stage as the run saw it: what it was (`ramp 100..5000 over 60s`), when it began and
 /// ended (seconds since the start of the run phase; the last ends at infinity).
@@ -92,11 +93,32 @@ impl Piece {
     }
 }
 
+/// How the level went over a span of time (an interval of a run).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Course {
+    /// One level held over all of it but its edges ([`HELD_SHARE`] of it or more): a stage's
+    /// level, a step, a spike over a held level.
+    Held(f64),
+    /// Moving with a ramp or a sine.
+    Moving,
+    /// Changed from one held level to another inside it.
+    Between,
+}
+
+/// The share of a span one level must cover to count as held over it: the rest is the jitter
+/// of where intervals fall against a schedule's boundaries.
+pub const HELD_SHARE: f64 = 0.9;
+
 /// A shape compiled for a run: the level at any time, and the time of every operation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Curve {
     pieces: Vec<Piece>,
     stages: Vec<StageInfo>,
+    /// The spikes laid over the stages, up to `horizon_s`: kept to lay them again over a level
+    /// changed during the run.
+    spikes: Option<Spikes>,
+    horizon_s: f64,
 }
 
 impl Curve {
@@ -143,16 +165,32 @@ impl Curve {
                 s.end_s = f64::INFINITY;
             }
         }
-        let mut curve = Curve { pieces, stages };
-        if let Some(sp) = &shape.spikes {
-            let mut at = sp.first_at_s;
-            while at < horizon_s && sp.every_s > 0.0 {
-                curve.scale(at, at + sp.for_s, sp.factor);
-                at += sp.every_s;
-            }
-        }
+        let mut curve = Curve { pieces, stages, spikes: shape.spikes.clone(), horizon_s };
+        curve.lay_spikes(0.0);
         curve.count_up();
         curve
+    }
+
+    /// The spikes' windows (from, to) up to the horizon.
+    fn spike_windows(&self) -> impl Iterator<Item = (f64, f64, f64)> + '_ {
+        let sp = self.spikes.as_ref().filter(|sp| sp.every_s > 0.0);
+        let first = sp.map_or(f64::INFINITY, |sp| sp.first_at_s);
+        let (every, len, factor) = sp.map_or((1.0, 0.0, 1.0), |sp| (sp.every_s, sp.for_s, sp.factor));
+        (0..).map(move |i| first + every * i as f64).take_while(move |at| *at < self.horizon_s).map(move |at| (at, at + len, factor))
+    }
+
+    /// Multiplies the level by the spikes' factor where they are, from `from_s` on (what is
+    /// before it is already laid).
+    fn lay_spikes(&mut self, from_s: f64) {
+        let windows: Vec<(f64, f64, f64)> = self.spike_windows().filter(|(_, to, _)| *to > from_s).collect();
+        for (at, to, factor) in windows {
+            self.scale(at.max(from_s), to, factor);
+        }
+    }
+
+    /// The spikes' factor at `t_s` (1 outside them).
+    fn spike_factor_at(&self, t_s: f64) -> f64 {
+        self.spike_windows().take_while(|(at, _, _)| *at <= t_s).find(|(at, to, _)| (*at..*to).contains(&t_s)).map_or(1.0, |w| w.2)
     }
 
     /// A fixed level for ever.
@@ -209,16 +247,52 @@ impl Curve {
         p.cum0 + p.count(t_s - p.start_s)
     }
 
-    /// When operation `k` (from 0) is intended, in seconds; `None` when the level stays at 0
-    /// before it is ever due.
+    /// When operation `k` (from 0) is intended, in seconds: the first time the count goes past
+    /// `k` — a stage at 0 intends nothing, not even at its start; `None` when the level stays at
+    /// 0 for ever before.
     pub fn time_of(&self, k: u64) -> Option<f64> {
         let n = k as f64;
-        let i = self.pieces.partition_point(|p| p.cum0 + p.mass() < n);
+        let i = self.pieces.partition_point(|p| p.cum0 + p.mass() <= n);
         let p = self.pieces.get(i)?;
-        if p.len_s.is_infinite() && p.a <= 0.0 && n > p.cum0 {
-            return None;
-        }
         Some(p.start_s + p.time_of(n - p.cum0))
+    }
+
+    /// How the level went from `from_s` to `to_s`: held at one level (over [`HELD_SHARE`] of
+    /// it or more), moving, or between held levels.
+    pub fn course(&self, from_s: f64, to_s: f64) -> Course {
+        if to_s <= from_s {
+            let p = self.piece_at(from_s);
+            return if p.b == 0.0 && p.c == 0.0 { Course::Held(p.a.max(0.0)) } else { Course::Moving };
+        }
+        // time covered by each flat level, and by moving pieces
+        let (mut flat, mut moving) = (Vec::<(f64, f64)>::new(), 0.0);
+        for p in &self.pieces {
+            let overlap = (p.start_s + p.len_s).min(to_s) - p.start_s.max(from_s);
+            if overlap <= 0.0 {
+                continue;
+            }
+            if p.b != 0.0 || p.c != 0.0 {
+                moving += overlap;
+                continue;
+            }
+            match flat.iter_mut().find(|(level, _)| *level == p.a.max(0.0)) {
+                Some((_, t)) => *t += overlap,
+                None => flat.push((p.a.max(0.0), overlap)),
+            }
+        }
+        let span = to_s - from_s;
+        match flat.into_iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+            Some((level, t)) if t >= HELD_SHARE * span => Course::Held(level),
+            _ if moving > 0.0 => Course::Moving,
+            _ => Course::Between,
+        }
+    }
+
+    /// When the level next changes course after `t_s`: the start of the next piece (`None` in
+    /// the last, which lasts for ever).
+    pub fn next_change_after(&self, t_s: f64) -> Option<f64> {
+        let i = self.pieces.partition_point(|p| p.start_s <= t_s);
+        self.pieces.get(i).map(|p| p.start_s)
     }
 
     /// The mean level from `from_s` to `to_s`.
@@ -246,10 +320,12 @@ impl Curve {
     }
 
     /// This curve up to `at_s`, then from the level it had there a straight line to `to` over
-    /// `over_s` (0: at once), held for ever: a change of rate during the run.
+    /// `over_s` (0: at once), held for ever: a change of rate during the run. The change is of
+    /// the level under the spikes: the line starts from the level without a spike under way,
+    /// and the spikes keep coming at their times over the new level (one under way goes on).
     pub fn changed_at(&self, at_s: f64, to: f64, over_s: f64, label: String) -> Curve {
         let at_s = at_s.max(0.0);
-        let from = self.level_at(at_s);
+        let from = self.level_at(at_s) / self.spike_factor_at(at_s);
         let mut c = self.clone();
         c.split(at_s);
         c.pieces.retain(|p| p.start_s < at_s);
@@ -266,6 +342,7 @@ impl Curve {
         } else {
             c.pieces.push(flat);
         }
+        c.lay_spikes(at_s);
         c.count_up();
         c
     }
@@ -341,5 +418,59 @@ mod tests {
         assert_eq!((d.stages()[0].end_s, d.stage_at(7.0)), (4.0, 1));
         let now = c.changed_at(0.0, 300.0, 0.0, "rate 300".into());
         assert_eq!(starts_between(&now, 0.0, 10.0), 3000);
+    }
+
+    #[test]
+    fn a_stage_at_zero_intends_nothing_not_even_at_its_start() {
+        // nothing in a first stage at 0: operation 0 is at the first moment the level is above 0
+        let c = curve("0 for 10s, 1000");
+        assert_eq!(c.time_of(0), Some(10.0));
+        assert_eq!(starts_between(&c, 0.0, 10.0), 0);
+        // nothing in a stage at 0 after a level: the operation after the level's last is at the
+        // end of the zero stage, not at its start
+        let c = curve("1000 for 10s, 0 for 10s, 1000");
+        assert_eq!(starts_between(&c, 0.0, 10.0), 10_000);
+        assert_eq!(starts_between(&c, 10.0, 20.0), 0, "the stage at 0 starts nothing");
+        assert_eq!(c.time_of(10_000), Some(20.0));
+        let ends_at_zero = curve("1000 for 10s, 0");
+        assert_eq!(ends_at_zero.time_of(10_000), None, "nothing after a level of 0 held for ever");
+        assert_eq!(Curve::fixed(0.0).time_of(0), None);
+        // the count goes on through the zero stage: the backlog at any time is still the count
+        assert_eq!(c.count_at(15.0), 10_000.0);
+    }
+
+    #[test]
+    fn a_span_is_held_at_a_level_moving_or_between_levels() {
+        let c = curve("steps 1000 2000 each 10s, ramp 2000..4000 over 10s, 4000, spike x2 for 5s every 100s from 40s");
+        assert_eq!(c.course(2.0, 3.0), Course::Held(1000.0));
+        // an interval that straddles a step by a few ms is the step's: jitter, not a level of its own
+        assert_eq!(c.course(9.997, 10.997), Course::Held(2000.0));
+        assert_eq!(c.course(9.003, 10.003), Course::Held(1000.0));
+        assert_eq!(c.course(9.5, 10.5), Course::Between, "half of one step and half of the next");
+        assert_eq!(c.course(22.0, 23.0), Course::Moving);
+        assert_eq!(c.course(29.5, 30.5), Course::Moving, "half ramp, half held: moving");
+        assert_eq!(c.course(41.0, 42.0), Course::Held(8000.0), "a spike over a held level is a level of its own");
+        assert_eq!(c.course(50.0, 51.0), Course::Held(4000.0));
+        assert_eq!(c.next_change_after(3.0), Some(10.0));
+        assert_eq!(c.next_change_after(50.0), Some(140.0), "the next spike");
+        assert_eq!(Curve::fixed(10.0).next_change_after(5.0), None);
+    }
+
+    #[test]
+    fn an_event_changes_the_level_under_the_spikes() {
+        // 1000/s, ×5 for 2 s every 10 s: a `rate 800` event at 11 s, inside the second spike
+        let c = curve("1000, spike x5 for 2s every 10s");
+        let d = c.changed_at(11.0, 800.0, 0.0, "rate 800 (event)".into());
+        assert_eq!(d.level_at(10.5), 5000.0, "the past as it was");
+        assert_eq!(d.level_at(11.5), 4000.0, "the spike under way goes on over the new level");
+        assert_eq!(d.level_at(12.5), 800.0);
+        assert_eq!(d.level_at(20.5), 4000.0, "later spikes are laid over the new level");
+        assert_eq!(starts_between(&d, 12.0, 20.0), 6400);
+        // a ramp from inside a spike starts from the level without it, continuous with the spike
+        let r = c.changed_at(11.0, 2000.0, 4.0, "ramp 2000 over 4s (event)".into());
+        assert_eq!(r.level_at(11.0), 5000.0);
+        assert!((r.level_at(12.5) - 1375.0).abs() < 1e-9, "{}", r.level_at(12.5));
+        assert_eq!(r.level_at(16.0), 2000.0);
+        assert_eq!(r.level_at(20.5), 10_000.0);
     }
 }

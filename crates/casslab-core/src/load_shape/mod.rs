@@ -9,7 +9,7 @@
 
 pub mod curve;
 
-pub use curve::{Curve, StageInfo};
+pub use curve::{Course, Curve, StageInfo, HELD_SHARE};
 
 use crate::units::parse_duration_s;
 use serde::{Deserialize, Serialize};

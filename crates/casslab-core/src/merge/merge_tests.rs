@@ -38,6 +38,8 @@ fn shard(index: u32, count: u32, run_id: &str, t0_offset_ms: i64, base_us: u64, 
     }
     let mut notes = Vec::new();
     let run = PhaseSummary::of(Phase::Run, 3.0, &[("read".into(), whole.clone())], Some(100.0), &mut notes);
+    // loader i left i × 10 operations never started, the oldest due i × 100 ms before the end
+    let never_started = Some(crate::stats::NeverStarted { count: index as u64 * 10, late: index as u64 * 5, oldest_lag_ms: index as f64 * 100.0 });
     let record = RunRecord {
         id: index as i64 + 10,
         workload: "kv".into(),
@@ -46,7 +48,7 @@ fn shard(index: u32, count: u32, run_id: &str, t0_offset_ms: i64, base_us: u64, 
         status: RunStatus::Completed,
         config,
         env: RunEnvironment { client_cores: 2, hostname: Some(format!("loader{index}")), clock_t0_unix_ms: Some(t0), ..Default::default() },
-        summary: Some(RunSummary { phases: vec![run], notes, clock_offset_ms: Some(index as f64), ..RunSummary::default() }),
+        summary: Some(RunSummary { phases: vec![run], notes, clock_offset_ms: Some(index as f64), never_started, ..RunSummary::default() }),
         tags: vec![],
         process: None,
     };
@@ -106,6 +108,8 @@ fn intervals_on_the_same_boundary_add_up_exactly() {
     assert!(m.record.summary.as_ref().unwrap().notes.iter().any(|n| n.starts_with("loader 2 (loader2) fell behind")));
     assert_eq!(m.record.env.client_cores, 6);
     assert!(m.record.tags.contains(&"merged=r".to_string()));
+    let never = m.record.summary.as_ref().unwrap().never_started;
+    assert_eq!(never, Some(crate::stats::NeverStarted { count: 30, late: 15, oldest_lag_ms: 200.0 }), "added up, the oldest of any loader's");
 }
 
 #[test]

@@ -110,5 +110,12 @@ pub(super) fn summary(shards: &[Shard], load_span_ms: (u64, u64), histograms: &[
             notes.push(format!("shard {}: {n}", sh.data.record.config.shard.as_ref().map_or(0, |s| s.index)));
         }
     }
-    RunSummary { phases, notes, loaders: loaders.to_vec(), ..RunSummary::default() }
+    // the loaders' operations never started, added up; the oldest of any loader's
+    let never = shards.iter().filter_map(|sh| sh.data.record.summary.as_ref().and_then(|s| s.never_started));
+    let never_started = never.reduce(|a, b| crate::stats::NeverStarted {
+        count: a.count + b.count,
+        late: a.late + b.late,
+        oldest_lag_ms: a.oldest_lag_ms.max(b.oldest_lag_ms),
+    });
+    RunSummary { phases, notes, loaders: loaders.to_vec(), never_started, ..RunSummary::default() }
 }

@@ -97,7 +97,8 @@ pub fn load_html(s: &mut String, run_label: &str, a: &LoadAnalysis, id: &str) {
     s.push_str(&chart.to_html());
     s.push_str("</div>");
     let knee = match a.knee.map(|k| &a.curve[k]) {
-        Some(k) => format!("Knee: {:.0} ops/s achieved at p99 {:.2} ms — the last level before p99 exceeded {KNEE_P99_FACTOR:.0}× its low-load value or the achieved rate fell 5% short of the offered one.", k.achieved_per_s(), ms(k.summary.total.latency.p99_ns)),
+        Some(k) => format!("Knee: {:.0} ops/s achieved at p99 {:.2} ms — the last level before two in a row had p99 above {KNEE_P99_FACTOR:.0}× its low-load value or an achieved rate 5% short of the offered one.", k.achieved_per_s(), ms(k.summary.total.latency.p99_ns)),
+        None if a.curve.first().is_some_and(|g| !g.kept()) => "No knee: the lowest level offered was not kept already.".into(),
         None => "No knee within the levels offered: every level was served.".into(),
     };
     let _ = write!(s, r#"<p class="hint knee">{}</p>"#, esc(&knee));
@@ -131,6 +132,8 @@ mod tests {
                 concurrency: None,
                 stage: 0,
                 stage_label: "ramp 100..400 over 4s".into(),
+                phase: Phase::Run,
+                course: Some(crate::load_shape::Course::Moving),
             });
             rows.push(StoredInterval {
                 index: i as u32,

@@ -76,8 +76,8 @@ pub fn stages_text(a: &LoadAnalysis) -> String {
     let what = if a.open_loop { "offered rate" } else { "requests in flight" };
     let _ = writeln!(
         out,
-        "\nlatency against {what} (intervals grouped by level; knee: the last level before p99 exceeded {KNEE_P99_FACTOR:.0}× its low-load value{}):",
-        if a.open_loop { " or the achieved rate fell 5% short" } else { "" }
+        "\nlatency against {what} (intervals grouped by level; knee: the last level before two in a row had p99 above {KNEE_P99_FACTOR:.0}× its low-load value{}):",
+        if a.open_loop { " or an achieved rate 5% short" } else { "" }
     );
     let head = heading(&["level", "intervals"], a.open_loop);
     let n = head.len();
@@ -91,6 +91,9 @@ pub fn stages_text(a: &LoadAnalysis) -> String {
     match a.knee.map(|k| &a.curve[k]) {
         Some(k) => {
             let _ = writeln!(out, "  knee at {} achieved, p99 {} ms", format_args!("{:.0}/s", k.achieved_per_s()), ms(k.summary.total.latency.p99_ns));
+        }
+        None if a.curve.first().is_some_and(|g| !g.kept()) => {
+            let _ = writeln!(out, "  no knee: the lowest level offered was not kept already");
         }
         None => {
             let _ = writeln!(out, "  no knee within the levels offered");
@@ -122,6 +125,8 @@ mod tests {
                 concurrency: None,
                 stage: i as u32,
                 stage_label: format!("{offered} for 1s"),
+                phase: Phase::Run,
+                course: Some(crate::load_shape::Course::Held(offered)),
             });
             rows.push(StoredInterval {
                 index: i as u32,
@@ -145,5 +150,10 @@ mod tests {
         let mut acc = LoadAccumulator::new(&loads[..1]).unwrap();
         acc.add(&rows[0]);
         assert_eq!(stages_text(&acc.finish()), "");
+        // a client behind from the first level: not "no knee within the levels offered"
+        let mut acc = LoadAccumulator::new(&loads).unwrap();
+        rows.iter().map(|r| StoredInterval { stats: OpStats::default(), ..r.clone() }).for_each(|r| acc.add(&r));
+        let text = stages_text(&acc.finish());
+        assert!(text.contains("no knee: the lowest level offered was not kept already"), "{text}");
     }
 }

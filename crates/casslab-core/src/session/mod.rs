@@ -348,7 +348,10 @@ impl Consumer<'_, '_> {
                 }
                 lab.observer.on(&SessionEvent::Interval(&sample));
             }
-            EngineEvent::PhaseFinished { phase, duration_s, ops, target_rate_per_s } => {
+            EngineEvent::PhaseFinished { phase, duration_s, ops, target_rate_per_s, never_started } => {
+                if never_started.is_some() {
+                    self.summary.never_started = never_started;
+                }
                 lab.observer.on(&SessionEvent::PhaseFinished { phase });
                 for (name, st) in &ops {
                     if let Err(e) = lab.results.add_histograms(id, phase, name, st) {

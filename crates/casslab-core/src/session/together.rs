@@ -117,6 +117,8 @@ impl Observer for Side {
                 | SessionEvent::Interval(_)
                 | SessionEvent::PhaseFinished { .. }
                 | SessionEvent::RunStarted { .. }
+                // the common start is one for all: said once
+                | SessionEvent::Notice(Notice::CommonStart { .. })
         );
         if self.first || !progress {
             self.inner.on(event);

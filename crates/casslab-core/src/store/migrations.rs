@@ -152,6 +152,9 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     for (column, decl) in RUN_COLUMNS {
         add_column(&tx, "runs", column, decl)?;
     }
+    for (column, decl) in super::interval_load::COURSE_COLUMNS {
+        add_column(&tx, "interval_load", column, decl)?;
+    }
     tx.commit()?;
     Ok(())
 }

@@ -148,6 +148,10 @@ pub struct RunSummary {
     /// A merged run: each loader's figures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loaders: Vec<LoaderSummary>,
+    /// Under a rate: the run phase's operations due by its end but never started (none
+    /// recorded by builds before it was counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub never_started: Option<crate::stats::NeverStarted>,
 }
 
 /// A saved run as [`Store::run`] returns it (intervals and histograms are fetched separately).

@@ -1,8 +1,8 @@
 //! Whether a saved run's figures can be trusted: a verdict (valid, suspect, invalid) with the
 //! reasons and the figures behind them, computed from what the run recorded — its intervals
 //! (operations started late and the largest start lag, achieved against target rate, errors,
-//! reads that returned no row), the client's CPU among its server samples, its config and its
-//! status. A run can look fine and still measure the client rather than the cluster: a client
+//! reads that returned no row), the operations due by the end and never started, the client's
+//! CPU among its server samples, its config and its status. A run can look fine and still measure the client rather than the cluster: a client
 //! behind its schedule, a saturated client, reads of keys never loaded. The verdict is shown
 //! with every run (summary, `show`, reports, JSON) and [`may_compare`] is the one rule
 //! `compare`, its gates and experiments apply: an invalid run is refused unless allowed.
@@ -73,6 +73,7 @@ pub enum Check {
     Errors,
     EmptyReads,
     Crashed,
+    NeverStarted,
 }
 
 /// One reason a run is not valid, in words with its figures.
@@ -114,6 +115,11 @@ pub struct Figures {
     pub client_saturated_share: Option<f64>,
     pub error_share: f64,
     pub empty_reads: Vec<EmptyReads>,
+    /// Under a rate: operations due by the end of the run phase and never started, those of
+    /// them due more than 1 ms before the end, and how long before the end the oldest was due.
+    pub never_started: Option<u64>,
+    pub never_started_late: Option<u64>,
+    pub never_started_lag_ms: Option<f64>,
 }
 
 /// A run's verdict, its reasons (worst first) and figures, and what could not be checked.
@@ -208,6 +214,7 @@ pub fn assess(record: &RunRecord, tally: &Tally, server: &[ServerSample], had_ev
     let figures = Figures { phase: Some(phase), measured_s, started, target_ops_per_s: target, achieved_ops_per_s: achieved, ..Figures::default() };
     let mut a = Assessment { record, t, recorded: record.records_starts_and_reads(), f: figures, reasons: Vec::new(), not_checked: Vec::new() };
     a.late_starts();
+    a.never_started();
     a.rate();
     a.client_cpu(server);
     a.errors(had_events);
@@ -271,6 +278,32 @@ impl Assessment<'_> {
             self.record.config.concurrency
         );
         self.reason(Check::LateStarts, verdict, message);
+    }
+
+    /// Operations due by the end that the client never started: kept out of the latency
+    /// figures (they were never sent, and no operation was drawn for them), so a run with any
+    /// due more than `LATE_NS` before the end is not valid; invalid when the oldest was due a
+    /// second or more before the end or they are a share of the operations due that late
+    /// starts would make invalid.
+    fn never_started(&mut self) {
+        if self.f.phase != Some(Phase::Run) {
+            return;
+        }
+        let Some(n) = self.record.summary.as_ref().and_then(|s| s.never_started) else { return };
+        (self.f.never_started, self.f.never_started_late, self.f.never_started_lag_ms) = (Some(n.count), Some(n.late), Some(n.oldest_lag_ms));
+        if n.late == 0 {
+            return;
+        }
+        let share = n.late as f64 / (self.f.started + n.count).max(1) as f64;
+        let verdict = if n.oldest_lag_ms >= LAG_INVALID_MS || share >= LATE_SUSPECT { Verdict::Invalid } else { Verdict::Suspect };
+        let message = format!(
+            "the client left {} operations due before the end never started ({} of the operations due; the oldest due {} before the end): they are not in the latency figures, which would have been higher; raise --concurrency (now {}) or lower --rate",
+            n.count,
+            validity_text::pct(n.count as f64 / (self.f.started + n.count).max(1) as f64),
+            validity_text::duration_ms(n.oldest_lag_ms),
+            self.record.config.concurrency
+        );
+        self.reason(Check::NeverStarted, verdict, message);
     }
 
     /// The target rate, kept or not.

@@ -126,3 +126,36 @@ fn runs_without_the_records_or_without_intervals() {
     assert_eq!(checks(&v), [(Check::NothingMeasured, Verdict::Invalid)]);
     assert!(v.text().contains("nothing was measured: no interval of a load or run phase was saved (status failed)"), "{}", v.text());
 }
+
+/// A fixed-rate run at 100/s whose summary says `count` operations (`late` of them more than
+/// 1 ms late) were due by the end and never started, the oldest `lag_ms` before it.
+fn left_behind(count: u64, late: u64, lag_ms: f64) -> RunRecord {
+    let ops = [("read".to_string(), OpStats::default())];
+    let run = crate::store::PhaseSummary::of(Phase::Run, 10.0, &ops, Some(100.0), &mut Vec::new());
+    let never_started = Some(crate::stats::NeverStarted { count, late, oldest_lag_ms: lag_ms });
+    RunRecord { summary: Some(crate::store::RunSummary { phases: vec![run], never_started, ..Default::default() }), ..record(Some(100.0), 0) }
+}
+
+#[test]
+fn operations_never_started_keep_a_run_from_valid_and_are_counted() {
+    // 300 due by the end never started, the oldest 3 s before it: the client was far behind
+    let v = verdict(&left_behind(300, 290, 3_000.0), &intervals(100, 0, 0, 0, 0), &cpu(20.0));
+    assert_eq!(checks(&v), [(Check::NeverStarted, Verdict::Invalid)]);
+    assert!(
+        v.reasons[0]
+            .message
+            .starts_with("the client left 300 operations due before the end never started (23.1% of the operations due; the oldest due 3.00 s before the end)"),
+        "{}",
+        v.reasons[0].message
+    );
+    assert_eq!((v.figures.never_started, v.figures.never_started_late, v.figures.never_started_lag_ms), (Some(300), Some(290), Some(3_000.0)));
+    assert!(v.text().contains("never started 300 (the oldest due 3.00 s before the end)"), "{}", v.text());
+    assert!(may_compare(3, &v, false).is_err(), "an invalid run is refused");
+    // a few, not long overdue: suspect
+    assert_eq!(checks(&verdict(&left_behind(5, 5, 20.0), &intervals(100, 0, 0, 0, 0), &cpu(20.0))), [(Check::NeverStarted, Verdict::Suspect)]);
+    // due within 1 ms of the end: about to start, the wake-up jitter at the stop
+    let v = verdict(&left_behind(2, 0, 0.6), &intervals(100, 0, 0, 0, 0), &cpu(20.0));
+    assert_eq!((v.verdict, v.figures.never_started), (Verdict::Valid, Some(2)));
+    // none recorded (no rate, or a run made before they were counted): not a figure
+    assert_eq!(verdict(&record(Some(100.0), 0), &intervals(100, 0, 0, 0, 0), &cpu(20.0)).figures.never_started, None);
+}

@@ -29,11 +29,15 @@ pub(crate) fn duration_ms(ms: f64) -> String {
 }
 
 impl Figures {
-    /// The figures in one line: late starts, rate, client CPU, errors, empty reads.
+    /// The figures in one line: late starts, operations never started, rate, client CPU,
+    /// errors, empty reads.
     pub fn line(&self) -> String {
         let mut parts = Vec::new();
         if let (Some(share), Some(lag)) = (self.late_share, self.max_lag_ms) {
             parts.push(format!("started late {} (largest lag {})", pct(share), duration_ms(lag)));
+        }
+        if let (Some(n), Some(lag)) = (self.never_started.filter(|n| *n > 0), self.never_started_lag_ms) {
+            parts.push(format!("never started {n} (the oldest due {} before the end)", duration_ms(lag)));
         }
         parts.push(match self.target_ops_per_s {
             Some(t) => format!("{:.0} of {t:.0} ops/s", self.achieved_ops_per_s),

@@ -168,7 +168,16 @@ pub fn save_ramped_run(store: &Store, seed: u64) -> RunId {
                 &IntervalSample { index, phase: Phase::Run, start_ms, end_ms: start_ms + 1000, ops: vec![("read".into(), st.clone())], backlog: 0 },
             )
             .unwrap();
-        let load = IntervalLoad { index, offered_per_s: Some(offered), started: served as u64, concurrency: None, stage: 0, stage_label: schedule.into() };
+        let load = IntervalLoad {
+            index,
+            offered_per_s: Some(offered),
+            started: served as u64,
+            concurrency: None,
+            stage: 0,
+            stage_label: schedule.into(),
+            phase: Phase::Run,
+            course: Some(casslab_core::load_shape::Course::Moving),
+        };
         store.add_interval_load(id, &load).unwrap();
         whole.merge(&st);
     }
