@@ -76,11 +76,11 @@ fn a_slow_first_repetition_is_named_and_makes_no_difference() {
     let s = study(&store, &groups, plan()).unwrap();
     assert_eq!(s.method, Method::Repetitions);
     assert_eq!(s.ops, [OpRef::Op("read".into()), OpRef::Op("update".into()), OpRef::Total]);
-    assert_eq!(s.pairs[0].judged, 12, "read and update, six figures each; total is not judged");
+    assert_eq!(s.pairs[0].judged, 14, "read and update, seven figures each; total is not judged");
     let judged: Vec<_> = s.comparisons[0].iter().flatten().flatten().filter(|c| c.outcome != Outcome::NotJudged).collect();
-    assert_eq!(judged.len(), 12);
+    assert_eq!(judged.len(), 14);
     assert!(judged.iter().all(|c| !c.is_significant()), "{judged:?}");
-    assert!(judged.iter().all(|c| c.family == 12 && c.repetitions == Some((3, 3))));
+    assert!(judged.iter().all(|c| c.family == 14 && c.repetitions == Some((3, 3))));
     let p95 = judged.iter().find(|c| c.metric == Metric::P95).unwrap();
     assert!(p95.between_share.unwrap() > 0.9, "{p95:?}");
     assert_eq!(s.disagreements.len(), 1, "{:?}", s.disagreements);
@@ -88,7 +88,7 @@ fn a_slow_first_repetition_is_named_and_makes_no_difference() {
     let text = crate::report::comparison::text(&s);
     assert!(text.contains(&format!("run {} (a, repetition 1, 1st in the order) disagrees with the other repetitions of a: ", a[0])), "{text}");
     assert!(text.contains("method: repetitions as the unit"), "{text}");
-    assert!(text.contains("changes: 95% intervals that hold together over the 12 figures judged in each comparison (Bonferroni: each at 99.58%)"), "{text}");
+    assert!(text.contains("changes: 95% intervals that hold together over the 14 figures judged in each comparison (Bonferroni: each at 99.64%)"), "{text}");
     assert!(text.contains("b vs a, read p95: no difference detected with these runs ("), "{text}");
     assert!(
         text.contains("repetitions per side would see a ±10% change 80% of the time")
@@ -128,7 +128,7 @@ fn pooled_windows_judge_every_figure_alone() {
     let s = study(&store, &groups, StudyPlan { pool_windows: true, ..plan() }).unwrap();
     assert_eq!(s.method, Method::PooledWindows);
     let all: Vec<_> = s.comparisons[0].iter().flatten().flatten().collect();
-    assert_eq!(all.len(), 18);
+    assert_eq!(all.len(), 21);
     assert!(all.iter().all(|c| c.family == 1 && c.repetitions.is_none() && c.outcome != Outcome::NotJudged));
     assert!(s.disagreements.is_empty());
 }
@@ -157,7 +157,7 @@ fn blocks_pair_their_runs_and_judge_the_default_figures() {
         }
     }
     let groups = [Group { label: "a".into(), runs: a }, Group { label: "b".into(), runs: b }];
-    let seq = BlockDesign { sequential: Some(SequentialDesign { spending: Spending::OBrienFleming, first_look: 3, max_blocks: 12 }), ..BlockDesign::default() };
+    let seq = BlockDesign { sequential: Some(SequentialDesign::new(Spending::OBrienFleming, 3, 12)), ..BlockDesign::default() };
     let s = study(&store, &groups, StudyPlan { blocks: Some(seq), ..plan() }).unwrap();
     assert_eq!(s.method, Method::Blocks);
     let names: Vec<String> = s.judged.iter().map(|f| f.to_string()).collect();

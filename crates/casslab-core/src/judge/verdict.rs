@@ -28,6 +28,9 @@ pub struct ExperimentRuns {
     pub stop: Option<StopReason>,
     /// A sequential experiment's horizon: the most blocks its budget allowed.
     pub max_blocks: Option<usize>,
+    /// The look at which the budget ended a sequential experiment (it spent all the error
+    /// rate left there).
+    pub final_look: Option<usize>,
 }
 
 /// Why an experiment stopped measuring.
