@@ -11,7 +11,7 @@
 
 use super::paired::SequentialDesign;
 use super::sequential::Spending;
-use super::study::Group;
+use super::study::{Family, Group};
 use crate::store::{tag_key, RunId, Store, StoreError};
 
 /// An experiment's runs, as saved.
@@ -45,6 +45,8 @@ pub struct SavedExperiment {
     /// The figures it judged (`judge=` tag), when chosen; the equivalence margin it asked for.
     pub judged: Option<Vec<super::study::FigureRef>>,
     pub margin: Option<f64>,
+    /// Over what its confidence held (`family=` tag; per comparison when absent).
+    pub family: Family,
 }
 
 impl SavedExperiment {
@@ -85,6 +87,9 @@ fn read_design(tags: &[String], out: &mut SavedExperiment) {
         out.judged = tag(tags, "judge").and_then(|j| j.split(',').map(|f| f.parse().ok()).collect());
     }
     out.margin = out.margin.or_else(|| tag(tags, "equivalence").and_then(|m| m.parse().ok()));
+    if let Some(f) = tag(tags, "family").and_then(Family::from_key) {
+        out.family = f;
+    }
     if design != Some("sequential") || out.sequential.is_some() {
         return;
     }
@@ -122,6 +127,7 @@ pub fn saved_experiment(store: &Store, key: &str) -> Result<SavedExperiment, Sav
         precision: None,
         judged: None,
         margin: None,
+        family: Family::Comparison,
     };
     // (position, variant index, variant, repetition, run)
     let mut measured: Vec<(u32, Option<u32>, String, u32, RunId)> = Vec::new();
