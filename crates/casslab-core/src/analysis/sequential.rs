@@ -54,12 +54,12 @@ impl Spending {
         }
     }
 
-    /// A number that tells spendings apart (a cache's key).
-    fn cache_key(self) -> u64 {
+    /// What tells spendings apart (a cache's key): the kind and its parameter's bits.
+    fn cache_key(self) -> (u8, u64) {
         match self {
-            Spending::OBrienFleming => 0,
-            Spending::Pocock => 1,
-            Spending::Hsd(g) => 2 ^ g.to_bits().rotate_left(2),
+            Spending::OBrienFleming => (0, 0),
+            Spending::Pocock => (1, 0),
+            Spending::Hsd(g) => (2, g.to_bits()),
         }
     }
 
@@ -277,7 +277,7 @@ impl Schedule {
     /// The schedule of `design` at `alpha` for units with their order or without, computed
     /// (boundaries and calibration) once per process and shared.
     pub fn of(design: &SequentialDesign, alpha: f64, ordered: bool) -> Arc<Schedule> {
-        type Key = (u64, usize, usize, Option<usize>, u64, bool);
+        type Key = (u64, usize, usize, Option<usize>, (u8, u64), bool);
         static CACHE: OnceLock<Mutex<HashMap<Key, Arc<Schedule>>>> = OnceLock::new();
         let key = (alpha.to_bits(), design.first_look, design.max_blocks, design.final_look, design.spending.cache_key(), ordered);
         let cache = CACHE.get_or_init(Default::default);
@@ -460,8 +460,11 @@ mod tests {
         let t20 = t_quantile(normal_cdf(z20), 19.0);
         assert!((s.multiplier(20).unwrap() - s.calibration * t20).abs() < 1e-9);
         assert!(s.nominal_level(20).unwrap() > 1.0 - 2.0 * normal_cdf(-z20));
-        // the same design and error rate: the same schedule, once
+        // the same design and error rate: the same schedule, once; another spending, another
         let d = SequentialDesign::new(Spending::OBrienFleming, 4, 20);
+        let hsd = |g: f64| Schedule::of(&SequentialDesign { spending: Spending::Hsd(g), ..d }, 0.05, false);
+        assert_eq!((hsd(-2.0).spending, hsd(1.0).spending), (Spending::Hsd(-2.0), Spending::Hsd(1.0)));
+        assert_eq!(Schedule::of(&SequentialDesign { spending: Spending::Pocock, ..d }, 0.05, false).spending, Spending::Pocock);
         assert!(Arc::ptr_eq(&Schedule::of(&d, 0.05, false), &Schedule::of(&d, 0.05, false)));
         assert_eq!(*Schedule::of(&d, 0.05, false), s);
         // an order effect costs a degree of freedom, from 8 blocks on
