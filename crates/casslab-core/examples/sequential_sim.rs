@@ -172,7 +172,8 @@ fn stall_model(runs: usize, windows: usize, per_window: usize, stall_p: f64) -> 
         let mut window_p99 = Vec::with_capacity(windows);
         for _ in 0..windows {
             let stalled = rng.gen::<f64>() < stall_p;
-            let mut w: Vec<f64> = (0..per_window).map(|_| if stalled && rng.gen::<f64>() < 0.05 { 20.0 + rng.sample(stall) } else { rng.sample(base) }).collect();
+            let mut w: Vec<f64> =
+                (0..per_window).map(|_| if stalled && rng.gen::<f64>() < 0.05 { 20.0 + rng.sample(stall) } else { rng.sample(base) }).collect();
             w.sort_by(f64::total_cmp);
             window_p99.push(w[(0.99 * per_window as f64).ceil() as usize - 1]);
             all.extend(w);
@@ -220,7 +221,12 @@ fn main() {
     let p = (runs / 100).max(2000);
     let (found, last, false_claims) = power(0.10f64.ln_1p(), p);
     println!("\n3. a 10% change in one of 2 judged figures, 14% noise per block (looks 4..20), {p} experiments");
-    println!("   found on every look's interval: {}; by the last look alone: {}; the unchanged figure claimed a change: {}", pct(found), pct(last), pct(false_claims));
+    println!(
+        "   found on every look's interval: {}; by the last look alone: {}; the unchanged figure claimed a change: {}",
+        pct(found),
+        pct(last),
+        pct(false_claims)
+    );
 
     let planned = Schedule::of(&SequentialDesign::new(Spending::OBrienFleming, 4, 21), 0.025, false);
     let ended = Schedule::of(&SequentialDesign { final_look: Some(18), ..SequentialDesign::new(Spending::OBrienFleming, 4, 21) }, 0.025, false);
@@ -240,7 +246,10 @@ fn main() {
     println!("   mean blocks to the verdict: {now:.1} with the 90% interval, {before:.1} with the 95% one ({:.0}% more)", 100.0 * (before / now - 1.0));
 
     let (plain, fitted) = order_effect(1_000_000);
-    println!("\n6. a 5% order effect in 13% noise per block: variance {plain:.5}, {fitted:.5} with the order fitted ({:.1}% less)", 100.0 * (1.0 - fitted / plain));
+    println!(
+        "\n6. a 5% order effect in 13% noise per block: variance {plain:.5}, {fitted:.5} with the order fitted ({:.1}% less)",
+        100.0 * (1.0 - fitted / plain)
+    );
 
     let s = (runs / 1000).max(500);
     let (v99, vtyp) = stall_model(s, 10, 500, 0.15);

@@ -197,7 +197,10 @@ fn several_runs_against_one_baseline_say_their_family() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["family"], "experiment");
     let method = v["method"].to_string();
-    assert!(method.contains("95% intervals that hold together over all 28 figures judged in the 2 comparisons (--family; Bonferroni: each at 99.82%)"), "{method}");
+    assert!(
+        method.contains("95% intervals that hold together over all 28 figures judged in the 2 comparisons (--family; Bonferroni: each at 99.82%)"),
+        "{method}"
+    );
     let verdicts = v["verdicts"].to_string();
     assert!(verdicts.contains("95% CI over 28 judged figures (99.82% each, Bonferroni)"), "{verdicts}");
 }

@@ -363,7 +363,11 @@ impl Comparison {
                 };
                 // the intersection of a sequential design's looks can leave the latest estimate
                 // outside: the later blocks disagree with the earlier ones
-                let outside = if ch.point < ch.lo || ch.point > ch.hi { "; the latest estimate lies outside the interval of all looks: later blocks disagree with earlier ones" } else { "" };
+                let outside = if ch.point < ch.lo || ch.point > ch.hi {
+                    "; the latest estimate lies outside the interval of all looks: later blocks disagree with earlier ones"
+                } else {
+                    ""
+                };
                 format!("{b}'s {subject} is {} {word} than {a}'s ({between}{reps}{}{outside})", pct(ch.point.abs()), self.order_clause())
             }
             Outcome::Equivalent => {
@@ -392,7 +396,8 @@ impl Comparison {
     /// comparison would have seen, and what more data would see a stated change.
     fn no_difference(&self, a: &str, b: &str, subject: &str, ch: &Estimate, needed: Option<usize>) -> String {
         let level = self.level_words();
-        let seen = format!("{}, {level} {}, {}{}{}", signed_pct(ch.point), signed_pct(ch.lo), signed_pct(ch.hi), self.repetitions_clause(), self.order_clause());
+        let seen =
+            format!("{}, {level} {}, {}{}{}", signed_pct(ch.point), signed_pct(ch.lo), signed_pct(ch.hi), self.repetitions_clause(), self.order_clause());
         let could = match self.mde {
             Some(m) if m.is_finite() && m < 100.0 => {
                 format!("; no change beyond {}…{} is likely, and one of {} would be seen 80% of the time", signed_pct(ch.lo), signed_pct(ch.hi), both_ways(m))

@@ -185,7 +185,8 @@ pub fn compare_blocks(d: &Differences, metric: Metric, opts: &AnalysisOptions, f
     let alpha = 1.0 - c.level();
     let l = looks(d, &fit, design, alpha);
     if let Some(seq) = &design.sequential {
-        c.look = Some(Look { blocks: fit.n, max_blocks: seq.max_blocks, spending: seq.spending, nominal: l.nominal, spent_the_rest: seq.final_look == Some(fit.n) });
+        c.look =
+            Some(Look { blocks: fit.n, max_blocks: seq.max_blocks, spending: seq.spending, nominal: l.nominal, spent_the_rest: seq.final_look == Some(fit.n) });
     }
     let rel = |x: f64| x.exp() - 1.0;
     c.mde = Some(rel((l.multiplier + normal_quantile(0.8)) * fit.se_ln));

@@ -97,7 +97,8 @@ fn read_design(tags: &[String], out: &mut SavedExperiment) {
     out.precision = number("precision");
     let spending = tag(tags, "spending").and_then(Spending::from_key);
     if let (Some(spending), Some(first), Some(max)) = (spending, number("first_look"), number("max_blocks")) {
-        out.sequential = Some(SequentialDesign { spending, first_look: first as usize, max_blocks: max as usize, final_look: number("final_look").map(|f| f as usize) });
+        out.sequential =
+            Some(SequentialDesign { spending, first_look: first as usize, max_blocks: max as usize, final_look: number("final_look").map(|f| f as usize) });
     }
 }
 

@@ -212,7 +212,9 @@ fn many_variants_say_their_family_and_can_hold_it_over_the_experiment() {
     let store = Store::open_in_memory().unwrap();
     let groups = three_variants(&store);
     let per = study(&store, &groups, StudyPlan { blocks: Some(BlockDesign::default()), ..plan() }).unwrap();
-    let judged = |s: &super::study::Study| -> Vec<usize> { s.comparisons.iter().flatten().flatten().flatten().filter(|c| !c.exploratory && c.outcome != Outcome::NotJudged).map(|c| c.family).collect() };
+    let judged = |s: &super::study::Study| -> Vec<usize> {
+        s.comparisons.iter().flatten().flatten().flatten().filter(|c| !c.exploratory && c.outcome != Outcome::NotJudged).map(|c| c.family).collect()
+    };
     assert_eq!(judged(&per), [4; 8], "4 judged figures in each of 2 comparisons");
     let text = crate::report::comparison::text(&per);
     assert!(

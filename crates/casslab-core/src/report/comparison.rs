@@ -56,7 +56,10 @@ pub fn method_lines(a: &Study) -> Vec<String> {
         } else {
             let (lo, hi) = a.pairs.iter().fold((usize::MAX, 0), |(lo, hi), p| (lo.min(p.judged), hi.max(p.judged)));
             let (count, level) = if lo == hi { (format!("{hi}"), each(hi)) } else { (format!("{lo}–{hi}"), format!("{}–{}", each(lo), each(hi))) };
-            format!("changes: {conf}% intervals that hold together over the {count} figures judged in each comparison (Bonferroni: each at {level}%){total}{}", many_comparisons(a))
+            format!(
+                "changes: {conf}% intervals that hold together over the {count} figures judged in each comparison (Bonferroni: each at {level}%){total}{}",
+                many_comparisons(a)
+            )
         };
         lines.push(line);
     }
@@ -73,7 +76,10 @@ fn many_comparisons(a: &Study) -> String {
     }
     let conf = trim_percent(a.plan.opts.confidence * 100.0);
     let any = ((1.0 - a.plan.opts.confidence) * k as f64).min(1.0) * 100.0;
-    format!("; {conf}% per comparison: over its {k} comparisons, the chance of some false claim can reach {}% (--family holds them all together)", trim_percent(any))
+    format!(
+        "; {conf}% per comparison: over its {k} comparisons, the chance of some false claim can reach {}% (--family holds them all together)",
+        trim_percent(any)
+    )
 }
 
 /// With blocks: what is judged and at which level, and the sequential design's look.
@@ -266,7 +272,10 @@ fn table(a: &Study) -> String {
             )
         } else {
             let who = if a.pairs.len() > 1 && a.plan.family == Family::Experiment { "the comparisons mark" } else { "a comparison marks" };
-            writeln!(out, "\n  * the change is significant: its interval excludes 0 (with no real change anywhere, {who} any figure at most {chance:.0}% of the time)")
+            writeln!(
+                out,
+                "\n  * the change is significant: its interval excludes 0 (with no real change anywhere, {who} any figure at most {chance:.0}% of the time)"
+            )
         };
     }
     out
