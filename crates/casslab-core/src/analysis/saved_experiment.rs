@@ -209,6 +209,24 @@ mod tests {
         assert_eq!((s.id.as_str(), s.groups.len(), s.groups[0].runs.clone()), ("cache-2", 1, vec![c2]));
     }
 
+    /// A sequential experiment the budget ended spends the error rate left at its final look,
+    /// judged again from the store as it was judged; and its family comes back with it.
+    #[test]
+    fn a_sequential_design_comes_back_with_its_final_look_and_family() {
+        let store = Store::open_in_memory().unwrap();
+        let design = ["design=sequential", "precision=0.05", "first_look=4", "spending=obrien-fleming", "max_blocks=21", "final_look=18", "family=experiment"];
+        for (k, v) in ["a", "b"].iter().enumerate() {
+            let mut tags = vec!["experiment=s", "experiment_id=s-1"];
+            let (variant, position) = (format!("variant={v}"), format!("position={}", k + 1));
+            tags.extend([variant.as_str(), "repetition=1", position.as_str()]);
+            tags.extend(design);
+            save(&store, &tags);
+        }
+        let s = saved_experiment(&store, "s").unwrap();
+        assert_eq!(s.sequential, Some(SequentialDesign { final_look: Some(18), ..SequentialDesign::new(Spending::OBrienFleming, 4, 21) }));
+        assert_eq!(s.family, Family::Experiment);
+    }
+
     #[test]
     fn runs_without_a_variant_index_keep_the_order_of_the_first_repetition() {
         let store = Store::open_in_memory().unwrap();
