@@ -9,14 +9,16 @@
 //! simulation: `PATHS` experiments of independent standard normal units are drawn (a fixed
 //! seed: the same design always gets the same factor), each is fitted at every look as the
 //! real one will be (`block_fit`, the order alternating as counterbalanced blocks do), and λ
-//! is the (1 − α) quantile of each experiment's largest `|t| / multiplier` — so that in the
-//! simulation exactly α of the experiments cross at some look. λ is never below 1: where the
-//! approximation is conservative it stays so.
+//! is the quantile of each experiment's largest `|t| / multiplier` that makes as many of them
+//! cross at some look as cross the known-variance boundaries on the same draws (a control
+//! variate: that share is α in expectation, and the two statistics' crossings go together, so
+//! the simulation's luck cancels). λ is never below 1: where the approximation is
+//! conservative it stays so.
 //!
 //! A design that ended on the clock ([`super::sequential::SequentialDesign::final_look`])
 //! spends at its final look what the looks before it left: among the simulated experiments
 //! that did not cross before it, the final multiplier is the quantile that makes the crossings
-//! α in all. The statistic is scale-free, so neither the spread nor the change matters; the
+//! as many as the known-variance boundaries' (the final one spending the rest) on the same draws. The statistic is scale-free, so neither the spread nor the change matters; the
 //! units' normality does (heavier tails cross a little less often).
 
 use super::block_fit::{model_for, Sums};
@@ -49,57 +51,86 @@ pub fn paths(alpha: f64, last: usize) -> usize {
     wanted.min(MAX_PATHS).min(MAX_DRAWS / last.max(1)).max(MIN_PATHS)
 }
 
-/// Calibrates `base` — the t multipliers of the looks after `first`, `first + 1`, … units —
-/// at error rate `alpha` for units fitted as `block_fit::model_for` says (`ordered`: the
-/// units carry their order); `final_look`: the look that spends what is left.
-pub fn calibrate(base: &[f64], first: usize, final_look: Option<usize>, ordered: bool, alpha: f64) -> Calibration {
-    let last = first + base.len() - 1;
+/// The looks of a design as the simulation needs them: per look after `first + k` units, its
+/// t multiplier and its boundary `z` (known variance); and, when the design ended on the clock,
+/// its final look with that look's boundary spending what is left.
+pub struct Looks<'a> {
+    pub first: usize,
+    pub t: &'a [f64],
+    pub z: &'a [f64],
+    pub final_look: Option<(usize, f64)>,
+}
+
+/// Calibrates `looks` at error rate `alpha` for units fitted as `block_fit::model_for` says
+/// (`ordered`: the units carry their order).
+///
+/// A control variate sharpens the simulation: on the same paths, the known-variance
+/// statistic `S_n / √n` against the boundaries `z` crosses with probability exactly `alpha`
+/// (what the boundaries are computed for), and its crossings go with the t statistic's. So the
+/// factor is chosen for the t statistic to cross on as many of the simulated paths as the
+/// known-variance one does, rather than on `alpha` of them: the simulation's luck cancels
+/// between the two, and the factor's error is that of their (rare) disagreements.
+pub fn calibrate(looks: &Looks, ordered: bool, alpha: f64) -> Calibration {
+    let (first, last) = (looks.first, looks.first + looks.t.len() - 1);
     let n_paths = paths(alpha, last);
     let mut rng = SmallRng::seed_from_u64(SEED);
-    // per path: the largest |t| / multiplier over all looks, and over the looks before the
-    // final one with the final look's |t|
+    let final_at = looks.final_look.map(|(f, _)| f);
+    // per path: the largest |t| / multiplier over all looks; over the looks before the final
+    // one, with the final look's |t|; and whether the known-variance statistic crossed (all
+    // looks; the looks to the final one)
     let mut largest = Vec::with_capacity(n_paths);
     let mut at_final: Vec<(f64, f64)> = Vec::new();
+    let (mut z_crossed, mut z_crossed_final) = (0usize, 0usize);
     for _ in 0..n_paths {
         let mut sums = Sums::default();
-        let mut worst = 0.0_f64;
+        let (mut worst, mut sum) = (0.0_f64, 0.0_f64);
+        let (mut z_any, mut z_final) = (false, false);
         for n in 1..=last {
             let order = if n % 2 == 1 { 1.0 } else { -1.0 };
-            sums.push(rng.sample::<f64, _>(StandardNormal), Some(order));
+            let x: f64 = rng.sample(StandardNormal);
+            sums.push(x, Some(order));
+            sum += x;
             if n < first {
                 continue;
             }
+            let k = n - first;
+            let z = (sum / (n as f64).sqrt()).abs();
+            z_any |= z > looks.z[k];
+            match looks.final_look {
+                Some((f, _)) if n < f => z_final |= z > looks.z[k],
+                Some((f, z_rest)) if n == f => z_final |= z > z_rest,
+                _ => {}
+            }
             let Some(fit) = sums.fit_as(model_for(n, ordered)) else { continue };
             let t = (fit.mean_ln / fit.se_ln).abs();
-            if final_look == Some(n) {
+            if final_at == Some(n) {
                 at_final.push((worst, t));
             }
-            let m = base[n - first];
-            if m.is_finite() {
-                worst = worst.max(t / m);
+            if looks.t[k].is_finite() {
+                worst = worst.max(t / looks.t[k]);
             }
         }
         largest.push(worst);
+        z_crossed += usize::from(z_any);
+        z_crossed_final += usize::from(z_final);
     }
-    let factor = upper_quantile(&mut largest, alpha).max(1.0);
-    let final_multiplier = final_look.and_then(|_| {
+    let factor = exceeded_by(&mut largest, z_crossed).max(1.0);
+    let final_multiplier = final_at.and_then(|_| {
         let crossed = at_final.iter().filter(|(before, _)| *before > factor).count();
-        let left = (alpha * n_paths as f64).round() as usize;
-        let left = left.checked_sub(crossed).filter(|l| *l >= 1)?;
+        let left = z_crossed_final.checked_sub(crossed).filter(|l| *l >= 1)?;
         let mut t: Vec<f64> = at_final.iter().filter(|(before, _)| *before <= factor).map(|(_, t)| *t).collect();
-        (left < t.len()).then(|| {
-            t.sort_unstable_by(|a, b| b.total_cmp(a));
-            // `left` paths beyond it: halfway between the left-th and the next
-            0.5 * (t[left - 1] + t[left])
-        })
+        (left < t.len()).then(|| exceeded_by(&mut t, left))
     });
     Calibration { factor, final_multiplier }
 }
 
-/// The value exceeded by a share `alpha` of `values` (reorders them).
-fn upper_quantile(values: &mut [f64], alpha: f64) -> f64 {
-    let k = (((1.0 - alpha) * values.len() as f64).floor() as usize).min(values.len() - 1);
-    *values.select_nth_unstable_by(k, f64::total_cmp).1
+/// The value exceeded by `count` of `values` (halfway between the count-th largest and the
+/// next; reorders them).
+fn exceeded_by(values: &mut [f64], count: usize) -> f64 {
+    let n = values.len();
+    let count = count.clamp(1, n - 1);
+    values.sort_unstable_by(|a, b| b.total_cmp(a));
+    0.5 * (values[count - 1] + values[count])
 }
 
 #[cfg(test)]
@@ -112,7 +143,7 @@ mod tests {
         assert_eq!(paths(0.025, 40), 100_000);
         assert_eq!(paths(0.01, 500), MIN_PATHS);
         let mut v: Vec<f64> = (0..100).map(f64::from).collect();
-        assert_eq!(upper_quantile(&mut v, 0.05), 95.0);
+        assert_eq!(exceeded_by(&mut v, 5), 94.5);
     }
 
     #[test]
@@ -120,7 +151,7 @@ mod tests {
         // a single look of a t statistic at its exact quantile: nothing to correct (the
         // simulation's own noise aside)
         let m = super::super::distributions::t_quantile(0.975, 9.0);
-        let c = calibrate(&[m], 10, None, false, 0.05);
+        let c = calibrate(&Looks { first: 10, t: &[m], z: &[1.959964], final_look: None }, false, 0.05);
         assert!((c.factor - 1.0).abs() < 0.01, "{c:?}");
         assert_eq!(c.final_multiplier, None);
     }

@@ -6,7 +6,9 @@
 //! Two runs: the k-th resample of A and the k-th resample of B were drawn independently
 //! (different seeds), so the ratios `draw_B(k) / draw_A(k) − 1` are draws of the change's
 //! bootstrap distribution; its interval is built as in `bootstrap.rs`, with the smaller side's
-//! window count. The change is significant when its interval excludes 0.
+//! window count (the typical p99 is compared by Yuen's trimmed t instead: `trimmed.rs`). The
+//! change is significant when its interval excludes 0. A detectable change and a precision are
+//! factors, the same both ways in logarithms, and are printed both ways ([`both_ways`]).
 //!
 //! Many figures at once: a comparison judges `family` figures together, and each interval is
 //! at `1 − (1 − confidence) / family` (Bonferroni), so that all of them hold together at the

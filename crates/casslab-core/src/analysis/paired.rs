@@ -2,16 +2,19 @@
 //! in counterbalanced order (a b, b a, …) — so each variant is compared with the baseline by
 //! the change *within* each block, `ln(B's figure) − ln(A's)`, which cancels whatever drifts
 //! from block to block (the node warming up, compactions, the machine's other load). The
-//! change's interval is Student's t on those differences (n − 1 degrees of freedom), or, with
-//! a sequential design, the repeated confidence interval of the look (`sequential.rs`), valid
-//! whenever the experiment stops.
+//! differences are fitted by `block_fit` (their mean, and from 8 blocks run in both orders an
+//! order effect, which leaves the spread and is reported); the change's interval is Student's
+//! t on them, or, with a sequential design, the intersection of every look's repeated
+//! confidence interval so far (`sequential.rs`), valid whenever the experiment stops — so a
+//! change found at one look stays found.
 //!
 //! Each comparison also says the smallest change it would detect 80 % of the time at the
-//! precision it reached, whether the two are equivalent within a margin (two one-sided tests:
-//! the interval inside ± the margin), and how many blocks would detect a stated change. What
-//! the windows inside the runs add: nothing to the interval (the differences already carry
-//! the noise within runs, and treating windows as independent would understate the spread
-//! between runs), only the share of the spread that lies between blocks.
+//! precision it reached, whether the two are equivalent within a margin (two one-sided tests
+//! at α each: the interval at 2α inside ± the margin), and how many blocks would detect a stated
+//! change (from the look that would see it). What the windows inside the runs add: nothing to
+//! the interval (the differences already carry the noise within runs, and treating windows as
+//! independent would understate the spread between runs), only the share of the spread that
+//! lies between blocks.
 
 use super::block_fit::{Fit, Sums};
 use super::change::{Comparison, Look, Outcome};

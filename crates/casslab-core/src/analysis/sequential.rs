@@ -12,11 +12,19 @@
 //! probability of crossing first there is what the spending function spends between
 //! `t_{k−1}` and `t_k`. With the variance estimated from the data, a look with `df` degrees of
 //! freedom uses Student's t quantile at the boundary's nominal level (the usual
-//! t-approximation); the simulation tests check what that gives.
+//! t-approximation), scaled by one factor per design that `calibration.rs` finds by
+//! simulation, so that the looks together miss at α and not the few tenths of a point more the
+//! approximation alone lets through.
 //!
-//! Information fraction: blocks so far over the most blocks the budget allows. Looks that are
-//! skipped cost nothing (their α is spent at the next look); a run that ends before the last
-//! planned block leaves some α unspent (conservative).
+//! Information fraction: units (blocks) so far over the most the budget allows. Looks that are
+//! skipped cost nothing (their α is spent at the next look). A design that ends on its data
+//! leaves the α of the looks it did not take unspent (conservative); one that the clock ends
+//! before its last planned look ([`SequentialDesign::final_look`]) spends all that is left at
+//! that look — valid, because the reason to stop there was not the data.
+//!
+//! For any caller with per-unit differences of its own (blocks, or units of another design),
+//! [`repeated_interval`] is the interval of a look from those differences alone; [`Schedule`]
+//! gives every look's boundary and multiplier.
 
 use super::block_fit::{model_for, Fit, Model, Sums};
 use super::calibration;
@@ -303,7 +311,8 @@ impl Schedule {
         let df = |n: usize| (n - model_for(n, ordered).params()) as f64;
         let t_of = |k: usize, z: f64| t_multiplier(z, df(first + k));
         let base: Vec<f64> = full_z.iter().enumerate().map(|(k, &z)| t_of(k, z)).collect();
-        let cal = calibration::calibrate(&base, first, final_look, ordered, alpha);
+        let looks = calibration::Looks { first, t: &base, z: &full_z, final_look: final_look.map(|f| (f, z[f - first])) };
+        let cal = calibration::calibrate(&looks, ordered, alpha);
         let mut m: Vec<f64> = base.iter().take(z.len()).map(|b| b * cal.factor).collect();
         if let Some(f) = final_look {
             let k = f - first;
