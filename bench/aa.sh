@@ -46,8 +46,8 @@ one() {
   # the comparison starts at its header line; the run summaries before it are not counted
   sed -n '/^windows of /,$p' "$log.out" >"$log.cmp"
   local marked shown claims odd
-  marked=$(grep -cE '^    (ops/s|mean|p50|p95|p99|p99\.9) {2,}.* \*$' "$log.cmp" || true)
-  shown=$(grep -cE '^    (ops/s|mean|p50|p95|p99|p99\.9) {2,}' "$log.cmp" || true)
+  marked=$(grep -cE '^    (ops/s|mean|p50|p95|p99|p99\.9|p99_typical) {2,}.* \*$' "$log.cmp" || true)
+  shown=$(grep -cE '^    (ops/s|mean|p50|p95|p99|p99\.9|p99_typical) {2,}' "$log.cmp" || true)
   claims=$(grep -cE "^  b's .* (higher|lower) than a's" "$log.cmp" || true)
   odd=$(grep -c ' disagrees with the other repetitions of ' "$log.cmp" || true)
   echo "$marked $shown $claims $odd"

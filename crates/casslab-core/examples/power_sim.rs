@@ -15,7 +15,7 @@
 //! per design, figure and change: the share of experiments that found the change (power, or
 //! the false-claim rate at 0), the mean blocks and minutes.
 
-use casslab_core::analysis::paired::{compare_blocks, settled, BlockDesign, Schedules, SequentialDesign};
+use casslab_core::analysis::paired::{compare_blocks, settled, BlockDesign, Differences, SequentialDesign};
 use casslab_core::analysis::sequential::Spending;
 use casslab_core::analysis::{AnalysisOptions, Metric, Outcome};
 use rand::rngs::SmallRng;
@@ -67,22 +67,22 @@ fn args() -> Args {
 
 /// One experiment: blocks of heavy-tailed differences until every judged figure settles or
 /// the budget ends; returns (found the change in figure `f`, any false claim, blocks).
-fn one(sd: &[f64], effect: f64, f: usize, design: &BlockDesign, precision: f64, rng: &mut SmallRng, schedules: &Schedules) -> (bool, bool, usize) {
+fn one(sd: &[f64], effect: f64, f: usize, design: &BlockDesign, precision: f64, rng: &mut SmallRng) -> (bool, bool, usize) {
     let noise = StudentT::new(4.0).unwrap();
     let o = AnalysisOptions::default();
     let max = design.sequential.map_or(12, |s| s.max_blocks);
     let family = sd.len();
-    let mut diffs: Vec<Vec<f64>> = vec![Vec::new(); family];
+    let mut diffs: Vec<Differences> = vec![Differences::default(); family];
     loop {
         for (i, d) in diffs.iter_mut().enumerate() {
             let truth = if i == f { (1.0 + effect).ln() } else { 0.0 };
-            d.push(truth + sd[i] / 2f64.sqrt() * noise.sample(rng));
+            d.diffs.push(truth + sd[i] / 2f64.sqrt() * noise.sample(rng));
         }
-        let n = diffs[0].len();
+        let n = diffs[0].diffs.len();
         if design.sequential.is_some_and(|s| n < s.first_look) {
             continue;
         }
-        let cs: Vec<_> = diffs.iter().map(|d| compare_blocks(d, &[], Metric::P50, &o, family, design, schedules)).collect();
+        let cs: Vec<_> = diffs.iter().map(|d| compare_blocks(d, Metric::P50, &o, family, design)).collect();
         if cs.iter().all(|c| settled(c, precision)) || n >= max {
             let claims: Vec<bool> = cs.iter().map(|c| matches!(c.outcome, Outcome::Higher | Outcome::Lower)).collect();
             let found = claims[f] && effect != 0.0;
@@ -109,10 +109,9 @@ fn main() {
         ("Pocock, 4", Spending::Pocock, 4),
         ("Pocock, 6", Spending::Pocock, 6),
     ];
-    let schedules = Schedules::default();
     for (name, spending, first) in designs {
         let design = BlockDesign {
-            sequential: Some(SequentialDesign { spending, first_look: first, max_blocks }),
+            sequential: Some(SequentialDesign::new(spending, first, max_blocks)),
             simultaneous: a.simultaneous,
             ..BlockDesign::default()
         };
@@ -124,7 +123,7 @@ fn main() {
                 let mut rng = SmallRng::seed_from_u64(42 + f as u64);
                 let (mut found, mut false_claims, mut blocks) = (0, 0, 0);
                 for _ in 0..a.runs {
-                    let (hit, wrong, n) = one(&a.sd, effect, f, &design, a.precision, &mut rng, &schedules);
+                    let (hit, wrong, n) = one(&a.sd, effect, f, &design, a.precision, &mut rng);
                     found += usize::from(hit);
                     false_claims += usize::from(wrong);
                     blocks += n;

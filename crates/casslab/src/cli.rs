@@ -336,6 +336,12 @@ pub struct AnalysisArgs {
     /// gets wrong; for comparison only (bench/aa.sh uses it), not for judging.
     #[arg(long)]
     pub pool_windows: bool,
+    /// Hold the confidence over every comparison together — each variant against the
+    /// baseline, every judged figure — instead of over each comparison's figures: with many
+    /// variants, no false claim anywhere at least 95% of the time, at the cost of wider
+    /// intervals [default: per comparison, or the experiment file's `family:`]
+    #[arg(long)]
+    pub family: bool,
 }
 
 #[derive(Args, Debug)]
@@ -787,9 +793,10 @@ pub struct ExperimentArgs {
     /// interval too wide to tell); otherwise such a gate exits 4.
     #[arg(long)]
     pub allow_undecided: bool,
-    /// Plan instead of running: from the last execution of this experiment in the store (3
-    /// blocks or more), else from a pilot of 3 blocks, the blocks and minutes each judged
-    /// figure needs for the precision, and which are out of reach within the budget.
+    /// Plan instead of running: from the last execution of this experiment in the store (4
+    /// blocks or more), else from a pilot of 4 blocks, the blocks and minutes each judged
+    /// figure needs for the precision (with the range a spread estimated from so few blocks
+    /// allows), and which are out of reach within the budget.
     #[arg(long)]
     pub plan: bool,
     /// Bootstrap window (overrides the file's `window`), e.g. 60s.

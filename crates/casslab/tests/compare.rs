@@ -137,8 +137,10 @@ fn a_regression_is_significant_and_fails_the_max_regression_gate() {
     assert!(!p50.trim_end().ends_with('*'), "read p50 did not change: {p50}");
     let sentence = format!("run {b}'s read p99 is ");
     let verdict = out.lines().find(|l| l.contains(&sentence)).unwrap_or_else(|| panic!("no verdict on read p99:\n{out}"));
-    // the interval says which level it is: 95% for the twelve judged figures together
-    assert!(verdict.contains("higher than run ") && verdict.contains("95% CI over 12 judged figures (99.58% each, Bonferroni)"), "{verdict}");
+    // the interval says which level it is: 95% for the fourteen judged figures together
+    // (seven of each operation, the typical p99 among them)
+    assert!(verdict.contains("higher than run ") && verdict.contains("95% CI over 14 judged figures (99.64% each, Bonferroni)"), "{verdict}");
+    assert!(row(&out, "read", "p99_typical").trim_end().ends_with('*'), "the typical p99 rose too:\n{out}");
     let failed: Vec<&str> = err.lines().filter(|l| l.starts_with("gate failed: ")).collect();
     assert_eq!(failed.len(), 1, "{err}");
     assert!(failed[0].contains("--max-regression 10%") && failed[0].contains("read p99 +"), "{err}");
@@ -178,6 +180,31 @@ fn identical_runs_show_no_difference() {
     assert!(row(&out, "total", "ops/s per client core").contains('['), "{out}");
 }
 
+/// Two runs against one baseline: per comparison by default, and the text says what that
+/// allows over both; `--family` holds the two comparisons' figures together.
+#[test]
+fn several_runs_against_one_baseline_say_their_family() {
+    let r = runs();
+    let (a, b, twin) = (r.baseline.to_string(), r.regressed.to_string(), r.twin.to_string());
+    let (code, out, err) = compare(&[&a, &b, &twin]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("over the 14 figures judged in each comparison (Bonferroni: each at 99.64%); total is shown, not judged: it contains the operations; 95% per comparison: over its 2 comparisons, the chance of some false claim can reach 10% (--family holds them all together)"),
+        "{out}"
+    );
+    let (code, out, err) = compare(&[&a, &b, &twin, "--family", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["family"], "experiment");
+    let method = v["method"].to_string();
+    assert!(
+        method.contains("95% intervals that hold together over all 28 figures judged in the 2 comparisons (--family; Bonferroni: each at 99.82%)"),
+        "{method}"
+    );
+    let verdicts = v["verdicts"].to_string();
+    assert!(verdicts.contains("95% CI over 28 judged figures (99.82% each, Bonferroni)"), "{verdicts}");
+}
+
 #[test]
 fn a_short_run_is_called_too_short() {
     let r = runs();
@@ -199,7 +226,7 @@ fn a_short_run_is_called_too_short() {
 fn help_documents_the_options() {
     let (code, out, _) = run(casslab().args(["compare", "--help"]));
     assert_eq!(code, 0);
-    for flag in ["--baseline", "--window", "--resamples", "--confidence", "--fail-if", "--max-regression", "--server-cores", "--store"] {
+    for flag in ["--baseline", "--window", "--resamples", "--confidence", "--fail-if", "--max-regression", "--server-cores", "--family", "--store"] {
         assert!(out.contains(flag), "compare --help lacks {flag}:\n{out}");
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! Each resample draws n windows out of n (a seeded [`SmallRng`], so the same inputs and seed
 //! give the same intervals) and evaluates all metrics on the same draw. The draws are kept
-//! (resamples × 6 numbers), so that comparisons ([`super::change`]) pair the k-th draw of
+//! (resamples × 7 numbers), so that comparisons ([`super::change`]) pair the k-th draw of
 //! one side with the k-th draw of the other — two independent bootstraps — without
 //! resampling again.
 //!
@@ -19,7 +19,7 @@
 
 use super::distributions::{normal_cdf, t_quantile};
 use super::sample::Sample;
-use super::Metric;
+use super::{Metric, METRICS};
 use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
 
@@ -51,10 +51,12 @@ impl Estimate {
 #[derive(Debug, Clone)]
 pub struct Resampled {
     windows: usize,
-    points: [f64; 6],
+    points: [f64; METRICS],
     /// One row per resample, one column per metric (in [`Metric::ALL`] order); NaN where a
     /// metric is undefined for that resample.
-    draws: Vec<[f64; 6]>,
+    draws: Vec<[f64; METRICS]>,
+    /// Each window's own p99 (what the typical p99 is made of, and compared by).
+    window_p99s: Vec<f64>,
 }
 
 impl Resampled {
@@ -87,7 +89,7 @@ impl Resampled {
             }
             draws.push(sample.statistics(&picks));
         }
-        Resampled { windows: n, points, draws }
+        Resampled { windows: n, points, draws, window_p99s: sample.window_p99s() }
     }
 
     pub fn windows(&self) -> usize {
@@ -96,6 +98,11 @@ impl Resampled {
 
     pub fn resamples(&self) -> usize {
         self.draws.len()
+    }
+
+    /// The p99 of each window that has latencies, ns.
+    pub fn window_p99s(&self) -> &[f64] {
+        &self.window_p99s
     }
 
     /// The point estimate (all windows once); NaN when undefined.

@@ -6,7 +6,9 @@
 //! Two runs: the k-th resample of A and the k-th resample of B were drawn independently
 //! (different seeds), so the ratios `draw_B(k) / draw_A(k) − 1` are draws of the change's
 //! bootstrap distribution; its interval is built as in `bootstrap.rs`, with the smaller side's
-//! window count. The change is significant when its interval excludes 0.
+//! window count (the typical p99 is compared by Yuen's trimmed t instead: `trimmed.rs`). The
+//! change is significant when its interval excludes 0. A detectable change and a precision are
+//! factors, the same both ways in logarithms, and are printed both ways ([`both_ways`]).
 //!
 //! Many figures at once: a comparison judges `family` figures together, and each interval is
 //! at `1 − (1 − confidence) / family` (Bonferroni), so that all of them hold together at the
@@ -84,9 +86,20 @@ pub struct Comparison {
     /// Shown with an interval of its own (at the stated confidence, not corrected for the
     /// other figures) but not judged: not one of the experiment's judged figures.
     pub exploratory: bool,
-    /// With blocks: one block's spread of the change (standard deviation of its logarithm),
-    /// what a plan sizes the next experiment by.
+    /// With blocks: one block's spread of the change (standard deviation of its logarithm,
+    /// after the order effect when one is fitted), what a plan sizes the next experiment by,
+    /// and the degrees of freedom it is estimated on.
     pub block_sd_ln: Option<f64>,
+    pub block_df: Option<f64>,
+    /// With blocks: they ran the two sides in both orders (from `block_fit::ORDER_FROM`
+    /// blocks on, an order effect is fitted).
+    pub blocks_ordered: bool,
+    /// With an equivalence margin: the interval two one-sided tests judge equivalence by (at
+    /// twice the error rate: 90 % where the change's is 95 %).
+    pub equivalence: Option<Estimate>,
+    /// With blocks run in both orders: what running second in a block does to the figure
+    /// (relative), with its interval at the stated confidence; taken out of the change.
+    pub order_effect: Option<Estimate>,
 }
 
 /// The look of a sequential design that made an interval.
@@ -98,6 +111,9 @@ pub struct Look {
     pub spending: super::sequential::Spending,
     /// The confidence of this look's interval taken alone.
     pub nominal: f64,
+    /// The look ended the design on the clock (the budget), so it spent all the error rate
+    /// the looks before it left.
+    pub spent_the_rest: bool,
 }
 
 impl Comparison {
@@ -122,6 +138,10 @@ impl Comparison {
             margin: None,
             exploratory: false,
             block_sd_ln: None,
+            block_df: None,
+            blocks_ordered: false,
+            equivalence: None,
+            order_effect: None,
         }
     }
 
@@ -131,8 +151,9 @@ impl Comparison {
     }
 
     /// Decides the outcome from the change's interval: significant when it excludes 0,
-    /// equivalent when it lies within the margin, else no difference (with the sample size
-    /// that would detect [`Comparison::power_effect`]).
+    /// equivalent when the equivalence interval ([`Comparison::equivalence`], else the change's
+    /// own) lies within the margin, else no difference (with the sample size that would detect
+    /// [`Comparison::power_effect`]).
     pub(super) fn decide(&mut self, change: Estimate, n: usize) {
         self.change = Some(change);
         self.outcome = if change.excludes(0.0) {
@@ -141,7 +162,10 @@ impl Comparison {
             } else {
                 Outcome::Lower
             }
-        } else if self.margin.is_some_and(|m| change.has_interval() && change.lo >= -m && change.hi <= m) {
+        } else if self.margin.is_some_and(|m| {
+            let e = self.equivalence.unwrap_or(change);
+            e.has_interval() && e.lo >= -m && e.hi <= m
+        }) {
             Outcome::Equivalent
         } else {
             Outcome::NoDifference { needed: needed(&change, n, self.level(), self.power_effect) }
@@ -154,6 +178,12 @@ impl Comparison {
     /// The relative half-width of the change's interval (half of hi − lo).
     pub fn half_width(&self) -> Option<f64> {
         self.change.filter(|c| c.has_interval()).map(|c| (c.hi - c.lo) / 2.0)
+    }
+
+    /// The half-width of the change's interval in logarithms: the precision reached, which
+    /// is `e^h − 1` upwards and `e^−h − 1` downwards ([`both_ways`]).
+    pub fn half_width_ln(&self) -> Option<f64> {
+        self.change.filter(|c| c.has_interval() && c.lo > -1.0).map(|c| ((1.0 + c.hi).ln() - (1.0 + c.lo).ln()) / 2.0)
     }
 
     /// Marks the comparison as shown but not judged.
@@ -176,6 +206,16 @@ pub fn compare(a: &Resampled, b: &Resampled, metric: Metric, opts: &AnalysisOpti
         return c;
     }
     let n = a.windows().min(b.windows());
+    // the typical p99: Yuen's trimmed t on the two runs' windows (`trimmed.rs`)
+    if metric == Metric::P99Typical {
+        if let Some((point, lo, hi)) = super::trimmed::yuen_ratio(a.window_p99s(), b.window_p99s(), c.level()) {
+            c.decide(Estimate { point, lo, hi }, n);
+            if n < c.min_windows {
+                c.outcome = Outcome::TooShort;
+            }
+            return c;
+        }
+    }
     let ratios: Vec<f64> = (0..a.resamples().min(b.resamples())).map(|k| b.draw(k, metric) / a.draw(k, metric) - 1.0).collect();
     let (lo, hi) = interval(ratios, c.level(), n);
     c.decide(Estimate { point: pb / pa - 1.0, lo, hi }, n);
@@ -255,16 +295,28 @@ impl Comparison {
     /// spending: valid whenever the experiment stops)"; an exploratory figure's "95% CI on its
     /// own, exploratory".
     pub fn level_words(&self) -> String {
-        let conf = percent_number(self.confidence * 100.0);
+        self.level_words_at(self.confidence)
+    }
+
+    /// [`Comparison::level_words`] at another stated confidence (equivalence's: 1 − 2α).
+    fn level_words_at(&self, confidence: f64) -> String {
+        let conf = percent_number(confidence * 100.0);
         if self.exploratory {
             return format!("{conf}% CI on its own, exploratory");
         }
         let family = if self.family > 1 {
-            format!(" over {} judged figures ({}% each, Bonferroni)", self.family, level_number(self.level() * 100.0))
+            let each = 1.0 - (1.0 - confidence) / self.family as f64;
+            format!(" over {} judged figures ({}% each, Bonferroni)", self.family, level_number(each * 100.0))
         } else {
             String::new()
         };
         match &self.look {
+            Some(l) if l.spent_the_rest => format!(
+                "{conf}% repeated CI{family}; final look after {} of at most {} blocks (the budget ended it: the error rate left is spent), {} spending: valid whenever the experiment stops",
+                l.blocks,
+                l.max_blocks,
+                l.spending.name()
+            ),
             Some(l) => format!(
                 "{conf}% repeated CI{family}; look after {} of at most {} blocks, {} spending: valid whenever the experiment stops",
                 l.blocks,
@@ -272,6 +324,21 @@ impl Comparison {
                 l.spending.name()
             ),
             None => format!("{conf}% CI{family}"),
+        }
+    }
+
+    /// "; running second: +4.8% (95% CI +1.2%, +8.6%)" when blocks ran in both orders: the
+    /// order effect, a finding of its own (whoever runs first in a block may be slower).
+    fn order_clause(&self) -> String {
+        match self.order_effect {
+            Some(o) => format!(
+                "; running second: {} ({}% CI {}, {})",
+                signed_pct(o.point),
+                percent_number(self.confidence * 100.0),
+                signed_pct(o.lo),
+                signed_pct(o.hi)
+            ),
+            None => String::new(),
         }
     }
 
@@ -296,15 +363,28 @@ impl Comparison {
                 } else {
                     format!("{level} {low}–{high}")
                 };
-                format!("{b}'s {subject} is {} {word} than {a}'s ({between}{reps})", pct(ch.point.abs()))
+                // the intersection of a sequential design's looks can leave the latest estimate
+                // outside: the later blocks disagree with the earlier ones
+                let outside = if ch.point < ch.lo || ch.point > ch.hi {
+                    "; the latest estimate lies outside the interval of all looks: later blocks disagree with earlier ones"
+                } else {
+                    ""
+                };
+                format!("{b}'s {subject} is {} {word} than {a}'s ({between}{reps}{}{outside})", pct(ch.point.abs()), self.order_clause())
             }
             Outcome::Equivalent => {
                 let m = pct(self.margin.unwrap_or(0.0));
+                // two one-sided tests at α each: the interval at 1 − 2α
+                let e = self.equivalence.unwrap_or(ch);
+                let tost = (2.0 * self.confidence - 1.0).max(0.0);
                 format!(
-                    "{b} vs {a}, {subject}: equivalent within ±{m} ({}, {level} {}, {}{reps}; two one-sided tests)",
+                    "{b} vs {a}, {subject}: equivalent within ±{m} ({}, {} {}, {}{reps}{}; two one-sided tests, each at {}%)",
                     signed_pct(ch.point),
-                    signed_pct(ch.lo),
-                    signed_pct(ch.hi)
+                    self.level_words_at(tost),
+                    signed_pct(e.lo),
+                    signed_pct(e.hi),
+                    self.order_clause(),
+                    percent_number(self.confidence * 100.0)
                 )
             }
             Outcome::NoDifference { needed } => self.no_difference(a, b, &subject, &ch, needed),
@@ -318,10 +398,11 @@ impl Comparison {
     /// comparison would have seen, and what more data would see a stated change.
     fn no_difference(&self, a: &str, b: &str, subject: &str, ch: &Estimate, needed: Option<usize>) -> String {
         let level = self.level_words();
-        let seen = format!("{}, {level} {}, {}{}", signed_pct(ch.point), signed_pct(ch.lo), signed_pct(ch.hi), self.repetitions_clause());
+        let seen =
+            format!("{}, {level} {}, {}{}{}", signed_pct(ch.point), signed_pct(ch.lo), signed_pct(ch.hi), self.repetitions_clause(), self.order_clause());
         let could = match self.mde {
             Some(m) if m.is_finite() && m < 100.0 => {
-                format!("; no change beyond {}…{} is likely, and one of ±{} would be seen 80% of the time", signed_pct(ch.lo), signed_pct(ch.hi), pct(m))
+                format!("; no change beyond {}…{} is likely, and one of {} would be seen 80% of the time", signed_pct(ch.lo), signed_pct(ch.hi), both_ways(m))
             }
             _ => String::new(),
         };
@@ -350,6 +431,16 @@ impl Comparison {
         let what = if self.blocks.is_some() || self.repetitions.is_some() { "with these runs" } else { "at this run length" };
         format!("{b} vs {a}, {subject}: no difference detected {what} ({seen}){could}{need}")
     }
+}
+
+/// A change that is `+up` upwards as the same factor both ways: "-50%/+98%" for +98 % (a
+/// factor of 1.98 up is one of 1/1.98 down). The minimum detectable effect and the precision
+/// reached are symmetric in logarithms, not in percent.
+pub fn both_ways(up: f64) -> String {
+    if !(up.is_finite() && up > -1.0) {
+        return "?".into();
+    }
+    format!("-{}/+{}", pct(1.0 - 1.0 / (1.0 + up)), pct(up))
 }
 
 /// "18%", "2.5%", "0.40%": whole percents from 10 % up, more digits below; beyond 10,000% an
@@ -437,7 +528,7 @@ mod tests {
         assert_eq!(
             c.sentence("A", "B", "read"),
             "B vs A, read p99: no difference detected at this run length (+2%, 95% CI -3%, +7%); \
-             no change beyond -3%…+7% is likely, and one of ±7.3% would be seen 80% of the time"
+             no change beyond -3%…+7% is likely, and one of -6.8%/+7.3% would be seen 80% of the time"
         );
         // a design that could not see the stated 10% says what would
         let wide = Comparison {
@@ -459,13 +550,31 @@ mod tests {
         assert_eq!(needed(&Estimate { point: 0.0, lo: -0.03, hi: 0.03 }, 10, 0.95, 0.0), None);
     }
 
+    /// Item 3 of the audit: the minimum detectable effect is a factor, the same both ways in
+    /// logarithms; "±98%" said +98 % up but meant −49 % down.
+    #[test]
+    fn a_detectable_change_is_printed_both_ways() {
+        assert_eq!(both_ways(0.98), "-49%/+98%");
+        assert_eq!(both_ways(0.05), "-4.8%/+5%");
+        let mut c = comparison(0.28, -0.24, 1.14, Outcome::NoDifference { needed: Some(1087) }, (10, 10));
+        c.blocks = Some(21);
+        c.mde = Some(0.98);
+        let text = c.sentence("g1", "zgc", "read");
+        assert!(text.contains("and one of -49%/+98% would be seen 80% of the time"), "{text}");
+        assert!(!text.contains("±98"), "{text}");
+    }
+
     #[test]
     fn an_interval_within_the_margin_is_equivalence_and_levels_say_their_correction() {
         let mut c = Comparison { margin: Some(0.05), ..Comparison::new(Metric::P50, &AnalysisOptions::default(), 4) };
         c.decide(Estimate { point: 0.01, lo: -0.02, hi: 0.04 }, 10);
         assert_eq!(c.outcome, Outcome::Equivalent);
         let text = c.sentence("A", "B", "read");
-        assert!(text.starts_with("B vs A, read p50: equivalent within ±5% (+1%, 95% CI over 4 judged figures (98.75% each, Bonferroni) -2%, +4%"), "{text}");
+        // two one-sided tests at 5% each: the 90% interval (97.5% each over 4 figures)
+        assert!(
+            text.starts_with("B vs A, read p50: equivalent within ±5% (+1%, 90% CI over 4 judged figures (97.5% each, Bonferroni) -2%, +4%; two one-sided tests, each at 95%)"),
+            "{text}"
+        );
         c.decide(Estimate { point: 0.01, lo: -0.02, hi: 0.06 }, 10);
         assert!(matches!(c.outcome, Outcome::NoDifference { .. }));
         c.decide(Estimate { point: 0.08, lo: 0.06, hi: 0.1 }, 10);

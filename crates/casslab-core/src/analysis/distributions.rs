@@ -1,9 +1,10 @@
 //! The distributions the intervals need, from the `statrs` crate: the standard normal's
-//! quantile and CDF, and Student's t's CDF and quantile for any degrees of freedom
-//! (fractional ones included: Welch's). Thin, so that the rest of the analysis names what it
+//! quantile and CDF, Student's t's CDF and quantile for any degrees of freedom (fractional
+//! ones included: Welch's), and the chi-squared quantile (the range of a spread estimated
+//! from few blocks). Thin, so that the rest of the analysis names what it
 //! needs and one place says where it comes from; the tests hold them to published tables.
 
-use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+use statrs::distribution::{ChiSquared, ContinuousCDF, Normal, StudentsT};
 
 fn standard_normal() -> Normal {
     Normal::new(0.0, 1.0).expect("the standard normal")
@@ -84,6 +85,15 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
+/// The chi-squared quantile with `df` degrees of freedom: the `x` below which a share `p`
+/// lies; NaN for a `df` that is not positive.
+pub fn chi_squared_quantile(p: f64, df: f64) -> f64 {
+    match ChiSquared::new(df) {
+        Ok(d) if (0.0..=1.0).contains(&p) => d.inverse_cdf(p),
+        _ => f64::NAN,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,5 +125,11 @@ mod tests {
         assert!((t_cdf(0.0, 3.3) - 0.5).abs() < 1e-12);
         assert!((t_cdf(-2.0, 1e6) - normal_cdf(-2.0)).abs() < 1e-6);
         assert!(t_quantile(0.9, 0.0).is_nan() && t_cdf(1.0, -1.0).is_nan());
+        // qchisq(): 2 degrees of freedom, and 10
+        for (p, df, want) in [(0.025, 2.0, 0.05063562), (0.975, 2.0, 7.37775891), (0.025, 10.0, 3.24697278), (0.975, 10.0, 20.48317735)] {
+            let got = chi_squared_quantile(p, df);
+            assert!((got - want).abs() / want < 1e-6, "chisq({p}, {df}) = {got}");
+        }
+        assert!(chi_squared_quantile(0.5, 0.0).is_nan());
     }
 }

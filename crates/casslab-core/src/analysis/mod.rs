@@ -18,9 +18,11 @@
 //! [`side_estimate`] / [`compare_repeated`] for repetitions ([`Comparison`], with its sentence);
 //! [`study::study`] assembles it all for groups of saved runs.
 
+pub mod block_fit;
 mod bootstrap;
 #[cfg(test)]
 mod bootstrap_tests;
+mod calibration;
 mod change;
 mod checks;
 mod distributions;
@@ -29,6 +31,8 @@ pub mod impact;
 mod likeness;
 pub mod load_curve;
 pub mod paired;
+#[cfg(test)]
+mod paired_tests;
 mod repeated;
 #[cfg(test)]
 mod repeated_tests;
@@ -43,11 +47,12 @@ pub mod server_figures;
 pub mod study;
 #[cfg(test)]
 mod study_tests;
+mod trimmed;
 pub mod verified;
 mod window;
 
 pub use bootstrap::{seed_for, Estimate, Resampled};
-pub use change::{approx_duration, compare, Comparison, Look, Outcome, DEFAULT_POWER_EFFECT};
+pub use change::{approx_duration, both_ways, compare, Comparison, Look, Outcome, DEFAULT_POWER_EFFECT};
 pub use checks::{check_gates, GateFailure, GateReport};
 pub use distributions::{normal_quantile, t_cdf, t_quantile};
 pub use gate::{parse_sla, Cmp, Gate, GateError, GateMetric, MaxRegression, SlaError};
@@ -69,17 +74,24 @@ pub enum Metric {
     P95,
     P99,
     P999,
+    /// The typical tail: the 20 %-trimmed mean of the per-window p99s (`OP.p99_typical`). A
+    /// run's p99 moves from run to run mostly with the few stall episodes it happened to
+    /// catch; this says what the tail of an ordinary window is, and moves far less.
+    P99Typical,
 }
 
+/// How many figures a sample has ([`Metric::ALL`]).
+pub const METRICS: usize = 7;
+
 impl Metric {
-    pub const ALL: [Metric; 6] = [Metric::OpsPerS, Metric::Mean, Metric::P50, Metric::P95, Metric::P99, Metric::P999];
+    pub const ALL: [Metric; METRICS] = [Metric::OpsPerS, Metric::Mean, Metric::P50, Metric::P95, Metric::P99, Metric::P999, Metric::P99Typical];
 
     /// Position in [`Metric::ALL`].
     pub fn index(self) -> usize {
         self as usize
     }
 
-    /// Short name for tables: `ops/s`, `mean`, `p50`, … `p99.9`.
+    /// Short name for tables: `ops/s`, `mean`, `p50`, … `p99.9`, `p99_typical`.
     pub fn label(self) -> &'static str {
         match self {
             Metric::OpsPerS => "ops/s",
@@ -88,6 +100,7 @@ impl Metric {
             Metric::P95 => "p95",
             Metric::P99 => "p99",
             Metric::P999 => "p99.9",
+            Metric::P99Typical => "p99_typical",
         }
     }
 
@@ -95,14 +108,16 @@ impl Metric {
     pub fn noun(self) -> &'static str {
         match self {
             Metric::OpsPerS => "throughput",
+            Metric::P99Typical => "typical p99",
             m => m.label(),
         }
     }
 
-    /// The quantile a percentile metric stands for.
+    /// The quantile a percentile metric stands for (of the merged histogram; the typical
+    /// p99 is a mean of windows' p99s, not a quantile).
     pub fn quantile(self) -> Option<f64> {
         match self {
-            Metric::OpsPerS | Metric::Mean => None,
+            Metric::OpsPerS | Metric::Mean | Metric::P99Typical => None,
             Metric::P50 => Some(0.50),
             Metric::P95 => Some(0.95),
             Metric::P99 => Some(0.99),
@@ -202,7 +217,7 @@ mod tests {
         assert!(Metric::P99.is_worse(0.2) && !Metric::P99.is_worse(-0.2));
         assert!(Metric::OpsPerS.is_worse(-0.1) && !Metric::OpsPerS.is_worse(0.1));
         let labels: Vec<_> = Metric::ALL.iter().map(|m| m.label()).collect();
-        assert_eq!(labels, ["ops/s", "mean", "p50", "p95", "p99", "p99.9"]);
+        assert_eq!(labels, ["ops/s", "mean", "p50", "p95", "p99", "p99.9", "p99_typical"]);
         for (i, m) in Metric::ALL.iter().enumerate() {
             assert_eq!(m.index(), i);
         }

@@ -21,21 +21,21 @@
 use super::bootstrap::{Estimate, Resampled};
 use super::change::{Comparison, Outcome};
 use super::distributions::{normal_quantile, t_quantile};
-use super::{AnalysisOptions, Metric};
+use super::{AnalysisOptions, Metric, METRICS};
 
 /// One run's figures of one operation: each metric's point estimate and the variance of its
 /// logarithm within the run (from the run's windowed bootstrap; NaN when the run has fewer
 /// than two windows).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunFigure {
-    pub points: [f64; 6],
-    pub within_var_ln: [f64; 6],
+    pub points: [f64; METRICS],
+    pub within_var_ln: [f64; METRICS],
 }
 
 impl RunFigure {
     /// The figures of a run's windowed bootstrap.
     pub fn of(r: &Resampled) -> RunFigure {
-        let mut within_var_ln = [f64::NAN; 6];
+        let mut within_var_ln = [f64::NAN; METRICS];
         if r.windows() >= 2 {
             for m in Metric::ALL {
                 let logs: Vec<f64> = (0..r.resamples()).map(|k| r.draw(k, m)).filter(|v| *v > 0.0 && v.is_finite()).map(f64::ln).collect();
@@ -214,9 +214,9 @@ mod tests {
     use super::*;
 
     fn run(p95_ms: f64, within_sd: f64) -> RunFigure {
-        let mut points = [1000.0, 1e6, 0.5e6, p95_ms * 1e6, 2e6, 3e6];
+        let mut points = [1000.0, 1e6, 0.5e6, p95_ms * 1e6, 2e6, 3e6, 1.8e6];
         points[Metric::P95.index()] = p95_ms * 1e6;
-        RunFigure { points, within_var_ln: [within_sd * within_sd; 6] }
+        RunFigure { points, within_var_ln: [within_sd * within_sd; METRICS] }
     }
 
     #[test]
@@ -229,7 +229,7 @@ mod tests {
         assert!((e.hi / e.point - half.exp()).abs() < 1e-6 && (e.point / e.lo - half.exp()).abs() < 1e-6, "{e:?}");
         let one = side_estimate(&runs[..1], Metric::P95, 0.95).unwrap();
         assert!((one.point - 1e6).abs() < 1e-3 && !one.has_interval());
-        let undefined = RunFigure { points: [f64::NAN; 6], within_var_ln: [f64::NAN; 6] };
+        let undefined = RunFigure { points: [f64::NAN; METRICS], within_var_ln: [f64::NAN; METRICS] };
         assert_eq!(side_estimate(&[undefined], Metric::P95, 0.95), None);
     }
 

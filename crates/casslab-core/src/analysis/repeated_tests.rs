@@ -48,7 +48,8 @@ const REPS: usize = 3;
 const WINDOWS: usize = 10;
 const PER_WINDOW: usize = 100;
 const TRIALS: u64 = 1000;
-const METRICS: [Metric; 6] = Metric::ALL;
+/// The figures of a merged histogram (the typical p99 has tests of its own).
+const METRICS: [Metric; 6] = [Metric::OpsPerS, Metric::Mean, Metric::P50, Metric::P95, Metric::P99, Metric::P999];
 
 /// One simulated run of a variant whose log-latencies are shifted by `delta`, runs spreading
 /// by `rho`, windows drifting by `tau`.

@@ -19,9 +19,16 @@
 //!
 //! With every weight 1, the figures equal those of the fully merged histogram exactly
 //! (tested), so point estimates and intervals come from the same arithmetic.
+//!
+//! The typical p99 ([`Metric::P99Typical`]) is not a figure of the merged histogram: each
+//! window's own p99 is computed once, and a resample's figure is the 20 %-trimmed mean of the
+//! p99s of the windows it picked (each as often as picked).
 
 use super::window::{Buckets, OpRef, WindowOp, Windows};
-use super::{LatencyKind, Metric};
+use super::{LatencyKind, Metric, METRICS};
+
+/// The share trimmed from each end for the typical p99 (a 20 %-trimmed mean).
+pub const TRIM: f64 = 0.2;
 
 /// Percentile metrics, in the order of `Sample::bounds`.
 const PERCENTILES: [Metric; 4] = [Metric::P50, Metric::P95, Metric::P99, Metric::P999];
@@ -37,6 +44,8 @@ pub struct Sample {
     values_ns: Vec<u64>,
     cum: Vec<u64>,
     bounds: [(usize, usize); 4],
+    /// Each window's own p99, ns (NaN for a window without latencies).
+    window_p99_ns: Vec<f64>,
     /// Errors over all windows.
     pub errors: u64,
     /// Highest latency recorded in any window, ns.
@@ -88,7 +97,11 @@ impl Sample {
             values_ns,
             cum,
             bounds: [(0, 0); 4],
+            window_p99_ns: Vec::new(),
         };
+        s.window_p99_ns = (0..n)
+            .map(|i| if s.count[i] > 0 { s.values_ns[s.first_at_least(&[(i, 1)], rank(0.99, s.count[i]), 0, nb).min(nb - 1)] as f64 } else { f64::NAN })
+            .collect();
         for (k, m) in PERCENTILES.iter().enumerate() {
             let q = m.quantile().expect("a percentile");
             let per_window = (0..n).filter(|&i| s.count[i] > 0).map(|i| s.first_at_least(&[(i, 1)], rank(q, s.count[i]), 0, nb));
@@ -113,8 +126,13 @@ impl Sample {
         self.points()[metric.index()]
     }
 
+    /// Each window's own p99 (ns), for the windows that have latencies.
+    pub fn window_p99s(&self) -> Vec<f64> {
+        self.window_p99_ns.iter().copied().filter(|v| v.is_finite()).collect()
+    }
+
     /// Every metric's point estimate, in [`Metric::ALL`] order.
-    pub fn points(&self) -> [f64; 6] {
+    pub fn points(&self) -> [f64; METRICS] {
         let all: Vec<(usize, u64)> = (0..self.n).map(|i| (i, 1)).collect();
         self.statistics(&all)
     }
@@ -129,7 +147,7 @@ impl Sample {
     /// The hot loop of the bootstrap. Written with plain indexed loops over slices rather
     /// than iterator chains so that the unoptimized test build (where the coverage trials
     /// run) is not dozens of times slower than a release build.
-    pub fn statistics(&self, picks: &Picks) -> [f64; 6] {
+    pub fn statistics(&self, picks: &Picks) -> [f64; METRICS] {
         let (ok, duration_s, count, sum_ns) = (&self.ok[..], &self.duration_s[..], &self.count[..], &self.sum_ns[..]);
         let (mut ok_sum, mut d_sum, mut c_sum, mut s_sum) = (0u64, 0.0f64, 0u64, 0.0f64);
         let mut k = 0;
@@ -141,7 +159,7 @@ impl Sample {
             s_sum += w as f64 * sum_ns[i];
             k += 1;
         }
-        let mut out = [f64::NAN; 6];
+        let mut out = [f64::NAN; METRICS];
         if d_sum > 0.0 {
             out[Metric::OpsPerS.index()] = ok_sum as f64 / d_sum;
         }
@@ -163,7 +181,23 @@ impl Sample {
             }
             out[m.index()] = self.values_ns[b.min(last)] as f64;
         }
+        out[Metric::P99Typical.index()] = self.typical_p99(picks);
         out
+    }
+
+    /// The 20 %-trimmed mean of the picked windows' p99s, each window as often as picked.
+    fn typical_p99(&self, picks: &Picks) -> f64 {
+        let mut v: Vec<(f64, u64)> = Vec::with_capacity(picks.len());
+        let mut k = 0;
+        while k < picks.len() {
+            let (i, w) = picks[k];
+            if self.window_p99_ns[i].is_finite() {
+                v.push((self.window_p99_ns[i], w));
+            }
+            k += 1;
+        }
+        v.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        trimmed_mean_weighted(&v, TRIM)
     }
 
     /// `C(b)`: the merged cumulative count at bucket `b`.
@@ -233,6 +267,25 @@ fn pick(kind: LatencyKind, r: &WindowOp) -> &Buckets {
     }
 }
 
+/// The `trim`-trimmed mean of values given with their counts (sorted by value): the lowest
+/// and the highest ⌊trim · N⌋ of the N values left out; NaN for none.
+pub fn trimmed_mean_weighted(sorted: &[(f64, u64)], trim: f64) -> f64 {
+    let total: u64 = sorted.iter().map(|(_, w)| w).sum();
+    if total == 0 {
+        return f64::NAN;
+    }
+    let g = (trim * total as f64).floor() as u64;
+    let (from, to) = (g, total - g);
+    let (mut at, mut sum) = (0u64, 0.0);
+    for &(v, w) in sorted {
+        // the part of this value's copies that lies in [from, to)
+        let kept = (at + w).min(to).saturating_sub(at.max(from));
+        sum += v * kept as f64;
+        at += w;
+    }
+    sum / (to - from) as f64
+}
+
 /// HdrHistogram's rank of quantile q among `total` values: ⌈q·total⌉, at least 1.
 fn rank(q: f64, total: u64) -> u64 {
     ((q * total as f64).ceil() as u64).max(1)
@@ -299,6 +352,29 @@ mod tests {
                 assert_eq!(s.statistic(m, &picks), merged.value_at_quantile(m.quantile().unwrap()) as f64, "{m:?}");
             }
         }
+    }
+
+    #[test]
+    fn the_typical_p99_is_the_trimmed_mean_of_the_windows_p99s() {
+        let ivs = skewed_run();
+        let w = Windows::of_run(&ivs, 4.0).unwrap();
+        let s = Sample::of(&w, &OpRef::Op("read".into()), LatencyKind::Intended).unwrap();
+        let mut p99s: Vec<f64> = (0..10)
+            .map(|i| {
+                let mut h = new_histogram();
+                ivs[i * 4..i * 4 + 4].iter().for_each(|iv| h.add(&iv.stats.intended).unwrap());
+                h.value_at_quantile(0.99) as f64
+            })
+            .collect();
+        assert_eq!(s.window_p99s(), p99s);
+        p99s.sort_by(f64::total_cmp);
+        // 10 windows: the 2 lowest and the 2 highest left out
+        let want = p99s[2..8].iter().sum::<f64>() / 6.0;
+        assert!((s.point(Metric::P99Typical) - want).abs() < 1e-6, "{} {want}", s.point(Metric::P99Typical));
+        // a window picked twice counts twice
+        assert_eq!(trimmed_mean_weighted(&[(1.0, 1), (2.0, 3), (10.0, 1)], 0.2), 2.0);
+        assert_eq!(trimmed_mean_weighted(&[(1.0, 2), (5.0, 2), (9.0, 1)], 0.2), (1.0 + 5.0 + 5.0) / 3.0);
+        assert!(trimmed_mean_weighted(&[], 0.2).is_nan());
     }
 
     #[test]

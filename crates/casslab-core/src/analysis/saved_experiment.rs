@@ -11,7 +11,7 @@
 
 use super::paired::SequentialDesign;
 use super::sequential::Spending;
-use super::study::Group;
+use super::study::{Family, Group};
 use crate::store::{tag_key, RunId, Store, StoreError};
 
 /// An experiment's runs, as saved.
@@ -49,6 +49,8 @@ pub struct SavedExperiment {
     /// The figures it judged (`judge=` tag), when chosen; the equivalence margin it asked for.
     pub judged: Option<Vec<super::study::FigureRef>>,
     pub margin: Option<f64>,
+    /// Over what its confidence held (`family=` tag; per comparison when absent).
+    pub family: Family,
 }
 
 impl SavedExperiment {
@@ -93,6 +95,9 @@ fn read_design(tags: &[String], out: &mut SavedExperiment) {
         out.judged = tag(tags, "judge").and_then(|j| j.split(',').map(|f| f.parse().ok()).collect());
     }
     out.margin = out.margin.or_else(|| tag(tags, "equivalence").and_then(|m| m.parse().ok()));
+    if let Some(f) = tag(tags, "family").and_then(Family::from_key) {
+        out.family = f;
+    }
     if design != Some("sequential") || out.sequential.is_some() {
         return;
     }
@@ -100,7 +105,8 @@ fn read_design(tags: &[String], out: &mut SavedExperiment) {
     out.precision = number("precision");
     let spending = tag(tags, "spending").and_then(Spending::from_key);
     if let (Some(spending), Some(first), Some(max)) = (spending, number("first_look"), number("max_blocks")) {
-        out.sequential = Some(SequentialDesign { spending, first_look: first as usize, max_blocks: max as usize });
+        out.sequential =
+            Some(SequentialDesign { spending, first_look: first as usize, max_blocks: max as usize, final_look: number("final_look").map(|f| f as usize) });
     }
 }
 
@@ -132,6 +138,7 @@ pub fn saved_experiment(store: &Store, key: &str) -> Result<SavedExperiment, Sav
         precision: None,
         judged: None,
         margin: None,
+        family: Family::Comparison,
     };
     // (position, variant index, variant, repetition, run)
     let mut measured: Vec<(u32, Option<u32>, String, u32, RunId)> = Vec::new();
@@ -210,6 +217,24 @@ mod tests {
         let c2 = save(&store, &[e[0], "experiment_id=cache-2", "variant=a", "repetition=1", "position=1"]);
         let s = saved_experiment(&store, "cache").unwrap();
         assert_eq!((s.id.as_str(), s.groups.len(), s.groups[0].runs.clone()), ("cache-2", 1, vec![c2]));
+    }
+
+    /// A sequential experiment the budget ended spends the error rate left at its final look,
+    /// judged again from the store as it was judged; and its family comes back with it.
+    #[test]
+    fn a_sequential_design_comes_back_with_its_final_look_and_family() {
+        let store = Store::open_in_memory().unwrap();
+        let design = ["design=sequential", "precision=0.05", "first_look=4", "spending=obrien-fleming", "max_blocks=21", "final_look=18", "family=experiment"];
+        for (k, v) in ["a", "b"].iter().enumerate() {
+            let mut tags = vec!["experiment=s", "experiment_id=s-1"];
+            let (variant, position) = (format!("variant={v}"), format!("position={}", k + 1));
+            tags.extend([variant.as_str(), "repetition=1", position.as_str()]);
+            tags.extend(design);
+            save(&store, &tags);
+        }
+        let s = saved_experiment(&store, "s").unwrap();
+        assert_eq!(s.sequential, Some(SequentialDesign { final_look: Some(18), ..SequentialDesign::new(Spending::OBrienFleming, 4, 21) }));
+        assert_eq!(s.family, Family::Experiment);
     }
 
     #[test]

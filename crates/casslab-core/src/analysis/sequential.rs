@@ -12,13 +12,25 @@
 //! probability of crossing first there is what the spending function spends between
 //! `t_{k−1}` and `t_k`. With the variance estimated from the data, a look with `df` degrees of
 //! freedom uses Student's t quantile at the boundary's nominal level (the usual
-//! t-approximation); the simulation tests check what that gives.
+//! t-approximation), scaled by one factor per design that `calibration.rs` finds by
+//! simulation, so that the looks together miss at α and not the few tenths of a point more the
+//! approximation alone lets through.
 //!
-//! Information fraction: blocks so far over the most blocks the budget allows. Looks that are
-//! skipped cost nothing (their α is spent at the next look); a run that ends before the last
-//! planned block leaves some α unspent (conservative).
+//! Information fraction: units (blocks) so far over the most the budget allows. Looks that are
+//! skipped cost nothing (their α is spent at the next look). A design that ends on its data
+//! leaves the α of the looks it did not take unspent (conservative); one that the clock ends
+//! before its last planned look ([`SequentialDesign::final_look`]) spends all that is left at
+//! that look — valid, because the reason to stop there was not the data.
+//!
+//! For any caller with per-unit differences of its own (blocks, or units of another design),
+//! [`repeated_interval`] is the interval of a look from those differences alone; [`Schedule`]
+//! gives every look's boundary and multiplier.
 
-use super::distributions::{normal_cdf, normal_pdf, normal_quantile, t_quantile};
+use super::block_fit::{model_for, Fit, Model, Sums};
+use super::calibration;
+use super::distributions::{normal_cdf, normal_pdf, normal_quantile, t_cdf, t_quantile};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// How the error rate is spent over the information fraction `t ∈ (0, 1]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,6 +59,15 @@ impl Spending {
             Spending::Pocock => alpha * (1.0 + (std::f64::consts::E - 1.0) * t).ln(),
             Spending::Hsd(g) if g.abs() < 1e-9 => alpha * t,
             Spending::Hsd(g) => alpha * (1.0 - (-g * t).exp()) / (1.0 - (-g).exp()),
+        }
+    }
+
+    /// What tells spendings apart (a cache's key): the kind and its parameter's bits.
+    fn cache_key(self) -> (u8, u64) {
+        match self {
+            Spending::OBrienFleming => (0, 0),
+            Spending::Pocock => (1, 0),
+            Spending::Hsd(g) => (2, g.to_bits()),
         }
     }
 
@@ -140,11 +161,18 @@ fn first_crossing(prev: Option<&Density>, t: f64, c: f64) -> f64 {
 /// in (0, 1]), spending `alpha` with `spending`. A look that is to spend nothing gets an
 /// infinite boundary.
 pub fn boundaries(spending: Spending, alpha: f64, fractions: &[f64]) -> Vec<f64> {
+    boundaries_spending(spending, alpha, fractions, false)
+}
+
+/// [`boundaries`], the last look spending all that the looks before it left when
+/// `rest_at_last` (a design ended on the clock before its last planned look).
+fn boundaries_spending(spending: Spending, alpha: f64, fractions: &[f64], rest_at_last: bool) -> Vec<f64> {
     let mut out = Vec::with_capacity(fractions.len());
     let mut prev: Option<Density> = None;
     let mut spent_before = 0.0;
-    for &t in fractions {
-        let spend = spending.spent(alpha, t) - spent_before;
+    for (k, &t) in fractions.iter().enumerate() {
+        let target = if rest_at_last && k + 1 == fractions.len() { alpha } else { spending.spent(alpha, t) };
+        let spend = target - spent_before;
         let c = if spend <= 1e-15 {
             f64::INFINITY
         } else {
@@ -161,7 +189,9 @@ pub fn boundaries(spending: Spending, alpha: f64, fractions: &[f64]) -> Vec<f64>
             0.5 * (lo + hi)
         };
         spent_before += if c.is_finite() { first_crossing(prev.as_ref(), t, c) } else { 0.0 };
-        prev = Some(Density::carried(prev.as_ref(), t, if c.is_finite() { c * t.sqrt() } else { f64::INFINITY }));
+        if k + 1 < fractions.len() {
+            prev = Some(Density::carried(prev.as_ref(), t, if c.is_finite() { c * t.sqrt() } else { f64::INFINITY }));
+        }
         out.push(c);
     }
     out
@@ -191,53 +221,185 @@ pub fn constant_boundary(alpha: f64, fractions: &[f64]) -> f64 {
     0.5 * (lo + hi)
 }
 
-/// The looks of a sequential experiment: one after every block from `first` to `last`
-/// blocks, each with its boundary, spending `alpha` over `last` blocks.
+/// A sequential design: how α is spent, the first look, the most units (blocks), and the look
+/// at which it ended on the clock, if it did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SequentialDesign {
+    pub spending: Spending,
+    /// Units before the first look (at least 3: two differences say little of their spread).
+    pub first_look: usize,
+    /// The most units the budget allows: the information fraction's denominator.
+    pub max_blocks: usize,
+    /// The look at which the design ended for a reason that is not its data (the budget ran
+    /// out): that look spends all the error rate left, instead of its share. `None`: every
+    /// look spends its share (the design ended on its data, or has not ended).
+    pub final_look: Option<usize>,
+}
+
+impl SequentialDesign {
+    /// A design looking from `first_look` to `max_blocks` units, not ended on the clock.
+    pub fn new(spending: Spending, first_look: usize, max_blocks: usize) -> SequentialDesign {
+        SequentialDesign { spending, first_look, max_blocks, final_look: None }
+    }
+}
+
+/// The looks of a sequential design, each with its multiplier of the standard error: one look
+/// after every unit from `first` to `last`, spending `alpha` over `last` units, for units
+/// fitted as `block_fit::model_for` says (`ordered`: the units carry their order, so that from
+/// `block_fit::ORDER_FROM` units on an order effect is fitted: n − 2 degrees of freedom, not
+/// n − 1).
+///
+/// The multipliers. A look's boundary `z` is what the spending function gives on the normal
+/// scale; with the variance estimated from n units, its multiplier is Student's t at the
+/// boundary's nominal level, times one factor — [`Schedule::calibration`] — that
+/// `calibration.rs` finds by simulating experiments of normally distributed units, so that
+/// the chance that any look's interval misses is `alpha` rather than the few tenths of a
+/// point more the t approximation alone lets through. A design that ended on the clock spends
+/// at its final look what the simulated looks before it left.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Schedule {
     pub spending: Spending,
     /// The error rate of all looks together (already divided among the judged figures).
     pub alpha: f64,
-    /// The first block count at which a look is taken.
+    /// The first unit count at which a look is taken.
     pub first: usize,
-    /// The most blocks (the information fraction's denominator).
+    /// The most units (the information fraction's denominator).
     pub last: usize,
-    /// `z[k]`: the boundary of the look after `first + k` blocks.
+    /// The look that spends all that is left ([`SequentialDesign::final_look`]).
+    pub final_look: Option<usize>,
+    /// The units carry their order (an order effect is fitted from `ORDER_FROM` units on).
+    pub ordered: bool,
+    /// The factor every look's t multiplier is scaled by (at least 1).
+    pub calibration: f64,
+    /// `z[k]`, `m[k]`: the boundary and the multiplier of the look after `first + k` units.
     z: Vec<f64>,
+    m: Vec<f64>,
 }
 
 impl Schedule {
+    /// The looks from `first` to `last` units without their order, not ended on the clock.
     pub fn new(spending: Spending, alpha: f64, first: usize, last: usize) -> Schedule {
-        let (first, last) = (first.max(2), last.max(first.max(2)));
-        let fractions: Vec<f64> = (first..=last).map(|n| n as f64 / last as f64).collect();
-        let z = boundaries(spending, alpha, &fractions);
-        Schedule { spending, alpha, first, last, z }
+        Schedule::build(&SequentialDesign::new(spending, first, last), alpha, false)
     }
 
-    /// The z boundary of the look after `n` blocks (`None` before the first look; past the
+    /// The schedule of `design` at `alpha` for units with their order or without, computed
+    /// (boundaries and calibration) once per process and shared.
+    pub fn of(design: &SequentialDesign, alpha: f64, ordered: bool) -> Arc<Schedule> {
+        type Key = (u64, usize, usize, Option<usize>, (u8, u64), bool);
+        static CACHE: OnceLock<Mutex<HashMap<Key, Arc<Schedule>>>> = OnceLock::new();
+        let key = (alpha.to_bits(), design.first_look, design.max_blocks, design.final_look, design.spending.cache_key(), ordered);
+        let cache = CACHE.get_or_init(Default::default);
+        if let Some(s) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return s.clone();
+        }
+        // computed outside the lock: other schedules are not held up meanwhile
+        let s = Arc::new(Schedule::build(design, alpha, ordered));
+        cache.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_insert(s).clone()
+    }
+
+    fn build(design: &SequentialDesign, alpha: f64, ordered: bool) -> Schedule {
+        let first = design.first_look.max(2);
+        let last = design.max_blocks.max(first);
+        let final_look = design.final_look.filter(|f| (first..last).contains(f));
+        let fractions: Vec<f64> = (first..=last).map(|n| n as f64 / last as f64).collect();
+        let full_z = boundaries(design.spending, alpha, &fractions);
+        let z = match final_look {
+            Some(f) => boundaries_spending(design.spending, alpha, &fractions[..=f - first], true),
+            None => full_z.clone(),
+        };
+        // the full design's looks are calibrated; then the final look, given the looks before it
+        let df = |n: usize| (n - model_for(n, ordered).params()) as f64;
+        let t_of = |k: usize, z: f64| t_multiplier(z, df(first + k));
+        let base: Vec<f64> = full_z.iter().enumerate().map(|(k, &z)| t_of(k, z)).collect();
+        let looks = calibration::Looks { first, t: &base, z: &full_z, final_look: final_look.map(|f| (f, z[f - first])) };
+        let cal = calibration::calibrate(&looks, ordered, alpha);
+        let mut m: Vec<f64> = base.iter().take(z.len()).map(|b| b * cal.factor).collect();
+        if let Some(f) = final_look {
+            let k = f - first;
+            m[k] = cal.final_multiplier.unwrap_or_else(|| t_of(k, z[k]) * cal.factor);
+        }
+        Schedule { spending: design.spending, alpha, first, last, final_look, ordered, calibration: cal.factor, z, m }
+    }
+
+    /// The last look this schedule has: its final look, else its most units.
+    pub fn end(&self) -> usize {
+        self.final_look.unwrap_or(self.last)
+    }
+
+    fn index(&self, n: usize) -> Option<usize> {
+        (n >= self.first).then(|| (n - self.first).min(self.z.len() - 1))
+    }
+
+    /// The z boundary of the look after `n` units (`None` before the first look; past the
     /// last, the last's).
     pub fn z(&self, n: usize) -> Option<f64> {
-        if n < self.first {
-            return None;
-        }
-        Some(self.z[(n - self.first).min(self.z.len() - 1)])
+        self.index(n).map(|k| self.z[k])
     }
 
-    /// The multiplier of the standard error at the look after `n` blocks, with the variance
-    /// estimated on `df` degrees of freedom: Student's t at the boundary's nominal level.
-    pub fn multiplier(&self, n: usize, df: f64) -> Option<f64> {
-        let z = self.z(n)?;
-        if !z.is_finite() {
-            return Some(f64::INFINITY);
-        }
-        Some(t_quantile(normal_cdf(z), df))
+    /// The multiplier of the standard error at the look after `n` units (calibrated; infinite
+    /// where the look spends nothing).
+    pub fn multiplier(&self, n: usize) -> Option<f64> {
+        self.index(n).map(|k| self.m[k])
     }
 
-    /// The interval's confidence at the look after `n` blocks taken alone (its nominal
-    /// level): what a single interval that wide would be.
+    /// The model fitted at the look after `n` units.
+    pub fn model_at(&self, n: usize) -> Model {
+        model_for(n, self.ordered)
+    }
+
+    /// The degrees of freedom of the look after `n` units.
+    pub fn df(&self, n: usize) -> f64 {
+        n as f64 - self.model_at(n).params() as f64
+    }
+
+    /// The interval's confidence at the look after `n` units taken alone (its nominal
+    /// level): what a single t interval as wide would be.
     pub fn nominal_level(&self, n: usize) -> Option<f64> {
-        self.z(n).map(|z| 1.0 - 2.0 * normal_cdf(-z))
+        let m = self.multiplier(n)?;
+        Some(if m.is_finite() { 2.0 * t_cdf(m, self.df(n)) - 1.0 } else { 1.0 })
     }
+
+    /// The repeated confidence interval (in logarithms) of the look after `fit.n` units:
+    /// `(lo, hi)`, `None` before the first look. A fit of a model with fewer parameters than
+    /// the schedule's (both orders not met yet) gets the schedule's wider multiplier.
+    pub fn interval(&self, fit: &Fit) -> Option<(f64, f64)> {
+        let half = self.multiplier(fit.n)? * fit.se_ln;
+        Some((fit.mean_ln - half, fit.mean_ln + half))
+    }
+}
+
+/// A repeated confidence interval of the mean of per-unit differences (logarithms).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RepeatedInterval {
+    pub fit: Fit,
+    pub lo_ln: f64,
+    pub hi_ln: f64,
+    /// The multiplier of the standard error used, and the interval's nominal level alone.
+    pub multiplier: f64,
+    pub nominal: f64,
+}
+
+/// The repeated confidence interval at the look after `diffs.len()` units of `design`,
+/// spending `alpha` (two-sided): the per-unit differences (`ln B − ln A`), with each unit's
+/// order (±1, +1 where B ran second; empty when unknown, or when the units have none). `None`
+/// before the design's first look or with too few units for a spread.
+pub fn repeated_interval(diffs: &[f64], orders: &[f64], design: &SequentialDesign, alpha: f64) -> Option<RepeatedInterval> {
+    let sums = Sums::of(diffs, orders);
+    let fit = sums.fit()?;
+    if fit.n < design.first_look {
+        return None;
+    }
+    let schedule = Schedule::of(design, alpha, sums.ordered());
+    let (lo_ln, hi_ln) = schedule.interval(&fit)?;
+    Some(RepeatedInterval { fit, lo_ln, hi_ln, multiplier: schedule.multiplier(fit.n)?, nominal: schedule.nominal_level(fit.n)? })
+}
+
+/// Student's t quantile with `df` degrees of freedom at the nominal level of boundary `z`.
+fn t_multiplier(z: f64, df: f64) -> f64 {
+    if !z.is_finite() || df < 1.0 {
+        return f64::INFINITY;
+    }
+    t_quantile(normal_cdf(z), df)
 }
 
 #[cfg(test)]
@@ -296,15 +458,59 @@ mod tests {
     }
 
     #[test]
-    fn a_schedule_looks_from_its_first_block_and_uses_t_quantiles() {
+    fn a_schedule_looks_from_its_first_block_and_uses_calibrated_t_quantiles() {
         let s = Schedule::new(Spending::OBrienFleming, 0.05, 4, 20);
         assert_eq!(s.z(3), None);
         let (z4, z20) = (s.z(4).unwrap(), s.z(20).unwrap());
         assert!(z4 > z20 && z20 > 1.96 && z20 < 2.2, "{z4} {z20}");
         assert_eq!(s.z(25), s.z(20));
-        // few degrees of freedom widen the multiplier
-        assert!(s.multiplier(20, 3.0).unwrap() > s.multiplier(20, 300.0).unwrap());
-        assert!((s.multiplier(20, 1e6).unwrap() - z20).abs() < 1e-3);
-        assert!(s.nominal_level(20).unwrap() > 0.95);
+        // the t quantile at the boundary's level, scaled by a factor a little above 1
+        assert!(s.calibration > 1.0 && s.calibration < 1.1, "{}", s.calibration);
+        let t20 = t_quantile(normal_cdf(z20), 19.0);
+        assert!((s.multiplier(20).unwrap() - s.calibration * t20).abs() < 1e-9);
+        assert!(s.nominal_level(20).unwrap() > 1.0 - 2.0 * normal_cdf(-z20));
+        // the same design and error rate: the same schedule, once; another spending, another
+        let d = SequentialDesign::new(Spending::OBrienFleming, 4, 20);
+        let hsd = |g: f64| Schedule::of(&SequentialDesign { spending: Spending::Hsd(g), ..d }, 0.05, false);
+        assert_eq!((hsd(-2.0).spending, hsd(1.0).spending), (Spending::Hsd(-2.0), Spending::Hsd(1.0)));
+        assert_eq!(Schedule::of(&SequentialDesign { spending: Spending::Pocock, ..d }, 0.05, false).spending, Spending::Pocock);
+        assert!(Arc::ptr_eq(&Schedule::of(&d, 0.05, false), &Schedule::of(&d, 0.05, false)));
+        assert_eq!(*Schedule::of(&d, 0.05, false), s);
+        // an order effect costs a degree of freedom, from 8 blocks on
+        let o = Schedule::of(&d, 0.05, true);
+        assert_eq!((o.df(20), s.df(20), o.df(7)), (18.0, 19.0, 6.0));
+        assert!(o.multiplier(20).unwrap() > s.multiplier(20).unwrap());
+    }
+
+    /// Item 4 of the audit: a design that ends on the clock at look 18 of 21 spends there all
+    /// the error rate left — a boundary of about 2.27 instead of the 2.58 its share gives
+    /// (2.5 % of error rate, looks from block 4) — and its interval is that much narrower.
+    #[test]
+    fn a_design_ended_by_the_budget_spends_what_is_left_at_its_final_look() {
+        let planned = SequentialDesign::new(Spending::OBrienFleming, 4, 21);
+        let ended = SequentialDesign { final_look: Some(18), ..planned };
+        let (p, e) = (Schedule::of(&planned, 0.025, false), Schedule::of(&ended, 0.025, false));
+        assert!((p.z(18).unwrap() - 2.578).abs() < 0.01, "{}", p.z(18).unwrap());
+        assert!((e.z(18).unwrap() - 2.265).abs() < 0.01, "{}", e.z(18).unwrap());
+        // the looks before are the planned ones; the final one is 6–14 % narrower
+        assert_eq!(e.multiplier(17), p.multiplier(17));
+        let ratio = e.multiplier(18).unwrap() / p.multiplier(18).unwrap();
+        assert!((0.82..0.94).contains(&ratio), "{ratio}");
+        assert_eq!(e.end(), 18);
+        // ending at the last planned look changes nothing
+        let at_last = SequentialDesign { final_look: Some(21), ..planned };
+        assert_eq!(Schedule::of(&at_last, 0.025, false).multiplier(21), p.multiplier(21));
+    }
+
+    #[test]
+    fn a_repeated_interval_comes_from_the_differences_alone() {
+        let d = [0.02, -0.01, 0.03, 0.0, 0.01, 0.02, -0.02, 0.01, 0.015, 0.005];
+        let design = SequentialDesign::new(Spending::OBrienFleming, 4, 20);
+        let r = repeated_interval(&d, &[], &design, 0.05).unwrap();
+        let fit = Sums::of(&d, &[]).fit().unwrap();
+        let m = Schedule::of(&design, 0.05, false).multiplier(10).unwrap();
+        assert!((r.lo_ln - (fit.mean_ln - m * fit.se_ln)).abs() < 1e-12 && (r.hi_ln - (fit.mean_ln + m * fit.se_ln)).abs() < 1e-12);
+        assert!(r.nominal > 0.95 && r.multiplier == m);
+        assert_eq!(repeated_interval(&d[..3], &[], &design, 0.05), None, "before the first look");
     }
 }

@@ -9,9 +9,11 @@
 //!   are compared by the windowed bootstrap of their windows (`change.rs`), which cannot see
 //!   run-to-run variation — the study says so ([`Method`]).
 //! - Each pair of groups judges its figures as one family: each change's interval is at
-//!   `1 − (1 − confidence) / family`, so that they hold together at the stated confidence.
-//!   `total`, which contains the operations, is shown but not judged (it would count their
-//!   signal again).
+//!   `1 − (1 − confidence) / family`, so that they hold together at the stated confidence *per
+//!   comparison* of a group with the baseline. With [`Family::Experiment`] (`--family`) the
+//!   family is every pair's judged figures together, so that the whole study holds at the
+//!   stated confidence, however many groups it compares. `total`, which contains the
+//!   operations, is shown but not judged (it would count their signal again).
 //! - Figures that do not mean the same in both groups are left out, with the reason
 //!   (`likeness.rs`); runs that were saturated are named (`saturation.rs`); a repetition that
 //!   disagrees with the others of its group is named ([`Disagreement`]).
@@ -19,11 +21,11 @@
 //! It reads the store and does the arithmetic; it prints nothing and knows no command line.
 
 use super::likeness::{likeness, Likeness};
-use super::paired::{block_differences, compare_blocks, BlockDesign, Schedules};
+use super::paired::{block_differences, compare_blocks, BlockDesign};
 use super::saturation::RunLoad;
 use super::{
     compare, compare_repeated, outlier, seed_for, side_estimate, AnalysisError, AnalysisOptions, Comparison, Estimate, LatencyKind, Metric, OpRef, Outlier,
-    Resampled, RunFigure, Sample, WindowBuilder, Windows, MIN_FIGURES, OUTLIER_METRICS,
+    Resampled, RunFigure, Sample, WindowBuilder, Windows, METRICS, MIN_FIGURES, OUTLIER_METRICS,
 };
 use crate::stats::is_sub_op;
 use crate::store::{RunId, RunRecord, Store, StoreError};
@@ -47,12 +49,54 @@ pub struct StudyPlan {
     /// every operation is judged (one family), except with blocks, where each operation's p50
     /// and p99 are (at a fixed rate; else total throughput and each operation's p99).
     pub judged: Option<Vec<FigureRef>>,
+    /// Over what the stated confidence holds.
+    pub family: Family,
 }
 
 impl StudyPlan {
     /// A plan with these analysis options and latency kind, and nothing else asked for.
     pub fn new(opts: AnalysisOptions, kind: LatencyKind) -> StudyPlan {
-        StudyPlan { opts, kind, server_cores: None, pool_windows: false, blocks: None, judged: None }
+        StudyPlan { opts, kind, server_cores: None, pool_windows: false, blocks: None, judged: None, family: Family::Comparison }
+    }
+}
+
+/// Over what the stated confidence holds: each comparison of a group with the baseline, or
+/// all of them together.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Family {
+    /// Each comparison's judged figures hold together (Bonferroni over them); with many
+    /// groups, the chance of some false claim among all comparisons grows with their number.
+    #[default]
+    Comparison,
+    /// Every comparison's judged figures hold together (Bonferroni over all of them): a
+    /// study claims anything false at most `1 − confidence` of the time.
+    Experiment,
+}
+
+impl Family {
+    /// Its key in tags and experiment files: `comparison`, `experiment`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Family::Comparison => "comparison",
+            Family::Experiment => "experiment",
+        }
+    }
+
+    pub fn from_key(key: &str) -> Option<Family> {
+        match key {
+            "comparison" => Some(Family::Comparison),
+            "experiment" => Some(Family::Experiment),
+            _ => None,
+        }
+    }
+
+    /// The figures judged together with one of pair `pair`'s, given every pair's judged
+    /// count.
+    pub fn size(self, judged_per_pair: &[usize], pair: usize) -> usize {
+        match self {
+            Family::Comparison => judged_per_pair.get(pair).copied().unwrap_or(0).max(1),
+            Family::Experiment => judged_per_pair.iter().sum::<usize>().max(1),
+        }
     }
 }
 
@@ -74,7 +118,7 @@ impl std::str::FromStr for FigureRef {
     type Err = String;
 
     /// `read.p99`, `total.ops_s`, `update.mean`; the metrics are `ops_s`, `mean`, `p50`, `p95`,
-    /// `p99`, `p999`.
+    /// `p99`, `p999`, `p99_typical`.
     fn from_str(text: &str) -> Result<FigureRef, String> {
         let (op, metric) = text.trim().rsplit_once('.').ok_or_else(|| format!("\"{text}\": write OP.METRIC, e.g. read.p99 or total.ops_s"))?;
         let metric = match metric {
@@ -84,7 +128,8 @@ impl std::str::FromStr for FigureRef {
             "p95" => Metric::P95,
             "p99" => Metric::P99,
             "p999" | "p99.9" => Metric::P999,
-            m => return Err(format!("\"{text}\": unknown figure \"{m}\"; use one of ops_s, mean, p50, p95, p99, p999")),
+            "p99_typical" => Metric::P99Typical,
+            m => return Err(format!("\"{text}\": unknown figure \"{m}\"; use one of ops_s, mean, p50, p95, p99, p999, p99_typical")),
         };
         if op.is_empty() {
             return Err(format!("\"{text}\": name the operation (or total) before the dot"));
@@ -124,7 +169,7 @@ pub struct Group {
 #[derive(Debug, Clone)]
 pub struct Figures {
     /// Every metric with its interval at the plan's confidence, in [`Metric::ALL`] order.
-    pub estimates: [Option<Estimate>; 6],
+    pub estimates: [Option<Estimate>; METRICS],
     /// Failed operations over the measured phase.
     pub errors: u64,
     /// Highest latency recorded, ns.
@@ -166,6 +211,9 @@ pub struct Side {
     pub workload: Option<Workload>,
     /// Each run's repetition (its block in an experiment), when its tags say.
     pub repetitions: Vec<Option<u32>>,
+    /// Each run's place in the experiment's order (which ran first in a block), when its
+    /// tags say.
+    pub positions: Vec<Option<u32>>,
     /// Every run had a fixed rate (its throughput is the rate, not a result).
     pub fixed_rate: bool,
     per_run: Vec<Windows>,
@@ -238,7 +286,7 @@ impl Study {
             for (oi, per_m) in per_op.iter().enumerate() {
                 for c in per_m.iter().flatten().filter(|c| !c.exploratory && c.outcome != super::Outcome::NotJudged) {
                     if !super::paired::settled(c, precision) {
-                        let half = c.half_width().map_or("no interval yet".to_string(), half_width_text);
+                        let half = c.half_width_ln().map_or("no interval yet".to_string(), half_width_text);
                         out.push(format!("{}: {} {} {half}", self.sides[si + 1].label, self.ops[oi].name(), c.metric.label()));
                     }
                 }
@@ -248,14 +296,15 @@ impl Study {
     }
 }
 
-/// An interval's half-width in words: `±6.2%`, or, while too few blocks make it wider than any
-/// change worth naming, `wider than ±1000%` (early looks at 2–4 degrees of freedom give
-/// astronomical widths that say nothing more).
-fn half_width_text(h: f64) -> String {
-    if h.is_finite() && h <= 10.0 {
-        format!("±{:.1}%", h * 100.0)
+/// An interval's half-width (in logarithms) in words, both ways: `-5.8%/+6.2%`, or, while too
+/// few blocks make it wider than any change worth naming, `wider than -91%/+1000%` (early looks
+/// at 2–4 degrees of freedom give astronomical widths that say nothing more).
+fn half_width_text(h_ln: f64) -> String {
+    let up = h_ln.exp() - 1.0;
+    if up.is_finite() && up <= 10.0 {
+        format!("-{:.1}%/+{:.1}%", (1.0 - (-h_ln).exp()) * 100.0, up * 100.0)
     } else {
-        "wider than ±1000%".to_string()
+        "wider than -91%/+1000%".to_string()
     }
 }
 
@@ -320,14 +369,24 @@ pub fn study(store: &Store, groups: &[Group], plan: StudyPlan) -> Result<Study, 
         (None, Method::Blocks) => default_judged(&ops, sides.iter().all(|s| s.fixed_rate)),
         (None, _) => Vec::new(),
     };
-    let (mut comparisons, mut pairs) = (Vec::new(), Vec::new());
-    let schedules = Schedules::default();
-    for b in &sides[1..] {
-        let (c, p) =
-            if method == Method::Blocks { compare_blocks_of(&sides[0], b, &ops, &plan, &judged, &schedules) } else { compare_sides(&sides[0], b, &ops, &plan) };
-        comparisons.push(c);
-        pairs.push(p);
-    }
+    // every pair's family first: with `Family::Experiment` each comparison's level depends on
+    // all of them
+    let blocks = method == Method::Blocks;
+    let pairs: Vec<Pair> = sides[1..].iter().map(|b| pair_of(&sides[0], b, &ops, &plan, &judged, blocks)).collect();
+    let judged_per_pair: Vec<usize> = pairs.iter().map(|p| p.judged).collect();
+    let comparisons = sides[1..]
+        .iter()
+        .zip(&pairs)
+        .enumerate()
+        .map(|(i, (b, pair))| {
+            let family = if plan.pool_windows { 1 } else { plan.family.size(&judged_per_pair, i) };
+            if blocks {
+                compare_blocks_of(&sides[0], b, &ops, &plan, &judged, pair, family)
+            } else {
+                compare_sides(&sides[0], b, &ops, &plan, pair, family)
+            }
+        })
+        .collect();
     let disagreements = if matches!(method, Method::Repetitions | Method::Blocks) { disagreements(&sides, &ops) } else { Vec::new() };
     Ok(Study { plan, method, ops, sides, comparisons, pairs, disagreements, saturated, judged })
 }
@@ -336,7 +395,7 @@ pub fn study(store: &Store, groups: &[Group], plan: StudyPlan) -> Result<Study, 
 fn read_side(store: &Store, g: &Group, plan: &StudyPlan) -> Result<(Side, Vec<(RunId, String)>), StudyError> {
     let (mut per_run, mut about, mut notes, mut loads) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut client_cores, mut local, mut workload) = (0, true, None);
-    let (mut repetitions, mut fixed_rate) = (Vec::new(), true);
+    let (mut repetitions, mut positions, mut fixed_rate) = (Vec::new(), Vec::new(), true);
     for &id in &g.runs {
         let record = store.run(id)?;
         // One interval at a time: decoded, it holds two full histograms until windowed.
@@ -355,6 +414,7 @@ fn read_side(store: &Store, g: &Group, plan: &StudyPlan) -> Result<(Side, Vec<(R
         about.push((id, format!("{}, {}", record.workload, record.status.as_str())));
         notes.push(run_note(&record));
         repetitions.push(tag(&record, "repetition").and_then(|r| r.parse::<u32>().ok()));
+        positions.push(tag(&record, "position").and_then(|r| r.parse::<u32>().ok()));
         fixed_rate &= record.config.fixed_rate_per_s().is_some();
         client_cores = record.env.client_cores;
         local &= record.config.cluster.local;
@@ -380,6 +440,7 @@ fn read_side(store: &Store, g: &Group, plan: &StudyPlan) -> Result<(Side, Vec<(R
         figures: Vec::new(),
         workload,
         repetitions,
+        positions,
         fixed_rate,
         per_run,
     };
@@ -435,50 +496,55 @@ fn figures(s: &Side, op: &OpRef, plan: &StudyPlan, method: Method) -> Option<Fig
                 let r = Resampled::run(&sample, resamples, seed_for(o.seed, &[&format!("run {id}"), op.name(), kind.as_str()]));
                 runs.push(RunFigure::of(&r));
             }
-            None => runs.push(RunFigure { points: [f64::NAN; 6], within_var_ln: [f64::NAN; 6] }),
+            None => runs.push(RunFigure { points: [f64::NAN; METRICS], within_var_ln: [f64::NAN; METRICS] }),
         }
     }
     let estimates = Metric::ALL.map(|m| side_estimate(&runs, m, o.confidence));
     any.then_some(Figures { estimates, errors, max_ns, runs, pooled: None })
 }
 
-/// Side `b` against the baseline `a`, every operation and metric, as one family.
-fn compare_sides(a: &Side, b: &Side, ops: &[OpRef], plan: &StudyPlan) -> (Vec<Vec<Option<Comparison>>>, Pair) {
+/// What side `b` against the baseline `a` compares: the operations left out (their figures
+/// do not mean the same on both sides), and how many figures it judges — every figure of every
+/// operation but `total` (all of them with pooled windows), or with blocks the `judged` ones.
+fn pair_of(a: &Side, b: &Side, ops: &[OpRef], plan: &StudyPlan, judged: &[FigureRef], blocks: bool) -> Pair {
     let mut pair = Pair::default();
-    let phase = a.windows.phase;
-    let shown: Vec<Option<(&Figures, &Figures)>> = ops
-        .iter()
+    for (op, (fa, fb)) in ops.iter().zip(a.figures.iter().zip(&b.figures)) {
+        let (Some(fa), Some(fb)) = (fa, fb) else { continue };
+        if let Likeness::Different(why) = likeness(op, a.windows.phase, (&a.label, a.workload.as_ref()), (&b.label, b.workload.as_ref())) {
+            pair.left_out.push((op.name().to_string(), why));
+            continue;
+        }
+        pair.judged += if blocks {
+            Metric::ALL.iter().filter(|m| judged.iter().any(|f| f.is(op, **m))).count()
+        } else if plan.pool_windows || *op != OpRef::Total {
+            // `total` contains the operations: judging it too would count their signal twice
+            Metric::ALL.iter().filter(|m| fa.estimate(**m).is_some() && fb.estimate(**m).is_some()).count()
+        } else {
+            0
+        };
+    }
+    pair
+}
+
+/// Whether `op` is compared in `pair` (not left out).
+fn compared(pair: &Pair, op: &OpRef) -> bool {
+    !pair.left_out.iter().any(|(name, _)| name == op.name())
+}
+
+/// Side `b` against the baseline `a`, every operation and metric, each judged figure one of
+/// `family`.
+fn compare_sides(a: &Side, b: &Side, ops: &[OpRef], plan: &StudyPlan, pair: &Pair, family: usize) -> Vec<Vec<Option<Comparison>>> {
+    let judged = |op: &OpRef| plan.pool_windows || *op != OpRef::Total;
+    ops.iter()
         .zip(a.figures.iter().zip(&b.figures))
         .map(|(op, (fa, fb))| {
-            let both = fa.as_ref().zip(fb.as_ref());
-            if both.is_some() {
-                if let Likeness::Different(why) = likeness(op, phase, (&a.label, a.workload.as_ref()), (&b.label, b.workload.as_ref())) {
-                    pair.left_out.push((op.name().to_string(), why));
-                    return None;
-                }
-            }
-            both
-        })
-        .collect();
-    // `total` contains the operations: judging it too would count their signal twice.
-    let judged = |op: &OpRef| plan.pool_windows || *op != OpRef::Total;
-    pair.judged = ops
-        .iter()
-        .zip(&shown)
-        .filter(|(op, _)| judged(op))
-        .filter_map(|(_, s)| *s)
-        .map(|(fa, fb)| Metric::ALL.iter().filter(|m| fa.estimate(**m).is_some() && fb.estimate(**m).is_some()).count())
-        .sum::<usize>();
-    // pooled windows: each figure on its own, as before
-    let family = if plan.pool_windows { 1 } else { pair.judged.max(1) };
-    let comparisons = ops
-        .iter()
-        .zip(&shown)
-        .map(|(op, s)| {
             Metric::ALL
                 .iter()
                 .map(|&m| {
-                    let (fa, fb) = (*s)?;
+                    let (fa, fb) = (fa.as_ref()?, fb.as_ref()?);
+                    if !compared(pair, op) {
+                        return None;
+                    }
                     let c = match (&fa.pooled, &fb.pooled) {
                         (Some(pa), Some(pb)) if plan.pool_windows || (a.runs.len() == 1 && b.runs.len() == 1) => compare(pa, pb, m, &plan.opts, family),
                         _ => compare_repeated(&fa.runs, &fb.runs, m, &plan.opts, family),
@@ -487,8 +553,7 @@ fn compare_sides(a: &Side, b: &Side, ops: &[OpRef], plan: &StudyPlan) -> (Vec<Ve
                 })
                 .collect()
         })
-        .collect();
-    (comparisons, pair)
+        .collect()
 }
 
 /// The figures judged by default with blocks: each operation's p50 and p99 at a fixed rate;
@@ -507,53 +572,39 @@ fn default_judged(ops: &[OpRef], fixed_rate: bool) -> Vec<FigureRef> {
     out
 }
 
-/// Side `b` against the baseline `a` block by block: the judged figures as one family, the
-/// others exploratory (each at the stated confidence on its own); at a fixed rate throughput
-/// is shown, not judged.
-fn compare_blocks_of(a: &Side, b: &Side, ops: &[OpRef], plan: &StudyPlan, judged: &[FigureRef], schedules: &Schedules) -> (Vec<Vec<Option<Comparison>>>, Pair) {
-    let mut pair = Pair::default();
+/// Side `b` against the baseline `a` block by block: the judged figures each one of `family`,
+/// the others exploratory (each at the stated confidence on its own); at a fixed rate
+/// throughput is shown, not judged. Each block's order (which side ran second) comes from the
+/// runs' positions.
+fn compare_blocks_of(a: &Side, b: &Side, ops: &[OpRef], plan: &StudyPlan, judged: &[FigureRef], pair: &Pair, family: usize) -> Vec<Vec<Option<Comparison>>> {
     let design = plan.blocks.unwrap_or_default();
-    let phase = a.windows.phase;
     let fixed_rate = a.fixed_rate && b.fixed_rate;
-    let usable: Vec<bool> = ops
-        .iter()
-        .zip(a.figures.iter().zip(&b.figures))
-        .map(|(op, (fa, fb))| {
-            if fa.is_none() || fb.is_none() {
-                return false;
-            }
-            if let Likeness::Different(why) = likeness(op, phase, (&a.label, a.workload.as_ref()), (&b.label, b.workload.as_ref())) {
-                pair.left_out.push((op.name().to_string(), why));
-                return false;
-            }
-            true
-        })
-        .collect();
     let is_judged = |op: &OpRef, m: Metric| judged.iter().any(|f| f.is(op, m));
-    pair.judged = ops.iter().zip(&usable).filter(|(_, u)| **u).map(|(op, _)| Metric::ALL.iter().filter(|m| is_judged(op, **m)).count()).sum();
-    let family = pair.judged.max(1);
-    // the runs of a block, paired by repetition
+    // the runs of a block, paired by repetition, with which ran second
     let mut blocks_of = Vec::new();
     for (ia, rep) in a.repetitions.iter().enumerate() {
         if let Some(ib) = b.repetitions.iter().position(|r| r.is_some() && r == rep) {
-            blocks_of.push((ia, ib));
+            let order = match (a.positions[ia], b.positions[ib]) {
+                (Some(pa), Some(pb)) => Some(if pb > pa { 1.0 } else { -1.0 }),
+                _ => None,
+            };
+            blocks_of.push((ia, ib, order));
         }
     }
-    let comparisons = ops
-        .iter()
+    ops.iter()
         .enumerate()
         .map(|(oi, op)| {
             Metric::ALL
                 .iter()
                 .map(|&m| {
-                    if !usable[oi] {
+                    if !compared(pair, op) {
                         return None;
                     }
                     let (fa, fb) = (a.figures[oi].as_ref()?, b.figures[oi].as_ref()?);
-                    let blocks: Vec<_> = blocks_of.iter().map(|&(ia, ib)| (fa.runs[ia], fb.runs[ib])).collect();
-                    let (diffs, within) = block_differences(&blocks, m);
+                    let blocks: Vec<_> = blocks_of.iter().map(|&(ia, ib, order)| (fa.runs[ia], fb.runs[ib], order)).collect();
+                    let d = block_differences(&blocks, m);
                     let judged_here = is_judged(op, m);
-                    let mut c = compare_blocks(&diffs, &within, m, &plan.opts, if judged_here { family } else { 1 }, &design, schedules);
+                    let mut c = compare_blocks(&d, m, &plan.opts, if judged_here { family } else { 1 }, &design);
                     if !judged_here {
                         c.exploratory = true;
                     }
@@ -566,8 +617,7 @@ fn compare_blocks_of(a: &Side, b: &Side, ops: &[OpRef], plan: &StudyPlan, judged
                 })
                 .collect()
         })
-        .collect();
-    (comparisons, pair)
+        .collect()
 }
 
 /// The repetitions that disagree with the others of their side (three runs or more): singled
@@ -604,9 +654,10 @@ mod tests {
 
     #[test]
     fn half_widths_too_wide_to_mean_anything_are_said_so() {
-        assert_eq!(half_width_text(0.062), "±6.2%");
-        assert_eq!(half_width_text(9.9), "±990.0%");
-        assert_eq!(half_width_text(1.7e66), "wider than ±1000%");
-        assert_eq!(half_width_text(f64::INFINITY), "wider than ±1000%");
+        // a half-width of ln 1.062 is +6.2% up and -5.8% down
+        assert_eq!(half_width_text(1.062f64.ln()), "-5.8%/+6.2%");
+        assert_eq!(half_width_text(10.9f64.ln()), "-90.8%/+990.0%");
+        assert_eq!(half_width_text(1.7e66), "wider than -91%/+1000%");
+        assert_eq!(half_width_text(f64::INFINITY), "wider than -91%/+1000%");
     }
 }

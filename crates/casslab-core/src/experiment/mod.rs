@@ -85,6 +85,9 @@ pub struct DesignKeys {
     pub judge: Vec<String>,
     /// `equivalence: 5%`: the margin within which two variants are equivalent.
     pub equivalence: Option<f64>,
+    /// `family: experiment` (true) holds the confidence over every comparison with the
+    /// baseline together; `family: comparison` (false, the default) over each one's figures.
+    pub family_wide: Option<bool>,
     /// The file's `run:` sets the warm-up / the measured time of every run.
     pub sets_warmup: bool,
     pub sets_duration: bool,
@@ -93,7 +96,7 @@ pub struct DesignKeys {
 }
 
 /// The figures `judge:` may name after the operation's dot.
-pub const JUDGED_METRICS: &[&str] = &["ops_s", "mean", "p50", "p95", "p99", "p999"];
+pub const JUDGED_METRICS: &[&str] = &["ops_s", "mean", "p50", "p95", "p99", "p999", "p99_typical"];
 
 /// Reads the design keys (see [`DesignKeys`]).
 fn design_keys(file: &str, doc: &Node) -> Result<DesignKeys, WorkloadError> {
@@ -122,7 +125,7 @@ fn design_keys(file: &str, doc: &Node) -> Result<DesignKeys, WorkloadError> {
             for i in &items {
                 let ok = i.rsplit_once('.').is_some_and(|(op, m)| !op.is_empty() && JUDGED_METRICS.contains(&m));
                 if !ok {
-                    return Err(expected("judge", "figures OP.METRIC, METRIC one of ops_s, mean, p50, p95, p99, p999 (e.g. read.p99)"));
+                    return Err(expected("judge", "figures OP.METRIC, METRIC one of ops_s, mean, p50, p95, p99, p999, p99_typical (e.g. read.p99)"));
                 }
             }
             items
@@ -140,6 +143,12 @@ fn design_keys(file: &str, doc: &Node) -> Result<DesignKeys, WorkloadError> {
         budget_s,
         judge,
         equivalence: percent("equivalence")?,
+        family_wide: match get("family").and_then(Node::scalar_text).as_deref() {
+            None => None,
+            Some("experiment") => Some(true),
+            Some("comparison") => Some(false),
+            Some(_) => return Err(expected("family", "experiment (every comparison with the baseline together) or comparison (each on its own)")),
+        },
         sets_warmup: sets("warmup"),
         sets_duration: sets("duration"),
         design,
@@ -178,6 +187,7 @@ const EXPERIMENT_KEYS: &[&str] = &[
     "judge",
     "equivalence",
     "design",
+    "family",
 ];
 const VARIANT_KEYS: &[&str] = &[
     "workload",
@@ -823,11 +833,23 @@ variants:
 
     #[test]
     fn a_judged_figure_names_an_operation_every_variant_runs() {
-        let ok = "workload: kv\njudge: [read.p99, total.ops_s]\nvariants:\n  a: {}\n  b: { consistency: ONE }\n";
-        assert_eq!(load_experiment(file(ok).path(), &BTreeMap::new()).unwrap().design.judge, ["read.p99", "total.ops_s"]);
+        let ok = "workload: kv\njudge: [read.p99, total.ops_s, read.p99_typical]\nvariants:\n  a: {}\n  b: { consistency: ONE }\n";
+        assert_eq!(load_experiment(file(ok).path(), &BTreeMap::new()).unwrap().design.judge, ["read.p99", "total.ops_s", "read.p99_typical"]);
         let f = file("workload: kv\njudge: [read_all.p99]\nvariants:\n  a: {}\n  b: { consistency: ONE }\n");
         let e = load_experiment(f.path(), &BTreeMap::new()).unwrap_err();
         assert_eq!(e.line, Some(2), "{e}");
         assert!(e.to_string().contains("unknown operation \"read_all\"") && e.to_string().contains("read, update"), "{e}");
+        let bad = load_experiment(file("workload: kv\njudge: [read.p99_tipical]\nvariants:\n  a: {}\n  b: {}\n").path(), &BTreeMap::new()).unwrap_err();
+        assert!(bad.to_string().contains("p999, p99_typical"), "{bad}");
+    }
+
+    #[test]
+    fn the_family_is_each_comparison_or_the_whole_experiment() {
+        let read = |f: &str| load_experiment(file(&format!("workload: kv\n{f}variants:\n  a: {{}}\n  b: {{}}\n")).path(), &BTreeMap::new());
+        assert_eq!(read("").unwrap().design.family_wide, None);
+        assert_eq!(read("family: experiment\n").unwrap().design.family_wide, Some(true));
+        assert_eq!(read("family: comparison\n").unwrap().design.family_wide, Some(false));
+        let e = read("family: all\n").unwrap_err();
+        assert!(e.line == Some(2) && e.to_string().contains("experiment (every comparison with the baseline together) or comparison"), "{e}");
     }
 }

@@ -75,7 +75,8 @@ pub(crate) fn observed(sla: &Gate, summary: &RunSummary) -> Result<(f64, f64, f6
         GateMetric::Stat(Metric::P999) => l.p999_ns as f64,
         GateMetric::Max => l.max_ns as f64,
         GateMetric::Errors => op.error_count() as f64,
-        GateMetric::Stat(Metric::OpsPerS) => f64::NAN,
+        // throughput is the search's own figure; a gate does not name the typical p99
+        GateMetric::Stat(Metric::OpsPerS | Metric::P99Typical) => f64::NAN,
     };
     let v = if l.count == 0 && sla.metric != GateMetric::Errors { f64::NAN } else { v };
     Ok((v, p.total.ops_per_s, p.total.latency.p99_ns as f64))

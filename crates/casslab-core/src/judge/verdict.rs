@@ -33,6 +33,9 @@ pub struct ExperimentRuns {
     pub together: Option<String>,
     /// Why the variants ran one after the other although the design asked for the same time.
     pub not_together: Option<String>,
+    /// The look at which the budget ended a sequential experiment (it spent all the error
+    /// rate left there).
+    pub final_look: Option<usize>,
 }
 
 /// Why an experiment stopped measuring.

@@ -7,7 +7,8 @@
 //! page reuses the sentences.
 
 use super::table::TextTable;
-use crate::analysis::study::{Disagreement, Method, Study};
+use crate::analysis::block_fit::ORDER_FROM;
+use crate::analysis::study::{Disagreement, Family, Method, Study};
 use crate::analysis::{Comparison, Efficiency, Estimate, LatencyKind, Metric, OpRef, Outcome};
 use crate::stats::ms;
 use std::fmt::Write;
@@ -43,16 +44,43 @@ pub fn method_lines(a: &Study) -> Vec<String> {
         lines.push("note: one run per side: these intervals cover the noise within each run, not how much another run of the same thing would differ; repeat the runs (`casslab experiment`, 2 repetitions or more) to see that".into());
     }
     if a.method != Method::PooledWindows && !a.pairs.is_empty() {
-        let (lo, hi) = a.pairs.iter().fold((usize::MAX, 0), |(lo, hi), p| (lo.min(p.judged), hi.max(p.judged)));
         let each = |n: usize| trim_percent(100.0 - (1.0 - o.confidence) * 100.0 / n.max(1) as f64);
-        let (count, level) = if lo == hi { (format!("{hi}"), each(hi)) } else { (format!("{lo}–{hi}"), format!("{}–{}", each(lo), each(hi))) };
         let total = if a.ops.contains(&OpRef::Total) { "; total is shown, not judged: it contains the operations" } else { "" };
-        lines.push(format!(
-            "changes: {}% intervals that hold together over the {count} figures judged in each comparison (Bonferroni: each at {level}%){total}",
-            o.confidence * 100.0
-        ));
+        let conf = trim_percent(o.confidence * 100.0);
+        let all: usize = a.pairs.iter().map(|p| p.judged).sum();
+        let line = if a.plan.family == Family::Experiment && a.pairs.len() > 1 {
+            format!(
+                "changes: {conf}% intervals that hold together over all {all} figures judged in the {} comparisons (--family; Bonferroni: each at {}%){total}",
+                a.pairs.len(),
+                each(all)
+            )
+        } else {
+            let (lo, hi) = a.pairs.iter().fold((usize::MAX, 0), |(lo, hi), p| (lo.min(p.judged), hi.max(p.judged)));
+            let (count, level) = if lo == hi { (format!("{hi}"), each(hi)) } else { (format!("{lo}–{hi}"), format!("{}–{}", each(lo), each(hi))) };
+            format!(
+                "changes: {conf}% intervals that hold together over the {count} figures judged in each comparison (Bonferroni: each at {level}%){total}{}",
+                many_comparisons(a)
+            )
+        };
+        lines.push(line);
     }
     lines
+}
+
+/// With several comparisons judged each on its own: what that means for all of them
+/// together, "; 95% per comparison: over its 9 comparisons, the chance of some false claim can
+/// reach 45% (--family holds them all together)". Empty with one comparison.
+fn many_comparisons(a: &Study) -> String {
+    let k = a.pairs.len();
+    if k < 2 || a.plan.family == Family::Experiment {
+        return String::new();
+    }
+    let conf = trim_percent(a.plan.opts.confidence * 100.0);
+    let any = ((1.0 - a.plan.opts.confidence) * k as f64).min(1.0) * 100.0;
+    format!(
+        "; {conf}% per comparison: over its {k} comparisons, the chance of some false claim can reach {}% (--family holds them all together)",
+        trim_percent(any)
+    )
 }
 
 /// With blocks: what is judged and at which level, and the sequential design's look.
@@ -60,17 +88,26 @@ fn block_lines(a: &Study) -> Vec<String> {
     let o = &a.plan.opts;
     let conf = trim_percent(o.confidence * 100.0);
     let judged: Vec<String> = a.judged.iter().map(|f| format!("{} {}", f.op, f.metric.label())).collect();
-    let n = a.pairs.iter().map(|p| p.judged).max().unwrap_or(0).max(1);
+    let judged_per_pair: Vec<usize> = a.pairs.iter().map(|p| p.judged).collect();
+    let n = (0..judged_per_pair.len()).map(|i| a.plan.family.size(&judged_per_pair, i)).max().unwrap_or(1);
     let each = trim_percent(100.0 - (1.0 - o.confidence) * 100.0 / n as f64);
-    let mut lines = vec![if n > 1 {
-        format!("judged: {} — {conf}% intervals that hold together (Bonferroni: each at {each}%); every other figure is exploratory ({conf}% on its own, no verdict)", judged.join(", "))
+    let exploratory = format!("every other figure is exploratory ({conf}% on its own, no verdict)");
+    let mut lines = vec![if a.plan.family == Family::Experiment && a.pairs.len() > 1 {
+        format!(
+            "judged: {} — {conf}% intervals that hold together over all {} comparisons ({n} figures; --family; Bonferroni: each at {each}%); {exploratory}",
+            judged.join(", "),
+            a.pairs.len()
+        )
+    } else if n > 1 {
+        format!("judged: {} — {conf}% intervals that hold together (Bonferroni: each at {each}%){}; {exploratory}", judged.join(", "), many_comparisons(a))
     } else {
-        format!("judged: {} — a {conf}% interval; every other figure is exploratory ({conf}% on its own, no verdict)", judged.join(", "))
+        format!("judged: {} — a {conf}% interval{}; {exploratory}", judged.join(", "), many_comparisons(a))
     }];
-    let look = a.comparisons.iter().flatten().flatten().flatten().find_map(|c| c.look);
-    if let Some(l) = look {
+    let all = || a.comparisons.iter().flatten().flatten().flatten();
+    if let Some(l) = all().find_map(|c| c.look) {
+        let final_look = if l.spent_the_rest { "final look (the budget ended the experiment, so it spends all the error rate left)" } else { "look" };
         lines.push(format!(
-            "sequential: look after {} of at most {} blocks; repeated confidence intervals ({} spending, Lan–DeMets), valid whenever the experiment stops",
+            "sequential: {final_look} after {} of at most {} blocks; repeated confidence intervals ({} spending, Lan–DeMets, calibrated for a spread estimated from the blocks), valid whenever the experiment stops; a change's interval is the intersection of every look's so far, so a change found at one look stays found",
             l.blocks,
             l.max_blocks,
             l.spending.name()
@@ -80,6 +117,11 @@ fn block_lines(a: &Study) -> Vec<String> {
         lines.push(
             "design: simultaneous — every block the same seconds seen by each variant, so what the machine did then it did to all; intervals widened where neighbouring blocks' changes move together".into(),
         );
+    }
+    if all().any(|c| c.order_effect.is_some()) {
+        lines.push(format!(
+            "order: the blocks ran the variants in both orders, so from {ORDER_FROM} blocks on each change is fitted with an order effect (what running second in a block does to a figure): taken out of the change and its spread, and shown as \"running second\""
+        ));
     }
     lines
 }
@@ -219,10 +261,11 @@ fn table(a: &Study) -> String {
     }
     if a.sides.len() > 1 {
         let chance = (1.0 - o.confidence) * 100.0;
+        let per = if a.pairs.len() > 1 && a.plan.family == Family::Comparison { " of a comparison" } else { "" };
         if a.method == Method::Blocks {
             let _ = writeln!(
                 out,
-                "\n  * a judged figure's change is significant: its interval excludes 0 (with no real change anywhere, any judged figure is marked at most {chance:.0}% of the time)\n  = equivalent: the interval lies within the equivalence margin\n  ~ exploratory: its own {}% interval, no verdict (look at it, then judge it in an experiment of its own)",
+                "\n  * a judged figure's change is significant: its interval excludes 0 (with no real change anywhere, any judged figure{per} is marked at most {chance:.0}% of the time)\n  = equivalent: the interval lies within the equivalence margin\n  ~ exploratory: its own {}% interval, no verdict (look at it, then judge it in an experiment of its own)",
                 o.confidence * 100.0
             );
             return out;
@@ -234,9 +277,10 @@ fn table(a: &Study) -> String {
                 o.confidence * 100.0
             )
         } else {
+            let who = if a.pairs.len() > 1 && a.plan.family == Family::Experiment { "the comparisons mark" } else { "a comparison marks" };
             writeln!(
                 out,
-                "\n  * the change is significant: its interval excludes 0 (with no real change anywhere, a comparison marks any figure at most {chance:.0}% of the time)"
+                "\n  * the change is significant: its interval excludes 0 (with no real change anywhere, {who} any figure at most {chance:.0}% of the time)"
             )
         };
     }

@@ -17,7 +17,8 @@ pub const FORMAT_VERSION: u32 = 1;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FigureRow {
     pub side: String,
-    /// `ops_per_s`, or a latency in nanoseconds: `mean_ns`, `p50_ns`, … `p999_ns`.
+    /// `ops_per_s`, or a latency in nanoseconds: `mean_ns`, `p50_ns`, … `p999_ns`,
+    /// `p99_typical_ns`.
     pub metric: &'static str,
     pub op: String,
     pub value: Option<f64>,
@@ -36,10 +37,20 @@ pub struct FigureRow {
     pub change_level: Option<f64>,
     /// Whether the figure is judged (else shown with an interval of its own: exploratory).
     pub judged: Option<bool>,
-    /// The smallest change (relative, either way) detected 80% of the time at this precision.
+    /// The smallest change detected 80% of the time at this precision, upwards (relative,
+    /// e.g. 0.98) and downwards (the same factor: −0.49).
     pub detectable_change: Option<f64>,
-    /// The equivalence margin asked for (relative), when one was.
+    pub detectable_change_down: Option<f64>,
+    /// The equivalence margin asked for (relative), when one was, and the interval two
+    /// one-sided tests judge equivalence by (at twice the error rate).
     pub equivalence_margin: Option<f64>,
+    pub equivalence_lo: Option<f64>,
+    pub equivalence_hi: Option<f64>,
+    /// With blocks in both orders: what running second in a block does to the figure
+    /// (relative), with its interval at the stated confidence.
+    pub order_effect: Option<f64>,
+    pub order_effect_lo: Option<f64>,
+    pub order_effect_hi: Option<f64>,
     /// Blocks compared in pairs, when blocks are the unit.
     pub blocks: Option<usize>,
 }
@@ -53,6 +64,7 @@ pub fn metric_key(m: Metric) -> &'static str {
         Metric::P95 => "p95_ns",
         Metric::P99 => "p99_ns",
         Metric::P999 => "p999_ns",
+        Metric::P99Typical => "p99_typical_ns",
     }
 }
 
@@ -96,7 +108,13 @@ pub fn rows(s: &Study) -> Vec<FigureRow> {
                     change_level: cmp.as_ref().filter(|c| c.change.is_some()).map(|c| c.look.map_or(c.level(), |l| l.nominal)),
                     judged: cmp.as_ref().map(|c| !c.exploratory && c.outcome != Outcome::NotJudged),
                     detectable_change: cmp.as_ref().and_then(|c| c.mde).and_then(finite),
+                    detectable_change_down: cmp.as_ref().and_then(|c| c.mde).and_then(finite).map(|m| 1.0 / (1.0 + m) - 1.0),
                     equivalence_margin: cmp.as_ref().and_then(|c| c.margin),
+                    equivalence_lo: cmp.as_ref().and_then(|c| c.equivalence).and_then(|e| finite(e.lo)),
+                    equivalence_hi: cmp.as_ref().and_then(|c| c.equivalence).and_then(|e| finite(e.hi)),
+                    order_effect: cmp.as_ref().and_then(|c| c.order_effect).and_then(|e| finite(e.point)),
+                    order_effect_lo: cmp.as_ref().and_then(|c| c.order_effect).and_then(|e| finite(e.lo)),
+                    order_effect_hi: cmp.as_ref().and_then(|c| c.order_effect).and_then(|e| finite(e.hi)),
                     blocks: cmp.as_ref().and_then(|c| c.blocks),
                 });
             }
@@ -111,6 +129,7 @@ pub fn comparison_json(s: &Study) -> Value {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "confidence": s.plan.opts.confidence,
+        "family": s.plan.family.key(),
         "window_s": s.plan.opts.window_s,
         "latency": comparison::latency_kind(s.plan.kind),
         // how the runs were placed in time: "simultaneous" (the variants at the same time),

@@ -17,7 +17,7 @@ use super::{Lab, RunSpec, SessionError};
 use crate::analysis::paired::SequentialDesign;
 use crate::analysis::saved_experiment::saved_experiment;
 use crate::analysis::sequential::Spending;
-use crate::analysis::study::Group;
+use crate::analysis::study::{Family, Group};
 use crate::config::{LoadMode, RunConfig};
 use crate::experiment::{schedule, Design, Experiment, Order, RunOrder, Variant};
 use crate::judge::plan::{self, Plan, Target};
@@ -162,11 +162,12 @@ impl ExperimentSetup<'_> {
 }
 
 /// The judging of a sequential experiment's looks: blocks as the unit, with the design's
-/// spending, first look and horizon.
-pub fn interim(judging: &JudgeOptions, plan: &SequentialPlan, max_blocks: usize) -> JudgeOptions {
+/// spending, first look and horizon; `final_look`: the look at which the budget ended it (it
+/// spends all the error rate left).
+pub fn interim(judging: &JudgeOptions, plan: &SequentialPlan, max_blocks: usize, final_look: Option<usize>) -> JudgeOptions {
     let mut o = judging.clone();
     let mut design = o.plan.blocks.unwrap_or_default();
-    design.sequential = Some(SequentialDesign { spending: plan.spending, first_look: plan.first_look, max_blocks });
+    design.sequential = Some(SequentialDesign { spending: plan.spending, first_look: plan.first_look, max_blocks, final_look });
     o.plan.blocks = Some(design);
     o
 }
@@ -215,8 +216,9 @@ pub enum PlanFrom {
     Pilot { blocks: usize },
 }
 
-/// Blocks of a pilot for a plan.
-pub const PILOT_BLOCKS: usize = 3;
+/// Blocks of a pilot for a plan: as many as before the first look, so that a spread is
+/// estimated on 2 degrees of freedom or more (its range is still wide: the plan says how wide).
+pub const PILOT_BLOCKS: usize = DEFAULT_FIRST_LOOK;
 
 /// The plan of an experiment (`judge::plan`): from its last execution saved in the store when
 /// that has [`PILOT_BLOCKS`] blocks or more, else from a pilot of that many blocks run now
@@ -225,7 +227,8 @@ pub async fn plan_experiment(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging
     if let Ok(saved) = saved_experiment(lab.results, &setup.exp.name) {
         let blocks = saved.groups.iter().map(|g| g.runs.len()).min().unwrap_or(0);
         if saved.groups.len() >= 2 && blocks >= PILOT_BLOCKS {
-            let p = plan::plan(lab.results, &saved.groups, judging, target)?;
+            let before: Vec<_> = saved.unmeasured.iter().chain(&saved.loads).copied().collect();
+            let p = plan::plan(lab.results, &saved.groups, &before, judging, target)?;
             return Ok((p, PlanFrom::Saved { id: saved.id, blocks }));
         }
     }
@@ -235,7 +238,8 @@ pub async fn plan_experiment(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging
     pilot.tags.push("pilot=on".into());
     let runs = run_experiment(lab, &pilot, judging).await?;
     let groups: Vec<Group> = runs.variants.iter().map(|(label, ids)| Group { label: label.clone(), runs: ids.clone() }).collect();
-    Ok((plan::plan(lab.results, &groups, judging, target)?, PlanFrom::Pilot { blocks: PILOT_BLOCKS }))
+    let before: Vec<_> = runs.unmeasured.iter().chain(&runs.loads).copied().collect();
+    Ok((plan::plan(lab.results, &groups, &before, judging, target)?, PlanFrom::Pilot { blocks: PILOT_BLOCKS }))
 }
 
 /// Why an experiment stopped before its verdicts.
@@ -260,7 +264,7 @@ pub async fn conduct(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging: &Judge
     let elapsed_s = started.elapsed().as_secs_f64();
     let groups: Vec<Group> = runs.variants.iter().map(|(label, ids)| Group { label: label.clone(), runs: ids.clone() }).collect();
     let judging = match (&setup.sequential, runs.max_blocks) {
-        (Some(plan), Some(max_blocks)) => interim(judging, plan, max_blocks),
+        (Some(plan), Some(max_blocks)) => interim(judging, plan, max_blocks, runs.final_look),
         _ => judging.clone(),
     };
     let judgement = judge(lab.results, &groups, &judging)?;
@@ -338,6 +342,7 @@ pub async fn run_experiment(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging:
         max_blocks: None,
         together: None,
         not_together: None,
+        final_look: None,
     };
     if setup.design == Design::Simultaneous {
         match crate::experiment::design::why_not_simultaneous(exp, false) {
@@ -429,6 +434,9 @@ fn judging_tags(judging: &JudgeOptions) -> Vec<String> {
     if let Some(j) = &judging.plan.judged {
         tags.push(format!("judge={}", j.iter().map(|f| f.to_string()).collect::<Vec<_>>().join(",")));
     }
+    if judging.plan.family != Family::Comparison {
+        tags.push(format!("family={}", judging.plan.family.key()));
+    }
     if let Some(m) = judging.plan.blocks.and_then(|b| b.margin) {
         tags.push(format!("equivalence={m}"));
     }
@@ -488,17 +496,11 @@ impl<'l, 's, 'e> Maker<'l, 's, 'e> {
     /// After the first block: the most blocks the budget allows (the information fraction's
     /// denominator, fixed from here on), recorded on every measured run so far.
     pub(super) fn fix_horizon(&mut self, plan: &SequentialPlan, elapsed_s: f64, block_s: f64) {
-        let left = (plan.budget_s - elapsed_s).max(0.0);
-        let most = 1 + (left / block_s.max(1e-3)).floor() as usize;
+        // what came before the first block (loads, settling, the unmeasured round) is spent
+        let most = plan::blocks_within(plan.budget_s, elapsed_s - block_s, block_s);
         let max_blocks = most.clamp(plan.first_look, MAX_BLOCKS as usize);
         self.out.max_blocks = Some(max_blocks);
-        let tag = format!("max_blocks={max_blocks}");
-        for (_, runs) in &self.out.variants {
-            for run in runs {
-                let _ = self.lab.results.set_tag(*run, &tag);
-            }
-        }
-        self.measured_tags.push(tag);
+        self.tag_measured(&format!("max_blocks={max_blocks}"));
         self.lab.observer.on(&SessionEvent::Notice(&Notice::Horizon { block_s, max_blocks, budget_s: plan.budget_s, short: most < plan.first_look }));
     }
 
@@ -518,7 +520,13 @@ impl<'l, 's, 'e> Maker<'l, 's, 'e> {
             return Ok(None);
         }
         let groups: Vec<Group> = self.out.variants.iter().map(|(label, ids)| Group { label: label.clone(), runs: ids.clone() }).collect();
-        let o = interim(judging, plan, max_blocks);
+        // the budget, not the data, ends the experiment here: this look spends what is left
+        let final_look = out_of_time.then_some(blocks);
+        if final_look.is_some() {
+            self.out.final_look = final_look;
+            self.tag_measured(&format!("final_look={blocks}"));
+        }
+        let o = interim(judging, plan, max_blocks, final_look);
         let j = judge(self.lab.results, &groups, &o)?;
         let unsettled = j.study.as_ref().map(|s| s.unsettled(plan.precision)).unwrap_or_else(|| vec!["fewer than two variants have valid runs".into()]);
         self.lab.observer.on(&SessionEvent::Notice(&Notice::Look { blocks, max_blocks, precision: plan.precision, unsettled: unsettled.clone() }));
@@ -526,6 +534,16 @@ impl<'l, 's, 'e> Maker<'l, 's, 'e> {
             return Ok(Some(StopReason::Settled));
         }
         Ok(out_of_time.then_some(StopReason::Budget { unsettled }))
+    }
+
+    /// Tags every measured run so far, and the ones to come.
+    fn tag_measured(&mut self, tag: &str) {
+        for (_, runs) in &self.out.variants {
+            for run in runs {
+                let _ = self.lab.results.set_tag(*run, tag);
+            }
+        }
+        self.measured_tags.push(tag.to_string());
     }
 
     pub(super) fn tagged(&self, key: &str, v: &Variant) -> Vec<String> {

@@ -18,7 +18,7 @@ use crate::out;
 use anyhow::Result;
 use casslab_core::analysis::paired::BlockDesign;
 use casslab_core::analysis::saved_experiment::{saved_experiment, SavedExperimentError};
-use casslab_core::analysis::study::{Group, StudyPlan};
+use casslab_core::analysis::study::{Family, Group, StudyPlan};
 use casslab_core::analysis::verified::{compare_verified, VerifiedComparison};
 use casslab_core::analysis::{AnalysisOptions, Gate, LatencyKind, MaxRegression};
 use casslab_core::judge::{judge, Gates, JudgeOptions, Judgement, Screening};
@@ -154,6 +154,9 @@ fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, o: &JudgeOpt
         plan.blocks = Some(BlockDesign { sequential: saved.sequential, margin: saved.margin, simultaneous: saved.simultaneous, ..BlockDesign::default() });
         plan.judged = plan.judged.or_else(|| saved.judged.clone());
     }
+    if !args.analysis.family {
+        plan.family = saved.family;
+    }
     let mut gates = Exit::Success;
     let mut worst = |e: Exit| {
         if e == Exit::Failed || (e == Exit::Undecided && gates == Exit::Success) {
@@ -229,7 +232,12 @@ pub(crate) fn judge_options(args: &AnalysisArgs, window_s: f64, fail_if: &[Gate]
     opts.validate()?;
     let kind = if args.service_time { LatencyKind::Service } else { LatencyKind::Intended };
     Ok(JudgeOptions {
-        plan: StudyPlan { server_cores: args.server_cores, pool_windows: args.pool_windows, ..StudyPlan::new(opts, kind) },
+        plan: StudyPlan {
+            server_cores: args.server_cores,
+            pool_windows: args.pool_windows,
+            family: if args.family { Family::Experiment } else { Family::Comparison },
+            ..StudyPlan::new(opts, kind)
+        },
         auto_window: false,
         allow_invalid: args.allow_invalid,
         screening: Screening::RefuseAll,

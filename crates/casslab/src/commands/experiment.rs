@@ -15,7 +15,7 @@ use crate::out;
 use crate::terminal::Terminal;
 use anyhow::{Context, Result};
 use casslab_core::analysis::paired::BlockDesign;
-use casslab_core::analysis::study::FigureRef;
+use casslab_core::analysis::study::{Family, FigureRef};
 use casslab_core::analysis::DEFAULT_POWER_EFFECT;
 use casslab_core::cluster::ClusterControl;
 use casslab_core::config::Credentials;
@@ -126,6 +126,9 @@ fn judging_of(args: &ExperimentArgs, exp: &Experiment) -> Result<JudgeOptions> {
     judging.screening = Screening::LeaveOut;
     let margin = percent("equivalence", args.equivalence.as_deref())?.or(exp.design.equivalence);
     judging.plan.blocks = Some(BlockDesign { sequential: None, margin, power_effect: DEFAULT_POWER_EFFECT, simultaneous: false });
+    if !args.analysis.family && exp.design.family_wide == Some(true) {
+        judging.plan.family = Family::Experiment;
+    }
     let judge = if args.judge.is_empty() { &exp.design.judge } else { &args.judge };
     if !judge.is_empty() {
         let judged: Result<Vec<FigureRef>, String> = judge.iter().map(|j| j.parse()).collect();
