@@ -6,7 +6,7 @@
 //! a read; drawing the values is [`OpPlan::draw`]. Results go into the worker's stats slot.
 
 use super::classify::{classify, Class, Expiry, Found, Judged};
-use super::record::{KeyState, WriteKind};
+use super::record::{next_write_timestamp_us, Begun, KeyState, Order, WriteKind};
 use super::write_values::show;
 use super::{Table, Verifier, Violation};
 use crate::gen::GeneratorSet;
@@ -73,17 +73,25 @@ pub struct ReadTicket {
     at_send: KeyState,
 }
 
-/// A write begun: finish it with whether the server acknowledged it.
+/// A write begun: send it with its timestamp, then finish it with whether the server
+/// acknowledged it.
 pub struct WriteTicket<'a> {
     table: &'a Table,
     index: Option<u64>,
-    recorded: bool,
+    begun: Option<Begun>,
+    timestamp_us: Option<i64>,
 }
 
 impl WriteTicket<'_> {
+    /// The timestamp the write must carry (microseconds; `None`: the server's own, for a write
+    /// that is not recorded or a server that orders writes by arrival).
+    pub fn timestamp_us(&self) -> Option<i64> {
+        self.timestamp_us
+    }
+
     pub fn finish(self, acked: bool) {
-        if let (Some(i), true) = (self.index, self.recorded) {
-            self.table.record.finish(i, acked);
+        if let (Some(i), Some(b)) = (self.index, &self.begun) {
+            self.table.record.finish(i, b, acked);
         }
     }
 }
@@ -140,17 +148,26 @@ impl OpPlan {
         let key = Self::key_ns(plan, ns);
         let index = key.as_deref().and_then(|k| table.index(k));
         let recorded = w.recorded && self.verifier.on;
-        let number = match (recorded, index) {
-            (true, Some(i)) => table.record.begin(i, w.kind).unwrap_or(0),
+        let begun = match (recorded, index) {
+            (true, Some(i)) => table.record.begin(i, w.kind),
+            _ => None,
+        };
+        let number = match (recorded, &begun) {
+            (_, Some(b)) => b.number,
             (false, _) => 1,
-            // a key beyond the record: values of no write a read could expect
+            // a key beyond the record (or out of numbers): values of no write a read could expect
             (true, None) => 0,
+        };
+        let timestamp_us = match (&begun, table.record.order) {
+            (Some(b), _) => b.timestamp_us,
+            (None, Order::Timestamps) if recorded => Some(next_write_timestamp_us()),
+            _ => None,
         };
         let bits = table.key_bits(key.as_deref().unwrap_or(&[]));
         for (vi, g) in &w.derived {
             values[*vi] = table.write_value(gens, *g, bits, number);
         }
-        WriteTicket { table, index, recorded: recorded && number > 0 }
+        WriteTicket { table, index, begun, timestamp_us }
     }
 
     /// Before read step `step` is sent: what the record says of its key now (`None`: the step's

@@ -7,7 +7,7 @@
 //! both a [`Table`]; the targets build them from their statements and commands.
 
 use super::classify::Found;
-use super::record::{KeyState, WriteRecord, MAX_KEYS};
+use super::record::{KeyState, Order, WriteRecord, MAX_KEYS};
 use super::write_values::{key_bits, same_opt, table_seed, write_bits};
 use crate::gen::GeneratorSet;
 use scylla::value::CqlValue;
@@ -49,6 +49,8 @@ pub struct Table {
     /// Every recorded write writes every column (or deletes the row): a key first written
     /// now needs nothing known from before.
     pub full_rows: bool,
+    /// Some recorded write deletes rows.
+    pub deletes: bool,
     /// How the server stores a value, when it keeps bytes rather than typed values (Redis):
     /// values read back are then blobs of these bytes.
     pub bytes: Option<fn(&CqlValue) -> Vec<u8>>,
@@ -75,7 +77,14 @@ impl Table {
     pub fn new(name: &str, key: Vec<KeyPart>, columns: Vec<Column>, writes: Vec<Vec<usize>>) -> Table {
         let keys = capacity(&key);
         let full_rows = writes.iter().all(|w| w.len() == columns.len());
-        Table { name: name.to_string(), seed: table_seed(name), key, record: WriteRecord::new(keys), columns, writes, full_rows, bytes: None, model: 0 }
+        let record = WriteRecord::new(keys, Order::Timestamps);
+        Table { name: name.to_string(), seed: table_seed(name), key, record, columns, writes, full_rows, deletes: false, bytes: None, model: 0 }
+    }
+
+    /// The table, its server ordering a key's writes by `order` (timestamps unless told).
+    pub fn ordered_by(mut self, order: Order) -> Table {
+        self.record = WriteRecord::new(self.record.capacity(), order);
+        self
     }
 
     /// The model's identity from what the generators make (see [`Table::model`]).
@@ -287,8 +296,8 @@ mod tests {
         let (v, w) = (g.index_of("v").unwrap(), g.index_of("w").unwrap());
         let key = t.key_bits(&[42]);
         t.record.mark_loaded(32);
-        t.record.begin(32, WriteKind::Put);
-        t.record.finish(32, true);
+        let b = t.record.begin(32, WriteKind::Put).unwrap();
+        t.record.finish(32, &b, true);
         let s = t.record.state(32);
         let (v2, w1) = (t.write_value(&g, v, key, 2), t.write_value(&g, w, key, 1));
         let (found, bad) = t.check_row(&g, key, &s, s.issued, [(0, Some(&v2)), (1, Some(&w1))].into_iter());

@@ -8,7 +8,7 @@
 
 use super::classify::Judged;
 use super::op::{OpPlan, ReadStep, StepPlan, StepRole, WriteStep};
-use super::record::WriteKind;
+use super::record::{Order, WriteKind};
 use super::table_model::{Column, KeyPart, Table};
 use super::{Verifier, VerifyNotice};
 use crate::gen::GeneratorSet;
@@ -64,6 +64,8 @@ pub struct TableInfo {
     pub problem: Option<String>,
     /// How the server stores values, when as bytes (see [`Table::bytes`]).
     pub bytes: Option<fn(&scylla::value::CqlValue) -> Vec<u8>>,
+    /// How the server orders a key's writes.
+    pub order: Order,
 }
 
 /// An operation's part, without its stats slot (a phase's plan gives it one).
@@ -213,8 +215,9 @@ fn model(gens: &GeneratorSet, t: &TableInfo, ops: &[OpInfo], load: Option<&str>,
         c.nullable = has_delete || upserts.iter().any(|(_, s)| !writes_col(s, &c.name));
     }
     let sets: Vec<Vec<usize>> = upserts.iter().map(|(_, s)| (0..columns.len()).filter(|c| writes_col(s, &columns[*c].name)).collect()).collect();
-    let mut table = Table::new(&t.name, key, columns, sets);
+    let mut table = Table::new(&t.name, key, columns, sets).ordered_by(t.order);
     table.bytes = t.bytes;
+    table.deletes = has_delete;
     table.model = table.model_of(gens);
     if table.record.capacity() == 0 {
         return Err("its keys are too many to record".into());
@@ -263,7 +266,7 @@ fn op_spec(gens: &GeneratorSet, v: &Verifier, op: &OpInfo, is_load: bool, on: bo
                     let columns: Vec<Option<usize>> = s.returns.iter().map(|c| table.column(c)).collect();
                     let read: Vec<usize> = columns.iter().flatten().copied().collect();
                     let stale_checkable = table.shows_every_write(&read);
-                    Some(StepRole::Read(ReadStep { columns, judged: Judged { stale_checkable, one_row: true } }))
+                    Some(StepRole::Read(ReadStep { columns, judged: Judged { stale_checkable, one_row: true, deletes: table.deletes } }))
                 }
             }
             _ => None,
@@ -337,7 +340,7 @@ mod tests {
     }
 
     fn tables() -> Vec<TableInfo> {
-        vec![TableInfo { name: "t".into(), key: vec!["id".into()], problem: None, bytes: None }]
+        vec![TableInfo { name: "t".into(), key: vec!["id".into()], problem: None, bytes: None, order: Order::Timestamps }]
     }
 
     #[test]
@@ -353,7 +356,7 @@ mod tests {
         assert_eq!(b.verifier.loads, [(0, 0)], "the load's first key is n = 0");
         assert!(b.verifier.run_writes);
         let read = &b.ops["read"].steps[0].as_ref().unwrap().role;
-        assert_eq!(read, &StepRole::Read(ReadStep { columns: vec![None, Some(0), Some(1)], judged: Judged { stale_checkable: true, one_row: true } }));
+        assert_eq!(read, &StepRole::Read(ReadStep { columns: vec![None, Some(0), Some(1)], judged: Judged { stale_checkable: true, one_row: true, deletes: false } }));
         let update = &b.ops["update"];
         assert_eq!((update.keyed.clone(), update.derived.clone()), (vec![false, true], vec![true, false]));
     }

@@ -32,7 +32,17 @@ pub(crate) async fn run(
             Some(StepRole::Write(_)) => {
                 let ticket = plan.begin_write(gens, i, &mut values, &ns);
                 let row: Vec<&CqlValue> = st.slots.iter().map(|s| &values[*s]).collect();
-                let r = session.execute_unpaged(&stamped(&st.prepared, op), &row).await;
+                // a recorded write carries the timestamp its number was given with, so the
+                // server's last write is the client's (retries send the same)
+                let ps = match ticket.timestamp_us() {
+                    Some(ts) => {
+                        let mut p = st.prepared.clone();
+                        p.set_timestamp(Some(ts));
+                        std::borrow::Cow::Owned(p)
+                    }
+                    None => stamped(&st.prepared, op),
+                };
+                let r = session.execute_unpaged(&ps, &row).await;
                 ticket.finish(r.is_ok());
                 r?;
             }

@@ -9,6 +9,7 @@ use crate::cql::{parse_dml, AssignKind, Dml, DmlKind, RelOp, Term};
 use crate::engine::EngineError;
 use crate::gen::GeneratorSet;
 use crate::verify::verify_build::{assemble, Built, OpInfo, StepInfo, StepKind, TableInfo};
+use crate::verify::record::Order;
 use crate::verify::WriteKind;
 use crate::workload::{CqlOp, Workload};
 use scylla::client::session::Session;
@@ -64,7 +65,7 @@ pub(crate) async fn build(session: &Session, w: &Workload, gens: &GeneratorSet) 
             };
             if !tables.iter().any(|t| t.name == table) {
                 let problem = counter.then(|| "it is a counter table (increments are not recorded)".to_string());
-                tables.push(TableInfo { name: table.clone(), key: key.clone(), problem, bytes: None });
+                tables.push(TableInfo { name: table.clone(), key: key.clone(), problem, bytes: None, order: Order::Timestamps });
             }
             let mut info = describe(&st.cql, &prepared, slots, &key);
             info.table = table;

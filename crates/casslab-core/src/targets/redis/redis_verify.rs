@@ -12,6 +12,7 @@ use crate::stats::OpStats;
 use crate::verify::op::{Ns, OpPlan, StepRole};
 use crate::verify::verify_build::{assemble, Built, OpInfo, StepInfo, StepKind, TableInfo};
 use crate::verify::write_values::show;
+use crate::verify::record::Order;
 use crate::verify::WriteKind;
 use crate::workload::{RedisArg, RedisCommand, RedisMode, Workload};
 use redis::Value;
@@ -99,7 +100,7 @@ pub(super) fn build(w: &Workload, gens: &GeneratorSet) -> Built {
             },
         );
     let mut tables: Vec<TableInfo> =
-        spaces.iter().map(|(name, _)| TableInfo { name: name.clone(), key: vec![KEY.into()], problem: None, bytes: Some(value_bytes) }).collect();
+        spaces.iter().map(|(name, _)| TableInfo { name: name.clone(), key: vec![KEY.into()], problem: None, bytes: Some(value_bytes), order: Order::Arrival }).collect();
     let mut ops = Vec::new();
     for (name, commands, mode) in &redis_ops {
         let generators = generators_of(gens, commands);
