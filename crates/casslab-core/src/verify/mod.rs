@@ -20,6 +20,8 @@ pub mod saved;
 pub mod table_model;
 pub mod verify_build;
 pub mod verify_counts;
+#[cfg(test)]
+mod model_tests;
 pub mod write_values;
 
 pub use classify::{Class, Found};
