@@ -60,6 +60,9 @@ pub enum Found {
     /// when no column could tell, e.g. only key columns were read); `corrupt`: a column matched
     /// no write ever made.
     Row { newest: Option<u32>, corrupt: bool },
+    /// An answer that cannot say whether there is a row: one that could not be decoded, or
+    /// no value in any field read where a row may lack them (Redis `HGET`).
+    Undecided,
 }
 
 /// How a key's time-to-live bears on a read, when its writes expire.
@@ -97,7 +100,7 @@ pub fn classify(at_send: &KeyState, at_end: &KeyState, found: Found, expiry: Exp
     if let Found::Row { corrupt: true, .. } = found {
         return (Class::Corrupt, unsettled);
     }
-    if !at_send.exact {
+    if !at_send.exact || found == Found::Undecided {
         return (Class::Unchecked, unsettled);
     }
     // writes begun while the read ran may be what it saw: their kinds are the recent ones the
@@ -115,6 +118,7 @@ pub fn classify(at_send: &KeyState, at_end: &KeyState, found: Found, expiry: Exp
     let delete_possible = at_send.delete || delete_during;
     let class = match found {
         Found::Row { corrupt: true, .. } => Class::Corrupt,
+        Found::Undecided => Class::Unchecked,
         Found::Absent if !judged.one_row => Class::Ok,
         Found::Absent => {
             if at_send.floor == 0 || delete_possible || expiry != Expiry::Live {
@@ -186,6 +190,7 @@ mod tests {
             assert_eq!(classify(&unknown, &unknown, found, Expiry::Live, ONE).0, Class::Unchecked, "a floor not known: {found:?}");
         }
         assert_eq!(classify(&unknown, &unknown, Found::Row { newest: None, corrupt: true }, Expiry::Live, ONE).0, Class::Corrupt);
+        assert_eq!(classify(&s, &s, Found::Undecided, Expiry::Live, ONE).0, Class::Unchecked, "an answer not decoded is no row of nothing");
     }
 
     #[test]

@@ -65,6 +65,17 @@ pub struct OpPlan {
 /// A drawn value's `n` (keys only).
 pub type Ns = Vec<Option<i64>>;
 
+/// What a read of one key brought back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// No row.
+    Absent,
+    /// A row: its columns in the order the step returns them.
+    Row(Vec<Option<CqlValue>>),
+    /// Nothing that says whether there is a row (see [`Found::Undecided`]).
+    Undecided,
+}
+
 /// What a read needs back when its answer came: the key and the record as it was sent.
 pub struct ReadTicket {
     table: usize,
@@ -184,25 +195,21 @@ impl OpPlan {
         Some(ReadTicket { table: plan.table, index, ns, at_send })
     }
 
-    /// Classifies what read step `step` returned for its key (`row`: its columns in the order
-    /// the step returns them; `None`: no row) and counts it into `stats`.
-    pub fn check(
-        &self,
-        gens: &GeneratorSet,
-        step: usize,
-        t: &ReadTicket,
-        row: Option<&[Option<CqlValue>]>,
-        key_shown: impl FnOnce() -> String,
-        stats: &Mutex<Vec<OpStats>>,
-    ) {
+    /// Classifies what read step `step` brought back for its key and counts it into `stats`.
+    pub fn check(&self, gens: &GeneratorSet, step: usize, t: &ReadTicket, reply: &Reply, key_shown: impl FnOnce() -> String, stats: &Mutex<Vec<OpStats>>) {
         let plan = self.steps[step].as_ref().expect("a read step");
         let StepRole::Read(r) = &plan.role else { unreachable!("a read step") };
         let table = &*self.verifier.tables[t.table];
         let at_end = t.index.map(|i| table.record.state(i)).unwrap_or_default();
         let bits = table.key_bits(&t.ns);
-        let (found, bad) = match row {
-            None => (Found::Absent, None),
-            Some(cols) => {
+        let row = match reply {
+            Reply::Row(cols) => Some(cols.as_slice()),
+            _ => None,
+        };
+        let (found, bad) = match reply {
+            Reply::Absent => (Found::Absent, None),
+            Reply::Undecided => (Found::Undecided, None),
+            Reply::Row(cols) => {
                 let checked = r.columns.iter().zip(cols).filter_map(|(c, v)| c.map(|c| (c, v.as_ref())));
                 table.check_row(gens, bits, &t.at_send, at_end.issued.max(t.at_send.issued), checked)
             }

@@ -212,6 +212,11 @@ impl Table {
         (Found::Row { newest, corrupt: false }, None)
     }
 
+    /// Whether every upsert writes column `col` (a row then always holds it).
+    pub fn always_written(&self, col: usize) -> bool {
+        !self.writes.is_empty() && self.writes.iter().all(|w| w.contains(&col))
+    }
+
     /// The index of the value column `name`, if the table has it.
     pub fn column(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)

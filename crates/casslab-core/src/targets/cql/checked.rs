@@ -7,7 +7,7 @@
 use super::access::stamped;
 use super::planned::{Outcome, PlannedOp, PlannedStatement};
 use crate::stats::OpStats;
-use crate::verify::op::{Ns, OpPlan, StepRole};
+use crate::verify::op::{Ns, OpPlan, Reply, StepRole};
 use crate::verify::write_values::show;
 use scylla::client::session::Session;
 use scylla::errors::ExecutionError;
@@ -51,16 +51,21 @@ pub(crate) async fn run(
                 let row: Vec<&CqlValue> = st.slots.iter().map(|s| &values[*s]).collect();
                 let result = session.execute_unpaged(&st.prepared, &row).await?;
                 reads = true;
-                let first: Option<Row> = match result.into_rows_result() {
+                // a row that cannot be decoded says nothing of whether there is one
+                let reply = match result.into_rows_result() {
                     Ok(r) => {
                         rows += r.rows_num();
-                        r.maybe_first_row::<Row>().ok().flatten()
+                        match r.maybe_first_row::<Row>() {
+                            Ok(Some(row)) => Reply::Row(row.columns),
+                            Ok(None) => Reply::Absent,
+                            Err(_) => Reply::Undecided,
+                        }
                     }
-                    Err(_) => None,
+                    Err(_) => Reply::Undecided,
                 };
                 if let Some(t) = ticket {
                     let key = || key_text(plan, i, &values);
-                    plan.check(gens, i, &t, first.as_ref().map(|r| r.columns.as_slice()), key, stats);
+                    plan.check(gens, i, &t, &reply, key, stats);
                 }
             }
             None => {
