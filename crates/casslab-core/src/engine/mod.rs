@@ -22,6 +22,7 @@ mod worker;
 pub use clock::{unix_now_ms, RunClock};
 pub use load::load_fingerprint;
 pub use plan::Plan;
+pub(crate) use record_trust::data_set_source;
 pub use setup_error::EngineError;
 pub use shaped::RateChange;
 pub use target::{Claim, Completion, Prepared, SetupRole, Target, TargetInfo};
@@ -234,6 +235,7 @@ async fn measure<T: Target>(
     let curves = shape.map(|sh| watch::channel(Arc::new(Curve::compile(&sh, horizon_s))));
     let start_at = match common_start(run).await? {
         Some(at) => {
+            record_trust::mark_sharded(run).await;
             tokio::select! {
                 _ = tokio::time::sleep_until(at) => {}
                 _ = stop.wait_for(|s| *s) => return Ok(RunOutcome { interrupted: true }),

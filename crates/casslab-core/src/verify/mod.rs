@@ -13,6 +13,7 @@
 //! reports (`report`).
 
 pub mod classify;
+pub mod marks;
 pub mod op;
 pub mod pass_report;
 pub mod record;
@@ -25,6 +26,7 @@ mod model_tests;
 pub mod write_values;
 
 pub use classify::{Class, Found};
+pub use marks::written_key;
 pub use record::{KeyState, WriteKind, WriteRecord};
 pub use table_model::{Column, KeyPart, Table};
 pub use verify_counts::{VerifyCounts, VerifyStats, Violation};
@@ -108,12 +110,17 @@ impl Verifier {
         self.proven[t].load(Ordering::Relaxed)
     }
 
-    /// The records that can be trusted, encoded to be saved: (table, bytes).
+    /// The records that can be trusted, encoded to be saved: (table, bytes). A shard saves
+    /// only the keys it owns, so that the records of every shard add up to the data set's.
     pub fn saved_records(&self) -> Vec<(String, Vec<u8>)> {
         if !self.on {
             return Vec::new();
         }
-        self.tables.iter().enumerate().filter(|(i, _)| self.is_proven(*i)).map(|(_, t)| (t.name.clone(), saved::encode(&t.record, t.model))).collect()
+        let saved = |i: usize, t: &Table| match self.owned(i) {
+            None => saved::encode(&t.record, t.model),
+            Some((first, count)) => saved::encode_keys(&t.record, t.model, |k| t.key_ns(k).first().is_some_and(|n| (n.wrapping_sub(first) as u64) < count)),
+        };
+        self.tables.iter().enumerate().filter(|(i, _)| self.is_proven(*i)).map(|(i, t)| (t.name.clone(), saved(i, t))).collect()
     }
 
     /// Bytes the records hold now.
@@ -135,12 +142,6 @@ impl RunVerify {
         let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
         RunVerify { token: format!("{ms:x}-{:x}-{:08x}", std::process::id(), rand::random::<u32>()) }
     }
-}
-
-/// The bookkeeping key under which a data set (its load's fingerprint `fp`) names the run that
-/// wrote to it last: `v:TOKEN` when that run kept a record of its writes, `u:TOKEN` when not.
-pub fn written_key(fp: &str) -> String {
-    format!("written:{fp}")
 }
 
 /// What the engine asks of whoever keeps saved records (the run session, from its store).

@@ -19,6 +19,11 @@ const FORMAT: u8 = 3;
 /// runs of consecutive keys in the same state, each as the distance from the last run's end,
 /// its length and the state.
 pub fn encode(record: &WriteRecord, model: u64) -> Vec<u8> {
+    encode_keys(record, model, |_| true)
+}
+
+/// [`encode`] of the keys `keep` keeps (a shard's own).
+pub fn encode_keys(record: &WriteRecord, model: u64, keep: impl Fn(u64) -> bool) -> Vec<u8> {
     let mut raw = vec![FORMAT];
     raw.extend_from_slice(&model.to_le_bytes());
     // (first key, keys, state) of the run being built; the end of the last one written
@@ -32,7 +37,7 @@ pub fn encode(record: &WriteRecord, model: u64) -> Vec<u8> {
         raw.push(u8::from(s.put) | u8::from(s.delete) << 1 | u8::from(!s.exact) << 2);
         *end = first + len;
     };
-    for (key, s) in record.settled() {
+    for (key, s) in record.settled().filter(|(k, _)| keep(*k)) {
         match &mut run {
             Some((first, len, state)) if *first + *len == key && *state == s => *len += 1,
             _ => {
