@@ -76,6 +76,9 @@ pub enum Expiry {
     Expired,
     /// Within the tolerance of the TTL: a row and no row are both right.
     Either,
+    /// The writes expire, but when is not known (their times were not kept): no row cannot
+    /// be judged.
+    Unknown,
 }
 
 /// The settings a read is judged with.
@@ -121,8 +124,10 @@ pub fn classify(at_send: &KeyState, at_end: &KeyState, found: Found, expiry: Exp
         Found::Undecided => Class::Unchecked,
         Found::Absent if !judged.one_row => Class::Ok,
         Found::Absent => {
-            if at_send.floor == 0 || delete_possible || expiry != Expiry::Live {
+            if at_send.floor == 0 || delete_possible || matches!(expiry, Expiry::Either | Expiry::Expired) {
                 Class::Ok
+            } else if expiry == Expiry::Unknown {
+                Class::Unchecked
             } else {
                 Class::Missing
             }
@@ -254,6 +259,8 @@ mod tests {
         assert_eq!(classify(&s, &s, row(2), Expiry::Expired, ONE).0, Class::Expired);
         assert_eq!(classify(&s, &s, Found::Absent, Expiry::Expired, ONE).0, Class::Ok);
         assert_eq!(classify(&s, &s, row(2), Expiry::Either, ONE).0, Class::Ok);
+        assert_eq!(classify(&s, &s, Found::Absent, Expiry::Unknown, ONE).0, Class::Unchecked, "expiring, and when is not known");
+        assert_eq!(classify(&s, &s, row(2), Expiry::Unknown, ONE).0, Class::Ok);
         assert!(Class::VIOLATIONS.iter().all(|c| c.is_violation() && Class::parse(c.as_str()) == Some(*c)));
         assert!(!Class::Ok.is_violation() && !Class::Unchecked.is_violation());
     }

@@ -13,6 +13,7 @@
 //! reports (`report`).
 
 pub mod classify;
+pub mod expiry;
 pub mod marks;
 pub mod op;
 pub mod pass_report;

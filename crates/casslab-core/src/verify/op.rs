@@ -82,6 +82,8 @@ pub struct ReadTicket {
     index: Option<u64>,
     ns: Vec<i64>,
     at_send: KeyState,
+    /// When it was sent, Unix milliseconds (for a table whose rows expire).
+    sent_ms: i64,
 }
 
 /// A write begun: send it with its timestamp, then finish it with whether the server
@@ -103,6 +105,9 @@ impl WriteTicket<'_> {
     pub fn finish(self, acked: bool) {
         if let (Some(i), Some(b)) = (self.index, &self.begun) {
             self.table.record.finish(i, b, acked);
+            if let (true, Some(times), Some(ts)) = (acked, &self.table.times, b.timestamp_us) {
+                times.acked(i, b.number, ts / 1000, crate::units::unix_now_ms());
+            }
         }
     }
 }
@@ -192,7 +197,8 @@ impl OpPlan {
         let table = &self.verifier.tables[plan.table];
         let index = table.index(&ns);
         let at_send = index.map(|i| table.record.state(i)).unwrap_or_default();
-        Some(ReadTicket { table: plan.table, index, ns, at_send })
+        let sent_ms = if table.times.is_some() { crate::units::unix_now_ms() } else { 0 };
+        Some(ReadTicket { table: plan.table, index, ns, at_send, sent_ms })
     }
 
     /// Classifies what read step `step` brought back for its key and counts it into `stats`.
@@ -214,7 +220,12 @@ impl OpPlan {
                 table.check_row(gens, bits, &t.at_send, at_end.issued.max(t.at_send.issued), checked)
             }
         };
-        let (class, unsettled) = classify(&t.at_send, &at_end, found, Expiry::Live, r.judged);
+        let expiry = match (&table.times, t.index) {
+            (Some(times), Some(i)) => times.expiry(i, &t.at_send, found, t.sent_ms, crate::units::unix_now_ms()),
+            (Some(_), None) => Expiry::Unknown,
+            (None, _) => Expiry::Live,
+        };
+        let (class, unsettled) = classify(&t.at_send, &at_end, found, expiry, r.judged);
         let mut g = stats.lock().unwrap_or_else(|e| e.into_inner());
         let v = g[self.slot].verify.get_or_insert_default();
         v.record(class, unsettled, || Violation {

@@ -80,7 +80,9 @@ impl TablePass {
         };
         let every: Vec<usize> = (0..t.columns.len()).collect();
         let judged = Judged { stale_checkable: t.shows_every_write(&every), one_row: true, deletes: t.deletes };
-        let (class, _) = classify(state, state, found, Expiry::Live, judged);
+        // a pass knows no write's time: rows that expire may be gone
+        let expiry = if t.times.is_some() { Expiry::Unknown } else { Expiry::Live };
+        let (class, _) = classify(state, state, found, expiry, judged);
         self.counts.add(class, false);
         if class.is_violation() && self.violations.len() < PASS_SAMPLES {
             let col = bad.or(if t.columns.is_empty() { None } else { Some(0) });

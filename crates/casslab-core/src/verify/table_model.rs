@@ -58,6 +58,8 @@ pub struct Table {
     /// make, which writes write which columns): a record saved under another model (another
     /// workload's writes to the same data) cannot be gone on from.
     pub model: u64,
+    /// When its rows expire (every upsert's TTL): when each key's floor write was made.
+    pub times: Option<super::expiry::WriteTimes>,
 }
 
 /// How one column of a row read back compares with the writes of its key.
@@ -78,7 +80,13 @@ impl Table {
         let keys = capacity(&key);
         let full_rows = writes.iter().all(|w| w.len() == columns.len());
         let record = WriteRecord::new(keys, Order::Timestamps);
-        Table { name: name.to_string(), seed: table_seed(name), key, record, columns, writes, full_rows, deletes: false, bytes: None, model: 0 }
+        Table { name: name.to_string(), seed: table_seed(name), key, record, columns, writes, full_rows, deletes: false, bytes: None, model: 0, times: None }
+    }
+
+    /// The table, its rows expiring `ttl_s` seconds after each write.
+    pub fn expiring(mut self, ttl_s: u32) -> Table {
+        self.times = Some(super::expiry::WriteTimes::new(self.record.capacity(), ttl_s));
+        self
     }
 
     /// The table, its server ordering a key's writes by `order` (timestamps unless told).

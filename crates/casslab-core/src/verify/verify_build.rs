@@ -43,6 +43,8 @@ pub struct StepInfo {
     pub returns: Vec<String>,
     /// Why the step cannot take part, when it cannot (a conditional write, a counter, …).
     pub problem: Option<String>,
+    /// A write's time-to-live in seconds (its own `USING TTL`, else the table's default).
+    pub ttl_s: Option<u32>,
 }
 
 /// One operation of the workload, as the target read it.
@@ -215,7 +217,18 @@ fn model(gens: &GeneratorSet, t: &TableInfo, ops: &[OpInfo], load: Option<&str>,
         c.nullable = has_delete || upserts.iter().any(|(_, s)| !writes_col(s, &c.name));
     }
     let sets: Vec<Vec<usize>> = upserts.iter().map(|(_, s)| (0..columns.len()).filter(|c| writes_col(s, &columns[*c].name)).collect()).collect();
+    // one time-to-live for every upsert, or none
+    let mut ttls: Vec<Option<u32>> = upserts.iter().map(|(_, s)| s.ttl_s).collect();
+    ttls.sort();
+    ttls.dedup();
+    if ttls.len() > 1 {
+        let shown: Vec<String> = ttls.iter().map(|t| t.map_or("none".into(), |s| format!("{s} s"))).collect();
+        return Err(format!("its upserts write with different TTLs ({}), so when a row expires is not known", shown.join(", ")));
+    }
     let mut table = Table::new(&t.name, key, columns, sets).ordered_by(t.order);
+    if let Some(Some(ttl)) = ttls.first() {
+        table = table.expiring(*ttl);
+    }
     table.bytes = t.bytes;
     table.deletes = has_delete;
     table.model = table.model_of(gens);
@@ -311,6 +324,7 @@ mod tests {
             literal: vec![],
             returns: returns.iter().map(|c| c.to_string()).collect(),
             problem: None,
+            ttl_s: None,
         }
     }
 
@@ -368,6 +382,23 @@ mod tests {
         assert!(matches!(&b.ops["insert"].steps[0].as_ref().unwrap().role, StepRole::Write(w) if !w.recorded && w.derived.len() == 2));
         assert!(!b.ops.contains_key("read") && !b.ops.contains_key("update"), "the run draws its values as ever");
         assert!(b.verifier.run_writes, "the run writes to a table whose load is known");
+    }
+
+    #[test]
+    fn rows_that_expire_are_verified_with_one_ttl() {
+        let g = gens();
+        let mut o = ops(&g);
+        for op in &mut o {
+            for s in op.steps.iter_mut().filter(|s| matches!(s.kind, StepKind::Write(_))) {
+                s.ttl_s = Some(60);
+            }
+        }
+        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true);
+        assert_eq!(b.verifier.tables[0].times.as_ref().map(|t| t.ttl_s), Some(60), "{:?}", b.verifier.notices);
+        o[2].steps[0].ttl_s = None;
+        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true);
+        assert!(b.verifier.tables.is_empty());
+        assert!(b.verifier.notices[0].to_string().contains("different TTLs (none, 60 s)"), "{:?}", b.verifier.notices);
     }
 
     #[test]
