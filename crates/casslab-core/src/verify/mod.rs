@@ -30,7 +30,7 @@ pub use classify::{Class, Found};
 pub use marks::written_key;
 pub use record::{KeyState, WriteKind, WriteRecord};
 pub use table_model::{Column, KeyPart, Table};
-pub use verify_counts::{VerifyCounts, VerifyStats, Violation};
+pub use verify_counts::{Overlap, VerifyCounts, VerifyStats, Violation};
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};

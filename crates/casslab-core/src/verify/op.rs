@@ -32,6 +32,8 @@ pub struct WriteStep {
 pub struct ReadStep {
     pub columns: Vec<Option<usize>>,
     pub judged: Judged,
+    /// Whether it is sure to meet the writes (when known).
+    pub overlap: Option<super::Overlap>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -58,6 +60,8 @@ pub struct OpPlan {
     /// key instead of drawn.
     pub keyed: Vec<bool>,
     pub derived: Vec<bool>,
+    /// Per step: a read verification was asked for but cannot check.
+    pub unchecked: Vec<bool>,
     /// The operation's stats slot in the phase's plan (set when the phase is planned).
     pub slot: usize,
 }
@@ -186,8 +190,13 @@ impl OpPlan {
         WriteTicket { table, index, begun, timestamp_us }
     }
 
+    /// Counts `rows` rows (at least one) read by a step that cannot be checked.
+    pub fn count_unchecked(&self, rows: usize, stats: &Mutex<Vec<OpStats>>) {
+        count_unchecked(self.slot, rows, stats);
+    }
+
     /// Before read step `step` is sent: what the record says of its key now (`None`: the step's
-    /// table is not checked now).
+    /// table is not checked now; count what it reads with [`OpPlan::count_unchecked`]).
     pub fn before_read(&self, step: usize, ns: &Ns) -> Option<ReadTicket> {
         let plan = self.steps[step].as_ref()?;
         if !self.verifier.checking(plan.table) {
@@ -228,7 +237,7 @@ impl OpPlan {
         let (class, unsettled) = classify(&t.at_send, &at_end, found, expiry, r.judged);
         let mut g = stats.lock().unwrap_or_else(|e| e.into_inner());
         let v = g[self.slot].verify.get_or_insert_default();
-        v.record(class, unsettled, || Violation {
+        v.record(class, unsettled, r.overlap, || Violation {
             op: self.op.clone(),
             class,
             key: format!("{} {}", table.name, key_shown()),
@@ -237,6 +246,13 @@ impl OpPlan {
             at_unix_ms: crate::units::unix_now_ms(),
         });
     }
+}
+
+/// Counts `rows` rows (at least one: an empty answer is one read) of operation slot `slot`
+/// as unchecked.
+pub fn count_unchecked(slot: usize, rows: usize, stats: &Mutex<Vec<OpStats>>) {
+    let mut g = stats.lock().unwrap_or_else(|e| e.into_inner());
+    g[slot].verify.get_or_insert_default().counts.unchecked += rows.max(1) as u64;
 }
 
 /// The write a read should have seen, in words: its number, and the value of the column a

@@ -10,7 +10,7 @@ use super::classify::Judged;
 use super::op::{OpPlan, ReadStep, StepPlan, StepRole, WriteStep};
 use super::record::{Order, WriteKind};
 use super::table_model::{Column, KeyPart, Table};
-use super::{Verifier, VerifyNotice};
+use super::{Overlap, Verifier, VerifyNotice};
 use crate::gen::GeneratorSet;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -56,6 +56,9 @@ pub struct OpInfo {
     pub steps: Vec<StepInfo>,
     /// Its reads are to be verified (`verify:`, `--verify`).
     pub verifies: bool,
+    /// The replicas its statements reach before the server answers, at its consistency level
+    /// (`None`: not known, or not a server of replicas).
+    pub replicas: Option<u32>,
 }
 
 /// A table's key columns, or why it cannot be verified.
@@ -76,12 +79,28 @@ pub struct OpSpec {
     pub steps: Vec<Option<StepPlan>>,
     pub keyed: Vec<bool>,
     pub derived: Vec<bool>,
+    /// Per step: a read that verification was asked for but cannot check (its rows are
+    /// counted as unchecked).
+    pub unchecked: Vec<bool>,
 }
 
 impl OpSpec {
     /// The plan of the operation named `op` in a phase whose stats slot for it is `slot`.
     pub fn plan(&self, op: &str, verifier: &Arc<Verifier>, slot: usize) -> OpPlan {
-        OpPlan { op: op.to_string(), steps: self.steps.clone(), verifier: verifier.clone(), keyed: self.keyed.clone(), derived: self.derived.clone(), slot }
+        OpPlan {
+            op: op.to_string(),
+            steps: self.steps.clone(),
+            verifier: verifier.clone(),
+            keyed: self.keyed.clone(),
+            derived: self.derived.clone(),
+            unchecked: self.unchecked.clone(),
+            slot,
+        }
+    }
+
+    /// Whether no step takes part: only unchecked reads are counted.
+    pub fn counts_only(&self) -> bool {
+        self.steps.iter().all(Option::is_none)
     }
 }
 
@@ -92,8 +111,8 @@ pub struct Built {
 }
 
 /// Builds the verification of `ops` (the load's operation `load` and the run's `run`) over
-/// `tables`, with reads checked when `on`.
-pub fn assemble(gens: &GeneratorSet, tables: &[TableInfo], ops: &[OpInfo], load: Option<&str>, run: &[String], on: bool) -> Built {
+/// `tables`, with reads checked when `on`; `rf`: the replicas of each row, when known.
+pub fn assemble(gens: &GeneratorSet, tables: &[TableInfo], ops: &[OpInfo], load: Option<&str>, run: &[String], on: bool, rf: Option<u32>) -> Built {
     let mut notices = Vec::new();
     let mut models = Vec::new();
     let mut names = Vec::new();
@@ -112,7 +131,19 @@ pub fn assemble(gens: &GeneratorSet, tables: &[TableInfo], ops: &[OpInfo], load:
     for op in ops {
         let is_load = load == Some(op.name.as_str());
         let in_run = run.contains(&op.name);
-        if let Some(spec) = op_spec(gens, &verifier, op, is_load, on, &mut notices) {
+        let overlap = |table: &str| -> Option<Overlap> {
+            // the weakest write to the table the run phase makes (else the load's)
+            let writers = |run_only: bool| {
+                ops.iter()
+                    .filter(move |o| !run_only || run.contains(&o.name))
+                    .filter(move |o| o.steps.iter().any(|s| s.table == table && matches!(s.kind, StepKind::Write(_))))
+                    .map(|o| o.replicas)
+                    .collect::<Option<Vec<u32>>>()
+                    .and_then(|w| w.into_iter().min())
+            };
+            Some(Overlap { write: writers(true).or_else(|| writers(false))?, read: op.replicas?, rf: rf? })
+        };
+        if let Some(spec) = op_spec(gens, &verifier, op, is_load, on, &overlap, &mut notices) {
             if in_run && spec.steps.iter().flatten().any(|s| matches!(s.role, StepRole::Write(_))) {
                 verifier.run_writes = true;
             }
@@ -239,18 +270,29 @@ fn model(gens: &GeneratorSet, t: &TableInfo, ops: &[OpInfo], load: Option<&str>,
 }
 
 /// The spec of `op`, if any of its steps takes part.
-fn op_spec(gens: &GeneratorSet, v: &Verifier, op: &OpInfo, is_load: bool, on: bool, notices: &mut Vec<VerifyNotice>) -> Option<OpSpec> {
+fn op_spec(
+    gens: &GeneratorSet,
+    v: &Verifier,
+    op: &OpInfo,
+    is_load: bool,
+    on: bool,
+    overlap: &dyn Fn(&str) -> Option<Overlap>,
+    notices: &mut Vec<VerifyNotice>,
+) -> Option<OpSpec> {
     let n = op.generators.len();
     let (mut keyed, mut derived) = (vec![false; n], vec![false; n]);
     let mut steps = Vec::with_capacity(op.steps.len());
+    let mut unchecked = Vec::with_capacity(op.steps.len());
     let mut told = |why: String| {
         if on && op.verifies {
             notices.push(VerifyNotice::OpNotVerified { op: op.name.clone(), why });
         }
     };
     for s in &op.steps {
+        let reads = matches!(s.kind, StepKind::Read { .. }) && on && op.verifies;
         let Some(t) = v.table(&s.table) else {
             steps.push(None);
+            unchecked.push(reads);
             continue;
         };
         let table = &v.tables[t];
@@ -279,7 +321,8 @@ fn op_spec(gens: &GeneratorSet, v: &Verifier, op: &OpInfo, is_load: bool, on: bo
                     let columns: Vec<Option<usize>> = s.returns.iter().map(|c| table.column(c)).collect();
                     let read: Vec<usize> = columns.iter().flatten().copied().collect();
                     let stale_checkable = table.shows_every_write(&read);
-                    Some(StepRole::Read(ReadStep { columns, judged: Judged { stale_checkable, one_row: true, deletes: table.deletes } }))
+                    let judged = Judged { stale_checkable, one_row: true, deletes: table.deletes };
+                    Some(StepRole::Read(ReadStep { columns, judged, overlap: overlap(&s.table) }))
                 }
             }
             _ => None,
@@ -295,15 +338,21 @@ fn op_spec(gens: &GeneratorSet, v: &Verifier, op: &OpInfo, is_load: bool, on: bo
                     }
                 }
                 steps.push(Some(StepPlan { table: t, key_values, role }));
+                unchecked.push(false);
             }
-            None => steps.push(None),
+            None => {
+                steps.push(None);
+                unchecked.push(reads);
+            }
         }
     }
     if keyed.iter().zip(&derived).any(|(k, d)| *k && *d) {
         told("a generator is bound both to a key and to a value".into());
-        return None;
+        let unchecked: Vec<bool> = op.steps.iter().map(|s| matches!(s.kind, StepKind::Read { .. }) && on && op.verifies).collect();
+        let len = op.steps.len();
+        return unchecked.iter().any(|u| *u).then(|| OpSpec { steps: vec![None; len], keyed: vec![false; n], derived: vec![false; n], unchecked });
     }
-    steps.iter().any(Option::is_some).then_some(OpSpec { steps, keyed, derived })
+    (steps.iter().any(Option::is_some) || unchecked.iter().any(|u| *u)).then_some(OpSpec { steps, keyed, derived, unchecked })
 }
 
 #[cfg(test)]
@@ -337,18 +386,21 @@ mod tests {
                 generators: vec![i("insert_key"), i("f0"), i("f1")],
                 steps: vec![step(StepKind::Write(WriteKind::Put), 0, &[("f0", 1), ("f1", 2)], &[])],
                 verifies: true,
+                replicas: Some(1),
             },
             OpInfo {
                 name: "read".into(),
                 generators: vec![i("key")],
                 steps: vec![step(StepKind::Read { one_row: true }, 0, &[], &["id", "f0", "f1"])],
                 verifies: true,
+                replicas: Some(1),
             },
             OpInfo {
                 name: "update".into(),
                 generators: vec![i("f0"), i("key")],
                 steps: vec![step(StepKind::Write(WriteKind::Put), 1, &[("f0", 0)], &[])],
                 verifies: true,
+                replicas: Some(1),
             },
         ]
     }
@@ -360,7 +412,7 @@ mod tests {
     #[test]
     fn a_load_reads_and_partial_updates_make_one_model() {
         let g = gens();
-        let b = assemble(&g, &tables(), &ops(&g), Some("insert"), &["read".into(), "update".into()], true);
+        let b = assemble(&g, &tables(), &ops(&g), Some("insert"), &["read".into(), "update".into()], true, Some(3));
         assert!(b.verifier.notices.is_empty(), "{:?}", b.verifier.notices);
         let t = &b.verifier.tables[0];
         assert_eq!((t.key[0].base, t.key[0].span), (0, Some(1000)));
@@ -370,7 +422,7 @@ mod tests {
         assert_eq!(b.verifier.loads, [(0, 0)], "the load's first key is n = 0");
         assert!(b.verifier.run_writes);
         let read = &b.ops["read"].steps[0].as_ref().unwrap().role;
-        assert_eq!(read, &StepRole::Read(ReadStep { columns: vec![None, Some(0), Some(1)], judged: Judged { stale_checkable: true, one_row: true, deletes: false } }));
+        assert_eq!(read, &StepRole::Read(ReadStep { columns: vec![None, Some(0), Some(1)], judged: Judged { stale_checkable: true, one_row: true, deletes: false }, overlap: Some(Overlap { write: 1, read: 1, rf: 3 }) }));
         let update = &b.ops["update"];
         assert_eq!((update.keyed.clone(), update.derived.clone()), (vec![false, true], vec![true, false]));
     }
@@ -378,7 +430,7 @@ mod tests {
     #[test]
     fn without_verification_only_the_load_makes_its_values_from_keys() {
         let g = gens();
-        let b = assemble(&g, &tables(), &ops(&g), Some("insert"), &["read".into(), "update".into()], false);
+        let b = assemble(&g, &tables(), &ops(&g), Some("insert"), &["read".into(), "update".into()], false, None);
         assert!(matches!(&b.ops["insert"].steps[0].as_ref().unwrap().role, StepRole::Write(w) if !w.recorded && w.derived.len() == 2));
         assert!(!b.ops.contains_key("read") && !b.ops.contains_key("update"), "the run draws its values as ever");
         assert!(b.verifier.run_writes, "the run writes to a table whose load is known");
@@ -393,10 +445,10 @@ mod tests {
                 s.ttl_s = Some(60);
             }
         }
-        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true);
+        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true, Some(3));
         assert_eq!(b.verifier.tables[0].times.as_ref().map(|t| t.ttl_s), Some(60), "{:?}", b.verifier.notices);
         o[2].steps[0].ttl_s = None;
-        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true);
+        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true, Some(3));
         assert!(b.verifier.tables.is_empty());
         assert!(b.verifier.notices[0].to_string().contains("different TTLs (none, 60 s)"), "{:?}", b.verifier.notices);
     }
@@ -406,7 +458,7 @@ mod tests {
         let g = gens();
         let mut o = ops(&g);
         o[2].steps[0].problem = Some("a conditional write (IF …)".into());
-        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true);
+        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true, Some(3));
         assert!(b.verifier.tables.is_empty());
         assert!(
             matches!(&b.verifier.notices[0], VerifyNotice::NotChecked { why, .. } if why.contains("\"update\"") && why.contains("conditional")),
@@ -415,7 +467,7 @@ mod tests {
         );
         let mut o = ops(&g);
         o[1].generators = vec![g.index_of("other").unwrap()];
-        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true);
+        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true, Some(3));
         assert!(
             matches!(&b.verifier.notices[..], [VerifyNotice::OpNotVerified { op, why }] if op == "read" && why.contains("other values")),
             "{:?}",
@@ -423,7 +475,7 @@ mod tests {
         );
         let mut o = ops(&g);
         o[1].steps[0].kind = StepKind::Read { one_row: false };
-        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true);
+        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true, Some(3));
         assert!(matches!(&b.verifier.notices[..], [VerifyNotice::OpNotVerified { why, .. }] if why.contains("several rows")));
     }
 }

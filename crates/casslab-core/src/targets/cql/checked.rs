@@ -63,9 +63,13 @@ pub(crate) async fn run(
                     }
                     Err(_) => Reply::Undecided,
                 };
-                if let Some(t) = ticket {
-                    let key = || key_text(plan, i, &values);
-                    plan.check(gens, i, &t, &reply, key, stats);
+                match ticket {
+                    Some(t) => {
+                        let key = || key_text(plan, i, &values);
+                        plan.check(gens, i, &t, &reply, key, stats);
+                    }
+                    // its table is not checked in this run
+                    None => plan.count_unchecked(1, stats),
                 }
             }
             None => {
@@ -73,6 +77,9 @@ pub(crate) async fn run(
                 if st.read {
                     reads = true;
                     rows += n;
+                }
+                if plan.unchecked[i] {
+                    plan.count_unchecked(n, stats);
                 }
             }
         }

@@ -11,7 +11,7 @@ use crate::gen::GeneratorSet;
 use crate::verify::verify_build::{assemble, Built, OpInfo, StepInfo, StepKind, TableInfo};
 use crate::verify::record::Order;
 use crate::verify::WriteKind;
-use crate::workload::{CqlOp, Workload};
+use crate::workload::{Consistency, CqlOp, Workload};
 use scylla::client::session::Session;
 use scylla::cluster::metadata::{ColumnType, NativeType};
 use scylla::statement::prepared::PreparedStatement;
@@ -49,6 +49,7 @@ pub(crate) async fn build(session: &Session, w: &Workload, gens: &GeneratorSet) 
         }
     }
     let on = names.iter().filter_map(|n| w.operation(n)).any(|o| w.verifies(o, None));
+    let rf = replication_factor(session, &w.keyspace).await;
     let mut ops = Vec::new();
     let mut tables: Vec<TableInfo> = Vec::new();
     let mut default_ttls: Vec<(String, Option<u32>)> = Vec::new();
@@ -80,9 +81,35 @@ pub(crate) async fn build(session: &Session, w: &Workload, gens: &GeneratorSet) 
             }
             steps.push(info);
         }
-        ops.push(OpInfo { name: name.clone(), generators, steps, verifies: w.verifies(o, None) });
+        let replicas = rf.and_then(|rf| replicas(op.consistency, rf));
+        ops.push(OpInfo { name: name.clone(), generators, steps, verifies: w.verifies(o, None), replicas });
     }
-    Ok(assemble(gens, &tables, &ops, w.load.as_ref().map(|l| l.op.as_str()), &run, on))
+    Ok(assemble(gens, &tables, &ops, w.load.as_ref().map(|l| l.op.as_str()), &run, on, rf))
+}
+
+/// The replication factor of keyspace `ks` when it has one data center (`None`: several, or
+/// not known): the replicas of each row.
+async fn replication_factor(session: &Session, ks: &str) -> Option<u32> {
+    let cql = "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?";
+    let r = session.query_unpaged(cql, (ks,)).await.ok()?;
+    let (map,): (std::collections::HashMap<String, String>,) = r.into_rows_result().ok()?.maybe_first_row().ok()??;
+    let factors: Vec<u32> = map.iter().filter(|(k, _)| k.as_str() != "class").filter_map(|(_, v)| v.parse().ok()).collect();
+    match factors.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
+}
+
+/// The replicas a statement at `c` reaches before the server answers, of `rf`.
+fn replicas(c: Consistency, rf: u32) -> Option<u32> {
+    Some(match c {
+        Consistency::Any => 0,
+        Consistency::One | Consistency::LocalOne => 1,
+        Consistency::Two => 2,
+        Consistency::Three => 3,
+        Consistency::Quorum | Consistency::LocalQuorum | Consistency::EachQuorum | Consistency::Serial | Consistency::LocalSerial => rf / 2 + 1,
+        Consistency::All => rf,
+    })
 }
 
 /// A step that takes no part.
@@ -285,12 +312,12 @@ mod tests {
         };
         let read = StepInfo { kind: StepKind::Read { one_row: true }, values: vec![], returns: vec!["v".into()], ..put.clone() };
         let ops = vec![
-            OpInfo { name: "load".into(), generators: vec![0, 1], steps: vec![put], verifies: true },
-            OpInfo { name: "json".into(), generators: vec![1], steps: vec![StepInfo { table: "kv".into(), ..step }], verifies: true },
-            OpInfo { name: "read".into(), generators: vec![0], steps: vec![read], verifies: true },
+            OpInfo { name: "load".into(), generators: vec![0, 1], steps: vec![put], verifies: true, replicas: None },
+            OpInfo { name: "json".into(), generators: vec![1], steps: vec![StepInfo { table: "kv".into(), ..step }], verifies: true, replicas: None },
+            OpInfo { name: "read".into(), generators: vec![0], steps: vec![read], verifies: true, replicas: None },
         ];
         let tables = [TableInfo { name: "kv".into(), key: vec!["k".into()], problem: None, bytes: None, order: Order::Timestamps }];
-        let b = assemble(&gens, &tables, &ops, Some("load"), &["json".into(), "read".into()], true);
+        let b = assemble(&gens, &tables, &ops, Some("load"), &["json".into(), "read".into()], true, None);
         assert!(b.verifier.tables.is_empty());
         assert!(b.verifier.notices.iter().any(|n| n.to_string().contains("\"json\" writes it in a way casslab does not record")), "{:?}", b.verifier.notices);
         assert_eq!(unread("SELECT JSON * FROM kv").kind, StepKind::Read { one_row: false });

@@ -121,9 +121,9 @@ pub(super) fn build(w: &Workload, gens: &GeneratorSet) -> Built {
             }
         }
         let verifies = w.operation(name).is_some_and(|o| w.verifies(o, None));
-        ops.push(OpInfo { name: name.to_string(), generators, steps, verifies });
+        ops.push(OpInfo { name: name.to_string(), generators, steps, verifies, replicas: None });
     }
-    assemble(gens, &tables, &ops, w.load.as_ref().map(|l| l.op.as_str()), &run, on)
+    assemble(gens, &tables, &ops, w.load.as_ref().map(|l| l.op.as_str()), &run, on, None)
 }
 
 fn literal(a: &RedisArg) -> Option<String> {
@@ -268,6 +268,9 @@ pub(super) async fn run(
             Some(StepRole::Read(r)) => {
                 let ticket = plan.before_read(i, &ns);
                 let reply = target.send_one(&op.command(i, &values)).await?;
+                if ticket.is_none() {
+                    plan.count_unchecked(1, stats);
+                }
                 if let Some(t) = ticket {
                     let table = &plan.verifier.tables[plan.steps[i].as_ref().map_or(0, |s| s.table)];
                     let reply = reply_of(op.command_name(i), reply, table, &r.columns);
@@ -277,6 +280,9 @@ pub(super) async fn run(
             }
             None => {
                 target.send_one(&op.command(i, &values)).await?;
+                if plan.unchecked[i] {
+                    plan.count_unchecked(1, stats);
+                }
             }
         }
     }
