@@ -3,8 +3,10 @@
 //! keys both would draw, and go on from each other's records — an unsharded run from both
 //! shards', shards again from the unsharded run's — with a `casslab verify` pass after each,
 //! nothing reading as not written; every recorded write carrying casslab's own client
-//! timestamp (microseconds, not the coordinator's milliseconds × 1000); and rows that expire by
-//! their table's `default_time_to_live` reading as gone, not missing.
+//! timestamp (microseconds, not the coordinator's milliseconds × 1000); rows that expire by
+//! their table's `default_time_to_live` reading as gone, not missing; and reads of whole
+//! partitions and of their first rows judged row by row — none wrong on a healthy node, then
+//! rows overwritten and deleted behind casslab's back found corrupt and missing.
 
 mod common;
 use common::{casslab, load_lock, node, run, session, store_arg, temp_store};
@@ -159,5 +161,59 @@ fn rows_that_expire_by_their_tables_ttl_are_gone_not_missing() {
         r.into_rows_result().unwrap().single_row::<(i64,)>().unwrap().0
     });
     assert!(left < 300, "rows expired: {left} of 300 left");
+    rt.block_on(async { s.query_unpaged(format!("DROP KEYSPACE {ks}"), &[]).await.unwrap() });
+}
+
+/// The checked reads of operation `op` in the latest run's run phase.
+fn latest(store: &Path, op: &str) -> serde_json::Value {
+    let db = rusqlite::Connection::open(store).unwrap();
+    let json: Option<String> = db
+        .query_row("SELECT verify_json FROM phase_histograms WHERE run_id = (SELECT max(id) FROM runs) AND phase = 'run' AND op = ?1", [op], |r| r.get(0))
+        .unwrap_or(None);
+    serde_json::from_str(json.as_deref().unwrap_or("null")).unwrap()
+}
+
+#[test]
+fn reads_of_several_rows_are_judged_row_by_row() {
+    let _g = load_lock();
+    let ks = unique("casslab_vparts");
+    let (_dir, store) = temp_store();
+    let n = |v: &serde_json::Value, c: &str| v[c].as_u64().unwrap_or(0);
+    let (code, out, err) = run(&mut run_cmd("verify-partitions.yaml", &ks, &store));
+    eprintln!("{out}\n{err}");
+    assert_eq!(code, 0, "{out}\n{err}");
+    for op in ["read_partition", "read_latest"] {
+        let c = latest(&store, op);
+        assert!(n(&c, "ok") > 100, "{op}: {c}");
+        for class in ["stale", "missing", "corrupt", "resurrected", "expired", "unchecked"] {
+            assert_eq!(n(&c, class), 0, "{op} read {class}: {c}\n{out}");
+        }
+    }
+    // behind casslab's back: every row of partitions 0..10 overwritten with a value no write
+    // made, and every row of partitions 10..20 deleted
+    let (rt, s) = session(node());
+    rt.block_on(async {
+        for p in 0..20 {
+            for c in 0..8 {
+                let cql = if p < 10 {
+                    format!("UPDATE {ks}.series SET v = 0xbad0 WHERE p = {p} AND c = {c}")
+                } else {
+                    format!("DELETE FROM {ks}.series WHERE p = {p} AND c = {c}")
+                };
+                let mut st = scylla::statement::unprepared::Statement::new(cql);
+                st.set_consistency(scylla::statement::Consistency::All);
+                s.query_unpaged(st, &[]).await.unwrap();
+            }
+        }
+    });
+    let (code, out, err) = run(&mut run_cmd("verify-partitions.yaml", &ks, &store));
+    eprintln!("{out}\n{err}");
+    assert_eq!(code, 0, "{out}\n{err}");
+    let whole = latest(&store, "read_partition");
+    assert!(n(&whole, "corrupt") > 0 && n(&whole, "missing") > 0, "{whole}\n{out}");
+    assert_eq!((n(&whole, "stale"), n(&whole, "resurrected")), (0, 0), "{whole}");
+    let first = latest(&store, "read_latest");
+    assert!(n(&first, "corrupt") > 0 && n(&first, "missing") == 0, "a LIMIT read judges the rows it got: {first}");
+    assert!(out.contains("which no write made") && out.contains("no row"), "{out}");
     rt.block_on(async { s.query_unpaged(format!("DROP KEYSPACE {ks}"), &[]).await.unwrap() });
 }

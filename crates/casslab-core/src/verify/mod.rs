@@ -16,6 +16,7 @@ pub mod classify;
 pub mod expiry;
 pub mod marks;
 pub mod op;
+pub mod partition;
 pub mod pass_report;
 pub mod record;
 pub mod saved;

@@ -34,6 +34,8 @@ pub struct ReadStep {
     pub judged: Judged,
     /// Whether it is sure to meet the writes (when known).
     pub overlap: Option<super::Overlap>,
+    /// A read of several rows of one partition (`None`: of one row, by every key column).
+    pub rows: Option<super::partition::PartitionRows>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -215,8 +217,28 @@ impl OpPlan {
         let plan = self.steps[step].as_ref().expect("a read step");
         let StepRole::Read(r) = &plan.role else { unreachable!("a read step") };
         let table = &*self.verifier.tables[t.table];
+        let seen = Seen { index: t.index, ns: &t.ns, at_send: &t.at_send, sent_ms: t.sent_ms };
+        if let Some(judged) = self.judge(gens, r, table, &seen, reply, false) {
+            self.count(judged, r, &table.name, stats, key_shown);
+        }
+    }
+
+    /// Counts one judged row into `stats`, with its key shown when it is a violation kept.
+    pub(crate) fn count(&self, j: Judgement, r: &ReadStep, table: &str, stats: &Mutex<Vec<OpStats>>, key_shown: impl FnOnce() -> String) {
+        let mut g = stats.lock().unwrap_or_else(|e| e.into_inner());
+        g[self.slot].verify.get_or_insert_default().record(j.class, j.unsettled, r.overlap, || {
+            let (expected, got) = j.words.unwrap_or_default();
+            Violation { op: self.op.clone(), class: j.class, key: format!("{table} {}", key_shown()), expected, got, at_unix_ms: crate::units::unix_now_ms() }
+        });
+    }
+
+    /// Judges what came back for one key (`seen`: the key and the record as the read was
+    /// sent). `violations_only`: `None` unless it is a violation (a key a read of several rows
+    /// should have returned).
+    pub(crate) fn judge(&self, gens: &GeneratorSet, r: &ReadStep, table: &Table, seen: &Seen<'_>, reply: &Reply, violations_only: bool) -> Option<Judgement> {
+        let t = seen;
         let at_end = t.index.map(|i| table.record.state(i)).unwrap_or_default();
-        let bits = table.key_bits(&t.ns);
+        let bits = table.key_bits(t.ns);
         let row = match reply {
             Reply::Row(cols) => Some(cols.as_slice()),
             _ => None,
@@ -230,22 +252,35 @@ impl OpPlan {
             }
         };
         let expiry = match (&table.times, t.index) {
-            (Some(times), Some(i)) => times.expiry(i, &t.at_send, found, t.sent_ms, crate::units::unix_now_ms()),
+            (Some(times), Some(i)) => times.expiry(i, t.at_send, found, t.sent_ms, crate::units::unix_now_ms()),
             (Some(_), None) => Expiry::Unknown,
             (None, _) => Expiry::Live,
         };
-        let (class, unsettled) = classify(&t.at_send, &at_end, found, expiry, r.judged);
-        let mut g = stats.lock().unwrap_or_else(|e| e.into_inner());
-        let v = g[self.slot].verify.get_or_insert_default();
-        v.record(class, unsettled, r.overlap, || Violation {
-            op: self.op.clone(),
-            class,
-            key: format!("{} {}", table.name, key_shown()),
-            expected: expected_text(gens, table, bits, &t.at_send, r, class, bad),
-            got: got_text(table, r, row, found, bad),
-            at_unix_ms: crate::units::unix_now_ms(),
-        });
+        let (class, unsettled) = classify(t.at_send, &at_end, found, expiry, r.judged);
+        if violations_only && !class.is_violation() {
+            return None;
+        }
+        // the words of a violation, made only for one (they are rare)
+        let words = class.is_violation().then(|| (expected_text(gens, table, bits, t.at_send, r, class, bad), got_text(table, r, row, found, bad)));
+        Some(Judgement { class, unsettled, words })
     }
+}
+
+/// One key's read judged: its class, whether a write to it was in flight, and for a
+/// violation what was expected and what came back.
+pub(crate) struct Judgement {
+    pub class: Class,
+    pub unsettled: bool,
+    pub words: Option<(String, String)>,
+}
+
+/// One key as a read saw it: its record index, its key's `n`s, the record when the read was
+/// sent, and when that was (Unix ms, for rows that expire).
+pub(crate) struct Seen<'a> {
+    pub index: Option<u64>,
+    pub ns: &'a [i64],
+    pub at_send: &'a KeyState,
+    pub sent_ms: i64,
 }
 
 /// Counts `rows` rows (at least one: an empty answer is one read) of operation slot `slot`

@@ -15,6 +15,9 @@ use scylla::value::CqlValue;
 /// Most writes of one key a column is compared with before it is called corrupt.
 const SEARCH_WRITES: u32 = 1 << 20;
 
+/// Most keys of one partition a read of several rows is checked against.
+pub const PARTITION_KEYS: u64 = 4096;
+
 /// One key column: the generators that draw it (making the same values) and its domain.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeyPart {
@@ -60,6 +63,9 @@ pub struct Table {
     pub model: u64,
     /// When its rows expire (every upsert's TTL): when each key's floor write was made.
     pub times: Option<super::expiry::WriteTimes>,
+    /// Per key column, its values back to their `n` (made when a read of several rows first
+    /// needs them; key columns of at most [`PARTITION_KEYS`] values).
+    inverse: Vec<std::sync::OnceLock<std::collections::HashMap<String, i64>>>,
 }
 
 /// How one column of a row read back compares with the writes of its key.
@@ -80,7 +86,8 @@ impl Table {
         let keys = capacity(&key);
         let full_rows = writes.iter().all(|w| w.len() == columns.len());
         let record = WriteRecord::new(keys, Order::Timestamps);
-        Table { name: name.to_string(), seed: table_seed(name), key, record, columns, writes, full_rows, deletes: false, bytes: None, model: 0, times: None }
+        let inverse = key.iter().map(|_| std::sync::OnceLock::new()).collect();
+        Table { name: name.to_string(), seed: table_seed(name), key, record, columns, writes, full_rows, deletes: false, bytes: None, model: 0, times: None, inverse }
     }
 
     /// The table, its rows expiring `ttl_s` seconds after each write.
@@ -133,6 +140,27 @@ impl Table {
             }
         }
         (index < self.record.capacity()).then_some(index)
+    }
+
+    /// The `n` of key column `part`'s value `v` (`None`: no value its generator makes, or a
+    /// column of more than [`PARTITION_KEYS`] values).
+    pub fn n_of(&self, gens: &GeneratorSet, part: usize, v: &CqlValue) -> Option<i64> {
+        let p = self.key.get(part)?;
+        let span = p.span.filter(|s| *s <= PARTITION_KEYS)?;
+        let map = self.inverse[part].get_or_init(|| (0..span as i64).map(|i| (format!("{:?}", gens.value_at(p.gens[0], p.base + i)), p.base + i)).collect());
+        map.get(&format!("{v:?}")).copied()
+    }
+
+    /// The record indexes of the keys of the partition whose leading key columns were drawn as
+    /// `prefix`: `(first, count)` (`None`: beyond the record, or more than [`PARTITION_KEYS`]).
+    pub fn partition_range(&self, prefix: &[i64]) -> Option<(u64, u64)> {
+        let rest = self.key.get(prefix.len()..)?;
+        let count = rest.iter().try_fold(1u64, |acc, p| p.span.and_then(|s| acc.checked_mul(s)))?;
+        if count > PARTITION_KEYS || rest.is_empty() {
+            return None;
+        }
+        let first: Vec<i64> = prefix.iter().copied().chain(rest.iter().map(|p| p.base)).collect();
+        Some((self.index(&first)?, count))
     }
 
     /// The `n` of each key part of record index `index` (the inverse of [`Table::index`]).

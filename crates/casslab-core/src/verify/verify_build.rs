@@ -9,7 +9,8 @@
 use super::classify::Judged;
 use super::op::{OpPlan, ReadStep, StepPlan, StepRole, WriteStep};
 use super::record::{Order, WriteKind};
-use super::table_model::{Column, KeyPart, Table};
+use super::partition::PartitionRows;
+use super::table_model::{Column, KeyPart, Table, PARTITION_KEYS};
 use super::{Overlap, Verifier, VerifyNotice};
 use crate::gen::GeneratorSet;
 use std::collections::BTreeMap;
@@ -19,8 +20,8 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StepKind {
     Write(WriteKind),
-    /// A read of rows of one key; `one_row`: named by every key column (else a part of a
-    /// partition, whose rows casslab does not check yet).
+    /// A read of rows of one key; `one_row`: named by every key column (else by its leading
+    /// key columns — `StepInfo::key` — or not by its key at all).
     Read {
         one_row: bool,
     },
@@ -45,6 +46,9 @@ pub struct StepInfo {
     pub problem: Option<String>,
     /// A write's time-to-live in seconds (its own `USING TTL`, else the table's default).
     pub ttl_s: Option<u32>,
+    /// A read of several rows that asks for every row of its partition (no clustering
+    /// restriction, no LIMIT).
+    pub whole: bool,
 }
 
 /// One operation of the workload, as the target read it.
@@ -269,6 +273,32 @@ fn model(gens: &GeneratorSet, t: &TableInfo, ops: &[OpInfo], load: Option<&str>,
     Ok(table)
 }
 
+/// How a read of several rows of `table` takes part, or why it cannot: it must name one
+/// partition by its leading key columns, drawn like the writes', and return every other key
+/// column, of few enough values that a partition's keys can be read from the record.
+fn partition_read(gens: &GeneratorSet, table: &Table, op: &OpInfo, s: &StepInfo) -> Result<PartitionRows, String> {
+    let several = format!("it reads several rows of {}", s.table);
+    if s.problem.is_some() || s.key.is_empty() || s.key.len() >= table.key.len() {
+        let why = s.problem.clone().unwrap_or_else(|| "not of one partition named by its key".into());
+        return Err(format!("{several} ({why})"));
+    }
+    if s.key.iter().enumerate().any(|(i, (_, vi))| !gens.same_values(table.key[i].gens[0], op.generators[*vi])) {
+        return Err(format!("its key generators make other values than the writes to {}", s.table));
+    }
+    let bound = s.key.len();
+    let rest = &table.key[bound..];
+    let key_columns: Option<Vec<usize>> = rest.iter().map(|p| s.returns.iter().position(|c| *c == p.column)).collect();
+    let Some(key_columns) = key_columns else {
+        let names: Vec<&str> = rest.iter().map(|p| p.column.as_str()).collect();
+        return Err(format!("{several} without returning every key column ({}), so its rows cannot be told apart", names.join(", ")));
+    };
+    let keys = rest.iter().try_fold(1u64, |acc, p| p.span.and_then(|n| acc.checked_mul(n)));
+    if keys.is_none_or(|k| k > PARTITION_KEYS) {
+        return Err(format!("{several}, of partitions of more than {} keys", crate::units::grouped(PARTITION_KEYS)));
+    }
+    Ok(PartitionRows { bound, key_columns, whole: s.whole })
+}
+
 /// The spec of `op`, if any of its steps takes part.
 fn op_spec(
     gens: &GeneratorSet,
@@ -309,10 +339,18 @@ fn op_spec(
                 Some(StepRole::Write(WriteStep { kind, derived: mine, recorded: on }))
             }
             StepKind::Read { .. } if !(on && op.verifies) => None,
-            StepKind::Read { one_row: false } => {
-                told(format!("it reads several rows of {} (only reads of one row, by every key column, are verified)", s.table));
-                None
-            }
+            StepKind::Read { one_row: false } => match partition_read(gens, table, op, s) {
+                Ok(rows) => {
+                    let columns: Vec<Option<usize>> = s.returns.iter().map(|c| table.column(c)).collect();
+                    let read: Vec<usize> = columns.iter().flatten().copied().collect();
+                    let judged = Judged { stale_checkable: table.shows_every_write(&read), one_row: true, deletes: table.deletes };
+                    Some(StepRole::Read(ReadStep { columns, judged, overlap: overlap(&s.table), rows: Some(rows) }))
+                }
+                Err(why) => {
+                    told(why);
+                    None
+                }
+            },
             StepKind::Read { one_row: true } => {
                 if s.key.len() != table.key.len() || s.key.iter().enumerate().any(|(i, (_, vi))| !gens.same_values(table.key[i].gens[0], op.generators[*vi])) {
                     told(format!("its key generators make other values than the writes to {}", s.table));
@@ -322,7 +360,7 @@ fn op_spec(
                     let read: Vec<usize> = columns.iter().flatten().copied().collect();
                     let stale_checkable = table.shows_every_write(&read);
                     let judged = Judged { stale_checkable, one_row: true, deletes: table.deletes };
-                    Some(StepRole::Read(ReadStep { columns, judged, overlap: overlap(&s.table) }))
+                    Some(StepRole::Read(ReadStep { columns, judged, overlap: overlap(&s.table), rows: None }))
                 }
             }
             _ => None,
@@ -374,6 +412,7 @@ mod tests {
             returns: returns.iter().map(|c| c.to_string()).collect(),
             problem: None,
             ttl_s: None,
+            whole: false,
         }
     }
 
@@ -422,7 +461,7 @@ mod tests {
         assert_eq!(b.verifier.loads, [(0, 0)], "the load's first key is n = 0");
         assert!(b.verifier.run_writes);
         let read = &b.ops["read"].steps[0].as_ref().unwrap().role;
-        assert_eq!(read, &StepRole::Read(ReadStep { columns: vec![None, Some(0), Some(1)], judged: Judged { stale_checkable: true, one_row: true, deletes: false }, overlap: Some(Overlap { write: 1, read: 1, rf: 3 }) }));
+        assert_eq!(read, &StepRole::Read(ReadStep { columns: vec![None, Some(0), Some(1)], judged: Judged { stale_checkable: true, one_row: true, deletes: false }, overlap: Some(Overlap { write: 1, read: 1, rf: 3 }), rows: None }));
         let update = &b.ops["update"];
         assert_eq!((update.keyed.clone(), update.derived.clone()), (vec![false, true], vec![true, false]));
     }

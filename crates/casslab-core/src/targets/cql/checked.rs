@@ -46,6 +46,17 @@ pub(crate) async fn run(
                 ticket.finish(r.is_ok());
                 r?;
             }
+            Some(StepRole::Read(r)) if r.rows.is_some() => {
+                // several rows of one partition: each judged by its key, every page read
+                let ticket = plan.before_partition_read(i, &ns);
+                let (got, complete, undecoded) = read_rows(session, st, &values).await?;
+                reads = true;
+                rows += got.len() + undecoded;
+                match ticket {
+                    Some(t) => plan.check_partition(gens, i, &t, &got, complete, undecoded, &key_text(plan, i, &values), stats),
+                    None => plan.count_unchecked(got.len() + undecoded, stats),
+                }
+            }
             Some(StepRole::Read(_)) => {
                 let ticket = plan.before_read(i, &ns);
                 let row: Vec<&CqlValue> = st.slots.iter().map(|s| &values[*s]).collect();
@@ -101,6 +112,34 @@ async fn run_statement(session: &Session, op: &PlannedOp, st: &PlannedStatement,
         rows += result.into_rows_result().map_or(0, |r| r.rows_num());
         match next.into_paging_control_flow() {
             ControlFlow::Break(()) => return Ok(rows),
+            ControlFlow::Continue(p) => paging = p,
+        }
+    }
+}
+
+/// Every row a read returns, page by page: the rows decoded, whether the last page was
+/// reached, and how many rows could not be decoded.
+async fn read_rows(session: &Session, st: &PlannedStatement, values: &[CqlValue]) -> Result<(Vec<Vec<Option<CqlValue>>>, bool, usize), ExecutionError> {
+    let row: Vec<&CqlValue> = st.slots.iter().map(|i| &values[*i]).collect();
+    let (mut paging, mut got, mut undecoded) = (PagingState::start(), Vec::new(), 0usize);
+    loop {
+        let (result, next) = session.execute_single_page(&st.prepared, &row, paging).await?;
+        match result.into_rows_result() {
+            Ok(r) => match r.rows::<Row>() {
+                Ok(it) => {
+                    for decoded in it {
+                        match decoded {
+                            Ok(row) => got.push(row.columns),
+                            Err(_) => undecoded += 1,
+                        }
+                    }
+                }
+                Err(_) => undecoded += r.rows_num(),
+            },
+            Err(_) => return Ok((got, false, undecoded.max(1))),
+        }
+        match next.into_paging_control_flow() {
+            ControlFlow::Break(()) => return Ok((got, true, undecoded)),
             ControlFlow::Continue(p) => paging = p,
         }
     }

@@ -61,7 +61,7 @@ pub(crate) async fn build(session: &Session, w: &Workload, gens: &GeneratorSet) 
         let mut steps = Vec::new();
         for (st, slots) in op.statements.iter().zip(&slots) {
             let prepared = prepare_for(session, w, name, op, &st.cql, st.line).await?;
-            let Some((table, key, counter)) = table_of(session, &prepared, &mut refreshed).await else {
+            let Some((table, key, counter, pk_len)) = table_of(session, &prepared, &mut refreshed).await else {
                 steps.push(other());
                 continue;
             };
@@ -71,7 +71,7 @@ pub(crate) async fn build(session: &Session, w: &Workload, gens: &GeneratorSet) 
                 default_ttls.push((table.clone(), default_ttl(session, &prepared).await));
             }
             let default_ttl_s = default_ttls.iter().find(|(t, _)| *t == table).and_then(|(_, d)| *d);
-            let mut info = describe(&st.cql, &prepared, slots, &key, default_ttl_s);
+            let mut info = describe(&st.cql, &prepared, slots, &key, pk_len, default_ttl_s);
             info.table = table;
             if let Some(p) = op_problem(op) {
                 info.problem.get_or_insert(p);
@@ -114,7 +114,7 @@ fn replicas(c: Consistency, rf: u32) -> Option<u32> {
 
 /// A step that takes no part.
 fn other() -> StepInfo {
-    StepInfo { table: String::new(), kind: StepKind::Other, key: vec![], values: vec![], literal: vec![], returns: vec![], problem: None, ttl_s: None }
+    StepInfo { table: String::new(), kind: StepKind::Other, key: vec![], values: vec![], literal: vec![], returns: vec![], problem: None, ttl_s: None, whole: false }
 }
 
 /// What keeps an operation's writes from being recorded, whatever its statements.
@@ -128,9 +128,10 @@ fn op_problem(op: &CqlOp) -> Option<String> {
     }
 }
 
-/// The table a prepared statement is about, its key columns (partition, then clustering) and
-/// whether it holds counters; `None` when the driver's metadata does not know it.
-async fn table_of(session: &Session, prepared: &PreparedStatement, refreshed: &mut bool) -> Option<(String, Vec<String>, bool)> {
+/// The table a prepared statement is about, its key columns (partition, then clustering),
+/// whether it holds counters and how many key columns make its partition key; `None` when the
+/// driver's metadata does not know it.
+async fn table_of(session: &Session, prepared: &PreparedStatement, refreshed: &mut bool) -> Option<(String, Vec<String>, bool, usize)> {
     let spec = prepared.get_table_spec()?;
     let (ks, name) = (spec.ks_name().to_string(), spec.table_name().to_string());
     for attempt in 0..2 {
@@ -138,7 +139,7 @@ async fn table_of(session: &Session, prepared: &PreparedStatement, refreshed: &m
             let state = session.get_cluster_state();
             if let Some(t) = state.get_keyspace(&ks).and_then(|k| k.tables.get(&name)) {
                 let counter = t.columns.values().any(|c| matches!(c.typ, ColumnType::Native(NativeType::Counter)));
-                return Some((name, t.partition_key.iter().chain(&t.clustering_key).cloned().collect(), counter));
+                return Some((name, t.partition_key.iter().chain(&t.clustering_key).cloned().collect(), counter, t.partition_key.len()));
             }
         }
         if attempt == 0 && !*refreshed {
@@ -168,8 +169,9 @@ fn column_name(c: &str) -> String {
 }
 
 /// Reads one statement: its kind, key, columns written and returned (`slots`: the drawn value
-/// each marker binds; `key`: the table's key columns; `default_ttl_s`: the table's own TTL).
-fn describe(cql: &str, prepared: &PreparedStatement, slots: &[usize], key: &[String], default_ttl_s: Option<u32>) -> StepInfo {
+/// each marker binds; `key`: the table's key columns, the first `pk_len` its partition key;
+/// `default_ttl_s`: the table's own TTL).
+fn describe(cql: &str, prepared: &PreparedStatement, slots: &[usize], key: &[String], pk_len: usize, default_ttl_s: Option<u32>) -> StepInfo {
     let mut info = other();
     let Some(dml) = parse_dml(cql) else {
         return unread(cql);
@@ -201,6 +203,20 @@ fn describe(cql: &str, prepared: &PreparedStatement, slots: &[usize], key: &[Str
                 }
                 None => {
                     info.kind = StepKind::Read { one_row: false };
+                    // one partition, named by its leading key columns bound by `= ?`
+                    let bound = |k: &String| {
+                        let r = dml.relations.iter().find(|r| !r.token && r.op == RelOp::Eq && r.columns.len() == 1 && column_name(&r.columns[0]) == *k)?;
+                        match r.terms.first() {
+                            Some(Term::Marker(m)) => slot(*m).map(|s| (k.clone(), s)),
+                            _ => None,
+                        }
+                    };
+                    let prefix: Vec<(String, usize)> = key.iter().map_while(bound).collect();
+                    if prefix.len() >= pk_len && pk_len > 0 {
+                        let on_prefix = |r: &crate::cql::Relation| r.columns.len() == 1 && prefix.iter().any(|(k, _)| *k == column_name(&r.columns[0]));
+                        info.whole = dml.relations.iter().all(|r| !r.token && on_prefix(r)) && dml.limit.is_none() && !dml.per_partition_limit;
+                        info.key = prefix;
+                    }
                 }
             }
         }
@@ -309,6 +325,7 @@ mod tests {
             returns: vec![],
             problem: None,
             ttl_s: None,
+            whole: false,
         };
         let read = StepInfo { kind: StepKind::Read { one_row: true }, values: vec![], returns: vec!["v".into()], ..put.clone() };
         let ops = vec![

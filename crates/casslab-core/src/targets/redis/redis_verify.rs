@@ -135,7 +135,7 @@ fn literal(a: &RedisArg) -> Option<String> {
 
 /// One command as a step.
 fn describe(gens: &GeneratorSet, c: &RedisCommand, generators: &[usize], spaces: &[(String, Vec<usize>)], fields: &[String]) -> StepInfo {
-    let mut s = StepInfo { table: String::new(), kind: StepKind::Other, key: vec![], values: vec![], literal: vec![], returns: vec![], problem: None, ttl_s: None };
+    let mut s = StepInfo { table: String::new(), kind: StepKind::Other, key: vec![], values: vec![], literal: vec![], returns: vec![], problem: None, ttl_s: None, whole: false };
     let value_of = |a: &RedisArg| match a {
         RedisArg::Bound(g) => gens.index_of(g).and_then(|g| generators.iter().position(|x| *x == g)),
         RedisArg::Literal(_) => None,
