@@ -163,7 +163,8 @@ pub async fn run<T: Target>(
         Some(s) if !s.controls() => SetupRole::WaitsFor { timeout_ms: s.barrier_timeout_ms },
         _ => SetupRole::Creates,
     };
-    if run.target.prepare(w, role).await?.created_keyspace {
+    let created = run.target.prepare(w, role).await?.created_keyspace;
+    if created {
         run.notice(Notice::KeyspaceCreated { keyspace: w.keyspace.clone() });
     }
     // Plan everything before loading, so a bad statement fails fast.
@@ -175,7 +176,8 @@ pub async fn run<T: Target>(
             LoadEnd::Next(index, how) => (next_index, loaded) = (index, Some(how)),
         }
     }
-    record_trust::establish(&run, loaded).await;
+    // counters add up what every run adds: known only from an empty keyspace
+    record_trust::establish(&run, loaded, created || cfg.load == LoadMode::Reload).await;
     if cfg.load == LoadMode::Only {
         return Ok(RunOutcome { interrupted: false });
     }

@@ -38,8 +38,9 @@ pub(crate) async fn data_set_source<T: Target>(target: &T, fp: &str, own_run: Op
 }
 
 /// Tells what building the verification found, and sets each table's starting point from how
-/// the load ended (`loaded`) and the data set's bookkeeping.
-pub(super) async fn establish<T: Target>(run: &Run<'_, T>, loaded: Option<Loaded>) {
+/// the load ended (`loaded`) and the data set's bookkeeping. `fresh`: the keyspace was empty
+/// when the run began (created now, or emptied by `--reload`), which a counter table needs.
+pub(super) async fn establish<T: Target>(run: &Run<'_, T>, loaded: Option<Loaded>, fresh: bool) {
     let Some(v) = run.target.verifier() else { return };
     for n in &v.notices {
         run.notice(Notice::Verification(n.clone()));
@@ -71,6 +72,10 @@ pub(super) async fn establish<T: Target>(run: &Run<'_, T>, loaded: Option<Loaded
             })
         };
         let why: Option<String> = match (load, loaded, &source) {
+            _ if table.counters.is_some() && !fresh => {
+                Some("its counters hold what earlier runs added, which no record keeps: --reload, or a keyspace of its own".into())
+            }
+            _ if table.counters.is_some() => None,
             (Some(_), Some(Loaded::Now), _) => None,
             (Some(g), Some(Loaded::Before), Some(Source::Load)) => {
                 if let Some(ds) = &set {
@@ -98,7 +103,7 @@ pub(super) async fn establish<T: Target>(run: &Run<'_, T>, loaded: Option<Loaded
                 let keys_known = table.record.settled().count() as u64;
                 run.notice(Notice::Verification(VerifyNotice::Checking { table: table.name.clone(), keys_known, record_bytes: table.record.bytes() }));
             }
-            Some(_) if load.is_none() && table.full_rows => v.set_proven(t),
+            Some(_) if load.is_none() && table.full_rows && table.counters.is_none() => v.set_proven(t),
             Some(why) => {
                 v.stop_checking(t);
                 run.notice(Notice::Verification(VerifyNotice::NotChecked { table: table.name.clone(), why }));

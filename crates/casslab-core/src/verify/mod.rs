@@ -13,6 +13,7 @@
 //! reports (`report`).
 
 pub mod classify;
+pub mod counters;
 pub mod expiry;
 pub mod marks;
 pub mod op;
@@ -122,7 +123,8 @@ impl Verifier {
             None => saved::encode(&t.record, t.model),
             Some((first, count)) => saved::encode_keys(&t.record, t.model, |k| t.key_ns(k).first().is_some_and(|n| (n.wrapping_sub(first) as u64) < count)),
         };
-        self.tables.iter().enumerate().filter(|(i, _)| self.is_proven(*i)).map(|(i, t)| (t.name.clone(), saved(i, t))).collect()
+        // a counter's record is of this run's increments only (see `counters`): not saved
+        self.tables.iter().enumerate().filter(|(i, t)| self.is_proven(*i) && t.counters.is_none()).map(|(i, t)| (t.name.clone(), saved(i, t))).collect()
     }
 
     /// Bytes the records hold now.

@@ -6,7 +6,9 @@
 //! a read; drawing the values is [`OpPlan::draw`]. Results go into the worker's stats slot.
 
 use super::classify::{classify, Class, Expiry, Found, Judged};
+use super::counters::{bounds as counter_bounds, judge as counter_judge, CounterRecord, Sums};
 use super::record::{next_write_timestamp_us, Begun, KeyState, Order, WriteKind};
+use super::verify_build::Increment;
 use super::write_values::show;
 use super::{Table, Verifier, Violation};
 use crate::gen::GeneratorSet;
@@ -38,10 +40,17 @@ pub struct ReadStep {
     pub rows: Option<super::partition::PartitionRows>,
 }
 
+/// A step that adds to a counter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IncrementStep {
+    pub delta: super::verify_build::Increment,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum StepRole {
     Write(WriteStep),
     Read(ReadStep),
+    Increment(IncrementStep),
 }
 
 /// One step's part: its table (in the verifier), the drawn values that make its key (in the
@@ -90,6 +99,8 @@ pub struct ReadTicket {
     at_send: KeyState,
     /// When it was sent, Unix milliseconds (for a table whose rows expire).
     sent_ms: i64,
+    /// A counter's sums when it was sent.
+    sums: Sums,
 }
 
 /// A write begun: send it with its timestamp, then finish it with whether the server
@@ -114,6 +125,19 @@ impl WriteTicket<'_> {
             if let (true, Some(times), Some(ts)) = (acked, &self.table.times, b.timestamp_us) {
                 times.acked(i, b.number, ts / 1000, crate::units::unix_now_ms());
             }
+        }
+    }
+}
+
+/// An increment begun: finish it with whether the server acknowledged it.
+pub struct IncrementTicket<'a> {
+    counter: Option<(&'a CounterRecord, u64, i64)>,
+}
+
+impl IncrementTicket<'_> {
+    pub fn finish(self, acked: bool) {
+        if let Some((c, key, delta)) = self.counter {
+            c.finish(key, delta, acked);
         }
     }
 }
@@ -192,6 +216,23 @@ impl OpPlan {
         WriteTicket { table, index, begun, timestamp_us }
     }
 
+    /// Begins increment step `step` of the execution whose drawn values are `values`: the
+    /// increment is recorded as begun; finish it with [`IncrementTicket::finish`].
+    pub fn begin_increment(&self, step: usize, values: &[CqlValue], ns: &Ns) -> IncrementTicket<'_> {
+        let plan = self.steps[step].as_ref().expect("an increment step");
+        let StepRole::Increment(inc) = &plan.role else { unreachable!("an increment step") };
+        let table = &*self.verifier.tables[plan.table];
+        let index = Self::key_ns(plan, ns).and_then(|k| table.index(&k));
+        let counter = match (&table.counters, index, delta_of(inc, values)) {
+            (Some(c), Some(i), Some(d)) => {
+                c.begin(i, d);
+                Some((c, i, d))
+            }
+            _ => None,
+        };
+        IncrementTicket { counter }
+    }
+
     /// Counts `rows` rows (at least one) read by a step that cannot be checked.
     pub fn count_unchecked(&self, rows: usize, stats: &Mutex<Vec<OpStats>>) {
         count_unchecked(self.slot, rows, stats);
@@ -209,7 +250,11 @@ impl OpPlan {
         let index = table.index(&ns);
         let at_send = index.map(|i| table.record.state(i)).unwrap_or_default();
         let sent_ms = if table.times.is_some() { crate::units::unix_now_ms() } else { 0 };
-        Some(ReadTicket { table: plan.table, index, ns, at_send, sent_ms })
+        let sums = match (&table.counters, index) {
+            (Some(c), Some(i)) => c.state(i),
+            _ => Sums::default(),
+        };
+        Some(ReadTicket { table: plan.table, index, ns, at_send, sent_ms, sums })
     }
 
     /// Classifies what read step `step` brought back for its key and counts it into `stats`.
@@ -217,7 +262,7 @@ impl OpPlan {
         let plan = self.steps[step].as_ref().expect("a read step");
         let StepRole::Read(r) = &plan.role else { unreachable!("a read step") };
         let table = &*self.verifier.tables[t.table];
-        let seen = Seen { index: t.index, ns: &t.ns, at_send: &t.at_send, sent_ms: t.sent_ms };
+        let seen = Seen { index: t.index, ns: &t.ns, at_send: &t.at_send, sent_ms: t.sent_ms, sums: t.sums };
         if let Some(judged) = self.judge(gens, r, table, &seen, reply, false) {
             self.count(judged, r, &table.name, stats, key_shown);
         }
@@ -237,6 +282,9 @@ impl OpPlan {
     /// should have returned).
     pub(crate) fn judge(&self, gens: &GeneratorSet, r: &ReadStep, table: &Table, seen: &Seen<'_>, reply: &Reply, violations_only: bool) -> Option<Judgement> {
         let t = seen;
+        if let (Some(counters), Some(i)) = (&table.counters, t.index) {
+            return judge_counter(counters, i, r, table, t, reply).filter(|j| !violations_only || j.class.is_violation());
+        }
         let at_end = t.index.map(|i| table.record.state(i)).unwrap_or_default();
         let bits = table.key_bits(t.ns);
         let row = match reply {
@@ -275,12 +323,68 @@ pub(crate) struct Judgement {
 }
 
 /// One key as a read saw it: its record index, its key's `n`s, the record when the read was
-/// sent, and when that was (Unix ms, for rows that expire).
+/// sent, and when that was (Unix ms, for rows that expire), and a counter's sums then.
 pub(crate) struct Seen<'a> {
     pub index: Option<u64>,
     pub ns: &'a [i64],
     pub at_send: &'a KeyState,
     pub sent_ms: i64,
+    pub sums: Sums,
+}
+
+/// A read of counter `key` judged: the acknowledged increments, within those that may have landed.
+fn judge_counter(counters: &CounterRecord, key: u64, r: &ReadStep, table: &Table, t: &Seen<'_>, reply: &Reply) -> Option<Judgement> {
+    let at_end = counters.state(key);
+    let unsettled = t.sums.unsettled() || at_end != t.sums;
+    let column = r.columns.iter().position(Option::is_some);
+    let got = match reply {
+        Reply::Absent => None,
+        Reply::Undecided => return Some(Judgement { class: Class::Unchecked, unsettled, words: None }),
+        Reply::Row(cols) => match column.and_then(|c| cols.get(c)).map(|v| v.as_ref().map(counter_value)) {
+            Some(Some(Some(v))) => Some(v),
+            Some(None) => None,
+            _ => return Some(Judgement { class: Class::Unchecked, unsettled, words: None }),
+        },
+    };
+    let class = counter_judge(&t.sums, &at_end, got);
+    let words = class.is_violation().then(|| {
+        let (lo, hi) = counter_bounds(&t.sums, &at_end);
+        let name = table.columns.first().map_or("counter", |c| c.name.as_str());
+        let expected = if lo == hi { format!("{name}={lo}") } else { format!("{name} from {lo} to {hi} (increments in flight or failed)") };
+        (expected, got.map_or("no row".into(), |v| format!("{name}={v}")))
+    });
+    Some(Judgement { class, unsettled, words })
+}
+
+/// A counter's value as the driver returns it.
+fn counter_value(v: &CqlValue) -> Option<i64> {
+    match v {
+        CqlValue::Counter(c) => Some(c.0),
+        CqlValue::BigInt(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// What an increment step adds, from the execution's drawn `values` (`None`: not a number).
+pub fn delta_of(step: &IncrementStep, values: &[CqlValue]) -> Option<i64> {
+    match step.delta {
+        Increment::Literal(n) => Some(n),
+        Increment::Bound { value, negate } => {
+            let n = match values.get(value)? {
+                CqlValue::BigInt(n) => *n,
+                CqlValue::Counter(c) => c.0,
+                CqlValue::Int(n) => *n as i64,
+                CqlValue::SmallInt(n) => *n as i64,
+                CqlValue::TinyInt(n) => *n as i64,
+                _ => return None,
+            };
+            if negate {
+                n.checked_neg()
+            } else {
+                Some(n)
+            }
+        }
+    }
 }
 
 /// Counts `rows` rows (at least one: an empty answer is one read) of operation slot `slot`

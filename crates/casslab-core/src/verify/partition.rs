@@ -88,7 +88,7 @@ impl OpPlan {
                 continue;
             };
             returned[off as usize] = true;
-            let seen = Seen { index: Some(t.first + off), ns: &ns, at_send: &t.at_send[off as usize], sent_ms: t.sent_ms };
+            let seen = Seen { index: Some(t.first + off), ns: &ns, at_send: &t.at_send[off as usize], sent_ms: t.sent_ms, sums: Default::default() };
             let reply = Reply::Row(row.clone());
             if let Some(j) = self.judge(gens, r, table, &seen, &reply, false) {
                 self.count(j, r, &table.name, stats, || key_shown(partition_shown, table, p, row));
@@ -99,7 +99,7 @@ impl OpPlan {
             for (off, at_send) in t.at_send.iter().enumerate().filter(|(o, s)| !returned[*o] && s.known()) {
                 let index = t.first + off as u64;
                 let ns = table.key_ns(index);
-                let seen = Seen { index: Some(index), ns: &ns, at_send, sent_ms: t.sent_ms };
+                let seen = Seen { index: Some(index), ns: &ns, at_send, sent_ms: t.sent_ms, sums: Default::default() };
                 if let Some(j) = self.judge(gens, r, table, &seen, &Reply::Absent, true) {
                     let rest = || -> Vec<String> {
                         table.key[p.bound..].iter().zip(&ns[p.bound..]).map(|(k, n)| format!("{}={}", k.column, show(Some(&gens.value_at(k.gens[0], *n))))).collect()

@@ -63,6 +63,8 @@ pub struct Table {
     pub model: u64,
     /// When its rows expire (every upsert's TTL): when each key's floor write was made.
     pub times: Option<super::expiry::WriteTimes>,
+    /// A counter table: the sums of each key's increments (its one column is the counter).
+    pub counters: Option<super::counters::CounterRecord>,
     /// Per key column, its values back to their `n` (made when a read of several rows first
     /// needs them; key columns of at most [`PARTITION_KEYS`] values).
     inverse: Vec<std::sync::OnceLock<std::collections::HashMap<String, i64>>>,
@@ -87,7 +89,7 @@ impl Table {
         let full_rows = writes.iter().all(|w| w.len() == columns.len());
         let record = WriteRecord::new(keys, Order::Timestamps);
         let inverse = key.iter().map(|_| std::sync::OnceLock::new()).collect();
-        Table { name: name.to_string(), seed: table_seed(name), key, record, columns, writes, full_rows, deletes: false, bytes: None, model: 0, times: None, inverse }
+        Table { name: name.to_string(), seed: table_seed(name), key, record, columns, writes, full_rows, deletes: false, bytes: None, model: 0, times: None, counters: None, inverse }
     }
 
     /// The table, its rows expiring `ttl_s` seconds after each write.

@@ -7,7 +7,7 @@
 //! [`OpSpec`]. Pure: the targets describe, this decides.
 
 use super::classify::Judged;
-use super::op::{OpPlan, ReadStep, StepPlan, StepRole, WriteStep};
+use super::op::{IncrementStep, OpPlan, ReadStep, StepPlan, StepRole, WriteStep};
 use super::record::{Order, WriteKind};
 use super::partition::PartitionRows;
 use super::table_model::{Column, KeyPart, Table, PARTITION_KEYS};
@@ -49,6 +49,16 @@ pub struct StepInfo {
     /// A read of several rows that asks for every row of its partition (no clustering
     /// restriction, no LIMIT).
     pub whole: bool,
+    /// A counter update (`SET n = n + ?`): the counter column and what it adds.
+    pub increment: Option<(String, Increment)>,
+}
+
+/// What a counter update adds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Increment {
+    /// A drawn value (index into the operation's values), subtracted when `negate`.
+    Bound { value: usize, negate: bool },
+    Literal(i64),
 }
 
 /// One operation of the workload, as the target read it.
@@ -75,6 +85,8 @@ pub struct TableInfo {
     pub bytes: Option<fn(&scylla::value::CqlValue) -> Vec<u8>>,
     /// How the server orders a key's writes.
     pub order: Order,
+    /// A counter table (its one value column a counter).
+    pub counter: bool,
 }
 
 /// An operation's part, without its stats slot (a phase's plan gives it one).
@@ -227,6 +239,13 @@ fn model(gens: &GeneratorSet, t: &TableInfo, ops: &[OpInfo], load: Option<&str>,
         let col = key.iter().skip(1).find(|p| p.span.is_none()).map(|p| p.column.clone()).unwrap_or_default();
         return Err(format!("its key column {col} is drawn from an unbounded generator: give it a `max:`"));
     }
+    if t.counter {
+        return counter_model(gens, t, key, &writes);
+    }
+    if let Some((o, s)) = writes.iter().find(|(_, s)| s.increment.is_some()) {
+        let column = s.increment.as_ref().map_or("", |(c, _)| c.as_str());
+        return Err(format!("operation \"{}\" changes {column} relative to its value", o.name));
+    }
     // the columns: from every write, with the generators that write them
     let literal: Vec<&String> = writes.iter().flat_map(|(_, s)| s.literal.iter()).collect();
     let has_delete = writes.iter().any(|(_, s)| s.kind == StepKind::Write(WriteKind::Delete));
@@ -273,11 +292,37 @@ fn model(gens: &GeneratorSet, t: &TableInfo, ops: &[OpInfo], load: Option<&str>,
     Ok(table)
 }
 
+/// The model of counter table `t` of key `key`: one counter column, every write an increment.
+fn counter_model(gens: &GeneratorSet, t: &TableInfo, key: Vec<KeyPart>, writes: &[(&OpInfo, &StepInfo)]) -> Result<Table, String> {
+    let mut column: Option<&str> = None;
+    for (o, s) in writes {
+        let Some((c, _)) = &s.increment else {
+            return Err(format!("operation \"{}\" changes its counters other than by adding to one", o.name));
+        };
+        match column {
+            Some(other) if other != c => return Err(format!("it has more than one counter column ({other}, {c})")),
+            _ => column = Some(c),
+        }
+    }
+    let column = column.expect("a write to the table");
+    let cols = vec![Column { name: column.to_string(), gens: Vec::new(), load_only: false, nullable: true }];
+    let mut table = Table::new(&t.name, key, cols, Vec::new());
+    table.counters = Some(super::counters::CounterRecord::new(table.record.capacity()));
+    table.model = table.model_of(gens);
+    if table.record.capacity() == 0 {
+        return Err("its keys are too many to record".into());
+    }
+    Ok(table)
+}
+
 /// How a read of several rows of `table` takes part, or why it cannot: it must name one
 /// partition by its leading key columns, drawn like the writes', and return every other key
 /// column, of few enough values that a partition's keys can be read from the record.
 fn partition_read(gens: &GeneratorSet, table: &Table, op: &OpInfo, s: &StepInfo) -> Result<PartitionRows, String> {
     let several = format!("it reads several rows of {}", s.table);
+    if table.counters.is_some() {
+        return Err(format!("{several}, counters (only counters read one at a time are verified)"));
+    }
     if s.problem.is_some() || s.key.is_empty() || s.key.len() >= table.key.len() {
         let why = s.problem.clone().unwrap_or_else(|| "not of one partition named by its key".into());
         return Err(format!("{several} ({why})"));
@@ -328,6 +373,10 @@ fn op_spec(
         let table = &v.tables[t];
         let key_values: Vec<usize> = s.key.iter().map(|(_, i)| *i).collect();
         let plan = match s.kind {
+            StepKind::Write(_) if table.counters.is_some() => match s.increment {
+                Some((_, delta)) if on => Some(StepRole::Increment(IncrementStep { delta })),
+                _ => None,
+            },
             StepKind::Write(kind) if on || is_load => {
                 let mine: Vec<(usize, usize)> = s
                     .values
@@ -413,6 +462,7 @@ mod tests {
             problem: None,
             ttl_s: None,
             whole: false,
+            increment: None,
         }
     }
 
@@ -445,7 +495,7 @@ mod tests {
     }
 
     fn tables() -> Vec<TableInfo> {
-        vec![TableInfo { name: "t".into(), key: vec!["id".into()], problem: None, bytes: None, order: Order::Timestamps }]
+        vec![TableInfo { name: "t".into(), key: vec!["id".into()], problem: None, bytes: None, order: Order::Timestamps, counter: false }]
     }
 
     #[test]
@@ -490,6 +540,26 @@ mod tests {
         let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true, Some(3));
         assert!(b.verifier.tables.is_empty());
         assert!(b.verifier.notices[0].to_string().contains("different TTLs (none, 60 s)"), "{:?}", b.verifier.notices);
+    }
+
+    #[test]
+    fn counters_are_verified_by_their_increments() {
+        let g = gens();
+        let i = |n| g.index_of(n).unwrap();
+        let bump = StepInfo { increment: Some(("n".into(), Increment::Bound { value: 1, negate: false })), ..step(StepKind::Write(WriteKind::Put), 0, &[], &[]) };
+        let ops = vec![
+            OpInfo { name: "bump".into(), generators: vec![i("key"), i("f0")], steps: vec![bump.clone()], verifies: true, replicas: None },
+            OpInfo { name: "read".into(), generators: vec![i("key")], steps: vec![step(StepKind::Read { one_row: true }, 0, &[], &["n"])], verifies: true, replicas: None },
+        ];
+        let counter = [TableInfo { counter: true, ..tables()[0].clone() }];
+        let b = assemble(&g, &counter, &ops, None, &["bump".into(), "read".into()], true, None);
+        assert!(b.verifier.notices.is_empty(), "{:?}", b.verifier.notices);
+        assert!(b.verifier.tables[0].counters.is_some());
+        assert!(matches!(b.ops["bump"].steps[0].as_ref().unwrap().role, StepRole::Increment(IncrementStep { delta: Increment::Bound { value: 1, negate: false } })));
+        assert!(matches!(&b.ops["read"].steps[0].as_ref().unwrap().role, StepRole::Read(r) if r.columns == [Some(0)]));
+        // the same increment on a table that is not a counter: relative to its value
+        let b = assemble(&g, &tables(), &ops, None, &["bump".into(), "read".into()], true, None);
+        assert!(b.verifier.tables.is_empty() && b.verifier.notices[0].to_string().contains("changes n relative to its value"), "{:?}", b.verifier.notices);
     }
 
     #[test]

@@ -46,6 +46,14 @@ pub(crate) async fn run(
                 ticket.finish(r.is_ok());
                 r?;
             }
+            Some(StepRole::Increment(_)) => {
+                // a counter takes no client timestamp
+                let ticket = plan.begin_increment(i, &values, &ns);
+                let row: Vec<&CqlValue> = st.slots.iter().map(|s| &values[*s]).collect();
+                let r = session.execute_unpaged(&st.prepared, &row).await;
+                ticket.finish(r.is_ok());
+                r?;
+            }
             Some(StepRole::Read(r)) if r.rows.is_some() => {
                 // several rows of one partition: each judged by its key, every page read
                 let ticket = plan.before_partition_read(i, &ns);

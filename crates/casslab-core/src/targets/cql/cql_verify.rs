@@ -8,7 +8,7 @@ use super::planned::prepare_for;
 use crate::cql::{parse_dml, AssignKind, Dml, DmlKind, RelOp, Term};
 use crate::engine::EngineError;
 use crate::gen::GeneratorSet;
-use crate::verify::verify_build::{assemble, Built, OpInfo, StepInfo, StepKind, TableInfo};
+use crate::verify::verify_build::{assemble, Built, Increment, OpInfo, StepInfo, StepKind, TableInfo};
 use crate::verify::record::Order;
 use crate::verify::WriteKind;
 use crate::workload::{Consistency, CqlOp, Workload};
@@ -66,8 +66,7 @@ pub(crate) async fn build(session: &Session, w: &Workload, gens: &GeneratorSet) 
                 continue;
             };
             if !tables.iter().any(|t| t.name == table) {
-                let problem = counter.then(|| "it is a counter table (increments are not recorded)".to_string());
-                tables.push(TableInfo { name: table.clone(), key: key.clone(), problem, bytes: None, order: Order::Timestamps });
+                tables.push(TableInfo { name: table.clone(), key: key.clone(), problem: None, bytes: None, order: Order::Timestamps, counter });
                 default_ttls.push((table.clone(), default_ttl(session, &prepared).await));
             }
             let default_ttl_s = default_ttls.iter().find(|(t, _)| *t == table).and_then(|(_, d)| *d);
@@ -114,7 +113,7 @@ fn replicas(c: Consistency, rf: u32) -> Option<u32> {
 
 /// A step that takes no part.
 fn other() -> StepInfo {
-    StepInfo { table: String::new(), kind: StepKind::Other, key: vec![], values: vec![], literal: vec![], returns: vec![], problem: None, ttl_s: None, whole: false }
+    StepInfo { table: String::new(), kind: StepKind::Other, key: vec![], values: vec![], literal: vec![], returns: vec![], problem: None, ttl_s: None, whole: false, increment: None }
 }
 
 /// What keeps an operation's writes from being recorded, whatever its statements.
@@ -239,9 +238,18 @@ fn describe(cql: &str, prepared: &PreparedStatement, slots: &[usize], key: &[Str
                 }
             }
             for a in dml.writes.iter().filter(|a| !key.contains(&column_name(&a.column))) {
+                let negate = a.kind == AssignKind::Remove;
                 match (&a.term, a.kind) {
                     (Term::Marker(m), AssignKind::Set) => info.values.extend(slot(*m).map(|s| (column_name(&a.column), s))),
                     (Term::Literal(_), AssignKind::Set) => info.literal.push(column_name(&a.column)),
+                    // `n = n + ?`: an increment, if the column is a counter (the model decides)
+                    (Term::Marker(m), AssignKind::Append | AssignKind::Remove) if info.increment.is_none() && slot(*m).is_some() => {
+                        info.increment = slot(*m).map(|value| (column_name(&a.column), Increment::Bound { value, negate }));
+                    }
+                    (Term::Literal(l), AssignKind::Append | AssignKind::Remove) if info.increment.is_none() && l.trim().parse::<i64>().is_ok() => {
+                        let n: i64 = l.trim().parse().unwrap_or(0);
+                        info.increment = Some((column_name(&a.column), Increment::Literal(if negate { -n } else { n })));
+                    }
                     _ => {
                         info.problem.get_or_insert_with(|| format!("it changes {} relative to its value or with a CQL expression", a.column));
                     }
@@ -326,6 +334,7 @@ mod tests {
             problem: None,
             ttl_s: None,
             whole: false,
+            increment: None,
         };
         let read = StepInfo { kind: StepKind::Read { one_row: true }, values: vec![], returns: vec!["v".into()], ..put.clone() };
         let ops = vec![
@@ -333,7 +342,7 @@ mod tests {
             OpInfo { name: "json".into(), generators: vec![1], steps: vec![StepInfo { table: "kv".into(), ..step }], verifies: true, replicas: None },
             OpInfo { name: "read".into(), generators: vec![0], steps: vec![read], verifies: true, replicas: None },
         ];
-        let tables = [TableInfo { name: "kv".into(), key: vec!["k".into()], problem: None, bytes: None, order: Order::Timestamps }];
+        let tables = [TableInfo { name: "kv".into(), key: vec!["k".into()], problem: None, bytes: None, order: Order::Timestamps, counter: false }];
         let b = assemble(&gens, &tables, &ops, Some("load"), &["json".into(), "read".into()], true, None);
         assert!(b.verifier.tables.is_empty());
         assert!(b.verifier.notices.iter().any(|n| n.to_string().contains("\"json\" writes it in a way casslab does not record")), "{:?}", b.verifier.notices);
