@@ -117,9 +117,8 @@ fn faults_show_in_what_reads_return() {
     // the data set, loaded completely once (a busy machine may time a write at ALL out, and an
     // incomplete load is loaded again by the next run, over the rows this test changes)
     for attempt in 0.. {
-        let (code, out, err) = run(cl()
-            .args(["run", "consistency-under-node-loss", "--load-only", "-P", "rows=2000", "--no-server-metrics"])
-            .args(store_arg(&store)));
+        let (code, out, err) =
+            run(cl().args(["run", "consistency-under-node-loss", "--load-only", "-P", "rows=2000", "--no-server-metrics"]).args(store_arg(&store)));
         assert_eq!(code, 0, "{out}\n{err}");
         if !err.contains("load operations failed") && !out.contains("load operations failed") {
             break;

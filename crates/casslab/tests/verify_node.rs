@@ -78,8 +78,9 @@ fn all_counts(store: &Path) -> Vec<(String, u64, u64, u64)> {
 
 /// `casslab verify` of the data set: every table's rows as written.
 fn pass(ks: &str, store: &Path) -> serde_json::Value {
-    let (code, out, err) =
-        run(casslab().args(["verify", &data("verify-shards.yaml"), "-P", &format!("keyspace={ks}"), "--hosts", node(), "--format", "json"]).args(store_arg(store)));
+    let (code, out, err) = run(casslab()
+        .args(["verify", &data("verify-shards.yaml"), "-P", &format!("keyspace={ks}"), "--hosts", node(), "--format", "json"])
+        .args(store_arg(store)));
     eprintln!("verify:\n{out}\n{err}");
     assert_eq!(code, 0, "every row as written:\n{out}\n{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();

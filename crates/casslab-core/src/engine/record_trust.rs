@@ -94,7 +94,9 @@ pub(super) async fn establish<T: Target>(run: &Run<'_, T>, loaded: Option<Loaded
             (Some(_), Some(Loaded::Before), Some(Source::Unknown(why))) => Some(why.clone()),
             (Some(_), _, _) => Some("--skip-load: what it holds is not known".into()),
             // no load writes it: what earlier verified runs wrote is known from their records
-            (None, _, Some(Source::Records(_))) if bytes.iter().any(Option::is_some) => decode().or_else(|| (!table.full_rows).then(|| "no load writes it, and its writes do not write whole rows".into())),
+            (None, _, Some(Source::Records(_))) if bytes.iter().any(Option::is_some) => {
+                decode().or_else(|| (!table.full_rows).then(|| "no load writes it, and its writes do not write whole rows".into()))
+            }
             (None, _, _) => (!table.full_rows).then(|| "no load writes it, and its writes do not write whole rows".into()),
         };
         match why {

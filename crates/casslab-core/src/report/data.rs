@@ -256,7 +256,8 @@ mod tests {
             "read 10 stale of 100 reads verified at ONE (10.000%); W + R = 1 + 1 ≤ RF = 3: reads need not meet every acknowledged write, so stale, missing and resurrected reads are an expected anomaly there, not a defect"
         );
         let c = VerifyCounts { overlap: one, corrupt: 2, ..counts(90, 0, 0) };
-        assert!(op_words("read", &c, None).ends_with("≤ RF = 3: reads need not meet every acknowledged write, but corrupt and expired reads are a defect at any level"));
+        assert!(op_words("read", &c, None)
+            .ends_with("≤ RF = 3: reads need not meet every acknowledged write, but corrupt and expired reads are a defect at any level"));
         let c = VerifyCounts { overlap: Some(Overlap { write: 2, read: 2, rf: 3 }), ..counts(90, 1, 0) };
         assert!(op_words("read", &c, Some("QUORUM")).ends_with("; W + R = 2 + 2 > RF = 3: reads meet every acknowledged write, so each is a defect"));
         let c = VerifyCounts { overlap: one, ..counts(90, 0, 0) };

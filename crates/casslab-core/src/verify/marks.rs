@@ -95,7 +95,9 @@ pub fn source(whole: Option<&str>, shard: impl Fn(u32, u32, &str) -> Option<Stri
                 match shard(i, count, &run_id).as_deref().and_then(Mark::parse) {
                     Some(Mark::Kept(t)) => tokens.push(t),
                     Some(Mark::Unkept) => return Source::Unknown(format!("{UNKEPT} (shard {i} of {count} of run {run_id}): --reload loads it again")),
-                    _ => return Source::Unknown(format!("shard {i} of {count} of run {run_id}, which wrote to it last, left no mark: --reload loads it again")),
+                    _ => {
+                        return Source::Unknown(format!("shard {i} of {count} of run {run_id}, which wrote to it last, left no mark: --reload loads it again"))
+                    }
                 }
             }
             Source::Records(tokens)

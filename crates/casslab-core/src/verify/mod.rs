@@ -16,6 +16,8 @@ pub mod classify;
 pub mod counters;
 pub mod expiry;
 pub mod marks;
+#[cfg(test)]
+mod model_tests;
 pub mod op;
 pub mod partition;
 pub mod pass_report;
@@ -24,8 +26,6 @@ pub mod saved;
 pub mod table_model;
 pub mod verify_build;
 pub mod verify_counts;
-#[cfg(test)]
-mod model_tests;
 pub mod write_values;
 
 pub use classify::{Class, Found};

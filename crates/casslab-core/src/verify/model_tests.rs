@@ -258,7 +258,11 @@ fn run_history(store: Store, seed: u64, steps: u64, keys: usize, t: &mut Tally) 
             if rng.gen_bool(0.3) {
                 let mut wrong: Vec<Answer> = vec![Answer::Garbage];
                 let candidates = h.of_key(r.key).map(|(i, _)| Answer::Row(i)).chain([Answer::Absent]);
-                wrong.extend(candidates.filter(|a| matches!(a, Answer::Absent) || matches!(a, Answer::Row(i) if h.writes[*i].begun.kind == WriteKind::Put)).filter(|a| !h.allowed(&r, *a).0));
+                wrong.extend(
+                    candidates
+                        .filter(|a| matches!(a, Answer::Absent) || matches!(a, Answer::Row(i) if h.writes[*i].begun.kind == WriteKind::Put))
+                        .filter(|a| !h.allowed(&r, *a).0),
+                );
                 if h.loaded[r.key] && h.load_superseded(r.key, r.s) {
                     wrong.push(Answer::Row(usize::MAX));
                 }

@@ -296,7 +296,7 @@ impl OpPlan {
             Reply::Undecided => (Found::Undecided, None),
             Reply::Row(cols) => {
                 let checked = r.columns.iter().zip(cols).filter_map(|(c, v)| c.map(|c| (c, v.as_ref())));
-                table.check_row(gens, bits, &t.at_send, at_end.issued.max(t.at_send.issued), checked)
+                table.check_row(gens, bits, t.at_send, at_end.issued.max(t.at_send.issued), checked)
             }
         };
         let expiry = match (&table.times, t.index) {

@@ -10,7 +10,7 @@
 //!
 //! Not here: which reads are of this kind (`verify_build`), sending them (the targets).
 
-use super::op::{OpPlan, Ns, Reply, Seen, StepRole};
+use super::op::{Ns, OpPlan, Reply, Seen, StepRole};
 use super::record::KeyState;
 use super::write_values::show;
 use crate::gen::GeneratorSet;
@@ -102,7 +102,11 @@ impl OpPlan {
                 let seen = Seen { index: Some(index), ns: &ns, at_send, sent_ms: t.sent_ms, sums: Default::default() };
                 if let Some(j) = self.judge(gens, r, table, &seen, &Reply::Absent, true) {
                     let rest = || -> Vec<String> {
-                        table.key[p.bound..].iter().zip(&ns[p.bound..]).map(|(k, n)| format!("{}={}", k.column, show(Some(&gens.value_at(k.gens[0], *n))))).collect()
+                        table.key[p.bound..]
+                            .iter()
+                            .zip(&ns[p.bound..])
+                            .map(|(k, n)| format!("{}={}", k.column, show(Some(&gens.value_at(k.gens[0], *n)))))
+                            .collect()
                     };
                     self.count(j, r, &table.name, stats, || format!("{partition_shown} {}", rest().join(" ")));
                 }
@@ -116,7 +120,8 @@ impl OpPlan {
 
 /// A row's key as it came back: the partition's, then each other key column.
 fn key_shown(partition: &str, table: &super::Table, p: &PartitionRows, row: &[Option<CqlValue>]) -> String {
-    let rest: Vec<String> = table.key[p.bound..].iter().zip(&p.key_columns).map(|(k, c)| format!("{}={}", k.column, show(row.get(*c).and_then(Option::as_ref)))).collect();
+    let rest: Vec<String> =
+        table.key[p.bound..].iter().zip(&p.key_columns).map(|(k, c)| format!("{}={}", k.column, show(row.get(*c).and_then(Option::as_ref)))).collect();
     format!("{partition} {}", rest.join(" "))
 }
 
@@ -147,7 +152,8 @@ mod tests {
         let t = Table::new("t", vec![part("p"), part("c")], vec![v], vec![vec![0]]);
         let verifier = Arc::new(Verifier::new(vec![Arc::new(t)], true));
         let rows = PartitionRows { bound: 1, key_columns: vec![0], whole };
-        let read = ReadStep { columns: vec![None, Some(0)], judged: Judged { stale_checkable: true, one_row: true, deletes: false }, overlap: None, rows: Some(rows) };
+        let read =
+            ReadStep { columns: vec![None, Some(0)], judged: Judged { stale_checkable: true, one_row: true, deletes: false }, overlap: None, rows: Some(rows) };
         let step = StepPlan { table: 0, key_values: vec![0], role: StepRole::Read(read) };
         OpPlan { op: "scan".into(), steps: vec![Some(step)], verifier, keyed: vec![true], derived: vec![false], unchecked: vec![false], slot: 0 }
     }

@@ -89,7 +89,21 @@ impl Table {
         let full_rows = writes.iter().all(|w| w.len() == columns.len());
         let record = WriteRecord::new(keys, Order::Timestamps);
         let inverse = key.iter().map(|_| std::sync::OnceLock::new()).collect();
-        Table { name: name.to_string(), seed: table_seed(name), key, record, columns, writes, full_rows, deletes: false, bytes: None, model: 0, times: None, counters: None, inverse }
+        Table {
+            name: name.to_string(),
+            seed: table_seed(name),
+            key,
+            record,
+            columns,
+            writes,
+            full_rows,
+            deletes: false,
+            bytes: None,
+            model: 0,
+            times: None,
+            counters: None,
+            inverse,
+        }
     }
 
     /// The table, its rows expiring `ttl_s` seconds after each write.

@@ -8,8 +8,8 @@
 
 use super::classify::Judged;
 use super::op::{IncrementStep, OpPlan, ReadStep, StepPlan, StepRole, WriteStep};
-use super::record::{Order, WriteKind};
 use super::partition::PartitionRows;
+use super::record::{Order, WriteKind};
 use super::table_model::{Column, KeyPart, Table, PARTITION_KEYS};
 use super::{Overlap, Verifier, VerifyNotice};
 use crate::gen::GeneratorSet;
@@ -57,7 +57,10 @@ pub struct StepInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Increment {
     /// A drawn value (index into the operation's values), subtracted when `negate`.
-    Bound { value: usize, negate: bool },
+    Bound {
+        value: usize,
+        negate: bool,
+    },
     Literal(i64),
 }
 
@@ -511,7 +514,15 @@ mod tests {
         assert_eq!(b.verifier.loads, [(0, 0)], "the load's first key is n = 0");
         assert!(b.verifier.run_writes);
         let read = &b.ops["read"].steps[0].as_ref().unwrap().role;
-        assert_eq!(read, &StepRole::Read(ReadStep { columns: vec![None, Some(0), Some(1)], judged: Judged { stale_checkable: true, one_row: true, deletes: false }, overlap: Some(Overlap { write: 1, read: 1, rf: 3 }), rows: None }));
+        assert_eq!(
+            read,
+            &StepRole::Read(ReadStep {
+                columns: vec![None, Some(0), Some(1)],
+                judged: Judged { stale_checkable: true, one_row: true, deletes: false },
+                overlap: Some(Overlap { write: 1, read: 1, rf: 3 }),
+                rows: None
+            })
+        );
         let update = &b.ops["update"];
         assert_eq!((update.keyed.clone(), update.derived.clone()), (vec![false, true], vec![true, false]));
     }
@@ -546,16 +557,26 @@ mod tests {
     fn counters_are_verified_by_their_increments() {
         let g = gens();
         let i = |n| g.index_of(n).unwrap();
-        let bump = StepInfo { increment: Some(("n".into(), Increment::Bound { value: 1, negate: false })), ..step(StepKind::Write(WriteKind::Put), 0, &[], &[]) };
+        let bump =
+            StepInfo { increment: Some(("n".into(), Increment::Bound { value: 1, negate: false })), ..step(StepKind::Write(WriteKind::Put), 0, &[], &[]) };
         let ops = vec![
             OpInfo { name: "bump".into(), generators: vec![i("key"), i("f0")], steps: vec![bump.clone()], verifies: true, replicas: None },
-            OpInfo { name: "read".into(), generators: vec![i("key")], steps: vec![step(StepKind::Read { one_row: true }, 0, &[], &["n"])], verifies: true, replicas: None },
+            OpInfo {
+                name: "read".into(),
+                generators: vec![i("key")],
+                steps: vec![step(StepKind::Read { one_row: true }, 0, &[], &["n"])],
+                verifies: true,
+                replicas: None,
+            },
         ];
         let counter = [TableInfo { counter: true, ..tables()[0].clone() }];
         let b = assemble(&g, &counter, &ops, None, &["bump".into(), "read".into()], true, None);
         assert!(b.verifier.notices.is_empty(), "{:?}", b.verifier.notices);
         assert!(b.verifier.tables[0].counters.is_some());
-        assert!(matches!(b.ops["bump"].steps[0].as_ref().unwrap().role, StepRole::Increment(IncrementStep { delta: Increment::Bound { value: 1, negate: false } })));
+        assert!(matches!(
+            b.ops["bump"].steps[0].as_ref().unwrap().role,
+            StepRole::Increment(IncrementStep { delta: Increment::Bound { value: 1, negate: false } })
+        ));
         assert!(matches!(&b.ops["read"].steps[0].as_ref().unwrap().role, StepRole::Read(r) if r.columns == [Some(0)]));
         // the same increment on a table that is not a counter: relative to its value
         let b = assemble(&g, &tables(), &ops, None, &["bump".into(), "read".into()], true, None);

@@ -8,8 +8,8 @@ use super::planned::prepare_for;
 use crate::cql::{parse_dml, AssignKind, Dml, DmlKind, RelOp, Term};
 use crate::engine::EngineError;
 use crate::gen::GeneratorSet;
-use crate::verify::verify_build::{assemble, Built, Increment, OpInfo, StepInfo, StepKind, TableInfo};
 use crate::verify::record::Order;
+use crate::verify::verify_build::{assemble, Built, Increment, OpInfo, StepInfo, StepKind, TableInfo};
 use crate::verify::WriteKind;
 use crate::workload::{Consistency, CqlOp, Workload};
 use scylla::client::session::Session;
@@ -113,7 +113,18 @@ fn replicas(c: Consistency, rf: u32) -> Option<u32> {
 
 /// A step that takes no part.
 fn other() -> StepInfo {
-    StepInfo { table: String::new(), kind: StepKind::Other, key: vec![], values: vec![], literal: vec![], returns: vec![], problem: None, ttl_s: None, whole: false, increment: None }
+    StepInfo {
+        table: String::new(),
+        kind: StepKind::Other,
+        key: vec![],
+        values: vec![],
+        literal: vec![],
+        returns: vec![],
+        problem: None,
+        ttl_s: None,
+        whole: false,
+        increment: None,
+    }
 }
 
 /// What keeps an operation's writes from being recorded, whatever its statements.

@@ -10,9 +10,9 @@ use super::{RedisRequestError, RedisTarget};
 use crate::gen::GeneratorSet;
 use crate::stats::OpStats;
 use crate::verify::op::{Ns, OpPlan, Reply, StepRole};
+use crate::verify::record::Order;
 use crate::verify::verify_build::{assemble, Built, OpInfo, StepInfo, StepKind, TableInfo};
 use crate::verify::write_values::show;
-use crate::verify::record::Order;
 use crate::verify::WriteKind;
 use crate::workload::{RedisArg, RedisCommand, RedisMode, Workload};
 use redis::Value;
@@ -99,8 +99,17 @@ pub(super) fn build(w: &Workload, gens: &GeneratorSet) -> Built {
                 acc
             },
         );
-    let mut tables: Vec<TableInfo> =
-        spaces.iter().map(|(name, _)| TableInfo { name: name.clone(), key: vec![KEY.into()], problem: None, bytes: Some(value_bytes), order: Order::Arrival, counter: false }).collect();
+    let mut tables: Vec<TableInfo> = spaces
+        .iter()
+        .map(|(name, _)| TableInfo {
+            name: name.clone(),
+            key: vec![KEY.into()],
+            problem: None,
+            bytes: Some(value_bytes),
+            order: Order::Arrival,
+            counter: false,
+        })
+        .collect();
     let mut ops = Vec::new();
     for (name, commands, mode) in &redis_ops {
         let generators = generators_of(gens, commands);
@@ -135,7 +144,18 @@ fn literal(a: &RedisArg) -> Option<String> {
 
 /// One command as a step.
 fn describe(gens: &GeneratorSet, c: &RedisCommand, generators: &[usize], spaces: &[(String, Vec<usize>)], fields: &[String]) -> StepInfo {
-    let mut s = StepInfo { table: String::new(), kind: StepKind::Other, key: vec![], values: vec![], literal: vec![], returns: vec![], problem: None, ttl_s: None, whole: false, increment: None };
+    let mut s = StepInfo {
+        table: String::new(),
+        kind: StepKind::Other,
+        key: vec![],
+        values: vec![],
+        literal: vec![],
+        returns: vec![],
+        problem: None,
+        ttl_s: None,
+        whole: false,
+        increment: None,
+    };
     let value_of = |a: &RedisArg| match a {
         RedisArg::Bound(g) => gens.index_of(g).and_then(|g| generators.iter().position(|x| *x == g)),
         RedisArg::Literal(_) => None,
