@@ -34,17 +34,19 @@ pub(super) enum Loaded {
     Unknown,
 }
 
-/// The data set this loader's load writes: its fingerprint (a shard's own slice) and the rows
-/// of the whole it loads, `(first, count)`.
-pub(super) fn data_set<T: Target>(run: &Run<'_, T>) -> Option<(String, u64, u64)> {
+/// The data set a run's load writes: the whole load's fingerprint, and the rows of the whole
+/// this loader loads (a shard's slice).
+pub(super) struct DataSet {
+    pub fp: String,
+    pub first: u64,
+    pub count: u64,
+}
+
+/// The data set this loader's load writes.
+pub(super) fn data_set<T: Target>(run: &Run<'_, T>) -> Option<DataSet> {
     let total = run.w.load.as_ref()?.count;
     let (first, count) = run.shard.map_or((0, total), |s| s.slice(total));
-    let whole_fp = load_fingerprint(run.w, run.cfg.seed);
-    let fp = match run.shard {
-        Some(s) => format!("{whole_fp}:{}/{}", s.index, s.count),
-        None => whole_fp,
-    };
-    Some((fp, first, count))
+    Some(DataSet { fp: load_fingerprint(run.w, run.cfg.seed), first, count })
 }
 
 /// Loads this loader's rows of `total`, unless the same data is already there.
@@ -132,6 +134,10 @@ async fn load_rows<T: Target>(
     }
     if failed == 0 {
         run.target.record_load(fp, what).await?;
+        // a slice of a sharded load: say how many slices make the whole (`casslab verify`)
+        if let Some(s) = run.shard {
+            let _ = run.target.note(&crate::verify::marks::shards_key(&load_fingerprint(run.w, run.cfg.seed)), &s.count.to_string()).await;
+        }
     } else {
         run.notice(Notice::LoadIncomplete { failed });
     }

@@ -25,6 +25,7 @@ mod worker;
 pub use clock::{unix_now_ms, RunClock};
 pub use load::load_fingerprint;
 pub use plan::Plan;
+pub(crate) use record_trust::data_set_source;
 pub use setup_error::EngineError;
 pub use shaped::RateChange;
 pub use target::{Claim, Completion, Prepared, SetupRole, Target, TargetInfo};
@@ -173,7 +174,8 @@ pub async fn run<T: Target>(
         Some(s) if !s.controls() => SetupRole::WaitsFor { timeout_ms: s.barrier_timeout_ms },
         _ => SetupRole::Creates,
     };
-    if run.target.prepare(w, role).await?.created_keyspace {
+    let created = run.target.prepare(w, role).await?.created_keyspace;
+    if created {
         run.notice(Notice::KeyspaceCreated { keyspace: w.keyspace.clone() });
     }
     // Plan everything before loading, so a bad statement fails fast.
@@ -185,7 +187,8 @@ pub async fn run<T: Target>(
             LoadEnd::Next(index, how) => (next_index, loaded) = (index, Some(how)),
         }
     }
-    record_trust::establish(&run, loaded).await;
+    // counters add up what every run adds: known only from an empty keyspace
+    record_trust::establish(&run, loaded, created || cfg.load == LoadMode::Reload).await;
     if cfg.load == LoadMode::Only {
         return Ok(RunOutcome { interrupted: false });
     }
@@ -249,6 +252,7 @@ async fn measure<T: Target>(
     };
     let start_at = match common {
         Some(at) => {
+            record_trust::mark_sharded(run).await;
             tokio::select! {
                 _ = tokio::time::sleep_until(at) => {}
                 _ = stop.wait_for(|s| *s) => return Ok(RunOutcome { interrupted: true }),

@@ -31,18 +31,44 @@ pub fn violations_words(c: &VerifyCounts) -> Option<String> {
     }
 }
 
-/// One operation's verified reads: `read 12 stale of 40,000 reads verified at ONE (0.030%)`.
+/// One operation's verified reads: `read 12 stale of 40,000 reads verified at ONE (0.030%),
+/// 5 unchecked`, and, when some were not as written and the replicas are known, whether that
+/// is a defect or what the levels allow.
 pub fn op_words(op: &str, c: &VerifyCounts, level: Option<&str>) -> String {
     let at = level.map(|l| format!(" at {l}")).unwrap_or_default();
     let mut s = match violations_words(c) {
         Some(v) => format!("{op} {v} of {} reads verified{at} ({:.3}%)", grouped(c.checked()), 100.0 * c.violation_rate()),
+        None if c.checked() == 0 => format!("{op} no read verified{at}"),
         None => format!("{op} {} reads verified{at}, every one ok", grouped(c.checked())),
     };
+    if c.unchecked > 0 {
+        s.push_str(&format!(", {} unchecked", grouped(c.unchecked)));
+    }
     if c.unsettled > 0 {
         s.push_str(&format!(", {} while a write to their key was in flight", grouped(c.unsettled)));
     }
-    if c.unchecked > 0 {
-        s.push_str(&format!(", {} of keys with nothing known not checked", grouped(c.unchecked)));
+    if let (Some(o), true) = (c.overlap, c.violations() > 0) {
+        s.push_str(&format!("; {}", overlap_words(c, &o)));
+    }
+    s
+}
+
+/// Whether a run's violations are a defect or an anomaly its levels allow: stale, missing and
+/// resurrected reads are expected where reads and writes need not meet (W + R ≤ RF); values no
+/// write made and rows past their TTL are a defect at any level.
+pub fn overlap_words(c: &VerifyCounts, o: &crate::verify::Overlap) -> String {
+    let sums = format!("W + R = {} + {}", o.write, o.read);
+    if o.meets() {
+        return format!("{sums} > RF = {}: reads meet every acknowledged write, so each is a defect", o.rf);
+    }
+    let anomalies = c.stale + c.missing + c.resurrected;
+    let defects = c.corrupt + c.expired;
+    let mut s = format!("{sums} ≤ RF = {}: reads need not meet every acknowledged write", o.rf);
+    if anomalies > 0 {
+        s.push_str(", so stale, missing and resurrected reads are an expected anomaly there, not a defect");
+    }
+    if defects > 0 {
+        s.push_str(&format!("{}corrupt and expired reads are a defect at any level", if anomalies > 0 { "; " } else { ", but " }));
     }
     s
 }
@@ -96,11 +122,12 @@ pub fn pass_text(p: &crate::verify::pass_report::PassReport) -> String {
         "of which stale",
         "corrupt",
         "resurrected",
+        "unchecked",
         "read errors",
         "checksum",
     ])
     .indent(2)
-    .right(1..11);
+    .right(1..12);
     for x in &p.tables {
         let c = &x.counts;
         t.row([
@@ -114,6 +141,7 @@ pub fn pass_text(p: &crate::verify::pass_report::PassReport) -> String {
             grouped(c.stale),
             grouped(c.corrupt),
             grouped(c.resurrected),
+            grouped(c.unchecked),
             grouped(x.errors),
             x.checksum.clone(),
         ]);
@@ -204,11 +232,11 @@ mod tests {
         let c = counts(39_988, 12, 0);
         assert_eq!(op_words("read", &c, Some("ONE")), "read 12 stale of 40,000 reads verified at ONE (0.030%)");
         let c = VerifyCounts { unsettled: 7, unchecked: 2, ..counts(10, 1, 2) };
-        assert_eq!(
-            op_words("r", &c, None),
-            "r 1 stale and 2 missing of 13 reads verified (23.077%), 7 while a write to their key was in flight, 2 of keys with nothing known not checked"
-        );
+        assert_eq!(op_words("r", &c, None), "r 1 stale and 2 missing of 13 reads verified (23.077%), 2 unchecked, 7 while a write to their key was in flight");
         assert_eq!(op_words("r", &counts(5, 0, 0), Some("QUORUM")), "r 5 reads verified at QUORUM, every one ok");
+        let unchecked = VerifyCounts { unchecked: 9, ..counts(5, 0, 0) };
+        assert_eq!(op_words("r", &unchecked, Some("QUORUM")), "r 5 reads verified at QUORUM, every one ok, 9 unchecked", "never counted as ok");
+        assert_eq!(op_words("scan", &VerifyCounts { unchecked: 4, ..Default::default() }, None), "scan no read verified, 4 unchecked");
         let read = OpStats { verify: Some(Box::new(crate::verify::VerifyStats { counts: counts(99, 1, 0), samples: vec![] })), ..Default::default() };
         let p = PhaseSummary::of(Phase::Run, 1.0, &[("read".into(), read), ("update".into(), OpStats::default())], None, &mut Vec::new());
         let levels = BTreeMap::from([("read".to_string(), "ONE".to_string())]);
@@ -216,6 +244,24 @@ mod tests {
         assert_eq!(run_counts(std::slice::from_ref(&p)).unwrap().stale, 1);
         let quiet = PhaseSummary::of(Phase::Run, 1.0, &[("update".into(), OpStats::default())], None, &mut Vec::new());
         assert_eq!(data_line(&quiet, &levels), None);
+    }
+
+    #[test]
+    fn violations_say_whether_the_levels_allow_them() {
+        use crate::verify::Overlap;
+        let one = Some(Overlap { write: 1, read: 1, rf: 3 });
+        let c = VerifyCounts { overlap: one, ..counts(90, 10, 0) };
+        assert_eq!(
+            op_words("read", &c, Some("ONE")),
+            "read 10 stale of 100 reads verified at ONE (10.000%); W + R = 1 + 1 ≤ RF = 3: reads need not meet every acknowledged write, so stale, missing and resurrected reads are an expected anomaly there, not a defect"
+        );
+        let c = VerifyCounts { overlap: one, corrupt: 2, ..counts(90, 0, 0) };
+        assert!(op_words("read", &c, None)
+            .ends_with("≤ RF = 3: reads need not meet every acknowledged write, but corrupt and expired reads are a defect at any level"));
+        let c = VerifyCounts { overlap: Some(Overlap { write: 2, read: 2, rf: 3 }), ..counts(90, 1, 0) };
+        assert!(op_words("read", &c, Some("QUORUM")).ends_with("; W + R = 2 + 2 > RF = 3: reads meet every acknowledged write, so each is a defect"));
+        let c = VerifyCounts { overlap: one, ..counts(90, 0, 0) };
+        assert_eq!(op_words("read", &c, Some("ONE")), "read 90 reads verified at ONE, every one ok", "nothing to explain");
     }
 
     #[test]

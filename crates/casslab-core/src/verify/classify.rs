@@ -4,9 +4,11 @@
 //! the floor: an older write than the last one acknowledged before it was sent), **missing** (no
 //! row where an acknowledged upsert exists), **corrupt** (a value that matches no write ever
 //! made), **resurrected** (a row where the last acknowledged write was a delete), **expired**
-//! (a row returned past its TTL and a tolerance) or **unchecked** (nothing is known of the key).
-//! Writes in flight while the read ran are possible answers, never violations; such reads are
-//! counted as *unsettled* beside their class. Pure logic: no I/O, no values.
+//! (a row returned past its TTL and a tolerance) or **unchecked**: nothing is known of the key,
+//! its floor is not known, or what came back cannot show which write it is (columns that not
+//! every write writes, only key columns) — a read that could not be judged is never counted as
+//! ok. Writes in flight while the read ran are possible answers, never violations; such reads
+//! are counted as *unsettled* beside their class. Pure logic: no I/O, no values.
 
 use super::record::KeyState;
 use serde::{Deserialize, Serialize};
@@ -58,6 +60,9 @@ pub enum Found {
     /// when no column could tell, e.g. only key columns were read); `corrupt`: a column matched
     /// no write ever made.
     Row { newest: Option<u32>, corrupt: bool },
+    /// An answer that cannot say whether there is a row: one that could not be decoded, or
+    /// no value in any field read where a row may lack them (Redis `HGET`).
+    Undecided,
 }
 
 /// How a key's time-to-live bears on a read, when its writes expire.
@@ -71,16 +76,22 @@ pub enum Expiry {
     Expired,
     /// Within the tolerance of the TTL: a row and no row are both right.
     Either,
+    /// The writes expire, but when is not known (their times were not kept): no row cannot
+    /// be judged.
+    Unknown,
 }
 
 /// The settings a read is judged with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Judged {
     /// Every recorded write to the table writes a column this read checks, so a row whose
-    /// columns all predate the floor is stale (when not, only corrupt values are judged).
+    /// columns all predate the floor is stale (when not, a row it finds is unchecked unless a
+    /// value is corrupt).
     pub stale_checkable: bool,
     /// The read names its row by every key column: no row is judged (missing or not).
     pub one_row: bool,
+    /// Some recorded write to the table deletes rows.
+    pub deletes: bool,
 }
 
 /// One read's class, and whether a write to its key was in flight while it ran (unsettled).
@@ -89,15 +100,34 @@ pub fn classify(at_send: &KeyState, at_end: &KeyState, found: Found, expiry: Exp
     if !at_send.known() {
         return (Class::Unchecked, unsettled);
     }
-    // an upsert that began while the read ran may be what it saw
-    let put_possible = at_send.put || (at_end.issued > at_send.issued && at_end.put);
-    let delete_possible = at_send.delete || (at_end.issued > at_send.issued && at_end.delete);
+    if let Found::Row { corrupt: true, .. } = found {
+        return (Class::Corrupt, unsettled);
+    }
+    if !at_send.exact || found == Found::Undecided {
+        return (Class::Unchecked, unsettled);
+    }
+    // writes begun while the read ran may be what it saw: their kinds are the recent ones the
+    // record keeps (under timestamp order), else the last one's is in the window at the end;
+    // of two or more without recent kinds, a later acknowledgement may have dropped an earlier
+    // one's kind from the window, so either kind the table writes is accepted
+    let begun = at_end.issued.saturating_sub(at_send.issued);
+    let (put_during, delete_during) = match at_end.recent_kinds(begun) {
+        Some(kinds) => kinds,
+        None if begun == 0 => (false, false),
+        None if begun == 1 => (at_end.put, at_end.delete),
+        None => (true, judged.deletes),
+    };
+    let put_possible = at_send.put || put_during;
+    let delete_possible = at_send.delete || delete_during;
     let class = match found {
         Found::Row { corrupt: true, .. } => Class::Corrupt,
+        Found::Undecided => Class::Unchecked,
         Found::Absent if !judged.one_row => Class::Ok,
         Found::Absent => {
-            if at_send.floor == 0 || delete_possible || expiry != Expiry::Live {
+            if at_send.floor == 0 || delete_possible || matches!(expiry, Expiry::Either | Expiry::Expired) {
                 Class::Ok
+            } else if expiry == Expiry::Unknown {
+                Class::Unchecked
             } else {
                 Class::Missing
             }
@@ -105,11 +135,17 @@ pub fn classify(at_send: &KeyState, at_end: &KeyState, found: Found, expiry: Exp
         Found::Row { newest, .. } => {
             if expiry == Expiry::Expired && !unsettled {
                 Class::Expired
+            } else if !put_possible && at_send.floor > 0 {
+                Class::Resurrected
+            } else if newest.is_none() {
+                // no column read shows a write: the row may be any of them
+                Class::Unchecked
             } else if at_send.floor == 0 {
                 Class::Ok
-            } else if !put_possible {
-                Class::Resurrected
-            } else if judged.stale_checkable && newest.is_some_and(|w| w < at_send.floor) {
+            } else if !judged.stale_checkable {
+                // its columns do not show every write: an older row would look the same
+                Class::Unchecked
+            } else if newest.is_some_and(|w| w < at_send.floor) {
                 if at_send.delete {
                     Class::Resurrected
                 } else {
@@ -128,10 +164,10 @@ mod tests {
     use super::*;
 
     fn ks(issued: u32, floor: u32, pending: u32, put: bool, delete: bool) -> KeyState {
-        KeyState { issued, floor, pending, put, delete }
+        KeyState { issued, floor, pending, put, delete, exact: true, recent: None }
     }
 
-    const ONE: Judged = Judged { stale_checkable: true, one_row: true };
+    const ONE: Judged = Judged { stale_checkable: true, one_row: true, deletes: true };
 
     fn row(newest: u32) -> Found {
         Found::Row { newest: Some(newest), corrupt: false }
@@ -142,9 +178,24 @@ mod tests {
         let s = ks(5, 5, 0, true, false);
         assert_eq!(classify(&s, &s, row(5), Expiry::Live, ONE), (Class::Ok, false));
         assert_eq!(classify(&s, &s, row(4), Expiry::Live, ONE), (Class::Stale, false));
+    }
+
+    #[test]
+    fn reads_that_cannot_tell_which_write_they_saw_are_unchecked_not_ok() {
+        let s = ks(5, 5, 0, true, false);
         let partial = Judged { stale_checkable: false, ..ONE };
-        assert_eq!(classify(&s, &s, row(4), Expiry::Live, partial), (Class::Ok, false), "not every write shows in the columns read");
-        assert_eq!(classify(&s, &s, Found::Row { newest: None, corrupt: false }, Expiry::Live, ONE), (Class::Ok, false));
+        assert_eq!(classify(&s, &s, row(4), Expiry::Live, partial), (Class::Unchecked, false), "not every write shows in the columns read");
+        assert_eq!(classify(&s, &s, row(5), Expiry::Live, partial), (Class::Unchecked, false));
+        let keys_only = Found::Row { newest: None, corrupt: false };
+        assert_eq!(classify(&s, &s, keys_only, Expiry::Live, ONE), (Class::Unchecked, false), "only key columns read");
+        assert_eq!(classify(&s, &s, Found::Row { newest: None, corrupt: true }, Expiry::Live, partial).0, Class::Corrupt, "what it can judge, it does");
+        assert_eq!(classify(&s, &s, Found::Absent, Expiry::Live, partial).0, Class::Missing);
+        let unknown = KeyState { exact: false, ..s };
+        for found in [row(5), row(1), Found::Absent] {
+            assert_eq!(classify(&unknown, &unknown, found, Expiry::Live, ONE).0, Class::Unchecked, "a floor not known: {found:?}");
+        }
+        assert_eq!(classify(&unknown, &unknown, Found::Row { newest: None, corrupt: true }, Expiry::Live, ONE).0, Class::Corrupt);
+        assert_eq!(classify(&s, &s, Found::Undecided, Expiry::Live, ONE).0, Class::Unchecked, "an answer not decoded is no row of nothing");
     }
 
     #[test]
@@ -175,6 +226,22 @@ mod tests {
     }
 
     #[test]
+    fn a_delete_and_a_put_begun_during_the_read_both_stay_possible() {
+        // while the read ran: write 4 deletes, write 5 puts and is acknowledged, which leaves
+        // only 5's kind in the window — yet the read may have met the delete
+        let sent = ks(3, 3, 0, true, false);
+        let end = ks(5, 5, 0, true, false);
+        assert_eq!(classify(&sent, &end, Found::Absent, Expiry::Live, ONE).0, Class::Ok);
+        // the other way round: a put then an acknowledged delete, and the read met the put
+        let sent = ks(3, 3, 0, false, true);
+        let end = ks(5, 5, 0, false, true);
+        assert_eq!(classify(&sent, &end, row(4), Expiry::Live, ONE).0, Class::Ok);
+        // a table without deletes: no row is missing still
+        let puts_only = Judged { deletes: false, ..ONE };
+        assert_eq!(classify(&ks(3, 3, 0, true, false), &ks(5, 5, 0, true, false), Found::Absent, Expiry::Live, puts_only).0, Class::Missing);
+    }
+
+    #[test]
     fn a_row_after_an_acknowledged_delete_is_resurrected() {
         let deleted = ks(4, 4, 0, false, true);
         assert_eq!(classify(&deleted, &deleted, row(2), Expiry::Live, ONE).0, Class::Resurrected);
@@ -192,6 +259,8 @@ mod tests {
         assert_eq!(classify(&s, &s, row(2), Expiry::Expired, ONE).0, Class::Expired);
         assert_eq!(classify(&s, &s, Found::Absent, Expiry::Expired, ONE).0, Class::Ok);
         assert_eq!(classify(&s, &s, row(2), Expiry::Either, ONE).0, Class::Ok);
+        assert_eq!(classify(&s, &s, Found::Absent, Expiry::Unknown, ONE).0, Class::Unchecked, "expiring, and when is not known");
+        assert_eq!(classify(&s, &s, row(2), Expiry::Unknown, ONE).0, Class::Ok);
         assert!(Class::VIOLATIONS.iter().all(|c| c.is_violation() && Class::parse(c.as_str()) == Some(*c)));
         assert!(!Class::Ok.is_violation() && !Class::Unchecked.is_violation());
     }

@@ -13,7 +13,13 @@
 //! reports (`report`).
 
 pub mod classify;
+pub mod counters;
+pub mod expiry;
+pub mod marks;
+#[cfg(test)]
+mod model_tests;
 pub mod op;
+pub mod partition;
 pub mod pass_report;
 pub mod record;
 pub mod saved;
@@ -23,9 +29,10 @@ pub mod verify_counts;
 pub mod write_values;
 
 pub use classify::{Class, Found};
+pub use marks::written_key;
 pub use record::{KeyState, WriteKind, WriteRecord};
 pub use table_model::{Column, KeyPart, Table};
-pub use verify_counts::{VerifyCounts, VerifyStats, Violation};
+pub use verify_counts::{Overlap, VerifyCounts, VerifyStats, Violation};
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -106,12 +113,18 @@ impl Verifier {
         self.proven[t].load(Ordering::Relaxed)
     }
 
-    /// The records that can be trusted, encoded to be saved: (table, bytes).
+    /// The records that can be trusted, encoded to be saved: (table, bytes). A shard saves
+    /// only the keys it owns, so that the records of every shard add up to the data set's.
     pub fn saved_records(&self) -> Vec<(String, Vec<u8>)> {
         if !self.on {
             return Vec::new();
         }
-        self.tables.iter().enumerate().filter(|(i, _)| self.is_proven(*i)).map(|(_, t)| (t.name.clone(), saved::encode(&t.record, t.model))).collect()
+        let saved = |i: usize, t: &Table| match self.owned(i) {
+            None => saved::encode(&t.record, t.model),
+            Some((first, count)) => saved::encode_keys(&t.record, t.model, |k| t.key_ns(k).first().is_some_and(|n| (n.wrapping_sub(first) as u64) < count)),
+        };
+        // a counter's record is of this run's increments only (see `counters`): not saved
+        self.tables.iter().enumerate().filter(|(i, t)| self.is_proven(*i) && t.counters.is_none()).map(|(i, t)| (t.name.clone(), saved(i, t))).collect()
     }
 
     /// Bytes the records hold now.
@@ -133,12 +146,6 @@ impl RunVerify {
         let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
         RunVerify { token: format!("{ms:x}-{:x}-{:08x}", std::process::id(), rand::random::<u32>()) }
     }
-}
-
-/// The bookkeeping key under which a data set (its load's fingerprint `fp`) names the run that
-/// wrote to it last: `v:TOKEN` when that run kept a record of its writes, `u:TOKEN` when not.
-pub fn written_key(fp: &str) -> String {
-    format!("written:{fp}")
 }
 
 /// What the engine asks of whoever keeps saved records (the run session, from its store).

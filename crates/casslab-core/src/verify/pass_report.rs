@@ -79,8 +79,10 @@ impl TablePass {
             }
         };
         let every: Vec<usize> = (0..t.columns.len()).collect();
-        let judged = Judged { stale_checkable: t.shows_every_write(&every), one_row: true };
-        let (class, _) = classify(state, state, found, Expiry::Live, judged);
+        let judged = Judged { stale_checkable: t.shows_every_write(&every), one_row: true, deletes: t.deletes };
+        // a pass knows no write's time: rows that expire may be gone
+        let expiry = if t.times.is_some() { Expiry::Unknown } else { Expiry::Live };
+        let (class, _) = classify(state, state, found, expiry, judged);
         self.counts.add(class, false);
         if class.is_violation() && self.violations.len() < PASS_SAMPLES {
             let col = bad.or(if t.columns.is_empty() { None } else { Some(0) });
@@ -154,8 +156,8 @@ mod tests {
         for k in 0..4 {
             t.record.mark_loaded(k);
         }
-        t.record.begin(3, WriteKind::Delete);
-        t.record.finish(3, true);
+        let b = t.record.begin(3, WriteKind::Delete).unwrap();
+        t.record.finish(3, &b, true);
         let good = |k: u64| Some(vec![Some(t.write_value(&gens, 1, t.key_bits(&t.key_ns(k)), 1))]);
         let mut p = TablePass::new("kv");
         let mut q = TablePass::new("kv");

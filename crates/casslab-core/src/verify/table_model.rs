@@ -7,13 +7,16 @@
 //! both a [`Table`]; the targets build them from their statements and commands.
 
 use super::classify::Found;
-use super::record::{KeyState, WriteRecord, MAX_KEYS};
+use super::record::{KeyState, Order, WriteRecord, MAX_KEYS};
 use super::write_values::{key_bits, same_opt, table_seed, write_bits};
 use crate::gen::GeneratorSet;
 use scylla::value::CqlValue;
 
 /// Most writes of one key a column is compared with before it is called corrupt.
 const SEARCH_WRITES: u32 = 1 << 20;
+
+/// Most keys of one partition a read of several rows is checked against.
+pub const PARTITION_KEYS: u64 = 4096;
 
 /// One key column: the generators that draw it (making the same values) and its domain.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +52,8 @@ pub struct Table {
     /// Every recorded write writes every column (or deletes the row): a key first written
     /// now needs nothing known from before.
     pub full_rows: bool,
+    /// Some recorded write deletes rows.
+    pub deletes: bool,
     /// How the server stores a value, when it keeps bytes rather than typed values (Redis):
     /// values read back are then blobs of these bytes.
     pub bytes: Option<fn(&CqlValue) -> Vec<u8>>,
@@ -56,6 +61,13 @@ pub struct Table {
     /// make, which writes write which columns): a record saved under another model (another
     /// workload's writes to the same data) cannot be gone on from.
     pub model: u64,
+    /// When its rows expire (every upsert's TTL): when each key's floor write was made.
+    pub times: Option<super::expiry::WriteTimes>,
+    /// A counter table: the sums of each key's increments (its one column is the counter).
+    pub counters: Option<super::counters::CounterRecord>,
+    /// Per key column, its values back to their `n` (made when a read of several rows first
+    /// needs them; key columns of at most [`PARTITION_KEYS`] values).
+    inverse: Vec<std::sync::OnceLock<std::collections::HashMap<String, i64>>>,
 }
 
 /// How one column of a row read back compares with the writes of its key.
@@ -75,7 +87,35 @@ impl Table {
     pub fn new(name: &str, key: Vec<KeyPart>, columns: Vec<Column>, writes: Vec<Vec<usize>>) -> Table {
         let keys = capacity(&key);
         let full_rows = writes.iter().all(|w| w.len() == columns.len());
-        Table { name: name.to_string(), seed: table_seed(name), key, record: WriteRecord::new(keys), columns, writes, full_rows, bytes: None, model: 0 }
+        let record = WriteRecord::new(keys, Order::Timestamps);
+        let inverse = key.iter().map(|_| std::sync::OnceLock::new()).collect();
+        Table {
+            name: name.to_string(),
+            seed: table_seed(name),
+            key,
+            record,
+            columns,
+            writes,
+            full_rows,
+            deletes: false,
+            bytes: None,
+            model: 0,
+            times: None,
+            counters: None,
+            inverse,
+        }
+    }
+
+    /// The table, its rows expiring `ttl_s` seconds after each write.
+    pub fn expiring(mut self, ttl_s: u32) -> Table {
+        self.times = Some(super::expiry::WriteTimes::new(self.record.capacity(), ttl_s));
+        self
+    }
+
+    /// The table, its server ordering a key's writes by `order` (timestamps unless told).
+    pub fn ordered_by(mut self, order: Order) -> Table {
+        self.record = WriteRecord::new(self.record.capacity(), order);
+        self
     }
 
     /// The model's identity from what the generators make (see [`Table::model`]).
@@ -116,6 +156,27 @@ impl Table {
             }
         }
         (index < self.record.capacity()).then_some(index)
+    }
+
+    /// The `n` of key column `part`'s value `v` (`None`: no value its generator makes, or a
+    /// column of more than [`PARTITION_KEYS`] values).
+    pub fn n_of(&self, gens: &GeneratorSet, part: usize, v: &CqlValue) -> Option<i64> {
+        let p = self.key.get(part)?;
+        let span = p.span.filter(|s| *s <= PARTITION_KEYS)?;
+        let map = self.inverse[part].get_or_init(|| (0..span as i64).map(|i| (format!("{:?}", gens.value_at(p.gens[0], p.base + i)), p.base + i)).collect());
+        map.get(&format!("{v:?}")).copied()
+    }
+
+    /// The record indexes of the keys of the partition whose leading key columns were drawn as
+    /// `prefix`: `(first, count)` (`None`: beyond the record, or more than [`PARTITION_KEYS`]).
+    pub fn partition_range(&self, prefix: &[i64]) -> Option<(u64, u64)> {
+        let rest = self.key.get(prefix.len()..)?;
+        let count = rest.iter().try_fold(1u64, |acc, p| p.span.and_then(|s| acc.checked_mul(s)))?;
+        if count > PARTITION_KEYS || rest.is_empty() {
+            return None;
+        }
+        let first: Vec<i64> = prefix.iter().copied().chain(rest.iter().map(|p| p.base)).collect();
+        Some((self.index(&first)?, count))
     }
 
     /// The `n` of each key part of record index `index` (the inverse of [`Table::index`]).
@@ -203,6 +264,11 @@ impl Table {
         (Found::Row { newest, corrupt: false }, None)
     }
 
+    /// Whether every upsert writes column `col` (a row then always holds it).
+    pub fn always_written(&self, col: usize) -> bool {
+        !self.writes.is_empty() && self.writes.iter().all(|w| w.contains(&col))
+    }
+
     /// The index of the value column `name`, if the table has it.
     pub fn column(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)
@@ -287,8 +353,8 @@ mod tests {
         let (v, w) = (g.index_of("v").unwrap(), g.index_of("w").unwrap());
         let key = t.key_bits(&[42]);
         t.record.mark_loaded(32);
-        t.record.begin(32, WriteKind::Put);
-        t.record.finish(32, true);
+        let b = t.record.begin(32, WriteKind::Put).unwrap();
+        t.record.finish(32, &b, true);
         let s = t.record.state(32);
         let (v2, w1) = (t.write_value(&g, v, key, 2), t.write_value(&g, w, key, 1));
         let (found, bad) = t.check_row(&g, key, &s, s.issued, [(0, Some(&v2)), (1, Some(&w1))].into_iter());

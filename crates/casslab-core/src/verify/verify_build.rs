@@ -7,10 +7,11 @@
 //! [`OpSpec`]. Pure: the targets describe, this decides.
 
 use super::classify::Judged;
-use super::op::{OpPlan, ReadStep, StepPlan, StepRole, WriteStep};
-use super::record::WriteKind;
-use super::table_model::{Column, KeyPart, Table};
-use super::{Verifier, VerifyNotice};
+use super::op::{IncrementStep, OpPlan, ReadStep, StepPlan, StepRole, WriteStep};
+use super::partition::PartitionRows;
+use super::record::{Order, WriteKind};
+use super::table_model::{Column, KeyPart, Table, PARTITION_KEYS};
+use super::{Overlap, Verifier, VerifyNotice};
 use crate::gen::GeneratorSet;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,8 +20,8 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StepKind {
     Write(WriteKind),
-    /// A read of rows of one key; `one_row`: named by every key column (else a part of a
-    /// partition, whose rows casslab does not check yet).
+    /// A read of rows of one key; `one_row`: named by every key column (else by its leading
+    /// key columns — `StepInfo::key` — or not by its key at all).
     Read {
         one_row: bool,
     },
@@ -43,6 +44,24 @@ pub struct StepInfo {
     pub returns: Vec<String>,
     /// Why the step cannot take part, when it cannot (a conditional write, a counter, …).
     pub problem: Option<String>,
+    /// A write's time-to-live in seconds (its own `USING TTL`, else the table's default).
+    pub ttl_s: Option<u32>,
+    /// A read of several rows that asks for every row of its partition (no clustering
+    /// restriction, no LIMIT).
+    pub whole: bool,
+    /// A counter update (`SET n = n + ?`): the counter column and what it adds.
+    pub increment: Option<(String, Increment)>,
+}
+
+/// What a counter update adds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Increment {
+    /// A drawn value (index into the operation's values), subtracted when `negate`.
+    Bound {
+        value: usize,
+        negate: bool,
+    },
+    Literal(i64),
 }
 
 /// One operation of the workload, as the target read it.
@@ -54,6 +73,9 @@ pub struct OpInfo {
     pub steps: Vec<StepInfo>,
     /// Its reads are to be verified (`verify:`, `--verify`).
     pub verifies: bool,
+    /// The replicas its statements reach before the server answers, at its consistency level
+    /// (`None`: not known, or not a server of replicas).
+    pub replicas: Option<u32>,
 }
 
 /// A table's key columns, or why it cannot be verified.
@@ -64,6 +86,10 @@ pub struct TableInfo {
     pub problem: Option<String>,
     /// How the server stores values, when as bytes (see [`Table::bytes`]).
     pub bytes: Option<fn(&scylla::value::CqlValue) -> Vec<u8>>,
+    /// How the server orders a key's writes.
+    pub order: Order,
+    /// A counter table (its one value column a counter).
+    pub counter: bool,
 }
 
 /// An operation's part, without its stats slot (a phase's plan gives it one).
@@ -72,12 +98,28 @@ pub struct OpSpec {
     pub steps: Vec<Option<StepPlan>>,
     pub keyed: Vec<bool>,
     pub derived: Vec<bool>,
+    /// Per step: a read that verification was asked for but cannot check (its rows are
+    /// counted as unchecked).
+    pub unchecked: Vec<bool>,
 }
 
 impl OpSpec {
     /// The plan of the operation named `op` in a phase whose stats slot for it is `slot`.
     pub fn plan(&self, op: &str, verifier: &Arc<Verifier>, slot: usize) -> OpPlan {
-        OpPlan { op: op.to_string(), steps: self.steps.clone(), verifier: verifier.clone(), keyed: self.keyed.clone(), derived: self.derived.clone(), slot }
+        OpPlan {
+            op: op.to_string(),
+            steps: self.steps.clone(),
+            verifier: verifier.clone(),
+            keyed: self.keyed.clone(),
+            derived: self.derived.clone(),
+            unchecked: self.unchecked.clone(),
+            slot,
+        }
+    }
+
+    /// Whether no step takes part: only unchecked reads are counted.
+    pub fn counts_only(&self) -> bool {
+        self.steps.iter().all(Option::is_none)
     }
 }
 
@@ -88,8 +130,8 @@ pub struct Built {
 }
 
 /// Builds the verification of `ops` (the load's operation `load` and the run's `run`) over
-/// `tables`, with reads checked when `on`.
-pub fn assemble(gens: &GeneratorSet, tables: &[TableInfo], ops: &[OpInfo], load: Option<&str>, run: &[String], on: bool) -> Built {
+/// `tables`, with reads checked when `on`; `rf`: the replicas of each row, when known.
+pub fn assemble(gens: &GeneratorSet, tables: &[TableInfo], ops: &[OpInfo], load: Option<&str>, run: &[String], on: bool, rf: Option<u32>) -> Built {
     let mut notices = Vec::new();
     let mut models = Vec::new();
     let mut names = Vec::new();
@@ -108,7 +150,19 @@ pub fn assemble(gens: &GeneratorSet, tables: &[TableInfo], ops: &[OpInfo], load:
     for op in ops {
         let is_load = load == Some(op.name.as_str());
         let in_run = run.contains(&op.name);
-        if let Some(spec) = op_spec(gens, &verifier, op, is_load, on, &mut notices) {
+        let overlap = |table: &str| -> Option<Overlap> {
+            // the weakest write to the table the run phase makes (else the load's)
+            let writers = |run_only: bool| {
+                ops.iter()
+                    .filter(move |o| !run_only || run.contains(&o.name))
+                    .filter(move |o| o.steps.iter().any(|s| s.table == table && matches!(s.kind, StepKind::Write(_))))
+                    .map(|o| o.replicas)
+                    .collect::<Option<Vec<u32>>>()
+                    .and_then(|w| w.into_iter().min())
+            };
+            Some(Overlap { write: writers(true).or_else(|| writers(false))?, read: op.replicas?, rf: rf? })
+        };
+        if let Some(spec) = op_spec(gens, &verifier, op, is_load, on, &overlap, &mut notices) {
             if in_run && spec.steps.iter().flatten().any(|s| matches!(s.role, StepRole::Write(_))) {
                 verifier.run_writes = true;
             }
@@ -188,6 +242,13 @@ fn model(gens: &GeneratorSet, t: &TableInfo, ops: &[OpInfo], load: Option<&str>,
         let col = key.iter().skip(1).find(|p| p.span.is_none()).map(|p| p.column.clone()).unwrap_or_default();
         return Err(format!("its key column {col} is drawn from an unbounded generator: give it a `max:`"));
     }
+    if t.counter {
+        return counter_model(gens, t, key, &writes);
+    }
+    if let Some((o, s)) = writes.iter().find(|(_, s)| s.increment.is_some()) {
+        let column = s.increment.as_ref().map_or("", |(c, _)| c.as_str());
+        return Err(format!("operation \"{}\" changes {column} relative to its value", o.name));
+    }
     // the columns: from every write, with the generators that write them
     let literal: Vec<&String> = writes.iter().flat_map(|(_, s)| s.literal.iter()).collect();
     let has_delete = writes.iter().any(|(_, s)| s.kind == StepKind::Write(WriteKind::Delete));
@@ -213,8 +274,20 @@ fn model(gens: &GeneratorSet, t: &TableInfo, ops: &[OpInfo], load: Option<&str>,
         c.nullable = has_delete || upserts.iter().any(|(_, s)| !writes_col(s, &c.name));
     }
     let sets: Vec<Vec<usize>> = upserts.iter().map(|(_, s)| (0..columns.len()).filter(|c| writes_col(s, &columns[*c].name)).collect()).collect();
-    let mut table = Table::new(&t.name, key, columns, sets);
+    // one time-to-live for every upsert, or none
+    let mut ttls: Vec<Option<u32>> = upserts.iter().map(|(_, s)| s.ttl_s).collect();
+    ttls.sort();
+    ttls.dedup();
+    if ttls.len() > 1 {
+        let shown: Vec<String> = ttls.iter().map(|t| t.map_or("none".into(), |s| format!("{s} s"))).collect();
+        return Err(format!("its upserts write with different TTLs ({}), so when a row expires is not known", shown.join(", ")));
+    }
+    let mut table = Table::new(&t.name, key, columns, sets).ordered_by(t.order);
+    if let Some(Some(ttl)) = ttls.first() {
+        table = table.expiring(*ttl);
+    }
     table.bytes = t.bytes;
+    table.deletes = has_delete;
     table.model = table.model_of(gens);
     if table.record.capacity() == 0 {
         return Err("its keys are too many to record".into());
@@ -222,24 +295,91 @@ fn model(gens: &GeneratorSet, t: &TableInfo, ops: &[OpInfo], load: Option<&str>,
     Ok(table)
 }
 
+/// The model of counter table `t` of key `key`: one counter column, every write an increment.
+fn counter_model(gens: &GeneratorSet, t: &TableInfo, key: Vec<KeyPart>, writes: &[(&OpInfo, &StepInfo)]) -> Result<Table, String> {
+    let mut column: Option<&str> = None;
+    for (o, s) in writes {
+        let Some((c, _)) = &s.increment else {
+            return Err(format!("operation \"{}\" changes its counters other than by adding to one", o.name));
+        };
+        match column {
+            Some(other) if other != c => return Err(format!("it has more than one counter column ({other}, {c})")),
+            _ => column = Some(c),
+        }
+    }
+    let column = column.expect("a write to the table");
+    let cols = vec![Column { name: column.to_string(), gens: Vec::new(), load_only: false, nullable: true }];
+    let mut table = Table::new(&t.name, key, cols, Vec::new());
+    table.counters = Some(super::counters::CounterRecord::new(table.record.capacity()));
+    table.model = table.model_of(gens);
+    if table.record.capacity() == 0 {
+        return Err("its keys are too many to record".into());
+    }
+    Ok(table)
+}
+
+/// How a read of several rows of `table` takes part, or why it cannot: it must name one
+/// partition by its leading key columns, drawn like the writes', and return every other key
+/// column, of few enough values that a partition's keys can be read from the record.
+fn partition_read(gens: &GeneratorSet, table: &Table, op: &OpInfo, s: &StepInfo) -> Result<PartitionRows, String> {
+    let several = format!("it reads several rows of {}", s.table);
+    if table.counters.is_some() {
+        return Err(format!("{several}, counters (only counters read one at a time are verified)"));
+    }
+    if s.problem.is_some() || s.key.is_empty() || s.key.len() >= table.key.len() {
+        let why = s.problem.clone().unwrap_or_else(|| "not of one partition named by its key".into());
+        return Err(format!("{several} ({why})"));
+    }
+    if s.key.iter().enumerate().any(|(i, (_, vi))| !gens.same_values(table.key[i].gens[0], op.generators[*vi])) {
+        return Err(format!("its key generators make other values than the writes to {}", s.table));
+    }
+    let bound = s.key.len();
+    let rest = &table.key[bound..];
+    let key_columns: Option<Vec<usize>> = rest.iter().map(|p| s.returns.iter().position(|c| *c == p.column)).collect();
+    let Some(key_columns) = key_columns else {
+        let names: Vec<&str> = rest.iter().map(|p| p.column.as_str()).collect();
+        return Err(format!("{several} without returning every key column ({}), so its rows cannot be told apart", names.join(", ")));
+    };
+    let keys = rest.iter().try_fold(1u64, |acc, p| p.span.and_then(|n| acc.checked_mul(n)));
+    if keys.is_none_or(|k| k > PARTITION_KEYS) {
+        return Err(format!("{several}, of partitions of more than {} keys", crate::units::grouped(PARTITION_KEYS)));
+    }
+    Ok(PartitionRows { bound, key_columns, whole: s.whole })
+}
+
 /// The spec of `op`, if any of its steps takes part.
-fn op_spec(gens: &GeneratorSet, v: &Verifier, op: &OpInfo, is_load: bool, on: bool, notices: &mut Vec<VerifyNotice>) -> Option<OpSpec> {
+fn op_spec(
+    gens: &GeneratorSet,
+    v: &Verifier,
+    op: &OpInfo,
+    is_load: bool,
+    on: bool,
+    overlap: &dyn Fn(&str) -> Option<Overlap>,
+    notices: &mut Vec<VerifyNotice>,
+) -> Option<OpSpec> {
     let n = op.generators.len();
     let (mut keyed, mut derived) = (vec![false; n], vec![false; n]);
     let mut steps = Vec::with_capacity(op.steps.len());
+    let mut unchecked = Vec::with_capacity(op.steps.len());
     let mut told = |why: String| {
         if on && op.verifies {
             notices.push(VerifyNotice::OpNotVerified { op: op.name.clone(), why });
         }
     };
     for s in &op.steps {
+        let reads = matches!(s.kind, StepKind::Read { .. }) && on && op.verifies;
         let Some(t) = v.table(&s.table) else {
             steps.push(None);
+            unchecked.push(reads);
             continue;
         };
         let table = &v.tables[t];
         let key_values: Vec<usize> = s.key.iter().map(|(_, i)| *i).collect();
         let plan = match s.kind {
+            StepKind::Write(_) if table.counters.is_some() => match s.increment {
+                Some((_, delta)) if on => Some(StepRole::Increment(IncrementStep { delta })),
+                _ => None,
+            },
             StepKind::Write(kind) if on || is_load => {
                 let mine: Vec<(usize, usize)> = s
                     .values
@@ -251,10 +391,18 @@ fn op_spec(gens: &GeneratorSet, v: &Verifier, op: &OpInfo, is_load: bool, on: bo
                 Some(StepRole::Write(WriteStep { kind, derived: mine, recorded: on }))
             }
             StepKind::Read { .. } if !(on && op.verifies) => None,
-            StepKind::Read { one_row: false } => {
-                told(format!("it reads several rows of {} (only reads of one row, by every key column, are verified)", s.table));
-                None
-            }
+            StepKind::Read { one_row: false } => match partition_read(gens, table, op, s) {
+                Ok(rows) => {
+                    let columns: Vec<Option<usize>> = s.returns.iter().map(|c| table.column(c)).collect();
+                    let read: Vec<usize> = columns.iter().flatten().copied().collect();
+                    let judged = Judged { stale_checkable: table.shows_every_write(&read), one_row: true, deletes: table.deletes };
+                    Some(StepRole::Read(ReadStep { columns, judged, overlap: overlap(&s.table), rows: Some(rows) }))
+                }
+                Err(why) => {
+                    told(why);
+                    None
+                }
+            },
             StepKind::Read { one_row: true } => {
                 if s.key.len() != table.key.len() || s.key.iter().enumerate().any(|(i, (_, vi))| !gens.same_values(table.key[i].gens[0], op.generators[*vi])) {
                     told(format!("its key generators make other values than the writes to {}", s.table));
@@ -263,7 +411,8 @@ fn op_spec(gens: &GeneratorSet, v: &Verifier, op: &OpInfo, is_load: bool, on: bo
                     let columns: Vec<Option<usize>> = s.returns.iter().map(|c| table.column(c)).collect();
                     let read: Vec<usize> = columns.iter().flatten().copied().collect();
                     let stale_checkable = table.shows_every_write(&read);
-                    Some(StepRole::Read(ReadStep { columns, judged: Judged { stale_checkable, one_row: true } }))
+                    let judged = Judged { stale_checkable, one_row: true, deletes: table.deletes };
+                    Some(StepRole::Read(ReadStep { columns, judged, overlap: overlap(&s.table), rows: None }))
                 }
             }
             _ => None,
@@ -279,15 +428,21 @@ fn op_spec(gens: &GeneratorSet, v: &Verifier, op: &OpInfo, is_load: bool, on: bo
                     }
                 }
                 steps.push(Some(StepPlan { table: t, key_values, role }));
+                unchecked.push(false);
             }
-            None => steps.push(None),
+            None => {
+                steps.push(None);
+                unchecked.push(reads);
+            }
         }
     }
     if keyed.iter().zip(&derived).any(|(k, d)| *k && *d) {
         told("a generator is bound both to a key and to a value".into());
-        return None;
+        let unchecked: Vec<bool> = op.steps.iter().map(|s| matches!(s.kind, StepKind::Read { .. }) && on && op.verifies).collect();
+        let len = op.steps.len();
+        return unchecked.iter().any(|u| *u).then(|| OpSpec { steps: vec![None; len], keyed: vec![false; n], derived: vec![false; n], unchecked });
     }
-    steps.iter().any(Option::is_some).then_some(OpSpec { steps, keyed, derived })
+    (steps.iter().any(Option::is_some) || unchecked.iter().any(|u| *u)).then_some(OpSpec { steps, keyed, derived, unchecked })
 }
 
 #[cfg(test)]
@@ -308,6 +463,9 @@ mod tests {
             literal: vec![],
             returns: returns.iter().map(|c| c.to_string()).collect(),
             problem: None,
+            ttl_s: None,
+            whole: false,
+            increment: None,
         }
     }
 
@@ -320,30 +478,33 @@ mod tests {
                 generators: vec![i("insert_key"), i("f0"), i("f1")],
                 steps: vec![step(StepKind::Write(WriteKind::Put), 0, &[("f0", 1), ("f1", 2)], &[])],
                 verifies: true,
+                replicas: Some(1),
             },
             OpInfo {
                 name: "read".into(),
                 generators: vec![i("key")],
                 steps: vec![step(StepKind::Read { one_row: true }, 0, &[], &["id", "f0", "f1"])],
                 verifies: true,
+                replicas: Some(1),
             },
             OpInfo {
                 name: "update".into(),
                 generators: vec![i("f0"), i("key")],
                 steps: vec![step(StepKind::Write(WriteKind::Put), 1, &[("f0", 0)], &[])],
                 verifies: true,
+                replicas: Some(1),
             },
         ]
     }
 
     fn tables() -> Vec<TableInfo> {
-        vec![TableInfo { name: "t".into(), key: vec!["id".into()], problem: None, bytes: None }]
+        vec![TableInfo { name: "t".into(), key: vec!["id".into()], problem: None, bytes: None, order: Order::Timestamps, counter: false }]
     }
 
     #[test]
     fn a_load_reads_and_partial_updates_make_one_model() {
         let g = gens();
-        let b = assemble(&g, &tables(), &ops(&g), Some("insert"), &["read".into(), "update".into()], true);
+        let b = assemble(&g, &tables(), &ops(&g), Some("insert"), &["read".into(), "update".into()], true, Some(3));
         assert!(b.verifier.notices.is_empty(), "{:?}", b.verifier.notices);
         let t = &b.verifier.tables[0];
         assert_eq!((t.key[0].base, t.key[0].span), (0, Some(1000)));
@@ -353,7 +514,15 @@ mod tests {
         assert_eq!(b.verifier.loads, [(0, 0)], "the load's first key is n = 0");
         assert!(b.verifier.run_writes);
         let read = &b.ops["read"].steps[0].as_ref().unwrap().role;
-        assert_eq!(read, &StepRole::Read(ReadStep { columns: vec![None, Some(0), Some(1)], judged: Judged { stale_checkable: true, one_row: true } }));
+        assert_eq!(
+            read,
+            &StepRole::Read(ReadStep {
+                columns: vec![None, Some(0), Some(1)],
+                judged: Judged { stale_checkable: true, one_row: true, deletes: false },
+                overlap: Some(Overlap { write: 1, read: 1, rf: 3 }),
+                rows: None
+            })
+        );
         let update = &b.ops["update"];
         assert_eq!((update.keyed.clone(), update.derived.clone()), (vec![false, true], vec![true, false]));
     }
@@ -361,10 +530,57 @@ mod tests {
     #[test]
     fn without_verification_only_the_load_makes_its_values_from_keys() {
         let g = gens();
-        let b = assemble(&g, &tables(), &ops(&g), Some("insert"), &["read".into(), "update".into()], false);
+        let b = assemble(&g, &tables(), &ops(&g), Some("insert"), &["read".into(), "update".into()], false, None);
         assert!(matches!(&b.ops["insert"].steps[0].as_ref().unwrap().role, StepRole::Write(w) if !w.recorded && w.derived.len() == 2));
         assert!(!b.ops.contains_key("read") && !b.ops.contains_key("update"), "the run draws its values as ever");
         assert!(b.verifier.run_writes, "the run writes to a table whose load is known");
+    }
+
+    #[test]
+    fn rows_that_expire_are_verified_with_one_ttl() {
+        let g = gens();
+        let mut o = ops(&g);
+        for op in &mut o {
+            for s in op.steps.iter_mut().filter(|s| matches!(s.kind, StepKind::Write(_))) {
+                s.ttl_s = Some(60);
+            }
+        }
+        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true, Some(3));
+        assert_eq!(b.verifier.tables[0].times.as_ref().map(|t| t.ttl_s), Some(60), "{:?}", b.verifier.notices);
+        o[2].steps[0].ttl_s = None;
+        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true, Some(3));
+        assert!(b.verifier.tables.is_empty());
+        assert!(b.verifier.notices[0].to_string().contains("different TTLs (none, 60 s)"), "{:?}", b.verifier.notices);
+    }
+
+    #[test]
+    fn counters_are_verified_by_their_increments() {
+        let g = gens();
+        let i = |n| g.index_of(n).unwrap();
+        let bump =
+            StepInfo { increment: Some(("n".into(), Increment::Bound { value: 1, negate: false })), ..step(StepKind::Write(WriteKind::Put), 0, &[], &[]) };
+        let ops = vec![
+            OpInfo { name: "bump".into(), generators: vec![i("key"), i("f0")], steps: vec![bump.clone()], verifies: true, replicas: None },
+            OpInfo {
+                name: "read".into(),
+                generators: vec![i("key")],
+                steps: vec![step(StepKind::Read { one_row: true }, 0, &[], &["n"])],
+                verifies: true,
+                replicas: None,
+            },
+        ];
+        let counter = [TableInfo { counter: true, ..tables()[0].clone() }];
+        let b = assemble(&g, &counter, &ops, None, &["bump".into(), "read".into()], true, None);
+        assert!(b.verifier.notices.is_empty(), "{:?}", b.verifier.notices);
+        assert!(b.verifier.tables[0].counters.is_some());
+        assert!(matches!(
+            b.ops["bump"].steps[0].as_ref().unwrap().role,
+            StepRole::Increment(IncrementStep { delta: Increment::Bound { value: 1, negate: false } })
+        ));
+        assert!(matches!(&b.ops["read"].steps[0].as_ref().unwrap().role, StepRole::Read(r) if r.columns == [Some(0)]));
+        // the same increment on a table that is not a counter: relative to its value
+        let b = assemble(&g, &tables(), &ops, None, &["bump".into(), "read".into()], true, None);
+        assert!(b.verifier.tables.is_empty() && b.verifier.notices[0].to_string().contains("changes n relative to its value"), "{:?}", b.verifier.notices);
     }
 
     #[test]
@@ -372,7 +588,7 @@ mod tests {
         let g = gens();
         let mut o = ops(&g);
         o[2].steps[0].problem = Some("a conditional write (IF …)".into());
-        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true);
+        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true, Some(3));
         assert!(b.verifier.tables.is_empty());
         assert!(
             matches!(&b.verifier.notices[0], VerifyNotice::NotChecked { why, .. } if why.contains("\"update\"") && why.contains("conditional")),
@@ -381,7 +597,7 @@ mod tests {
         );
         let mut o = ops(&g);
         o[1].generators = vec![g.index_of("other").unwrap()];
-        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true);
+        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true, Some(3));
         assert!(
             matches!(&b.verifier.notices[..], [VerifyNotice::OpNotVerified { op, why }] if op == "read" && why.contains("other values")),
             "{:?}",
@@ -389,7 +605,7 @@ mod tests {
         );
         let mut o = ops(&g);
         o[1].steps[0].kind = StepKind::Read { one_row: false };
-        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true);
+        let b = assemble(&g, &tables(), &o, Some("insert"), &["read".into(), "update".into()], true, Some(3));
         assert!(matches!(&b.verifier.notices[..], [VerifyNotice::OpNotVerified { why, .. }] if why.contains("several rows")));
     }
 }

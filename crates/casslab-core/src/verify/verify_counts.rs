@@ -11,8 +11,28 @@ use serde::{Deserialize, Serialize};
 /// [`super::RUN_SAMPLES`]).
 pub const INTERVAL_SAMPLES: usize = 8;
 
+/// How many replicas a read and the writes it may see reach, of how many: when `write + read`
+/// is not more than `rf` they need not meet, and a read may miss an acknowledged write on a
+/// correct cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Overlap {
+    /// Replicas the weakest write to the table reaches before it is acknowledged.
+    pub write: u32,
+    /// Replicas the read asks.
+    pub read: u32,
+    /// Replicas of each row.
+    pub rf: u32,
+}
+
+impl Overlap {
+    /// Whether a read is sure to meet every acknowledged write (W + R > RF).
+    pub fn meets(&self) -> bool {
+        self.write + self.read > self.rf
+    }
+}
+
 /// Checked reads by class. A read of one row counts once; a read of several rows counts each
-/// row it returned.
+/// row it returned. Reads that cannot be judged are counted as unchecked, never as ok.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VerifyCounts {
     pub ok: u64,
@@ -21,11 +41,17 @@ pub struct VerifyCounts {
     pub corrupt: u64,
     pub resurrected: u64,
     pub expired: u64,
-    /// Reads of keys the record knows nothing of (not written by this run or its known load).
+    /// Reads that could not be judged: of keys the record knows nothing of (or whose floor it
+    /// does not know), rows whose columns cannot show which write they are, answers that could
+    /// not be decoded, reads of tables or of kinds casslab does not verify (several rows,
+    /// conditional writes, counters, batches, …) in an operation asked to verify.
     pub unchecked: u64,
     /// Checked reads while a write to their key was in flight (their answer was judged
     /// against every write that may have landed); counted in their class too.
     pub unsettled: u64,
+    /// The replicas the reads and writes reach (CQL, one data center).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overlap: Option<Overlap>,
 }
 
 impl VerifyCounts {
@@ -70,6 +96,7 @@ impl VerifyCounts {
         self.expired += o.expired;
         self.unchecked += o.unchecked;
         self.unsettled += o.unsettled;
+        self.overlap = self.overlap.or(o.overlap);
     }
 
     /// Reads judged: ok or a violation (unchecked ones are not).
@@ -121,8 +148,11 @@ impl VerifyStats {
     }
 
     /// Counts one read, keeping its violation when there is room (`violation` is only made then).
-    pub fn record(&mut self, class: Class, unsettled: bool, violation: impl FnOnce() -> Violation) {
+    pub fn record(&mut self, class: Class, unsettled: bool, overlap: Option<Overlap>, violation: impl FnOnce() -> Violation) {
         self.counts.add(class, unsettled);
+        if self.counts.overlap.is_none() {
+            self.counts.overlap = overlap;
+        }
         if class.is_violation() && self.samples.len() < INTERVAL_SAMPLES {
             self.samples.push(violation());
         }
@@ -141,12 +171,12 @@ mod tests {
     fn counts_add_per_class_and_rates_leave_unchecked_out() {
         let mut s = VerifyStats::default();
         for _ in 0..97 {
-            s.record(Class::Ok, false, || unreachable!("no sample of an ok read"));
+            s.record(Class::Ok, false, None, || unreachable!("no sample of an ok read"));
         }
-        s.record(Class::Stale, true, || v(Class::Stale));
-        s.record(Class::Missing, false, || v(Class::Missing));
-        s.record(Class::Unchecked, true, || unreachable!());
-        s.record(Class::Ok, true, || unreachable!());
+        s.record(Class::Stale, true, None, || v(Class::Stale));
+        s.record(Class::Missing, false, None, || v(Class::Missing));
+        s.record(Class::Unchecked, true, None, || unreachable!());
+        s.record(Class::Ok, true, None, || unreachable!());
         let c = s.counts;
         assert_eq!((c.ok, c.stale, c.missing, c.unchecked, c.unsettled), (98, 1, 1, 1, 2));
         assert_eq!((c.checked(), c.violations()), (100, 2));
@@ -160,10 +190,10 @@ mod tests {
         let mut a = VerifyStats::default();
         let mut b = VerifyStats::default();
         for _ in 0..INTERVAL_SAMPLES + 3 {
-            b.record(Class::Corrupt, false, || v(Class::Corrupt));
+            b.record(Class::Corrupt, false, None, || v(Class::Corrupt));
         }
         assert_eq!(b.samples.len(), INTERVAL_SAMPLES);
-        a.record(Class::Stale, false, || v(Class::Stale));
+        a.record(Class::Stale, false, None, || v(Class::Stale));
         a.merge(&b);
         assert_eq!((a.counts.corrupt, a.counts.stale, a.samples.len()), (INTERVAL_SAMPLES as u64 + 3, 1, INTERVAL_SAMPLES));
         assert_eq!(a.samples[0].class, Class::Stale, "the first found stay first");

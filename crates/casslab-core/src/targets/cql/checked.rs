@@ -7,7 +7,7 @@
 use super::access::stamped;
 use super::planned::{Outcome, PlannedOp, PlannedStatement};
 use crate::stats::OpStats;
-use crate::verify::op::{Ns, OpPlan, StepRole};
+use crate::verify::op::{Ns, OpPlan, Reply, StepRole};
 use crate::verify::write_values::show;
 use scylla::client::session::Session;
 use scylla::errors::ExecutionError;
@@ -32,25 +32,63 @@ pub(crate) async fn run(
             Some(StepRole::Write(_)) => {
                 let ticket = plan.begin_write(gens, i, &mut values, &ns);
                 let row: Vec<&CqlValue> = st.slots.iter().map(|s| &values[*s]).collect();
-                let r = session.execute_unpaged(&stamped(&st.prepared, op), &row).await;
+                // a recorded write carries the timestamp its number was given with, so the
+                // server's last write is the client's (retries send the same)
+                let ps = match ticket.timestamp_us() {
+                    Some(ts) => {
+                        let mut p = st.prepared.clone();
+                        p.set_timestamp(Some(ts));
+                        std::borrow::Cow::Owned(p)
+                    }
+                    None => stamped(&st.prepared, op),
+                };
+                let r = session.execute_unpaged(&ps, &row).await;
                 ticket.finish(r.is_ok());
                 r?;
+            }
+            Some(StepRole::Increment(_)) => {
+                // a counter takes no client timestamp
+                let ticket = plan.begin_increment(i, &values, &ns);
+                let row: Vec<&CqlValue> = st.slots.iter().map(|s| &values[*s]).collect();
+                let r = session.execute_unpaged(&st.prepared, &row).await;
+                ticket.finish(r.is_ok());
+                r?;
+            }
+            Some(StepRole::Read(r)) if r.rows.is_some() => {
+                // several rows of one partition: each judged by its key, every page read
+                let ticket = plan.before_partition_read(i, &ns);
+                let (got, complete, undecoded) = read_rows(session, st, &values).await?;
+                reads = true;
+                rows += got.len() + undecoded;
+                match ticket {
+                    Some(t) => plan.check_partition(gens, i, &t, &got, complete, undecoded, &key_text(plan, i, &values), stats),
+                    None => plan.count_unchecked(got.len() + undecoded, stats),
+                }
             }
             Some(StepRole::Read(_)) => {
                 let ticket = plan.before_read(i, &ns);
                 let row: Vec<&CqlValue> = st.slots.iter().map(|s| &values[*s]).collect();
                 let result = session.execute_unpaged(&st.prepared, &row).await?;
                 reads = true;
-                let first: Option<Row> = match result.into_rows_result() {
+                // a row that cannot be decoded says nothing of whether there is one
+                let reply = match result.into_rows_result() {
                     Ok(r) => {
                         rows += r.rows_num();
-                        r.maybe_first_row::<Row>().ok().flatten()
+                        match r.maybe_first_row::<Row>() {
+                            Ok(Some(row)) => Reply::Row(row.columns),
+                            Ok(None) => Reply::Absent,
+                            Err(_) => Reply::Undecided,
+                        }
                     }
-                    Err(_) => None,
+                    Err(_) => Reply::Undecided,
                 };
-                if let Some(t) = ticket {
-                    let key = || key_text(plan, i, &values);
-                    plan.check(gens, i, &t, first.as_ref().map(|r| r.columns.as_slice()), key, stats);
+                match ticket {
+                    Some(t) => {
+                        let key = || key_text(plan, i, &values);
+                        plan.check(gens, i, &t, &reply, key, stats);
+                    }
+                    // its table is not checked in this run
+                    None => plan.count_unchecked(1, stats),
                 }
             }
             None => {
@@ -58,6 +96,9 @@ pub(crate) async fn run(
                 if st.read {
                     reads = true;
                     rows += n;
+                }
+                if plan.unchecked[i] {
+                    plan.count_unchecked(n, stats);
                 }
             }
         }
@@ -79,6 +120,34 @@ async fn run_statement(session: &Session, op: &PlannedOp, st: &PlannedStatement,
         rows += result.into_rows_result().map_or(0, |r| r.rows_num());
         match next.into_paging_control_flow() {
             ControlFlow::Break(()) => return Ok(rows),
+            ControlFlow::Continue(p) => paging = p,
+        }
+    }
+}
+
+/// Every row a read returns, page by page: the rows decoded, whether the last page was
+/// reached, and how many rows could not be decoded.
+async fn read_rows(session: &Session, st: &PlannedStatement, values: &[CqlValue]) -> Result<(Vec<Vec<Option<CqlValue>>>, bool, usize), ExecutionError> {
+    let row: Vec<&CqlValue> = st.slots.iter().map(|i| &values[*i]).collect();
+    let (mut paging, mut got, mut undecoded) = (PagingState::start(), Vec::new(), 0usize);
+    loop {
+        let (result, next) = session.execute_single_page(&st.prepared, &row, paging).await?;
+        match result.into_rows_result() {
+            Ok(r) => match r.rows::<Row>() {
+                Ok(it) => {
+                    for decoded in it {
+                        match decoded {
+                            Ok(row) => got.push(row.columns),
+                            Err(_) => undecoded += 1,
+                        }
+                    }
+                }
+                Err(_) => undecoded += r.rows_num(),
+            },
+            Err(_) => return Ok((got, false, undecoded.max(1))),
+        }
+        match next.into_paging_control_flow() {
+            ControlFlow::Break(()) => return Ok((got, true, undecoded)),
             ControlFlow::Continue(p) => paging = p,
         }
     }

@@ -8,9 +8,10 @@ use super::planned::prepare_for;
 use crate::cql::{parse_dml, AssignKind, Dml, DmlKind, RelOp, Term};
 use crate::engine::EngineError;
 use crate::gen::GeneratorSet;
-use crate::verify::verify_build::{assemble, Built, OpInfo, StepInfo, StepKind, TableInfo};
+use crate::verify::record::Order;
+use crate::verify::verify_build::{assemble, Built, Increment, OpInfo, StepInfo, StepKind, TableInfo};
 use crate::verify::WriteKind;
-use crate::workload::{CqlOp, Workload};
+use crate::workload::{Consistency, CqlOp, Workload};
 use scylla::client::session::Session;
 use scylla::cluster::metadata::{ColumnType, NativeType};
 use scylla::statement::prepared::PreparedStatement;
@@ -48,8 +49,10 @@ pub(crate) async fn build(session: &Session, w: &Workload, gens: &GeneratorSet) 
         }
     }
     let on = names.iter().filter_map(|n| w.operation(n)).any(|o| w.verifies(o, None));
+    let rf = replication_factor(session, &w.keyspace).await;
     let mut ops = Vec::new();
     let mut tables: Vec<TableInfo> = Vec::new();
+    let mut default_ttls: Vec<(String, Option<u32>)> = Vec::new();
     let mut refreshed = false;
     for name in &names {
         let Some(o) = w.operation(name) else { continue };
@@ -58,15 +61,16 @@ pub(crate) async fn build(session: &Session, w: &Workload, gens: &GeneratorSet) 
         let mut steps = Vec::new();
         for (st, slots) in op.statements.iter().zip(&slots) {
             let prepared = prepare_for(session, w, name, op, &st.cql, st.line).await?;
-            let Some((table, key, counter)) = table_of(session, &prepared, &mut refreshed).await else {
+            let Some((table, key, counter, pk_len)) = table_of(session, &prepared, &mut refreshed).await else {
                 steps.push(other());
                 continue;
             };
             if !tables.iter().any(|t| t.name == table) {
-                let problem = counter.then(|| "it is a counter table (increments are not recorded)".to_string());
-                tables.push(TableInfo { name: table.clone(), key: key.clone(), problem, bytes: None });
+                tables.push(TableInfo { name: table.clone(), key: key.clone(), problem: None, bytes: None, order: Order::Timestamps, counter });
+                default_ttls.push((table.clone(), default_ttl(session, &prepared).await));
             }
-            let mut info = describe(&st.cql, &prepared, slots, &key);
+            let default_ttl_s = default_ttls.iter().find(|(t, _)| *t == table).and_then(|(_, d)| *d);
+            let mut info = describe(&st.cql, &prepared, slots, &key, pk_len, default_ttl_s);
             info.table = table;
             if let Some(p) = op_problem(op) {
                 info.problem.get_or_insert(p);
@@ -76,14 +80,51 @@ pub(crate) async fn build(session: &Session, w: &Workload, gens: &GeneratorSet) 
             }
             steps.push(info);
         }
-        ops.push(OpInfo { name: name.clone(), generators, steps, verifies: w.verifies(o, None) });
+        let replicas = rf.and_then(|rf| replicas(op.consistency, rf));
+        ops.push(OpInfo { name: name.clone(), generators, steps, verifies: w.verifies(o, None), replicas });
     }
-    Ok(assemble(gens, &tables, &ops, w.load.as_ref().map(|l| l.op.as_str()), &run, on))
+    Ok(assemble(gens, &tables, &ops, w.load.as_ref().map(|l| l.op.as_str()), &run, on, rf))
+}
+
+/// The replication factor of keyspace `ks` when it has one data center (`None`: several, or
+/// not known): the replicas of each row.
+async fn replication_factor(session: &Session, ks: &str) -> Option<u32> {
+    let cql = "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?";
+    let r = session.query_unpaged(cql, (ks,)).await.ok()?;
+    let (map,): (std::collections::HashMap<String, String>,) = r.into_rows_result().ok()?.maybe_first_row().ok()??;
+    let factors: Vec<u32> = map.iter().filter(|(k, _)| k.as_str() != "class").filter_map(|(_, v)| v.parse().ok()).collect();
+    match factors.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
+}
+
+/// The replicas a statement at `c` reaches before the server answers, of `rf`.
+fn replicas(c: Consistency, rf: u32) -> Option<u32> {
+    Some(match c {
+        Consistency::Any => 0,
+        Consistency::One | Consistency::LocalOne => 1,
+        Consistency::Two => 2,
+        Consistency::Three => 3,
+        Consistency::Quorum | Consistency::LocalQuorum | Consistency::EachQuorum | Consistency::Serial | Consistency::LocalSerial => rf / 2 + 1,
+        Consistency::All => rf,
+    })
 }
 
 /// A step that takes no part.
 fn other() -> StepInfo {
-    StepInfo { table: String::new(), kind: StepKind::Other, key: vec![], values: vec![], literal: vec![], returns: vec![], problem: None }
+    StepInfo {
+        table: String::new(),
+        kind: StepKind::Other,
+        key: vec![],
+        values: vec![],
+        literal: vec![],
+        returns: vec![],
+        problem: None,
+        ttl_s: None,
+        whole: false,
+        increment: None,
+    }
 }
 
 /// What keeps an operation's writes from being recorded, whatever its statements.
@@ -97,9 +138,10 @@ fn op_problem(op: &CqlOp) -> Option<String> {
     }
 }
 
-/// The table a prepared statement is about, its key columns (partition, then clustering) and
-/// whether it holds counters; `None` when the driver's metadata does not know it.
-async fn table_of(session: &Session, prepared: &PreparedStatement, refreshed: &mut bool) -> Option<(String, Vec<String>, bool)> {
+/// The table a prepared statement is about, its key columns (partition, then clustering),
+/// whether it holds counters and how many key columns make its partition key; `None` when the
+/// driver's metadata does not know it.
+async fn table_of(session: &Session, prepared: &PreparedStatement, refreshed: &mut bool) -> Option<(String, Vec<String>, bool, usize)> {
     let spec = prepared.get_table_spec()?;
     let (ks, name) = (spec.ks_name().to_string(), spec.table_name().to_string());
     for attempt in 0..2 {
@@ -107,7 +149,7 @@ async fn table_of(session: &Session, prepared: &PreparedStatement, refreshed: &m
             let state = session.get_cluster_state();
             if let Some(t) = state.get_keyspace(&ks).and_then(|k| k.tables.get(&name)) {
                 let counter = t.columns.values().any(|c| matches!(c.typ, ColumnType::Native(NativeType::Counter)));
-                return Some((name, t.partition_key.iter().chain(&t.clustering_key).cloned().collect(), counter));
+                return Some((name, t.partition_key.iter().chain(&t.clustering_key).cloned().collect(), counter, t.partition_key.len()));
             }
         }
         if attempt == 0 && !*refreshed {
@@ -116,6 +158,16 @@ async fn table_of(session: &Session, prepared: &PreparedStatement, refreshed: &m
         }
     }
     None
+}
+
+/// The `default_time_to_live` of the table a prepared statement is about, in seconds (`None`:
+/// none, or not known).
+async fn default_ttl(session: &Session, prepared: &PreparedStatement) -> Option<u32> {
+    let spec = prepared.get_table_spec()?;
+    let cql = "SELECT default_time_to_live FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?";
+    let r = session.query_unpaged(cql, (spec.ks_name(), spec.table_name())).await.ok()?;
+    let (ttl,): (Option<i32>,) = r.into_rows_result().ok()?.maybe_first_row().ok()??;
+    ttl.and_then(|t| u32::try_from(t).ok()).filter(|t| *t > 0)
 }
 
 /// A column as the server names it: quoted names as written, others in lower case.
@@ -127,12 +179,12 @@ fn column_name(c: &str) -> String {
 }
 
 /// Reads one statement: its kind, key, columns written and returned (`slots`: the drawn value
-/// each marker binds; `key`: the table's key columns).
-fn describe(cql: &str, prepared: &PreparedStatement, slots: &[usize], key: &[String]) -> StepInfo {
+/// each marker binds; `key`: the table's key columns, the first `pk_len` its partition key;
+/// `default_ttl_s`: the table's own TTL).
+fn describe(cql: &str, prepared: &PreparedStatement, slots: &[usize], key: &[String], pk_len: usize, default_ttl_s: Option<u32>) -> StepInfo {
     let mut info = other();
     let Some(dml) = parse_dml(cql) else {
-        info.problem = Some("a statement casslab does not read".into());
-        return info;
+        return unread(cql);
     };
     let slot = |m: usize| slots.get(m).copied();
     // key columns bound by `= ?` (a WHERE relation, or an INSERT column)
@@ -161,6 +213,20 @@ fn describe(cql: &str, prepared: &PreparedStatement, slots: &[usize], key: &[Str
                 }
                 None => {
                     info.kind = StepKind::Read { one_row: false };
+                    // one partition, named by its leading key columns bound by `= ?`
+                    let bound = |k: &String| {
+                        let r = dml.relations.iter().find(|r| !r.token && r.op == RelOp::Eq && r.columns.len() == 1 && column_name(&r.columns[0]) == *k)?;
+                        match r.terms.first() {
+                            Some(Term::Marker(m)) => slot(*m).map(|s| (k.clone(), s)),
+                            _ => None,
+                        }
+                    };
+                    let prefix: Vec<(String, usize)> = key.iter().map_while(bound).collect();
+                    if prefix.len() >= pk_len && pk_len > 0 {
+                        let on_prefix = |r: &crate::cql::Relation| r.columns.len() == 1 && prefix.iter().any(|(k, _)| *k == column_name(&r.columns[0]));
+                        info.whole = dml.relations.iter().all(|r| !r.token && on_prefix(r)) && dml.limit.is_none() && !dml.per_partition_limit;
+                        info.key = prefix;
+                    }
                 }
             }
         }
@@ -168,6 +234,14 @@ fn describe(cql: &str, prepared: &PreparedStatement, slots: &[usize], key: &[Str
             let kind = if dml.kind == DmlKind::Delete { WriteKind::Delete } else { WriteKind::Put };
             info.kind = StepKind::Write(kind);
             info.problem = write_problem(cql, &dml, prepared);
+            if kind == WriteKind::Put {
+                match ttl_of(&dml, prepared) {
+                    Ok(own) => info.ttl_s = own.or(default_ttl_s).filter(|t| *t > 0),
+                    Err(p) => {
+                        info.problem.get_or_insert(p);
+                    }
+                }
+            }
             match bound_key(&dml) {
                 Some(k) => info.key = k,
                 None => {
@@ -175,9 +249,18 @@ fn describe(cql: &str, prepared: &PreparedStatement, slots: &[usize], key: &[Str
                 }
             }
             for a in dml.writes.iter().filter(|a| !key.contains(&column_name(&a.column))) {
+                let negate = a.kind == AssignKind::Remove;
                 match (&a.term, a.kind) {
                     (Term::Marker(m), AssignKind::Set) => info.values.extend(slot(*m).map(|s| (column_name(&a.column), s))),
                     (Term::Literal(_), AssignKind::Set) => info.literal.push(column_name(&a.column)),
+                    // `n = n + ?`: an increment, if the column is a counter (the model decides)
+                    (Term::Marker(m), AssignKind::Append | AssignKind::Remove) if info.increment.is_none() && slot(*m).is_some() => {
+                        info.increment = slot(*m).map(|value| (column_name(&a.column), Increment::Bound { value, negate }));
+                    }
+                    (Term::Literal(l), AssignKind::Append | AssignKind::Remove) if info.increment.is_none() && l.trim().parse::<i64>().is_ok() => {
+                        let n: i64 = l.trim().parse().unwrap_or(0);
+                        info.increment = Some((column_name(&a.column), Increment::Literal(if negate { -n } else { n })));
+                    }
                     _ => {
                         info.problem.get_or_insert_with(|| format!("it changes {} relative to its value or with a CQL expression", a.column));
                     }
@@ -189,14 +272,35 @@ fn describe(cql: &str, prepared: &PreparedStatement, slots: &[usize], key: &[Str
     info
 }
 
+/// A statement the parser cannot read (`INSERT … JSON`, …), about a table: a write that cannot
+/// be recorded (so the table is not verified, rather than its keys read as corrupt), or a read
+/// that is not checked.
+fn unread(cql: &str) -> StepInfo {
+    let mut info = other();
+    info.kind = if crate::cql::first_keyword(cql).as_deref() == Some("SELECT") { StepKind::Read { one_row: false } } else { StepKind::Write(WriteKind::Put) };
+    let shown: String = cql.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(60).collect();
+    info.problem = Some(format!("a statement casslab does not read (`{shown}`)"));
+    info
+}
+
+/// A write's own TTL in seconds (`Ok(None)`: it sets none; `Err`: one casslab cannot know).
+fn ttl_of(dml: &Dml, prepared: &PreparedStatement) -> Result<Option<u32>, String> {
+    if prepared.get_variable_col_specs().iter().any(|c| c.name() == "[ttl]") {
+        return Err("its TTL is bound to a generator (USING TTL ?), so when its row expires is not known".into());
+    }
+    match &dml.ttl {
+        None => Ok(None),
+        Some(Term::Literal(l)) => l.trim().parse::<u32>().map(Some).map_err(|_| format!("its TTL {l} is not a number of seconds")),
+        Some(_) => Err("its TTL is an expression casslab does not read".into()),
+    }
+}
+
 /// Why a write cannot be recorded, if it cannot.
 fn write_problem(cql: &str, dml: &Dml, prepared: &PreparedStatement) -> Option<String> {
     if dml.conditional {
         Some("a conditional write (IF …), which the server may not apply".into())
     } else if prepared.get_variable_col_specs().iter().any(|c| c.name() == "[timestamp]") || crate::cql::has_keyword(cql, "TIMESTAMP") {
         Some("a write with its own timestamp (USING TIMESTAMP)".into())
-    } else if prepared.get_variable_col_specs().iter().any(|c| c.name() == "[ttl]") || crate::cql::has_keyword(cql, "TTL") {
-        Some("a write with a TTL (USING TTL), whose row may expire before it is read".into())
     } else if dml.kind == DmlKind::Delete && !dml.delete_columns.is_empty() {
         Some("it deletes columns, not the row".into())
     } else {
@@ -220,6 +324,41 @@ pub(crate) async fn row_read(session: &Session, table: &crate::verify::Table, co
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_write_casslab_cannot_read_keeps_its_table_from_being_verified() {
+        // INSERT … JSON: its values cannot be made from keys, so its writes go unrecorded;
+        // were it taken for "other", later reads of its keys would read as corrupt
+        let json = "INSERT INTO kv JSON ?";
+        assert!(parse_dml(json).is_none());
+        let step = unread(json);
+        assert_eq!(step.kind, StepKind::Write(WriteKind::Put));
+        assert!(step.problem.as_deref().is_some_and(|p| p.contains("does not read") && p.contains("JSON")), "{:?}", step.problem);
+        let gens = GeneratorSet::build(&crate::yaml::from_str("k: { type: bigint, dist: sequence, max: 10 }\nv: { type: blob, size: 8 }").unwrap()).unwrap();
+        let put = StepInfo {
+            table: "kv".into(),
+            kind: StepKind::Write(WriteKind::Put),
+            key: vec![("k".into(), 0)],
+            values: vec![("v".into(), 1)],
+            literal: vec![],
+            returns: vec![],
+            problem: None,
+            ttl_s: None,
+            whole: false,
+            increment: None,
+        };
+        let read = StepInfo { kind: StepKind::Read { one_row: true }, values: vec![], returns: vec!["v".into()], ..put.clone() };
+        let ops = vec![
+            OpInfo { name: "load".into(), generators: vec![0, 1], steps: vec![put], verifies: true, replicas: None },
+            OpInfo { name: "json".into(), generators: vec![1], steps: vec![StepInfo { table: "kv".into(), ..step }], verifies: true, replicas: None },
+            OpInfo { name: "read".into(), generators: vec![0], steps: vec![read], verifies: true, replicas: None },
+        ];
+        let tables = [TableInfo { name: "kv".into(), key: vec!["k".into()], problem: None, bytes: None, order: Order::Timestamps, counter: false }];
+        let b = assemble(&gens, &tables, &ops, Some("load"), &["json".into(), "read".into()], true, None);
+        assert!(b.verifier.tables.is_empty());
+        assert!(b.verifier.notices.iter().any(|n| n.to_string().contains("\"json\" writes it in a way casslab does not record")), "{:?}", b.verifier.notices);
+        assert_eq!(unread("SELECT JSON * FROM kv").kind, StepKind::Read { one_row: false });
+    }
 
     #[test]
     fn column_names_as_the_server_has_them() {

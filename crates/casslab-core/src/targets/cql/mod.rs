@@ -83,8 +83,12 @@ impl Target for CqlTarget {
         for (slot, (name, weight)) in mix.iter().enumerate() {
             let op = w.operation(name).and_then(|o| o.cql()).expect("validated: a CQL workload's operations are CQL");
             let mut planned = prepare::plan_op(&self.session, w, &gens, name, op).await?;
-            if let Some(spec) = built.ops.get(name).filter(|_| planned.access.is_none() && cql_verify::slots_of(&gens, op).0 == planned.generators) {
-                planned.verify = Some(Box::new(spec.plan(name, &built.verifier, slot)));
+            match built.ops.get(name) {
+                Some(spec) if planned.access.is_none() && cql_verify::slots_of(&gens, op).0 == planned.generators => {
+                    planned.verify = Some(Box::new(spec.plan(name, &built.verifier, slot)));
+                }
+                Some(spec) if spec.unchecked.iter().any(|u| *u) => planned.unchecked_slot = Some(slot),
+                _ => {}
             }
             ops.push(planned);
             weights.push(*weight);
@@ -194,12 +198,17 @@ async fn run_op(
     stats: &Mutex<Vec<OpStats>>,
 ) -> Result<Outcome, ExecutionError> {
     if let (Some(plan), Some(ns)) = (&op.verify, ns) {
-        checked::run(session, op, plan, values, ns, stats).await
-    } else if op.is_special() {
-        access::execute(session, op, values, stats).await
-    } else {
-        run_plain(session, op, &values).await
+        return checked::run(session, op, plan, values, ns, stats).await;
     }
+    let outcome = if op.is_special() { access::execute(session, op, values, stats).await? } else { run_plain(session, op, &values).await? };
+    if let Some(slot) = op.unchecked_slot {
+        match outcome {
+            Outcome::Rows(n) => crate::verify::op::count_unchecked(slot, n as usize, stats),
+            Outcome::Empty => crate::verify::op::count_unchecked(slot, 0, stats),
+            Outcome::Done | Outcome::NotApplied => {}
+        }
+    }
+    Ok(outcome)
 }
 
 /// The plain path: each statement of the operation once, unpaged when it can be (see

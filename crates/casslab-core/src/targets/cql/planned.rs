@@ -49,6 +49,9 @@ pub struct PlannedOp {
     pub(crate) joint_sequences: bool,
     /// Its part in verification (recorded writes, checked reads), when it has one.
     pub(crate) verify: Option<Box<crate::verify::op::OpPlan>>,
+    /// Verification was asked of its reads, which casslab cannot check on the path it takes
+    /// (a set read, a batch): its stats slot, where the rows it reads are counted as unchecked.
+    pub(crate) unchecked_slot: Option<usize>,
     /// The generators it draws from (a verified operation makes values after drawing).
     pub(crate) gens: std::sync::Arc<crate::gen::GeneratorSet>,
 }

@@ -100,9 +100,13 @@ pub async fn connect(cfg: &RedisConfig, creds: &Credentials) -> Result<Connected
     let version = field(&server, "redis_version").map(|v| format!("Redis {v}"));
     let cluster = info_section(&mut first.clone(), "cluster").await.map_err(fail)?;
     if field(&cluster, "cluster_enabled") == Some("1") {
+        // each attempt may wait twice the request timeout, so casslab's own timeout (one request
+        // timeout) gives up first: the client then never sends a request again after it timed
+        // out, which could land after a later write and read as stale (a retry after a dropped
+        // connection cannot: that request was answered or lost)
         let b = ClusterClientBuilder::new(vec![connection_info(cfg, creds)?])
             .connection_timeout(Duration::from_secs(5))
-            .response_timeout(Duration::from_millis(cfg.request_timeout_ms.max(1)))
+            .response_timeout(Duration::from_millis(cfg.request_timeout_ms.max(1).saturating_mul(2)))
             .retries(1);
         if cfg.tls_ca_file.is_some() {
             // the cluster client takes a CA file only with rustls; casslab's TLS is OpenSSL's

@@ -9,7 +9,8 @@ use super::planned::{value_bytes, PlannedOp};
 use super::{RedisRequestError, RedisTarget};
 use crate::gen::GeneratorSet;
 use crate::stats::OpStats;
-use crate::verify::op::{Ns, OpPlan, StepRole};
+use crate::verify::op::{Ns, OpPlan, Reply, StepRole};
+use crate::verify::record::Order;
 use crate::verify::verify_build::{assemble, Built, OpInfo, StepInfo, StepKind, TableInfo};
 use crate::verify::write_values::show;
 use crate::verify::WriteKind;
@@ -98,8 +99,17 @@ pub(super) fn build(w: &Workload, gens: &GeneratorSet) -> Built {
                 acc
             },
         );
-    let mut tables: Vec<TableInfo> =
-        spaces.iter().map(|(name, _)| TableInfo { name: name.clone(), key: vec![KEY.into()], problem: None, bytes: Some(value_bytes) }).collect();
+    let mut tables: Vec<TableInfo> = spaces
+        .iter()
+        .map(|(name, _)| TableInfo {
+            name: name.clone(),
+            key: vec![KEY.into()],
+            problem: None,
+            bytes: Some(value_bytes),
+            order: Order::Arrival,
+            counter: false,
+        })
+        .collect();
     let mut ops = Vec::new();
     for (name, commands, mode) in &redis_ops {
         let generators = generators_of(gens, commands);
@@ -120,9 +130,9 @@ pub(super) fn build(w: &Workload, gens: &GeneratorSet) -> Built {
             }
         }
         let verifies = w.operation(name).is_some_and(|o| w.verifies(o, None));
-        ops.push(OpInfo { name: name.to_string(), generators, steps, verifies });
+        ops.push(OpInfo { name: name.to_string(), generators, steps, verifies, replicas: None });
     }
-    assemble(gens, &tables, &ops, w.load.as_ref().map(|l| l.op.as_str()), &run, on)
+    assemble(gens, &tables, &ops, w.load.as_ref().map(|l| l.op.as_str()), &run, on, None)
 }
 
 fn literal(a: &RedisArg) -> Option<String> {
@@ -134,7 +144,18 @@ fn literal(a: &RedisArg) -> Option<String> {
 
 /// One command as a step.
 fn describe(gens: &GeneratorSet, c: &RedisCommand, generators: &[usize], spaces: &[(String, Vec<usize>)], fields: &[String]) -> StepInfo {
-    let mut s = StepInfo { table: String::new(), kind: StepKind::Other, key: vec![], values: vec![], literal: vec![], returns: vec![], problem: None };
+    let mut s = StepInfo {
+        table: String::new(),
+        kind: StepKind::Other,
+        key: vec![],
+        values: vec![],
+        literal: vec![],
+        returns: vec![],
+        problem: None,
+        ttl_s: None,
+        whole: false,
+        increment: None,
+    };
     let value_of = |a: &RedisArg| match a {
         RedisArg::Bound(g) => gens.index_of(g).and_then(|g| generators.iter().position(|x| *x == g)),
         RedisArg::Literal(_) => None,
@@ -191,7 +212,7 @@ fn describe(gens: &GeneratorSet, c: &RedisCommand, generators: &[usize], spaces:
 }
 
 /// A verified read's reply as a row in the order the step returns its columns (`None`: no
-/// key). `fields`: the columns asked for.
+/// key, or for `HGET`/`HMGET`, no value in any field asked for). `fields`: the columns asked for.
 fn row_of(command: &str, reply: Value, fields: &[String]) -> Option<Vec<Option<CqlValue>>> {
     let bytes = |v: Value| match v {
         Value::BulkString(b) => Some(CqlValue::Blob(b)),
@@ -233,6 +254,18 @@ fn row_of(command: &str, reply: Value, fields: &[String]) -> Option<Vec<Option<C
     }
 }
 
+/// What a verified read of a key space's `columns` (`None`: a field no write writes) brought
+/// back. No value in any field of an `HGET`/`HMGET` is no key, unless every field asked for is
+/// one that some upsert leaves out: a hash may then lack them all, and the answer says nothing.
+fn reply_of(command: &str, reply: Value, table: &crate::verify::Table, columns: &[Option<usize>]) -> Reply {
+    let fields: Vec<String> = columns.iter().map(|c| c.map(|c| table.columns[c].name.clone()).unwrap_or_default()).collect();
+    match row_of(command, reply, &fields) {
+        Some(row) => Reply::Row(row),
+        None if matches!(command, "HGET" | "HMGET") && !columns.iter().any(|c| c.is_some_and(|c| table.always_written(c))) => Reply::Undecided,
+        None => Reply::Absent,
+    }
+}
+
 /// One execution of a verified operation: its commands one after the other, each write
 /// numbered and acknowledged in the record, each read's reply checked.
 pub(super) async fn run(
@@ -255,16 +288,23 @@ pub(super) async fn run(
             Some(StepRole::Read(r)) => {
                 let ticket = plan.before_read(i, &ns);
                 let reply = target.send_one(&op.command(i, &values)).await?;
+                if ticket.is_none() {
+                    plan.count_unchecked(1, stats);
+                }
                 if let Some(t) = ticket {
                     let table = &plan.verifier.tables[plan.steps[i].as_ref().map_or(0, |s| s.table)];
-                    let fields: Vec<String> = r.columns.iter().map(|c| c.map(|c| table.columns[c].name.clone()).unwrap_or_default()).collect();
-                    let row = row_of(op.command_name(i), reply, &fields);
+                    let reply = reply_of(op.command_name(i), reply, table, &r.columns);
                     let key = || format!("key={}", show(values.get(plan.steps[i].as_ref().map_or(0, |s| s.key_values[0]))));
-                    plan.check(gens, i, &t, row.as_deref(), key, stats);
+                    plan.check(gens, i, &t, &reply, key, stats);
                 }
             }
-            None => {
+            // no Redis command is planned as a counter's increment (INCR keeps its key space
+            // from being verified): sent as it is
+            Some(StepRole::Increment(_)) | None => {
                 target.send_one(&op.command(i, &values)).await?;
+                if plan.unchecked[i] {
+                    plan.count_unchecked(1, stats);
+                }
             }
         }
     }
@@ -285,6 +325,8 @@ pub(super) async fn read_row(target: &RedisTarget, table: &crate::verify::Table,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verify::classify::{classify, Class, Expiry, Found, Judged};
+    use crate::verify::KeyState;
     use crate::workload::parse_workload;
     use std::collections::BTreeMap;
 
@@ -333,5 +375,24 @@ run: { mix: { read: 1, update: 1, count: 1 }, duration: 1s }
         assert_eq!(row_of("GET", Value::Nil, &["value".into()]), None);
         assert_eq!(row_of("GET", Value::BulkString(b"v".to_vec()), &["value".into()]), Some(vec![Some(CqlValue::Blob(b"v".to_vec()))]));
         assert_eq!(row_of("HMGET", Value::Array(vec![Value::Nil, Value::Nil]), &f), None);
+    }
+
+    #[test]
+    fn a_field_nil_where_a_hash_may_lack_it_says_nothing_of_the_key() {
+        // DEL k, then HSET k field0 v (the update), then HGET k field1: the hash has no field1,
+        // which is not a missing key
+        let w = parse_workload(YCSB, "r.yaml", &BTreeMap::new()).unwrap();
+        let gens = GeneratorSet::build(&w.generators).unwrap();
+        let b = build(&w, &gens);
+        let t = &b.verifier.tables[0];
+        let (field0, field1) = (t.column("field0"), t.column("field1"));
+        assert_eq!(reply_of("HGET", Value::Nil, t, &[field1]), Reply::Undecided);
+        assert_eq!(reply_of("HMGET", Value::Array(vec![Value::Nil, Value::Nil]), t, &[field1, None]), Reply::Undecided);
+        assert_eq!(reply_of("HGET", Value::Nil, t, &[field0]), Reply::Absent, "every upsert writes field0: no key");
+        assert_eq!(reply_of("HMGET", Value::Array(vec![Value::Nil, Value::Nil]), t, &[field0, field1]), Reply::Absent);
+        assert_eq!(reply_of("HGETALL", Value::Array(vec![]), t, &[field0, field1]), Reply::Absent);
+        let s = KeyState { issued: 3, floor: 3, pending: 0, put: true, delete: false, exact: true, recent: None };
+        let judged = Judged { stale_checkable: true, one_row: true, deletes: true };
+        assert_eq!(classify(&s, &s, Found::Undecided, Expiry::Live, judged).0, Class::Unchecked, "not missing");
     }
 }
