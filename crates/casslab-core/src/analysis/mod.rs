@@ -29,6 +29,7 @@ pub mod impact;
 mod likeness;
 pub mod load_curve;
 pub mod paired;
+pub mod recall;
 mod repeated;
 #[cfg(test)]
 mod repeated_tests;

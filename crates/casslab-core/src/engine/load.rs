@@ -118,7 +118,11 @@ async fn load_rows<T: Target>(
         at_ms: run.at_ms(load_start),
     });
     let names = plan.slot_names.clone();
-    let r = run_phase(run.target.clone(), Arc::new(plan), run.params(PhaseKind::Load { count }, run.seed, 0, load_start), &run.events, stop).await;
+    let mut params = run.params(PhaseKind::Load { count }, run.seed, 0, load_start);
+    if let Some(limit) = run.w.load.as_ref().and_then(|l| l.concurrency) {
+        params.concurrency = params.concurrency.min(limit as usize).max(1);
+    }
+    let r = run_phase(run.target.clone(), Arc::new(plan), params, &run.events, stop).await;
     let failed: u64 = r.measured.iter().map(|s| s.error_count()).sum();
     run.send(EngineEvent::PhaseFinished {
         phase: Phase::Load,

@@ -1,7 +1,8 @@
 //! Running one phase: spawning the workers, sampling their records once per interval into
 //! [`IntervalSample`]s (sent to the caller as events as soon as each interval closes), deciding
 //! when the phase ends (count done, duration reached, or the caller asked to stop), and
-//! draining in-flight requests so the last partial interval is kept too. Under a rate or a
+//! draining in-flight requests so the last partial interval is kept too (with the recall of
+//! the searches still being judged). Under a rate or a
 //! schedule of requests in flight, each interval's [`IntervalLoad`] (what was asked, what
 //! was started) goes out just before it.
 
@@ -21,6 +22,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc::UnboundedSender, watch};
 use tokio::time::Instant;
+
+/// Longest wait, at the end of a phase, for the recall of searches still being judged.
+const RECALL_SETTLE: Duration = Duration::from_secs(20);
 
 pub(crate) enum PhaseKind {
     Load {
@@ -123,6 +127,10 @@ pub(crate) async fn run_phase<T: Target>(
     shared.stop.store(true, Ordering::Relaxed);
     let stopped_at = Instant::now();
     drain(&mut handles, p.drain_timeout, events).await;
+    // the searches still waiting for their recall are judged into the last interval
+    if let Some(sink) = shared.target.recall_sink() {
+        sink.settle(RECALL_SETTLE).await;
+    }
     if let Some(sample) = last_interval(&mut sampler, &p, (last, stopped_at), tick_no) {
         send_load(meter.as_ref(), &shared, &sample, last, stopped_at.max(last), events);
         let _ = events.send(EngineEvent::Interval(sample));
@@ -277,6 +285,10 @@ struct Sampler<'a, T: Target> {
 impl<'a, T: Target> Sampler<'a, T> {
     fn new(shared: &'a Shared<T>, p: &PhaseParams, workers: usize) -> Sampler<'a, T> {
         let n_ops = shared.plan.slot_names.len();
+        // what an earlier phase's searches left is not this phase's
+        if let Some(sink) = shared.target.recall_sink() {
+            sink.take();
+        }
         let (warm_ticks, end_tick, load) = match &p.kind {
             PhaseKind::Load { .. } => (0, u64::MAX, true),
             PhaseKind::Run { warmup_s, duration_s, .. } => {
@@ -319,6 +331,12 @@ impl<'a, T: Target> Sampler<'a, T> {
             for (i, s) in self.spare[w].iter_mut().enumerate() {
                 ops[i].merge(s);
                 s.reset();
+            }
+        }
+        // the recall judged since the last interval, off the workers' path
+        if let Some(sink) = self.shared.target.recall_sink() {
+            for (op, c) in ops.iter_mut().zip(sink.take()).filter(|(_, c)| !c.is_empty()) {
+                op.recall.get_or_insert_default().merge(&c);
             }
         }
         let backlog: u64 = self.shared.backlog.iter().map(|b| b.load(Ordering::Relaxed)).sum();

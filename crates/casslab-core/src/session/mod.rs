@@ -14,6 +14,7 @@ mod changes;
 pub mod conduct;
 mod event_check_error;
 pub mod findmax;
+mod index_events;
 mod network_events;
 mod observer;
 mod profiling;
@@ -321,7 +322,15 @@ impl Consumer<'_, '_> {
                     p.start(id);
                 }
                 if phase == Phase::Run && !w.events.is_empty() && controls(cfg) {
-                    self.timeline = Some(Timeline::start(w.events.clone(), s.clock, at_ms, lab.control.clone(), lab.observer.clone(), self.rates.clone()));
+                    let cql = (w.target == TargetKind::Cql).then(|| {
+                        Arc::new(index_events::CqlEvents {
+                            cluster: cfg.cluster.clone(),
+                            credentials: lab.credentials.clone(),
+                            keyspace: w.keyspace.clone(),
+                            tables: w.tables(),
+                        })
+                    });
+                    self.timeline = Some(Timeline::start(w.events.clone(), s.clock, at_ms, lab.control.clone(), lab.observer.clone(), self.rates.clone(), cql));
                 }
                 let schedule = cfg.rate_shape.as_ref().or(cfg.concurrency_shape.as_ref()).filter(|_| phase == Phase::Run).map(|s| s.to_string());
                 lab.observer.on(&SessionEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, concurrency: cfg.concurrency, schedule });

@@ -189,6 +189,17 @@ impl WriteRecord {
         }
     }
 
+    /// Every key with a recorded write, with its state now (writes in flight included), in key
+    /// order.
+    pub fn known(&self) -> impl Iterator<Item = (u64, KeyState)> + '_ {
+        self.chunks.iter().enumerate().filter_map(|(c, chunk)| chunk.get().map(|words| (c, words))).flat_map(|(c, words)| {
+            words.iter().enumerate().filter_map(move |(i, w)| {
+                let s = KeyState::decode(w.load(Ordering::Acquire));
+                s.known().then_some((((c as u64) << CHUNK_BITS) + i as u64, s))
+            })
+        })
+    }
+
     /// Every key with a recorded write, with its state, in key order; writes still in flight
     /// count as finished without an acknowledgement (what a record saved after its run knows).
     pub fn settled(&self) -> impl Iterator<Item = (u64, KeyState)> + '_ {

@@ -99,7 +99,7 @@ pub fn assemble(gens: &GeneratorSet, tables: &[TableInfo], ops: &[OpInfo], load:
                 names.push(t.name.clone());
                 models.push(Arc::new(m));
             }
-            Err(why) if on && reads_checked(ops, &t.name) => notices.push(VerifyNotice::NotChecked { table: t.name.clone(), why }),
+            Err(why) if on && reads_checked(ops, &t.name) => notices.push(VerifyNotice::NotChecked { table: t.name.clone(), why, reads: true }),
             Err(_) => {}
         }
     }

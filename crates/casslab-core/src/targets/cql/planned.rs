@@ -49,6 +49,8 @@ pub struct PlannedOp {
     pub(crate) joint_sequences: bool,
     /// Its part in verification (recorded writes, checked reads), when it has one.
     pub(crate) verify: Option<Box<crate::verify::op::OpPlan>>,
+    /// A vector search whose recall is judged, when it is one.
+    pub(crate) ann: Option<Box<super::ann::AnnPlan>>,
     /// The generators it draws from (a verified operation makes values after drawing).
     pub(crate) gens: std::sync::Arc<crate::gen::GeneratorSet>,
 }
@@ -57,7 +59,7 @@ impl PlannedOp {
     /// Whether the operation needs more than the plain statement path of the worker.
     #[inline]
     pub fn is_special(&self) -> bool {
-        self.access.is_some() || self.client_ts.is_some() || self.not_applied_slot.is_some()
+        self.access.is_some() || self.client_ts.is_some() || self.not_applied_slot.is_some() || self.ann.is_some()
     }
 }
 

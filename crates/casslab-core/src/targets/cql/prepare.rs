@@ -69,6 +69,7 @@ pub(crate) async fn plan_op(session: &Session, w: &Workload, gens: &Arc<Generato
         not_applied_slot: None,
         joint_sequences,
         verify: None,
+        ann: None,
         gens: gens.clone(),
     };
     plan_access(session, w, name, op, &mut planned).await?;
