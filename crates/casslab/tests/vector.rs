@@ -3,7 +3,8 @@
 //! the test measures recall itself — its own searches through the driver, its own brute force
 //! over the vectors it reads back — and finds the same; a search of real embeddings (the
 //! handwritten digits scikit-learn ships, `tests/data/digits.npy`) reaches the recall the
-//! index should give; `sai-range` runs its range queries through SAI.
+//! index should give; `sai-range` runs its range queries through SAI while an event builds one
+//! more index under the load.
 
 mod common;
 use common::{casslab, load_lock, node, run, session, store_arg, temp_store};
@@ -46,11 +47,13 @@ fn floats(v: &CqlValue) -> Vec<f32> {
 fn vector_search_prints_recall_per_interval_and_its_own_brute_force_agrees() {
     let _g = load_lock();
     let host = node();
-    let (_d, store) = temp_store();
+    let (d, store) = temp_store();
+    let json = d.path().join("run.json");
     let ks = "casslab_test_vector_search";
     let (code, out, err) = run(casslab()
-        .args(["run", "vector-search", "--hosts", host, "--rate", "40", "--duration", "8s", "--warmup", "1s", "--reload", "--allow-invalid"])
+        .args(["run", "vector-search", "--hosts", host, "--rate", "40", "--duration", "8s", "--warmup", "1s", "--reload"])
         .args(["-P", "rows=2000", "-P", "dims=16", "-P", "centroids=10", "-P", &format!("keyspace={ks}")])
+        .args(["--json", json.to_str().unwrap()])
         .args(store_arg(&store)));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     assert!(err.contains("search: recall@10 against the exact 10 nearest of the vectors written"), "{err}");
@@ -69,6 +72,13 @@ fn vector_search_prints_recall_per_interval_and_its_own_brute_force_agrees() {
     let hits: u64 =
         csv.lines().skip(1).filter(|l| l.contains(",search,")).map(|l| l.split(',').nth(col("recall_hits")).unwrap().parse::<u64>().unwrap_or(0)).sum();
     assert!(hits > 0, "{csv}");
+    // the JSON export carries recall per interval and per phase, as its schema says
+    let export: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(format!("{}/../../docs/run-export.schema.json", env!("CARGO_MANIFEST_DIR"))).unwrap()).unwrap();
+    let invalid: Vec<String> = jsonschema::validator_for(&schema).unwrap().iter_errors(&export).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(invalid.is_empty(), "{invalid:#?}");
+    let judged: u64 = export["intervals"].as_array().unwrap().iter().flat_map(|iv| iv["ops"].as_array().unwrap()).filter_map(|o| o["recall"]["judged"].as_u64()).sum();
+    assert!(judged > 0, "no recall in the exported intervals");
 
     // the test's own measure: its own searches of points near the written vectors, judged by
     // its own brute force over every vector read back
@@ -110,7 +120,7 @@ fn real_embeddings_from_a_file_are_searched_with_the_recall_the_index_should_giv
     let (_d, store) = temp_store();
     let workload = format!("{}/tests/data/digits.yaml", env!("CARGO_MANIFEST_DIR"));
     let (code, out, err) = run(casslab()
-        .args(["run", &workload, "--hosts", host, "--rate", "30", "--duration", "6s", "--warmup", "1s", "--reload", "--allow-invalid"])
+        .args(["run", &workload, "--hosts", host, "--rate", "30", "--duration", "6s", "--warmup", "1s", "--reload"])
         .args(store_arg(&store)));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     let recall = run_recall(&out, "search");
@@ -125,11 +135,23 @@ fn sai_range_queries_run_through_their_indexes() {
     let _g = load_lock();
     let host = node();
     let (_d, store) = temp_store();
+    // a keyspace of its own each time: the event's index must not exist before it
+    let ks = format!("casslab_test_sai_range_{}", std::process::id());
     let (code, out, err) = run(casslab()
-        .args(["run", "sai-range", "--hosts", host, "--rate", "50", "--duration", "5s", "--warmup", "1s", "--reload", "--allow-invalid"])
-        .args(["-P", "rows=3000", "-P", "span=20000", "-P", "keyspace=casslab_test_sai_range"])
+        .args(["run", "sai-range", "--hosts", host, "--rate", "50", "--duration", "6s", "--warmup", "1s"])
+        .args(["-P", "rows=3000", "-P", "span=20000", "-P", &format!("keyspace={ks}")])
+        .args(["--event", "2s create index IF NOT EXISTS orders_customer ON orders (customer) USING 'sai'"])
         .args(store_arg(&store)));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    // the event lasted until the index was built, and its impact is measured like any event's
+    let db = rusqlite::Connection::open(&store).unwrap();
+    let (status, output): (String, String) =
+        db.query_row("SELECT status, output_tail FROM run_events WHERE run_id = (SELECT max(id) FROM runs)", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    assert_eq!(status, "ok", "{output}");
+    assert!(output.contains("created orders_customer on orders.customer") && output.contains("built after"), "{output}");
+    assert!(out.contains("create index"), "the events table names it:\n{out}");
+    let (rt, s) = session(host);
+    let _ = rt.block_on(s.query_unpaged(format!("DROP KEYSPACE IF EXISTS {ks}"), &[]));
     let rows = common::summary_rows(&out);
     for op in ["by_amount", "recent", "insert"] {
         let r = rows.iter().find(|(o, _)| o == op).unwrap_or_else(|| panic!("no {op} in:\n{out}"));
