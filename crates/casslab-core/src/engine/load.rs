@@ -185,6 +185,15 @@ pub fn load_fingerprint(w: &Workload, seed: u64) -> String {
     parts.push(seed.to_string());
     // the load's values are made from its keys (verify::write_values), not drawn
     parts.push("values by key".to_string());
+    // ... except values drawn in step with their keys (two sequences or more), kept as drawn
+    // since this was so: a data set loaded before is another
+    if let OpBody::Cql(op) = &op.body {
+        let sequences: std::collections::BTreeSet<&String> =
+            op.statements.iter().flat_map(|s| s.args.iter()).filter(|a| w.generators.get(*a).is_some_and(|g| g.is_sequence())).collect();
+        if sequences.len() >= 2 {
+            parts.push("paired sequences as drawn".to_string());
+        }
+    }
     let refs: Vec<&str> = parts.iter().map(|s| s.as_str()).collect();
     fingerprint(&refs)
 }
