@@ -1,7 +1,7 @@
 //! The vectors a vector search searches, as the write record says they are now: per key the
-//! record knows, the vector of the write its row holds (the last when no write is in flight,
-//! else the floor, the newest one acknowledged), recomputed from the key and that write's
-//! number by the column's generator. Refreshing compares each key's write with the one its
+//! record knows, the vector of the write its row holds — the floor, the newest write
+//! acknowledged (a key whose writes all failed is left out: it may not exist) — recomputed from
+//! the key and that write's number by the column's generator. Refreshing compares each key's write with the one its
 //! vector was made from, so only keys written since are recomputed. A returned row is mapped
 //! back to its key's index: directly for an integer key whose value is its number, else
 //! through a map of the keys' values.
@@ -66,8 +66,8 @@ impl Corpus {
     pub fn refresh(&mut self) {
         let (dims, t) = (self.spec.dims, self.spec.table.clone());
         for (key, s) in t.record.known() {
-            let w = if s.pending == 0 { s.issued } else { s.floor };
-            let gone = w == 0 || (s.delete && !s.put && s.pending == 0);
+            let w = s.floor;
+            let gone = w == 0 || (s.delete && !s.put);
             let i = key as usize;
             if i >= self.at.len() {
                 if gone {
@@ -180,6 +180,11 @@ mod tests {
         t.record.finish(3, true);
         c.refresh();
         assert_ne!(c.vector(3), &before[..], "write 2 acknowledged: its vector");
+        // a key whose only write failed may not exist: not searched
+        t.record.begin(20, WriteKind::Put);
+        t.record.finish(20, false);
+        c.refresh();
+        assert_eq!(c.index_of(&[CqlValue::BigInt(20)]), None);
         // a deleted key leaves the corpus
         t.record.begin(4, WriteKind::Delete);
         t.record.finish(4, true);

@@ -188,7 +188,7 @@ impl fmt::Display for VerifyNotice {
                 *record_bytes as f64 / 1e6
             ),
             VerifyNotice::NotChecked { table, why, reads: true } => write!(f, "reads of {table} are not verified: {why}"),
-            VerifyNotice::NotChecked { table, why, reads: false } => write!(f, "searches of {table}'s vectors are not judged for recall: {why}"),
+            VerifyNotice::NotChecked { table, why, reads: false } => write!(f, "the vector searches of table {table} are not judged for recall: {why}"),
             VerifyNotice::OpNotVerified { op, why } => write!(f, "{op}: not verified: {why}"),
             VerifyNotice::Recall { op, k, why: None } => {
                 let k = k.map_or("k".to_string(), |k| k.to_string());
