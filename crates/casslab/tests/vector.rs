@@ -19,9 +19,9 @@ fn run_recall(out: &str, op: &str) -> f64 {
 
 /// The recall of each interval (`-` where none was judged), from the per-interval line.
 fn interval_recalls(out: &str, op: &str) -> Vec<Option<f64>> {
-    let prefix = format!("recall@10 of {op} per interval of the run phase: ");
-    let line = out.lines().find(|l| l.starts_with(&prefix)).unwrap_or_else(|| panic!("no per-interval recall:\n{out}"));
-    line[prefix.len()..].split_whitespace().map(|v| v.parse().ok()).collect()
+    let head = format!("recall@10 of {op} per interval of the run phase:");
+    let at = out.lines().position(|l| l == head).unwrap_or_else(|| panic!("no per-interval recall:\n{out}"));
+    out.lines().skip(at + 1).take_while(|l| l.starts_with("  ")).flat_map(|l| l.split_whitespace()).map(|v| v.parse().ok()).collect()
 }
 
 fn cosine_distance(a: &[f32], b: &[f32]) -> f32 {

@@ -13,6 +13,9 @@ use crate::stats::{is_sub_op, Phase};
 use crate::store::{PhaseSummary, RunId, Store, StoreError};
 use std::fmt::Write;
 
+/// Intervals' recall per line of the series.
+const PER_LINE: usize = 20;
+
 /// Confidence of the interval a run's own recall is shown with.
 const CONFIDENCE: f64 = 0.95;
 
@@ -50,7 +53,7 @@ pub fn phase_line(p: &PhaseSummary) -> Option<String> {
 }
 
 /// The recall of each searching operation interval by interval over the run's measured phase
-/// (`-` where no search was judged), or nothing when the run searched no vectors.
+/// (`-` where no search was judged), 20 to a line, or nothing when the run searched no vectors.
 pub fn intervals_text(store: &Store, run: RunId) -> Result<String, StoreError> {
     let mut series: Vec<(String, u32, Vec<Option<f64>>)> = Vec::new();
     let mut rows = Vec::new();
@@ -80,7 +83,10 @@ pub fn intervals_text(store: &Store, run: RunId) -> Result<String, StoreError> {
     let mut out = String::new();
     for (op, k, values) in series {
         let shown: Vec<String> = values.iter().map(|v| v.map_or("-".to_string(), |r| format!("{r:.2}"))).collect();
-        let _ = writeln!(out, "recall@{k} of {op} per interval of the {} phase: {}", phase.as_str(), shown.join(" "));
+        let _ = writeln!(out, "recall@{k} of {op} per interval of the {} phase:", phase.as_str());
+        for line in shown.chunks(PER_LINE) {
+            let _ = writeln!(out, "  {}", line.join(" "));
+        }
     }
     Ok(out)
 }
