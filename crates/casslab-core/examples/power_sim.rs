@@ -110,11 +110,8 @@ fn main() {
         ("Pocock, 6", Spending::Pocock, 6),
     ];
     for (name, spending, first) in designs {
-        let design = BlockDesign {
-            sequential: Some(SequentialDesign::new(spending, first, max_blocks)),
-            simultaneous: a.simultaneous,
-            ..BlockDesign::default()
-        };
+        let design =
+            BlockDesign { sequential: Some(SequentialDesign::new(spending, first, max_blocks)), simultaneous: a.simultaneous, ..BlockDesign::default() };
         for f in 0..a.sd.len() {
             for &effect in &a.effects {
                 if effect == 0.0 && f > 0 {

@@ -64,6 +64,9 @@ pub enum EventAction {
     SetStreamThroughput(u32),
     /// `nodetool snapshot [keyspace]` on every running node, with the size it took.
     Snapshot(Option<String>),
+    /// `create index …`: a `CREATE [CUSTOM] INDEX` statement on a table of the workload, sent
+    /// through CQL, the event lasting until the index is built (any cluster).
+    CreateIndex(String),
 }
 
 /// The actions by name, for help and error messages.
@@ -91,6 +94,7 @@ pub const ACTIONS: &[&str] = &[
     "cleanup [KS[.TABLE]]",
     "setstreamthroughput MIB_S",
     "snapshot [KS]",
+    "create index … ON TABLE (COLUMN) [USING 'sai']",
 ];
 
 impl EventAction {
@@ -120,6 +124,7 @@ impl EventAction {
             EventAction::Cleanup(_) => "cleanup",
             EventAction::SetStreamThroughput(_) => "setstreamthroughput",
             EventAction::Snapshot(_) => "snapshot",
+            EventAction::CreateIndex(_) => "create index",
         }
     }
 
@@ -138,6 +143,10 @@ impl EventAction {
             EventAction::Decommission(t) | EventAction::Replace(t) => Some(t.clone()),
             EventAction::AddNode(t) | EventAction::Cleanup(t) | EventAction::Snapshot(t) => t.clone(),
             EventAction::SetStreamThroughput(n) => Some(n.to_string()),
+            EventAction::CreateIndex(cql) => match crate::cql::parse_schema(cql) {
+                Some(crate::cql::SchemaStmt::Index(i)) => Some(format!("{}.{}", i.table, i.column)),
+                _ => None,
+            },
             EventAction::Rate(r) => Some(format!("{r}")),
             EventAction::RampRate { to_per_s, over_s } => Some(format!("{to_per_s} over {}", crate::load_shape::dur(*over_s))),
         }
@@ -145,7 +154,7 @@ impl EventAction {
 
     /// Everything but `exec` and the changes of rate acts on casslab's local cluster.
     pub fn needs_local_cluster(&self) -> bool {
-        !matches!(self, EventAction::Exec(_)) && !self.changes_rate()
+        !matches!(self, EventAction::Exec(_) | EventAction::CreateIndex(_)) && !self.changes_rate()
     }
 
     /// The node or data center a stop, kill, start, decommission or replace names (an added
@@ -267,6 +276,10 @@ pub enum EventProblem {
     RampUsage,
     #[error("write '60s add node' or '60s add node dc2' (the data center it joins)")]
     AddUsage,
+    #[error(
+        "write '60s create index IF NOT EXISTS NAME ON TABLE (COLUMN) USING 'sai'': a CREATE INDEX statement on a table of the workload (without a keyspace)"
+    )]
+    IndexUsage,
     #[error("`{action}` cannot be a setup event (before the run: it sets the cluster up); give it a time, e.g. '60s {action} …'")]
     NotAtSetup { action: String },
 }
@@ -396,6 +409,13 @@ fn parse_action(t: &str) -> Result<EventSpec, EventProblem> {
         "replace" => EventAction::Replace(one_arg("node (node2, 127.0.0.2), stopped or killed before")?),
         "cleanup" => EventAction::Cleanup(optional_table()?),
         "snapshot" => EventAction::Snapshot(optional_table()?),
+        "create" => {
+            let cql = format!("CREATE {arg}");
+            match crate::cql::parse_schema(&cql) {
+                Some(crate::cql::SchemaStmt::Index(_)) if !cql.contains(';') => EventAction::CreateIndex(cql),
+                _ => return Err(EventProblem::IndexUsage),
+            }
+        }
         "setstreamthroughput" => {
             let v = one_arg("number of MiB/s")?;
             EventAction::SetStreamThroughput(v.parse().map_err(|_| EventProblem::NotMibPerS(v.clone()))?)
@@ -541,6 +561,10 @@ mod tests {
         assert_eq!(parse_event("10s replace node3").unwrap().label(), "replace node3");
         assert_eq!(parse_event("10s cleanup ks").unwrap().action, EventAction::Cleanup(Some("ks".into())));
         assert_eq!(parse_event("10s snapshot").unwrap().action, EventAction::Snapshot(None));
+        let idx = parse_event("30s create index IF NOT EXISTS by_num ON t (num) USING 'sai'").unwrap();
+        assert_eq!(idx.action, EventAction::CreateIndex("CREATE index IF NOT EXISTS by_num ON t (num) USING 'sai'".into()));
+        assert_eq!((idx.action.name(), idx.action.target().as_deref(), idx.action.needs_local_cluster()), ("create index", Some("t.num"), false));
+        assert!(parse_event("30s create table x (a int PRIMARY KEY)").unwrap_err().to_string().contains("a CREATE INDEX statement"));
         assert_eq!(parse_event("10s setstreamthroughput 8").unwrap().action, EventAction::SetStreamThroughput(8));
         for (bad, says) in [
             ("10s rate fast", "not a rate"),

@@ -18,6 +18,7 @@ pub mod merge;
 pub mod network;
 pub mod notice;
 pub mod profile;
+pub mod recall;
 pub mod report;
 pub mod server;
 pub mod session;

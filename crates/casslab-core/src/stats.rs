@@ -81,6 +81,8 @@ pub struct OpStats {
     pub rows_read: u64,
     /// Checked reads by class and the first violations (`None`: the operation checked none).
     pub verify: Option<Box<crate::verify::VerifyStats>>,
+    /// Vector searches judged against the exact nearest neighbours (`None`: none searched).
+    pub recall: Option<crate::recall::RecallCounts>,
 }
 
 /// How much later than intended an operation may start before it counts as started late:
@@ -99,6 +101,7 @@ impl Default for OpStats {
             empty_reads: 0,
             rows_read: 0,
             verify: None,
+            recall: None,
         }
     }
 }
@@ -144,6 +147,9 @@ impl OpStats {
         if let Some(v) = &other.verify {
             self.verify.get_or_insert_default().merge(v);
         }
+        if let Some(r) = &other.recall {
+            self.recall.get_or_insert_default().merge(r);
+        }
     }
 
     /// The checked reads' counts (`None` when the operation checked none).
@@ -161,6 +167,7 @@ impl OpStats {
         self.empty_reads = 0;
         self.rows_read = 0;
         self.verify = None;
+        self.recall = None;
     }
 }
 
@@ -251,6 +258,9 @@ pub struct OpSummary {
     /// Checked reads by class, for an operation whose reads were verified.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<crate::verify::VerifyCounts>,
+    /// Vector searches judged against the exact nearest neighbours, for a searching operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recall: Option<crate::recall::RecallCounts>,
 }
 
 impl OpSummary {
@@ -265,6 +275,7 @@ impl OpSummary {
             empty_reads: stats.empty_reads,
             rows_read: stats.rows_read,
             verify: stats.verify_counts(),
+            recall: stats.recall,
         }
     }
 

@@ -55,8 +55,16 @@ impl Progress {
             None => format!("{:.0}s/{:.0}s", elapsed_s, self.planned_s),
         };
         let errs = t.error_count();
+        // the recall the judge found in this interval, when the run searches vectors
+        let mut recall = casslab_core::recall::RecallCounts::default();
+        for (_, o) in &s.ops {
+            if let Some(r) = &o.recall {
+                recall.merge(r);
+            }
+        }
+        let recall = recall.recall().map(|r| format!("  recall@{} {r:.3}", recall.k)).unwrap_or_default();
         let line = format!(
-            "{:<6} {where_}  {:>9.0} ops/s  p99 {:>8.2} ms  errors {errs}{}",
+            "{:<6} {where_}  {:>9.0} ops/s  p99 {:>8.2} ms  errors {errs}{recall}{}",
             s.phase.as_str(),
             ops_s,
             p99_ms,

@@ -122,6 +122,11 @@ const RUN: &[Example] = &[
     },
     Example { guide: "node-loss.md", small: &[("-P", "rows=2000"), ("--duration", "16s"), ("--warmup", "1s")], shows: &["flush", "compact", "events"] },
     Example {
+        guide: "vector-search.md",
+        small: &[("-P", "rows=2000"), ("-P", "dims=16"), ("-P", "keyspace=casslab_guide_vectors"), ("--duration", "4s"), ("--warmup", "1s")],
+        shows: &["recall@10 (95% Wilson intervals): search", "recall@10 of search per interval of the run phase"],
+    },
+    Example {
         guide: "load-shapes.md",
         small: &[("-P", "rows=2000"), ("--duration", "8s"), ("--warmup", "0s"), ("--rate", "ramp 200..800 over 8s")],
         shows: &["stages of the schedule", "latency against offered rate", "wrote"],

@@ -33,6 +33,7 @@ pub mod load_curve;
 pub mod paired;
 #[cfg(test)]
 mod paired_tests;
+pub mod recall;
 mod repeated;
 #[cfg(test)]
 mod repeated_tests;

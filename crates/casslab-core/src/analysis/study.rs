@@ -129,6 +129,11 @@ impl std::str::FromStr for FigureRef {
             "p99" => Metric::P99,
             "p999" | "p99.9" => Metric::P999,
             "p99_typical" => Metric::P99Typical,
+            "recall" => {
+                return Err(format!(
+                    "\"{text}\": recall is judged in every comparison of vector searches, as a family of its own (see `recall@k … judged`); `judge:` names latency and throughput figures"
+                ))
+            }
             m => return Err(format!("\"{text}\": unknown figure \"{m}\"; use one of ops_s, mean, p50, p95, p99, p999, p99_typical")),
         };
         if op.is_empty() {

@@ -113,9 +113,36 @@ impl Parser {
                 }
             }
         } else {
-            rel.terms.push(self.term()?);
+            rel.terms.push(self.expr()?);
         }
         Some(rel)
+    }
+
+    /// A term with casts and arithmetic: `(int)? + 100`, `(timestamp)? - 1h`; anything more
+    /// than one term comes back as [`Term::Other`] with the markers of its parts.
+    pub(super) fn expr(&mut self) -> Option<Term> {
+        let mut t = self.cast_or_term()?;
+        while self.peek_sym("+") || self.peek_sym("-") {
+            self.pos += 1;
+            let rhs = self.cast_or_term()?;
+            let markers = |t: &Term| match t {
+                Term::Marker(m) => vec![*m],
+                Term::Other(ms) => ms.clone(),
+                Term::Literal(_) => vec![],
+            };
+            t = Term::Other([markers(&t), markers(&rhs)].concat());
+        }
+        Some(t)
+    }
+
+    /// `(type)` before a term is a cast: the term is what counts.
+    fn cast_or_term(&mut self) -> Option<Term> {
+        let cast =
+            self.peek_sym("(") && matches!(self.toks.get(self.pos + 1), Some(Tok::Word(..))) && matches!(self.toks.get(self.pos + 2), Some(Tok::Sym(")")));
+        if cast && self.toks.get(self.pos + 3).is_some_and(|t| matches!(t, Tok::Marker(_) | Tok::Num(_) | Tok::Str(_) | Tok::Word(..))) {
+            self.pos += 3;
+        }
+        self.term()
     }
 
     /// One value: a marker, a literal, or a function call / collection literal / tuple (with

@@ -1,6 +1,7 @@
 //! Reading data statements: `SELECT`, `INSERT`, `UPDATE`, `DELETE` and `BATCH` with their
 //! tables, selectors, assignments (set, append, prepend, remove, element), `USING TTL`, `LIMIT`,
-//! `ALLOW FILTERING` and `IF` conditions, into a [`Dml`]. What is not understood comes back as
+//! `ORDER BY col ANN OF term` (a vector search), `ALLOW FILTERING` and `IF` conditions, into a
+//! [`Dml`]. What is not understood comes back as
 //! `None`, never as an error: the linter then has no finding, and `facts.rs` falls back on
 //! the tokens. Relations and terms are `clauses.rs`'s; executing CQL is the engine's.
 
@@ -58,6 +59,8 @@ pub struct Dml {
     pub delete_columns: Vec<String>,
     pub ttl: Option<Term>,
     pub limit: Option<Term>,
+    /// `ORDER BY col ANN OF term`: the vector column searched and the vector searched for.
+    pub ann: Option<(String, Term)>,
     pub per_partition_limit: bool,
     pub allow_filtering: bool,
     pub conditional: bool,
@@ -77,6 +80,7 @@ impl Dml {
             delete_columns: vec![],
             ttl: None,
             limit: None,
+            ann: None,
             per_partition_limit: false,
             allow_filtering: false,
             conditional: false,
@@ -175,7 +179,13 @@ impl Parser {
             d.relations = self.relations()?;
         }
         loop {
-            if self.kw("GROUP") || self.kw("ORDER") {
+            if self.peek_kw("ORDER") && matches!(self.toks.get(self.pos + 3), Some(Tok::Word(w, false)) if w.eq_ignore_ascii_case("ANN")) {
+                self.pos += 2;
+                let column = self.ident()?;
+                self.kw("ANN");
+                self.kw("OF").then_some(())?;
+                d.ann = Some((column, self.term()?));
+            } else if self.kw("GROUP") || self.kw("ORDER") {
                 self.kw("BY");
                 while !self.at_end() && !self.peek_kw("LIMIT") && !self.peek_kw("PER") && !self.peek_kw("ALLOW") {
                     self.pos += 1;
@@ -351,6 +361,23 @@ mod tests {
         let s = parse_dml("SELECT * FROM usertable WHERE token(y_id) >= token(?) LIMIT 10").unwrap();
         assert!(s.select_star && s.relations[0].token);
         assert_eq!(s.relations[0].terms, vec![Term::Other(vec![0])]);
+    }
+
+    #[test]
+    fn vector_searches_name_their_column_and_vector() {
+        let d = parse_dml("SELECT id FROM vectors ORDER BY v ANN OF ? LIMIT 10").unwrap();
+        assert_eq!(d.ann, Some(("v".to_string(), Term::Marker(0))));
+        assert_eq!(d.limit, Some(Term::Literal("10".into())));
+        let f = parse_dml("SELECT id FROM vectors WHERE tag = ? ORDER BY Emb ANN OF ? LIMIT ?").unwrap();
+        assert_eq!((f.ann.as_ref().map(|a| a.0.as_str()), f.limit.clone()), (Some("emb"), Some(Term::Marker(2))));
+        let none = parse_dml("SELECT id FROM vectors ORDER BY v ANN OF ?").unwrap();
+        assert!(none.ann.is_some() && none.limit.is_none());
+        let range = parse_dml("SELECT id FROM orders WHERE amount >= ? AND amount < (int)? + 1000 LIMIT 100").unwrap();
+        assert_eq!((range.relations[1].terms.clone(), range.limit.clone()), (vec![Term::Other(vec![1])], Some(Term::Literal("100".into()))));
+        let window = parse_dml("SELECT ts FROM e WHERE u = ? AND ts > (timestamp)? - 1h LIMIT 5").unwrap();
+        assert_eq!(window.limit, Some(Term::Literal("5".into())));
+        let plain = parse_dml("SELECT v FROM t WHERE pk = ? ORDER BY ck DESC LIMIT 5").unwrap();
+        assert_eq!((plain.ann, plain.limit), (None, Some(Term::Literal("5".into()))));
     }
 
     #[test]

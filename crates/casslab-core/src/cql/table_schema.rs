@@ -61,8 +61,22 @@ impl Table {
 pub struct Index {
     pub table: String,
     pub column: String,
-    /// The `USING 'class'` of a custom index (e.g. `StorageAttachedIndex`).
+    /// The `USING 'class'` of a custom index (e.g. `StorageAttachedIndex`, `sai`).
     pub using: Option<String>,
+    /// `WITH OPTIONS = {'similarity_function': 'dot_product'}`, keys in lower case.
+    pub options: Vec<(String, String)>,
+}
+
+impl Index {
+    /// A storage-attached index (`USING 'sai'` or `'StorageAttachedIndex'`).
+    pub fn is_sai(&self) -> bool {
+        self.using.as_deref().is_some_and(|u| u.eq_ignore_ascii_case("StorageAttachedIndex") || u.eq_ignore_ascii_case("sai"))
+    }
+
+    /// The value of option `key`.
+    pub fn option(&self, key: &str) -> Option<&str> {
+        self.options.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
 }
 
 /// A schema statement the linter understands.
@@ -108,7 +122,21 @@ pub fn parse_schema(cql: &str) -> Option<SchemaStmt> {
         } else {
             None
         };
-        Some(SchemaStmt::Index(Index { table, column, using }))
+        let mut options = Vec::new();
+        if p.kw("WITH") && p.kw("OPTIONS") && p.sym("=") && p.sym("{") {
+            while let Some(Tok::Str(k)) = p.next() {
+                p.sym(":");
+                let v = match p.next() {
+                    Some(Tok::Str(v) | Tok::Word(v, _)) => v,
+                    _ => break,
+                };
+                options.push((k.to_ascii_lowercase(), v));
+                if !p.sym(",") {
+                    break;
+                }
+            }
+        }
+        Some(SchemaStmt::Index(Index { table, column, using, options }))
     }
 }
 
@@ -282,12 +310,19 @@ mod tests {
     fn create_index_and_unknown_schema() {
         assert_eq!(
             parse_schema("CREATE INDEX IF NOT EXISTS by_email ON users (email)"),
-            Some(SchemaStmt::Index(Index { table: "users".into(), column: "email".into(), using: None }))
+            Some(SchemaStmt::Index(Index { table: "users".into(), column: "email".into(), using: None, options: vec![] }))
         );
         assert_eq!(
             parse_schema("CREATE CUSTOM INDEX ON ks.users (values(tags)) USING 'StorageAttachedIndex'"),
-            Some(SchemaStmt::Index(Index { table: "users".into(), column: "tags".into(), using: Some("StorageAttachedIndex".into()) }))
+            Some(SchemaStmt::Index(Index { table: "users".into(), column: "tags".into(), using: Some("StorageAttachedIndex".into()), options: vec![] }))
         );
+        let Some(SchemaStmt::Index(sai)) =
+            parse_schema("CREATE INDEX IF NOT EXISTS ann ON vectors (v) USING 'sai' WITH OPTIONS = {'similarity_function': 'DOT_PRODUCT'}")
+        else {
+            panic!("an SAI index")
+        };
+        assert!(sai.is_sai());
+        assert_eq!((sai.column.as_str(), sai.option("similarity_function")), ("v", Some("DOT_PRODUCT")));
         assert_eq!(parse_schema("CREATE TYPE address (street text)"), None);
         assert_eq!(parse_schema("CREATE TABLE (((("), None);
     }

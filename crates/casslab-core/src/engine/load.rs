@@ -120,7 +120,11 @@ async fn load_rows<T: Target>(
         at_ms: run.at_ms(load_start),
     });
     let names = plan.slot_names.clone();
-    let r = run_phase(run.target.clone(), Arc::new(plan), run.params(PhaseKind::Load { count }, run.seed, 0, load_start), &run.events, stop).await;
+    let mut params = run.params(PhaseKind::Load { count }, run.seed, 0, load_start);
+    if let Some(limit) = run.w.load.as_ref().and_then(|l| l.concurrency) {
+        params.concurrency = params.concurrency.min(limit as usize).max(1);
+    }
+    let r = run_phase(run.target.clone(), Arc::new(plan), params, &run.events, stop).await;
     let failed: u64 = r.measured.iter().map(|s| s.error_count()).sum();
     run.send(EngineEvent::PhaseFinished {
         phase: Phase::Load,
@@ -188,6 +192,15 @@ pub fn load_fingerprint(w: &Workload, seed: u64) -> String {
     parts.push(seed.to_string());
     // the load's values are made from its keys (verify::write_values), not drawn
     parts.push("values by key".to_string());
+    // ... except values drawn in step with their keys (two sequences or more), kept as drawn
+    // since this was so: a data set loaded before is another
+    if let OpBody::Cql(op) = &op.body {
+        let sequences: std::collections::BTreeSet<&String> =
+            op.statements.iter().flat_map(|s| s.args.iter()).filter(|a| w.generators.get(*a).is_some_and(|g| g.is_sequence())).collect();
+        if sequences.len() >= 2 {
+            parts.push("paired sequences as drawn".to_string());
+        }
+    }
     let refs: Vec<&str> = parts.iter().map(|s| s.as_str()).collect();
     fingerprint(&refs)
 }

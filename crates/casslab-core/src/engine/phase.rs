@@ -1,7 +1,8 @@
 //! Running one phase: spawning the workers, sampling their records once per interval into
 //! [`IntervalSample`]s (sent to the caller as events as soon as each interval closes), deciding
 //! when the phase ends (count done, duration reached, or the caller asked to stop), and
-//! draining in-flight requests so the last partial interval is kept too. Under a rate or a
+//! draining in-flight requests so the last partial interval is kept too (with the recall of
+//! the searches still being judged). Under a rate or a
 //! schedule of requests in flight, each interval's [`IntervalLoad`] (what was asked, what
 //! was started) goes out just before it — but the last partial one's, which is the wait for
 //! the requests in flight, not a level of load. Under a rate, the backlog is read from the
@@ -23,6 +24,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc::UnboundedSender, watch};
 use tokio::time::Instant;
+
+/// Longest wait, at the end of a phase, for the recall of searches still being judged.
+const RECALL_SETTLE: Duration = Duration::from_secs(20);
 
 pub(crate) enum PhaseKind {
     Load {
@@ -138,6 +142,10 @@ pub(crate) async fn run_phase<T: Target>(
     shared.stop.store(true, Ordering::Relaxed);
     let stopped_at = Instant::now();
     drain(&mut handles, p.drain_timeout, events).await;
+    // the searches still waiting for their recall are judged into the last interval
+    if let Some(sink) = shared.target.recall_sink() {
+        sink.settle(RECALL_SETTLE).await;
+    }
     // what was due by the end and not started once the workers stopped: the last interval's
     // backlog
     let never_started = meter.as_ref().and_then(|m| m.never_started(end_at.unwrap_or(stopped_at).min(stopped_at)));
@@ -312,6 +320,10 @@ struct Sampler<'a, T: Target> {
 impl<'a, T: Target> Sampler<'a, T> {
     fn new(shared: &'a Shared<T>, p: &PhaseParams, workers: usize) -> Sampler<'a, T> {
         let n_ops = shared.plan.slot_names.len();
+        // what an earlier phase's searches left is not this phase's
+        if let Some(sink) = shared.target.recall_sink() {
+            sink.take();
+        }
         let (warm_ticks, end_tick, load) = match &p.kind {
             PhaseKind::Load { .. } => (0, u64::MAX, true),
             PhaseKind::Run { warmup_s, duration_s, .. } => {
@@ -355,6 +367,12 @@ impl<'a, T: Target> Sampler<'a, T> {
             for (i, s) in self.spare[w].iter_mut().enumerate() {
                 ops[i].merge(s);
                 s.reset();
+            }
+        }
+        // the recall judged since the last interval, off the workers' path
+        if let Some(sink) = self.shared.target.recall_sink() {
+            for (op, c) in ops.iter_mut().zip(sink.take()).filter(|(_, c)| !c.is_empty()) {
+                op.recall.get_or_insert_default().merge(&c);
             }
         }
         let backlog = backlog.unwrap_or_else(|| self.shared.backlog.iter().map(|b| b.load(Ordering::Relaxed)).sum());

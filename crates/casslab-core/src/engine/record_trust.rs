@@ -103,12 +103,17 @@ pub(super) async fn establish<T: Target>(run: &Run<'_, T>, loaded: Option<Loaded
             None => {
                 v.set_proven(t);
                 let keys_known = table.record.settled().count() as u64;
-                run.notice(Notice::Verification(VerifyNotice::Checking { table: table.name.clone(), keys_known, record_bytes: table.record.bytes() }));
+                run.notice(Notice::Verification(VerifyNotice::Checking {
+                    table: table.name.clone(),
+                    keys_known,
+                    record_bytes: table.record.bytes(),
+                    reads: v.reads_checked,
+                }));
             }
             Some(_) if load.is_none() && table.full_rows && table.counters.is_none() => v.set_proven(t),
             Some(why) => {
                 v.stop_checking(t);
-                run.notice(Notice::Verification(VerifyNotice::NotChecked { table: table.name.clone(), why }));
+                run.notice(Notice::Verification(VerifyNotice::NotChecked { table: table.name.clone(), why, reads: v.reads_checked }));
             }
         }
         // a shard draws only its own keys: those it loads, or its slice of the first key's values

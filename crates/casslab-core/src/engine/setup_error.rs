@@ -40,6 +40,8 @@ pub enum EngineError {
     NotOurRedis,
     #[error("{file}:{line}: schema: `{statement}` would change table {keyspace}.{table}, which casslab did not create (it was there before, in a keyspace casslab did not create); casslab changes only tables it created: use a keyspace casslab creates (e.g. -P keyspace=casslab_mine)")]
     NotOurTable { file: String, line: usize, statement: String, keyspace: String, table: String },
+    #[error("cannot start the thread that judges the recall of vector searches: {0}")]
+    RecallJudge(String),
     #[error(transparent)]
     Workload(#[from] WorkloadError),
     #[error(transparent)]

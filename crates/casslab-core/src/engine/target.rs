@@ -130,6 +130,12 @@ pub trait Target: Send + Sync + 'static {
         None
     }
 
+    /// Where the recall of its vector searches is left, judged off the hot path, until the
+    /// sampler takes it each interval; `None` when nothing is judged.
+    fn recall_sink(&self) -> Option<Arc<crate::recall::RecallSink>> {
+        None
+    }
+
     /// Keeps `value` under `key` in the target's bookkeeping of the workload's data (which run
     /// wrote to a data set last); forgotten with the loads by `truncate_for_reload`.
     fn note(&self, key: &str, value: &str) -> impl Future<Output = Result<(), EngineError>> + Send {

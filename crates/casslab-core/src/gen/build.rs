@@ -4,10 +4,11 @@
 
 use super::dist::Dist;
 use super::dist_params::{Ctx, Domain, Params};
-use super::spec::{ElementSpec, FieldSpec, GeneratorSpec, Scalar, SizeSpec};
+use super::spec::{ElementSpec, FieldSpec, GeneratorSpec, Scalar, SizeSpec, VectorSpec};
 use super::types::CqlType;
 use super::value_of::{default_start_ms, default_step_ms, Body, Simple, Size};
-use super::GenError;
+use super::vectors::{VectorBody, VectorKind};
+use super::{GenError, VECTOR_KINDS};
 use crate::suggest::hint;
 use crate::units::parse_start_ms;
 use std::collections::BTreeMap;
@@ -43,6 +44,14 @@ pub(super) fn build_all(specs: &BTreeMap<String, GeneratorSpec>) -> Result<Vec<B
     let mut content = Vec::with_capacity(specs.len());
     for (i, (name, spec)) in specs.iter().enumerate() {
         content.push(content_of(name, spec, &parts[i].0, specs, &parts)?);
+    }
+    // a vector generator with `values_of` makes the named generator's vectors, as it makes them
+    for (i, spec) in specs.values().enumerate() {
+        if let (CqlType::Vector { .. }, Some(j)) = (&parts[i].0, specs.keys().position(|k| *k == content[i])) {
+            if j != i && spec.vector.is_none() {
+                parts[i].1 = parts[j].1.clone();
+            }
+        }
     }
     Ok(specs
         .keys()
@@ -197,6 +206,12 @@ fn check_fields_apply(spec: &GeneratorSpec, ty: &CqlType, cx: &Ctx) -> Result<()
     if spec.key.is_some() {
         is(matches!(ty, CqlType::Map { .. }), "key", "maps")?;
     }
+    if spec.vector.is_some() {
+        is(matches!(ty, CqlType::Vector { .. }), "vector", "vector<float, N>")?;
+        if spec.values_of.is_some() {
+            return Err(cx.err("vector", "a generator with `values_of` makes the vectors of the one it names; remove `vector:`"));
+        }
+    }
     if spec.value.is_some() {
         is(matches!(ty, CqlType::Map { .. }), "value", "maps")?;
     }
@@ -220,6 +235,7 @@ fn body_of(name: &str, spec: &GeneratorSpec, ty: &CqlType, udt_fields: Option<Ve
             key: element_body(key, spec.key.as_ref(), "key.", name)?,
             value: element_body(value, spec.value.as_ref(), "value.", name)?,
         },
+        CqlType::Vector { dims } => Body::Vector(std::sync::Arc::new(vector_body(spec.vector.as_ref(), *dims as usize, name)?)),
         CqlType::Tuple(elements) => Body::Tuple(elements.iter().map(|t| element_body(t, None, "type.", name)).collect::<Result<_, _>>()?),
         CqlType::Udt { name: udt, .. } => Body::Udt { keyspace: String::new(), name: udt.clone(), fields: udt_fields.unwrap_or_default() },
         simple => {
@@ -237,6 +253,63 @@ fn body_of(name: &str, spec: &GeneratorSpec, ty: &CqlType, udt_fields: Option<Ve
             })
         }
     })
+}
+
+/// How a `vector<float, dims>` generator makes its values, from its `vector:` spec.
+fn vector_body(spec: Option<&VectorSpec>, dims: usize, generator: &str) -> Result<VectorBody, GenError> {
+    let cx = Ctx { generator, field_prefix: "vector." };
+    let spec = spec.cloned().unwrap_or_default();
+    let normalize = spec.normalize.as_ref().map(|b| b.as_bool().map_err(|m| cx.err("normalize", m))).transpose()?.unwrap_or(false);
+    let kind =
+        spec.kind.as_deref().map(|k| k.trim().to_ascii_lowercase()).unwrap_or_else(|| if spec.file.is_some() { "file".into() } else { "gaussian".into() });
+    let only = |field: &str, present: bool, applies: &str| if present { Err(cx.err(field, format!("applies to kind {applies}, not {kind}"))) } else { Ok(()) };
+    if kind != "clustered" {
+        only("centroids", spec.centroids.is_some(), "clustered")?;
+        only("spread", spec.spread.is_some(), "clustered")?;
+    }
+    if kind != "file" {
+        only("file", spec.file.is_some(), "file")?;
+        only("rows", spec.rows.is_some(), "file")?;
+    }
+    let kind = match kind.as_str() {
+        "gaussian" => VectorKind::Gaussian,
+        "clustered" => {
+            let centroids = cx.int("centroids", spec.centroids.as_ref())?.unwrap_or(100);
+            if !(1..=1_000_000).contains(&centroids) {
+                return Err(cx.err("centroids", format!("must be between 1 and 1000000, got {centroids}")));
+            }
+            let spread = cx.float("spread", spec.spread.as_ref())?.unwrap_or(0.2);
+            if spread.is_nan() || spread < 0.0 {
+                return Err(cx.err("spread", format!("must be 0 or more (the standard deviation around a centre), got {spread}")));
+            }
+            VectorKind::Clustered { centroids: centroids as usize, spread: spread as f32 }
+        }
+        "file" => {
+            let path = spec.file.as_deref().ok_or_else(|| cx.err("file", "kind file needs `file:`, a .fvecs, .npy or .csv file of vectors"))?;
+            let read = super::vector_file::read_vectors(std::path::Path::new(path)).map_err(|m| cx.err("file", m))?;
+            if read.dims != dims {
+                return Err(cx.err("file", format!("{path} holds vectors of {} dimensions, the type {dims}", read.dims)));
+            }
+            let (first, end) = match spec.rows.as_deref() {
+                None => (0, read.rows()),
+                Some(r) => rows_range(r, read.rows()).map_err(|m| cx.err("rows", m))?,
+            };
+            VectorKind::File { rows: read.values[first * dims..end * dims].into() }
+        }
+        other => return Err(cx.err("kind", format!("unknown kind \"{other}\"{}", hint(other, VECTOR_KINDS.iter())))),
+    };
+    Ok(VectorBody::new(dims, kind, normalize))
+}
+
+/// `FIRST..END` of a file of `rows` rows.
+fn rows_range(text: &str, rows: usize) -> Result<(usize, usize), String> {
+    let (a, b) = text.split_once("..").ok_or_else(|| format!("write FIRST..END, e.g. 0..{rows}, not \"{text}\""))?;
+    let parse = |s: &str| s.trim().parse::<usize>().map_err(|_| format!("\"{}\" is not a row number", s.trim()));
+    let (first, end) = (parse(a)?, parse(b)?);
+    if first >= end || end > rows {
+        return Err(format!("{first}..{end} is not a range of rows within the file's {rows}"));
+    }
+    Ok((first, end))
 }
 
 /// The distribution of `n`; `None` for `latest`, which is built once the sequence it follows is.
@@ -423,6 +496,17 @@ mod tests {
             ("g: { type: \"map<text, int>\", size: 1, value: { size: 4 } }", "value.size", "applies to text and blob"),
             ("g: { type: \"map<text, int>\", size: 1, key: { size: -4 } }", "key.size", "between 0 and"),
             ("g: { type: \"set<text>\", size: 1, element: { size: { max: 5, dist: zipfain } } }", "element.size.dist", "did you mean \"zipfian\"?"),
+            ("g: { type: \"vector<float, 4>\", vector: { kind: clusterd } }", "vector.kind", "did you mean \"clustered\"?"),
+            ("g: { type: \"vector<float, 4>\", vector: { centroids: 5 } }", "vector.centroids", "applies to kind clustered, not gaussian"),
+            ("g: { type: \"vector<float, 4>\", vector: { kind: clustered, centroids: 0 } }", "vector.centroids", "between 1 and"),
+            ("g: { type: \"vector<float, 4>\", vector: { kind: clustered, spread: -1 } }", "vector.spread", "must be 0 or more"),
+            ("g: { type: \"vector<float, 4>\", vector: { kind: file } }", "vector.file", "needs `file:`"),
+            ("g: { type: \"vector<float, 4>\", vector: { file: /nonexistent.npy } }", "vector.file", "cannot read /nonexistent.npy"),
+            ("g: { type: \"vector<float, 4>\", vector: { normalize: maybe } }", "vector.normalize", "expected true or false"),
+            ("g: { type: int, vector: { kind: gaussian } }", "vector", "applies to vector<float, N>"),
+            ("g: { type: \"vector<float, 4>\", values_of: h, vector: {} }\nh: { type: \"vector<float, 4>\" }", "vector", "remove `vector:`"),
+            ("g: { type: \"vector<float, 4>\", size: 4 }", "size", "applies to text, blob and collections"),
+            ("g: { type: \"vector<double, 4>\" }", "type", "vectors of float"),
         ];
         for (yaml, field, message) in cases {
             let e = error(yaml);

@@ -3,7 +3,8 @@
 //! workers and asks for one [`CqlValue`](scylla::value::CqlValue) per bound marker. Every value is
 //! a deterministic function of the generator's name and of an integer `n` drawn from the
 //! generator's distribution (`sequence`, `uniform`, `zipfian`, `latest`, `hotspot`, `gaussian`,
-//! `exponential`, `weibull`; any of them mirrored with `invert`).
+//! `exponential`, `weibull`; any of them mirrored with `invert`). Vectors (`vector<float, N>`)
+//! are gaussian, clustered or rows of a file (`vectors`, `vector_file`).
 //! This module owns the spec format, the CQL type grammar it accepts, the distributions and the
 //! rendering of values; it does not know about statements, sessions or the workload file's lines
 //! (the workload module adds those to a [`GenError`]).
@@ -19,11 +20,17 @@ mod tail_params;
 mod types;
 mod value_of;
 mod values;
+pub mod vector_file;
+mod vectors;
 mod zipf;
 
 pub use set::GeneratorSet;
-pub use spec::{ElementSpec, FieldSpec, GeneratorSpec, Scalar, ScalarError, SizeDistSpec, SizeSpec};
-pub use types::{CqlType, TypeError};
+pub use spec::{ElementSpec, FieldSpec, GeneratorSpec, Scalar, ScalarError, SizeDistSpec, SizeSpec, VectorSpec};
+pub use types::{CqlType, TypeError, VECTOR_DIMS};
+pub use vectors::floats_of;
+
+/// The kinds of vector a `vector<float, N>` generator makes (`vector: { kind: … }`).
+pub const VECTOR_KINDS: &[&str] = &["gaussian", "clustered", "file"];
 
 /// The distribution names accepted in `dist:`.
 pub const DISTRIBUTIONS: &[&str] = &["sequence", "uniform", "zipfian", "latest", "hotspot", "gaussian", "exponential", "weibull"];

@@ -149,6 +149,25 @@ impl GeneratorSet {
         a == b || [0i64, 1, 7, 1_000, 65_537, 123_456_789].iter().all(|n| self.value_at(a, *n) == self.value_at(b, *n))
     }
 
+    /// The dimensions of generator `idx`'s vectors (`None`: it makes no vectors).
+    pub fn vector_dims(&self, idx: usize) -> Option<usize> {
+        match self.gens[idx].ty {
+            CqlType::Vector { dims } => Some(dims as usize),
+            _ => None,
+        }
+    }
+
+    /// Fills `out` with the vector generator `idx` makes from the 64 bits `h` (as
+    /// [`GeneratorSet::value_from_bits`] would, without the CQL value); false when it makes no
+    /// vectors.
+    #[inline]
+    pub fn vector_from_bits(&self, idx: usize, h: u64, out: &mut [f32]) -> bool {
+        let (min, span) = self.domain(idx);
+        let span = span.filter(|s| *s > 0).unwrap_or(1 << 62);
+        let g = &self.gens[idx];
+        g.body.fill_vector(Drawn::Int(min.wrapping_add((h % span) as i64)), g.seed, out)
+    }
+
     /// The value generator `idx` makes for `n`, without drawing: lets a checker recompute what
     /// was written. (A `double` gaussian draws floats, for which this gives `n as f64`.)
     ///
@@ -164,6 +183,19 @@ impl GeneratorSet {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    #[test]
+    fn vectors_from_bits_are_the_values_and_values_of_makes_the_same_vectors() {
+        let g = set("v: { type: \"vector<float, 16>\", vector: { kind: clustered, centroids: 5 } }\nq: { type: \"vector<float, 16>\", values_of: v }");
+        let (v, q) = (g.index_of("v").unwrap(), g.index_of("q").unwrap());
+        assert_eq!(g.vector_dims(v), Some(16));
+        let mut out = vec![0f32; 16];
+        assert!(g.vector_from_bits(v, 12345, &mut out));
+        assert_eq!(crate::gen::floats_of(&g.value_from_bits(v, 12345)), Some(out.clone()));
+        assert!(g.same_values(v, q), "q makes v's vectors");
+        let w = set("v: { type: \"vector<float, 16>\", vector: { kind: clustered, centroids: 5 } }\nq: { type: \"vector<float, 16>\", vector: { kind: clustered, centroids: 5 } }");
+        assert!(!w.same_values(0, 1), "another name, other centres");
+    }
 
     /// The example from the workload reference, all types and distributions at once.
     const EXAMPLE: &str = r#"
@@ -183,6 +215,7 @@ id:         { type: uuid }
 ts:         { type: timestamp, dist: sequence, start: "2026-01-01T00:00:00Z", step_ms: 1000 }
 tu:         { type: timeuuid }
 flag:       { type: boolean }
+emb:        { type: "vector<float, 8>", vector: { kind: clustered, centroids: 3, spread: 0.1, normalize: true } }
 "#;
 
     fn set(yaml: &str) -> GeneratorSet {
@@ -257,6 +290,10 @@ flag:       { type: boolean }
             }
         }
         assert_eq!(v("ts"), CqlValue::Timestamp(scylla::value::CqlTimestamp(1_767_225_600_000)));
+        match v("emb") {
+            CqlValue::Vector(items) => assert!(items.len() == 8 && items.iter().all(|x| matches!(x, CqlValue::Float(_)))),
+            other => panic!("{other:?}"),
+        }
         assert_eq!(v("ts"), CqlValue::Timestamp(scylla::value::CqlTimestamp(1_767_225_601_000)));
         let flags: Vec<CqlValue> = (0..64).map(|_| v("flag")).collect();
         assert!(flags.contains(&CqlValue::Boolean(true)) && flags.contains(&CqlValue::Boolean(false)));
@@ -454,7 +491,7 @@ ips: { type: "set<inet>", size: 3 }
         send_sync::<GeneratorSet>();
         let g = set(EXAMPLE);
         let names: Vec<&str> = g.names().collect();
-        assert_eq!(names.len(), 16);
+        assert_eq!(names.len(), 17);
         assert!(names.windows(2).all(|w| w[0] < w[1]));
         for (i, name) in names.iter().enumerate() {
             assert_eq!(g.index_of(name), Some(i));

@@ -178,11 +178,39 @@ pub struct GeneratorSpec {
     /// A user-defined type (`type: address`): the fields to fill, each with its type and look.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fields: Option<std::collections::BTreeMap<String, FieldSpec>>,
+    /// `vector<float, N>`: how its values are made (gaussian by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector: Option<VectorSpec>,
     /// Make the values another generator makes for the same `n` (content is otherwise a
     /// function of this generator's own name): a read generator `key` with `values_of:
     /// insert_key` finds the rows `insert_key` wrote.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values_of: Option<String>,
+}
+
+/// How a `vector<float, N>` generator makes its values: `kind: gaussian` (the default),
+/// `clustered` (`centroids`, `spread`) or `file` (a `.fvecs`, `.npy` or CSV file, `file:`, and
+/// optionally the `rows:` of it to use, `0..1500`); `normalize: true` scales each to unit length.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct VectorSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// `clustered`: how many centres (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub centroids: Option<Scalar>,
+    /// `clustered`: the standard deviation of each component around its centre, whose own
+    /// components are N(0, 1) (default 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Scalar>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normalize: Option<Scalar>,
+    /// `file`: the path (relative to the workload file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// `file`: the rows to use, `FIRST..END` (END excluded), e.g. `0..1500`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<String>,
 }
 
 /// One field of a user-defined type: its CQL type (simple) and, for text and blob, its look.

@@ -2,7 +2,7 @@
 //! (`frozen<map<text, bigint>>`, `tuple<int, text>`, case-insensitive, whitespace-tolerant),
 //! printed back in CQL syntax, and compared with the driver's column types. Collections and
 //! tuples hold simple types only; a user-defined type is named by `type:` and described by the
-//! spec's `fields:` (built in `build.rs`).
+//! spec's `fields:` (built in `build.rs`); a vector is `vector<float, N>` (N from 2 to 4,096).
 
 use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
 use std::fmt;
@@ -52,7 +52,14 @@ pub enum CqlType {
         value: Box<CqlType>,
         frozen: bool,
     },
+    /// `vector<float, N>`: N floats, the type SAI's approximate nearest-neighbour indexes.
+    Vector {
+        dims: u16,
+    },
 }
+
+/// The dimensions a `vector<float, N>` may have.
+pub const VECTOR_DIMS: std::ops::RangeInclusive<u16> = 2..=4096;
 
 /// The simple type names `CqlType::parse` accepts, for error messages and suggestions.
 pub(crate) const SIMPLE_TYPE_NAMES: &[&str] = &[
@@ -79,7 +86,7 @@ pub(crate) const SIMPLE_TYPE_NAMES: &[&str] = &[
     "counter",
 ];
 
-const COLLECTION_NAMES: &[&str] = &["list", "set", "map", "tuple", "frozen"];
+const COLLECTION_NAMES: &[&str] = &["list", "set", "map", "tuple", "frozen", "vector"];
 
 impl CqlType {
     /// Parses a CQL type as written in a workload file.
@@ -108,12 +115,13 @@ impl CqlType {
                 CqlType::List { element, .. } => Ok(CqlType::List { element, frozen: true }),
                 CqlType::Set { element, .. } => Ok(CqlType::Set { element, frozen: true }),
                 CqlType::Map { key, value, .. } => Ok(CqlType::Map { key, value, frozen: true }),
-                t @ CqlType::Tuple(_) => Ok(t),
+                t @ (CqlType::Tuple(_) | CqlType::Vector { .. }) => Ok(t),
                 _ if !top => Err(TypeError::Nested(s.to_string())),
                 other => Err(TypeError::FrozenSimple(other.to_string())),
             },
             "list" => Ok(CqlType::List { element: Box::new(Self::parse_element(inner)?), frozen: false }),
             "set" => Ok(CqlType::Set { element: Box::new(Self::parse_element(inner)?), frozen: false }),
+            "vector" => Self::parse_vector(inner),
             "tuple" => Ok(CqlType::Tuple(inner.split(',').map(Self::parse_simple_element).collect::<Result<_, _>>()?)),
             "map" => {
                 let parts: Vec<&str> = inner.split(',').collect();
@@ -123,6 +131,18 @@ impl CqlType {
                 Ok(CqlType::Map { key: Box::new(Self::parse_element(parts[0])?), value: Box::new(Self::parse_element(parts[1])?), frozen: false })
             }
             other => Err(TypeError::Unsupported { word: other.to_string(), known: COLLECTION_NAMES }),
+        }
+    }
+
+    /// `float,128` of `vector<float, 128>`.
+    fn parse_vector(inner: &str) -> Result<CqlType, TypeError> {
+        let Some((element, dims)) = inner.rsplit_once(',') else { return Err(TypeError::VectorShape(inner.to_string())) };
+        if element != "float" {
+            return Err(TypeError::VectorElement(element.to_string()));
+        }
+        match dims.parse::<u16>() {
+            Ok(d) if VECTOR_DIMS.contains(&d) => Ok(CqlType::Vector { dims: d }),
+            _ => Err(TypeError::VectorDims(dims.to_string())),
         }
     }
 
@@ -192,6 +212,9 @@ impl CqlType {
             (CqlType::List { element, .. }, ColumnType::Collection { typ: CollectionType::List(e), .. })
             | (CqlType::Set { element, .. }, ColumnType::Collection { typ: CollectionType::Set(e), .. }) => element.matches(e),
             (CqlType::Map { key, value, .. }, ColumnType::Collection { typ: CollectionType::Map(k, v), .. }) => key.matches(k) && value.matches(v),
+            (CqlType::Vector { dims }, ColumnType::Vector { typ, dimensions }) => {
+                *dims == *dimensions && matches!(**typ, ColumnType::Native(NativeType::Float))
+            }
             (CqlType::Tuple(ours), ColumnType::Tuple(theirs)) => ours.len() == theirs.len() && ours.iter().zip(theirs).all(|(a, b)| a.matches(b)),
             (CqlType::Udt { name, fields, .. }, ColumnType::UserDefinedType { definition, .. }) => {
                 definition.name.eq_ignore_ascii_case(name)
@@ -227,9 +250,9 @@ impl CqlType {
         matches!(self, CqlType::List { .. } | CqlType::Set { .. } | CqlType::Map { .. })
     }
 
-    /// A collection, tuple or user-defined type: several values in one.
+    /// A collection, tuple, user-defined type or vector: several values in one.
     pub fn is_composite(&self) -> bool {
-        self.is_collection() || matches!(self, CqlType::Tuple(_) | CqlType::Udt { .. })
+        self.is_collection() || matches!(self, CqlType::Tuple(_) | CqlType::Udt { .. } | CqlType::Vector { .. })
     }
 
     /// Whether this type and a column type declared in a `CREATE TABLE` (`text`, `varchar`,
@@ -271,7 +294,13 @@ pub enum TypeError {
     ElementList(String),
     #[error("{0} needs element types, e.g. {0}<int>")]
     NeedsElements(String),
-    #[error("unsupported type \"{word}\" (supported: {}, list<T>, set<T>, map<K, V>, frozen<...>){}", SIMPLE_TYPE_NAMES.join(", "), crate::suggest::hint(.word, *.known))]
+    #[error("vector<...> takes an element type and a dimension, e.g. vector<float, 128>; got \"{0}\"")]
+    VectorShape(String),
+    #[error("casslab makes vectors of float (what SAI's vector indexes hold), not of {0}: write vector<float, N>")]
+    VectorElement(String),
+    #[error("a vector's dimension is a whole number from 2 to 4096, not \"{0}\"")]
+    VectorDims(String),
+    #[error("unsupported type \"{word}\" (supported: {}, list<T>, set<T>, map<K, V>, vector<float, N>, frozen<...>){}", SIMPLE_TYPE_NAMES.join(", "), crate::suggest::hint(.word, *.known))]
     Unsupported { word: String, known: &'static [&'static str] },
 }
 
@@ -301,6 +330,7 @@ impl fmt::Display for CqlType {
             CqlType::Inet => f.write_str("inet"),
             CqlType::Duration => f.write_str("duration"),
             CqlType::Counter => f.write_str("counter"),
+            CqlType::Vector { dims } => write!(f, "vector<float, {dims}>"),
             CqlType::Tuple(ts) => write!(f, "tuple<{}>", ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")),
             CqlType::Udt { name, frozen: true, .. } => write!(f, "frozen<{name}>"),
             CqlType::Udt { name, .. } => f.write_str(name),
@@ -361,6 +391,7 @@ mod tests {
             "tuple<int, text, date>",
             "list<inet>",
             "map<smallint, decimal>",
+            "vector<float, 128>",
         ] {
             let t = CqlType::parse(s).unwrap();
             assert_eq!(t.to_string(), s);
@@ -383,6 +414,13 @@ mod tests {
         assert!(CqlType::parse("list").unwrap_err().to_string().contains("needs element types"));
         assert!(CqlType::parse("tuple<list<int>>").unwrap_err().to_string().contains("nested"));
         assert!(CqlType::parse("address").unwrap_err().to_string().contains("unsupported"));
+        assert_eq!(CqlType::parse("vector<float, 4096>"), Ok(CqlType::Vector { dims: 4096 }));
+        assert_eq!(CqlType::parse("frozen<vector<float,3>>"), Ok(CqlType::Vector { dims: 3 }));
+        assert!(CqlType::parse("vector<double, 3>").unwrap_err().to_string().contains("vectors of float"));
+        assert!(CqlType::parse("vector<float, 1>").unwrap_err().to_string().contains("from 2 to 4096"));
+        assert!(CqlType::parse("vector<float, 5000>").unwrap_err().to_string().contains("from 2 to 4096"));
+        assert!(CqlType::parse("vector<float>").unwrap_err().to_string().contains("e.g. vector<float, 128>"));
+        assert!(CqlType::parse("list<vector<float, 3>>").unwrap_err().to_string().contains("nested"));
     }
 
     #[test]
@@ -405,6 +443,8 @@ mod tests {
         assert!(CqlType::Counter.matches(&native(NativeType::Counter)));
         assert!(!CqlType::BigInt.matches(&native(NativeType::Counter)));
         assert!(CqlType::Float.matches(&native(NativeType::Float)) && !CqlType::Double.matches(&native(NativeType::Float)));
+        let vector = ColumnType::Vector { typ: Box::new(native(NativeType::Float)), dimensions: 3 };
+        assert!(CqlType::Vector { dims: 3 }.matches(&vector) && !CqlType::Vector { dims: 4 }.matches(&vector));
         let tuple = ColumnType::Tuple(vec![native(NativeType::Int), native(NativeType::Text)]);
         assert!(CqlType::parse("frozen<tuple<int, text>>").unwrap().matches(&tuple));
         assert!(!CqlType::parse("tuple<int, int>").unwrap().matches(&tuple));
@@ -429,7 +469,9 @@ mod tests {
         assert_eq!(CqlType::parse("list<int>").unwrap().matches_declared("frozen<list<int>>"), Some(true));
         assert_eq!(CqlType::Int.matches_declared("frozen<address>"), Some(false));
         assert_eq!(CqlType::Udt { name: "address".into(), fields: vec![], frozen: false }.matches_declared("frozen<address>"), Some(true));
-        assert_eq!(CqlType::Int.matches_declared("vector<float, 3>"), None);
+        assert_eq!(CqlType::Int.matches_declared("vector<float, 3>"), Some(false));
+        assert_eq!(CqlType::Vector { dims: 3 }.matches_declared("VECTOR<FLOAT, 3>"), Some(true));
+        assert_eq!(CqlType::Vector { dims: 3 }.matches_declared("vector<float, 4>"), Some(false));
         assert_eq!(CqlType::udt_name("frozen< ks.Address >"), Some(("address".to_string(), true)));
         assert_eq!(CqlType::udt_name("int"), None);
     }

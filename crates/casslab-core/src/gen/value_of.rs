@@ -62,11 +62,11 @@ pub(crate) fn hash_of(seed: u64, n: u64) -> u64 {
 }
 
 /// An endless splitmix64 stream: 64 pseudo-random bits per step.
-struct Stream(u64);
+pub(crate) struct Stream(pub u64);
 
 impl Stream {
     #[inline]
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(GOLDEN);
         mix64(self.0)
     }
@@ -173,8 +173,8 @@ impl Simple {
             }
             CqlType::TimeUuid => CqlValue::Timeuuid(timeuuid(self.time_ms(n), hash)),
             CqlType::Timestamp => CqlValue::Timestamp(CqlTimestamp(self.time_ms(n))),
-            CqlType::List { .. } | CqlType::Set { .. } | CqlType::Map { .. } | CqlType::Tuple(_) | CqlType::Udt { .. } => {
-                unreachable!("collections, tuples and user-defined types are rendered by Body")
+            CqlType::List { .. } | CqlType::Set { .. } | CqlType::Map { .. } | CqlType::Tuple(_) | CqlType::Udt { .. } | CqlType::Vector { .. } => {
+                unreachable!("collections, tuples, user-defined types and vectors are rendered by Body")
             }
         }
     }
@@ -246,21 +246,34 @@ pub(crate) enum Body {
     },
     /// `values:` — item `n mod len` of the list.
     Values(std::sync::Arc<[CqlValue]>),
+    /// `vector<float, N>`.
+    Vector(std::sync::Arc<super::vectors::VectorBody>),
 }
 
 impl Body {
+    /// The content hash of a drawn value under `seed`, and its `n`.
+    #[inline]
+    fn hashed(drawn: Drawn, seed: u64) -> (i64, Option<f64>, u64) {
+        match drawn {
+            Drawn::Int(n) => (n, None, hash_of(seed, n as u64)),
+            Drawn::Float(f) => (f as i64, Some(f), hash_of(seed, f.to_bits())),
+        }
+    }
+
+    /// Fills `out` with the vector a vector body makes for `drawn`; false for any other body.
+    pub(crate) fn fill_vector(&self, drawn: Drawn, seed: u64, out: &mut [f32]) -> bool {
+        let Body::Vector(v) = self else { return false };
+        let (n, _, hash) = Body::hashed(drawn, seed);
+        v.fill(seed, n, hash, out);
+        true
+    }
+
     pub(crate) fn render(&self, drawn: Drawn, seed: u64) -> CqlValue {
-        let (n, float) = match drawn {
-            Drawn::Int(n) => (n, None),
-            Drawn::Float(f) => (f as i64, Some(f)),
-        };
-        let hash = match float {
-            Some(f) => hash_of(seed, f.to_bits()),
-            None => hash_of(seed, n as u64),
-        };
+        let (n, float, hash) = Body::hashed(drawn, seed);
         match self {
             Body::Simple(s) => s.render(n, float, hash),
             Body::Values(v) => v[n.rem_euclid(v.len() as i64) as usize].clone(),
+            Body::Vector(v) => v.value(seed, n, hash),
             Body::List { size, element } => CqlValue::List((0..size.get(hash) as u64).map(|i| element.element(hash_of(hash, i))).collect()),
             Body::Set { size, element } => {
                 let mut v: Vec<CqlValue> = (0..size.get(hash) as u64).map(|i| element.element(hash_of(hash, i))).collect();

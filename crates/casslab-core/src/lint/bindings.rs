@@ -43,7 +43,9 @@ fn type_rule(m: &Model, s: &OpStmt, out: &mut Vec<Finding>) {
         for (column, term) in bound {
             let (Some(col), Some((name, spec))) = (t.column(column), s.generator(m.w, term)) else { continue };
             let Some(ty) = type_of(spec) else { continue };
-            if ty.matches_declared(&col.ty) == Some(false) {
+            // vectors of another dimension are `vector-dimension-mismatch`'s
+            let other_dims = matches!(ty, CqlType::Vector { .. }) && super::indexes::declared_dims(&col.ty).is_some();
+            if ty.matches_declared(&col.ty) == Some(false) && !other_dims {
                 out.push(m.at_stmt(
                     s,
                     Severity::Error,

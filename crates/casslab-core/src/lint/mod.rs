@@ -2,7 +2,8 @@
 //! reports modelling mistakes a machine can spot before a request is sent, each a [`Finding`]
 //! with a severity, the statement or table at fault (file:line), why it hurts and what to do
 //! instead. `crate::cql` reads the statements; one file per group of rules (`bindings`,
-//! `collections`, `queries`, `writes`, `partitions`, `consistency`) inspects them through the shared [`Model`]. This
+//! `collections`, `queries`, `indexes`, `writes`, `partitions`, `consistency`) inspects them
+//! through the shared [`Model`]. This
 //! module does not print: the binary renders findings (`casslab lint`, and before `run`).
 
 #[cfg(test)]
@@ -11,6 +12,7 @@ mod bindings;
 mod collections;
 mod consistency;
 mod estimate;
+mod indexes;
 pub mod live_schema;
 mod partitions;
 mod queries;
@@ -66,6 +68,11 @@ pub enum Rule {
     ConsistencyUnmet,
     GeneratorTypeMismatch,
     ReadsNeverMatch,
+    UnindexedFilter,
+    FilteringLargeTable,
+    AnnWithoutLimit,
+    VectorDimensionMismatch,
+    IndexLowCardinality,
 }
 
 impl Rule {
@@ -87,6 +94,11 @@ impl Rule {
         Rule::ConsistencyUnmet,
         Rule::GeneratorTypeMismatch,
         Rule::ReadsNeverMatch,
+        Rule::UnindexedFilter,
+        Rule::FilteringLargeTable,
+        Rule::AnnWithoutLimit,
+        Rule::VectorDimensionMismatch,
+        Rule::IndexLowCardinality,
     ];
 
     pub fn id(self) -> &'static str {
@@ -108,6 +120,11 @@ impl Rule {
             Rule::ConsistencyUnmet => "consistency-unmet",
             Rule::GeneratorTypeMismatch => "generator-type-mismatch",
             Rule::ReadsNeverMatch => "reads-never-match",
+            Rule::UnindexedFilter => "unindexed-filter",
+            Rule::FilteringLargeTable => "filtering-large-table",
+            Rule::AnnWithoutLimit => "ann-without-limit",
+            Rule::VectorDimensionMismatch => "vector-dimension-mismatch",
+            Rule::IndexLowCardinality => "index-low-cardinality",
         }
     }
 }
@@ -274,9 +291,13 @@ pub fn lint(w: &Workload, opts: &LintOptions) -> Vec<Finding> {
     bindings::check(&m, &mut out);
     collections::check(&m, &mut out);
     queries::check(&m, &mut out);
+    indexes::check(&m, &mut out);
     writes::check(&m, &mut out);
     partitions::check(&m, &mut out);
     consistency::check(&m, &mut out);
+    // filtering a large table is said once, with the rows it reads
+    let large: Vec<(Option<usize>, String)> = out.iter().filter(|f| f.rule == Rule::FilteringLargeTable).map(|f| (f.line, f.subject.clone())).collect();
+    out.retain(|f| f.rule != Rule::AllowFiltering || !large.contains(&(f.line, f.subject.clone())));
     sort(&mut out);
     out
 }

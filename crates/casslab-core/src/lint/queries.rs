@@ -131,7 +131,16 @@ fn select_rules(m: &Model, s: &OpStmt, d: &Dml, t: &Table, out: &mut Vec<Finding
         ));
     }
     let has_limit = d.limit.is_some() || d.per_partition_limit;
-    if !restricted && !has_limit {
+    // an index lookup by `=` finds its rows without reading the ring (what it returns is
+    // `index-low-cardinality`'s)
+    let index_lookup = d.relations.iter().any(|r| {
+        !r.token
+            && r.op == RelOp::Eq
+            && r.columns.len() == 1
+            && !t.is_key(&r.columns[0])
+            && m.indexes.iter().any(|(i, _)| i.table == t.name && i.column == r.columns[0])
+    });
+    if !restricted && !has_limit && !index_lookup {
         out.push(m.at_stmt(
             s,
             Severity::Warning,

@@ -22,6 +22,8 @@ fn justified(name: &str) -> &'static [Rule] {
         "partition-set" => &[Rule::PartitionInFanout],
         "tombstones-ttl-set" => &[Rule::TtlOnCollection, Rule::CollectionWrittenWhole],
         "tombstones-range-deletes" => &[Rule::RangeDeleteGrowingPartition, Rule::ReadAfterDelete, Rule::UnboundedPartition],
+        // compares an SAI index with a legacy one on a unique column and with ALLOW FILTERING
+        "sai-lookup" => &[Rule::IndexHighCardinality, Rule::AllowFiltering, Rule::ScanWithoutLimit],
         _ => &[],
     }
 }

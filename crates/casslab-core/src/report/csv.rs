@@ -70,9 +70,10 @@ pub fn main_phase(r: &RunRecord) -> Option<(Phase, &OpSummary)> {
 }
 
 /// The columns of [`intervals_csv`].
-/// The last five are the operation's checked reads (empty when its reads were not verified):
-/// those judged, then the stale, missing, corrupt and resurrected ones.
-pub const INTERVALS_HEADER: &str = "index,phase,start_ms,end_ms,end_unix_ms,op,ok,errors,ops_per_s,mean_ns,p50_ns,p95_ns,p99_ns,p999_ns,max_ns,service_p99_ns,late,backlog,verified,stale,missing,corrupt,resurrected";
+/// Then five of the operation's checked reads (empty when its reads were not verified):
+/// those judged, then the stale, missing, corrupt and resurrected ones; the last four are its
+/// vector searches (empty when it searched none): judged, hits, possible hits, recall.
+pub const INTERVALS_HEADER: &str = "index,phase,start_ms,end_ms,end_unix_ms,op,ok,errors,ops_per_s,mean_ns,p50_ns,p95_ns,p99_ns,p999_ns,max_ns,service_p99_ns,late,backlog,verified,stale,missing,corrupt,resurrected,recall_judged,recall_hits,recall_possible,recall";
 
 /// The columns of [`INTERVALS_HEADER`] for one operation of one interval, saved or live.
 pub(crate) fn interval_cells(
@@ -109,6 +110,10 @@ pub(crate) fn interval_cells(
         opt(o.verify.map(|c| c.missing)),
         opt(o.verify.map(|c| c.corrupt)),
         opt(o.verify.map(|c| c.resurrected)),
+        opt(o.recall.map(|c| c.judged)),
+        opt(o.recall.map(|c| c.hits)),
+        opt(o.recall.map(|c| c.possible)),
+        o.recall.and_then(|c| c.recall()).map_or(String::new(), |r| format!("{r:.4}")),
     ]
 }
 

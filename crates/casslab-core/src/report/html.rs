@@ -224,6 +224,9 @@ fn phase_section(s: &mut String, run: &RunView, phase: Phase, pos: usize) {
         if let Some(data) = super::data::data_line(p, &super::data::levels_of(&run.record)) {
             let _ = write!(s, r#"<p class="data">{}</p>"#, esc(&data));
         }
+        if let Some(recall) = super::recall_text::phase_line(p) {
+            let _ = write!(s, r#"<p class="recall">{}</p>"#, esc(&recall));
+        }
         if !p.total.errors.is_empty() {
             let parts: Vec<String> = p.total.errors.iter().map(|(k, v)| format!("{} {}", k.as_str(), grouped(*v))).collect();
             let _ = write!(s, r#"<p class="errors">Errors by kind: {}</p>"#, esc(&parts.join(", ")));
@@ -232,6 +235,7 @@ fn phase_section(s: &mut String, run: &RunView, phase: Phase, pos: usize) {
     let id = |what: &str| format!("r{pos}-{}-{what}", phase.as_str());
     let mut list = vec![charts::throughput(run, phase, &id("throughput"))];
     list.extend(charts::errors_over_time(run, phase, &id("errors")));
+    list.extend(charts::recall_over_time(run, phase, &id("recall")));
     list.extend(charts::streaming_over_time(run, phase, &id("streaming")));
     for (i, op) in run.op_names(phase).iter().enumerate() {
         list.push(charts::latency_over_time(run, phase, op, &id(&format!("latency-{i}"))));

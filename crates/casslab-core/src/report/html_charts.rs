@@ -229,6 +229,39 @@ pub fn streaming_over_time(run: &RunView, phase: Phase, id: &str) -> Option<Line
     })
 }
 
+/// The recall@k of each searching operation per interval (the share of the exact k nearest its
+/// judged searches returned), with the run's events; `None` when nothing searched vectors.
+pub fn recall_over_time(run: &RunView, phase: Phase, id: &str) -> Option<LineChart> {
+    let ivs = run.chart_timeline(phase);
+    let mut ops: Vec<&str> = ivs.iter().flat_map(|iv| iv.ops.iter().filter(|o| o.recall.is_some_and(|r| r.judged > 0)).map(|o| o.op.as_str())).collect();
+    ops.sort_unstable();
+    ops.dedup();
+    if ops.is_empty() {
+        return None;
+    }
+    let k = ivs.iter().flat_map(|iv| iv.ops.iter().filter_map(|o| o.recall.map(|r| r.k))).max().unwrap_or(0);
+    let (x, marks) = time_axis(run, &ivs);
+    let series: Vec<Series> = ops
+        .iter()
+        .enumerate()
+        .map(|(i, op)| {
+            let pts = ivs
+                .iter()
+                .filter_map(|iv| iv.ops.iter().find(|o| o.op == *op).and_then(|o| o.recall).and_then(|r| r.recall()).map(|r| (iv.mid_s(), r)))
+                .collect();
+            Series::new(op.to_string(), color(i), pts)
+        })
+        .collect();
+    Some(LineChart {
+        id: id.to_string(),
+        title: format!("{} · {} · recall@{k} of the vector searches judged in each interval", run.label, phase_name(phase)),
+        y: YAxis::linear("recall"),
+        x,
+        series,
+        marks,
+    })
+}
+
 fn error_color(k: ErrorKind) -> &'static str {
     match k {
         ErrorKind::Timeout => "#e15759",

@@ -227,6 +227,9 @@ fn histogram_json(phase: Phase, op: &str, stats: &OpStats) -> Value {
     if let Some(c) = stats.verify_counts() {
         v["verify"] = serde_json::to_value(c).unwrap_or(Value::Null);
     }
+    if let Some(c) = stats.recall {
+        v["recall"] = serde_json::to_value(c).unwrap_or(Value::Null);
+    }
     v
 }
 
@@ -301,6 +304,7 @@ pub fn read_run_json_packed(path: &Path) -> Result<(RunData, Vec<PackedInterval>
             empty_reads: o["empty_reads"].as_u64().unwrap_or(0),
             rows_read: o["rows_read"].as_u64().unwrap_or(0),
             verify: serde_json::from_value(o["verify"].clone()).map_err(|_| bad(&format!("{what}.verify")))?,
+            recall: serde_json::from_value(o["recall"].clone()).map_err(|_| bad(&format!("{what}.recall")))?,
         })
     };
     let mut intervals = Vec::new();

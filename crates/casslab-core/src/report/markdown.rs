@@ -134,6 +134,9 @@ fn run_section(s: &mut String, run: &RunView, several: bool) {
         if let Some(data) = super::data::data_line(p, &super::data::levels_of(r)) {
             let _ = writeln!(s, "**{}**\n", cell(&data));
         }
+        if let Some(recall) = super::recall_text::phase_line(p) {
+            let _ = writeln!(s, "{}\n", cell(&recall));
+        }
         if !p.total.errors.is_empty() {
             let parts: Vec<String> = p.total.errors.iter().map(|(k, v)| format!("{} {}", k.as_str(), grouped(*v))).collect();
             let _ = writeln!(s, "Errors by kind: {}\n", parts.join(", "));

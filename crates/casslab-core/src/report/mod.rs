@@ -27,6 +27,7 @@ pub mod lint_text;
 pub mod markdown;
 pub mod openmetrics;
 pub mod plan_text;
+pub mod recall_text;
 pub mod report_json;
 pub mod run_view;
 pub mod runs_json;

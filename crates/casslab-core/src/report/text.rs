@@ -94,6 +94,9 @@ pub fn run_summary(r: &RunRecord, s: &RunSummary) -> String {
         if let Some(data) = super::data::data_line(p, &levels) {
             let _ = writeln!(out, "  {data}");
         }
+        if let Some(recall) = super::recall_text::phase_line(p) {
+            let _ = writeln!(out, "  {recall}");
+        }
         let errs = &p.total.errors;
         if !errs.is_empty() {
             let parts: Vec<String> = errs.iter().map(|(k, v)| format!("{} {v}", k.as_str())).collect();

@@ -15,6 +15,7 @@ pub use changes::with_workload_load;
 pub mod conduct;
 mod event_check_error;
 pub mod findmax;
+mod index_events;
 mod network_events;
 mod observer;
 mod profiling;
@@ -326,7 +327,15 @@ impl Consumer<'_, '_> {
                     p.start(id);
                 }
                 if phase == Phase::Run && !w.events.is_empty() && controls(cfg) {
-                    self.timeline = Some(Timeline::start(w.events.clone(), s.clock, at_ms, lab.control.clone(), lab.observer.clone(), self.rates.clone()));
+                    let cql = (w.target == TargetKind::Cql).then(|| {
+                        Arc::new(index_events::CqlEvents {
+                            cluster: cfg.cluster.clone(),
+                            credentials: lab.credentials.clone(),
+                            keyspace: w.keyspace.clone(),
+                            tables: w.tables(),
+                        })
+                    });
+                    self.timeline = Some(Timeline::start(w.events.clone(), s.clock, at_ms, lab.control.clone(), lab.observer.clone(), self.rates.clone(), cql));
                 }
                 let schedule = cfg.rate_schedule().or(cfg.concurrency_shape.as_ref()).filter(|_| phase == Phase::Run).map(|s| s.to_string());
                 lab.observer.on(&SessionEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, concurrency: cfg.concurrency, schedule });

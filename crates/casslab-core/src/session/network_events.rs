@@ -188,7 +188,8 @@ mod tests {
         let cluster = std::sync::Arc::new(net(true));
         let evs = vec![parse_event("10ms partition dc1|dc2").unwrap()];
         let clock = RunClock { t0: tokio::time::Instant::now(), t0_unix_ms: 0 };
-        let t = Timeline::start(evs, clock, 0, Some(cluster.clone() as std::sync::Arc<dyn ClusterControl>), std::sync::Arc::new(crate::session::Quiet), None);
+        let t =
+            Timeline::start(evs, clock, 0, Some(cluster.clone() as std::sync::Arc<dyn ClusterControl>), std::sync::Arc::new(crate::session::Quiet), None, None);
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         assert_eq!(cluster.changes.lock().unwrap().len(), 1, "the partition holds while the run goes on");
         let records = t.finish().await;

@@ -5,7 +5,7 @@
 //! ([`ClusterControl::one_at_a_time`]) — and records when it started and
 //! ended on the run's clock, its exit status and the tail of its output. Node actions and
 //! nodetool calls go through the [`ClusterControl`] seam; `exec` runs `sh -c CMD`; network
-//! changes are `network_events`'.
+//! changes are `network_events`'; `create index` is `index_events`' (through CQL).
 
 use super::event_check_error::EventCheckError;
 use super::network_events;
@@ -61,6 +61,7 @@ impl Timeline {
         control: Option<Arc<dyn ClusterControl>>,
         observer: Arc<dyn Observer>,
         rates: Option<UnboundedSender<RateChange>>,
+        cql: Option<Arc<super::index_events::CqlEvents>>,
     ) -> Timeline {
         let (cancel, mut cancelled) = watch::channel(false);
         // what the run's end needs to heal the network faults it left
@@ -80,8 +81,10 @@ impl Timeline {
                     records.push(skipped(seq as u32, &spec, due_ms));
                     continue;
                 }
-                let (control, observer, rates) = (control.clone(), observer.clone(), rates.clone());
-                running.push(tokio::task::spawn_blocking(move || recorded(seq as u32, &spec, clock, control.as_deref(), observer.as_ref(), rates.as_ref())));
+                let (control, observer, rates, cql) = (control.clone(), observer.clone(), rates.clone(), cql.clone());
+                running.push(tokio::task::spawn_blocking(move || {
+                    recorded(seq as u32, &spec, clock, (control.as_deref(), cql.as_deref()), observer.as_ref(), rates.as_ref())
+                }));
             }
             for h in running {
                 if let Ok(r) = h.await {
@@ -118,7 +121,7 @@ pub(crate) async fn run_setup(
     let mut records = Vec::new();
     for (seq, spec) in sorted(events.to_vec()).into_iter().enumerate().filter(|(_, e)| e.setup) {
         let (control, observer) = (control.clone(), observer.clone());
-        let done = tokio::task::spawn_blocking(move || recorded(seq as u32, &spec, clock, control.as_deref(), observer.as_ref(), None)).await;
+        let done = tokio::task::spawn_blocking(move || recorded(seq as u32, &spec, clock, (control.as_deref(), None), observer.as_ref(), None)).await;
         records.extend(done.ok());
     }
     records
@@ -130,14 +133,17 @@ fn recorded(
     seq: u32,
     spec: &EventSpec,
     clock: RunClock,
-    control: Option<&dyn ClusterControl>,
+    (control, cql): (Option<&dyn ClusterControl>, Option<&super::index_events::CqlEvents>),
     observer: &dyn Observer,
     rates: Option<&UnboundedSender<RateChange>>,
 ) -> EventRecord {
     let fire = || {
         let start_ms = clock.now_ms();
         observer.on(&SessionEvent::EventStarted { spec });
-        let (status, exit_code, output) = carry_out(&spec.action, control, rates);
+        let (status, exit_code, output) = match &spec.action {
+            EventAction::CreateIndex(statement) => super::index_events::create_index(statement, cql),
+            action => carry_out(action, control, rates),
+        };
         let end_ms = clock.now_ms().max(start_ms);
         let record = EventRecord {
             seq,
@@ -361,7 +367,7 @@ mod tests {
         let evs = vec![parse_event("200ms exec sleep 0.3").unwrap(), parse_event("50ms exec echo first").unwrap(), parse_event("1h exec true").unwrap()];
         // the run phase started 1000 ms after the clock
         let clock = RunClock { t0: tokio::time::Instant::now() - Duration::from_millis(1_000), t0_unix_ms: 0 };
-        let t = Timeline::start(evs, clock, 1_000, None, Arc::new(Quiet), None);
+        let t = Timeline::start(evs, clock, 1_000, None, Arc::new(Quiet), None, None);
         tokio::time::sleep(Duration::from_millis(400)).await;
         let recs = t.finish().await;
         assert_eq!(recs.len(), 3);
@@ -383,7 +389,7 @@ mod tests {
         ];
         let cluster = Arc::new(named(vec!["node1", "node2"]));
         let clock = RunClock { t0: tokio::time::Instant::now(), t0_unix_ms: 0 };
-        let t = Timeline::start(evs, clock, 0, Some(cluster.clone() as Arc<dyn ClusterControl>), Arc::new(Quiet), None);
+        let t = Timeline::start(evs, clock, 0, Some(cluster.clone() as Arc<dyn ClusterControl>), Arc::new(Quiet), None, None);
         tokio::time::sleep(Duration::from_millis(200)).await;
         let recs = t.finish().await;
         let statuses: Vec<(&str, EventStatus)> = recs.iter().map(|r| (r.action.as_str(), r.status)).collect();

@@ -2,8 +2,8 @@
 //! and read runs back. Table layout lives in `migrations.rs`, row decoding in `rows.rs`.
 
 use super::rows::{
-    decode_figures, decode_packed_stats, decode_phase, decode_stats, encode, encode_verify, Cols, RawRun, FIGURES_COLUMNS, FIGURES_COLUMN_COUNT, SELECT_RUN,
-    STATS_COLUMNS,
+    decode_figures, decode_packed_stats, decode_phase, decode_stats, encode, encode_recall, encode_verify, Cols, RawRun, FIGURES_COLUMNS, FIGURES_COLUMN_COUNT,
+    SELECT_RUN, STATS_COLUMNS,
 };
 use super::{
     serialize_histogram, EncodedInterval, IntervalFigures, PackedInterval, RunId, RunProcess, RunRecord, RunStatus, RunSummary, StoreError, StoredInterval,
@@ -67,9 +67,9 @@ impl Store {
                     ok, error_count, errors_json, ops_per_s,
                     lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns,
                     svc_mean_ns, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_p999_ns, svc_max_ns,
-                    intended_hdr, service_hdr, late, max_lag_ns, empty_reads, rows_read, verify_json)
+                    intended_hdr, service_hdr, late, max_lag_ns, empty_reads, rows_read, verify_json, recall_json)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                    ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)",
+                    ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)",
             )?;
             for (seq, (op, stats)) in sample.ops.iter().enumerate() {
                 let s = OpSummary::of(op, stats, duration_s);
@@ -107,6 +107,7 @@ impl Store {
                         stats.empty_reads,
                         stats.rows_read,
                         encode_verify(stats)?,
+                        encode_recall(stats)?,
                     ])
                     .map_err(|e| missing_run(run, e))?;
             }
@@ -123,9 +124,9 @@ impl Store {
                 "INSERT OR REPLACE INTO phase_histograms (run_id, phase, op, ok, error_count, errors_json,
                     lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns,
                     svc_mean_ns, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_p999_ns, svc_max_ns,
-                    intended_hdr, service_hdr, late, max_lag_ns, empty_reads, rows_read, verify_json)
+                    intended_hdr, service_hdr, late, max_lag_ns, empty_reads, rows_read, verify_json, recall_json)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                    ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+                    ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
                 params![
                     run,
                     phase.as_str(),
@@ -152,6 +153,7 @@ impl Store {
                     stats.empty_reads,
                     stats.rows_read,
                     encode_verify(stats)?,
+                    encode_recall(stats)?,
                 ],
             )
             .map_err(|e| missing_run(run, e))?;

@@ -162,16 +162,18 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
 /// Columns added to `intervals` and `phase_histograms` beside version 1: an operation's
 /// starts later than intended and its largest start lag (`stats::OpStats::late`,
 /// `max_lag_ns`), its reads that returned no row, the rows its reads returned, and its checked
-/// reads by class. Rows
+/// reads by class, and its vector searches' recall. Rows
 /// written by builds that did not record them read as 0 (the run's environment says what its
 /// build recorded).
-pub(super) const OP_COLUMNS: [(&str, &str); 5] = [
+pub(super) const OP_COLUMNS: [(&str, &str); 6] = [
     ("late", "INTEGER NOT NULL DEFAULT 0"),
     ("max_lag_ns", "INTEGER NOT NULL DEFAULT 0"),
     ("empty_reads", "INTEGER NOT NULL DEFAULT 0"),
     ("rows_read", "INTEGER NOT NULL DEFAULT 0"),
     // checked reads by class (`verify::VerifyCounts` as JSON); NULL: the operation checked none
     ("verify_json", "TEXT"),
+    // vector searches judged against the exact nearest (`recall::RecallCounts` as JSON); NULL: none
+    ("recall_json", "TEXT"),
 ];
 
 /// Columns added to `runs` beside version 1: the process that makes the run

@@ -339,6 +339,7 @@ pub struct PackedStats {
     pub empty_reads: u64,
     pub rows_read: u64,
     pub verify: Option<crate::verify::VerifyCounts>,
+    pub recall: Option<crate::recall::RecallCounts>,
 }
 
 impl PackedStats {
@@ -353,6 +354,7 @@ impl PackedStats {
             empty_reads: s.empty_reads,
             rows_read: s.rows_read,
             verify: s.verify_counts(),
+            recall: s.recall,
         }
     }
 
@@ -367,6 +369,7 @@ impl PackedStats {
             empty_reads: self.empty_reads,
             rows_read: self.rows_read,
             verify: self.verify.map(|counts| Box::new(crate::verify::VerifyStats { counts, samples: Vec::new() })),
+            recall: self.recall,
         })
     }
 }

@@ -93,7 +93,7 @@ pub(super) fn decode_phase(s: &str, what: impl Fn() -> String) -> Result<Phase, 
 }
 
 /// The columns [`decode_stats`] reads, in its order.
-pub(super) const STATS_COLUMNS: &str = "ok, errors_json, intended_hdr, service_hdr, late, max_lag_ns, empty_reads, rows_read, verify_json";
+pub(super) const STATS_COLUMNS: &str = "ok, errors_json, intended_hdr, service_hdr, late, max_lag_ns, empty_reads, rows_read, verify_json, recall_json";
 
 /// Reads [`STATS_COLUMNS`] starting at column `first`.
 pub(super) fn decode_stats(r: &Row<'_>, first: usize, what: impl Fn() -> String) -> Result<OpStats, StoreError> {
@@ -117,15 +117,16 @@ pub(super) fn decode_packed_stats(r: &Row<'_>, first: usize, what: impl Fn() -> 
         empty_reads: r.get(first + 6)?,
         rows_read: r.get(first + 7)?,
         verify: decode_verify(r.get(first + 8)?, &what)?,
+        recall: decode_recall(r.get(first + 9)?, &what)?,
     })
 }
 
 /// The columns [`decode_figures`] reads, in its order: an interval row without its histograms.
 pub(super) const FIGURES_COLUMNS: &str = "idx, phase, start_ms, end_ms, backlog, op, ok, errors_json, late, max_lag_ns, empty_reads, rows_read, \
      lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns, \
-     svc_mean_ns, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_p999_ns, svc_max_ns, verify_json";
+     svc_mean_ns, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_p999_ns, svc_max_ns, verify_json, recall_json";
 /// How many columns [`FIGURES_COLUMNS`] names.
-pub(super) const FIGURES_COLUMN_COUNT: usize = 25;
+pub(super) const FIGURES_COLUMN_COUNT: usize = 26;
 
 /// Reads [`FIGURES_COLUMNS`]. The latency columns were computed from the row's histograms when
 /// it was saved, and each histogram counts exactly the row's `ok` operations.
@@ -162,6 +163,7 @@ pub(super) fn decode_figures(r: &Row<'_>, what: impl Fn(&str) -> String) -> Resu
             empty_reads: r.get(10)?,
             rows_read: r.get(11)?,
             verify: decode_verify(r.get(24)?, || what("checked reads"))?,
+            recall: decode_recall(r.get(25)?, || what("recall"))?,
         },
         late: r.get(8)?,
         max_lag_ns: r.get(9)?,
@@ -171,6 +173,16 @@ pub(super) fn decode_figures(r: &Row<'_>, what: impl Fn(&str) -> String) -> Resu
 /// The `verify_json` column: checked reads by class, `None` when the operation checked none.
 pub(super) fn decode_verify(json: Option<String>, what: impl Fn() -> String) -> Result<Option<crate::verify::VerifyCounts>, StoreError> {
     json.map(|j| serde_json::from_str(&j).map_err(|e| StoreError::Corrupt { what: what(), detail: e.to_string() })).transpose()
+}
+
+/// The `recall_json` column: vector searches judged, `None` when the operation searched none.
+pub(super) fn decode_recall(json: Option<String>, what: impl Fn() -> String) -> Result<Option<crate::recall::RecallCounts>, StoreError> {
+    json.map(|j| serde_json::from_str(&j).map_err(|e| StoreError::Corrupt { what: what(), detail: e.to_string() })).transpose()
+}
+
+/// The `recall_json` of one operation's records.
+pub(super) fn encode_recall(stats: &OpStats) -> Result<Option<String>, StoreError> {
+    stats.recall.map(|c| encode("recall", &c)).transpose()
 }
 
 /// The `verify_json` of one operation's records.

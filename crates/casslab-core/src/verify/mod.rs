@@ -52,9 +52,11 @@ pub struct Verifier {
     /// Per table: the keys this loader owns, `(first n, count)` of its first key column, when it
     /// is one shard of several (its verified operations draw only those).
     owned: Vec<OnceLock<(i64, u64)>>,
-    /// Whether reads are checked at all in this run (`verify:`, `--verify`); when not, the
-    /// tables only make the load's values.
+    /// Whether writes are recorded in this run: reads are checked (`verify:`, `--verify`), or
+    /// vector searches are judged for recall; when not, the tables only make the load's values.
     pub on: bool,
+    /// Whether some operation checks its reads (else the record serves recall alone).
+    pub reads_checked: bool,
     /// The tables the load writes, each with the `n` of its first key (when the load's keys
     /// can be known: one key column drawn from a sequence, the load's row i being n + i).
     pub loads: Vec<(usize, i64)>,
@@ -73,6 +75,7 @@ impl Verifier {
             proven: (0..n).map(|_| AtomicBool::new(false)).collect(),
             owned: (0..n).map(|_| OnceLock::new()).collect(),
             on,
+            reads_checked: on,
             loads: Vec::new(),
             run_writes: false,
             notices: Vec::new(),
@@ -158,32 +161,50 @@ pub enum VerifyRequest {
 /// What verification tells the people running it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum VerifyNotice {
-    /// Reads of `table` are checked against the run's writes.
-    Checking { table: String, keys_known: u64, record_bytes: u64 },
-    /// A table's reads are not checked, and why.
-    NotChecked { table: String, why: String },
+    /// Reads of `table` are checked against the run's writes (`reads`), or its writes are
+    /// recorded for the recall of vector searches.
+    Checking { table: String, keys_known: u64, record_bytes: u64, reads: bool },
+    /// A table's reads are not checked (or, when no read is, its vector searches not judged),
+    /// and why.
+    NotChecked { table: String, why: String, reads: bool },
     /// An operation asked for verification that casslab cannot give it, and why.
     OpNotVerified { op: String, why: String },
+    /// A vector search's recall@k is measured (`why` none), or not, and why.
+    Recall { op: String, k: Option<u32>, why: Option<String> },
 }
 
 impl VerifyNotice {
     /// Whether it says that something asked for is not verified.
     pub fn is_warning(&self) -> bool {
-        !matches!(self, VerifyNotice::Checking { .. })
+        !matches!(self, VerifyNotice::Checking { .. } | VerifyNotice::Recall { why: None, .. })
     }
 }
 
 impl fmt::Display for VerifyNotice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            VerifyNotice::Checking { table, keys_known, record_bytes } => write!(
+            VerifyNotice::Checking { table, keys_known, record_bytes, reads } => write!(
                 f,
-                "verifying reads of {table} against every write ({} keys known at the start; the write record takes {:.1} MB)",
+                "{} ({} keys known at the start; the write record takes {:.1} MB)",
+                if *reads {
+                    format!("verifying reads of {table} against every write")
+                } else {
+                    format!("recording every write to {table}, for the recall of vector searches")
+                },
                 crate::units::grouped(*keys_known),
                 *record_bytes as f64 / 1e6
             ),
-            VerifyNotice::NotChecked { table, why } => write!(f, "reads of {table} are not verified: {why}"),
+            VerifyNotice::NotChecked { table, why, reads: true } => write!(f, "reads of {table} are not verified: {why}"),
+            VerifyNotice::NotChecked { table, why, reads: false } => write!(f, "the vector searches of table {table} are not judged for recall: {why}"),
             VerifyNotice::OpNotVerified { op, why } => write!(f, "{op}: not verified: {why}"),
+            VerifyNotice::Recall { op, k, why: None } => {
+                let k = k.map_or("k".to_string(), |k| k.to_string());
+                write!(
+                    f,
+                    "{op}: recall@{k} against the exact {k} nearest of the vectors written, found by brute force on a thread of its own (at most half a core; searches it has no time for are not judged)"
+                )
+            }
+            VerifyNotice::Recall { op, why: Some(why), .. } => write!(f, "{op}: recall not measured: {why}"),
         }
     }
 }

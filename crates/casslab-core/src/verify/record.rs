@@ -296,9 +296,20 @@ impl WriteRecord {
         }
     }
 
-    /// Every key with a recorded write, with its state, in key order, as a record saved after
-    /// its run knows it: a write still in flight counts as finished without an
-    /// acknowledgement (under arrival order, it may still arrive: the floor is then unknown).
+    /// Every key with a recorded write, with its state now (writes in flight included), in key
+    /// order.
+    pub fn known(&self) -> impl Iterator<Item = (u64, KeyState)> + '_ {
+        let order = self.order;
+        self.chunks.iter().enumerate().filter_map(|(c, chunk)| chunk.get().map(|words| (c, words))).flat_map(move |(c, words)| {
+            words.iter().enumerate().filter_map(move |(i, w)| {
+                let s = KeyState::decode(w.load(Ordering::Acquire), order);
+                s.known().then_some((((c as u64) << CHUNK_BITS) + i as u64, s))
+            })
+        })
+    }
+
+    /// Every key with a recorded write, with its state, in key order; writes still in flight
+    /// count as finished without an acknowledgement (what a record saved after its run knows).
     pub fn settled(&self) -> impl Iterator<Item = (u64, KeyState)> + '_ {
         let order = self.order;
         self.chunks.iter().enumerate().filter_map(|(c, chunk)| chunk.get().map(|words| (c, words))).flat_map(move |(c, words)| {

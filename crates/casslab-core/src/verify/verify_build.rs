@@ -141,7 +141,7 @@ pub fn assemble(gens: &GeneratorSet, tables: &[TableInfo], ops: &[OpInfo], load:
                 names.push(t.name.clone());
                 models.push(Arc::new(m));
             }
-            Err(why) if on && reads_checked(ops, &t.name) => notices.push(VerifyNotice::NotChecked { table: t.name.clone(), why }),
+            Err(why) if on && reads_checked(ops, &t.name) => notices.push(VerifyNotice::NotChecked { table: t.name.clone(), why, reads: true }),
             Err(_) => {}
         }
     }
@@ -207,6 +207,19 @@ fn model(gens: &GeneratorSet, t: &TableInfo, ops: &[OpInfo], load: Option<&str>,
     }
     if let Some((o, _)) = writes.iter().find(|(_, s)| s.key.len() != t.key.len()) {
         return Err(format!("operation \"{}\" does not bind every key column ({}) to a generator", o.name, t.key.join(", ")));
+    }
+    // a value drawn from a sequence in step with a sequence key pairs with its key (user n gets
+    // email n): it is kept as drawn, not remade from the key and write number, so the rows of
+    // such a table cannot be known
+    for (o, s) in &writes {
+        let seq_key = s.key.iter().any(|(_, vi)| gens.is_sequence(o.generators[*vi]));
+        let paired = s.values.iter().find(|(_, vi)| !s.key.iter().any(|(_, k)| k == vi) && gens.is_sequence(o.generators[*vi]));
+        if let (true, Some((col, _))) = (seq_key, paired) {
+            return Err(format!(
+                "operation \"{}\" writes its column {col} from a sequence drawn in step with its key, a value paired with the key that casslab keeps as drawn",
+                o.name
+            ));
+        }
     }
     // the key: every write's generators of a key column must make the same values
     let mut key = Vec::new();
@@ -525,6 +538,24 @@ mod tests {
         );
         let update = &b.ops["update"];
         assert_eq!((update.keyed.clone(), update.derived.clone()), (vec![false, true], vec![true, false]));
+    }
+
+    #[test]
+    fn a_value_drawn_in_step_with_its_key_is_kept_as_drawn() {
+        let g = GeneratorSet::build(
+            &crate::yaml::from_str("id: { type: bigint, dist: sequence, max: 100 }\nemail: { type: text, prefix: u, dist: sequence, max: 100 }").unwrap(),
+        )
+        .unwrap();
+        let (id, email) = (g.index_of("id").unwrap(), g.index_of("email").unwrap());
+        let load = OpInfo {
+            name: "insert".into(),
+            generators: vec![id, email],
+            steps: vec![step(StepKind::Write(WriteKind::Put), 0, &[("email", 1)], &[])],
+            verifies: false,
+            replicas: None,
+        };
+        let b = assemble(&g, &tables(), &[load], Some("insert"), &[], false, None);
+        assert!(b.verifier.tables.is_empty() && b.ops.is_empty(), "the load draws its emails in step with its ids");
     }
 
     #[test]

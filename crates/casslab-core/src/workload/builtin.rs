@@ -23,11 +23,14 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("tombstones-ttl-frozen", include_str!("../../../../workloads/tombstones-ttl-frozen.yaml")),
     ("tombstones-range-deletes", include_str!("../../../../workloads/tombstones-range-deletes.yaml")),
     ("tombstones-ttl-expiry", include_str!("../../../../workloads/tombstones-ttl-expiry.yaml")),
+    ("vector-search", include_str!("../../../../workloads/vector-search.yaml")),
+    ("sai-range", include_str!("../../../../workloads/sai-range.yaml")),
     // the base workloads of the shipped experiments, each a workload of its own
     ("bins", include_str!("../../../../workloads/bins.yaml")),
     ("column-count", include_str!("../../../../workloads/column-count.yaml")),
     ("partition-set", include_str!("../../../../workloads/partition-set.yaml")),
     ("wide-partition", include_str!("../../../../workloads/wide-partition.yaml")),
+    ("users-by-email", include_str!("../../../../workloads/users-by-email.yaml")),
 ];
 
 /// The text of a built-in workload.

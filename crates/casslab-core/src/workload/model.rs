@@ -191,6 +191,9 @@ pub struct LoadPhase {
     pub op: String,
     pub count: u64,
     pub line: usize,
+    /// `concurrency:` — at most this many load requests in flight (below `--concurrency`).
+    #[serde(default)]
+    pub concurrency: Option<u32>,
 }
 
 /// The measured phase: a mix of operations in ratios, after an unmeasured warm-up.

@@ -86,6 +86,8 @@ struct RawStep {
 struct RawLoad {
     op: String,
     count: Scalar,
+    #[serde(default)]
+    concurrency: Option<Scalar>,
 }
 
 #[derive(Deserialize)]
@@ -132,12 +134,26 @@ pub fn resolve_text(src: &str, file: &str, overrides: &BTreeMap<String, String>)
     Ok((substitute(src, file, &params)?, params))
 }
 
-/// Parses workload text. `file` is only used in error messages.
+/// Files of vectors named relative to the workload file (`vector: { file: digits.npy }`) are
+/// read from beside it; a built-in's, from the working directory.
+fn relative_to_file(generators: &mut BTreeMap<String, crate::gen::GeneratorSpec>, file: &str) {
+    let Some(dir) = Path::new(file).parent().filter(|d| !file.starts_with("builtin:") && !d.as_os_str().is_empty()) else { return };
+    for spec in generators.values_mut() {
+        if let Some(f) = spec.vector.as_mut().and_then(|v| v.file.as_mut()) {
+            if Path::new(f.as_str()).is_relative() {
+                *f = dir.join(&*f).display().to_string();
+            }
+        }
+    }
+}
+
+/// Parses workload text. `file` is only used in error messages (and to find files it names).
 pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String>) -> Result<Workload, WorkloadError> {
     let (text, params) = resolve_text(src, file, overrides)?;
     let Lined { value: raw, lines: doc } = yaml::from_str::<Lined<RawWorkload>>(&text).map_err(|e| WorkloadError::yaml_in(file, &text, e))?;
     let at = At { file, doc: &doc };
-    let generators = expand_keys(raw.generators, "generator").map_err(|e| at.err(doc.key_line("generators"), e.into()))?;
+    let mut generators = expand_keys(raw.generators, "generator").map_err(|e| at.err(doc.key_line("generators"), e.into()))?;
+    relative_to_file(&mut generators, file);
     let (operations, args) = build_operations(&at, raw.operations)?;
     let (target, keyspace) = target_and_keyspace(&at, &operations, raw.keyspace)?;
     let w = Workload {
@@ -225,7 +241,15 @@ fn build_load(at: &At, l: RawLoad) -> Result<LoadPhase, WorkloadError> {
     let count = l.count.as_i64().ok().and_then(|n| u64::try_from(n).ok());
     let expected = Problem::Expected { key: "load.count".into(), expected: "a whole number of executions (0 or more)" };
     let count = count.ok_or_else(|| at.err(at.doc.line_at(&["load", "count"]).or(Some(line)), expected))?;
-    Ok(LoadPhase { op: l.op, count, line })
+    let concurrency = match &l.concurrency {
+        None => None,
+        Some(c) => {
+            let n = c.as_i64().ok().and_then(|n| u32::try_from(n).ok()).filter(|n| *n > 0);
+            let expected = Problem::Expected { key: "load.concurrency".into(), expected: "a whole number of requests in flight (1 or more)" };
+            Some(n.ok_or_else(|| at.err(at.doc.line_at(&["load", "concurrency"]).or(Some(line)), expected))?)
+        }
+    };
+    Ok(LoadPhase { op: l.op, count, line, concurrency })
 }
 
 fn build_run(at: &At, r: RawRun) -> Result<RunPhase, WorkloadError> {

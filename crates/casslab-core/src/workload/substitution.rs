@@ -69,7 +69,9 @@ pub(crate) fn substitute(src: &str, file: &str, params: &BTreeMap<String, String
             let expr = rest[i + 2..i + j].trim();
             let (key, arith) = split_arithmetic(expr);
             let unknown = |name: &str| err(Problem::UnknownParameter { name: name.to_string(), known: params.keys().cloned().collect() });
-            let Some(v) = params.get(key) else {
+            // a whole number may stand on the left of arithmetic: `${100 - write_share}`
+            let number = arith.and_then(|_| key.parse::<i64>().ok()).map(|n| n.to_string());
+            let Some(v) = params.get(key).or(number.as_ref()) else {
                 return Err(unknown(key));
             };
             match arith {
@@ -162,6 +164,8 @@ mod tests {
         let e = substitute("a: 1\nb: ${n / 4}\n", "f", &params).unwrap_err().to_string();
         assert!(e.starts_with("f:2:") && e.contains("whole numbers"), "{e}");
         assert!(substitute("a: ${rows / 0}\n", "f", &params).is_err());
+        assert_eq!(substitute("a: ${100 - rows}\n", "f", &params).unwrap(), format!("a: {}\n", 100 - params["rows"].parse::<i64>().unwrap()));
+        assert!(substitute("a: ${100}\n", "f", &params).is_err(), "a number alone is not a parameter");
         let e = substitute("a: ${rowz}\n", "f", &params).unwrap_err().to_string();
         assert_eq!(e, "f:1: unknown parameter \"${rowz}\"; did you mean \"rows\"?; declare it under `params:`");
         assert_eq!(substitute("a: ${rows\n", "f", &params).unwrap_err().to_string(), "f:1: unclosed `${` (write `${name}`)");

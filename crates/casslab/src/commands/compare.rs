@@ -17,6 +17,7 @@ use crate::exit::{bail_usage, usage, Exit};
 use crate::out;
 use anyhow::Result;
 use casslab_core::analysis::paired::BlockDesign;
+use casslab_core::analysis::recall::{compare_recall, RecallComparison};
 use casslab_core::analysis::saved_experiment::{saved_experiment, SavedExperimentError};
 use casslab_core::analysis::study::{Family, Group, StudyPlan};
 use casslab_core::analysis::verified::{compare_verified, VerifiedComparison};
@@ -91,12 +92,19 @@ fn show(store: &Store, j: &Judgement, args: &CompareArgs, page: (&str, &str), no
     let Some(s) = &j.study else { return Ok(()) };
     let (server_text, server_lines) = j.server.as_ref().map(|x| judgement::server_side(x, s.plan.opts.confidence)).unwrap_or_default();
     let data_text = verified.as_ref().map(casslab_core::report::data::verified_comparison_text).unwrap_or_default();
+    let recall = recall(store, j)?;
+    let recall_text = recall.as_ref().map(casslab_core::report::recall_text::comparison_text).unwrap_or_default();
+    let mut notes = notes;
+    notes.extend(recall.as_ref().map(casslab_core::report::recall_text::verdict_lines).unwrap_or_default());
     match args.format {
-        OutputFormat::Text => out::print(&format!("{}{data_text}{server_text}", comparison::text(s)))?,
+        OutputFormat::Text => out::print(&format!("{}{data_text}{recall_text}{server_text}", comparison::text(s)))?,
         OutputFormat::Json => {
             let mut v = comparison_json::comparison_json(s);
             if let Some(c) = &verified {
                 v["verified"] = serde_json::to_value(c)?;
+            }
+            if let Some(c) = &recall {
+                v["recall"] = serde_json::to_value(c)?;
             }
             out::print(&format!("{}\n", serde_json::to_string_pretty(&v)?))?
         }
@@ -112,6 +120,12 @@ fn show(store: &Store, j: &Judgement, args: &CompareArgs, page: (&str, &str), no
 pub(crate) fn verified(store: &Store, j: &Judgement) -> Result<Option<VerifiedComparison>> {
     let (window_s, confidence) = j.study.as_ref().map_or((60.0, 0.95), |s| (s.plan.opts.window_s, s.plan.opts.confidence));
     Ok(compare_verified(store, &j.groups, window_s, confidence)?)
+}
+
+/// The recall of the judged groups' vector searches, compared, when any side searched.
+pub(crate) fn recall(store: &Store, j: &Judgement) -> Result<Option<RecallComparison>> {
+    let (window_s, confidence) = j.study.as_ref().map_or((60.0, 0.95), |s| (s.plan.opts.window_s, s.plan.opts.confidence));
+    Ok(compare_recall(store, &j.groups, window_s, confidence)?)
 }
 
 /// Writes a study's page to `path` (`-`: stdout), with `notes` first among its notes and the

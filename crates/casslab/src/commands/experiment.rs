@@ -178,14 +178,20 @@ fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judg
     if let Some(c) = compare::verified(store, j)? {
         out::print(&casslab_core::report::data::verified_comparison_text(&c))?;
     }
+    let recall = compare::recall(store, j)?;
+    if let Some(c) = &recall {
+        out::print(&casslab_core::report::recall_text::comparison_text(c))?;
+    }
     let gates = match &j.study {
         Some(s) => {
             if let Some(path) = &args.output {
                 let server = j.server.as_ref().map(|x| casslab_core::report::judgement::server_side(x, s.plan.opts.confidence).1).unwrap_or_default();
+                let mut notes = v.notes();
+                notes.extend(recall.as_ref().map(casslab_core::report::recall_text::verdict_lines).unwrap_or_default());
                 compare::write_page(
                     path,
                     ExperimentPage::of_study(&v.name, &v.description, &v.experiment_id, s).with_profiles(store, s)?.with_timelines(store, s)?,
-                    v.notes(),
+                    notes,
                     server,
                 )?;
             }

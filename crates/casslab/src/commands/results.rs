@@ -119,7 +119,10 @@ pub fn show(run: &str, format: OutputFormat, export_args: &ExportArgs, args: &St
                 })
             })?;
             match summary {
-                Some(s) => out::print(&text::run_summary(&record, &s))?,
+                Some(s) => {
+                    out::print(&text::run_summary(&record, &s))?;
+                    out::print(&casslab_core::report::recall_text::intervals_text(&store, id)?)?;
+                }
                 None => out::println(&format!("run {id} ({}) has no summary and no saved interval yet: status {}", record.workload, record.status.as_str()))?,
             }
             out::print(&validity::of_run(&store, id)?.text())?;

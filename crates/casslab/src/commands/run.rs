@@ -107,6 +107,7 @@ fn print_saved(store: &Store, run: RunId) -> Result<()> {
     let record = store.run(run)?;
     if let Some(summary) = &record.summary {
         out::print(&casslab_core::report::text::run_summary(&record, summary))?;
+        out::print(&casslab_core::report::recall_text::intervals_text(store, run)?)?;
         out::print(&casslab_core::validity::of_run(store, run)?.text())?;
         out::print(&casslab_core::report::data::violations_table(&store.violations(run)?))?;
         if let Some(load) = casslab_core::analysis::load_curve::of_run(store, run)? {

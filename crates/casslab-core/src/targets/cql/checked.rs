@@ -107,7 +107,7 @@ pub(crate) async fn run(
 }
 
 /// A statement that takes no part, to its last page; the rows it returned.
-async fn run_statement(session: &Session, op: &PlannedOp, st: &PlannedStatement, values: &[CqlValue]) -> Result<usize, ExecutionError> {
+pub(crate) async fn run_statement(session: &Session, op: &PlannedOp, st: &PlannedStatement, values: &[CqlValue]) -> Result<usize, ExecutionError> {
     let row: Vec<&CqlValue> = st.slots.iter().map(|i| &values[*i]).collect();
     let ps = stamped(&st.prepared, op);
     if st.unpaged {

@@ -3,6 +3,8 @@
 //! the driver's schema metadata), whether it upserts, deletes or reads one row, which bind
 //! markers hold the key and which the columns written, what a read returns — as
 //! `verify::verify_build`'s step descriptions, from which the workload's verifier is built once per run.
+//! Vector searches are described on the way (`ann`): a run that has them records its writes,
+//! so that their recall can be judged against the vectors written.
 
 use super::planned::prepare_for;
 use crate::cql::{parse_dml, AssignKind, Dml, DmlKind, RelOp, Term};
@@ -39,8 +41,16 @@ pub(crate) fn slots_of(gens: &GeneratorSet, op: &CqlOp) -> (Vec<usize>, Vec<Vec<
     (generators, slots)
 }
 
-/// Builds the verification of `w`'s phases (reads checked when an operation asks for it).
-pub(crate) async fn build(session: &Session, w: &Workload, gens: &GeneratorSet) -> Result<Built, EngineError> {
+/// A workload's verification, and the vector searches of its run phase with whether their
+/// recall can be measured (and why not).
+pub(crate) struct Verification {
+    pub built: Built,
+    pub searches: Vec<(String, Result<super::ann::Measured, String>)>,
+}
+
+/// Builds the verification of `w`'s phases (reads checked when an operation asks for it;
+/// writes recorded also when the run phase searches vectors).
+pub(crate) async fn build(session: &Session, w: &Workload, gens: &GeneratorSet) -> Result<Verification, EngineError> {
     let mut names: Vec<String> = w.load.iter().map(|l| l.op.clone()).collect();
     let run: Vec<String> = w.run.iter().flat_map(|r| r.mix.iter().filter(|(_, x)| *x > 0.0).map(|(n, _)| n.clone())).collect();
     for n in &run {
@@ -48,8 +58,9 @@ pub(crate) async fn build(session: &Session, w: &Workload, gens: &GeneratorSet) 
             names.push(n.clone());
         }
     }
-    let on = names.iter().filter_map(|n| w.operation(n)).any(|o| w.verifies(o, None));
+    let reads_checked = names.iter().filter_map(|n| w.operation(n)).any(|o| w.verifies(o, None));
     let rf = replication_factor(session, &w.keyspace).await;
+    let mut searches = Vec::new();
     let mut ops = Vec::new();
     let mut tables: Vec<TableInfo> = Vec::new();
     let mut default_ttls: Vec<(String, Option<u32>)> = Vec::new();
@@ -61,6 +72,10 @@ pub(crate) async fn build(session: &Session, w: &Workload, gens: &GeneratorSet) 
         let mut steps = Vec::new();
         for (st, slots) in op.statements.iter().zip(&slots) {
             let prepared = prepare_for(session, w, name, op, &st.cql, st.line).await?;
+            if run.contains(name) {
+                let at = steps.len();
+                searches.extend(super::ann::describe(w, name, at, &st.cql, slots, &generators, &prepared));
+            }
             let Some((table, key, counter, pk_len)) = table_of(session, &prepared, &mut refreshed).await else {
                 steps.push(other());
                 continue;
@@ -83,7 +98,21 @@ pub(crate) async fn build(session: &Session, w: &Workload, gens: &GeneratorSet) 
         let replicas = rf.and_then(|rf| replicas(op.consistency, rf));
         ops.push(OpInfo { name: name.clone(), generators, steps, verifies: w.verifies(o, None), replicas });
     }
-    Ok(assemble(gens, &tables, &ops, w.load.as_ref().map(|l| l.op.as_str()), &run, on, rf))
+    let on = reads_checked || !searches.is_empty();
+    let mut built = assemble(gens, &tables, &ops, w.load.as_ref().map(|l| l.op.as_str()), &run, on, rf);
+    let judged: Vec<(String, Result<super::ann::Measured, String>)> =
+        searches.iter().map(|s| (s.op.clone(), super::ann::measurable(s, &built.verifier, gens))).collect();
+    if let Some(v) = std::sync::Arc::get_mut(&mut built.verifier) {
+        v.reads_checked = reads_checked;
+        for (op, m) in &judged {
+            let k = searches.iter().find(|s| s.op == *op).and_then(|s| match s.k {
+                Some(super::ann::KFrom::Literal(k)) => Some(k),
+                _ => None,
+            });
+            v.notices.push(crate::verify::VerifyNotice::Recall { op: op.clone(), k, why: m.as_ref().err().cloned() });
+        }
+    }
+    Ok(Verification { built, searches: judged })
 }
 
 /// The replication factor of keyspace `ks` when it has one data center (`None`: several, or

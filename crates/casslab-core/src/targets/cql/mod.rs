@@ -3,10 +3,11 @@
 //! (`casslab_meta`: whether casslab created the keyspace, which data sets it loaded); planning
 //! prepares every statement with its client settings; an execution binds freshly drawn values
 //! and runs the operation's statements (or its set read or batch): a write or a read of one
-//! row as one unpaged request, anything else to its last page. Failed
-//! requests are classified into counted error kinds.
+//! row as one unpaged request, anything else to its last page; a vector search's rows are
+//! handed to its recall judge (`ann`). Failed requests are classified into counted error kinds.
 
 mod access;
+mod ann;
 mod checked;
 mod connect;
 mod cql_verify;
@@ -39,8 +40,13 @@ pub struct CqlTarget {
     info: TargetInfo,
     /// What `prepare` found: whether casslab created the keyspace (it truncates only those).
     keyspace: OnceLock<keyspace::KeyspaceState>,
-    /// The workload's verification, built when its first phase is planned.
-    verify: tokio::sync::OnceCell<crate::verify::verify_build::Built>,
+    /// The workload's verification (and its vector searches), built when its first phase is
+    /// planned.
+    verify: tokio::sync::OnceCell<cql_verify::Verification>,
+    /// The recall judges of the vector searches, one per searched column and similarity.
+    judges: Mutex<Vec<Arc<crate::recall::RecallJudge>>>,
+    /// Where the judges leave what they found until the engine's sampler takes it.
+    recall: Arc<crate::recall::RecallSink>,
     /// Reads of a verified table's rows by key, prepared once per table (`Target::read_row`).
     row_reads: Mutex<std::collections::HashMap<String, scylla::statement::prepared::PreparedStatement>>,
 }
@@ -50,7 +56,15 @@ impl CqlTarget {
     pub async fn connect(cfg: &ClusterConfig, creds: &Credentials) -> Result<CqlTarget, EngineError> {
         let session = connect(cfg, creds).await?;
         let info = cluster_info(&session).await;
-        Ok(CqlTarget { session, info, keyspace: OnceLock::new(), verify: tokio::sync::OnceCell::new(), row_reads: Mutex::default() })
+        Ok(CqlTarget {
+            session,
+            info,
+            keyspace: OnceLock::new(),
+            verify: tokio::sync::OnceCell::new(),
+            row_reads: Mutex::default(),
+            judges: Mutex::default(),
+            recall: Arc::default(),
+        })
     }
 
     /// The driver session (for the server view and traces, which read system tables).
@@ -77,7 +91,8 @@ impl Target for CqlTarget {
     }
 
     async fn plan(&self, w: &Workload, mix: &[(String, f64)], gens: Arc<GeneratorSet>) -> Result<Plan<PlannedOp>, EngineError> {
-        let built = self.verify.get_or_try_init(|| cql_verify::build(&self.session, w, &gens)).await?;
+        let verification = self.verify.get_or_try_init(|| cql_verify::build(&self.session, w, &gens)).await?;
+        let built = &verification.built;
         let mut ops = Vec::with_capacity(mix.len());
         let mut weights = Vec::with_capacity(mix.len());
         for (slot, (name, weight)) in mix.iter().enumerate() {
@@ -89,6 +104,10 @@ impl Target for CqlTarget {
                 }
                 Some(spec) if spec.unchecked.iter().any(|u| *u) => planned.unchecked_slot = Some(slot),
                 _ => {}
+            }
+            if let Some((_, Ok(m))) = verification.searches.iter().find(|(op, _)| op == name).filter(|_| planned.verify.is_none() && planned.access.is_none()) {
+                let judge = self.judge_for(m, &gens, &built.verifier).map_err(|e| EngineError::RecallJudge(e.to_string()))?;
+                planned.ann = Some(Box::new(ann::AnnPlan { measured: m.clone(), judge, slot }));
             }
             ops.push(planned);
             weights.push(*weight);
@@ -153,7 +172,11 @@ impl Target for CqlTarget {
     }
 
     fn verifier(&self) -> Option<Arc<crate::verify::Verifier>> {
-        self.verify.get().map(|b| b.verifier.clone())
+        self.verify.get().map(|v| v.built.verifier.clone())
+    }
+
+    fn recall_sink(&self) -> Option<Arc<crate::recall::RecallSink>> {
+        self.judges.lock().unwrap_or_else(|e| e.into_inner()).first().map(|_| self.recall.clone())
     }
 
     async fn note(&self, key: &str, value: &str) -> Result<(), EngineError> {
@@ -189,6 +212,35 @@ impl Target for CqlTarget {
     }
 }
 
+impl CqlTarget {
+    /// The judge of `m`'s vectors: the one already started for its column and similarity, or
+    /// a new one.
+    fn judge_for(
+        &self,
+        m: &ann::Measured,
+        gens: &Arc<GeneratorSet>,
+        verifier: &Arc<crate::verify::Verifier>,
+    ) -> std::io::Result<Arc<crate::recall::RecallJudge>> {
+        let mut judges = self.judges.lock().unwrap_or_else(|e| e.into_inner());
+        let same = |j: &&Arc<crate::recall::RecallJudge>| {
+            j.spec.table_index == m.table_index && j.spec.generator == m.generator && j.spec.similarity == m.search.similarity
+        };
+        if let Some(j) = judges.iter().find(same) {
+            return Ok(j.clone());
+        }
+        let spec = crate::recall::CorpusSpec {
+            table: verifier.tables[m.table_index].clone(),
+            table_index: m.table_index,
+            generator: m.generator,
+            dims: m.dims,
+            similarity: m.search.similarity,
+        };
+        let judge = Arc::new(crate::recall::RecallJudge::start(spec, gens.clone(), verifier.clone(), self.recall.clone())?);
+        judges.push(judge.clone());
+        Ok(judge)
+    }
+}
+
 /// One execution of `op` with its drawn values (and their `n`, for a verified operation).
 async fn run_op(
     session: &Session,
@@ -199,6 +251,9 @@ async fn run_op(
 ) -> Result<Outcome, ExecutionError> {
     if let (Some(plan), Some(ns)) = (&op.verify, ns) {
         return checked::run(session, op, plan, values, ns, stats).await;
+    }
+    if let Some(plan) = &op.ann {
+        return ann::run(session, op, plan, values, stats).await;
     }
     let outcome = if op.is_special() { access::execute(session, op, values, stats).await? } else { run_plain(session, op, &values).await? };
     if let Some(slot) = op.unchecked_slot {

@@ -52,6 +52,8 @@ pub struct PlannedOp {
     /// Verification was asked of its reads, which casslab cannot check on the path it takes
     /// (a set read, a batch): its stats slot, where the rows it reads are counted as unchecked.
     pub(crate) unchecked_slot: Option<usize>,
+    /// A vector search whose recall is judged, when it is one.
+    pub(crate) ann: Option<Box<super::ann::AnnPlan>>,
     /// The generators it draws from (a verified operation makes values after drawing).
     pub(crate) gens: std::sync::Arc<crate::gen::GeneratorSet>,
 }
@@ -60,7 +62,7 @@ impl PlannedOp {
     /// Whether the operation needs more than the plain statement path of the worker.
     #[inline]
     pub fn is_special(&self) -> bool {
-        self.access.is_some() || self.client_ts.is_some() || self.not_applied_slot.is_some()
+        self.access.is_some() || self.client_ts.is_some() || self.not_applied_slot.is_some() || self.ann.is_some()
     }
 }
 

@@ -70,6 +70,7 @@ pub(crate) async fn plan_op(session: &Session, w: &Workload, gens: &Arc<Generato
         joint_sequences,
         verify: None,
         unchecked_slot: None,
+        ann: None,
         gens: gens.clone(),
     };
     plan_access(session, w, name, op, &mut planned).await?;
