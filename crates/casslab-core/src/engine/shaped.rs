@@ -51,7 +51,8 @@ pub(super) async fn run_rated<T: Target>(
     let (target, plan): (&T, &Plan<T::Op>) = (&sh.target, &sh.plan);
     let mut inflight = FuturesUnordered::new();
     let mut curve = curves.borrow_and_update().clone();
-    let due = |c: &Curve, k: u64| c.time_of(k).map(|t| first + Duration::from_secs_f64(t));
+    // a time beyond what a clock holds (a level so low the operation is never due) is never
+    let due = |c: &Curve, k: u64| c.time_of(k).and_then(|t| Duration::try_from_secs_f64(t).ok()).and_then(|d| first.checked_add(d));
     let mut k = offset;
     let mut next_t = due(&curve, k);
     let sleep = tokio::time::sleep_until(first);

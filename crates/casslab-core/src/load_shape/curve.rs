@@ -6,7 +6,8 @@
 //! piece lasts for ever at the shape's last level. A change during a run (`ramp 800 over 10s`)
 //! keeps the curve as it was up to the change and replaces what follows.
 
-use super::{LoadShape, Stage};
+use super::{LoadShape, Spikes, Stage};
+use crate::limits::MAX_SPIKES;
 
 /// One stage as the run saw it: what it was (`ramp 100..5000 over 60s`), when it began and
 /// ended (seconds since the start of the run phase; the last ends at infinity).
@@ -145,14 +146,61 @@ impl Curve {
         }
         let mut curve = Curve { pieces, stages };
         if let Some(sp) = &shape.spikes {
-            let mut at = sp.first_at_s;
-            while at < horizon_s && sp.every_s > 0.0 {
-                curve.scale(at, at + sp.for_s, sp.factor);
-                at += sp.every_s;
-            }
+            curve.lay_spikes(sp, horizon_s);
         }
         curve.count_up();
         curve
+    }
+
+    /// Multiplies the level by the spike's factor during each spike up to `horizon_s` (at most
+    /// [`MAX_SPIKES`]: `LoadShape::check_horizon` refuses a run that would lay more), in one
+    /// pass over the pieces.
+    fn lay_spikes(&mut self, sp: &Spikes, horizon_s: f64) {
+        if !(sp.every_s > 0.0) {
+            return;
+        }
+        let windows: Vec<(f64, f64)> =
+            (0..MAX_SPIKES).map(|i| sp.first_at_s + sp.every_s * i as f64).take_while(|at| *at < horizon_s).map(|at| (at, at + sp.for_s)).collect();
+        let mut out = Vec::with_capacity(self.pieces.len() + 2 * windows.len());
+        let mut w = 0;
+        // each cut moves past a spike's start or end: more cuts than that is rounding going round
+        let mut cuts = 2 * windows.len() + 2 * self.pieces.len();
+        for p in std::mem::take(&mut self.pieces) {
+            let mut cur = p;
+            loop {
+                if cuts == 0 {
+                    out.push(cur);
+                    break;
+                }
+                cuts -= 1;
+                let end = cur.start_s + cur.len_s;
+                // the spikes that ended before this piece's start no longer matter
+                while w < windows.len() && windows[w].1 <= cur.start_s {
+                    w += 1;
+                }
+                let Some(&(from, to)) = windows.get(w).filter(|(from, _)| *from < end) else {
+                    out.push(cur);
+                    break;
+                };
+                if from > cur.start_s {
+                    // the part before the spike, as it was
+                    let tau = from - cur.start_s;
+                    let rest = cur.from(tau);
+                    out.push(Piece { len_s: tau, ..cur });
+                    cur = rest;
+                    continue;
+                }
+                // the piece starts inside the spike: the part up to the spike's end, scaled
+                let tau = (to - cur.start_s).min(cur.len_s);
+                let rest = (tau < cur.len_s).then(|| cur.from(tau));
+                out.push(Piece { len_s: tau, a: cur.a * sp.factor, b: cur.b * sp.factor, c: cur.c * sp.factor, ..cur });
+                match rest {
+                    Some(r) => cur = r,
+                    None => break,
+                }
+            }
+        }
+        self.pieces = out;
     }
 
     /// A fixed level for ever.
@@ -167,17 +215,6 @@ impl Curve {
             let tau = at_s - p.start_s;
             self.pieces[i].len_s = tau;
             self.pieces.insert(i + 1, p.from(tau));
-        }
-    }
-
-    /// Multiplies the level by `factor` from `from_s` to `to_s`.
-    fn scale(&mut self, from_s: f64, to_s: f64, factor: f64) {
-        self.split(from_s);
-        self.split(to_s);
-        for p in self.pieces.iter_mut().filter(|p| p.start_s >= from_s && p.start_s < to_s) {
-            p.a *= factor;
-            p.b *= factor;
-            p.c *= factor;
         }
     }
 

@@ -68,6 +68,10 @@ pub enum Problem {
     UnknownKey { context: String, key: String, known: &'static [&'static str] },
     #[error("{key}: give {expected}")]
     Expected { key: String, expected: &'static str },
+    /// A value a shared check refused (`limits`, the design keys): what is wrong and what to
+    /// write, worded as for the flag of the same name.
+    #[error("{key}: {problem}")]
+    Invalid { key: String, problem: String },
     #[error("{key}: \"{value}\" is neither `{one}` nor `{other}`")]
     NeitherOf { key: &'static str, value: String, one: &'static str, other: &'static str },
     #[error("an experiment needs at least two variants to compare")]
