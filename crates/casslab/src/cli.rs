@@ -1028,6 +1028,8 @@ impl RunOptions {
             if !path.is_file() {
                 bail_usage!("--profile-file {spec}: there is no file {}", path.display());
             }
+            // refused before the run, not after it
+            casslab_core::profile::check_file(&path).map_err(|e| usage(format!("--profile-file {spec}: {e}")))?;
             files.push((node.trim().to_string(), path));
         }
         Ok(casslab_core::config::ProfileConfig { server: self.profile, client: self.profile_client, files })

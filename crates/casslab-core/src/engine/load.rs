@@ -126,6 +126,7 @@ async fn load_rows<T: Target>(
         ops: names.into_iter().zip(r.measured.iter().cloned()).collect(),
         target_rate_per_s: None,
     });
+    r.failure(Phase::Load)?;
     if r.interrupted {
         return Ok(LoadEnd::Interrupted);
     }

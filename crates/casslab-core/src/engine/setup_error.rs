@@ -40,6 +40,10 @@ pub enum EngineError {
     NotOurRedis,
     #[error("{file}:{line}: schema: `{statement}` would change table {keyspace}.{table}, which casslab did not create (it was there before, in a keyspace casslab did not create); casslab changes only tables it created: use a keyspace casslab creates (e.g. -P keyspace=casslab_mine)")]
     NotOurTable { file: String, line: usize, statement: String, keyspace: String, table: String },
+    /// A worker of the load failed (a fault of casslab's): the run is saved as failed with
+    /// what it measured until then.
+    #[error("a load worker failed in the {phase} phase ({message}): the intervals measured until then are saved, and the run is marked failed; this is a fault of casslab, please report it")]
+    WorkerFailed { phase: &'static str, message: String },
     #[error(transparent)]
     Workload(#[from] WorkloadError),
     #[error(transparent)]

@@ -825,6 +825,6 @@ variants:
         let f = file("workload: kv\njudge: [read_all.p99]\nvariants:\n  a: {}\n  b: { consistency: ONE }\n");
         let e = load_experiment(f.path(), &BTreeMap::new()).unwrap_err();
         assert_eq!(e.line, Some(2), "{e}");
-        assert!(e.to_string().contains("unknown operation \"read_all\"") && e.to_string().contains("read, update"), "{e}");
+        assert!(e.to_string().contains("judge: \"read_all.p99\": variant a runs no operation \"read_all\"") && e.to_string().contains("read, update"), "{e}");
     }
 }

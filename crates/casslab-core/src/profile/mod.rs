@@ -14,6 +14,7 @@ pub mod folded;
 pub mod jfr;
 pub mod record;
 pub mod top;
+pub mod untrusted;
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -235,6 +236,13 @@ pub enum ProfileError {
     Folded { path: PathBuf, line: usize, what: String },
     #[error("{0}")]
     Record(String),
+    /// A Java Flight Recorder file that cannot be what it says (`untrusted::check_chunks`), or
+    /// on which the reader failed in its own process.
+    #[error("{path}: a damaged Java Flight Recorder file: {detail}")]
+    Damaged { path: PathBuf, detail: String },
+    /// What the reader's process said, as it said it.
+    #[error("{0}")]
+    Reader(String),
 }
 
 /// Reads a profile file made elsewhere: a Java Flight Recorder recording (`.jfr`, its samples
@@ -254,6 +262,20 @@ pub fn read_file(path: &std::path::Path, node: &str, t0_unix_ms: i64) -> Result<
     let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io { path: path.into(), source })?;
     let kind = folded::kind_of_name(&name);
     Ok(vec![folded::parse(&text, path, node, kind, &format!("folded stacks {name}"))?])
+}
+
+/// What [`read_file`] would refuse that can be known before a run: a file that cannot be
+/// opened, a Java Flight Recorder file whose chunks do not fit it; a run checks its
+/// `--profile-file`s with this before it starts, and reads them after it is saved.
+pub fn check_file(path: &std::path::Path) -> Result<(), ProfileError> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|source| ProfileError::Io { path: path.into(), source })?;
+    let mut magic = [0u8; 4];
+    let n = f.read(&mut magic).map_err(|source| ProfileError::Io { path: path.into(), source })?;
+    if magic[..n] == *b"FLR\0" {
+        untrusted::check_chunks(path)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
