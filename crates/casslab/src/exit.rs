@@ -150,7 +150,8 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
             | LocalError::NotRelayed { .. }
             | LocalError::JavaUnsuitable { .. }
             | LocalError::NoSuitableJava { .. }
-            | LocalError::NoSuchVersion { .. } => Exit::Usage,
+            | LocalError::NoSuchVersion { .. }
+            | LocalError::NotAQueryLog { .. } => Exit::Usage,
             _ => Exit::Setup,
         });
     }

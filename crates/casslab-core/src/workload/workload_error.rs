@@ -132,6 +132,8 @@ pub enum OpProblem {
     CqlAndSteps,
     #[error("it needs `cql: <statement>` (or a non-empty `steps:` list)")]
     NoCql,
+    #[error("its statement holds more than one (something follows a `;`); an operation runs one statement: give each its own operation or `steps:` entry")]
+    Several,
     #[error("SERIAL/LOCAL_SERIAL belong in `serial_consistency`, not `consistency`")]
     SerialConsistency,
     #[error("`serial_consistency` must be SERIAL or LOCAL_SERIAL")]
