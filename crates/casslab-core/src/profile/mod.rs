@@ -120,7 +120,7 @@ impl Profile {
 
     /// The sum of its weights in `window` (all of them without one, or when it has no time).
     pub fn total(&self, window: Option<Window>) -> u64 {
-        self.in_window(window).map(|s| s.weight).sum()
+        self.in_window(window).fold(0u64, |sum, s| sum.saturating_add(s.weight))
     }
 
     fn in_window(&self, window: Option<Window>) -> impl Iterator<Item = &ProfileSample> {
@@ -140,7 +140,8 @@ impl Profile {
     pub fn folded(&self, window: Option<Window>) -> BTreeMap<String, u64> {
         let mut per_stack: HashMap<u32, u64> = HashMap::new();
         for s in self.in_window(window) {
-            *per_stack.entry(s.stack).or_default() += s.weight;
+            let w = per_stack.entry(s.stack).or_default();
+            *w = w.saturating_add(s.weight);
         }
         per_stack.into_iter().filter(|(_, w)| *w > 0).map(|(s, w)| (self.stack_text(s), w)).collect()
     }
@@ -200,7 +201,9 @@ impl ProfileBuilder {
             self.stacks.push(ids);
         }
         let bucket = at_ms.map(|t| t.div_euclid(BUCKET_MS) * BUCKET_MS);
-        *self.weights.entry((bucket, stack)).or_default() += weight;
+        // weights come from files made elsewhere: they saturate rather than overflow
+        let w = self.weights.entry((bucket, stack)).or_default();
+        *w = w.saturating_add(weight);
     }
 
     fn frame(&mut self, name: &str) -> u32 {
