@@ -266,15 +266,15 @@ overlaid_struct! {
         /// Nodes in one data center, or data centers and their nodes.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub nodes: Option<usize>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::network::dcs_list")]
         pub dcs: Option<Vec<(String, usize)>>,
         /// Round-trip times between data centers (`dc1:dc2: 8ms`, with jitter `8ms±1ms`;
         /// `dc1:dc1` between the nodes of one); a pair left out is 0 ms apart. Any distance puts
         /// every connection of the cluster through casslab's relay.
-        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty", deserialize_with = "crate::network::rtt_map")]
         pub rtt: std::collections::BTreeMap<crate::network::DcPair, crate::network::Rtt>,
         /// The client's round-trip time to each data center (`dc2: 8ms`).
-        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty", deserialize_with = "crate::network::client_rtt_map")]
         pub client_rtt: std::collections::BTreeMap<String, crate::network::Rtt>,
         /// Every connection through casslab's relay even at 0 ms, so that a run's network events
         /// (partition, isolate, slow, lossy, client-loses) can act; distances imply it.
@@ -364,6 +364,15 @@ mod tests {
         assert_eq!(s.client_rtt.get("dc2"), Some(&Rtt::from_ms(4)));
         let relay_only: ServerSpec = crate::yaml::from_str("relay: true").unwrap();
         assert!(relay_only.relayed());
+        // what the flags refuse, a file refuses too
+        let both = crate::yaml::from_str::<ServerSpec>("rtt:\n  dc1:dc2: 8ms\n  dc2:dc1: 9ms\n").unwrap_err().to_string();
+        assert!(both.contains("the distance dc1:dc2 (written both ways) is given twice"), "{both}");
+        let named = crate::yaml::from_str::<ServerSpec>("dcs: [[\"dc1; rm -rf /\", 1]]\n").unwrap_err().to_string();
+        assert!(named.contains("\"dc1; rm -rf /\" is not a data center name"), "{named}");
+        let client = crate::yaml::from_str::<ServerSpec>("client_rtt: { \"dc 2\": 4ms }\n").unwrap_err().to_string();
+        assert!(client.contains("\"dc 2\" is not a data center name"), "{client}");
+        assert!(crate::yaml::from_str::<ServerSpec>("dcs: [[a, 1], [a, 2]]\n").unwrap_err().to_string().contains("listed twice"));
+        assert!(crate::yaml::from_str::<ServerSpec>("dcs: [[a, 0]]\n").unwrap_err().to_string().contains("0 nodes"));
         let e = crate::yaml::from_str::<ServerSpec>("rtt: { dc1-dc2: 8ms }").unwrap_err().to_string();
         assert!(e.contains("DC:DC=RTT"), "{e}");
     }

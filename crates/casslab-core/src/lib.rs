@@ -12,6 +12,7 @@ pub mod experiment;
 pub mod gen;
 pub mod import;
 pub mod judge;
+pub mod limits;
 pub mod lint;
 pub mod load_shape;
 pub mod merge;

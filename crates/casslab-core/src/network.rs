@@ -123,6 +123,13 @@ impl<'de> Deserialize<'de> for Rtt {
     }
 }
 
+/// A data center's name as casslab accepts it wherever one is written (`--dcs`, `--rtt`,
+/// `--client-rtt`, a server definition's `dcs:`, `rtt:`, `client_rtt:`): letters, digits, `-`
+/// and `_`.
+pub fn dc_name(name: &str) -> Result<String, NetworkError> {
+    check_dc(name)
+}
+
 fn check_dc(name: &str) -> Result<String, NetworkError> {
     let n = name.trim();
     if n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
@@ -179,6 +186,42 @@ impl<'de> Deserialize<'de> for DcPair {
         let text = String::deserialize(d)?;
         DcPair::parse(&text).map_err(serde::de::Error::custom)
     }
+}
+
+/// A server definition's `rtt:` map, read as `--rtt` is: a pair written twice (`dc1:dc2` and
+/// `dc2:dc1`, one distance) is refused rather than one of them silently kept.
+pub fn rtt_map<'de, D: Deserializer<'de>>(d: D) -> Result<std::collections::BTreeMap<DcPair, Rtt>, D::Error> {
+    let written: Vec<(String, Rtt)> = std::collections::BTreeMap::<String, Rtt>::deserialize(d)?.into_iter().collect();
+    let mut out = std::collections::BTreeMap::new();
+    for (pair, rtt) in written {
+        let pair = DcPair::parse(&pair).map_err(serde::de::Error::custom)?;
+        if out.insert(pair.clone(), rtt).is_some() {
+            return Err(serde::de::Error::custom(NetworkError::Twice(format!("{pair} (written both ways)"))));
+        }
+    }
+    Ok(out)
+}
+
+/// A server definition's `client_rtt:` map, its data centers named as `--client-rtt`'s are.
+pub fn client_rtt_map<'de, D: Deserializer<'de>>(d: D) -> Result<std::collections::BTreeMap<String, Rtt>, D::Error> {
+    let written = std::collections::BTreeMap::<String, Rtt>::deserialize(d)?;
+    written.into_iter().map(|(dc, rtt)| Ok((check_dc(&dc).map_err(serde::de::Error::custom)?, rtt))).collect()
+}
+
+/// A server definition's `dcs:` list, checked as `--dcs` is: names of data centers, each once,
+/// with at least one node.
+pub fn dcs_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<(String, usize)>>, D::Error> {
+    let Some(dcs) = Option::<Vec<(String, usize)>>::deserialize(d)? else { return Ok(None) };
+    for (i, (name, nodes)) in dcs.iter().enumerate() {
+        check_dc(name).map_err(serde::de::Error::custom)?;
+        if *nodes == 0 {
+            return Err(serde::de::Error::custom(format!("data center \"{name}\" has 0 nodes: give at least 1")));
+        }
+        if dcs[..i].iter().any(|(n, _)| n == name) {
+            return Err(serde::de::Error::custom(format!("data center \"{name}\" is listed twice")));
+        }
+    }
+    Ok(Some(dcs))
 }
 
 /// The items of a comma-separated flag value (several flags or one list: both work).

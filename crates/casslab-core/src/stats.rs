@@ -106,6 +106,15 @@ impl Default for OpStats {
     }
 }
 
+/// `to` += `from`; values beyond `to`'s bounds are clamped to them.
+fn add_histogram(to: &mut Histogram<u64>, from: &Histogram<u64>) {
+    if to.add(from).is_err() {
+        for v in from.iter_recorded() {
+            to.saturating_record_n(v.value_iterated_to(), v.count_at_value());
+        }
+    }
+}
+
 impl OpStats {
     #[inline]
     pub fn record_ok(&mut self, intended_ns: u64, service_ns: u64) {
@@ -132,18 +141,21 @@ impl OpStats {
         self.max_lag_ns = self.max_lag_ns.max(lag_ns);
     }
 
-    /// Adds another span's records into this one.
+    /// Adds another span's records into this one. Counts saturate, and a histogram of other
+    /// bounds (one read from an export that was edited) is added value by value, clamped to
+    /// these bounds: what comes from outside never ends the process.
     pub fn merge(&mut self, other: &OpStats) {
-        self.intended.add(&other.intended).expect("same histogram bounds");
-        self.service.add(&other.service).expect("same histogram bounds");
-        self.ok += other.ok;
+        add_histogram(&mut self.intended, &other.intended);
+        add_histogram(&mut self.service, &other.service);
+        self.ok = self.ok.saturating_add(other.ok);
         for (k, v) in &other.errors {
-            *self.errors.entry(*k).or_default() += v;
+            let n = self.errors.entry(*k).or_default();
+            *n = n.saturating_add(*v);
         }
-        self.late += other.late;
+        self.late = self.late.saturating_add(other.late);
         self.max_lag_ns = self.max_lag_ns.max(other.max_lag_ns);
-        self.empty_reads += other.empty_reads;
-        self.rows_read += other.rows_read;
+        self.empty_reads = self.empty_reads.saturating_add(other.empty_reads);
+        self.rows_read = self.rows_read.saturating_add(other.rows_read);
         if let Some(v) = &other.verify {
             self.verify.get_or_insert_default().merge(v);
         }

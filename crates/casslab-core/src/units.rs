@@ -4,11 +4,14 @@
 //! milliseconds, `1,234,567`). Each parser returns a typed error that says what to
 //! write instead; callers add where (file:line, or the flag) it was written.
 
-/// A duration that could not be read.
+/// A duration that could not be read, or one longer than casslab reads
+/// ([`crate::limits::MAX_DURATION_S`]).
 #[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
-#[error("bad duration \"{text}\": write e.g. 30s, 500ms, 5m or 1h")]
-pub struct DurationError {
-    pub text: String,
+pub enum DurationError {
+    #[error("bad duration \"{text}\": write e.g. 30s, 500ms, 5m or 1h")]
+    Bad { text: String },
+    #[error("duration \"{text}\" is longer than a year (8784h), the longest casslab reads: give a shorter one")]
+    TooLong { text: String },
 }
 
 /// A point in time that could not be read.
@@ -18,15 +21,17 @@ pub struct DateTimeError {
     pub text: String,
 }
 
-/// Parses `60s`, `1m`, `500ms`, `1h 30m` or a plain number of seconds.
+/// Parses `60s`, `1m`, `500ms`, `1h 30m` or a plain number of seconds, at most a year.
 pub fn parse_duration_s(v: &str) -> Result<f64, DurationError> {
     let t = v.trim();
-    if let Ok(x) = t.parse::<f64>() {
-        if x >= 0.0 && x.is_finite() {
-            return Ok(x);
-        }
+    let s = match t.parse::<f64>() {
+        Ok(x) if x >= 0.0 && x.is_finite() => x,
+        _ => humantime::parse_duration(t).map(|d| d.as_secs_f64()).map_err(|_| DurationError::Bad { text: v.to_string() })?,
+    };
+    if s > crate::limits::MAX_DURATION_S {
+        return Err(DurationError::TooLong { text: v.trim().to_string() });
     }
-    humantime::parse_duration(t).map(|d| d.as_secs_f64()).map_err(|_| DurationError { text: v.to_string() })
+    Ok(s)
 }
 
 /// A `start:` value: Unix milliseconds, or an RFC 3339 date-time (`2026-01-01T00:00:00Z`,
@@ -124,6 +129,9 @@ mod tests {
         assert_eq!(parse_duration_s("1m30s").unwrap(), 90.0);
         assert_eq!(parse_duration_s("12").unwrap(), 12.0);
         assert!(parse_duration_s("-3").is_err());
+        assert!(parse_duration_s("1e300").unwrap_err().to_string().contains("longer than a year"));
+        assert!(parse_duration_s("1000000h").unwrap_err().to_string().contains("8784h"));
+        assert_eq!(parse_duration_s("8784h").unwrap(), crate::limits::MAX_DURATION_S);
         let e = parse_duration_s("ten seconds").unwrap_err();
         assert_eq!(e.to_string(), "bad duration \"ten seconds\": write e.g. 30s, 500ms, 5m or 1h");
     }

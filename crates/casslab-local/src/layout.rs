@@ -40,9 +40,8 @@ pub fn parse_dcs(text: &str) -> Result<Vec<(String, usize)>, LocalError> {
             .ok()
             .filter(|n| *n > 0)
             .ok_or_else(|| bad(format!("data center \"{part}\": the node count must be a whole number of at least 1")))?;
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-            return Err(bad(format!("data center name \"{name}\" must be non-empty letters, digits, '-' or '_'")));
-        }
+        // the one rule of data center names, as a server definition's `dcs:` has it
+        casslab_core::network::dc_name(name).map_err(|e| bad(e.to_string()))?;
         if dcs.iter().any(|(n, _)| n == name) {
             return Err(bad(format!("data center \"{name}\" is listed twice")));
         }

@@ -64,6 +64,11 @@ pub enum LocalError {
     #[error("keytool could not {step} ({status}); check that the JDK's keytool works, or start without --tls. keytool said:\n{output_tail}")]
     Keytool { step: String, status: String, output_tail: String },
 
+    /// A directory given as a full query log that is none (no Chronicle Queue files, or ones
+    /// its reader cannot read).
+    #[error("{dir} is not a full query log: {reason}; give the directory of `nodetool enablefullquerylog --path DIR` (it holds *.cq4 files), or a capture as JSON lines or CSV")]
+    NotAQueryLog { dir: String, reason: String },
+
     /// The options cannot describe a valid local cluster.
     #[error("invalid local cluster options: {reason}")]
     InvalidOptions { reason: String },

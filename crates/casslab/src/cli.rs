@@ -29,11 +29,24 @@ pub struct Cli {
 /// commands sharing a group of flags. `main`, the shell completions and the man page use it.
 pub fn command() -> clap::Command {
     use clap::CommandFactory;
-    Cli::command().mut_subcommand("lint", |c| {
+    negatives_are_values(Cli::command().mut_subcommand("lint", |c| {
         c.mut_arg("hosts", |a| {
             a.help("Contact points of a cluster whose live schema (tables, indexes, replication) is judged instead of the workload's own (comma separated, host or host:port). Without it no cluster is used.")
         })
+    }))
+}
+
+/// Every option that takes one value takes one that starts with a hyphen (`--rate -100`,
+/// `--equivalence -5%`), so that the option's own check says what is wrong with it, rather than
+/// clap calling it an unknown argument; other arguments that take values take negative numbers.
+/// In every subcommand.
+fn negatives_are_values(c: clap::Command) -> clap::Command {
+    c.mut_args(|a| match (a.get_action().takes_values(), a.is_positional(), a.get_num_args()) {
+        (true, false, None) => a.allow_hyphen_values(true),
+        (true, ..) => a.allow_negative_numbers(true),
+        _ => a,
     })
+    .mut_subcommands(negatives_are_values)
 }
 
 // parsed once per process: the size of its largest variant costs nothing
@@ -760,7 +773,7 @@ pub struct ExperimentArgs {
     /// A fixed number of blocks (one run of each variant per block) instead of running until
     /// the precision is reached.
     #[arg(long)]
-    pub repetitions: Option<u32>,
+    pub repetitions: Option<i64>,
     /// Run blocks until every judged change is known within ± this (half its interval), or
     /// found, e.g. 5% [default: 5%]
     #[arg(long, value_name = "PERCENT")]
@@ -900,11 +913,13 @@ pub fn parse_rate_shape(v: &str) -> Result<LoadShape> {
 
 /// `--concurrency`: a number of requests in flight (at least 1) or a schedule of them.
 pub fn parse_concurrency(v: &str) -> Result<LoadShape> {
-    match v.trim().parse::<usize>() {
-        Ok(0) => bail_usage!("--concurrency must be at least 1"),
-        Ok(n) => Ok(LoadShape::fixed(n as f64)),
-        Err(_) => LoadShape::parse(v).map_err(|e| usage(format!("--concurrency {e}"))),
+    if let Ok(n) = v.trim().parse::<f64>() {
+        let n = casslab_core::limits::concurrency(n).map_err(|e| usage(format!("--concurrency {v}: {e}")))?;
+        return Ok(LoadShape::fixed(n as f64));
     }
+    let shape = LoadShape::parse(v).map_err(|e| usage(format!("--concurrency {e}")))?;
+    shape.check_in_flight().map_err(|e| usage(format!("--concurrency {e}")))?;
+    Ok(shape)
 }
 
 pub fn parse_params(items: &[String]) -> Result<BTreeMap<String, String>> {
@@ -1037,6 +1052,8 @@ impl RunOptions {
             if !path.is_file() {
                 bail_usage!("--profile-file {spec}: there is no file {}", path.display());
             }
+            // refused before the run, not after it
+            casslab_core::profile::check_file(&path).map_err(|e| usage(format!("--profile-file {spec}: {e}")))?;
             files.push((node.trim().to_string(), path));
         }
         Ok(casslab_core::config::ProfileConfig { server: self.profile, client: self.profile_client, files })

@@ -150,7 +150,8 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
             | LocalError::NotRelayed { .. }
             | LocalError::JavaUnsuitable { .. }
             | LocalError::NoSuitableJava { .. }
-            | LocalError::NoSuchVersion { .. } => Exit::Usage,
+            | LocalError::NoSuchVersion { .. }
+            | LocalError::NotAQueryLog { .. } => Exit::Usage,
             _ => Exit::Setup,
         });
     }
@@ -161,7 +162,11 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
 /// are no one's input.
 fn store_class(e: &StoreError) -> Option<Exit> {
     match e {
-        StoreError::Missing { .. } | StoreError::NoSuchRun(_) | StoreError::StillRunning(_) | StoreError::UnsupportedSchema { .. } => Some(Exit::Usage),
+        StoreError::Missing { .. }
+        | StoreError::NotOurs { .. }
+        | StoreError::NoSuchRun(_)
+        | StoreError::StillRunning(_)
+        | StoreError::UnsupportedSchema { .. } => Some(Exit::Usage),
         _ => None,
     }
 }
@@ -189,6 +194,8 @@ fn session_class(e: &SessionError) -> Option<Exit> {
 fn engine_class(e: &EngineError) -> Exit {
     match e {
         EngineError::Workload(_) | EngineError::TypeMismatch { .. } | EngineError::NotOurKeyspace(_) | EngineError::NotOurTable { .. } => Exit::Usage,
+        // casslab's own fault, neither the input's nor the cluster's
+        EngineError::WorkerFailed { .. } => Exit::Failed,
         _ => Exit::Setup,
     }
 }

@@ -2,13 +2,15 @@
 //! This is the only place that exits; the code comes from the command, or from the error's
 //! class (`exit.rs`).
 
+// first: its `eprintln!` (which never panics on a closed stderr) is the one every module uses
+#[macro_use]
+mod out;
 mod cli;
 mod commands;
 #[cfg(test)]
 mod docs_tests;
 mod exit;
 mod help;
-mod out;
 mod progress;
 mod terminal;
 

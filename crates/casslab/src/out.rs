@@ -9,6 +9,29 @@
 //! else: progress, warnings and errors go to stderr; [`note`] is the stderr line that `--quiet`
 //! silences, [`warn`] the warning it keeps. A file option given `-` writes to stdout through [`write_to_file_or_stdout`].
 
+/// `eprintln!` that never panics: a closed standard error (`casslab … 2>&1 | head -1`) is
+/// the reader leaving, as a closed standard output is. It shadows the standard macro in every
+/// module of the binary (`main.rs` declares this module first), so no line to stderr can end
+/// the process.
+macro_rules! eprintln {
+    () => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr());
+    }};
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` that never panics (see `eprintln!`).
+macro_rules! eprint {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 use anyhow::{Context, Result};
 use std::io::{ErrorKind, Write};
 use std::sync::atomic::{AtomicBool, Ordering};

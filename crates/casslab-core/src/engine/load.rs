@@ -133,6 +133,7 @@ async fn load_rows<T: Target>(
         target_rate_per_s: None,
         never_started: None,
     });
+    r.failure(Phase::Load)?;
     if r.interrupted {
         return Ok(LoadEnd::Interrupted);
     }

@@ -274,6 +274,7 @@ async fn measure<T: Target>(
         f.abort();
     }
     let share = run.shard.map_or(1.0, |s| s.count.max(1) as f64);
+    let failure = res.failure(Phase::Run);
     run.send(EngineEvent::PhaseFinished {
         phase: Phase::Run,
         duration_s: res.measured_s,
@@ -283,6 +284,7 @@ async fn measure<T: Target>(
         target_rate_per_s: res.offered_per_s.or(rate_per_s.map(|r| r / share)),
         never_started: res.never_started,
     });
+    failure?;
     Ok(RunOutcome { interrupted: res.interrupted })
 }
 

@@ -80,6 +80,19 @@ pub(crate) struct PhaseResult {
     pub offered_per_s: Option<f64>,
     /// Under a rate: the operations due by the phase's end that were never started.
     pub never_started: Option<NeverStarted>,
+    /// What a worker that panicked said: the phase ended without it, so it did not run as
+    /// asked (its intervals until then are sent all the same).
+    pub worker_failed: Option<String>,
+}
+
+impl PhaseResult {
+    /// The phase's failure when a worker panicked.
+    pub fn failure(&self, phase: Phase) -> Result<(), super::EngineError> {
+        match &self.worker_failed {
+            Some(message) => Err(super::EngineError::WorkerFailed { phase: phase.as_str(), message: message.clone() }),
+            None => Ok(()),
+        }
+    }
 }
 
 pub(crate) async fn run_phase<T: Target>(
@@ -141,7 +154,7 @@ pub(crate) async fn run_phase<T: Target>(
 
     shared.stop.store(true, Ordering::Relaxed);
     let stopped_at = Instant::now();
-    drain(&mut handles, p.drain_timeout, events).await;
+    let worker_failed = drain(&mut handles, p.drain_timeout, events).await;
     // the searches still waiting for their recall are judged into the last interval
     if let Some(sink) = shared.target.recall_sink() {
         sink.settle(RECALL_SETTLE).await;
@@ -166,6 +179,7 @@ pub(crate) async fn run_phase<T: Target>(
         next_index: p.first_index + tick_no as u32,
         offered_per_s,
         never_started,
+        worker_failed,
     }
 }
 
@@ -287,10 +301,15 @@ fn warn_if_behind(rate_per_s: Option<f64>, p: &PhaseParams, sample: &IntervalSam
 }
 
 /// Waits up to `timeout` for the workers' in-flight requests; abandons them after it.
-async fn drain(handles: &mut [tokio::task::JoinHandle<()>], timeout: Duration, events: &UnboundedSender<EngineEvent>) {
+async fn drain(handles: &mut [tokio::task::JoinHandle<()>], timeout: Duration, events: &UnboundedSender<EngineEvent>) -> Option<String> {
+    let mut panicked = None;
     let all = async {
         for h in handles.iter_mut() {
-            let _ = h.await;
+            if let Err(e) = h.await {
+                if e.is_panic() {
+                    panicked.get_or_insert_with(|| panic_words(e.into_panic()));
+                }
+            }
         }
     };
     if tokio::time::timeout(timeout, all).await.is_err() {
@@ -298,6 +317,16 @@ async fn drain(handles: &mut [tokio::task::JoinHandle<()>], timeout: Duration, e
             h.abort();
         }
         let _ = events.send(EngineEvent::Notice(Notice::Abandoned));
+    }
+    panicked
+}
+
+/// What a worker's panic said.
+fn panic_words(payload: Box<dyn std::any::Any + Send>) -> String {
+    match (payload.downcast_ref::<&str>(), payload.downcast_ref::<String>()) {
+        (Some(s), _) => s.to_string(),
+        (_, Some(s)) => s.clone(),
+        _ => "no message".to_string(),
     }
 }
 
@@ -392,5 +421,80 @@ impl<'a, T: Target> Sampler<'a, T> {
             self.measured_s += counted_until.saturating_duration_since(since).as_secs_f64();
         }
         sample
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::target::{Completion, Prepared, SetupRole, TargetInfo};
+    use crate::engine::EngineError;
+    use crate::gen::GeneratorSet;
+    use crate::stats::ErrorKind;
+    use crate::workload::Workload;
+    use rand::rngs::SmallRng;
+
+    /// A target whose every operation panics: a fault of casslab's own, as a worker meets it.
+    struct Panics(TargetInfo);
+
+    impl Target for Panics {
+        type Op = ();
+        type Error = String;
+        fn info(&self) -> &TargetInfo {
+            &self.0
+        }
+        async fn prepare(&self, _: &Workload, _: SetupRole) -> Result<Prepared, EngineError> {
+            Ok(Prepared::default())
+        }
+        async fn plan(&self, _: &Workload, _: &[(String, f64)], _: Arc<GeneratorSet>) -> Result<Plan<()>, EngineError> {
+            Err(EngineError::NoCoordination)
+        }
+        async fn loaded(&self, _: &str) -> Result<Option<String>, EngineError> {
+            Ok(None)
+        }
+        async fn record_load(&self, _: &str, _: &str) -> Result<(), EngineError> {
+            Ok(())
+        }
+        async fn truncate_for_reload(&self, _: &Workload) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn start<'a>(
+            &'a self,
+            _: &'a (),
+            _: &GeneratorSet,
+            _: &mut SmallRng,
+            _: &'a Mutex<Vec<OpStats>>,
+        ) -> impl std::future::Future<Output = Result<Completion, String>> + Send + use<'a> {
+            async { panic!("index out of bounds") }
+        }
+        fn classify(_: &String) -> ErrorKind {
+            ErrorKind::Other
+        }
+    }
+
+    #[tokio::test]
+    async fn a_phase_whose_workers_panic_is_a_failure_not_a_completion() {
+        let gens = Arc::new(GeneratorSet::build(&Default::default()).unwrap());
+        let plan = Arc::new(Plan::new(vec![()], vec!["insert".into()], &[1.0], gens));
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let (_stop_tx, mut stop) = watch::channel(false);
+        let p = PhaseParams {
+            kind: PhaseKind::Load { count: 100 },
+            workers: 2,
+            concurrency: 4,
+            interval: Duration::from_millis(100),
+            seed: 1,
+            drain_timeout: Duration::from_secs(5),
+            t0: Instant::now(),
+            first_index: 0,
+            start_at: None,
+            aligned: None,
+            shard: (0, 1),
+            shared_schedule: false,
+        };
+        let r = run_phase(Arc::new(Panics(TargetInfo::default())), plan, p, &tx, &mut stop).await;
+        assert_eq!(r.worker_failed.as_deref(), Some("index out of bounds"));
+        let e = r.failure(Phase::Load).unwrap_err().to_string();
+        assert!(e.contains("a load worker failed in the load phase (index out of bounds)") && e.contains("marked failed"), "{e}");
     }
 }

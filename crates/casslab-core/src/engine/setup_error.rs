@@ -42,6 +42,10 @@ pub enum EngineError {
     NotOurTable { file: String, line: usize, statement: String, keyspace: String, table: String },
     #[error("cannot start the thread that judges the recall of vector searches: {0}")]
     RecallJudge(String),
+    /// A worker of the load failed (a fault of casslab's): the run is saved as failed with
+    /// what it measured until then.
+    #[error("a load worker failed in the {phase} phase ({message}): the intervals measured until then are saved, and the run is marked failed; this is a fault of casslab, please report it")]
+    WorkerFailed { phase: &'static str, message: String },
     #[error(transparent)]
     Workload(#[from] WorkloadError),
     #[error(transparent)]

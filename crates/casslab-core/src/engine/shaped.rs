@@ -115,7 +115,8 @@ pub(super) async fn run_rated<T: Target>(
     let (lane, shared) = (lanes.of(id), lanes.shared);
     let mut inflight = FuturesUnordered::new();
     let mut curve = curves.borrow_and_update().clone();
-    let due = |c: &Curve, j: u64| c.time_of(lane.op(j)).map(|t| first + Duration::from_secs_f64(t));
+    // a time beyond what a clock holds (a level so low the operation is never due) is never
+    let due = |c: &Curve, j: u64| c.time_of(lane.op(j)).and_then(|t| Duration::try_from_secs_f64(t).ok()).and_then(|d| first.checked_add(d));
     // the lane's next operation as last read, and when it is due
     let mut j = lane.next.load(Ordering::Relaxed);
     let mut next_t = due(&curve, j);

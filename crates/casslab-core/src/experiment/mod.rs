@@ -8,6 +8,7 @@
 //! reads the file and builds each variant's workload by patching its base workload's resolved
 //! YAML; running and analysing live elsewhere.
 
+pub mod checks;
 pub mod design;
 mod order;
 
@@ -16,7 +17,6 @@ pub use order::{schedule, Order, RunOrder};
 
 use crate::cluster::ServerSpec;
 use crate::load_shape::LoadShape;
-use crate::units::parse_duration_s;
 use crate::workload::{builtin, parse_workload, resolve_text, Problem, Workload, WorkloadError};
 use crate::yaml::{self, Entry, Node, Value};
 use std::collections::BTreeMap;
@@ -102,31 +102,24 @@ pub const JUDGED_METRICS: &[&str] = &["ops_s", "mean", "p50", "p95", "p99", "p99
 fn design_keys(file: &str, doc: &Node) -> Result<DesignKeys, WorkloadError> {
     let err = |key: &str, p: Problem| WorkloadError::new(file, doc.key_line(key), p);
     let expected = |key: &str, expected: &'static str| err(key, Problem::Expected { key: key.into(), expected });
+    let invalid = |key: &str, problem: String| err(key, Problem::Invalid { key: key.into(), problem });
     let get = |k: &str| doc.get(k);
-    let percent = |key: &'static str| -> Result<Option<f64>, WorkloadError> {
-        match get(key).and_then(Node::scalar_text) {
-            None => Ok(None),
-            Some(t) => crate::units::parse_percent(&t).map(Some).ok_or_else(|| expected(key, "a percentage, e.g. 5%")),
-        }
+    // each value checked as its flag is (`checks`)
+    let checked = |key: &'static str, check: fn(&str) -> Result<f64, String>| -> Result<Option<f64>, WorkloadError> {
+        get(key).and_then(Node::scalar_text).map(|t| check(&t).map_err(|p| invalid(key, p))).transpose()
     };
     let repetitions = match get("repetitions") {
         None => None,
-        Some(v) => Some(v.as_u64().filter(|n| (1..=1000).contains(n)).ok_or_else(|| expected("repetitions", "a whole number from 1 to 1000"))? as u32),
+        Some(v) => Some(repetitions_of(v).map_err(|p| invalid("repetitions", p))?),
     };
-    let budget_s = match get("budget").and_then(Node::scalar_text) {
-        None => None,
-        Some(b) => Some(parse_duration_s(&b).map_err(|e| err("budget", e.into()))?),
-    };
+    let budget_s = checked("budget", checks::budget_s)?;
     let judge = match get("judge") {
         None => Vec::new(),
         Some(n) => {
             let items: Option<Vec<String>> = n.items().iter().map(Node::scalar_text).collect();
             let items = items.filter(|i| !i.is_empty()).ok_or_else(|| expected("judge", "a list of figures OP.METRIC, e.g. [read.p99, read.p50]"))?;
             for i in &items {
-                let ok = i.rsplit_once('.').is_some_and(|(op, m)| !op.is_empty() && JUDGED_METRICS.contains(&m));
-                if !ok {
-                    return Err(expected("judge", "figures OP.METRIC, METRIC one of ops_s, mean, p50, p95, p99, p999, p99_typical (e.g. read.p99)"));
-                }
+                checks::figure(i).map_err(|p| invalid("judge", p))?;
             }
             items
         }
@@ -139,10 +132,10 @@ fn design_keys(file: &str, doc: &Node) -> Result<DesignKeys, WorkloadError> {
     };
     let keys = DesignKeys {
         repetitions,
-        precision: percent("precision")?,
+        precision: checked("precision", checks::precision)?,
         budget_s,
         judge,
-        equivalence: percent("equivalence")?,
+        equivalence: checked("equivalence", checks::equivalence)?,
         family_wide: match get("family").and_then(Node::scalar_text).as_deref() {
             None => None,
             Some("experiment") => Some(true),
@@ -225,6 +218,15 @@ fn rate_of(node: Option<&Node>, file: &str, line: Option<usize>) -> Result<Optio
     Ok(Some(shape))
 }
 
+/// A `concurrency:` of the experiment or a variant: requests in flight, checked as
+/// `--concurrency` is (`limits::concurrency`).
+fn concurrency_of(node: Option<&Node>, file: &str, line: Option<usize>) -> Result<Option<usize>, WorkloadError> {
+    let Some(node) = node else { return Ok(None) };
+    let problem = |problem: String| WorkloadError::new(file, line, Problem::Invalid { key: "concurrency".into(), problem });
+    let n = node.as_f64().ok_or_else(|| problem("give a whole number of requests in flight, at least 1".into()))?;
+    crate::limits::concurrency(n).map(Some).map_err(|e| problem(e.to_string()))
+}
+
 /// A `cluster:` (a server definition) of the experiment or a variant, read like a workload's.
 fn cluster_of(node: Option<&Node>, file: &str, line: Option<usize>) -> Result<Option<ServerSpec>, WorkloadError> {
     let Some(node) = node else { return Ok(None) };
@@ -247,6 +249,12 @@ fn base_workload(path: &Path, name: &str, err: impl Fn(Problem) -> WorkloadError
         Some(s) => Ok((s.to_string(), format!("builtin:{name}"))),
         None => {
             let p = path.parent().unwrap_or(Path::new(".")).join(name);
+            if std::fs::canonicalize(&p).ok().is_some_and(|c| std::fs::canonicalize(path).ok() == Some(c)) {
+                return Err(err(Problem::Invalid {
+                    key: "workload".into(),
+                    problem: format!("\"{name}\" is this experiment file itself; name the workload its variants change (a built-in name or a workload file)"),
+                }));
+            }
             let s = std::fs::read_to_string(&p).map_err(|source| err(Problem::Read { what: format!("workload {}", p.display()), source }))?;
             Ok((s, p.display().to_string()))
         }
@@ -293,24 +301,18 @@ pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Res
     })
 }
 
-/// Every figure `judge:` names belongs to an operation that every variant runs (or is `total`):
-/// a figure is compared only between operations of the same name, so a judged name that a
-/// variant lacks would never be judged.
+/// Every figure `judge:` names belongs to an operation that every variant runs (or is
+/// `total`), checked as `--judge` is (`checks::judged`).
 fn judged_operations_exist(file: &str, doc: &Node, judge: &[String], variants: &[Variant]) -> Result<(), WorkloadError> {
-    for figure in judge {
-        let op = figure.rsplit_once('.').map_or(figure.as_str(), |(op, _)| op);
-        if op == "total" {
-            continue;
-        }
-        for v in variants {
-            let known: Vec<String> = v.workload.run.as_ref().map(|r| r.mix.iter().map(|(n, _)| n.clone()).collect()).unwrap_or_default();
-            if !known.iter().any(|k| k == op) {
-                let phase = "judge (an operation every variant runs)";
-                return Err(WorkloadError::new(file, doc.key_line("judge"), Problem::UnknownOperation { phase, name: op.to_string(), known }));
-            }
-        }
+    checks::judged(judge, variants).map_err(|problem| WorkloadError::new(file, doc.key_line("judge"), Problem::Invalid { key: "judge".into(), problem }))
+}
+
+/// A `repetitions:` value: a whole number, checked as `--repetitions` is.
+fn repetitions_of(v: &Node) -> Result<u32, String> {
+    match v.as_f64() {
+        Some(n) if n.fract() == 0.0 && n.abs() < 1e18 => checks::repetitions(n as i128),
+        _ => Err(format!("\"{}\": give a whole number of blocks from 1 to {}", v.scalar_text().unwrap_or_default(), crate::limits::MAX_REPETITIONS)),
     }
-    Ok(())
 }
 
 /// The experiment file's YAML: a mapping of known keys.
@@ -360,7 +362,7 @@ impl<'a> Settings<'a> {
         let base = base_workload(path, &workload_ref, |p| err("workload", p))?;
         let repetitions = match get("repetitions") {
             None => 3,
-            Some(v) => v.as_u64().filter(|n| (1..=1000).contains(n)).ok_or_else(|| expected("repetitions", "a whole number from 1 to 1000"))? as u32,
+            Some(v) => repetitions_of(v).map_err(|problem| err("repetitions", Problem::Invalid { key: "repetitions".into(), problem }))?,
         };
         let fresh_load = match get("load").and_then(Node::scalar_text).as_deref() {
             None | Some("shared") => false,
@@ -369,17 +371,12 @@ impl<'a> Settings<'a> {
         };
         let window_s = match get("window").and_then(Node::scalar_text) {
             None => 60.0,
-            Some(w) => parse_duration_s(&w).map_err(|e| err("window", e.into()))?,
+            Some(w) => checks::window_s(&w).map_err(|problem| err("window", Problem::Invalid { key: "window".into(), problem }))?,
         };
         let shared_keyspace = get("shared_keyspace").and_then(Node::as_bool).unwrap_or(false);
         let run_order = order::run_order(get).map_err(|(key, p)| err(key, p))?;
         let rate = rate_of(get("rate"), file, doc.key_line("rate"))?;
-        let concurrency = match get("concurrency") {
-            None => None,
-            Some(v) => {
-                Some(v.as_u64().filter(|c| *c >= 1).ok_or_else(|| expected("concurrency", "a whole number of requests in flight, at least 1"))? as usize)
-            }
-        };
+        let concurrency = concurrency_of(get("concurrency"), file, doc.key_line("concurrency"))?;
         let params = params_of(get("params"), file)?;
         let variants = get("variants")
             .filter(|v| matches!(v.value, Value::Map(_)))
@@ -455,7 +452,7 @@ fn build_variant(s: &Settings, entry: &Entry, overrides: &BTreeMap<String, Strin
         let spec = base.overlaid(s.cluster.as_ref().unwrap_or(&ServerSpec::default())).overlaid(variant_cluster.as_ref().unwrap_or(&ServerSpec::default()));
         workload.cluster = Some(spec);
     }
-    let concurrency = patch.get("concurrency").and_then(Node::as_u64).map(|n| n.max(1) as usize);
+    let concurrency = concurrency_of(patch.get("concurrency"), file, patch.key_line("concurrency"))?;
     let rate = rate_of(patch.get("rate"), file, patch.key_line("rate"))?;
     let hosts = match patch.get("hosts") {
         None => Vec::new(),
@@ -838,7 +835,7 @@ variants:
         let f = file("workload: kv\njudge: [read_all.p99]\nvariants:\n  a: {}\n  b: { consistency: ONE }\n");
         let e = load_experiment(f.path(), &BTreeMap::new()).unwrap_err();
         assert_eq!(e.line, Some(2), "{e}");
-        assert!(e.to_string().contains("unknown operation \"read_all\"") && e.to_string().contains("read, update"), "{e}");
+        assert!(e.to_string().contains("judge: \"read_all.p99\": variant a runs no operation \"read_all\"") && e.to_string().contains("read, update"), "{e}");
         let bad = load_experiment(file("workload: kv\njudge: [read.p99_tipical]\nvariants:\n  a: {}\n  b: {}\n").path(), &BTreeMap::new()).unwrap_err();
         assert!(bad.to_string().contains("p999, p99_typical"), "{bad}");
     }

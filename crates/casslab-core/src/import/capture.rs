@@ -14,6 +14,10 @@ use super::{ImportError, Imported};
 use crate::gen::Scalar;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The farthest a start time may lie from 0, in ms (about 31,700 years): beyond it a time is
+/// no clock's.
+const MAX_T_MS: f64 = 1e15;
+
 /// One captured query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
@@ -145,6 +149,9 @@ fn entry_of(v: &serde_json::Value, file: &str, line: usize) -> Result<Entry, Imp
         (None, Some(t)) => crate::units::parse_start_ms(t).map_err(|m| e(&format!("time: {m}")))? as f64,
         _ => return Err(e("no start time: give `t_ms` (milliseconds) or `time` (RFC 3339)")),
     };
+    if t_ms.is_nan() || t_ms.abs() > MAX_T_MS {
+        return Err(e(&format!("t_ms {t_ms} is not a time: give milliseconds (since the Unix epoch, or since the capture's start) within ±{MAX_T_MS:e}")));
+    }
     let values = if let Some(opts) = v.get("options").and_then(|o| o.as_str()) {
         let bytes = hex_bytes(opts).ok_or_else(|| e("options: not hex bytes"))?;
         values_of_options(&bytes, v.get("protocol").and_then(|p| p.as_i64()).unwrap_or(4)).map_err(|m| e(&m))?
@@ -209,9 +216,13 @@ fn scalar_yaml(v: &Scalar) -> String {
     }
 }
 
-/// The workload replaying `entries` at `speed` × their pace. `only`: the keyspace whose traffic
-/// to keep (default: all); `schema`: the column types (else inferred from the values).
-pub fn capture_workload(entries: &[Entry], name: &str, speed: f64, only: Option<&str>, schema: Option<&Schema>) -> Result<Imported, ImportError> {
+/// The workload replaying `entries` (read from `file`) at `speed` × their pace. `only`: the
+/// keyspace whose traffic to keep (default: all); `schema`: the column types (else inferred
+/// from the values). A replay longer than [`crate::limits::MAX_DURATION_S`] is refused.
+pub fn capture_workload(entries: &[Entry], file: &str, name: &str, speed: f64, only: Option<&str>, schema: Option<&Schema>) -> Result<Imported, ImportError> {
+    if !(speed > 0.0 && speed.is_finite()) {
+        return Err(ImportError::new(file, None, format!("a speed of {speed}: give a factor above 0, e.g. 2 for twice as fast")));
+    }
     let mut warnings = Vec::new();
     let mut notes = Vec::new();
     let mut kept: Vec<&Entry> =
@@ -229,7 +240,7 @@ pub fn capture_workload(entries: &[Entry], name: &str, speed: f64, only: Option<
         kept.retain(|e| e.values.iter().all(Option::is_some));
     }
     if kept.is_empty() {
-        return Err(ImportError::new("", None, "no data traffic to replay in the capture"));
+        return Err(ImportError::new(file, None, "no data traffic to replay in the capture"));
     }
     kept.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
     let batched = kept.iter().filter(|e| e.batch).count();
@@ -246,7 +257,7 @@ pub fn capture_workload(entries: &[Entry], name: &str, speed: f64, only: Option<
         counts.into_iter().max_by_key(|(_, n)| *n).map(|(k, _)| k)
     });
     let Some(keyspace) = keyspace else {
-        return Err(ImportError::new("", None, "the capture names no keyspace: give each line a `keyspace`, or qualify its tables"));
+        return Err(ImportError::new(file, None, "the capture names no keyspace: give each line a `keyspace`, or qualify its tables"));
     };
     // one operation per distinct statement, in order of first appearance
     let mut ops: Vec<(String, Option<(String, String)>)> = Vec::new();
@@ -264,6 +275,17 @@ pub fn capture_workload(entries: &[Entry], name: &str, speed: f64, only: Option<
     }
     let t0 = kept[0].t_ms;
     let span_ms = (kept[kept.len() - 1].t_ms - t0) / speed;
+    if span_ms.is_nan() || span_ms > crate::limits::MAX_DURATION_S * 1000.0 {
+        return Err(ImportError::new(
+            file,
+            None,
+            format!(
+                "the capture spans {:.3} s, which at --speed {speed} would replay for {:.3e} s, longer than a run may last (a year); give a larger --speed, or a capture of less time",
+                (kept[kept.len() - 1].t_ms - t0) / 1000.0,
+                span_ms / 1000.0
+            ),
+        ));
+    }
     let mut y = Yaml::default();
     y.line(0, &format!("name: {}", ident(name)), None);
     y.line(
@@ -299,7 +321,7 @@ pub fn capture_workload(entries: &[Entry], name: &str, speed: f64, only: Option<
             };
             let values: Vec<&Scalar> = runs.iter().filter_map(|e| e.values.get(m).and_then(Option::as_ref)).collect();
             if values.len() != runs.len() {
-                return Err(ImportError::new("", Some(runs[0].line), format!("{query}: {} markers but fewer values on some lines", ms.len())));
+                return Err(ImportError::new(file, Some(runs[0].line), format!("{query}: {} markers but fewer values on some lines", ms.len())));
             }
             let ty = match column_type {
                 Some(t) if t.contains('<') => {
@@ -310,7 +332,7 @@ pub fn capture_workload(entries: &[Entry], name: &str, speed: f64, only: Option<
                 Some(t) => t,
                 None if values.iter().any(|v| matches!(v, Scalar::Text(s) if s.starts_with("0x"))) => {
                     return Err(ImportError::new(
-                        "",
+                        file,
                         Some(runs[0].line),
                         format!(
                             "{query}: its values are serialized bytes whose types only the schema knows: give --hosts (the cluster the capture was taken on)"
@@ -337,7 +359,7 @@ pub fn capture_workload(entries: &[Entry], name: &str, speed: f64, only: Option<
         warnings.push("value types were inferred from the values (whole numbers as int or bigint, others as double, text or boolean); give --hosts to read them from the cluster's schema".into());
     }
     if names.is_empty() {
-        return Err(ImportError::new("", None, "none of the captured statements can be replayed"));
+        return Err(ImportError::new(file, None, "none of the captured statements can be replayed"));
     }
     if !gens.is_empty() {
         y.line(0, "generators:", Some("each lists its statement's captured values, in order"));
@@ -389,7 +411,7 @@ mod tests {
         let qualified = Entry { t_ms: 0.0, keyspace: None, query: "UPDATE \"Shop\".t SET v = 1".into(), values: vec![], batch: false, line: 1 };
         assert_eq!(table_of(&qualified), Some(("Shop".to_string(), "t".to_string())));
         assert_eq!(keyspaces(&entries), BTreeSet::from(["shop".to_string()]));
-        let i = capture_workload(&entries, "c", 2.0, None, None).unwrap();
+        let i = capture_workload(&entries, "c.jsonl", "c", 2.0, None, None).unwrap();
         let w = crate::workload::parse_workload(&i.yaml, "c.yaml", &Default::default()).unwrap_or_else(|e| panic!("{e}\n{}", i.yaml));
         let r = w.run.as_ref().unwrap();
         assert_eq!(r.replay.as_ref().unwrap().at_ms, vec![0.0, 125.25, 250.0], "half the captured times at speed 2");
@@ -399,7 +421,7 @@ mod tests {
         assert!(i.warnings.iter().any(|w| w.contains("inferred")));
         let mut schema = Schema::new();
         schema.insert("shop.t".into(), BTreeMap::from([("k".to_string(), "int".to_string()), ("v".to_string(), "text".to_string())]));
-        let i = capture_workload(&entries[1..2], "c", 1.0, Some("shop"), Some(&schema)).unwrap();
+        let i = capture_workload(&entries[1..2], "c.jsonl", "c", 1.0, Some("shop"), Some(&schema)).unwrap();
         assert!(i.yaml.contains("q1_v0: { type: int, dist: sequence, values: [8] }") && i.warnings.is_empty(), "{}", i.yaml);
     }
 
@@ -411,5 +433,25 @@ mod tests {
         assert!(read_capture("a,b\n1,2\n", "c.csv").unwrap_err().message.contains("header"));
         assert_eq!(read_capture("{\"query\": \"x\"}\n", "c.jsonl").unwrap_err().line, Some(1));
         assert!(read_capture("\n", "fql").unwrap_err().message.contains("no query"));
+    }
+
+    #[test]
+    fn times_beyond_any_clock_and_replays_beyond_a_year_are_refused_with_their_file() {
+        let line = |t: &str| format!("{{\"t_ms\": {t}, \"keyspace\": \"ks\", \"query\": \"SELECT v FROM t WHERE k = 1\"}}\n");
+        for t in ["1e308", "-1e308"] {
+            let e = read_capture(&line(t), "c.jsonl").unwrap_err().to_string();
+            assert!(e.starts_with("c.jsonl:1: t_ms") && e.contains("is not a time"), "{e}");
+        }
+        let entries = read_capture(&format!("{}{}", line("0"), line("2000")), "c.jsonl").unwrap();
+        let e = capture_workload(&entries, "c.jsonl", "c", 1e-300, None, None).unwrap_err().to_string();
+        assert!(e.starts_with("c.jsonl: the capture spans 2.000 s") && e.contains("give a larger --speed"), "{e}");
+        assert!(capture_workload(&entries, "c.jsonl", "c", -1.0, None, None).unwrap_err().to_string().contains("a factor above 0"));
+        let i = capture_workload(&entries, "c.jsonl", "c", 1.0, None, None).unwrap();
+        assert!(i.yaml.contains("duration: 4s"), "{}", i.yaml);
+        // an error about a line names the file and the line
+        let bytes =
+            read_capture("{\"t_ms\": 0, \"keyspace\": \"ks\", \"query\": \"SELECT v FROM t WHERE k = ?\", \"values\": [\"0x01\"]}\n", "c.jsonl").unwrap();
+        let e = capture_workload(&bytes, "c.jsonl", "c", 1.0, None, None).unwrap_err().to_string();
+        assert!(e.starts_with("c.jsonl:1: SELECT"), "{e}");
     }
 }

@@ -192,7 +192,7 @@ impl Builder<'_> {
             self.load_phase(&shape, &seeds, run);
         }
         if run {
-            self.run_phase(&shape);
+            self.run_phase(&shape)?;
         }
         self.differences();
         Ok(())
@@ -209,7 +209,9 @@ impl Builder<'_> {
         let levels = self.table.clustering.iter().map(|ck| (ck.clone(), self.spec(ck).and_then(|s| s.cluster.clone()))).collect();
         let partitions = match self.insert_setting("partitions") {
             None => StressDist::parse("fixed(1)").expect("valid"),
-            Some((v, line)) => StressDist::parse(&v).map_err(|m| ImportError::new(self.file, line, format!("insert partitions: {m}")))?,
+            Some((v, line)) => StressDist::parse(&v)
+                .and_then(|d| d.at_least(1, "partitions per insert"))
+                .map_err(|m| ImportError::new(self.file, line, format!("insert partitions: {m}")))?,
         };
         let select = match self.insert_setting("select") {
             None => None,
@@ -496,7 +498,7 @@ impl Builder<'_> {
         self.y.line(0, &format!("load: {{ op: {op}, count: {count} }}"), Some(&note));
     }
 
-    fn run_phase(&mut self, shape: &Shape) {
+    fn run_phase(&mut self, shape: &Shape) -> Result<(), ImportError> {
         let mix: Vec<(String, f64)> = match self.command {
             Some(c) => c.ops.clone(),
             None => std::iter::once("insert".to_string())
@@ -512,16 +514,28 @@ impl Builder<'_> {
         let mut parts = Vec::new();
         let (mut weight, mut permits) = (0.0, 0.0);
         for (op, r) in mix {
-            if known.contains(&op) && !self.skipped.contains(&op) {
+            if !known.contains(&op) {
+                // cassandra-stress refuses it too: a mix without it would be another mix
+                return Err(ImportError::new(
+                    self.file,
+                    None,
+                    format!(
+                        "--command ops({op}=…): the profile has no operation \"{op}\"{}; its operations are {}",
+                        crate::suggest::hint(&op, &known),
+                        known.join(", ")
+                    ),
+                ));
+            }
+            if self.skipped.contains(&op) {
+                self.warn(None, format!("ops({op}=…): the query could not be carried over (see above); left out of the mix"));
+            } else if r > 0.0 {
                 parts.push(format!("{}: {}", ident(&op), num(r)));
                 weight += r;
                 permits += r * if op == "insert" { shape.partitions.mean() } else { 1.0 };
-            } else {
-                self.warn(None, format!("ops({op}=…): the profile has no such operation (or it could not be carried over); left out of the mix"));
             }
         }
         if parts.is_empty() {
-            parts.push("insert: 1".into());
+            return Err(ImportError::new(self.file, None, "--command ops(…): none of its operations with a ratio above 0 could be carried over, so the run would have no mix; give ops(…) an operation the workload keeps (insert, or a query listed above)"));
         }
         if weight > 0.0 {
             self.partitions_per_op = Some(permits / weight);
@@ -529,6 +543,7 @@ impl Builder<'_> {
         let duration = self.command.and_then(|c| c.duration.clone()).unwrap_or_else(|| "60s".into());
         let warmup = if self.command.is_some_and(|c| c.no_warmup) { "0s" } else { "5s" };
         self.y.line(0, &format!("run: {{ mix: {{ {} }}, warmup: {warmup}, duration: {duration} }}", parts.join(", ")), None);
+        Ok(())
     }
 
     /// What cassandra-stress does that the workload does not, said once each.
@@ -630,14 +645,17 @@ mod tests {
     fn a_command_line_sets_the_seeds_the_mix_and_the_consistency() {
         let (i, w) = imported(
             "timeline.yaml",
-            Some("user ops(insert=1,by_day=3,nope=1) n=500 cl=QUORUM -pop dist=uniform(1..500) -insert partitions=fixed(2) select-ratio=fixed(1)/1"),
+            Some("user ops(insert=1,by_day=3) n=500 cl=QUORUM -pop dist=uniform(1..500) -insert partitions=fixed(2) select-ratio=fixed(1)/1"),
         );
         let mut mix = w.run.as_ref().unwrap().mix.clone();
         mix.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(mix, vec![("by_day".to_string(), 3.0), ("insert".to_string(), 1.0)]);
         assert!(w.load.is_none(), "a mixed run does not populate first");
         assert_eq!(w.operation("latest").unwrap().cql().unwrap().consistency, crate::workload::Consistency::Quorum);
-        assert!(i.warnings.iter().any(|m| m.contains("ops(nope=…)")), "{:?}", i.warnings);
+        // an operation the profile lacks is refused, as cassandra-stress refuses it
+        let c = super::super::stress_command::parse_command("user ops(insert=1,by_dya=1) n=500").unwrap();
+        let e = import_profile(&data("timeline.yaml"), "timeline.yaml", Some(&c)).map(|_| ()).expect_err("an unknown operation").to_string();
+        assert!(e.contains("timeline.yaml: --command ops(by_dya=…): the profile has no operation \"by_dya\"; did you mean \"by_day\"?"), "{e}");
         assert!(i.yaml.contains("pop: { type: bigint, dist: uniform, min: 1, max: 501 }"), "{}", i.yaml);
         // -pop seq=A..B keeps both bounds
         let (i, w) = imported("timeline.yaml", Some("user ops(insert=1) n=100000 -pop seq=100001..200000"));

@@ -93,11 +93,17 @@ pub fn parse_command(line: &str) -> Result<StressCommand, String> {
         match (group, key_l.as_str()) {
             ("", "profile") => c.profile = Some(value.to_string()),
             ("", k) if k.starts_with("ops(") => {
-                let inner = w[4..].trim_end_matches(')');
+                let inner = w[4..].strip_suffix(')').ok_or_else(|| format!("{w}: `ops(` is not closed; write ops(insert=1,simple1=3) as one word"))?;
                 for part in inner.split(',').filter(|p| !p.trim().is_empty()) {
                     let (op, ratio) = part.split_once('=').ok_or_else(|| format!("ops(…): \"{part}\" is not NAME=RATIO"))?;
                     let r: f64 = ratio.trim().parse().map_err(|_| format!("ops(…): \"{ratio}\" is not a number"))?;
+                    if !(r >= 0.0 && r.is_finite()) {
+                        return Err(format!("ops(…): the ratio of {} is {ratio}; give a number ≥ 0", op.trim()));
+                    }
                     c.ops.push((op.trim().to_ascii_lowercase(), r));
+                }
+                if !c.ops.is_empty() && c.ops.iter().all(|(_, r)| *r == 0.0) {
+                    return Err(format!("{w}: every ratio is 0, so nothing would run; give at least one operation a ratio above 0"));
                 }
             }
             ("", "n") => c.n = Some(parse_count(value).filter(|n| *n > 0).ok_or_else(|| format!("n={value} is not a count"))? as u64),
@@ -114,12 +120,17 @@ pub fn parse_command(line: &str) -> Result<StressCommand, String> {
             ("", k) if k.starts_with("clustering") => {
                 c.warnings.push(format!("{w}: runs of one operation kind are not reproduced; casslab draws every operation from the mix"))
             }
-            ("rate", "threads") => c.threads = Some(parse_count(value).ok_or_else(|| format!("-rate threads={value} is not a count"))? as u64),
+            ("rate", "threads") => {
+                let n = parse_count(value).ok_or_else(|| format!("-rate threads={value} is not a count"))?;
+                // the same answer as --concurrency, which it becomes
+                crate::limits::concurrency(n as f64).map_err(|e| format!("-rate threads={value}: {e}"))?;
+                c.threads = Some(n as u64);
+            }
             ("rate", k) if k.starts_with("threads") => c.warnings.push(format!(
                 "-rate {w}: casslab does not search for a thread count; give --concurrency (or find the highest rate meeting an SLA with --find-max)"
             )),
             ("rate", "fixed") | ("rate", "throttle") => {
-                let r: f64 = value.trim_end_matches("/s").trim().parse().map_err(|_| format!("-rate {w}: expected a rate such as 1000/s"))?;
+                let r: f64 = value.trim_end_matches("/s").trim().parse().ok().filter(|r: &f64| *r > 0.0 && r.is_finite()).ok_or_else(|| format!("-rate {w}: expected a rate above 0 such as 1000/s"))?;
                 c.rate = Some((r, key_l == "fixed"));
                 if key_l == "throttle" {
                     c.warnings.push(format!("-rate {w}: cassandra-stress throttles its clients (closed loop); casslab's --rate is open loop and measures latency from each operation's intended start"));
@@ -149,6 +160,9 @@ pub fn parse_command(line: &str) -> Result<StressCommand, String> {
                 let (a, b) = value.split_once("..").ok_or_else(|| format!("-pop seq={value}: expected A..B"))?;
                 let lo = parse_count(a).ok_or_else(|| format!("-pop seq={value}: \"{a}\" is not a count"))?;
                 let hi = parse_count(b.trim_start_matches('.')).ok_or_else(|| format!("-pop seq={value}: \"{b}\" is not a count"))?;
+                if lo < 1 || hi < lo {
+                    return Err(format!("-pop seq={value}: the seeds run from A up to B, both at least 1 (e.g. seq=1..1000000)"));
+                }
                 c.pop_seq = Some((lo, hi));
             }
             ("pop", "dist") => c.pop_dist = Some(StressDist::parse(value)?),
@@ -267,5 +281,25 @@ mod tests {
         assert!(parse_command("user profile=p.yaml n=10").unwrap_err().contains("no ops"));
         assert!(parse_command("user ops(insert=x)").unwrap_err().contains("not a number"));
         assert!(parse_command("user ops(insert=1) duration=5 minutes").unwrap_err().contains("duration=5"));
+    }
+
+    #[test]
+    fn ratios_ranges_and_threads_that_cannot_run_are_refused() {
+        for (line, says) in [
+            ("user ops(insert=-1,simple1=1)", "the ratio of insert is -1"),
+            ("user ops(insert=NaN,simple1=1)", "the ratio of insert is NaN"),
+            ("user ops(insert=inf)", "the ratio of insert is inf"),
+            ("user ops(insert=0,simple1=0)", "every ratio is 0"),
+            ("user ops(insert=1,simple1=1", "`ops(` is not closed"),
+            ("user ops(insert=1) -pop seq=10..1", "from A up to B"),
+            ("user ops(insert=1) -pop seq=0..10", "both at least 1"),
+            ("user ops(insert=1) -rate threads=-5", "-rate threads=-5: -5 requests in flight: give at least 1"),
+            ("user ops(insert=1) -rate threads=99999999999", "at most 100000"),
+            ("user ops(insert=1) -rate fixed=-3/s", "a rate above 0"),
+        ] {
+            let e = parse_command(line).unwrap_err();
+            assert!(e.contains(says), "{line}: {e}");
+        }
+        assert_eq!(parse_command("user ops(insert=1) -pop seq=1..10").unwrap().pop_seq, Some((1, 10)));
     }
 }

@@ -59,6 +59,15 @@ pub fn parse_count(s: &str) -> Option<i64> {
 }
 
 impl StressDist {
+    /// The same distribution when its lowest value is at least `min`; otherwise what `what`
+    /// (sizes, counts) must be, as cassandra-stress needs it.
+    pub fn at_least(self, min: i64, what: &str) -> Result<StressDist, String> {
+        if self.lo >= min {
+            return Ok(self);
+        }
+        Err(format!("\"{}\" reaches {}: {what} are at least {min}", self.written, self.lo))
+    }
+
     /// Reads `NAME(args)` with an optional leading `~`; the message says what is wrong.
     pub fn parse(spec: &str) -> Result<StressDist, String> {
         let written = spec.trim().to_string();

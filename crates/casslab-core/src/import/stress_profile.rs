@@ -83,27 +83,32 @@ pub fn read_profile(src: &str, file: &str, warnings: &mut Vec<String>) -> Result
             "table" => p.table = text(n, "table")?,
             "table_definition" => p.table_definition = Some((text(n, "table_definition")?, n.line)),
             "extra_definitions" => {
+                list(n, file, "extra_definitions", "a list of CREATE statements")?;
                 for item in n.items() {
                     p.extra_definitions.push((text(item, "extra_definitions")?, item.line));
                 }
             }
             "columnspec" => {
+                list(n, file, "columnspec", "a list of `- name: COLUMN` entries (with size, population, cluster)")?;
                 for item in n.items() {
                     p.columns.push(column_spec(item, file)?);
                 }
             }
             "insert" => {
+                map(n, file, "insert", "a mapping of partitions, select, batchtype")?;
                 for ie in n.entries() {
                     let v = ie.node.scalar_text().ok_or_else(|| err(Some(ie.key_line), format!("insert `{}` must be a value", ie.key)))?;
                     p.insert.push((ie.key.to_ascii_lowercase(), v, ie.key_line));
                 }
             }
             "queries" => {
+                map(n, file, "queries", "a mapping of query name → { cql: …, fields: samerow|multirow }")?;
                 for q in n.entries() {
                     p.queries.push(query(&q.key, &q.node, q.key_line, file)?);
                 }
             }
             "token_range_queries" => {
+                map(n, file, "token_range_queries", "a mapping of query name → { columns: …, page_size: … }")?;
                 for q in n.entries() {
                     let columns = q.node.get("columns").and_then(Node::scalar_text).unwrap_or_else(|| "*".into());
                     let page_size = q.node.get("page_size").and_then(Node::as_u64).unwrap_or(5000);
@@ -122,16 +127,37 @@ pub fn read_profile(src: &str, file: &str, warnings: &mut Vec<String>) -> Result
     Ok(p)
 }
 
+/// A key whose value must be a list (empty is one): a scalar or a mapping would be ignored.
+fn list(n: &Node, file: &str, key: &str, what: &str) -> Result<(), ImportError> {
+    match &n.value {
+        Value::Seq(_) | Value::Null => Ok(()),
+        _ => Err(ImportError::new(file, Some(n.line), format!("`{key}` must be {what}"))),
+    }
+}
+
+/// A key whose value must be a mapping (empty is one).
+fn map(n: &Node, file: &str, key: &str, what: &str) -> Result<(), ImportError> {
+    match &n.value {
+        Value::Map(_) | Value::Null => Ok(()),
+        _ => Err(ImportError::new(file, Some(n.line), format!("`{key}` must be {what}"))),
+    }
+}
+
 fn column_spec(item: &Node, file: &str) -> Result<ColumnSpec, ImportError> {
     let mut c = ColumnSpec { name: String::new(), size: None, population: None, cluster: None, line: item.line };
     for e in item.entries() {
         let v = e.node.scalar_text().unwrap_or_default();
-        let dist = || StressDist::parse(&v).map_err(|m| ImportError::new(file, Some(e.key_line), format!("columnspec `{}`: {m}", e.key)));
+        // a size and a count of rows below 1 make empty values (an empty key) or no rows
+        let dist = |min: i64, what: &str| {
+            StressDist::parse(&v)
+                .and_then(|d| d.at_least(min, what))
+                .map_err(|m| ImportError::new(file, Some(e.key_line), format!("columnspec `{}`: {m}", e.key)))
+        };
         match e.key.to_ascii_lowercase().as_str() {
             "name" => c.name = v.trim_matches('"').to_string(),
-            "size" => c.size = Some(dist()?),
-            "population" => c.population = Some(dist()?),
-            "cluster" => c.cluster = Some(dist()?),
+            "size" => c.size = Some(dist(1, "sizes")?),
+            "population" => c.population = Some(dist(i64::MIN, "seeds")?),
+            "cluster" => c.cluster = Some(dist(1, "rows per clustering value")?),
             other => {
                 return Err(ImportError::new(file, Some(e.key_line), format!("columnspec: unknown option `{other}` (known: name, size, population, cluster)")))
             }
@@ -144,12 +170,25 @@ fn column_spec(item: &Node, file: &str) -> Result<ColumnSpec, ImportError> {
 }
 
 fn query(name: &str, n: &Node, line: usize, file: &str) -> Result<Query, ImportError> {
+    let one = |cql: &str, at: Option<usize>| match crate::cql::read_ddl(cql) {
+        Some(d) if d.several && d.verb != "BEGIN" => {
+            Err(ImportError::new(file, at, format!("query `{name}` holds more than one statement (something follows a `;`); a query is one statement")))
+        }
+        _ => Ok(()),
+    };
     // the old form: `name: CQL`
     if let Some(cql) = n.as_str() {
+        one(cql, Some(line))?;
         return Ok(Query { name: name.to_ascii_lowercase(), cql: cql.to_string(), samerow: false, consistency: None, serial_consistency: None, line });
     }
     let cql = n.get("cql").and_then(Node::scalar_text).ok_or_else(|| ImportError::new(file, Some(line), format!("query `{name}` has no `cql:`")))?;
-    let fields = n.get("fields").and_then(Node::scalar_text).unwrap_or_else(|| "multirow".into());
+    one(&cql, n.line_at(&["cql"]).or(Some(line)))?;
+    let fields = match n.get("fields") {
+        None => "multirow".to_string(),
+        Some(f) => f.scalar_text().ok_or_else(|| {
+            ImportError::new(file, n.line_at(&["fields"]), format!("query `{name}`: fields must be samerow or multirow, one word (not a list)"))
+        })?,
+    };
     let samerow = match fields.to_ascii_lowercase().as_str() {
         "samerow" => true,
         "multirow" => false,
@@ -262,5 +301,22 @@ mod tests {
         let bad = read_profile("keyspace: ks\ntable: t\ncolumnspec:\n  - name: v\n    sizes: fixed(1)\n", "p.yaml", &mut w).unwrap_err();
         assert!(bad.to_string().starts_with("p.yaml:5: columnspec: unknown option `sizes`"), "{bad}");
         assert!(read_profile("table: t\n", "p.yaml", &mut w).unwrap_err().message.contains("no `keyspace:`"));
+        // what would be ignored or make empty keys is refused where it is written
+        for (bad, line, says) in [
+            ("keyspace: ks\ntable: t\ncolumnspec:\n  - name: v\n    size: fixed(-3)\n", 5, "columnspec `size`: \"fixed(-3)\" reaches -3: sizes are at least 1"),
+            ("keyspace: ks\ntable: t\ncolumnspec:\n  - name: v\n    cluster: uniform(0..4)\n", 5, "rows per clustering value are at least 1"),
+            ("keyspace: ks\ntable: t\ncolumnspec: 5\n", 3, "`columnspec` must be a list"),
+            ("keyspace: ks\ntable: t\ninsert: fixed(1)\n", 3, "`insert` must be a mapping"),
+            (
+                "keyspace: ks\ntable: t\nqueries:\n  q:\n    cql: select * from t where k = ?\n    fields: [samerow]\n",
+                6,
+                "fields must be samerow or multirow, one word",
+            ),
+            ("keyspace: ks\ntable: t\nqueries:\n  q:\n    cql: select * from t where k = ?; DROP KEYSPACE system_auth\n", 5, "holds more than one statement"),
+        ] {
+            let e = read_profile(bad, "p.yaml", &mut w).unwrap_err();
+            assert_eq!(e.line, Some(line), "{bad}: {e}");
+            assert!(e.message.contains(says), "{bad}: {e}");
+        }
     }
 }

@@ -8,6 +8,7 @@
 //! to the change and replaces what follows; spikes stay laid over the changed level.
 
 use super::{LoadShape, Spikes, Stage};
+use crate::limits::MAX_SPIKES;
 
 /// One stage as the run saw it: what it was (`ramp 100..5000 over 60s`), when it began and
 /// ended (seconds since the start of the run phase; the last ends at infinity).
@@ -171,21 +172,63 @@ impl Curve {
         curve
     }
 
-    /// The spikes' windows (from, to) up to the horizon.
+    /// The spikes' windows (from, to, factor) up to the horizon (at most [`MAX_SPIKES`]:
+    /// `LoadShape::check_horizon` refuses a run that would lay more).
     fn spike_windows(&self) -> impl Iterator<Item = (f64, f64, f64)> + '_ {
         let sp = self.spikes.as_ref().filter(|sp| sp.every_s > 0.0);
         let first = sp.map_or(f64::INFINITY, |sp| sp.first_at_s);
         let (every, len, factor) = sp.map_or((1.0, 0.0, 1.0), |sp| (sp.every_s, sp.for_s, sp.factor));
-        (0..).map(move |i| first + every * i as f64).take_while(move |at| *at < self.horizon_s).map(move |at| (at, at + len, factor))
+        (0..MAX_SPIKES).map(move |i| first + every * i as f64).take_while(move |at| *at < self.horizon_s).map(move |at| (at, at + len, factor))
     }
 
     /// Multiplies the level by the spikes' factor where they are, from `from_s` on (what is
     /// before it is already laid).
+    /// One pass over the pieces, cutting each where a spike starts or ends.
     fn lay_spikes(&mut self, from_s: f64) {
-        let windows: Vec<(f64, f64, f64)> = self.spike_windows().filter(|(_, to, _)| *to > from_s).collect();
-        for (at, to, factor) in windows {
-            self.scale(at.max(from_s), to, factor);
+        let windows: Vec<(f64, f64, f64)> = self.spike_windows().filter(|(_, to, _)| *to > from_s).map(|(at, to, f)| (at.max(from_s), to, f)).collect();
+        if windows.is_empty() {
+            return;
         }
+        let mut out = Vec::with_capacity(self.pieces.len() + 2 * windows.len());
+        let mut w = 0;
+        // each cut moves past a spike's start or end: more cuts than that is rounding going round
+        let mut cuts = 2 * windows.len() + 2 * self.pieces.len();
+        for p in std::mem::take(&mut self.pieces) {
+            let mut cur = p;
+            loop {
+                if cuts == 0 {
+                    out.push(cur);
+                    break;
+                }
+                cuts -= 1;
+                let end = cur.start_s + cur.len_s;
+                // the spikes that ended before this piece's start no longer matter
+                while w < windows.len() && windows[w].1 <= cur.start_s {
+                    w += 1;
+                }
+                let Some(&(from, to, factor)) = windows.get(w).filter(|(from, _, _)| *from < end) else {
+                    out.push(cur);
+                    break;
+                };
+                if from > cur.start_s {
+                    // the part before the spike, as it was
+                    let tau = from - cur.start_s;
+                    let rest = cur.from(tau);
+                    out.push(Piece { len_s: tau, ..cur });
+                    cur = rest;
+                    continue;
+                }
+                // the piece starts inside the spike: the part up to the spike's end, scaled
+                let tau = (to - cur.start_s).min(cur.len_s);
+                let rest = (tau < cur.len_s).then(|| cur.from(tau));
+                out.push(Piece { len_s: tau, a: cur.a * factor, b: cur.b * factor, c: cur.c * factor, ..cur });
+                match rest {
+                    Some(r) => cur = r,
+                    None => break,
+                }
+            }
+        }
+        self.pieces = out;
     }
 
     /// The spikes' factor at `t_s` (1 outside them).
@@ -205,17 +248,6 @@ impl Curve {
             let tau = at_s - p.start_s;
             self.pieces[i].len_s = tau;
             self.pieces.insert(i + 1, p.from(tau));
-        }
-    }
-
-    /// Multiplies the level by `factor` from `from_s` to `to_s`.
-    fn scale(&mut self, from_s: f64, to_s: f64, factor: f64) {
-        self.split(from_s);
-        self.split(to_s);
-        for p in self.pieces.iter_mut().filter(|p| p.start_s >= from_s && p.start_s < to_s) {
-            p.a *= factor;
-            p.b *= factor;
-            p.c *= factor;
         }
     }
 

@@ -11,6 +11,7 @@ pub mod curve;
 
 pub use curve::{Course, Curve, StageInfo, HELD_SHARE};
 
+use crate::limits::{MAX_CONCURRENCY, MAX_SCHEDULE_LEVELS, MAX_SPIKES};
 use crate::units::parse_duration_s;
 use serde::{Deserialize, Serialize};
 
@@ -69,10 +70,27 @@ fn level(text: &str, word: &str) -> Result<f64, ShapeError> {
         Some(n) => (n, 1000.0),
         None => (w, 1.0),
     };
-    match num.parse::<f64>() {
-        Ok(x) if x >= 0.0 && x.is_finite() => Ok(x * mult),
+    match num.parse::<f64>().map(|x| x * mult) {
+        Ok(x) if x >= 0.0 && x.is_finite() => Ok(x),
         _ => Err(err(text, format!("\"{word}\" is not a level (a number ≥ 0, e.g. 5000 or 5k)"))),
     }
+}
+
+/// The levels of `steps A..B by S`, refused before any is made when there would be more than
+/// [`MAX_SCHEDULE_LEVELS`].
+fn stepped(text: &str, a: f64, b: f64, by: f64) -> Result<Vec<f64>, ShapeError> {
+    let n = ((b - a).abs() / by + 1e-9).floor();
+    if n.is_nan() || n >= MAX_SCHEDULE_LEVELS as f64 {
+        return Err(err(
+            text,
+            format!(
+                "{} levels is more than a schedule may have ({MAX_SCHEDULE_LEVELS}); make the step `by` larger",
+                if n < 1e12 { format!("{}", n + 1.0) } else { format!("{n:.1e}") }
+            ),
+        ));
+    }
+    let n = n as usize;
+    Ok((0..=n).map(|i| if b >= a { a + by * i as f64 } else { a - by * i as f64 }).collect())
 }
 
 /// A duration above 0.
@@ -125,6 +143,12 @@ impl LoadShape {
     pub fn parse(text: &str) -> Result<LoadShape, ShapeError> {
         let mut shape = LoadShape { stages: Vec::new(), spikes: None };
         for part in text.split([',', ';']).map(str::trim).filter(|p| !p.is_empty()) {
+            if shape.stages.len() >= MAX_SCHEDULE_LEVELS {
+                return Err(err(
+                    &text[..text.len().min(80)],
+                    format!("more stages than a schedule may have ({MAX_SCHEDULE_LEVELS}); use fewer stages or `steps`"),
+                ));
+            }
             shape.push(part)?;
         }
         shape.check(text)?;
@@ -153,8 +177,7 @@ impl LoadShape {
                         if by <= 0.0 {
                             return Err(err(part, "`by` must be above 0"));
                         }
-                        let n = ((b - a).abs() / by + 1e-9).floor() as usize;
-                        (0..=n).map(|i| if b >= a { a + by * i as f64 } else { a - by * i as f64 }).collect()
+                        stepped(part, a, b, by)?
                     }
                     (list, false) if !list.is_empty() => list.iter().map(|w| level(part, w)).collect::<Result<Vec<_>, _>>()?,
                     _ => return Err(err(part, "write `steps 1000 2000 4000 each 30s` or `steps 1000..8000 by 1000 each 30s`")),
@@ -200,11 +223,18 @@ impl LoadShape {
         Ok(())
     }
 
-    /// What a whole shape must be: some stage, an open-ended level only last, a level before
-    /// the first `hold`.
+    /// What a whole shape must be: some stage, at most [`MAX_SCHEDULE_LEVELS`] levels in all,
+    /// an open-ended level only last, a level before the first `hold`.
     fn check(&self, text: &str) -> Result<(), ShapeError> {
         if self.stages.is_empty() {
             return Err(err(text, format!("no stage; write {GRAMMAR}")));
+        }
+        let levels: usize = self.stages.iter().map(|s| if let Stage::Steps { levels, .. } = s { levels.len() } else { 1 }).sum();
+        if levels > MAX_SCHEDULE_LEVELS {
+            return Err(err(text, format!("{levels} levels is more than a schedule may have ({MAX_SCHEDULE_LEVELS}); use fewer stages or steps")));
+        }
+        if !self.peak().is_finite() {
+            return Err(err(text, "the spikes take the level beyond any number; use a smaller factor"));
         }
         for (i, s) in self.stages.iter().enumerate() {
             if matches!(s, Stage::Hold { for_s: None, .. }) && i + 1 < self.stages.len() {
@@ -213,6 +243,55 @@ impl LoadShape {
         }
         if let Some(Stage::Hold { level: None, .. }) = self.stages.first() {
             return Err(err(text, "`hold` keeps the level before it: start with a level, e.g. `1000 for 30s`"));
+        }
+        Ok(())
+    }
+
+    /// What a schedule of requests in flight must be besides a shape: every level at least 1
+    /// (a level of 0 would run nothing, as `--concurrency 0` would) and its peak at most
+    /// [`MAX_CONCURRENCY`].
+    pub fn check_in_flight(&self) -> Result<(), ShapeError> {
+        let text = self.to_string();
+        let lowest = self.levels().into_iter().fold(f64::INFINITY, f64::min);
+        if lowest < 1.0 {
+            return Err(err(
+                &text,
+                format!("a level of {} requests in flight runs nothing: every level of a schedule of requests in flight is at least 1", num(lowest)),
+            ));
+        }
+        if self.peak() > MAX_CONCURRENCY as f64 {
+            return Err(err(&text, format!("{} requests in flight is more than casslab keeps in flight ({MAX_CONCURRENCY}); give at most {MAX_CONCURRENCY}, or run several loaders (`--shard 0/N`)", num(self.peak()))));
+        }
+        Ok(())
+    }
+
+    /// Every level the stages name (a held level, a ramp's ends, each step, a sine's ends).
+    fn levels(&self) -> Vec<f64> {
+        let mut out = Vec::new();
+        for s in &self.stages {
+            match s {
+                Stage::Hold { level, .. } => out.extend(level),
+                Stage::Ramp { from, to, .. } => out.extend(from.iter().chain([to])),
+                Stage::Steps { levels, .. } => out.extend(levels),
+                Stage::Sine { low, high, .. } => out.extend([low, high]),
+            }
+        }
+        out
+    }
+
+    /// Whether a run of `horizon_s` seconds can follow the shape: its spikes, laid over that
+    /// length, are at most [`MAX_SPIKES`].
+    pub fn check_horizon(&self, horizon_s: f64) -> Result<(), ShapeError> {
+        let Some(sp) = &self.spikes else { return Ok(()) };
+        let laid = ((horizon_s - sp.first_at_s) / sp.every_s).ceil().max(0.0);
+        if laid > MAX_SPIKES as f64 {
+            return Err(err(
+                &self.to_string(),
+                format!(
+                    "{laid} spikes over a run of {} is more than a run may lay ({MAX_SPIKES}); space them further apart (`every`) or shorten the run",
+                    dur(horizon_s)
+                ),
+            ));
         }
         Ok(())
     }

@@ -128,6 +128,31 @@ fn shards_that_do_not_make_one_run_are_refused() {
     alone.data.record.config.shard = None;
     assert!(matches!(merge(vec![alone]), Err(MergeError::NotAShard { .. })));
     assert_eq!(merge(Vec::new()).err(), Some(MergeError::Nothing));
+    // a count that differs is said as such, not as another run
+    let e = merge(vec![shard(0, 2, "s4", 0, 1, 1), shard(1, 3, "s4", 0, 1, 1)]).err().unwrap();
+    assert_eq!(e.to_string(), "merge: run 11 says run \"s4\" has 3 shards, but run 10 says 2: give the exports as the loaders of one run wrote them");
+}
+
+#[test]
+fn exports_edited_into_what_no_loader_writes_are_refused() {
+    let edited = |f: &dyn Fn(&mut Shard)| {
+        let mut sh = shard(1, 2, "r", 0, 1, 1);
+        f(&mut sh);
+        merge(vec![shard(0, 2, "r", 0, 1, 1), sh]).err().expect("refused").to_string()
+    };
+    let zero = edited(&|s| s.data.record.config.shard.as_mut().unwrap().count = 0);
+    assert!(zero.contains("run 11 is not as a loader wrote it: it is shard 1 of 0"), "{zero}");
+    let clock = edited(&|s| s.data.record.env.clock_t0_unix_ms = Some(i64::MAX));
+    assert!(clock.contains("its clock origin is 9223372036854775807 ms, outside the years 1970 to 2286"), "{clock}");
+    let backwards = edited(&|s| (s.rows[0].start_ms, s.rows[0].end_ms) = (5_000, 4_000));
+    assert!(backwards.contains("interval 0 of read runs from 5000 ms to 4000 ms"), "{backwards}");
+    let twice = edited(&|s| {
+        let r = s.rows[0].clone();
+        s.rows.extend(std::iter::repeat_n(r, 20_000));
+    });
+    assert!(twice.contains("interval 0 of read is there twice"), "{twice}");
+    let name = edited(&|s| s.rows[0].op = "x".repeat(1 << 20));
+    assert!(name.contains("names an operation of 1048576 bytes (at most 256)"), "{name}");
 }
 
 #[test]

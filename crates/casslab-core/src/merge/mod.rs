@@ -67,6 +67,46 @@ pub enum MergeError {
     Differs { origin: String, first: String, differences: String },
     #[error("merge: {origin} has no clock origin to align its intervals on (it was saved by an older casslab)")]
     NoClock { origin: String },
+    #[error("merge: {origin} says run \"{run_id}\" has {count} shards, but {first} says {first_count}: give the exports as the loaders of one run wrote them")]
+    CountDiffers { origin: String, run_id: String, count: u32, first: String, first_count: u32 },
+    /// What no loader writes: an export edited or damaged since.
+    #[error("merge: {origin} is not as a loader wrote it: {what}; merge the shards' exports as `casslab run --shard` saved them")]
+    Edited { origin: String, what: String },
+}
+
+/// The latest clock origin a shard may have: the year 2286 in Unix ms (a loader's clock is
+/// now; beyond this the sums of times overflow long before).
+const LATEST_T0_MS: i64 = 10_000_000_000_000;
+
+/// What a loader writes of itself that an edited export may not hold: its shard's index below
+/// the count, a clock origin of this era, intervals that start before they end within a year,
+/// each (interval, operation) once, operation names of at most [`crate::limits::MAX_NAME_BYTES`].
+fn as_written(sh: &Shard) -> Result<(), MergeError> {
+    let edited = |what: String| Err(MergeError::Edited { origin: sh.source.clone(), what });
+    if let Some(s) = &sh.data.record.config.shard {
+        if s.count == 0 || s.index >= s.count {
+            return edited(format!("it is shard {} of {} (a run has at least 1 shard, each index below the count)", s.index, s.count));
+        }
+    }
+    if let Some(t0) = sh.data.record.env.clock_t0_unix_ms {
+        if !(0..=LATEST_T0_MS).contains(&t0) {
+            return edited(format!("its clock origin is {t0} ms, outside the years 1970 to 2286"));
+        }
+    }
+    let longest_ms = (crate::limits::MAX_DURATION_S * 1000.0) as u64;
+    let mut seen = std::collections::HashSet::with_capacity(sh.rows.len());
+    for r in &sh.rows {
+        if r.op.len() > crate::limits::MAX_NAME_BYTES {
+            return edited(format!("interval {} names an operation of {} bytes (at most {})", r.index, r.op.len(), crate::limits::MAX_NAME_BYTES));
+        }
+        if r.start_ms > r.end_ms || r.end_ms > longest_ms {
+            return edited(format!("interval {} of {} runs from {} ms to {} ms", r.index, r.op, r.start_ms, r.end_ms));
+        }
+        if !seen.insert((r.index, r.op.as_str())) {
+            return edited(format!("interval {} of {} is there twice", r.index, r.op));
+        }
+    }
+    Ok(())
 }
 
 /// The run the shards make together, ready to be saved.
@@ -171,7 +211,17 @@ pub fn check(mut shards: Vec<Shard>) -> Result<Vec<Shard>, MergeError> {
     let mut seen: BTreeMap<u32, String> = BTreeMap::new();
     for sh in &shards {
         let Some(s) = &sh.data.record.config.shard else { return Err(MergeError::NotAShard { origin: sh.source.clone() }) };
-        if s.run_id != s0.run_id || s.count != s0.count {
+        as_written(sh)?;
+        if s.run_id == s0.run_id && s.count != s0.count {
+            return Err(MergeError::CountDiffers {
+                origin: sh.source.clone(),
+                run_id: s.run_id.clone(),
+                count: s.count,
+                first: first_source.clone(),
+                first_count: s0.count,
+            });
+        }
+        if s.run_id != s0.run_id {
             return Err(MergeError::OtherRun {
                 origin: sh.source.clone(),
                 index: s.index,

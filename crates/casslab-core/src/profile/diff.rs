@@ -45,7 +45,8 @@ impl ProfileDiff {
         if !(before_ops > 0.0 && after_ops > 0.0) {
             return None;
         }
-        let (sum_b, sum_a) = (before.values().sum::<u64>() as f64 / before_ops, after.values().sum::<u64>() as f64 / after_ops);
+        let sum = |m: &BTreeMap<String, u64>| m.values().map(|w| *w as f64).sum::<f64>();
+        let (sum_b, sum_a) = (sum(before) / before_ops, sum(after) / after_ops);
         let heavier = sum_b.max(sum_a);
         if sum_b <= 0.0 || sum_a <= 0.0 {
             return None;

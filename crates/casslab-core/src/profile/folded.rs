@@ -7,10 +7,15 @@ use super::{Profile, ProfileBuilder, ProfileError, ProfileKind};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// The most the weights of one file may add up to (2^62): sums over nodes and stacks stay
+/// within a u64.
+const MAX_TOTAL_WEIGHT: u64 = 1 << 62;
+
 /// Reads folded stacks into one profile. Blank lines and `#` comments are skipped; a line
 /// without a weight is an error naming its line.
 pub fn parse(text: &str, path: &Path, node: &str, kind: ProfileKind, source: &str) -> Result<Profile, ProfileError> {
     let mut b = ProfileBuilder::new(node, kind, source);
+    let mut total = 0u64;
     for (i, line) in text.lines().enumerate() {
         let line = line.trim_end();
         if line.trim().is_empty() || line.starts_with('#') {
@@ -32,6 +37,11 @@ pub fn parse(text: &str, path: &Path, node: &str, kind: ProfileKind, source: &st
         if frames.is_empty() {
             return Err(err("an empty stack"));
         }
+        // what a flame graph adds up must fit its counters
+        total = total
+            .checked_add(weight)
+            .filter(|t| *t <= MAX_TOTAL_WEIGHT)
+            .ok_or_else(|| err(&format!("the weights add up beyond {MAX_TOTAL_WEIGHT} here, more than any profile holds")))?;
         // a line of bytes or ns does not say how many samples it summed: unknown (0)
         let events = if kind == ProfileKind::Cpu { weight } else { 0 };
         b.add_counted(&frames, None, weight, events);

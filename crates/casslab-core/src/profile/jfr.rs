@@ -35,7 +35,15 @@ fn event_kind(name: &str) -> Option<(ProfileKind, Weight)> {
 
 /// Reads a recording into one profile per kind it has samples of. `t0_unix_ms` is the run's
 /// clock start: samples land at their ms since then (before it: negative, cut by windows).
+/// The file's chunks are checked against its length first, and the reader runs in a process
+/// of its own (`untrusted`): a damaged or hostile file is an error, never the end of this one.
 pub fn read(path: &Path, node: &str, t0_unix_ms: i64, source: &str) -> Result<Vec<Profile>, ProfileError> {
+    super::untrusted::check_chunks(path)?;
+    super::untrusted::isolated(path, || read_checked(path, node, t0_unix_ms, source))
+}
+
+/// [`read`] once the file's chunks are known to fit it.
+fn read_checked(path: &Path, node: &str, t0_unix_ms: i64, source: &str) -> Result<Vec<Profile>, ProfileError> {
     let file = std::fs::File::open(path).map_err(|source| ProfileError::Io { path: path.into(), source })?;
     let unreadable = |e: &dyn std::fmt::Debug| ProfileError::Unreadable { path: path.into(), detail: format!("{e:?}") };
     let mut builders: Vec<ProfileBuilder> = ProfileKind::ALL.iter().map(|k| ProfileBuilder::new(node, *k, source)).collect();
@@ -235,6 +243,12 @@ mod tests {
         let lock = profiles.iter().find(|p| p.kind == ProfileKind::Lock).unwrap();
         assert!(lock.total(None) > 1_000_000, "at least a ms blocked, in ns: {}", lock.total(None));
         let e = read(&dir.path().join("Spin.java"), "n1", t0, "x").unwrap_err().to_string();
-        assert!(e.contains("Spin.java") && e.contains("not a Java Flight Recorder file"), "{e}");
+        assert!(e.contains("Spin.java") && e.contains("does not start with FLR"), "{e}");
+        // a recording cut short says so, with the byte its chunk would need
+        let bytes = std::fs::read(&path).unwrap();
+        let cut = dir.path().join("cut.jfr");
+        std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+        let e = read(&cut, "n1", t0, "x").unwrap_err().to_string();
+        assert!(e.contains("cut.jfr: a damaged Java Flight Recorder file") && e.contains("the file is cut short"), "{e}");
     }
 }

@@ -15,6 +15,7 @@ pub mod jfr;
 pub mod record;
 pub mod share;
 pub mod top;
+pub mod untrusted;
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -128,7 +129,7 @@ impl Profile {
 
     /// The sum of its weights in `window` (all of them without one, or when it has no time).
     pub fn total(&self, window: Option<Window>) -> u64 {
-        self.in_window(window).map(|s| s.weight).sum()
+        self.in_window(window).fold(0u64, |sum, s| sum.saturating_add(s.weight))
     }
 
     /// The samples behind its weight in `window`: for CPU the weight itself (one per sample),
@@ -157,7 +158,8 @@ impl Profile {
     pub fn folded(&self, window: Option<Window>) -> BTreeMap<String, u64> {
         let mut per_stack: HashMap<u32, u64> = HashMap::new();
         for s in self.in_window(window) {
-            *per_stack.entry(s.stack).or_default() += s.weight;
+            let w = per_stack.entry(s.stack).or_default();
+            *w = w.saturating_add(s.weight);
         }
         per_stack.into_iter().filter(|(_, w)| *w > 0).map(|(s, w)| (self.stack_text(s), w)).collect()
     }
@@ -223,9 +225,10 @@ impl ProfileBuilder {
             self.stacks.push(ids);
         }
         let bucket = at_ms.map(|t| t.div_euclid(BUCKET_MS) * BUCKET_MS);
+        // weights come from files made elsewhere: they saturate rather than overflow
         let e = self.weights.entry((bucket, stack)).or_default();
-        e.0 += weight;
-        e.1 += events;
+        e.0 = e.0.saturating_add(weight);
+        e.1 = e.1.saturating_add(events);
     }
 
     fn frame(&mut self, name: &str) -> u32 {
@@ -262,6 +265,13 @@ pub enum ProfileError {
     Folded { path: PathBuf, line: usize, what: String },
     #[error("{0}")]
     Record(String),
+    /// A Java Flight Recorder file that cannot be what it says (`untrusted::check_chunks`), or
+    /// on which the reader failed in its own process.
+    #[error("{path}: a damaged Java Flight Recorder file: {detail}")]
+    Damaged { path: PathBuf, detail: String },
+    /// What the reader's process said, as it said it.
+    #[error("{0}")]
+    Reader(String),
 }
 
 /// Reads a profile file made elsewhere: a Java Flight Recorder recording (`.jfr`, its samples
@@ -281,6 +291,20 @@ pub fn read_file(path: &std::path::Path, node: &str, t0_unix_ms: i64) -> Result<
     let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io { path: path.into(), source })?;
     let kind = folded::kind_of_name(&name);
     Ok(vec![folded::parse(&text, path, node, kind, &format!("folded stacks {name}"))?])
+}
+
+/// What [`read_file`] would refuse that can be known before a run: a file that cannot be
+/// opened, a Java Flight Recorder file whose chunks do not fit it; a run checks its
+/// `--profile-file`s with this before it starts, and reads them after it is saved.
+pub fn check_file(path: &std::path::Path) -> Result<(), ProfileError> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|source| ProfileError::Io { path: path.into(), source })?;
+    let mut magic = [0u8; 4];
+    let n = f.read(&mut magic).map_err(|source| ProfileError::Io { path: path.into(), source })?;
+    if magic[..n] == *b"FLR\0" {
+        untrusted::check_chunks(path)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

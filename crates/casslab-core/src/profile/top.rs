@@ -20,13 +20,15 @@ pub fn top_frames(folded: &BTreeMap<String, u64>, n: usize) -> Vec<TopFrame> {
     for (stack, w) in folded {
         let frames: Vec<&str> = stack.split(';').collect();
         if let Some(leaf) = frames.last() {
-            per.entry(leaf).or_default().0 += w;
+            let e = per.entry(leaf).or_default();
+            e.0 = e.0.saturating_add(*w);
         }
         let mut seen: Vec<&str> = Vec::with_capacity(frames.len());
         for f in frames {
             if !seen.contains(&f) {
                 seen.push(f);
-                per.entry(f).or_default().1 += w;
+                let e = per.entry(f).or_default();
+                e.1 = e.1.saturating_add(*w);
             }
         }
     }

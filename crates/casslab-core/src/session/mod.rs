@@ -215,6 +215,18 @@ impl<'a> RunSession<'a> {
         }
         let result = engine.await?;
         let Consumer { mut summary, mut store_error, timeline, points, profiling, .. } = run;
+        let status = match &result {
+            Ok(o) if o.interrupted => RunStatus::Interrupted,
+            Ok(_) => RunStatus::Completed,
+            Err(e) => {
+                summary.notes.push(format!("failed: {e}"));
+                RunStatus::Failed
+            }
+        };
+        // the run as measured is saved before anything optional is read (profiles, the
+        // servers' last figures): whatever happens to those, the run is not lost
+        let ended_ms = unix_now_ms();
+        lab.results.finish_run(id, status, &summary, ended_ms)?;
         if let Some(p) = profiling {
             for m in p.finish(lab.results, id).await {
                 self.tell(&Notice::Server(m), &mut summary);
@@ -231,15 +243,7 @@ impl<'a> RunSession<'a> {
                 self.tell(&Notice::Server(m), &mut summary);
             }
         }
-        let status = match &result {
-            Ok(o) if o.interrupted => RunStatus::Interrupted,
-            Ok(_) => RunStatus::Completed,
-            Err(e) => {
-                summary.notes.push(format!("failed: {e}"));
-                RunStatus::Failed
-            }
-        };
-        lab.results.finish_run(id, status, &summary, unix_now_ms())?;
+        lab.results.finish_run(id, status, &summary, ended_ms)?;
         lab.observer.on(&SessionEvent::RunFinished { run: id, status });
         result?;
         if let Some(e) = store_error {

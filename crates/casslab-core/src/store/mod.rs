@@ -307,6 +307,12 @@ pub enum StoreError {
          it was probably written by a newer casslab: upgrade casslab or use another database file"
     )]
     UnsupportedSchema { found: i64, supported: i64 },
+    /// A database file of another program: casslab leaves it as it is.
+    #[error(
+        "{path} is a SQLite database of another program (it holds {tables}, and not casslab's runs); casslab never changes a file that is not its own results store: \
+         give --store (or CASSLAB_STORE) a new file or a casslab results database"
+    )]
+    NotOurs { path: PathBuf, tables: String },
     #[error("no saved run with id {0}")]
     NoSuchRun(RunId),
     #[error("run {0} is still running (its process is alive); wait for it to end or stop it first")]

@@ -39,15 +39,39 @@ impl Store {
     }
 }
 
-/// Applies the connection settings and creates or checks the schema of a database file.
+/// Applies the connection settings and creates or checks the schema of a database file, once
+/// the file is known to be casslab's own (or empty): nothing is written to another's.
 fn ready(mut conn: Connection, path: &Path) -> Result<Store, StoreError> {
     let opened = |source| StoreError::Open { path: path.to_path_buf(), source };
+    ours(&conn, path)?;
     migrations::configure(&conn, true).map_err(opened)?;
     migrations::migrate(&mut conn).map_err(|e| match e {
         StoreError::Sqlite(source) => opened(source),
         e => e,
     })?;
     Ok(Store::from_connection(conn))
+}
+
+/// Refuses a database that holds tables but not casslab's `runs` (read only: neither the
+/// journal mode nor the schema is touched before this says yes).
+fn ours(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let opened = |source| StoreError::Open { path: path.to_path_buf(), source };
+    let mut names: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        .and_then(|mut q| q.query_map([], |r| r.get(0))?.collect())
+        .map_err(opened)?;
+    if names.is_empty() || names.iter().any(|n| n == "runs") && names.iter().any(|n| n == "intervals") {
+        return Ok(());
+    }
+    let more = names.len().saturating_sub(5);
+    names.truncate(5);
+    let tables = format!(
+        "the table{} {}{}",
+        if names.len() + more == 1 { "" } else { "s" },
+        names.join(", "),
+        if more > 0 { format!(" and {more} more") } else { String::new() }
+    );
+    Err(StoreError::NotOurs { path: path.to_path_buf(), tables })
 }
 
 #[cfg(test)]
@@ -73,6 +97,23 @@ mod tests {
         let id = Store::open(&path).unwrap().begin_run("kv", &RunConfig::default(), &RunEnvironment::default(), &[], 1).unwrap();
         let store = Store::open_existing(&path).unwrap();
         assert_eq!(store.latest_run().unwrap(), Some(id));
+    }
+
+    #[test]
+    fn a_database_of_another_program_is_left_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("other.db");
+        Connection::open(&path).unwrap().execute_batch("CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('ada');").unwrap();
+        let before = std::fs::read(&path).unwrap();
+        for e in [Store::open(&path).err(), Store::open_existing(&path).err()] {
+            let e = e.expect("another program's database is refused");
+            assert!(matches!(&e, StoreError::NotOurs { .. }), "{e:?}");
+            assert!(e.to_string().contains("the table contacts") && e.to_string().contains("never changes"), "{e}");
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), before, "the file was changed");
+        let tables: i64 = Connection::open(&path).unwrap().query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)).unwrap();
+        assert_eq!(tables, 1);
+        assert!(!dir.path().join("other.db-wal").exists());
     }
 
     #[test]

@@ -266,6 +266,10 @@ fn build_run(at: &At, r: RawRun) -> Result<RunPhase, WorkloadError> {
             .transpose()
     };
     let (rate, concurrency) = (shape("rate", &r.rate)?, shape("concurrency", &r.concurrency)?);
+    if let Some(c) = &concurrency {
+        // the same answer as --concurrency: at least 1 in flight, at most the limit
+        c.check_in_flight().map_err(|source| at.err(doc.line_at(&["run", "concurrency"]).or(run_line), Problem::Shape { key: "concurrency", source }))?;
+    }
     // without a duration, a schedule's length is the run's (warm-up included)
     let length_s = rate.as_ref().or(concurrency.as_ref()).and_then(|s| s.length_s());
     let duration_s = match (&r.duration, length_s) {
@@ -295,11 +299,16 @@ fn build_run(at: &At, r: RawRun) -> Result<RunPhase, WorkloadError> {
 /// `run.replay`: captured times (ms from the start, in order) and the operation of each.
 fn build_replay(at: &At, rp: RawReplay, mix: &[(String, f64)]) -> Result<super::model::Replay, WorkloadError> {
     let line = at.doc.line_at(&["run", "replay"]).or(at.doc.key_line("run"));
-    let ordered = rp.at_ms.windows(2).all(|w| w[0] <= w[1]) && rp.at_ms.first().is_none_or(|t| *t >= 0.0);
+    let within = |t: &f64| t.is_finite() && *t >= 0.0 && *t <= crate::limits::MAX_DURATION_S * 1000.0;
+    let ordered = rp.at_ms.windows(2).all(|w| w[0] <= w[1]) && rp.at_ms.iter().all(within);
     if rp.at_ms.len() != rp.ops.len() || !ordered {
-        return Err(
-            at.err(line, Problem::Expected { key: "run.replay".into(), expected: "as many times (at_ms, in ms from the start, in order) as operations (ops)" })
-        );
+        return Err(at.err(
+            line,
+            Problem::Expected {
+                key: "run.replay".into(),
+                expected: "as many times (at_ms, in ms from the start, in order, within a year) as operations (ops)",
+            },
+        ));
     }
     if let Some(unknown) = rp.ops.iter().find(|o| !mix.iter().any(|(m, x)| m == *o && *x > 0.0)) {
         return Err(at.err(line, Problem::Expected { key: format!("run.replay.ops: {unknown}"), expected: "an operation of run.mix (with a ratio above 0)" }));

@@ -94,6 +94,10 @@ fn check_statements(cx: &Cx, op: &Operation, body: &CqlOp) -> Result<(), Workloa
         if let Some(a) = st.args.iter().find(|a| !cx.w.generators.contains_key(*a)) {
             return Err(cx.unknown_generator(op, arg_line(st_args, a).unwrap_or(st.line), a));
         }
+        // one statement each: what follows a `;` would be sent too (a batch's `;`s are its own)
+        if crate::cql::read_ddl(&st.cql).is_some_and(|d| d.several && d.verb != "BEGIN") {
+            return Err(cx.op_err(op, st.line, OpProblem::Several));
+        }
         let markers = count_markers(&st.cql);
         if markers != st.args.len() {
             return Err(cx.op_err(op, st.line, OpProblem::Markers { markers, args: st.args.len() }));

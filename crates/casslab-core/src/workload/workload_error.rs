@@ -68,6 +68,10 @@ pub enum Problem {
     UnknownKey { context: String, key: String, known: &'static [&'static str] },
     #[error("{key}: give {expected}")]
     Expected { key: String, expected: &'static str },
+    /// A value a shared check refused (`limits`, the design keys): what is wrong and what to
+    /// write, worded as for the flag of the same name.
+    #[error("{key}: {problem}")]
+    Invalid { key: String, problem: String },
     #[error("{key}: \"{value}\" is neither `{one}` nor `{other}`")]
     NeitherOf { key: &'static str, value: String, one: &'static str, other: &'static str },
     #[error("an experiment needs at least two variants to compare")]
@@ -128,6 +132,8 @@ pub enum OpProblem {
     CqlAndSteps,
     #[error("it needs `cql: <statement>` (or a non-empty `steps:` list)")]
     NoCql,
+    #[error("its statement holds more than one (something follows a `;`); an operation runs one statement: give each its own operation or `steps:` entry")]
+    Several,
     #[error("SERIAL/LOCAL_SERIAL belong in `serial_consistency`, not `consistency`")]
     SerialConsistency,
     #[error("`serial_consistency` must be SERIAL or LOCAL_SERIAL")]

@@ -26,9 +26,47 @@ pub struct YamlError {
 impl From<serde_saphyr::Error> for YamlError {
     fn from(e: serde_saphyr::Error) -> Self {
         let line = e.location().map(|l| l.line() as usize).filter(|l| *l > 0);
-        let message = serde_saphyr::DefaultMessageFormatter.format_message(&e);
+        // the breach itself, under the wrappers that say where an alias or a snippet was
+        let mut inner = &e;
+        while let serde_saphyr::Error::AliasError { error, .. } | serde_saphyr::Error::WithSnippet { error, .. } = inner {
+            inner = error;
+        }
+        let message = match inner {
+            serde_saphyr::Error::Budget { breach, .. } => beyond_limits(breach),
+            _ => match serde_saphyr::DefaultMessageFormatter.format_message(&e).into_owned() {
+                // the parser's own guard against a stack overflow
+                m if m.contains("recursion limit exceeded") => {
+                    "the YAML holds lists or mappings nested more than 64 deep, more than casslab reads: nest less deeply".into()
+                }
+                m => m,
+            },
+        };
         YamlError { line, message: message.chars().map(|c| if c.is_control() { ' ' } else { c }).collect() }
     }
+}
+
+/// A file beyond what the reader takes, in words: which limit, and what to write instead (the
+/// limits are serde-saphyr's defaults, which keep an alias bomb or a deep nesting from taking
+/// the machine's memory or stack).
+fn beyond_limits(breach: &serde_saphyr::budget::BudgetBreach) -> String {
+    use serde_saphyr::budget::BudgetBreach as B;
+    let (what, fix) = match breach {
+        B::Nodes { .. } => (
+            "more than 250,000 values, lists and mappings, counting each alias (`*name`) as a copy of what it names",
+            "write fewer values, or use fewer aliases of large anchors",
+        ),
+        B::Aliases { .. } => ("more than 50,000 aliases (`*name`)", "write the values out, or use fewer aliases"),
+        B::Anchors { .. } => ("more than 50,000 anchors (`&name`)", "use fewer anchors"),
+        B::Depth { .. } => ("lists or mappings nested more than 64 deep", "nest less deeply"),
+        B::Events { .. } => ("more than 1,000,000 YAML events", "split it into smaller files"),
+        B::ScalarBytes { .. } => ("more than 64 MiB of text in its values", "keep large values out of it"),
+        B::InputBytes { .. } => ("more than 256 MiB", "give a smaller file"),
+        B::Documents { .. } => ("more than 1,024 documents (`---`)", "give one document"),
+        B::AliasAnchorRatio { .. } => ("far more aliases than anchors (an alias bomb)", "write the values out instead of repeating aliases"),
+        B::MergeKeys { .. } => ("more than 10,000 merge keys (`<<`)", "use fewer merge keys"),
+        other => return format!("the YAML is beyond what casslab reads ({other:?}): give a smaller, flatter file"),
+    };
+    format!("the YAML holds {what}, more than casslab reads: {fix}")
 }
 
 /// YAML 1.2 as casslab reads it: only `true`/`false` are booleans (`yes`, `on` stay text),
@@ -282,6 +320,20 @@ impl Serialize for Node {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_alias_bomb_and_a_deep_nesting_name_the_limit_and_the_fix() {
+        // each level doubles the one before: 2^20 copies of the first list
+        let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..20 {
+            bomb.push_str(&format!("a{i}: &a{i} [*a{}, *a{}]\n", i - 1, i - 1));
+        }
+        let e = parse(&bomb).unwrap_err();
+        assert!(e.message.contains("more than casslab reads") && !e.message.contains("{"), "{e}");
+        let deep = format!("{}1{}", "[".repeat(20_000), "]".repeat(20_000));
+        let e = parse(&deep).unwrap_err();
+        assert!(e.message.contains("nested more than 64 deep") && e.message.ends_with("nest less deeply"), "{e}");
+    }
 
     const DOC: &str = "name: x
 description:

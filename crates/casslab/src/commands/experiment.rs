@@ -20,7 +20,7 @@ use casslab_core::analysis::DEFAULT_POWER_EFFECT;
 use casslab_core::cluster::ClusterControl;
 use casslab_core::config::Credentials;
 use casslab_core::config::RunConfig;
-use casslab_core::experiment::{load_experiment, Design, Experiment, Order, RunOrder};
+use casslab_core::experiment::{checks, load_experiment, Design, Experiment, Order, RunOrder};
 use casslab_core::judge::plan::Target;
 use casslab_core::judge::verdict::ExperimentVerdict;
 use casslab_core::judge::JudgeOptions;
@@ -63,7 +63,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     let mut setup = ExperimentSetup {
         exp: &exp,
         base,
-        repetitions: args.repetitions.or(exp.design.repetitions).unwrap_or(exp.repetitions),
+        repetitions: repetitions_flag(&args)?.or(exp.design.repetitions).unwrap_or(exp.repetitions),
         run_order: run_order(&args, &exp)?,
         experiment_id: new_experiment_id(&exp),
         tags: args.run.tags.clone(),
@@ -119,17 +119,21 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
 /// and the equivalence margin of the flags over the file's.
 fn judging_of(args: &ExperimentArgs, exp: &Experiment) -> Result<JudgeOptions> {
     let window_s = match &args.window {
-        Some(w) => crate::cli::parse_duration_s("window", w)?,
+        Some(w) => checks::window_s(w).map_err(|e| usage(format!("--window {w}: {e}")))?,
         None => exp.window_s,
     };
     let mut judging = compare::judge_options(&args.analysis, window_s, &args.fail_if, args.max_regression)?;
     judging.screening = Screening::LeaveOut;
-    let margin = percent("equivalence", args.equivalence.as_deref())?.or(exp.design.equivalence);
+    let margin = checked("equivalence", args.equivalence.as_deref(), checks::equivalence)?.or(exp.design.equivalence);
     judging.plan.blocks = Some(BlockDesign { sequential: None, margin, power_effect: DEFAULT_POWER_EFFECT, simultaneous: false });
     if !args.analysis.family && exp.design.family_wide == Some(true) {
         judging.plan.family = Family::Experiment;
     }
     let judge = if args.judge.is_empty() { &exp.design.judge } else { &args.judge };
+    if !args.judge.is_empty() {
+        // the same check as the file's `judge:` (its operations run by every variant)
+        checks::judged(&args.judge, &exp.variants).map_err(|e| usage(format!("--judge {e}")))?;
+    }
     if !judge.is_empty() {
         let judged: Result<Vec<FigureRef>, String> = judge.iter().map(|j| j.parse()).collect();
         judging.plan.judged = Some(judged.map_err(|e| usage(format!("--judge {e}")))?);
@@ -223,14 +227,19 @@ fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judg
 
 /// The sequential plan of the flags over the file's keys (`None`: a fixed number of blocks).
 fn sequential_plan(args: &ExperimentArgs, exp: &Experiment) -> Result<Option<SequentialPlan>> {
-    let budget_s = args.budget.as_deref().map(|b| crate::cli::parse_duration_s("budget", b)).transpose()?;
-    let flags = DesignFlags { repetitions: args.repetitions, precision: percent("precision", args.precision.as_deref())?, budget_s };
+    let budget_s = checked("budget", args.budget.as_deref(), checks::budget_s)?;
+    let flags = DesignFlags { repetitions: repetitions_flag(args)?, precision: checked("precision", args.precision.as_deref(), checks::precision)?, budget_s };
     SequentialPlan::of(&flags, &exp.design).map_err(|e| usage(e.to_string()))
 }
 
-/// A percentage flag's value as a fraction.
-fn percent(flag: &str, v: Option<&str>) -> Result<Option<f64>> {
-    v.map(|t| casslab_core::units::parse_percent(t).ok_or_else(|| usage(format!("--{flag} {t}: write a percentage, e.g. 5%")))).transpose()
+/// `--repetitions`, checked as the file's `repetitions:` is.
+fn repetitions_flag(args: &ExperimentArgs) -> Result<Option<u32>> {
+    args.repetitions.map(|n| checks::repetitions(n.into()).map_err(|e| usage(format!("--repetitions {n}: {e}")))).transpose()
+}
+
+/// A design flag's value through the check of the file's key of the same name.
+fn checked(flag: &str, v: Option<&str>, check: fn(&str) -> Result<f64, String>) -> Result<Option<f64>> {
+    v.map(|t| check(t).map_err(|e| usage(format!("--{flag} {t}: {e}")))).transpose()
 }
 
 /// "3 repetitions", or "blocks until each judged change is within ±5% (budget 20 min)".

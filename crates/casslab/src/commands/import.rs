@@ -96,7 +96,7 @@ fn capture(a: CaptureArgs) -> Result<i32> {
     };
     let name = a.capture.file_stem().and_then(|s| s.to_str()).unwrap_or("capture");
     let imported =
-        import::capture::capture_workload(&entries, name, a.speed, a.keyspace.as_deref(), schema.as_ref()).map_err(|e| usage(format!("{shown}: {e}")))?;
+        import::capture::capture_workload(&entries, &shown, name, a.speed, a.keyspace.as_deref(), schema.as_ref()).map_err(|e| usage(e.to_string()))?;
     finish(&imported, a.output.as_deref())?;
     Ok(0)
 }

@@ -269,9 +269,8 @@ pub fn local(cmd: LocalCommand) -> Result<i32> {
             };
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let out = cluster.nodetool(*index, &args)?;
-            use std::io::Write;
-            std::io::stdout().write_all(&out.stdout)?;
-            std::io::stderr().write_all(&out.stderr)?;
+            out::print(&String::from_utf8_lossy(&out.stdout))?;
+            eprint!("{}", String::from_utf8_lossy(&out.stderr));
             Ok(out.status.code().unwrap_or(1))
         }
         LocalCommand::Redis(c) => redis(c),
