@@ -6,6 +6,8 @@
 use super::estimate::{cardinality, grows_without_bound, hottest_share, value_bytes};
 use super::{Finding, Model, OpStmt, Rule, Severity};
 use crate::cql::{Dml, DmlKind, RelOp, Table, Term};
+use crate::gen::rows::RowsSpec;
+use crate::gen::SizeSpec;
 
 /// What is known about one write's effect on partition size.
 pub(crate) struct WriteEstimate {
@@ -47,10 +49,38 @@ fn product(m: &Model, s: &OpStmt, d: &Dml, cols: &[String]) -> Option<(f64, f64)
     Some((p, hot))
 }
 
+/// The most a count of `rows:` can be: a fixed one, or its distribution's `max`.
+fn count_max(c: &SizeSpec) -> Option<f64> {
+    match c {
+        SizeSpec::Fixed(x) => x.as_f64().ok(),
+        SizeSpec::Dist(d) => d.max.as_ref()?.as_f64().ok(),
+    }
+}
+
+/// The most rows one partition can hold when `rows:` makes them: the product of its levels'
+/// counts (1 where a level has none); `None` when a count is not a number.
+pub(crate) fn rows_spec_bound(r: &RowsSpec) -> Option<f64> {
+    r.levels.iter().try_fold(1.0, |acc, l| Some(acc * r.counts.get(l).map_or(Some(1.0), count_max)?))
+}
+
+/// Whether one execution of an operation with `rows:` writes rows of one partition only.
+pub(crate) fn rows_spec_one_partition(r: &RowsSpec) -> bool {
+    match &r.partitions {
+        None => true,
+        Some(p) => count_max(p).is_some_and(|n| n <= 1.0),
+    }
+}
+
 pub(crate) fn estimate_write(m: &Model, s: &OpStmt, d: &Dml, t: &Table) -> Option<WriteEstimate> {
     let (partitions, hottest) = product(m, s, d, &t.partition_key)?;
     let partitions = partitions.max(1.0);
-    let clustering = product(m, s, d, &t.clustering)?.0;
+    // `rows:` makes each partition's clustering values from its seed: at most its counts' product
+    let rows_spec = s.op.cql().and_then(|c| c.rows.as_deref());
+    let by_rows = rows_spec.and_then(rows_spec_bound);
+    let clustering = match by_rows {
+        Some(bound) => bound,
+        None => product(m, s, d, &t.clustering)?.0,
+    };
     let load_n = if s.in_load { m.w.load.as_ref().map(|l| l.count as f64).unwrap_or(0.0) } else { 0.0 };
     // the largest partition: the hottest key's share of the load (1/partitions when uniform)
     let rows_typical = if load_n > 0.0 { clustering.min(load_n / partitions.min(load_n)) } else { 0.0 };
@@ -78,6 +108,9 @@ pub(crate) fn estimate_write(m: &Model, s: &OpStmt, d: &Dml, t: &Table) -> Optio
                 }
             }
         }
+    }
+    if by_rows.is_some() {
+        growing_generator = None;
     }
     Some(WriteEstimate { rows_after_load, rows_typical, rows_bound, bytes_per_row: bytes_per_row + 8.0, partitions, growing_generator })
 }

@@ -85,7 +85,8 @@ fn batch_rule(m: &Model, s: &OpStmt, kind: BatchKind, out: &mut Vec<Finding>) {
 /// unlogged or logged batch spans up to `size` partitions (`single_partition` does not).
 fn batch_setting_rule(m: &Model, b: &BatchSpec, op: &crate::workload::Operation, out: &mut Vec<Finding>) {
     let Some(s) = m.stmts.iter().find(|s| std::ptr::eq(s.op, op) && s.active()) else { return };
-    if b.size < 2 {
+    // `rows:` batches the rows of the partitions one execution writes: one partition, one batch
+    if b.size < 2 || op.cql().and_then(|c| c.rows.as_deref()).is_some_and(super::partitions::rows_spec_one_partition) {
         return;
     }
     match b.kind {
@@ -232,6 +233,24 @@ run:
         let f = lint_yaml(&src.replace("kind: logged", "kind: unlogged"));
         assert_eq!(of(&f, Rule::UnloggedBatchMultiPartition).len(), 1, "{f:#?}");
         assert!(lint_yaml(&src.replace("kind: logged", "kind: single_partition")).is_empty());
+    }
+
+    #[test]
+    fn rows_made_per_partition_are_one_partition_and_bounded() {
+        // an imported cassandra-stress profile: each insert a batch of the rows of one partition,
+        // 20 rows a partition at most
+        let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/examples/stress.yaml")).unwrap();
+        let yaml = crate::import::cassandra_stress::import_profile(&src, "stress.yaml", None).unwrap().yaml;
+        assert!(yaml.contains("counts: { ck_at: 20 }") && yaml.contains("batch: { kind: unlogged"), "{yaml}");
+        let f = lint_yaml(&yaml);
+        assert!(of(&f, Rule::UnloggedBatchMultiPartition).is_empty() && of(&f, Rule::UnboundedPartition).is_empty(), "{f:#?}");
+        // three partitions an insert: the batch spans them
+        let three = yaml.replace(
+            "rows: { seed: pop, key: [pk_sensor, pk_day], levels: [ck_at], counts: { ck_at: 20 }, select:",
+            "rows: { seed: pop, key: [pk_sensor, pk_day], levels: [ck_at], counts: { ck_at: 20 }, partitions: 3, select:",
+        );
+        assert_ne!(three, yaml);
+        assert_eq!(of(&lint_yaml(&three), Rule::UnloggedBatchMultiPartition).len(), 1);
     }
 
     fn series(delete: &str, read_gen: &str, mix: &str) -> String {
