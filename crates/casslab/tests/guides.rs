@@ -65,6 +65,13 @@ fn run_example(e: &Example, dir: &Path, store: &Path) -> String {
                 *w = repo().join(&*w).to_string_lossy().into_owned();
             }
         }
+        // a run id the node's barrier has not seen: the node remembers one for 20 minutes, so
+        // the same example run again soon after (this test twice) would meet its own shards
+        if let Some(i) = words.iter().position(|w| w == "--run-id") {
+            if let Some(v) = words.get_mut(i + 1) {
+                *v = format!("{v}-{}", run_id_suffix());
+            }
+        }
         if sub == "run" || sub == "experiment" {
             for (flag, value) in e.small {
                 set(&mut words, flag, value);
@@ -165,4 +172,13 @@ fn every_guide_s_first_example_runs_against_the_node() {
         printed.push(run_example(e, dir.path(), &store));
     }
     assert!(dir.path().join("stress.casslab.yaml").exists() && dir.path().join("run.html").exists());
+}
+
+/// One suffix for every run id of this test process: its id and start in ms.
+fn run_id_suffix() -> &'static str {
+    static SUFFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SUFFIX.get_or_init(|| {
+        let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        format!("{}-{ms}", std::process::id())
+    })
 }
