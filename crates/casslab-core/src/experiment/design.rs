@@ -70,6 +70,12 @@ fn server_of(v: &Variant) -> (TargetKind, &[String], Option<&crate::cluster::Ser
     (v.workload.target, v.hosts.as_slice(), v.workload.cluster.as_ref())
 }
 
+/// Whether two variants run on one server (the same kind, hosts and server definition): the
+/// rates of one server in a `rates:` experiment, or every variant of a shared layout.
+pub fn same_server(a: &Variant, b: &Variant) -> bool {
+    server_of(a) == server_of(b)
+}
+
 /// Where the variants of `exp` run at the same time.
 pub fn layout_of(exp: &Experiment) -> Layout {
     let first = server_of(&exp.variants[0]);

@@ -46,8 +46,15 @@ impl Sides {
     /// cluster beside it for each variant with a server of its own, or a variant's own hosts.
     async fn of(lab: &Lab<'_>, exp: &Experiment, base: &RunConfig) -> Result<Sides, VariantError> {
         let layout = design::layout_of(exp);
-        let (mut controls, mut bases, mut started) = (Vec::new(), Vec::new(), Vec::new());
+        let mut controls: Vec<Option<Arc<dyn ClusterControl>>> = Vec::new();
+        let (mut bases, mut started): (Vec<RunConfig>, _) = (Vec::new(), Vec::new());
         for (i, v) in exp.variants.iter().enumerate() {
+            // a variant on the server of one before it (another rate of it): that one's side
+            if let Some(j) = (0..i).find(|j| design::same_server(&exp.variants[*j], v)) {
+                controls.push(controls[j].clone());
+                bases.push(bases[j].clone());
+                continue;
+            }
             let mut cfg = base.clone();
             // a variant's own hosts are set by `variant_spec`
             let control = if !v.hosts.is_empty() {
@@ -97,7 +104,20 @@ impl Sides {
     /// Whether variant `i` shares its cluster with a variant before it (its runs then poll no
     /// server: the first's runs hold the shared cluster's figures).
     fn shares_with_earlier(&self, exp: &Experiment, i: usize) -> bool {
-        self.layout == Layout::Shared && exp.variants[..i].iter().any(|v| v.workload.target == exp.variants[i].workload.target)
+        exp.variants[..i].iter().any(|v| design::same_server(v, &exp.variants[i]))
+    }
+
+    /// Whether variant `i` shares its cluster with a variant before it in `group` (the runs
+    /// made at the same time): its runs then poll no server.
+    fn shares_in_group(exp: &Experiment, group: &[usize], i: usize) -> bool {
+        group.iter().any(|j| *j < i && design::same_server(&exp.variants[*j], &exp.variants[i]))
+    }
+
+    /// Whether variant `i`'s data is loaded by a variant before it: the same server and
+    /// keyspace (the rates of one server in a `rates:` experiment).
+    fn loaded_by_earlier(exp: &Experiment, i: usize) -> bool {
+        let v = &exp.variants[i];
+        exp.variants[..i].iter().any(|e| design::same_server(e, v) && e.workload.keyspace == v.workload.keyspace)
     }
 }
 
@@ -139,7 +159,8 @@ pub(super) async fn run_together(
     let started = std::time::Instant::now();
     let sides = Sides::of(lab, setup.exp, &setup.base).await?;
     let cores = crate::config::machine_cores();
-    let words = design::shared_words(&sides.layout, setup.exp.variants.len(), cores);
+    let together = design::groups(setup.exp).first().map_or(0, Vec::len);
+    let words = design::shared_words(&sides.layout, together, cores);
     lab.observer.on(&SessionEvent::Notice(&Notice::Together { words: words.clone() }));
     let mut maker = Maker::new(lab, setup, out, judging);
     maker.out.together = Some(words);
@@ -224,10 +245,10 @@ async fn prepare(maker: &mut Maker<'_, '_, '_>, sides: &Sides) -> Result<Flow, V
 async fn load_all(maker: &mut Maker<'_, '_, '_>, sides: &Sides, fresh: bool) -> Result<Flow, VariantError> {
     let (setup, lab) = (maker.setup, maker.lab);
     let exp = setup.exp;
-    let all: Vec<usize> = (0..exp.variants.len()).collect();
+    let all: Vec<usize> = (0..exp.variants.len()).filter(|i| !Sides::loaded_by_earlier(exp, *i)).collect();
     let step = if fresh { "load afresh, at the same time" } else { "load, at the same time" };
     lab.observer.on(&SessionEvent::VariantRun { variant: "every variant", step });
-    let labs: Vec<Lab> = all.iter().map(|i| sides.lab(lab, *i)).collect();
+    let labs: Vec<Lab> = (0..exp.variants.len()).map(|i| sides.lab(lab, i)).collect();
     let loads = all.iter().map(|&i| {
         let v = &exp.variants[i];
         // variant_spec reloads a fresh experiment's data; a shared one loads unless it is there
@@ -270,7 +291,7 @@ async fn run_group(
             let v = &exp.variants[vi];
             let mut spec = variant_spec(exp, v, &sides.bases[vi], tags(vi));
             spec.config.rate = design::rate_together(exp, group, vi, spec.config.rate.as_ref());
-            spec.config.server_metrics &= !sides.shares_with_earlier(exp, vi);
+            spec.config.server_metrics &= !Sides::shares_in_group(exp, group, vi);
             // a fresh experiment's data was just loaded, together ([`load_all`])
             if spec.config.load == LoadMode::Reload {
                 spec.config.load = LoadMode::Skip;
