@@ -62,6 +62,13 @@ pub fn probe(java: &Path) -> Option<JavaRuntime> {
     Some(JavaRuntime { java: java.to_path_buf(), major: major_of(&version)?, version })
 }
 
+/// Whether the runtime `java` has `module` (`java --list-modules`): a runtime trimmed to a JRE
+/// may lack, e.g., `jdk.httpserver`, which Jolokia's agent serves through.
+pub fn has_module(java: &Path, module: &str) -> bool {
+    let Ok(out) = Command::new(java).arg("--list-modules").output() else { return false };
+    String::from_utf8_lossy(&out.stdout).lines().any(|l| l.split('@').next() == Some(module))
+}
+
 /// Where casslab keeps the Java runtimes it fetched.
 pub fn java_cache_dir() -> PathBuf {
     cache_root().join("java")

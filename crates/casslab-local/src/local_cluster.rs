@@ -50,7 +50,7 @@ fn check_ports(node: &NodeLayout) -> Result<(), LocalError> {
 
 /// The agents' flags for `node`: none when they cannot be had (said once in `progress`), and
 /// Jolokia left out when its port on the node's address is taken.
-fn node_agent_args(node: &NodeLayout, progress: &mut dyn FnMut(&str)) -> Vec<std::ffi::OsString> {
+fn node_agent_args(node: &NodeLayout, java: &JavaRuntime, progress: &mut dyn FnMut(&str)) -> Vec<std::ffi::OsString> {
     let agents = match ensure_agents(progress) {
         Ok(a) => a,
         Err(e) => {
@@ -59,6 +59,15 @@ fn node_agent_args(node: &NodeLayout, progress: &mut dyn FnMut(&str)) -> Vec<std
         }
     };
     let policy = node.conf_dir().join("jolokia-access.xml");
+    if !crate::java::has_module(&java.java, "jdk.httpserver") {
+        progress(&format!(
+            "{}: Java {} at {} has no jdk.httpserver module, which Jolokia serves through; the node starts without Jolokia (server latencies from system_views)",
+            node.name,
+            java.version,
+            java.java.display()
+        ));
+        return agent_args(&agents, node.address, None);
+    }
     let jolokia = match (check_port_free(node, "Jolokia", node.address, JOLOKIA_PORT), std::fs::write(&policy, JOLOKIA_POLICY)) {
         (Ok(()), Ok(())) => Some(policy.as_path()),
         (Err(_), _) => {
@@ -412,7 +421,7 @@ impl LocalCluster {
         let mut args = server_args(node, &self.opts, lib, java.major);
         // before the class path and main class, which end the list
         let at = args.len() - 3;
-        args.splice(at..at, node_agent_args(node, progress));
+        args.splice(at..at, node_agent_args(node, java, progress));
         if boot != Boot::Restart {
             crate::config_files::allow_bootstrap(node)?;
         }
