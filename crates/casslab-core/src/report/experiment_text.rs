@@ -11,8 +11,8 @@ use crate::judge::verdict::ExperimentVerdict;
 /// after settling and an unmeasured round; baseline: g1" (`design`: "3 repetitions", or how a
 /// sequential experiment runs; `together`: the variants run at the same time, in no order).
 pub fn header(name: &str, experiment_id: &str, variants: usize, design: &str, run_order: &RunOrder, together: bool, baseline: &str) -> String {
-    let order = if together { String::new() } else { format!("{} order, ", run_order.order.as_str()) };
-    format!("experiment {name} ({experiment_id}): {variants} variants × {design}, {order}{}; baseline: {baseline}", run_order.before())
+    let (order, times) = if together { (String::new(), "at the same time,") } else { (format!("{} order, ", run_order.order.as_str()), "×") };
+    format!("experiment {name} ({experiment_id}): {variants} variants {times} {design}, {order}{}; baseline: {baseline}", run_order.before())
 }
 
 /// The runs per variant, the unmeasured round, the loads and the measured order.

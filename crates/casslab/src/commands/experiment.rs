@@ -244,11 +244,10 @@ fn checked(flag: &str, v: Option<&str>, check: fn(&str) -> Result<f64, String>) 
 
 /// "3 repetitions", or "blocks until each judged change is within ±5% (budget 20 min)".
 fn design_words(setup: &ExperimentSetup) -> String {
-    let when = if together(setup) { "the variants at the same time, " } else { "" };
     match &setup.sequential {
-        None => format!("{when}{} repetitions", setup.repetitions),
+        None => format!("{} repetitions", setup.repetitions),
         Some(p) => format!(
-            "{when}blocks until each judged change is within ±{}% or found (budget {})",
+            "blocks until each judged change is within ±{}% or found (budget {})",
             p.precision * 100.0,
             casslab_core::analysis::approx_duration(p.budget_s)
         ),
