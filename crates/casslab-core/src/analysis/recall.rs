@@ -11,8 +11,7 @@
 use super::distributions::{normal_quantile, t_quantile};
 use super::study::Group;
 use crate::recall::RecallCounts;
-use crate::stats::{is_sub_op, Phase};
-use crate::store::{IntervalFigures, Store, StoreError};
+use crate::store::{Store, StoreError};
 use serde::Serialize;
 
 /// One side's recall of one operation.
@@ -109,34 +108,24 @@ pub fn compare_recall(store: &Store, groups: &[Group], window_s: f64, confidence
     let mut sides: Vec<Vec<SideRecall>> = Vec::new();
     for g in groups {
         let mut ops: Vec<(String, RecallCounts, Clusters)> = Vec::new();
-        for (run_index, run) in g.runs.iter().enumerate() {
-            let mut rows: Vec<IntervalFigures> = Vec::new();
-            store.for_each_interval_figures(*run, |iv| {
-                rows.push(iv);
-                Ok(())
-            })?;
-            let phase = if rows.iter().any(|r| r.phase == Phase::Run) { Phase::Run } else { Phase::Load };
-            let t0 = rows.iter().filter(|r| r.phase == phase).map(|r| r.start_ms).min().unwrap_or(0);
-            for r in rows.iter().filter(|r| r.phase == phase && !is_sub_op(r.summary.op.as_str())) {
-                let Some(c) = r.summary.recall else { continue };
-                let i = match ops.iter().position(|(o, ..)| *o == r.summary.op) {
-                    Some(i) => i,
-                    None => {
-                        ops.push((r.summary.op.clone(), RecallCounts::default(), Vec::new()));
-                        ops.len() - 1
-                    }
-                };
-                let (_, total, clusters) = &mut ops[i];
-                total.merge(&c);
-                let key = if g.runs.len() > 1 { run_index } else { (r.start_ms.saturating_sub(t0) as f64 / (window_s * 1000.0)) as usize };
-                while clusters.len() <= key {
-                    clusters.push((0, 0, 0));
+        super::verified::for_each_measured(store, &g.runs, window_s, |r, key| {
+            let Some(c) = r.summary.recall else { return };
+            let i = match ops.iter().position(|(o, ..)| *o == r.summary.op) {
+                Some(i) => i,
+                None => {
+                    ops.push((r.summary.op.clone(), RecallCounts::default(), Vec::new()));
+                    ops.len() - 1
                 }
-                clusters[key].0 += c.hits;
-                clusters[key].1 += c.possible;
-                clusters[key].2 += c.judged;
+            };
+            let (_, total, clusters) = &mut ops[i];
+            total.merge(&c);
+            while clusters.len() <= key {
+                clusters.push((0, 0, 0));
             }
-        }
+            clusters[key].0 += c.hits;
+            clusters[key].1 += c.possible;
+            clusters[key].2 += c.judged;
+        })?;
         sides.push(
             ops.into_iter().filter(|(_, c, _)| c.judged > 0).map(|(op, counts, clusters)| side_recall(&g.label, &op, counts, &clusters, confidence)).collect(),
         );

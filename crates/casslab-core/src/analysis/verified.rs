@@ -11,7 +11,7 @@
 use super::distributions::{normal_quantile, t_quantile};
 use super::study::Group;
 use crate::stats::{is_sub_op, Phase};
-use crate::store::{IntervalFigures, Store, StoreError};
+use crate::store::{IntervalFigures, RunId, Store, StoreError};
 use crate::verify::VerifyCounts;
 use serde::Serialize;
 
@@ -89,6 +89,26 @@ pub fn change(a: &SideRate, b: &SideRate, confidence: f64) -> RateChange {
     RateChange { diff, low: diff - half, high: diff + half, significant: diff - half > 0.0 || diff + half < 0.0 }
 }
 
+/// Every interval of each of `runs`' measured phase (its run phase, else its load) that is
+/// not a sub-operation, with its cluster: the run's index when there are several runs, else
+/// the window of `window_s` the interval starts in.
+pub(super) fn for_each_measured(store: &Store, runs: &[RunId], window_s: f64, mut f: impl FnMut(&IntervalFigures, usize)) -> Result<(), StoreError> {
+    for (run_index, run) in runs.iter().enumerate() {
+        let mut rows: Vec<IntervalFigures> = Vec::new();
+        store.for_each_interval_figures(*run, |iv| {
+            rows.push(iv);
+            Ok(())
+        })?;
+        let phase = if rows.iter().any(|r| r.phase == Phase::Run) { Phase::Run } else { Phase::Load };
+        let t0 = rows.iter().filter(|r| r.phase == phase).map(|r| r.start_ms).min().unwrap_or(0);
+        for r in rows.iter().filter(|r| r.phase == phase && !is_sub_op(r.op())) {
+            let key = if runs.len() > 1 { run_index } else { (r.start_ms.saturating_sub(t0) as f64 / (window_s * 1000.0)) as usize };
+            f(r, key);
+        }
+    }
+    Ok(())
+}
+
 /// The verified reads of `groups` (the first the baseline), in windows of `window_s` of each
 /// run's measured phase; `None` when no side verified a read.
 pub fn compare_verified(store: &Store, groups: &[Group], window_s: f64, confidence: f64) -> Result<Option<VerifiedComparison>, StoreError> {
@@ -96,29 +116,19 @@ pub fn compare_verified(store: &Store, groups: &[Group], window_s: f64, confiden
     for g in groups {
         // per operation: counts, and clusters (windows of a lone run, or runs)
         let mut ops: Vec<(String, VerifyCounts, Clusters)> = Vec::new();
-        for (run_index, run) in g.runs.iter().enumerate() {
-            let mut rows: Vec<IntervalFigures> = Vec::new();
-            store.for_each_interval_figures(*run, |iv| {
-                rows.push(iv);
-                Ok(())
-            })?;
-            let phase = if rows.iter().any(|r| r.phase == Phase::Run) { Phase::Run } else { Phase::Load };
-            let t0 = rows.iter().filter(|r| r.phase == phase).map(|r| r.start_ms).min().unwrap_or(0);
-            for r in rows.iter().filter(|r| r.phase == phase && !is_sub_op(r.op())) {
-                let Some(c) = r.summary.verify else { continue };
-                let i = match ops.iter().position(|(o, ..)| o == r.op()) {
-                    Some(i) => i,
-                    None => {
-                        ops.push((r.op().to_string(), VerifyCounts::default(), Vec::new()));
-                        ops.len() - 1
-                    }
-                };
-                let (_, total, clusters) = &mut ops[i];
-                total.merge(&c);
-                let key = if g.runs.len() > 1 { run_index } else { (r.start_ms.saturating_sub(t0) as f64 / (window_s * 1000.0)) as usize };
-                add_to(clusters, key, c.violations(), c.checked());
-            }
-        }
+        for_each_measured(store, &g.runs, window_s, |r, key| {
+            let Some(c) = r.summary.verify else { return };
+            let i = match ops.iter().position(|(o, ..)| o == r.op()) {
+                Some(i) => i,
+                None => {
+                    ops.push((r.op().to_string(), VerifyCounts::default(), Vec::new()));
+                    ops.len() - 1
+                }
+            };
+            let (_, total, clusters) = &mut ops[i];
+            total.merge(&c);
+            add_to(clusters, key, c.violations(), c.checked());
+        })?;
         sides.push(ops.into_iter().map(|(op, counts, clusters)| side_rate(&g.label, &op, counts, &clusters, confidence)).collect());
     }
     if sides.iter().all(Vec::is_empty) {
