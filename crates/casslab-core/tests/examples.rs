@@ -78,6 +78,24 @@ fn as_workload(block: &str) -> String {
     text
 }
 
+/// Where a block is read from: the Markdown file itself, or, when it reads vectors from a file
+/// the test suite ships (`tests/data/`), a directory holding a copy of that file.
+fn origin_beside_its_files(block: &str, file: &Path, line: usize, dir: &Path) -> String {
+    let data = repo().join("crates/casslab/tests/data");
+    let shipped: Vec<String> = std::fs::read_dir(&data)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| block.contains(&format!("file: {name}")))
+        .collect();
+    if shipped.is_empty() {
+        return format!("{}:{line}", file.display());
+    }
+    for name in &shipped {
+        std::fs::copy(data.join(name), dir.join(name)).unwrap();
+    }
+    format!("{}:{line}", dir.join(file.file_name().unwrap()).display())
+}
+
 /// Checks every ```yaml block of `file`; returns how many there were.
 fn check_file(file: &Path, dir: &Path) -> usize {
     let md = std::fs::read_to_string(file).unwrap();
@@ -102,7 +120,7 @@ fn check_file(file: &Path, dir: &Path) -> usize {
             continue;
         }
         let text = as_workload(block);
-        let w = parse_workload(&text, &at, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let w = parse_workload(&text, &origin_beside_its_files(block, file, *line, dir), &BTreeMap::new()).unwrap_or_else(|e| panic!("{at}: {e}\n{text}"));
         let findings = lint(&w, &LintOptions::default());
         assert!(at_least(&findings, Severity::Error).is_empty(), "{at}: {findings:#?}");
     }
