@@ -10,8 +10,9 @@
 #                 each through its own relay: the node takes both at once)
 # Both run casslab's default sequential design otherwise (blocks until every judged figure is
 # within the precision or found, or the budget is spent) and judge JUDGE. Each line prints a's
-# read p50 in the experiment's own runs and the change the delay made of it (realized), beside
-# what the experiment measured and how long it took. Then, per design, the spread per block of
+# read p50 in the experiment's own runs and the change the delay really made of it (realized:
+# b's delay plus how much later than due b's relay wrote its chunks during that experiment than
+# a's did, as a share of a's p50), beside what the experiment measured and how long it took. Then, per design, the spread per block of
 # its last experiment (its plan) and a simulation calibrated on it (examples/power_sim.rs):
 # power, false claims and minutes per change over many experiments. The relays' own lateness
 # (how far after its due time each wrote) is printed too.
@@ -54,6 +55,10 @@ cleanup() {
 trap cleanup EXIT
 sleep 1
 through() { echo --hosts "$1" --translate "$BASE:9042=$1:9042"; }
+# a relay's cumulative counts (its stats file, rewritten every second): "chunks late_ns"
+relay_stat() { awk '/^chunks/ { c = $2 } /^late_ns_total/ { l = $2 } END { print (c + 0), (l + 0) }' "$OUT/stats_$1" 2>/dev/null || echo "0 0"; }
+# the mean lateness in microseconds of the chunks written between two relay_stat readings
+late_between() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); c = y[1] - x[1]; printf "%.1f", (c > 0 ? (y[2] - x[2]) / c / 1000 : 0) }'; }
 STORE="$OUT/power.db"
 
 # the read p50 through a relay with no delay: what the changes are a share of
@@ -103,13 +108,19 @@ for effect in $EFFECTS; do
       [ -n "${DURATION:-}" ] && args+=(--duration "$DURATION")
       [ -n "${WARMUP:-}" ] && args+=(--warmup "$WARMUP")
       log="$OUT/exp-$design-$effect-$rep"
+      before_a=$(relay_stat a); before_b=$(relay_stat b)
       # shellcheck disable=SC2046
       "$CASSLAB" experiment "$OUT/power-$design.yaml" $(through "$RELAY_A") "${args[@]}" >"$log.out" 2>"$log.err" || true
       minutes=$(awk -v s="$start" -v e="$(date +%s)" 'BEGIN { printf "%.1f", (e - s) / 60 }')
       # the change the delay really made is a share of a's read p50 in the experiment's own runs
       a_p50=""; measured=""
       read -r a_p50 measured < <(awk '/^  read$/ { r = 1 } r && $1 == "p50" { a = $2; if ($NF == "*") NF--; print a, $(NF - 2), $(NF - 1), $NF; exit }' "$log.out") || true
-      realized=$(awk -v d="$delay_us" -v p="${a_p50:-0}" 'BEGIN { if (p > 0) printf "+%.1f%%", d / 10 / p; else print "?" }')
+      # the delay b's relay really added beyond a's: its delay, plus how much later than due b's
+      # relay wrote its chunks during this experiment than a's did (each relay's own lateness)
+      sleep 1.1
+      late_a=$(late_between "$before_a" "$(relay_stat a)"); late_b=$(late_between "$before_b" "$(relay_stat b)")
+      realized=$(awk -v d="$delay_us" -v la="$late_a" -v lb="$late_b" -v p="${a_p50:-0}" 'BEGIN { if (p > 0) printf "%+.1f%%", (d + lb - la) / 10 / p; else print "?" }')
+      echo "late_us a=$late_a b=$late_b" >>"$log.out"
       if grep -q -m1 "^  b's read p50 is" "$log.out"; then verdict=found; else verdict="not found"; fi
       printf '%-13s %-8s %-4s %-9s %-9s %-9s %-11s %-26s %s\n' "$design" "+$effect%" "$rep" "${delay_us}us" "${a_p50:-?} ms" "$realized" "$verdict" "${measured:-(see $log.out)}" "$minutes"
       grep -m1 '^  stopped after' "$log.out" | sed 's/^/              /' || true

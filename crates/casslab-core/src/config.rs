@@ -197,10 +197,17 @@ pub struct RunConfig {
     /// `--no-verify`: off); `None`: as the workload and its operations say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<bool>,
+    /// The consistency level of every CQL statement (`--consistency`), over what the workload's
+    /// operations say; `None`: as they say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consistency: Option<crate::cql::Consistency>,
+    /// The serial consistency of every conditional statement (`--serial-consistency`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial_consistency: Option<crate::cql::Consistency>,
     /// The server the run ran against, as casslab's local cluster was defined (version, Java,
     /// garbage collector, heap, settings, nodes); `None` for a cluster casslab does not control.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server: Option<crate::cluster::ServerSpec>,
+    pub server: Option<crate::server_spec::ServerSpec>,
 }
 
 /// One loader's part of a run spread over several (`--shard I/N`).
@@ -373,6 +380,8 @@ impl Default for RunConfig {
             start_at_unix_ms: None,
             verify: None,
             server: None,
+            consistency: None,
+            serial_consistency: None,
         }
     }
 }

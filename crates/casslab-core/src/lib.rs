@@ -22,6 +22,7 @@ pub mod profile;
 pub mod recall;
 pub mod report;
 pub mod server;
+pub mod server_spec;
 pub mod session;
 pub mod stats;
 pub mod store;

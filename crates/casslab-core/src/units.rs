@@ -21,6 +21,17 @@ pub struct DateTimeError {
     pub text: String,
 }
 
+/// A figure as written, `OP.METRIC`, split into the operation and the metric: the metric is
+/// what follows the last dot, except `p99.9` (the name the tables print), which is one metric
+/// (`read.p99.9` is `read` and `p99.9`). `None` without a dot.
+pub fn split_figure(text: &str) -> Option<(&str, &str)> {
+    let t = text.trim();
+    match t.strip_suffix(".p99.9") {
+        Some(op) => Some((op, "p99.9")),
+        None => t.rsplit_once('.'),
+    }
+}
+
 /// Parses `60s`, `1m`, `500ms`, `1h 30m` or a plain number of seconds, at most a year.
 pub fn parse_duration_s(v: &str) -> Result<f64, DurationError> {
     let t = v.trim();

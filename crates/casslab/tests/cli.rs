@@ -202,3 +202,29 @@ fn experiment_checks_events_and_lints_before_connecting() {
     let (_, _, err) = run(casslab().args(["experiment", &exp, "--hosts", "127.0.0.1:1", "--no-lint", "--event", "5s kill node2"]));
     assert!(!err.contains("[partition-in-fanout]"), "--no-lint must silence lint:\n{err}");
 }
+
+/// A shipped experiment runs by its name wherever casslab is installed (`casslab workloads`
+/// lists it, `workloads show` prints it), and `--plan` with no execution in the store plans
+/// from the design and assumed spreads: it starts no node and connects to nothing (its home
+/// is a directory no node lives in, and nothing there is created).
+#[test]
+fn shipped_experiments_run_by_name_and_plan_without_running_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, store) = (dir.path().join("home"), dir.path().join("results.db"));
+    let (code, out, err) =
+        run(casslab().current_dir(dir.path()).env("CASSLAB_HOME", &home).args(["experiment", "gc", "--plan", "--no-lint", "--store", store.to_str().unwrap()]));
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(err.contains("nothing was run") && !err.contains("connected"), "{err}");
+    assert!(out.contains("plan (nothing run") && out.contains("zgc: read p99") && out.contains("3× smaller or larger"), "{out}");
+    assert!(!home.join("node1").exists() && !home.join("cluster.json").exists(), "no node was set up");
+    let (code, list, _) = run(casslab().args(["workloads"]));
+    assert_eq!(code, 0);
+    assert!(list.contains("experiments (variants compared") && list.contains("bins-list-vs-columns"), "{list}");
+    let (code, shown, _) = run(casslab().args(["workloads", "show", "gc"]));
+    assert_eq!((code, shown.starts_with("# G1 against ZGC")), (0, true), "{shown}");
+    // a file of the name in the working directory wins over the shipped one
+    std::fs::write(dir.path().join("gc"), "workload: kv\nvariants:\n  a: {}\n").unwrap();
+    let (code, _, err) =
+        run(casslab().current_dir(dir.path()).env("CASSLAB_HOME", &home).args(["experiment", "gc", "--plan", "--store", store.to_str().unwrap()]));
+    assert_eq!(code, 2, "the local file is read (and has one variant): {err}");
+}

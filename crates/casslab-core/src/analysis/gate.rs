@@ -29,7 +29,7 @@ impl GateMetric {
             "p50" => GateMetric::Stat(Metric::P50),
             "p95" => GateMetric::Stat(Metric::P95),
             "p99" => GateMetric::Stat(Metric::P99),
-            "p999" => GateMetric::Stat(Metric::P999),
+            "p999" | "p99.9" => GateMetric::Stat(Metric::P999),
             "max" => GateMetric::Max,
             "errors" => GateMetric::Errors,
             _ => return None,
@@ -110,7 +110,7 @@ impl FromStr for Gate {
             .find_map(|(s, c)| text.find(s).map(|i| ((i, s.len()), *c)))
             .ok_or_else(syntax)?;
         let (lhs, rhs) = (text[..at.0].trim(), text[at.0 + at.1..].trim());
-        let (op, metric_name) = lhs.rsplit_once('.').ok_or_else(syntax)?;
+        let (op, metric_name) = crate::units::split_figure(lhs).ok_or_else(syntax)?;
         if op.trim().is_empty() || rhs.is_empty() || rhs.contains(['<', '>']) {
             return Err(syntax());
         }
@@ -239,15 +239,23 @@ pub enum SlaError {
     Throughput(String),
     #[error("--find-max: the run has no operation \"{0}\"")]
     UnknownOperation(String),
+    #[error("--find-max {text}: an SLA bounds latency and errors from above; write {fixed}")]
+    Backwards { text: String, fixed: String },
 }
 
 /// Parses an SLA: `p99 < 10ms` (all operations together) or `read.p99 < 10ms`.
 pub fn parse_sla(text: &str) -> Result<Gate, SlaError> {
     let lhs_end = text.find(['<', '>']).unwrap_or(text.len());
-    let full = if text[..lhs_end].contains('.') { text.to_string() } else { format!("total.{}", text.trim()) };
+    let lhs = text[..lhs_end].trim();
+    // `p99.9` is a metric, not an operation and a metric
+    let full = if lhs.contains('.') && lhs != "p99.9" { text.to_string() } else { format!("total.{}", text.trim()) };
     let gate: Gate = full.parse().map_err(|source| SlaError::Syntax { text: text.to_string(), source })?;
     if matches!(gate.metric, GateMetric::Stat(Metric::OpsPerS)) {
         return Err(SlaError::Throughput(text.to_string()));
+    }
+    if matches!(gate.cmp, Cmp::Gt | Cmp::Ge) {
+        let fixed = text.replacen(">=", "<=", 1).replacen('>', "<", 1);
+        return Err(SlaError::Backwards { text: text.to_string(), fixed });
     }
     Ok(gate)
 }
@@ -255,6 +263,17 @@ pub fn parse_sla(text: &str) -> Result<Gate, SlaError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_sla_bounds_from_above_and_reads_the_printed_names() {
+        let e = parse_sla("p99 > 10ms").unwrap_err().to_string();
+        assert!(e.contains("bounds latency and errors from above") && e.contains("write p99 < 10ms"), "{e}");
+        assert!(parse_sla("read.p99 >= 10ms").unwrap_err().to_string().contains("write read.p99 <= 10ms"));
+        let g = parse_sla("p99.9 < 20ms").unwrap();
+        assert_eq!((g.op.as_str(), g.metric), ("total", GateMetric::Stat(Metric::P999)));
+        assert_eq!(parse_sla("read.p99.9 < 20ms").unwrap().op, "read");
+        assert_eq!("read.p99.9 > 45ms".parse::<Gate>().unwrap().metric, GateMetric::Stat(Metric::P999));
+    }
 
     #[test]
     fn gates_parse_with_units() {

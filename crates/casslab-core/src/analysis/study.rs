@@ -120,7 +120,7 @@ impl std::str::FromStr for FigureRef {
     /// `read.p99`, `total.ops_s`, `update.mean`; the metrics are `ops_s`, `mean`, `p50`, `p95`,
     /// `p99`, `p999`, `p99_typical`.
     fn from_str(text: &str) -> Result<FigureRef, String> {
-        let (op, metric) = text.trim().rsplit_once('.').ok_or_else(|| format!("\"{text}\": write OP.METRIC, e.g. read.p99 or total.ops_s"))?;
+        let (op, metric) = crate::units::split_figure(text).ok_or_else(|| format!("\"{text}\": write OP.METRIC, e.g. read.p99 or total.ops_s"))?;
         let metric = match metric {
             "ops_s" | "ops/s" => Metric::OpsPerS,
             "mean" => Metric::Mean,
@@ -563,7 +563,7 @@ fn compare_sides(a: &Side, b: &Side, ops: &[OpRef], plan: &StudyPlan, pair: &Pai
 
 /// The figures judged by default with blocks: each operation's p50 and p99 at a fixed rate;
 /// else total throughput and each operation's p99.
-fn default_judged(ops: &[OpRef], fixed_rate: bool) -> Vec<FigureRef> {
+pub(crate) fn default_judged(ops: &[OpRef], fixed_rate: bool) -> Vec<FigureRef> {
     let mut out = Vec::new();
     if !fixed_rate {
         out.push(FigureRef { op: "total".into(), metric: Metric::OpsPerS });

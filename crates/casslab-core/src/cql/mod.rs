@@ -9,6 +9,7 @@
 //! generators or sessions.
 
 mod clauses;
+mod consistency;
 mod ddl;
 mod facts;
 mod statements;
@@ -16,6 +17,7 @@ mod table_schema;
 mod tokenizer;
 
 pub use clauses::{RelOp, Relation, Term};
+pub use consistency::Consistency;
 pub use ddl::{read_ddl, Ddl};
 pub use facts::{count_markers, first_keyword, has_keyword, is_bound_by_eq, is_conditional, is_idempotent, to_in_statement};
 pub use statements::{parse_dml, AssignKind, Assignment, BatchKind, Dml, DmlKind};

@@ -7,6 +7,7 @@
 //! [`RunClock`].
 
 mod clock;
+mod lanes;
 mod load;
 mod paced;
 mod phase;

@@ -9,9 +9,10 @@
 //! schedule's lanes, and what was due by the phase's end and never started is counted.
 
 use super::clock::RunClock;
+use super::lanes::Lanes;
 use super::paced::run_worker;
 use super::plan::Plan;
-use super::shaped::{Lanes, LoadMeter};
+use super::shaped::LoadMeter;
 use super::start::aligned_first_tick;
 use super::target::Target;
 use super::worker::{Pace, Shared};
@@ -278,7 +279,7 @@ fn spawn_workers<T: Target>(
                 (PhaseKind::Load { count }, _) => Pace::Count { claimed: claimed.clone(), total: *count },
                 // a replay: every worker takes the next start of one shared schedule
                 (PhaseKind::Run { schedule: Some(s), .. }, _) => Pace::Schedule { starts: s.clone(), next: claimed.clone(), first: start },
-                // one global schedule of the run's operations, dealt in lanes (see `shaped::Lanes`)
+                // one global schedule of the run's operations, dealt in lanes (see `lanes::Lanes`)
                 (PhaseKind::Run { rate: Some(curve), .. }, Some(lanes)) => Pace::Rated { curve: curve.clone(), first: start, lanes: lanes.clone() },
                 (PhaseKind::Run { levels: Some(levels), .. }, _) => Pace::Closed { levels: levels.clone(), first: start, workers },
                 (PhaseKind::Run { .. }, _) => Pace::Max,

@@ -62,7 +62,16 @@ pub enum StartError {
     #[error("shards barrier of run \"{run_id}\": shard {index} has arrived already (another loader with the same --shard, or an earlier run with this --run-id within {ttl_s} s: give a new --run-id)")]
     Duplicate { run_id: String, index: u32, ttl_s: u32 },
     #[error(transparent)]
-    Together(#[from] super::start_gate::GateError),
+    Together(#[from] GateError),
     #[error("shards barrier of run \"{run_id}\": its agreed start passed {late_ms} ms ago (an earlier run with this --run-id?): give a new --run-id")]
     Stale { run_id: String, late_ms: i64 },
+}
+
+/// Why a run could not start with the others.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GateError {
+    #[error("the run of {by} failed before the common start, so the runs measured at the same time could not start together")]
+    Abandoned { by: String },
+    #[error("the runs measured at the same time did not all reach their common start within {waited_s:.0} s ({arrived} of {participants} arrived)")]
+    Timeout { waited_s: f64, arrived: usize, participants: usize },
 }

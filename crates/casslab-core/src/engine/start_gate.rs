@@ -7,6 +7,7 @@
 //! counterpart of the shards' barrier in `start.rs`, which agrees through the cluster.
 
 use super::clock::unix_now_ms;
+use super::setup_error::GateError;
 use super::start::CommonStart;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -38,15 +39,6 @@ pub struct StartGate {
     state: Mutex<watch::Sender<GateState>>,
     /// Longest wait for the others, after which the waiting run fails.
     timeout: Duration,
-}
-
-/// Why a run could not start with the others.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum GateError {
-    #[error("the run of {by} failed before the common start, so the runs measured at the same time could not start together")]
-    Abandoned { by: String },
-    #[error("the runs measured at the same time did not all reach their common start within {waited_s:.0} s ({arrived} of {participants} arrived)")]
-    Timeout { waited_s: f64, arrived: usize, participants: usize },
 }
 
 impl StartGate {

@@ -38,7 +38,7 @@ pub(crate) enum Pace {
     Max,
     /// Open loop: operation `k` of the run at `first` + the curve's time of `k` (the curve
     /// may change during the run); this worker takes the operations of its lane of `lanes`.
-    Rated { curve: tokio::sync::watch::Receiver<Arc<crate::load_shape::Curve>>, first: Instant, lanes: Arc<super::shaped::Lanes> },
+    Rated { curve: tokio::sync::watch::Receiver<Arc<crate::load_shape::Curve>>, first: Instant, lanes: Arc<super::lanes::Lanes> },
     /// Closed loop, the requests in flight following the levels of a curve (its share of
     /// them among `workers`).
     Closed { levels: Arc<crate::load_shape::Curve>, first: Instant, workers: usize },

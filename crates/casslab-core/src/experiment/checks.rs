@@ -35,6 +35,9 @@ pub fn equivalence(text: &str) -> Result<f64, String> {
 
 /// `budget`: the most an experiment may take, above 0 and at most [`limits::MAX_BUDGET_S`].
 pub fn budget_s(text: &str) -> Result<f64, String> {
+    if let Ok(n) = text.trim().parse::<f64>() {
+        return Err(format!("a budget of \"{text}\": {n} what? write {n}m or {n}s"));
+    }
     let s = parse_duration_s(text).map_err(|e| e.to_string())?;
     limits::budget_s(s).map_err(|e| e.to_string())
 }
@@ -49,8 +52,8 @@ pub fn window_s(text: &str) -> Result<f64, String> {
 
 /// One judged figure as written: `OP.METRIC`, METRIC one of [`JUDGED_METRICS`].
 pub fn figure(text: &str) -> Result<(), String> {
-    match text.trim().rsplit_once('.') {
-        Some((op, m)) if !op.is_empty() && JUDGED_METRICS.contains(&m) => Ok(()),
+    match crate::units::split_figure(text) {
+        Some((op, m)) if !op.is_empty() && (JUDGED_METRICS.contains(&m) || m == "p99.9") => Ok(()),
         _ => Err(format!("\"{text}\": write figures OP.METRIC, METRIC one of {} (e.g. read.p99)", JUDGED_METRICS.join(", "))),
     }
 }
@@ -61,7 +64,7 @@ pub fn figure(text: &str) -> Result<(), String> {
 pub fn judged(judge: &[String], variants: &[Variant]) -> Result<(), String> {
     for f in judge {
         figure(f)?;
-        let op = f.trim().rsplit_once('.').map_or(f.as_str(), |(op, _)| op);
+        let op = crate::units::split_figure(f).map_or(f.as_str(), |(op, _)| op);
         if op == "total" {
             continue;
         }
@@ -95,6 +98,10 @@ mod tests {
         assert!(e.contains("-5%") && e.contains("above 0"), "{e}");
         assert!(equivalence("lots").unwrap_err().contains("not a percentage"));
         assert_eq!(budget_s("20m"), Ok(1200.0));
+        assert!(budget_s("20").unwrap_err().contains("20 what? write 20m or 20s"), "a bare number is no budget");
+        assert_eq!(figure("read.p99.9"), Ok(()), "the name the tables print");
+        assert_eq!(crate::units::split_figure("read.p99.9"), Some(("read", "p99.9")));
+        assert_eq!(crate::units::split_figure("total.ops_s"), Some(("total", "ops_s")));
         assert!(budget_s("0s").unwrap_err().contains("runs nothing"));
         assert!(budget_s("1000000h").unwrap_err().contains("longer than a year"));
         assert!(budget_s("200h").unwrap_err().contains("at most 168h"));

@@ -8,10 +8,12 @@
 //! reads the file and builds each variant's workload by patching its base workload's resolved
 //! YAML; running and analysing live elsewhere.
 
+mod builtin;
 pub mod checks;
 pub mod design;
 mod order;
 
+pub use builtin::{builtin_experiment, experiment_source, experiment_summary, BUILTIN_EXPERIMENTS};
 pub use design::{Design, Layout};
 pub use order::{schedule, Order, RunOrder};
 
@@ -273,8 +275,9 @@ fn params_of(v: Option<&Node>, file: &str) -> Result<BTreeMap<String, String>, W
 
 /// Reads an experiment file; `overrides` (-P) apply to every variant.
 pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Result<Experiment, WorkloadError> {
-    let file = path.display().to_string();
-    let doc = read_experiment(&file, path)?;
+    let (file, src) = experiment_source(path)
+        .map_err(|source| WorkloadError::new(&path.display().to_string(), None, Problem::Read { what: "experiment file".into(), source }))?;
+    let doc = read_experiment(&file, &src)?;
     let s = Settings::read(&file, path, &doc)?;
     let mut variants = Vec::new();
     for entry in s.variants.entries() {
@@ -316,9 +319,8 @@ fn repetitions_of(v: &Node) -> Result<u32, String> {
 }
 
 /// The experiment file's YAML: a mapping of known keys.
-fn read_experiment(file: &str, path: &Path) -> Result<Node, WorkloadError> {
-    let src = std::fs::read_to_string(path).map_err(|source| WorkloadError::new(file, None, Problem::Read { what: "experiment file".into(), source }))?;
-    let doc = yaml::parse(&src).map_err(|e| WorkloadError::yaml(file, None, e))?;
+fn read_experiment(file: &str, src: &str) -> Result<Node, WorkloadError> {
+    let doc = yaml::parse(src).map_err(|e| WorkloadError::yaml(file, None, e))?;
     if !matches!(doc.value, Value::Map(_)) {
         return Err(WorkloadError::new(file, None, Problem::NotAMapping { what: "an experiment file" }));
     }

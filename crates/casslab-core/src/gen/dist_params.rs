@@ -50,43 +50,36 @@ pub(crate) struct Params<'a> {
     pub repeat: Option<&'a Scalar>,
 }
 
+/// The distribution fields of a spec that declares them (a generator's, or a size's), with its
+/// `repeat`: one list of the fields for both.
+macro_rules! params_of {
+    ($s:expr, $repeat:expr) => {
+        Params {
+            dist: $s.dist.as_deref(),
+            min: $s.min.as_ref(),
+            max: $s.max.as_ref(),
+            theta: $s.theta.as_ref(),
+            scrambled: $s.scrambled.as_ref(),
+            hot_fraction: $s.hot_fraction.as_ref(),
+            hot_ops: $s.hot_ops.as_ref(),
+            mean: $s.mean.as_ref(),
+            stddev: $s.stddev.as_ref(),
+            shape: $s.shape.as_ref(),
+            scale: $s.scale.as_ref(),
+            quanta: $s.quanta.as_ref(),
+            invert: $s.invert.as_ref(),
+            repeat: $repeat,
+        }
+    };
+}
+
 impl<'a> Params<'a> {
     pub(crate) fn of_generator(s: &'a GeneratorSpec) -> Params<'a> {
-        Params {
-            dist: s.dist.as_deref(),
-            min: s.min.as_ref(),
-            max: s.max.as_ref(),
-            theta: s.theta.as_ref(),
-            scrambled: s.scrambled.as_ref(),
-            hot_fraction: s.hot_fraction.as_ref(),
-            hot_ops: s.hot_ops.as_ref(),
-            mean: s.mean.as_ref(),
-            stddev: s.stddev.as_ref(),
-            shape: s.shape.as_ref(),
-            scale: s.scale.as_ref(),
-            quanta: s.quanta.as_ref(),
-            invert: s.invert.as_ref(),
-            repeat: s.repeat.as_ref(),
-        }
+        params_of!(s, s.repeat.as_ref())
     }
 
     pub(crate) fn of_size(s: &'a SizeDistSpec) -> Params<'a> {
-        Params {
-            dist: s.dist.as_deref(),
-            min: s.min.as_ref(),
-            max: s.max.as_ref(),
-            theta: s.theta.as_ref(),
-            scrambled: s.scrambled.as_ref(),
-            hot_fraction: s.hot_fraction.as_ref(),
-            hot_ops: s.hot_ops.as_ref(),
-            mean: s.mean.as_ref(),
-            stddev: s.stddev.as_ref(),
-            shape: s.shape.as_ref(),
-            scale: s.scale.as_ref(),
-            quanta: s.quanta.as_ref(),
-            invert: s.invert.as_ref(),
-            repeat: None,
-        }
+        params_of!(s, None)
     }
 
     /// The distribution's name, checked against [`DISTRIBUTIONS`]; `uniform` by default.

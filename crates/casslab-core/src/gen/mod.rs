@@ -13,6 +13,7 @@ mod build;
 mod dist;
 mod dist_params;
 mod extreme;
+pub(crate) mod hashing;
 pub mod rows;
 mod set;
 mod spec;

@@ -11,8 +11,8 @@
 
 use super::build::count_dist;
 use super::dist::{Dist, Drawn};
+use super::hashing::{hash_of, mix64};
 use super::spec::SizeSpec;
-use super::value_of::{hash_of, mix64};
 use super::{GenError, GeneratorSet};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

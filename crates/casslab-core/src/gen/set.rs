@@ -4,9 +4,10 @@
 
 use super::build::build_all;
 use super::dist::{Dist, Drawn};
+use super::hashing::name_seed;
 use super::spec::GeneratorSpec;
 use super::types::CqlType;
-use super::value_of::{name_seed, Body};
+use super::value_of::Body;
 use super::GenError;
 use rand::rngs::SmallRng;
 use scylla::value::CqlValue;

@@ -5,6 +5,7 @@
 //! decided when the set is built (`set.rs`); `start:` dates are read by `crate::units`.
 
 use super::dist::{Dist, Drawn};
+use super::hashing::{hash_of, mix64, Stream};
 use super::types::CqlType;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -35,42 +36,10 @@ pub(crate) fn default_start_ms(ty: &CqlType) -> i64 {
     }
 }
 
-const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 const SIZE_SALT: u64 = 0x5349_5a45_5349_5a45;
 const UUID_SALT: u64 = 0x5555_4944_5555_4944;
 const KEY_SALT: u64 = 0x4b45_594b_4559_4b45;
 const VALUE_SALT: u64 = 0x5641_4c55_4556_414c;
-
-/// The splitmix64 finalizer: a fast bijective mix of 64 bits.
-#[inline]
-pub(crate) fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// A generator's seed: its name hashed, so equal `n` give different content per generator.
-pub(crate) fn name_seed(name: &str) -> u64 {
-    let h = name.bytes().fold(0xCBF2_9CE4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01B3));
-    mix64(h)
-}
-
-/// The content hash of item `n` under `seed` (a name seed, or a value's hash for its elements).
-#[inline]
-pub(crate) fn hash_of(seed: u64, n: u64) -> u64 {
-    mix64(seed ^ mix64(n.wrapping_add(GOLDEN)))
-}
-
-/// An endless splitmix64 stream: 64 pseudo-random bits per step.
-pub(crate) struct Stream(pub u64);
-
-impl Stream {
-    #[inline]
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(GOLDEN);
-        mix64(self.0)
-    }
-}
 
 const ALNUM: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -329,6 +298,7 @@ fn cmp_simple(a: &CqlValue, b: &CqlValue) -> Ordering {
 
 #[cfg(test)]
 mod tests {
+    use super::super::hashing::name_seed;
     use super::*;
 
     #[test]

@@ -7,7 +7,7 @@
 //! recomputes every written vector from the write record instead of keeping them.
 //! Checking the spec is `build.rs`'s; reading files is `vector_file.rs`'s.
 
-use super::value_of::{hash_of, mix64, Stream};
+use super::hashing::{hash_of, mix64, Stream};
 use scylla::value::CqlValue;
 use std::sync::{Arc, OnceLock};
 

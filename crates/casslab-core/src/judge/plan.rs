@@ -14,15 +14,21 @@ use super::{screen, JudgeError, JudgeOptions};
 use crate::analysis::paired::{blocks_for_precision, precision_at, spread_range, BlockDesign, SequentialDesign};
 use crate::analysis::sequential::{Schedule, Spending};
 use crate::analysis::study::{study, Group};
-use crate::analysis::Outcome;
+use crate::analysis::{Metric, Outcome};
 use crate::store::{RunId, Store};
 
-/// What an experiment asks for.
+/// A sequential experiment: blocks until every judged figure is settled at `precision`, or
+/// `budget_s` of the experiment's time is spent. What an experiment asks for, what a plan sizes
+/// and what a saved experiment's tags give back.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Target {
+pub struct SequentialPlan {
+    /// Half the width of a judged figure's interval (relative) that settles it.
     pub precision: f64,
+    /// The most the whole experiment may take (loads, settling and the unmeasured round
+    /// included), in seconds.
     pub budget_s: f64,
     pub spending: Spending,
+    /// Blocks before the first look.
     pub first_look: usize,
 }
 
@@ -49,7 +55,7 @@ pub struct PlanRow {
 /// The plan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
-    pub target: Target,
+    pub target: SequentialPlan,
     /// The pilot's blocks, and one block's time in seconds.
     pub pilot_blocks: usize,
     pub block_s: f64,
@@ -78,7 +84,7 @@ pub fn blocks_within(budget_s: f64, setup_s: f64, block_s: f64) -> usize {
 /// repetitions) and the runs it made before them (`before`: loads and the unmeasured round).
 /// One block's time is the span of the measured runs over their blocks; the time before the
 /// first block is from the first run of `before` to the first measured run.
-pub fn plan(store: &Store, groups: &[Group], before: &[RunId], judging: &JudgeOptions, target: Target) -> Result<Plan, JudgeError> {
+pub fn plan(store: &Store, groups: &[Group], before: &[RunId], judging: &JudgeOptions, target: SequentialPlan) -> Result<Plan, JudgeError> {
     let pilot_blocks = groups.iter().map(|g| g.runs.len()).min().unwrap_or(0);
     let (mut first, mut last) = (i64::MAX, i64::MIN);
     for id in groups.iter().flat_map(|g| &g.runs) {
@@ -125,9 +131,94 @@ pub fn plan(store: &Store, groups: &[Group], before: &[RunId], judging: &JudgeOp
     Ok(Plan { target, pilot_blocks, block_s, setup_s, max_blocks, rows })
 }
 
+/// The spread per block a plan assumes when there is no history to read it from: one block's
+/// change of a judged figure between identical variants (the standard deviation of its
+/// logarithm), as measured with a local node on an idle 2-core machine (`bench/power.sh`,
+/// `bench/aa.sh` and the shipped experiments; bench/README.md). Variants measured at the same
+/// time share what the machine does, which takes most of it out of the medians and means, and
+/// little out of the tails, whose spread is the stall episodes each block happens to catch.
+pub fn prior_sd_ln(metric: Metric, simultaneous: bool) -> f64 {
+    match (metric, simultaneous) {
+        (Metric::OpsPerS, _) => 0.02,
+        (Metric::Mean, false) => 0.20,
+        (Metric::Mean, true) => 0.02,
+        (Metric::P50, false) => 0.08,
+        (Metric::P50, true) => 0.015,
+        (Metric::P95, false) => 0.15,
+        (Metric::P95, true) => 0.05,
+        (Metric::P99 | Metric::P99Typical, false) => 0.37,
+        (Metric::P99 | Metric::P99Typical, true) => 0.30,
+        (Metric::P999, false) => 0.50,
+        (Metric::P999, true) => 0.40,
+    }
+}
+
+/// How far an assumed spread may be from the experiment's own: within this factor either way.
+pub const PRIOR_FACTOR: f64 = 3.0;
+
+/// What a plan with no history knows of one block: its time and the time before the first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PriorBlocks {
+    /// One block's time, in seconds (each variant's warm-up, measured time and start, one after
+    /// the other or at the same time).
+    pub block_s: f64,
+    /// The time before the first block (an unmeasured round; loads are not counted).
+    pub setup_s: f64,
+    pub simultaneous: bool,
+}
+
+/// A plan from assumed spreads ([`prior_sd_ln`]) for `figures` (each variant's judged figure
+/// against the baseline: its label and metric), when there is no execution to read them from:
+/// nothing runs and nothing connects. Each figure's range is the blocks it would need were its
+/// spread [`PRIOR_FACTOR`] times smaller or larger. `family`: the comparisons the error rate is
+/// divided over.
+pub fn plan_from_prior(figures: &[(String, Metric)], blocks: PriorBlocks, family: usize, confidence: f64, target: SequentialPlan) -> Plan {
+    let max_blocks = blocks_within(target.budget_s, blocks.setup_s, blocks.block_s).max(target.first_look);
+    let alpha = (1.0 - confidence) / family.max(1) as f64;
+    let design = SequentialDesign::new(target.spending, target.first_look, max_blocks);
+    // in blocks, the variants take turns at going first, and the experiment fits that order
+    let schedule = Schedule::of(&design, alpha, !blocks.simultaneous);
+    let need = |sd: f64| blocks_for_precision(sd, target.precision, &schedule);
+    let rows = figures
+        .iter()
+        .map(|(figure, metric)| {
+            let sd_ln = prior_sd_ln(*metric, blocks.simultaneous);
+            let (lo, hi) = (sd_ln / PRIOR_FACTOR, sd_ln * PRIOR_FACTOR);
+            PlanRow {
+                figure: figure.clone(),
+                sd_ln,
+                df: f64::INFINITY,
+                sd_range: Some((lo, hi)),
+                blocks: need(sd_ln),
+                blocks_range: (need(lo), need(hi)),
+                at_budget: precision_at(sd_ln, max_blocks, &schedule),
+            }
+        })
+        .collect();
+    Plan { target, pilot_blocks: 0, block_s: blocks.block_s, setup_s: blocks.setup_s, max_blocks, rows }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_with_no_history_assumes_spreads_and_says_how_far_they_may_be_off() {
+        let target = SequentialPlan { precision: 0.10, budget_s: 1200.0, spending: Spending::OBrienFleming, first_look: 4 };
+        let figures = [("b: read p50".to_string(), Metric::P50), ("b: read p99".to_string(), Metric::P99)];
+        let at_once = plan_from_prior(&figures, PriorBlocks { block_s: 15.0, setup_s: 30.0, simultaneous: true }, 2, 0.95, target);
+        assert_eq!(at_once.max_blocks, 78, "(1200 - 30) / 15 blocks");
+        assert_eq!((at_once.pilot_blocks, at_once.rows.len()), (0, 2));
+        let (p50, p99) = (&at_once.rows[0], &at_once.rows[1]);
+        assert!(p50.blocks.unwrap() < at_once.max_blocks / 4, "a median measured at the same time settles early in the budget: {p50:?}");
+        assert!(p99.blocks.is_none_or(|b| b > p50.blocks.unwrap()), "the tail needs more: {p99:?}");
+        let (lo, hi) = p99.sd_range.unwrap();
+        assert!((hi / lo - PRIOR_FACTOR * PRIOR_FACTOR).abs() < 1e-9);
+        assert!(p99.blocks_range.0.unwrap() <= p99.blocks.unwrap_or(usize::MAX), "a smaller spread needs fewer blocks");
+        // in turn, the machine's drift between runs stays in the medians
+        let in_turn = plan_from_prior(&figures, PriorBlocks { block_s: 30.0, setup_s: 30.0, simultaneous: false }, 2, 0.95, target);
+        assert!(in_turn.rows[0].blocks.is_none_or(|b| b > p50.blocks.unwrap()), "{:?}", in_turn.rows[0]);
+    }
 
     #[test]
     fn the_horizon_counts_the_blocks_after_the_setup() {

@@ -321,16 +321,17 @@ pub fn lint_target_with(
     adjust: &mut dyn FnMut(Workload) -> Workload,
 ) -> Result<Vec<Finding>, WorkloadError> {
     let path = Path::new(target);
-    if path.is_file() && is_experiment(path) {
+    if is_experiment(path) {
         return lint_experiment(path, overrides, opts, adjust);
     }
     let (w, _) = load_workload(target, overrides)?;
     Ok(lint(&adjust(w), opts))
 }
 
-/// An experiment file has `workload:` and `variants:` at the top level.
+/// An experiment file (or a shipped experiment's name) has `workload:` and `variants:` at the
+/// top level.
 pub fn is_experiment(path: &Path) -> bool {
-    let Ok(src) = std::fs::read_to_string(path) else { return false };
+    let Ok((_, src)) = crate::experiment::experiment_source(path) else { return false };
     let Ok(doc) = yaml::parse(&src) else { return false };
     doc.get("workload").is_some() && doc.get("variants").is_some()
 }
@@ -342,8 +343,7 @@ fn lint_experiment(
     adjust: &mut dyn FnMut(Workload) -> Workload,
 ) -> Result<Vec<Finding>, WorkloadError> {
     let exp = crate::experiment::load_experiment(path, overrides)?;
-    let exp_file = path.display().to_string();
-    let exp_src = std::fs::read_to_string(path).unwrap_or_default();
+    let (exp_file, exp_src) = crate::experiment::experiment_source(path).unwrap_or_default();
     // the base workload, read as the experiment reads it, so its findings carry true lines
     let doc = yaml::parse(&exp_src).map_err(|e| WorkloadError::yaml(&exp_file, None, e))?;
     let base_ref = doc.get("workload").and_then(Node::scalar_text).unwrap_or_default();

@@ -404,6 +404,9 @@ pub fn server_text(groups: &[crate::analysis::server_figures::GroupServer], diff
         t.row(row);
     }
     let _ = write!(out, "{t}");
+    if groups.iter().any(|g| g.runs.is_empty()) {
+        let _ = writeln!(out, "  (0 runs: no server figures of its own; variants measured at the same time on one server are polled once, through the first)");
+    }
     out
 }
 

@@ -9,7 +9,7 @@
 use super::run_view::{LoadShape, RunView};
 use crate::analysis::saturation::{cpu_share, RunLoad};
 use crate::server::latency::{self, LatencySource};
-use crate::server::suspects::IntervalSeries;
+use crate::server::series::IntervalSeries;
 use crate::server::{metric, ServerSample, CLIENT};
 use crate::stats::{ms, Phase};
 use crate::validity::Check;

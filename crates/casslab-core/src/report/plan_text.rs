@@ -6,7 +6,7 @@
 
 use super::table::TextTable;
 use crate::analysis::{approx_duration, both_ways};
-use crate::judge::plan::Plan;
+use crate::judge::plan::{Plan, PRIOR_FACTOR};
 
 pub fn text(p: &Plan) -> String {
     let t = &p.target;
@@ -54,6 +54,17 @@ pub fn text(p: &Plan) -> String {
         String::new()
     };
     let setup = if p.setup_s >= 1.0 { format!(" after {} of loading, settling and the unmeasured round", approx_duration(p.setup_s)) } else { String::new() };
+    if p.pilot_blocks == 0 {
+        return format!(
+            "\nplan (nothing run: no execution of this experiment to learn from, so each spread per block is assumed as measured with one local node on an idle 2-core machine, and may be {}× smaller or larger on yours; about {:.0} s a block, loads not counted; {} blocks fit the budget{setup}; {} spending, first look after {} blocks):\n{table}{verdict}\nthe ranges are the blocks needed were a spread {}× smaller or larger; `--plan --pilot` measures the spreads in a pilot of a few blocks, and `--plan` after an execution reads them from it\n",
+            PRIOR_FACTOR,
+            p.block_s,
+            p.max_blocks,
+            t.spending.name(),
+            t.first_look,
+            PRIOR_FACTOR
+        );
+    }
     format!(
         "\nplan (from {} measured blocks, {:.0} s a block; {} blocks fit the budget{setup}; {} spending, first look after {} blocks):\n{table}{verdict}\n{rough}",
         p.pilot_blocks,
@@ -68,11 +79,11 @@ pub fn text(p: &Plan) -> String {
 mod tests {
     use super::*;
     use crate::analysis::sequential::Spending;
-    use crate::judge::plan::{PlanRow, Target};
+    use crate::judge::plan::{PlanRow, SequentialPlan};
 
     #[test]
     fn a_plan_gives_ranges_and_the_precision_both_ways() {
-        let target = Target { precision: 0.05, budget_s: 1200.0, spending: Spending::OBrienFleming, first_look: 4 };
+        let target = SequentialPlan { precision: 0.05, budget_s: 1200.0, spending: Spending::OBrienFleming, first_look: 4 };
         let row = PlanRow {
             figure: "b: read p99".into(),
             sd_ln: 0.10,
@@ -91,5 +102,16 @@ mod tests {
         assert!(text.contains("-49%/+98%"), "{text}");
         assert!(text.contains("the spreads come from 4 blocks (3 degrees of freedom)"), "{text}");
         assert!(text.contains("about 18 blocks (≈ 11 min)"), "{text}");
+    }
+
+    #[test]
+    fn a_plan_from_assumed_spreads_says_nothing_ran_and_how_far_they_may_be_off() {
+        use crate::analysis::Metric;
+        use crate::judge::plan::{plan_from_prior, PriorBlocks};
+        let target = SequentialPlan { precision: 0.10, budget_s: 1200.0, spending: Spending::OBrienFleming, first_look: 4 };
+        let p = plan_from_prior(&[("b: read p50".into(), Metric::P50)], PriorBlocks { block_s: 15.0, setup_s: 15.0, simultaneous: true }, 1, 0.95, target);
+        let text = text(&p);
+        assert!(text.contains("nothing run") && text.contains("3× smaller or larger") && text.contains("--plan --pilot"), "{text}");
+        assert!(text.contains("1.5% (0.5–4.5%)"), "the assumed spread and its range: {text}");
     }
 }

@@ -10,7 +10,8 @@ use super::svg_chart::esc;
 use super::table::TextTable;
 use super::uplot_chart::{LineChart, Mark, MarkKind, Series, XAxis, YAxis};
 use crate::server::latency::{self, LatencySource};
-use crate::server::suspects::{self, ClientInterval, IntervalSeries, SPIKE_FACTOR};
+use crate::server::series::{per_interval, IntervalSeries};
+use crate::server::suspects::{self, ClientInterval, SPIKE_FACTOR};
 use crate::server::traces::{self, Trace};
 use crate::server::{gc_pauses, metric, ServerSample, CLIENT};
 use crate::stats::Phase;
@@ -280,7 +281,7 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
     });
 
     let one = |what: IntervalSeries, name: &str, c: usize| -> Series {
-        let pts = suspects::per_interval(&run.server, &bounds, what).into_iter().zip(&mids).map(|(v, m)| (*m, v.unwrap_or(f64::NAN))).collect();
+        let pts = per_interval(&run.server, &bounds, what).into_iter().zip(&mids).map(|(v, m)| (*m, v.unwrap_or(f64::NAN))).collect();
         Series::new(name, color(c), pts)
     };
     charts.push(chart(

@@ -6,7 +6,7 @@
 //! their wording from here, so they always name the same source.
 
 use super::jolokia;
-use super::suspects::IntervalSeries;
+use super::series::IntervalSeries;
 use super::ServerSample;
 use std::collections::BTreeMap;
 

@@ -13,6 +13,7 @@ pub mod jolokia;
 pub mod latency;
 pub mod procstat;
 pub mod redis_info;
+pub mod series;
 pub mod suspects;
 pub mod traces;
 pub mod vtables;

@@ -9,7 +9,7 @@ use super::event_check_error::EventCheckError;
 use crate::cluster::ClusterControl;
 use crate::config::RunConfig;
 use crate::engine::RateChange;
-use crate::events::{EventAction, EventSpec, EventStatus};
+use crate::events::{EventSpec, EventStatus};
 use crate::workload::Workload;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -51,42 +51,45 @@ pub fn check_rate_events(events: &[EventSpec], has_rate: bool) -> Result<(), Eve
     }
 }
 
-/// Carries out `action` when it is one of this module's (blocking); `None` for the others.
-pub(super) fn carry_out(action: &EventAction, control: Option<&dyn ClusterControl>, rates: Option<&UnboundedSender<RateChange>>) -> Option<Outcome> {
-    let change = match action {
-        EventAction::Rate(r) => Some(RateChange { to_per_s: *r, over_s: 0.0, label: format!("{r} (event)") }),
-        EventAction::RampRate { to_per_s, over_s } => {
-            Some(RateChange { to_per_s: *to_per_s, over_s: *over_s, label: format!("ramp {to_per_s} over {} (event)", crate::load_shape::dur(*over_s)) })
-        }
-        _ => None,
+/// Hands a change of the offered rate to the engine (`rate 800`, `ramp 800 over 10s`).
+pub(super) fn change_rate(change: RateChange, rates: Option<&UnboundedSender<RateChange>>) -> Outcome {
+    let said = format!("the rate goes to {}/s{}", change.to_per_s, if change.over_s > 0.0 { format!(" over {} s", change.over_s) } else { String::new() });
+    match rates.map(|r| r.send(change)) {
+        Some(Ok(())) => (EventStatus::Ok, None, said),
+        _ => (EventStatus::Failed, None, "the run has no rate to change (or its run phase is over)".into()),
+    }
+}
+
+/// The change of rate an event asks for, as the engine takes it.
+pub(super) fn rate_change(to_per_s: f64, over_s: f64) -> RateChange {
+    let label = match over_s > 0.0 {
+        true => format!("ramp {to_per_s} over {} (event)", crate::load_shape::dur(over_s)),
+        false => format!("{to_per_s} (event)"),
     };
-    if let Some(c) = change {
-        let said = format!("the rate goes to {}/s{}", c.to_per_s, if c.over_s > 0.0 { format!(" over {} s", c.over_s) } else { String::new() });
-        return Some(match rates.map(|r| r.send(c)) {
-            Some(Ok(())) => (EventStatus::Ok, None, said),
-            _ => (EventStatus::Failed, None, "the run has no rate to change (or its run phase is over)".into()),
-        });
-    }
-    if !(action.changes_topology() || matches!(action, EventAction::Snapshot(_) | EventAction::SetStreamThroughput(_))) {
-        return None;
-    }
-    let Some(cluster) = control else { return Some((EventStatus::Failed, None, "no local cluster to act on".into())) };
-    match action {
-        EventAction::Snapshot(ks) => return Some(snapshot(cluster, ks.as_deref())),
-        EventAction::SetStreamThroughput(n) => return Some(stream_throughput(cluster, *n)),
-        _ => {}
-    }
+    RateChange { to_per_s, over_s, label }
+}
+
+/// A change of the cluster's topology.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Topology<'a> {
+    AddNode(Option<&'a str>),
+    Decommission(&'a str),
+    Replace(&'a str),
+}
+
+/// Carries out a change of topology (blocking), ending with the ring as the first node sees it.
+pub(super) fn change_topology(cluster: &dyn ClusterControl, change: Topology<'_>) -> Outcome {
     let mut lines: Vec<String> = Vec::new();
     let mut log = |l: &str| lines.push(l.to_string());
-    let result = match action {
-        EventAction::AddNode(dc) => cluster.add_node(dc.as_deref(), &mut log).map(|_| ()),
-        EventAction::Decommission(sel) | EventAction::Replace(sel) => match cluster.select(sel) {
-            Ok(nodes) if nodes.len() == 1 && matches!(action, EventAction::Decommission(_)) => cluster.decommission(nodes[0], &mut log),
-            Ok(nodes) if nodes.len() == 1 => cluster.replace(nodes[0], &mut log),
-            Ok(nodes) => Err(crate::cluster::ControlError::new(OneNode { selector: sel.clone(), nodes: nodes.len() })),
-            Err(e) => Err(e),
-        },
-        _ => unreachable!("a topology change"),
+    let one = |sel: &str| match cluster.select(sel) {
+        Ok(nodes) if nodes.len() == 1 => Ok(nodes[0]),
+        Ok(nodes) => Err(crate::cluster::ControlError::new(OneNode { selector: sel.to_string(), nodes: nodes.len() })),
+        Err(e) => Err(e),
+    };
+    let result = match change {
+        Topology::AddNode(dc) => cluster.add_node(dc, &mut log).map(|_| ()),
+        Topology::Decommission(sel) => one(sel).and_then(|n| cluster.decommission(n, &mut log)),
+        Topology::Replace(sel) => one(sel).and_then(|n| cluster.replace(n, &mut log)),
     };
     let status = match &result {
         Ok(()) => EventStatus::Ok,
@@ -96,7 +99,7 @@ pub(super) fn carry_out(action: &EventAction, control: Option<&dyn ClusterContro
         }
     };
     lines.push(ring(cluster));
-    Some((status, None, lines.join("\n")))
+    (status, None, lines.join("\n"))
 }
 
 /// `decommission dc1` names several nodes: these events act on one.
@@ -124,7 +127,7 @@ fn ring(cluster: &dyn ClusterControl) -> String {
 /// The streaming limit, `n` MiB/s (0: none), on every running node: for streams of parts of
 /// SSTables and for whole SSTables sent as they are (Cassandra 4.0+ sends those unless told
 /// otherwise, and the first limit does not bound them).
-fn stream_throughput(cluster: &dyn ClusterControl, n: u32) -> Outcome {
+pub(super) fn stream_throughput(cluster: &dyn ClusterControl, n: u32) -> Outcome {
     let running: Vec<(usize, String)> = match cluster.nodes() {
         Ok(nodes) => nodes.iter().enumerate().filter(|(_, x)| x.running).map(|(i, x)| (i, x.name.clone())).collect(),
         Err(e) => return (EventStatus::Failed, None, e.to_string()),
@@ -168,7 +171,7 @@ pub(super) fn quiet(text: &str) -> String {
 /// `nodetool snapshot -t TAG [KS]` on every running node, then the size each snapshot takes
 /// (`nodetool listsnapshots`: its files' size on disk, and its true size — what it holds that
 /// live data no longer shares).
-fn snapshot(cluster: &dyn ClusterControl, keyspace: Option<&str>) -> Outcome {
+pub(super) fn snapshot(cluster: &dyn ClusterControl, keyspace: Option<&str>) -> Outcome {
     let tag = format!("casslab-{}", crate::engine::unix_now_ms());
     let running: Vec<(usize, String)> = match cluster.nodes() {
         Ok(nodes) => nodes.iter().enumerate().filter(|(_, n)| n.running).map(|(i, n)| (i, n.name.clone())).collect(),
@@ -248,12 +251,11 @@ mod tests {
     #[test]
     fn rate_changes_go_to_the_engine() {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let (status, _, out) = carry_out(&EventAction::RampRate { to_per_s: 900.0, over_s: 5.0 }, None, Some(&tx)).unwrap();
+        let (status, _, out) = change_rate(rate_change(900.0, 5.0), Some(&tx));
         assert_eq!(status, EventStatus::Ok, "{out}");
         assert_eq!(rx.try_recv().unwrap(), RateChange { to_per_s: 900.0, over_s: 5.0, label: "ramp 900 over 5s (event)".into() });
-        assert_eq!(carry_out(&EventAction::Rate(5.0), None, None).unwrap().0, EventStatus::Failed);
-        assert_eq!(carry_out(&EventAction::AddNode(None), None, None).unwrap().0, EventStatus::Failed, "no cluster");
-        assert!(carry_out(&EventAction::Flush(None), None, None).is_none(), "not this module's");
+        assert_eq!(rate_change(5.0, 0.0).label, "5 (event)");
+        assert_eq!(change_rate(rate_change(5.0, 0.0), None).0, EventStatus::Failed, "no rate to change");
     }
 
     #[test]

@@ -11,33 +11,24 @@
 //!
 //! What to compare and how is the analysis' job; this only makes the runs.
 
+pub use super::experiment_setup::{
+    interim, undeclared_load_point, variant_spec, DesignConflict, DesignFlags, ExperimentError, ExperimentSetup, SequentialPlan, VariantError,
+    DEFAULT_BUDGET_S, DEFAULT_FIRST_LOOK, DEFAULT_PRECISION, DEFAULT_RUN_S, DEFAULT_SPENDING, DEFAULT_WARMUP_S,
+};
+use super::maker::{Flow, Maker, MAX_BLOCKS};
 use super::observer::SessionEvent;
-use super::server_metrics::{wait_for_compactions, Compactions};
-use super::{Lab, RunSpec, SessionError};
-use crate::analysis::paired::SequentialDesign;
+use super::{Lab, SessionError};
 use crate::analysis::saved_experiment::saved_experiment;
-use crate::analysis::sequential::Spending;
-use crate::analysis::study::{Family, Group};
-use crate::config::{LoadMode, RunConfig};
-use crate::experiment::{schedule, Design, Experiment, Order, RunOrder, Variant};
-use crate::judge::plan::{self, Plan, Target};
+use crate::analysis::study::Group;
+use crate::config::RunConfig;
+use crate::experiment::{schedule, Design, Experiment, Order};
+use crate::judge::plan::{self, Plan};
 use crate::judge::sweep::sweep;
 use crate::judge::verdict::ExperimentVerdict;
 use crate::judge::{judge, JudgeOptions};
 use crate::notice::Notice;
-use crate::store::RunStatus;
-use std::time::Duration;
 
-pub use crate::judge::verdict::ExperimentRuns;
-
-/// A variant whose run could not be made.
-#[derive(Debug, thiserror::Error)]
-#[error("variant {variant}: {source}")]
-pub struct VariantError {
-    pub variant: String,
-    #[source]
-    pub source: SessionError,
-}
+pub use crate::judge::verdict::{ExperimentRuns, StopReason};
 
 /// Checks every variant's server definition before the first run, so that a wrong one stops
 /// the experiment before any node does.
@@ -54,159 +45,6 @@ async fn check_servers(lab: &Lab<'_>, exp: &Experiment) -> Result<(), VariantErr
     Ok(())
 }
 
-/// A run of variant `v`: the base config with the variant's workload, parameters and client
-/// settings (the variant's own `rate` and `concurrency` win), tagged.
-pub fn variant_spec(exp: &Experiment, v: &Variant, base: &RunConfig, tags: Vec<String>) -> RunSpec {
-    let mut cfg = base.clone();
-    cfg.workload = format!("{}#{}", exp.origin, v.name);
-    cfg.workload_source = v.source.clone();
-    cfg.params = v.workload.params.clone();
-    if let Some(c) = v.concurrency {
-        cfg.concurrency = c;
-    }
-    if let Some(rate) = &v.rate {
-        cfg.rate = Some(rate.clone());
-    }
-    // a variant on a cluster of its own (`hosts:`), one casslab does not control
-    if !v.hosts.is_empty() {
-        (cfg.cluster.hosts, cfg.cluster.translate) = (v.hosts.clone(), v.translate.clone());
-        (cfg.cluster.local, cfg.cluster.local_home) = (false, None);
-    }
-    if exp.fresh_load && cfg.load == LoadMode::Auto {
-        cfg.load = LoadMode::Reload;
-    }
-    RunSpec { config: cfg, workload: v.workload.clone(), tags, together: None }
-}
-
-/// The variants that run at maximum throughput with many requests in flight because neither
-/// the experiment, the command line nor the variant says where latency means something, in
-/// words; `None` when every variant is declared. `declared_concurrency`: the experiment file or
-/// the command line set the in-flight count.
-pub fn undeclared_load_point(exp: &Experiment, base: &RunConfig, declared_concurrency: bool) -> Option<String> {
-    let open: Vec<&str> = exp
-        .variants
-        .iter()
-        .filter(|v| !declared_concurrency && v.concurrency.is_none())
-        // the variant's rate, the base's, or its workload's own `run.rate` (a level or a
-        // schedule, e.g. a daily curve) is its load point
-        .filter(|v| super::changes::with_workload_load(variant_spec(exp, v, base, Vec::new()).config, &v.workload).rate.is_none())
-        .map(|v| v.name.as_str())
-        .collect();
-    if open.is_empty() || base.concurrency <= 1 {
-        return None;
-    }
-    let who = if open.len() == exp.variants.len() { "every variant".to_string() } else { open.join(", ") };
-    Some(format!(
-        "{} declares no load point: {who} runs at maximum throughput with {} requests in flight, where latency is in flight / throughput and measures the queue rather than the variants; declare `rate:` (a fixed rate below saturation) or `concurrency:` (the in-flight count the question implies) in the experiment file",
-        exp.name, base.concurrency
-    ))
-}
-
-/// An experiment to make: its file, the base config of its runs and how to order them.
-#[derive(Debug, Clone)]
-pub struct ExperimentSetup<'e> {
-    pub exp: &'e Experiment,
-    /// The command line's config with the file's load point where the command line set none
-    /// ([`base_config`]).
-    pub base: RunConfig,
-    pub repetitions: u32,
-    pub run_order: RunOrder,
-    /// Tells this experiment's runs from another's (`experiment_id=` tag).
-    pub experiment_id: String,
-    /// More tags for every run (`--tag`).
-    pub tags: Vec<String>,
-    /// The experiment file or the command line set the in-flight count.
-    pub concurrency_declared: bool,
-    /// Blocks until the judged figures are settled (or the budget is spent); `None`: a fixed
-    /// `repetitions` blocks.
-    pub sequential: Option<SequentialPlan>,
-    /// When the variants run: at the same time, or one after the other.
-    pub design: Design,
-}
-
-/// What a sequential experiment aims at unless told otherwise: each judged change within ±5 %
-/// (half its interval's width) or found; see `bench/README.md` for the figures behind these.
-pub const DEFAULT_PRECISION: f64 = 0.05;
-/// The most a sequential experiment takes unless told otherwise: 20 minutes.
-pub const DEFAULT_BUDGET_S: f64 = 1200.0;
-/// Blocks before a sequential experiment's first look.
-pub const DEFAULT_FIRST_LOOK: usize = 4;
-/// How a sequential experiment spends its error rate over its looks.
-pub const DEFAULT_SPENDING: Spending = Spending::OBrienFleming;
-/// The measured time and the warm-up of each run of a sequential experiment unless the
-/// command line says otherwise: short runs, many blocks.
-pub const DEFAULT_RUN_S: f64 = 10.0;
-pub const DEFAULT_WARMUP_S: f64 = 5.0;
-
-/// A sequential experiment: blocks until every judged figure is settled at `precision`, or
-/// `budget_s` of the experiment's time is spent.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SequentialPlan {
-    /// Half the width of a judged figure's interval (relative) that settles it.
-    pub precision: f64,
-    /// The most the whole experiment may take (loads, settling and the unmeasured round
-    /// included), in seconds.
-    pub budget_s: f64,
-    pub spending: Spending,
-    /// Blocks before the first look.
-    pub first_look: usize,
-}
-
-pub use crate::judge::verdict::StopReason;
-
-impl ExperimentSetup<'_> {
-    /// The warning when some variants declare no load point ([`undeclared_load_point`]).
-    pub fn load_point_warning(&self) -> Option<String> {
-        undeclared_load_point(self.exp, &self.base, self.concurrency_declared)
-    }
-}
-
-/// The judging of a sequential experiment's looks: blocks as the unit, with the design's
-/// spending, first look and horizon; `final_look`: the look at which the budget ended it (it
-/// spends all the error rate left).
-pub fn interim(judging: &JudgeOptions, plan: &SequentialPlan, max_blocks: usize, final_look: Option<usize>) -> JudgeOptions {
-    let mut o = judging.clone();
-    let mut design = o.plan.blocks.unwrap_or_default();
-    design.sequential = Some(SequentialDesign { spending: plan.spending, first_look: plan.first_look, max_blocks, final_look });
-    o.plan.blocks = Some(design);
-    o
-}
-
-/// What the command line says of an experiment's design (over the file's keys).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct DesignFlags {
-    /// `--repetitions N`: a fixed number of blocks.
-    pub repetitions: Option<u32>,
-    pub precision: Option<f64>,
-    pub budget_s: Option<f64>,
-}
-
-/// The flags ask for both a fixed number of blocks and a precision.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("--repetitions runs a fixed number of blocks; --precision and --budget are for running until the precision is reached: give one or the other")]
-pub struct DesignConflict;
-
-impl SequentialPlan {
-    /// The design of the flags over the file's keys: `None` for a fixed number of blocks
-    /// (`--repetitions N`, or the file's `repetitions:` unless a flag asks for a precision or a
-    /// budget), else the precision and budget of the flags, the file, or the defaults.
-    pub fn of(flags: &DesignFlags, keys: &crate::experiment::DesignKeys) -> Result<Option<SequentialPlan>, DesignConflict> {
-        let flags_ask = flags.precision.is_some() || flags.budget_s.is_some();
-        if flags.repetitions.is_some() {
-            return if flags_ask { Err(DesignConflict) } else { Ok(None) };
-        }
-        if keys.repetitions.is_some() && !flags_ask {
-            return Ok(None);
-        }
-        Ok(Some(SequentialPlan {
-            precision: flags.precision.or(keys.precision).unwrap_or(DEFAULT_PRECISION),
-            budget_s: flags.budget_s.or(keys.budget_s).unwrap_or(DEFAULT_BUDGET_S),
-            spending: DEFAULT_SPENDING,
-            first_look: DEFAULT_FIRST_LOOK,
-        }))
-    }
-}
-
 /// Where a plan's figures came from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PlanFrom {
@@ -214,23 +52,74 @@ pub enum PlanFrom {
     Saved { id: String, blocks: usize },
     /// A pilot of this many blocks, run now.
     Pilot { blocks: usize },
+    /// Nothing: spreads assumed ([`plan::prior_sd_ln`]); nothing ran or connected.
+    Assumed,
 }
 
 /// Blocks of a pilot for a plan: as many as before the first look, so that a spread is
 /// estimated on 2 degrees of freedom or more (its range is still wide: the plan says how wide).
 pub const PILOT_BLOCKS: usize = DEFAULT_FIRST_LOOK;
 
-/// The plan of an experiment (`judge::plan`): from its last execution saved in the store when
-/// that has [`PILOT_BLOCKS`] blocks or more, else from a pilot of that many blocks run now
-/// (tagged `pilot=on`).
-pub async fn plan_experiment(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging: &JudgeOptions, target: Target) -> Result<(Plan, PlanFrom), ExperimentError> {
-    if let Ok(saved) = saved_experiment(lab.results, &setup.exp.name) {
-        let blocks = saved.groups.iter().map(|g| g.runs.len()).min().unwrap_or(0);
-        if saved.groups.len() >= 2 && blocks >= PILOT_BLOCKS {
-            let before: Vec<_> = saved.unmeasured.iter().chain(&saved.loads).copied().collect();
-            let p = plan::plan(lab.results, &saved.groups, &before, judging, target)?;
-            return Ok((p, PlanFrom::Saved { id: saved.id, blocks }));
-        }
+/// The plan from the experiment's last execution saved in `results`, when that has
+/// [`PILOT_BLOCKS`] blocks or more; `None` when there is none. Reads the store only.
+pub fn plan_from_history(
+    results: &crate::store::Store,
+    setup: &ExperimentSetup<'_>,
+    judging: &JudgeOptions,
+    target: SequentialPlan,
+) -> Result<Option<(Plan, PlanFrom)>, ExperimentError> {
+    let Ok(saved) = saved_experiment(results, &setup.exp.name) else { return Ok(None) };
+    let blocks = saved.groups.iter().map(|g| g.runs.len()).min().unwrap_or(0);
+    if saved.groups.len() < 2 || blocks < PILOT_BLOCKS {
+        return Ok(None);
+    }
+    let before: Vec<_> = saved.unmeasured.iter().chain(&saved.loads).copied().collect();
+    let p = plan::plan(results, &saved.groups, &before, judging, target)?;
+    Ok(Some((p, PlanFrom::Saved { id: saved.id, blocks })))
+}
+
+/// The plan from the design alone, with assumed spreads per block (`judge::plan`'s
+/// [`plan::plan_from_prior`]): nothing runs or connects. The judged figures are the
+/// judging's, else each operation's p50 and p99 at a fixed rate (throughput and each p99
+/// otherwise), for every variant against the first; a block's time is each variant's warm-up
+/// and measured time (and a few seconds to start), in turn or at the same time.
+pub fn plan_from_design(setup: &ExperimentSetup<'_>, judging: &JudgeOptions, target: SequentialPlan) -> (Plan, PlanFrom) {
+    use crate::analysis::OpRef;
+    let exp = setup.exp;
+    let base = &exp.variants[0].workload;
+    let ops: Vec<OpRef> = base.run.as_ref().map(|r| r.mix.iter().map(|(op, _)| OpRef::Op(op.clone())).collect()).unwrap_or_default();
+    let fixed_rate = setup.base.rate.as_ref().is_some_and(|r| r.as_fixed().is_some());
+    let judged = judging.plan.judged.clone().unwrap_or_else(|| crate::analysis::study::default_judged(&ops, fixed_rate));
+    let figures: Vec<(String, crate::analysis::Metric)> =
+        exp.variants.iter().skip(1).flat_map(|v| judged.iter().map(move |f| (format!("{}: {} {}", v.name, f.op, f.metric.label()), f.metric))).collect();
+    let per_pair = vec![judged.len(); exp.variants.len().saturating_sub(1)];
+    let family = (0..per_pair.len()).map(|i| judging.plan.family.size(&per_pair, i)).max().unwrap_or(1);
+    let simultaneous = setup.design == Design::Simultaneous && crate::experiment::design::why_not_simultaneous(exp, false).is_none();
+    let run = base.run.as_ref();
+    let run_s = setup.base.warmup_s.or(run.map(|r| r.warmup_s)).unwrap_or(DEFAULT_WARMUP_S)
+        + setup.base.duration_s.or(run.map(|r| r.duration_s)).unwrap_or(DEFAULT_RUN_S)
+        + RUN_START_S;
+    let block_s = if simultaneous { run_s } else { run_s * exp.variants.len() as f64 };
+    let setup_s = if setup.run_order.unmeasured_round { block_s } else { 0.0 };
+    let blocks = plan::PriorBlocks { block_s, setup_s, simultaneous };
+    (plan::plan_from_prior(&figures, blocks, family, judging.plan.opts.confidence, target), PlanFrom::Assumed)
+}
+
+/// What a run takes beyond its warm-up and measured time, for a plan: connecting, preparing,
+/// the common start.
+const RUN_START_S: f64 = 3.0;
+
+/// The plan of an experiment (`judge::plan`): from its last execution saved in the store
+/// ([`plan_from_history`]), else from a pilot of [`PILOT_BLOCKS`] blocks run now (tagged
+/// `pilot=on`).
+pub async fn plan_experiment(
+    lab: &Lab<'_>,
+    setup: &ExperimentSetup<'_>,
+    judging: &JudgeOptions,
+    target: SequentialPlan,
+) -> Result<(Plan, PlanFrom), ExperimentError> {
+    if let Some(found) = plan_from_history(lab.results, setup, judging, target)? {
+        return Ok(found);
     }
     let mut pilot = setup.clone();
     pilot.sequential = None;
@@ -240,17 +129,6 @@ pub async fn plan_experiment(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, judging
     let groups: Vec<Group> = runs.variants.iter().map(|(label, ids)| Group { label: label.clone(), runs: ids.clone() }).collect();
     let before: Vec<_> = runs.unmeasured.iter().chain(&runs.loads).copied().collect();
     Ok((plan::plan(lab.results, &groups, &before, judging, target)?, PlanFrom::Pilot { blocks: PILOT_BLOCKS }))
-}
-
-/// Why an experiment stopped before its verdicts.
-#[derive(Debug, thiserror::Error)]
-pub enum ExperimentError {
-    #[error(transparent)]
-    Variant(#[from] VariantError),
-    #[error(transparent)]
-    Judge(#[from] crate::judge::JudgeError),
-    #[error(transparent)]
-    Sweep(#[from] crate::judge::sweep::SweepError),
 }
 
 /// An experiment from its first run to its verdicts: the runs ([`run_experiment`]), then the
@@ -407,265 +285,6 @@ async fn run_in_turn(
     Ok(maker.out)
 }
 
-/// The most blocks a sequential experiment runs, whatever its budget.
-pub(super) const MAX_BLOCKS: u32 = 500;
-
-/// The tags that let a saved experiment be judged again as it was: its design (a sequential
-/// experiment's precision, first look, spending and budget; the horizon is added after the
-/// first block as `max_blocks`).
-fn design_tags(setup: &ExperimentSetup, judging: &JudgeOptions) -> Vec<String> {
-    let mut tags = judging_tags(judging);
-    tags.extend(match &setup.sequential {
-        None => vec!["design=blocks".into()],
-        Some(p) => vec![
-            "design=sequential".into(),
-            format!("precision={}", p.precision),
-            format!("first_look={}", p.first_look),
-            format!("spending={}", p.spending.key()),
-            format!("budget_s={}", p.budget_s),
-        ],
-    });
-    tags
-}
-
-/// The judged figures when chosen, and the equivalence margin when asked for.
-fn judging_tags(judging: &JudgeOptions) -> Vec<String> {
-    let mut tags = Vec::new();
-    if let Some(j) = &judging.plan.judged {
-        tags.push(format!("judge={}", j.iter().map(|f| f.to_string()).collect::<Vec<_>>().join(",")));
-    }
-    if judging.plan.family != Family::Comparison {
-        tags.push(format!("family={}", judging.plan.family.key()));
-    }
-    if let Some(m) = judging.plan.blocks.and_then(|b| b.margin) {
-        tags.push(format!("equivalence={m}"));
-    }
-    tags
-}
-
-/// Whether to go on after a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Flow {
-    Go,
-    /// The user asked to stop.
-    Stop,
-}
-
-/// Makes an experiment's runs, one step at a time, into `out`.
-pub(super) struct Maker<'l, 's, 'e> {
-    pub(super) lab: &'l Lab<'l>,
-    pub(super) setup: &'s ExperimentSetup<'e>,
-    pub(super) out: ExperimentRuns,
-    /// Tags of every run of the experiment, and of its measured runs.
-    common: Vec<String>,
-    pub(super) measured_tags: Vec<String>,
-    /// Every measured run loads its data afresh.
-    pub(super) fresh: bool,
-    /// `--skip-load` / `--load-only`: loads are the user's business.
-    pub(super) plain: bool,
-}
-
-impl<'l, 's, 'e> Maker<'l, 's, 'e> {
-    pub(super) fn new(lab: &'l Lab<'l>, setup: &'s ExperimentSetup<'e>, out: ExperimentRuns, judging: &JudgeOptions) -> Self {
-        let (exp, ro) = (setup.exp, out.run_order);
-        let on = |b: bool| if b { "on" } else { "off" };
-        let mut common = vec![format!("experiment={}", exp.name), format!("experiment_id={}", setup.experiment_id)];
-        common.extend(setup.tags.iter().cloned());
-        let mut measured_tags = common.clone();
-        measured_tags.push(format!("order={}", ro.order.as_str()));
-        measured_tags.extend(ro.seed.map(|s| format!("order_seed={s}")));
-        measured_tags.push(format!("unmeasured_round={}", on(ro.unmeasured_round)));
-        measured_tags.push(format!("settle={}", on(ro.settle)));
-        measured_tags.extend(design_tags(setup, judging));
-        let fresh = variant_spec(exp, &exp.variants[0], &setup.base, Vec::new()).config.load == LoadMode::Reload;
-        let plain = matches!(setup.base.load, LoadMode::Skip | LoadMode::Only);
-        Maker { lab, setup, out, common, measured_tags, fresh, plain }
-    }
-
-    fn stopped(mut self) -> ExperimentRuns {
-        self.stop_by_user();
-        self.out
-    }
-
-    /// The user asked to stop: the runs so far are what the experiment has.
-    pub(super) fn stop_by_user(&mut self) {
-        self.out.interrupted = true;
-        self.out.stop = Some(StopReason::Interrupted);
-    }
-
-    /// After the first block: the most blocks the budget allows (the information fraction's
-    /// denominator, fixed from here on), recorded on every measured run so far.
-    pub(super) fn fix_horizon(&mut self, plan: &SequentialPlan, elapsed_s: f64, block_s: f64) {
-        // what came before the first block (loads, settling, the unmeasured round) is spent
-        let most = plan::blocks_within(plan.budget_s, elapsed_s - block_s, block_s);
-        let max_blocks = most.clamp(plan.first_look, MAX_BLOCKS as usize);
-        self.out.max_blocks = Some(max_blocks);
-        self.tag_measured(&format!("max_blocks={max_blocks}"));
-        self.lab.observer.on(&SessionEvent::Notice(&Notice::Horizon { block_s, max_blocks, budget_s: plan.budget_s, short: most < plan.first_look }));
-    }
-
-    /// The look after `blocks` blocks: the interim judgement of the blocks so far, and whether
-    /// to stop (every judged figure settled, or no time for another block).
-    pub(super) fn look(
-        &mut self,
-        plan: &SequentialPlan,
-        judging: &JudgeOptions,
-        blocks: usize,
-        elapsed_s: f64,
-        block_s: f64,
-    ) -> Result<Option<StopReason>, ExperimentError> {
-        let max_blocks = self.out.max_blocks.unwrap_or(MAX_BLOCKS as usize);
-        let out_of_time = blocks >= max_blocks || elapsed_s + block_s > plan.budget_s;
-        if blocks < plan.first_look && !out_of_time {
-            return Ok(None);
-        }
-        let groups: Vec<Group> = self.out.variants.iter().map(|(label, ids)| Group { label: label.clone(), runs: ids.clone() }).collect();
-        // the budget, not the data, ends the experiment here: this look spends what is left
-        let final_look = out_of_time.then_some(blocks);
-        if final_look.is_some() {
-            self.out.final_look = final_look;
-            self.tag_measured(&format!("final_look={blocks}"));
-        }
-        let o = interim(judging, plan, max_blocks, final_look);
-        let j = judge(self.lab.results, &groups, &o)?;
-        let unsettled = j.study.as_ref().map(|s| s.unsettled(plan.precision)).unwrap_or_else(|| vec!["fewer than two variants have valid runs".into()]);
-        self.lab.observer.on(&SessionEvent::Notice(&Notice::Look { blocks, max_blocks, precision: plan.precision, unsettled: unsettled.clone() }));
-        if j.study.as_ref().is_some_and(|s| s.settled(plan.precision)) && blocks >= plan.first_look {
-            return Ok(Some(StopReason::Settled));
-        }
-        Ok(out_of_time.then_some(StopReason::Budget { unsettled }))
-    }
-
-    /// Tags every measured run so far, and the ones to come.
-    fn tag_measured(&mut self, tag: &str) {
-        for (_, runs) in &self.out.variants {
-            for run in runs {
-                let _ = self.lab.results.set_tag(*run, tag);
-            }
-        }
-        self.measured_tags.push(tag.to_string());
-    }
-
-    pub(super) fn tagged(&self, key: &str, v: &Variant) -> Vec<String> {
-        let mut t = self.common.clone();
-        t.push(format!("{key}={}", v.name));
-        t
-    }
-
-    pub(super) fn flow(&self, r: &super::RunResult) -> Flow {
-        if r.status == RunStatus::Interrupted || self.lab.stopping() {
-            Flow::Stop
-        } else {
-            Flow::Go
-        }
-    }
-
-    /// The unmeasured round (its runs also load a shared data set), or just the loads, then
-    /// settling what they left behind.
-    async fn before_measuring(&mut self) -> Result<Flow, VariantError> {
-        let (exp, base, ro) = (self.setup.exp, &self.setup.base, self.out.run_order);
-        let loads = ro.settle && !self.fresh && !self.plain;
-        if ro.unmeasured_round || loads {
-            for v in &exp.variants {
-                let step = if ro.unmeasured_round { "unmeasured round" } else { "load" };
-                self.lab.observer.on(&SessionEvent::VariantRun { variant: &v.name, step });
-                let r = if ro.unmeasured_round {
-                    run_one(self.lab, &variant_spec(exp, v, base, self.tagged("unmeasured", v)), v).await?
-                } else {
-                    run_one(self.lab, &load_only(variant_spec(exp, v, base, self.tagged("load_of", v))), v).await?
-                };
-                if ro.unmeasured_round { &mut self.out.unmeasured } else { &mut self.out.loads }.push(r.run);
-                if self.flow(&r) == Flow::Stop {
-                    return Ok(Flow::Stop);
-                }
-            }
-        }
-        if loads {
-            let notes = settle(self.lab, base, &exp.variants[0].workload.keyspace).await;
-            self.out.notes.extend(notes);
-        }
-        Ok(Flow::Go)
-    }
-
-    /// Repetition `rep` of variant `vi`, `position` in the measured order; a fresh load is
-    /// loaded and settled before it, and a server variant's runs start on fresh nodes.
-    async fn measured(&mut self, vi: usize, rep: u32, position: usize, step: &str) -> Result<Flow, VariantError> {
-        let (exp, base) = (self.setup.exp, &self.setup.base);
-        let v = &exp.variants[vi];
-        self.lab.observer.on(&SessionEvent::VariantRun { variant: &v.name, step });
-        let mut tags = self.measured_tags.clone();
-        tags.extend([format!("variant={}", v.name), format!("variant_index={vi}"), format!("repetition={rep}"), format!("position={position}")]);
-        let mut spec = variant_spec(exp, v, base, tags);
-        if self.fresh && self.out.run_order.settle {
-            let r = run_one(self.lab, &load_only(variant_spec(exp, v, base, self.tagged("load_of", v))), v).await?;
-            self.out.loads.push(r.run);
-            if self.flow(&r) == Flow::Stop {
-                return Ok(Flow::Stop);
-            }
-            let notes = settle(self.lab, base, &exp.variants[0].workload.keyspace).await;
-            self.out.notes.extend(notes);
-            spec.config.load = LoadMode::Skip;
-        }
-        // a measured run of a server variant starts on freshly started nodes, whichever
-        // variant ran before it: no run inherits a JVM (JIT, heap, caches) warmed by another
-        if let Some(server) = &v.workload.cluster {
-            super::apply_server(self.lab, &v.workload.name, server, true).await.map_err(|source| VariantError { variant: v.name.clone(), source })?;
-        }
-        let r = run_one(self.lab, &spec, v).await?;
-        self.out.variants[vi].1.push(r.run);
-        if self.setup.sequential.is_some() {
-            self.out.order.push((v.name.clone(), rep));
-        }
-        Ok(self.flow(&r))
-    }
-}
-
-async fn run_one(lab: &Lab<'_>, spec: &RunSpec, v: &Variant) -> Result<super::RunResult, VariantError> {
-    super::run(lab, spec).await.map_err(|source| VariantError { variant: v.name.clone(), source })
-}
-
-/// The same run, stopping after its load phase.
-fn load_only(mut spec: RunSpec) -> RunSpec {
-    spec.workload.run = None;
-    spec
-}
-
-/// Flushes every node casslab controls (`nodetool flush`) and waits, up to 10 minutes, until
-/// no node runs a compaction (on `base`'s cluster, looking at `keyspace`); returns what
-/// happened, in words (also told to the observer).
-pub(super) async fn settle(lab: &Lab<'_>, base: &RunConfig, keyspace: &str) -> Vec<String> {
-    let mut notes = Vec::new();
-    if let Some(control) = lab.control.clone() {
-        let flushed = tokio::task::spawn_blocking(move || {
-            let nodes = control.nodes().map_err(|e| e.to_string())?;
-            let mut done = 0;
-            for (i, n) in nodes.iter().enumerate().filter(|(_, n)| n.running) {
-                match control.nodetool(i, &["flush"]) {
-                    Ok(o) if o.status.success() => done += 1,
-                    Ok(o) => return Err(format!("nodetool flush on {}: {}", n.name, String::from_utf8_lossy(&o.stderr).trim())),
-                    Err(e) => return Err(format!("nodetool flush on {}: {e}", n.name)),
-                }
-            }
-            Ok(done)
-        })
-        .await;
-        notes.push(match flushed {
-            Ok(Ok(n)) => format!("settling: flushed {n} node(s)"),
-            Ok(Err(e)) => format!("settling: {e}"),
-            Err(e) => format!("settling: the flush failed: {e}"),
-        });
-    }
-    notes.push(match wait_for_compactions(&base.cluster, &lab.credentials, keyspace, Duration::from_secs(600)).await {
-        Ok(s) => format!("settling: compactions done after {s:.0} s"),
-        Err(Compactions::Unknown(e)) => format!("settling: cannot check compactions: {e}"),
-        Err(Compactions::StillRunning(n)) => format!("settling: {n:.0} compactions still running after 10 minutes; measuring anyway"),
-    });
-    for n in &notes {
-        lab.observer.on(&SessionEvent::Notice(&Notice::Settled(n.clone())));
-    }
-    notes
-}
-
 pub use crate::judge::search::FoundMax;
 
 /// `experiment --find-max SLA`: for every variant, `repetitions` searches of the highest fixed
@@ -713,7 +332,9 @@ pub async fn find_max_per_variant(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, sl
 
 #[cfg(test)]
 mod tests {
+    use super::super::maker::load_only;
     use super::*;
+    use crate::config::LoadMode;
     use crate::load_shape::LoadShape;
     use std::collections::BTreeMap;
 

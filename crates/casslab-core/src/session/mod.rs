@@ -14,8 +14,10 @@ mod changes;
 pub use changes::with_workload_load;
 pub mod conduct;
 mod event_check_error;
+mod experiment_setup;
 pub mod findmax;
 mod index_events;
+mod maker;
 mod network_events;
 mod observer;
 mod profiling;
@@ -116,7 +118,8 @@ pub struct RunSession<'a> {
 
 impl<'a> RunSession<'a> {
     pub fn new(lab: &'a Lab<'a>, spec: &RunSpec) -> RunSession<'a> {
-        let workload = workload_for_run(spec.workload.clone(), spec.config.verify);
+        let workload =
+            run_checks::with_consistency(workload_for_run(spec.workload.clone(), spec.config.verify), spec.config.consistency, spec.config.serial_consistency);
         let config = changes::with_workload_load(spec.config.clone(), &spec.workload).resolved();
         let spec = RunSpec { config, workload, ..spec.clone() };
         RunSession { lab, spec, clock: RunClock::start() }

@@ -3,11 +3,12 @@
 //! axis), the records of earlier runs handed to the engine when it asks for them, and this
 //! run's write records saved at its end for the next run on the same data set.
 
+use crate::cql::Consistency;
 use crate::engine::RunClock;
 use crate::stats::IntervalSample;
 use crate::store::{RunId, SavedViolation, Store, StoreError};
 use crate::verify::{RunVerify, Verifier, VerifyRequest, RUN_SAMPLES};
-use crate::workload::Workload;
+use crate::workload::{OpBody, Workload};
 
 /// `w` with every operation verified or not, when the run says (`on`).
 pub fn workload_for_run(mut w: Workload, on: Option<bool>) -> Workload {
@@ -16,6 +17,22 @@ pub fn workload_for_run(mut w: Workload, on: Option<bool>) -> Workload {
             op.verify = Some(on);
         }
         w.verify = Some(on);
+    }
+    w
+}
+
+/// `w` with every CQL statement at the run's consistency levels, when it sets them
+/// (`--consistency`, `--serial-consistency`); Redis operations have none.
+pub fn with_consistency(mut w: Workload, consistency: Option<Consistency>, serial: Option<Consistency>) -> Workload {
+    for op in &mut w.operations {
+        if let OpBody::Cql(c) = &mut op.body {
+            if let Some(cl) = consistency {
+                c.consistency = cl;
+            }
+            if serial.is_some() {
+                c.serial_consistency = serial;
+            }
+        }
     }
     w
 }

@@ -7,6 +7,7 @@
 //! nodetool calls go through the [`ClusterControl`] seam; `exec` runs `sh -c CMD`; network
 //! changes are `network_events`'; `create index` is `index_events`' (through CQL).
 
+use super::changes::Outcome;
 use super::event_check_error::EventCheckError;
 use super::network_events;
 use super::observer::{Observer, SessionEvent};
@@ -140,10 +141,7 @@ fn recorded(
     let fire = || {
         let start_ms = clock.now_ms();
         observer.on(&SessionEvent::EventStarted { spec });
-        let (status, exit_code, output) = match &spec.action {
-            EventAction::CreateIndex(statement) => super::index_events::create_index(statement, cql),
-            action => carry_out(action, control, rates),
-        };
+        let (status, exit_code, output) = carry_out(&spec.action, (control, cql), rates);
         let end_ms = clock.now_ms().max(start_ms);
         let record = EventRecord {
             seq,
@@ -194,35 +192,72 @@ fn tail(text: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
-/// Carries out one action (blocking): its status, exit code (of a command) and output.
-fn carry_out(action: &EventAction, control: Option<&dyn ClusterControl>, rates: Option<&UnboundedSender<RateChange>>) -> (EventStatus, Option<i32>, String) {
-    if let Some(outcome) = super::changes::carry_out(action, control, rates) {
-        return outcome;
-    }
-    if let EventAction::Exec(cmd) = action {
-        return match Command::new("sh").arg("-c").arg(cmd).output() {
-            Ok(o) => {
-                let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-                (if o.status.success() { EventStatus::Ok } else { EventStatus::Failed }, o.status.code(), out)
-            }
-            Err(e) => (EventStatus::Failed, None, format!("cannot run sh -c {cmd}: {e}")),
-        };
-    }
-    let Some(cluster) = control else {
-        return (EventStatus::Failed, None, "no local cluster to act on".into());
+/// Carries out one action (blocking): its status, exit code (of a command) and output. One
+/// exhaustive match over every kind of event: a new kind does not compile until it says here
+/// how it is carried out.
+fn carry_out(
+    action: &EventAction,
+    (control, cql): (Option<&dyn ClusterControl>, Option<&super::index_events::CqlEvents>),
+    rates: Option<&UnboundedSender<RateChange>>,
+) -> Outcome {
+    use super::changes::{change_rate, change_topology, rate_change, snapshot, stream_throughput, Topology};
+    use EventAction as A;
+    let on_cluster = |act: &dyn Fn(&dyn ClusterControl) -> Outcome| match control {
+        Some(cluster) => act(cluster),
+        None => (EventStatus::Failed, None, "no local cluster to act on".into()),
     };
-    if action.is_network() {
-        return network_events::carry_out(action, cluster);
+    let nodetool = |args: Vec<String>, nodes: Nodes| on_cluster(&|c| nodetool_on_nodes(c, &args, nodes));
+    let with_table = |command: &[&str], t: &Option<String>| [command.iter().map(|s| s.to_string()).collect(), table_args(t)].concat();
+    match action {
+        A::Rate(r) => change_rate(rate_change(*r, 0.0), rates),
+        A::RampRate { to_per_s, over_s } => change_rate(rate_change(*to_per_s, *over_s), rates),
+        A::Exec(cmd) => exec(cmd),
+        A::CreateIndex(statement) => super::index_events::create_index(statement, cql),
+        A::Partition(_) | A::Heal | A::Isolate(_) | A::Slow(..) | A::Lossy(..) | A::ClientLoses(_) => on_cluster(&|c| network_events::carry_out(action, c)),
+        A::AddNode(dc) => on_cluster(&|c| change_topology(c, Topology::AddNode(dc.as_deref()))),
+        A::Decommission(sel) => on_cluster(&|c| change_topology(c, Topology::Decommission(sel))),
+        A::Replace(sel) => on_cluster(&|c| change_topology(c, Topology::Replace(sel))),
+        A::Snapshot(ks) => on_cluster(&|c| snapshot(c, ks.as_deref())),
+        A::SetStreamThroughput(n) => on_cluster(&|c| stream_throughput(c, *n)),
+        A::Stop(sel) => on_cluster(&|c| stop_or_start(c, sel, NodeChange::Stop)),
+        A::Kill(sel) => on_cluster(&|c| stop_or_start(c, sel, NodeChange::Kill)),
+        A::Start(sel) => on_cluster(&|c| stop_or_start(c, sel, NodeChange::Start)),
+        A::Flush(t) => nodetool(with_table(&["flush"], t), Nodes::Running),
+        A::Compact(t) => nodetool(with_table(&["compact"], t), Nodes::Running),
+        A::Repair(t) => nodetool(with_table(&["repair", "--full"], t), Nodes::First),
+        A::Cleanup(t) => nodetool(with_table(&["cleanup"], t), Nodes::Running),
+        A::SetCompactionThroughput(n) => nodetool(vec!["setcompactionthroughput".into(), n.to_string()], Nodes::Running),
+        A::SetTraceProbability(p) => nodetool(vec!["settraceprobability".into(), p.to_string()], Nodes::Running),
     }
+}
+
+/// `exec CMD`: `sh -c CMD`, its exit status and output.
+fn exec(cmd: &str) -> Outcome {
+    match Command::new("sh").arg("-c").arg(cmd).output() {
+        Ok(o) => {
+            let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+            (if o.status.success() { EventStatus::Ok } else { EventStatus::Failed }, o.status.code(), out)
+        }
+        Err(e) => (EventStatus::Failed, None, format!("cannot run sh -c {cmd}: {e}")),
+    }
+}
+
+/// What a node event does to the nodes it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NodeChange {
+    Stop,
+    Kill,
+    Start,
+}
+
+/// Stops, kills or starts the nodes `sel` names.
+fn stop_or_start(cluster: &dyn ClusterControl, sel: &str, change: NodeChange) -> Outcome {
     let mut lines = Vec::new();
     let mut log = |l: &str| lines.push(l.to_string());
-    let result = match action {
-        EventAction::Stop(sel) | EventAction::Kill(sel) => {
-            cluster.select(sel).and_then(|idx| cluster.stop(&idx, matches!(action, EventAction::Kill(_)), &mut log))
-        }
-        EventAction::Start(sel) => cluster.select(sel).and_then(|idx| cluster.start(&idx, &mut log)),
-        _ => return nodetool_on_nodes(cluster, action),
-    };
+    let result = cluster.select(sel).and_then(|idx| match change {
+        NodeChange::Stop | NodeChange::Kill => cluster.stop(&idx, change == NodeChange::Kill, &mut log),
+        NodeChange::Start => cluster.start(&idx, &mut log),
+    });
     match result {
         Ok(()) => (EventStatus::Ok, None, lines.join("\n")),
         Err(e) => {
@@ -237,23 +272,22 @@ fn table_args(t: &Option<String>) -> Vec<String> {
     t.as_deref().map(|t| t.split('.').map(String::from).collect()).unwrap_or_default()
 }
 
-/// Runs the nodetool command of `action` on every running node at once (repair: on the first
-/// only).
-fn nodetool_on_nodes(cluster: &dyn ClusterControl, action: &EventAction) -> (EventStatus, Option<i32>, String) {
-    let args: Vec<String> = match action {
-        EventAction::Flush(t) => [vec!["flush".to_string()], table_args(t)].concat(),
-        EventAction::Compact(t) => [vec!["compact".to_string()], table_args(t)].concat(),
-        EventAction::Repair(t) => [vec!["repair".to_string(), "--full".to_string()], table_args(t)].concat(),
-        EventAction::SetCompactionThroughput(n) => vec!["setcompactionthroughput".into(), n.to_string()],
-        EventAction::SetTraceProbability(p) => vec!["settraceprobability".into(), p.to_string()],
-        EventAction::Cleanup(t) => [vec!["cleanup".to_string()], table_args(t)].concat(),
-        _ => unreachable!("node actions are carried out by the cluster control"),
-    };
+/// The nodes a nodetool command runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Nodes {
+    /// Every running node, at once.
+    Running,
+    /// The first running node (a repair, which reaches the others itself).
+    First,
+}
+
+/// Runs `nodetool ARGS` on the running nodes (all at once, or the first only).
+fn nodetool_on_nodes(cluster: &dyn ClusterControl, args: &[String], nodes: Nodes) -> Outcome {
     let running: Vec<(usize, String)> = match cluster.nodes() {
         Ok(nodes) => nodes.iter().enumerate().filter(|(_, n)| n.running).map(|(i, n)| (i, n.name.clone())).collect(),
         Err(e) => return (EventStatus::Failed, None, e.to_string()),
     };
-    let targets = if matches!(action, EventAction::Repair(_)) { running.into_iter().take(1).collect() } else { running };
+    let targets = if nodes == Nodes::First { running.into_iter().take(1).collect() } else { running };
     if targets.is_empty() {
         return (EventStatus::Failed, None, "no local node is running".into());
     }
@@ -352,12 +386,14 @@ mod tests {
 
     #[test]
     fn exec_records_exit_status_and_output() {
-        let (status, code, out) = carry_out(&EventAction::Exec("echo hi; echo oops >&2; exit 3".into()), None, None);
+        let (status, code, out) = carry_out(&EventAction::Exec("echo hi; echo oops >&2; exit 3".into()), (None, None), None);
         assert_eq!((status, code), (EventStatus::Failed, Some(3)));
         assert!(out.contains("hi") && out.contains("oops"), "{out}");
-        assert_eq!(carry_out(&EventAction::Exec("true".into()), None, None).0, EventStatus::Ok);
-        assert_eq!(carry_out(&EventAction::Flush(None), None, None).0, EventStatus::Failed);
-        assert_eq!(carry_out(&EventAction::Flush(None), Some(&named(vec![])), None).0, EventStatus::Failed, "no node runs");
+        assert_eq!(carry_out(&EventAction::Exec("true".into()), (None, None), None).0, EventStatus::Ok);
+        assert_eq!(carry_out(&EventAction::Flush(None), (None, None), None).0, EventStatus::Failed);
+        assert_eq!(carry_out(&EventAction::Flush(None), (Some(&named(vec![])), None), None).0, EventStatus::Failed, "no node runs");
+        assert_eq!(carry_out(&EventAction::AddNode(None), (None, None), None).0, EventStatus::Failed, "no cluster");
+        assert_eq!(carry_out(&EventAction::Rate(5.0), (None, None), None).0, EventStatus::Failed, "no rate to change");
         assert_eq!(tail("a\nb\nc\n", 2), "b\nc");
         assert_eq!(table_args(&Some("ks.t".into())), ["ks", "t"]);
     }

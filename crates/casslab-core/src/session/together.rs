@@ -13,7 +13,8 @@
 //! settling every cluster, and an unmeasured block; with `load: fresh`, every block loads all
 //! variants afresh, together, and settles before it measures.
 
-use super::conduct::{variant_spec, ExperimentError, ExperimentSetup, Flow, Maker, VariantError};
+use super::experiment_setup::{variant_spec, ExperimentError, ExperimentSetup, VariantError};
+use super::maker::{Flow, Maker, MAX_BLOCKS};
 use super::observer::SessionEvent;
 use super::{Lab, Observer, RunResult, RunSpec};
 use crate::cluster::ClusterControl;
@@ -178,7 +179,7 @@ async fn blocks(maker: &mut Maker<'_, '_, '_>, sides: &Sides, judging: &JudgeOpt
         return Ok(());
     }
     let groups = design::groups(setup.exp);
-    let last = if setup.sequential.is_some() { super::conduct::MAX_BLOCKS } else { setup.repetitions };
+    let last = if setup.sequential.is_some() { MAX_BLOCKS } else { setup.repetitions };
     for rep in 1..=last {
         let block_started = std::time::Instant::now();
         if maker.fresh && !maker.plain && load_all(maker, sides, true).await? == Flow::Stop {
@@ -268,7 +269,7 @@ async fn load_all(maker: &mut Maker<'_, '_, '_>, sides: &Sides, fresh: bool) -> 
         if !setup.run_order.settle || sides.shares_with_earlier(exp, i) || exp.variants[i].workload.target != TargetKind::Cql {
             continue;
         }
-        let notes = super::conduct::settle(&labs[i], &sides.bases[i], &exp.variants[i].workload.keyspace).await;
+        let notes = super::maker::settle(&labs[i], &sides.bases[i], &exp.variants[i].workload.keyspace).await;
         maker.out.notes.extend(notes);
     }
     Ok(Flow::Go)

@@ -2,14 +2,12 @@
 //! and read runs back. Table layout lives in `migrations.rs`, row decoding in `rows.rs`.
 
 use super::rows::{
-    decode_figures, decode_packed_stats, decode_phase, decode_stats, encode, encode_recall, encode_verify, Cols, RawRun, FIGURES_COLUMNS, FIGURES_COLUMN_COUNT,
+    decode_figures, decode_packed_stats, decode_phase, decode_stats, encode, insert_stats_sql, stats_values, RawRun, FIGURES_COLUMNS, FIGURES_COLUMN_COUNT,
     SELECT_RUN, STATS_COLUMNS,
 };
-use super::{
-    serialize_histogram, EncodedInterval, IntervalFigures, PackedInterval, RunId, RunProcess, RunRecord, RunStatus, RunSummary, StoreError, StoredInterval,
-};
+use super::{EncodedInterval, IntervalFigures, PackedInterval, RunId, RunProcess, RunRecord, RunStatus, RunSummary, StoreError, StoredInterval};
 use crate::config::{RunConfig, RunEnvironment};
-use crate::stats::{IntervalSample, LatencySummary, OpStats, OpSummary, Phase};
+use crate::stats::{IntervalSample, OpStats, OpSummary, Phase};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -62,54 +60,15 @@ impl Store {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         {
-            let mut insert = tx.prepare_cached(
-                "INSERT INTO intervals (run_id, idx, phase, start_ms, end_ms, backlog, seq, op,
-                    ok, error_count, errors_json, ops_per_s,
-                    lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns,
-                    svc_mean_ns, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_p999_ns, svc_max_ns,
-                    intended_hdr, service_hdr, late, max_lag_ns, empty_reads, rows_read, verify_json, recall_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                    ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)",
-            )?;
+            let sql = insert_stats_sql("INSERT", "intervals", &["run_id", "idx", "phase", "start_ms", "end_ms", "backlog", "seq", "op", "ops_per_s"]);
+            let mut insert = tx.prepare_cached(&sql)?;
             for (seq, (op, stats)) in sample.ops.iter().enumerate() {
-                let s = OpSummary::of(op, stats, duration_s);
-                let (l, v) = (Cols::of(&s.latency), Cols::of(&s.service));
-                insert
-                    .execute(params![
-                        run,
-                        sample.index,
-                        sample.phase.as_str(),
-                        sample.start_ms,
-                        sample.end_ms,
-                        sample.backlog,
-                        seq,
-                        op,
-                        stats.ok,
-                        s.error_count(),
-                        encode("error counts", &stats.errors)?,
-                        s.ops_per_s,
-                        l.0,
-                        l.1,
-                        l.2,
-                        l.3,
-                        l.4,
-                        l.5,
-                        v.0,
-                        v.1,
-                        v.2,
-                        v.3,
-                        v.4,
-                        v.5,
-                        serialize_histogram(&stats.intended),
-                        serialize_histogram(&stats.service),
-                        stats.late,
-                        stats.max_lag_ns,
-                        stats.empty_reads,
-                        stats.rows_read,
-                        encode_verify(stats)?,
-                        encode_recall(stats)?,
-                    ])
-                    .map_err(|e| missing_run(run, e))?;
+                let ops_per_s = OpSummary::of(op, stats, duration_s).ops_per_s;
+                let head: [&dyn rusqlite::ToSql; 9] =
+                    [&run, &sample.index, &sample.phase.as_str(), &sample.start_ms, &sample.end_ms, &sample.backlog, &seq, op, &ops_per_s];
+                let figures = stats_values(stats)?;
+                let values = head.into_iter().chain(figures.iter().map(|b| b.as_ref() as &dyn rusqlite::ToSql));
+                insert.execute(rusqlite::params_from_iter(values)).map_err(|e| missing_run(run, e))?;
             }
         }
         tx.commit()?;
@@ -118,45 +77,11 @@ impl Store {
 
     /// Saves an operation's histograms over a whole phase (replacing any saved before).
     pub fn add_histograms(&self, run: RunId, phase: Phase, op: &str, stats: &OpStats) -> Result<(), StoreError> {
-        let (l, v) = (Cols::of(&LatencySummary::of(&stats.intended)), Cols::of(&LatencySummary::of(&stats.service)));
-        self.conn()
-            .execute(
-                "INSERT OR REPLACE INTO phase_histograms (run_id, phase, op, ok, error_count, errors_json,
-                    lat_mean_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns, lat_p999_ns, lat_max_ns,
-                    svc_mean_ns, svc_p50_ns, svc_p95_ns, svc_p99_ns, svc_p999_ns, svc_max_ns,
-                    intended_hdr, service_hdr, late, max_lag_ns, empty_reads, rows_read, verify_json, recall_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                    ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
-                params![
-                    run,
-                    phase.as_str(),
-                    op,
-                    stats.ok,
-                    stats.error_count(),
-                    encode("error counts", &stats.errors)?,
-                    l.0,
-                    l.1,
-                    l.2,
-                    l.3,
-                    l.4,
-                    l.5,
-                    v.0,
-                    v.1,
-                    v.2,
-                    v.3,
-                    v.4,
-                    v.5,
-                    serialize_histogram(&stats.intended),
-                    serialize_histogram(&stats.service),
-                    stats.late,
-                    stats.max_lag_ns,
-                    stats.empty_reads,
-                    stats.rows_read,
-                    encode_verify(stats)?,
-                    encode_recall(stats)?,
-                ],
-            )
-            .map_err(|e| missing_run(run, e))?;
+        let sql = insert_stats_sql("INSERT OR REPLACE", "phase_histograms", &["run_id", "phase", "op"]);
+        let head: [&dyn rusqlite::ToSql; 3] = [&run, &phase.as_str(), &op];
+        let figures = stats_values(stats)?;
+        let values = head.into_iter().chain(figures.iter().map(|b| b.as_ref() as &dyn rusqlite::ToSql));
+        self.conn().execute(&sql, rusqlite::params_from_iter(values)).map_err(|e| missing_run(run, e))?;
         Ok(())
     }
 

@@ -92,6 +92,72 @@ pub(super) fn decode_phase(s: &str, what: impl Fn() -> String) -> Result<Phase, 
     Phase::parse(s).ok_or_else(|| StoreError::Corrupt { what: what(), detail: format!("unknown phase {s:?}") })
 }
 
+/// The columns an operation's figures over an interval or a phase are written to, in the
+/// order [`stats_values`] gives their values: the counts, the quick-query latency columns
+/// (intended and service), the histograms and the JSON columns.
+pub(super) const STATS_WRITE_COLUMNS: [&str; 23] = [
+    "ok",
+    "error_count",
+    "errors_json",
+    "lat_mean_ns",
+    "lat_p50_ns",
+    "lat_p95_ns",
+    "lat_p99_ns",
+    "lat_p999_ns",
+    "lat_max_ns",
+    "svc_mean_ns",
+    "svc_p50_ns",
+    "svc_p95_ns",
+    "svc_p99_ns",
+    "svc_p999_ns",
+    "svc_max_ns",
+    "intended_hdr",
+    "service_hdr",
+    "late",
+    "max_lag_ns",
+    "empty_reads",
+    "rows_read",
+    "verify_json",
+    "recall_json",
+];
+
+/// The values of [`STATS_WRITE_COLUMNS`] for one operation's `stats`.
+pub(super) fn stats_values(stats: &OpStats) -> Result<Vec<Box<dyn rusqlite::ToSql>>, StoreError> {
+    let (l, v) = (Cols::of(&LatencySummary::of(&stats.intended)), Cols::of(&LatencySummary::of(&stats.service)));
+    Ok(vec![
+        Box::new(stats.ok),
+        Box::new(stats.error_count()),
+        Box::new(encode("error counts", &stats.errors)?),
+        Box::new(l.0),
+        Box::new(l.1),
+        Box::new(l.2),
+        Box::new(l.3),
+        Box::new(l.4),
+        Box::new(l.5),
+        Box::new(v.0),
+        Box::new(v.1),
+        Box::new(v.2),
+        Box::new(v.3),
+        Box::new(v.4),
+        Box::new(v.5),
+        Box::new(super::serialize_histogram(&stats.intended)),
+        Box::new(super::serialize_histogram(&stats.service)),
+        Box::new(stats.late),
+        Box::new(stats.max_lag_ns),
+        Box::new(stats.empty_reads),
+        Box::new(stats.rows_read),
+        Box::new(encode_verify(stats)?),
+        Box::new(encode_recall(stats)?),
+    ])
+}
+
+/// `INSERT [OR REPLACE] INTO table (head…, STATS_WRITE_COLUMNS…) VALUES (?1, …)`.
+pub(super) fn insert_stats_sql(verb: &str, table: &str, head: &[&str]) -> String {
+    let columns: Vec<&str> = head.iter().copied().chain(STATS_WRITE_COLUMNS).collect();
+    let marks: Vec<String> = (1..=columns.len()).map(|i| format!("?{i}")).collect();
+    format!("{verb} INTO {table} ({}) VALUES ({})", columns.join(", "), marks.join(", "))
+}
+
 /// The columns [`decode_stats`] reads, in its order.
 pub(super) const STATS_COLUMNS: &str = "ok, errors_json, intended_hdr, service_hdr, late, max_lag_ns, empty_reads, rows_read, verify_json, recall_json";
 

@@ -11,45 +11,7 @@
 //! are counted as *unsettled* beside their class. Pure logic: no I/O, no values.
 
 use super::record::KeyState;
-use serde::{Deserialize, Serialize};
-
-/// What one checked read was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Class {
-    Ok,
-    Stale,
-    Missing,
-    Corrupt,
-    Resurrected,
-    Expired,
-    Unchecked,
-}
-
-impl Class {
-    /// The classes that are violations, in the order reports list them.
-    pub const VIOLATIONS: [Class; 5] = [Class::Stale, Class::Missing, Class::Corrupt, Class::Resurrected, Class::Expired];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Class::Ok => "ok",
-            Class::Stale => "stale",
-            Class::Missing => "missing",
-            Class::Corrupt => "corrupt",
-            Class::Resurrected => "resurrected",
-            Class::Expired => "expired",
-            Class::Unchecked => "unchecked",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Class> {
-        [Class::Ok, Class::Stale, Class::Missing, Class::Corrupt, Class::Resurrected, Class::Expired, Class::Unchecked].into_iter().find(|c| c.as_str() == s)
-    }
-
-    pub fn is_violation(self) -> bool {
-        Class::VIOLATIONS.contains(&self)
-    }
-}
+pub use crate::stats::checked_reads::Class;
 
 /// What a read found for one key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -100,6 +100,17 @@ pub fn judge(at_send: &Sums, at_end: &Sums, got: Option<i64>) -> Class {
     }
 }
 
+/// What a counter update adds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Increment {
+    /// A drawn value (index into the operation's values), subtracted when `negate`.
+    Bound {
+        value: usize,
+        negate: bool,
+    },
+    Literal(i64),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

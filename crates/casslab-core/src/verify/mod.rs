@@ -25,14 +25,13 @@ pub mod record;
 pub mod saved;
 pub mod table_model;
 pub mod verify_build;
-pub mod verify_counts;
 pub mod write_values;
 
+pub use crate::stats::checked_reads::{Overlap, VerifyCounts, VerifyStats, Violation};
 pub use classify::{Class, Found};
 pub use marks::written_key;
 pub use record::{KeyState, WriteKind, WriteRecord};
 pub use table_model::{Column, KeyPart, Table};
-pub use verify_counts::{Overlap, VerifyCounts, VerifyStats, Violation};
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};

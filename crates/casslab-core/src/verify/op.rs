@@ -6,9 +6,8 @@
 //! a read; drawing the values is [`OpPlan::draw`]. Results go into the worker's stats slot.
 
 use super::classify::{classify, Class, Expiry, Found, Judged};
-use super::counters::{bounds as counter_bounds, judge as counter_judge, CounterRecord, Sums};
+use super::counters::{bounds as counter_bounds, judge as counter_judge, CounterRecord, Increment, Sums};
 use super::record::{next_write_timestamp_us, Begun, KeyState, Order, WriteKind};
-use super::verify_build::Increment;
 use super::write_values::show;
 use super::{Table, Verifier, Violation};
 use crate::gen::GeneratorSet;
@@ -16,6 +15,17 @@ use crate::stats::OpStats;
 use rand::rngs::SmallRng;
 use scylla::value::CqlValue;
 use std::sync::{Arc, Mutex};
+
+/// How a read of several rows of one partition takes part.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionRows {
+    /// The key columns that name the partition (bound by `= ?`): the table's first `bound`.
+    pub bound: usize,
+    /// Where each other key column is among the columns the read returns.
+    pub key_columns: Vec<usize>,
+    /// It asks for every row of the partition (no clustering restriction, no LIMIT).
+    pub whole: bool,
+}
 
 /// A step that writes a key's row.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,13 +47,13 @@ pub struct ReadStep {
     /// Whether it is sure to meet the writes (when known).
     pub overlap: Option<super::Overlap>,
     /// A read of several rows of one partition (`None`: of one row, by every key column).
-    pub rows: Option<super::partition::PartitionRows>,
+    pub rows: Option<PartitionRows>,
 }
 
 /// A step that adds to a counter.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct IncrementStep {
-    pub delta: super::verify_build::Increment,
+    pub delta: Increment,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -10,24 +10,13 @@
 //!
 //! Not here: which reads are of this kind (`verify_build`), sending them (the targets).
 
-use super::op::{Ns, OpPlan, Reply, Seen, StepRole};
+use super::op::{Ns, OpPlan, PartitionRows, Reply, Seen, StepRole};
 use super::record::KeyState;
 use super::write_values::show;
 use crate::gen::GeneratorSet;
 use crate::stats::OpStats;
 use scylla::value::CqlValue;
 use std::sync::Mutex;
-
-/// How a read of several rows of one partition takes part.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PartitionRows {
-    /// The key columns that name the partition (bound by `= ?`): the table's first `bound`.
-    pub bound: usize,
-    /// Where each other key column is among the columns the read returns.
-    pub key_columns: Vec<usize>,
-    /// It asks for every row of the partition (no clustering restriction, no LIMIT).
-    pub whole: bool,
-}
 
 /// A read of a partition sent: the record of each of its keys then.
 pub struct PartitionTicket {

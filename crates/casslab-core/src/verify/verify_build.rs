@@ -7,8 +7,9 @@
 //! [`OpSpec`]. Pure: the targets describe, this decides.
 
 use super::classify::Judged;
+pub use super::counters::Increment;
+use super::op::PartitionRows;
 use super::op::{IncrementStep, OpPlan, ReadStep, StepPlan, StepRole, WriteStep};
-use super::partition::PartitionRows;
 use super::record::{Order, WriteKind};
 use super::table_model::{Column, KeyPart, Table, PARTITION_KEYS};
 use super::{Overlap, Verifier, VerifyNotice};
@@ -51,17 +52,6 @@ pub struct StepInfo {
     pub whole: bool,
     /// A counter update (`SET n = n + ?`): the counter column and what it adds.
     pub increment: Option<(String, Increment)>,
-}
-
-/// What a counter update adds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Increment {
-    /// A drawn value (index into the operation's values), subtracted when `negate`.
-    Bound {
-        value: usize,
-        negate: bool,
-    },
-    Literal(i64),
 }
 
 /// One operation of the workload, as the target read it.

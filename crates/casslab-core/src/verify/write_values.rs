@@ -5,21 +5,12 @@
 //! in the server's order, user-defined types with every field, varints without leading bytes,
 //! an empty collection as no value), and showing a value in a violation.
 
+use crate::gen::hashing::{mix64, name_seed, GOLDEN};
 use scylla::value::CqlValue;
-
-const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
-
-/// The splitmix64 finalizer.
-#[inline]
-fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
 
 /// A table's (or a Redis key space's) seed, from its name.
 pub fn table_seed(name: &str) -> u64 {
-    mix64(name.bytes().fold(0xCBF2_9CE4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01B3)))
+    name_seed(name)
 }
 
 /// A row's identity: its table's seed and the `n` of each key column's value.

@@ -10,47 +10,7 @@ use crate::gen::GeneratorSpec;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// A consistency level, as written in workload files (`LOCAL_QUORUM`, `ONE`, ...).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Consistency {
-    Any,
-    One,
-    Two,
-    Three,
-    Quorum,
-    All,
-    LocalQuorum,
-    EachQuorum,
-    LocalOne,
-    Serial,
-    LocalSerial,
-}
-
-impl Consistency {
-    pub const NAMES: &'static [&'static str] =
-        &["ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE", "SERIAL", "LOCAL_SERIAL"];
-    pub fn parse(s: &str) -> Option<Consistency> {
-        use Consistency::*;
-        Some(match s.trim().to_ascii_uppercase().as_str() {
-            "ANY" => Any,
-            "ONE" => One,
-            "TWO" => Two,
-            "THREE" => Three,
-            "QUORUM" => Quorum,
-            "ALL" => All,
-            "LOCAL_QUORUM" => LocalQuorum,
-            "EACH_QUORUM" => EachQuorum,
-            "LOCAL_ONE" => LocalOne,
-            "SERIAL" => Serial,
-            "LOCAL_SERIAL" => LocalSerial,
-            _ => return None,
-        })
-    }
-    pub fn is_serial(self) -> bool {
-        matches!(self, Consistency::Serial | Consistency::LocalSerial)
-    }
-}
+pub use crate::cql::Consistency;
 
 /// One CQL statement of an operation, with the generators bound to its `?` markers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

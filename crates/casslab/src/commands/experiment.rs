@@ -21,15 +21,14 @@ use casslab_core::cluster::ClusterControl;
 use casslab_core::config::Credentials;
 use casslab_core::config::RunConfig;
 use casslab_core::experiment::{checks, load_experiment, Design, Experiment, Order, RunOrder};
-use casslab_core::judge::plan::Target;
 use casslab_core::judge::verdict::ExperimentVerdict;
 use casslab_core::judge::JudgeOptions;
 use casslab_core::judge::Screening;
 use casslab_core::report::experiment_html::ExperimentPage;
 use casslab_core::report::{experiment_text, findmax_text, plan_text};
 use casslab_core::session::conduct::{
-    base_config, conduct, find_max_per_variant, new_experiment_id, plan_experiment, DesignFlags, ExperimentSetup, PlanFrom, SequentialPlan, DEFAULT_RUN_S,
-    DEFAULT_WARMUP_S,
+    base_config, conduct, find_max_per_variant, new_experiment_id, plan_experiment, plan_from_design, plan_from_history, DesignFlags, ExperimentSetup,
+    PlanFrom, SequentialPlan, DEFAULT_RUN_S, DEFAULT_WARMUP_S,
 };
 use casslab_core::session::{check_events, Lab};
 use casslab_core::store::Store;
@@ -46,6 +45,10 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     let base = base_of(&args, &exp, sequential.is_some())?;
     if !args.run.no_lint {
         super::lint::print_before_experiment(&args.file.display().to_string(), &overrides, base.concurrency, base.cluster.dc.as_deref());
+    }
+    // a plan from the store or from assumed spreads touches no cluster
+    if args.plan && !args.pilot {
+        return plan_without_running(&args, &exp, &store, &judging, sequential, &base);
     }
     // --event applies to every variant's run; all are checked before the cluster is touched
     let mut extra_events = Vec::new();
@@ -154,19 +157,57 @@ fn base_of(args: &ExperimentArgs, exp: &Experiment, sequential: bool) -> Result<
     Ok(base_config(exp, cli, (args.run.concurrency.is_some(), args.run.rate.is_some())))
 }
 
-/// `--plan`: the plan instead of the experiment.
-fn plan(rt: &tokio::runtime::Runtime, lab: &Lab, setup: &ExperimentSetup, judging: &JudgeOptions) -> Result<i32> {
-    let target = match &setup.sequential {
-        Some(p) => Target { precision: p.precision, budget_s: p.budget_s, spending: p.spending, first_look: p.first_look },
-        None => return Err(usage("--plan sizes a sequential experiment: leave out --repetitions (and the file's `repetitions:`)".to_string())),
+/// `--plan` without `--pilot`: from the store's last execution, else from the design with
+/// assumed spreads; nothing is started or connected.
+fn plan_without_running(
+    args: &ExperimentArgs,
+    exp: &Experiment,
+    store: &Store,
+    judging: &JudgeOptions,
+    sequential: Option<SequentialPlan>,
+    base: &casslab_core::config::RunConfig,
+) -> Result<i32> {
+    let target = sequential_target(sequential)?;
+    let setup = ExperimentSetup {
+        exp,
+        base: base.clone(),
+        repetitions: exp.repetitions,
+        run_order: run_order(args, exp)?,
+        experiment_id: new_experiment_id(exp),
+        tags: Vec::new(),
+        concurrency_declared: args.run.concurrency.is_some() || exp.concurrency.is_some(),
+        sequential,
+        design: design_of(args, exp),
     };
-    let (plan, from) = rt.block_on(plan_experiment(lab, setup, judging, target))?;
+    let found = match plan_from_history(store, &setup, judging, target)? {
+        Some(found) => found,
+        None => plan_from_design(&setup, judging, target),
+    };
+    show_plan(found)?;
+    Ok(Exit::Success.code())
+}
+
+/// The sequential design a plan sizes; a fixed number of blocks has none.
+fn sequential_target(sequential: Option<SequentialPlan>) -> Result<SequentialPlan> {
+    sequential.ok_or_else(|| usage("--plan sizes a sequential experiment: leave out --repetitions (and the file's `repetitions:`)".to_string()))
+}
+
+/// `--plan --pilot`: the plan, from a pilot run now when the store has no execution.
+fn plan(rt: &tokio::runtime::Runtime, lab: &Lab, setup: &ExperimentSetup, judging: &JudgeOptions) -> Result<i32> {
+    let target = sequential_target(setup.sequential)?;
+    show_plan(rt.block_on(plan_experiment(lab, setup, judging, target))?)?;
+    Ok(Exit::Success.code())
+}
+
+/// Where a plan came from, and the plan.
+fn show_plan((plan, from): (casslab_core::judge::plan::Plan, PlanFrom)) -> Result<()> {
     out::note(&match from {
         PlanFrom::Saved { id, blocks } => format!("planned from experiment {id} in the store ({blocks} blocks)"),
         PlanFrom::Pilot { blocks } => format!("planned from a pilot of {blocks} blocks"),
+        PlanFrom::Assumed => "planned from the design and assumed spreads: nothing was run".to_string(),
     });
     out::print(&plan_text::text(&plan))?;
-    Ok(Exit::Success.code())
+    Ok(())
 }
 
 /// Prints the runs and the verdicts, writes the page, judges the gates; the exit code.

@@ -9,10 +9,11 @@
 //! with the vector searched for, to the table's recall judge (`crate::recall`); a search the
 //! judge has no room for is counted as not judged. Nothing here computes recall.
 
+pub(crate) use super::ann_plan::{AnnPlan, KFrom, Measured, Search};
 use super::planned::{Outcome, PlannedOp};
 use crate::cql::{parse_dml, parse_schema, SchemaStmt, Term};
 use crate::gen::{floats_of, GeneratorSet};
-use crate::recall::{Query, RecallCounts, RecallJudge, Similarity};
+use crate::recall::{Query, RecallCounts, Similarity};
 use crate::stats::OpStats;
 use crate::verify::Verifier;
 use crate::workload::Workload;
@@ -20,51 +21,7 @@ use scylla::client::session::Session;
 use scylla::errors::ExecutionError;
 use scylla::statement::prepared::PreparedStatement;
 use scylla::value::{CqlValue, Row};
-use std::sync::{Arc, Mutex};
-
-/// Where a search's k comes from.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum KFrom {
-    Literal(u32),
-    /// The drawn value at this index.
-    Value(usize),
-}
-
-/// One search statement of an operation, as read from its CQL and prepared metadata.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Search {
-    pub op: String,
-    /// Its place among the operation's statements.
-    pub statement: usize,
-    pub table: String,
-    pub column: String,
-    /// The drawn value searched for (an index into the operation's values), and its generator.
-    pub query_value: usize,
-    pub query_generator: usize,
-    pub k: Option<KFrom>,
-    /// The columns its rows return, by name.
-    pub returns: Vec<String>,
-    pub similarity: Similarity,
-}
-
-/// A search whose recall is measured: which judge, and where its rows carry the key.
-#[derive(Clone)]
-pub(crate) struct Measured {
-    pub search: Search,
-    pub table_index: usize,
-    pub generator: usize,
-    pub dims: usize,
-    /// The position of each key column in the rows returned.
-    pub key_columns: Vec<usize>,
-}
-
-/// An operation's search with its judge, ready to run.
-pub(crate) struct AnnPlan {
-    pub measured: Measured,
-    pub judge: Arc<RecallJudge>,
-    /// The operation's stats slot in its phase.
-    pub slot: usize,
-}
+use std::sync::Mutex;
 
 /// The search statement `cql` (statement `statement` of operation `op`, whose markers bind the
 /// drawn values `slots`), when it is one.

@@ -8,6 +8,7 @@
 
 mod access;
 mod ann;
+mod ann_plan;
 mod checked;
 mod connect;
 mod cql_verify;

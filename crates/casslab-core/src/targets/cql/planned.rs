@@ -53,7 +53,7 @@ pub struct PlannedOp {
     /// (a set read, a batch): its stats slot, where the rows it reads are counted as unchecked.
     pub(crate) unchecked_slot: Option<usize>,
     /// A vector search whose recall is judged, when it is one.
-    pub(crate) ann: Option<Box<super::ann::AnnPlan>>,
+    pub(crate) ann: Option<Box<super::ann_plan::AnnPlan>>,
     /// The generators it draws from (a verified operation makes values after drawing).
     pub(crate) gens: std::sync::Arc<crate::gen::GeneratorSet>,
 }

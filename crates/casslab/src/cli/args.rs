@@ -1,140 +1,8 @@
-//! Command-line definitions (clap) and their conversion into the library's plain config
-//! structs. Nothing outside this file and `commands/` knows about clap. A flag value that
-//! does not parse is a usage error (exit code 2).
+//! The flags of every command, as clap reads them: definitions and help texts only. What they
+//! become in the library's config is `to_config.rs`'s; checks of their values happen there.
 
-use crate::exit::{bail_usage, usage};
-use crate::help;
-use anyhow::Result;
-use casslab_core::config::{ClusterConfig, LoadMode, RedisConfig, RunConfig, ShardConfig, CONFIG_VERSION};
-use casslab_core::load_shape::LoadShape;
-use clap::{Args, Parser, Subcommand};
-use std::collections::BTreeMap;
+use clap::{Args, Subcommand};
 use std::path::PathBuf;
-
-/// Requests in flight when nothing says otherwise.
-pub const DEFAULT_CONCURRENCY: usize = 128;
-
-#[derive(Parser, Debug)]
-#[command(name = "casslab", version, about = "A performance lab for Apache Cassandra: declarative workloads, open-loop latency, saved results", long_about = None, after_help = help::TOP)]
-pub struct Cli {
-    /// Print only results and errors: no progress, notes or "wrote FILE" lines on stderr
-    /// (warnings still show).
-    #[arg(long, short = 'q', global = true)]
-    pub quiet: bool,
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-/// The command line's definition as clap builds it, with the help texts that differ between
-/// commands sharing a group of flags. `main`, the shell completions and the man page use it.
-pub fn command() -> clap::Command {
-    use clap::CommandFactory;
-    negatives_are_values(Cli::command().mut_subcommand("lint", |c| {
-        c.mut_arg("hosts", |a| {
-            a.help("Contact points of a cluster whose live schema (tables, indexes, replication) is judged instead of the workload's own (comma separated, host or host:port). Without it no cluster is used.")
-        })
-    }))
-}
-
-/// Every option that takes one value takes one that starts with a hyphen (`--rate -100`,
-/// `--equivalence -5%`), so that the option's own check says what is wrong with it, rather than
-/// clap calling it an unknown argument; other arguments that take values take negative numbers.
-/// In every subcommand.
-fn negatives_are_values(c: clap::Command) -> clap::Command {
-    c.mut_args(|a| match (a.get_action().takes_values(), a.is_positional(), a.get_num_args()) {
-        (true, false, None) => a.allow_hyphen_values(true),
-        (true, ..) => a.allow_negative_numbers(true),
-        _ => a,
-    })
-    .mut_subcommands(negatives_are_values)
-}
-
-// parsed once per process: the size of its largest variant costs nothing
-#[allow(clippy::large_enum_variant)]
-#[derive(Subcommand, Debug)]
-pub enum Command {
-    /// Run a workload (built-in name or YAML file): schema, load, warm-up and measured run.
-    /// Without --hosts it uses the local node, starting one if none is running.
-    #[command(after_help = help::RUN)]
-    Run(RunArgs),
-    /// Run an experiment: blocks of every variant of a base workload (counterbalanced) until each
-    /// judged change is found or known within the precision, or the budget is spent; then each
-    /// variant against the first, block by block (repeated confidence intervals and verdicts).
-    #[command(after_help = help::EXPERIMENT)]
-    Experiment(ExperimentArgs),
-    /// Start, inspect and stop real local Cassandra nodes on loopback (and, with `local redis`,
-    /// a local redis-server).
-    #[command(subcommand, after_help = help::LOCAL)]
-    Local(LocalCommand),
-    /// List the built-in workloads, or print one with `workloads show NAME`.
-    #[command(after_help = help::WORKLOADS)]
-    Workloads {
-        #[command(subcommand)]
-        command: Option<WorkloadsCommand>,
-    },
-    /// List saved runs, newest first (filtered by workload and tags); `runs delete` and
-    /// `runs tag` look after them.
-    #[command(args_conflicts_with_subcommands = true, after_help = help::RUNS)]
-    Runs(RunsArgs),
-    /// Print a saved run's summary; optionally export it as JSON, CSV or an HdrHistogram log.
-    #[command(after_help = help::SHOW)]
-    Show {
-        /// Run id, or `latest`.
-        #[arg(default_value = "latest")]
-        run: String,
-        /// What to print on stdout: the summary (text), the whole run as JSON (the export of
-        /// --json), or its intervals per operation as CSV.
-        #[arg(long, value_enum, default_value = "text")]
-        format: OutputFormat,
-        #[command(flatten)]
-        export: ExportArgs,
-        #[command(flatten)]
-        store: StoreArgs,
-    },
-    /// Write a report of saved runs: a self-contained HTML page with charts (default),
-    /// Markdown to paste into a pull request, or JSON for machines.
-    #[command(after_help = help::REPORT)]
-    Report(ReportArgs),
-    /// Compare saved runs with confidence intervals (a windowed bootstrap for single runs; the
-    /// repetitions or blocks as the unit for an experiment's runs): each figure per operation,
-    /// the change against the baseline, verdicts in words; gates exit 1 (undecided: 4).
-    #[command(after_help = help::COMPARE)]
-    Compare(CompareArgs),
-    /// Make one run of the shards of a run spread over several loaders (`run --shard I/N`):
-    /// checks they belong together, adds up their intervals' histograms (every percentile of
-    /// the merged run is exact) and saves it as an ordinary run with a per-loader breakdown.
-    #[command(after_help = help::MERGE)]
-    Merge(MergeArgs),
-    /// Read back every key a workload's data set should hold and check each row against what
-    /// was written (its load, or the record of the run that wrote to it last): rows expected,
-    /// found, missing and mismatched, and a checksum of the data set. Exits 1 when a row is not
-    /// as written or a read failed, 2 when what the data should hold cannot be known.
-    #[command(after_help = help::VERIFY)]
-    Verify(VerifyArgs),
-    /// Check a workload's data model (or every variant of an experiment) without a cluster:
-    /// findings by severity with file:line, why each hurts and what to do instead. With --hosts
-    /// it judges the keyspace's live schema from that cluster instead (no local node is
-    /// started). Exits 1 when a finding is an error, 2 when the workload cannot be read.
-    #[command(after_help = help::LINT)]
-    Lint(LintArgs),
-    /// Make a workload from what you have: a cassandra-stress profile (and command line), a live
-    /// cluster's schema and data, or captured traffic to replay at its own times.
-    #[command(after_help = help::IMPORT)]
-    Import(ImportArgs),
-    /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
-    #[command(after_help = help::COMPLETIONS)]
-    Completions {
-        #[arg(value_enum)]
-        shell: clap_complete::Shell,
-    },
-    /// Print casslab's man page (roff) on stdout, or write one page per command into a directory.
-    #[command(after_help = help::MAN)]
-    Man {
-        /// Write casslab.1, casslab-run.1, … into DIR instead.
-        #[arg(long, value_name = "DIR")]
-        dir: Option<PathBuf>,
-    },
-}
 
 /// What a command prints on stdout.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -546,18 +414,6 @@ pub struct LocalUpArgs {
     pub home: LocalHomeArgs,
 }
 
-/// `KEY=VALUE` settings: VALUE as JSON when it parses, else as text.
-pub fn parse_settings(items: &[String]) -> Result<std::collections::BTreeMap<String, serde_json::Value>> {
-    let mut out = std::collections::BTreeMap::new();
-    for it in items {
-        let (k, v) = it.split_once('=').ok_or_else(|| usage(format!("--set {it}: write KEY=VALUE, e.g. --set concurrent_reads=64")))?;
-        let v = v.trim();
-        let value = serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
-        out.insert(k.trim().to_string(), value);
-    }
-    Ok(out)
-}
-
 #[derive(Args, Debug, Clone)]
 pub struct StoreArgs {
     /// Results database (SQLite) [default: the user's data dir/casslab/results.db]
@@ -657,6 +513,13 @@ pub struct RunOptions {
     /// With --trace-slowest: the share of requests traced, between 0 and 1.
     #[arg(long, value_name = "P", default_value_t = 0.01)]
     pub trace_probability: f64,
+    /// The consistency level of every CQL statement, over what the workload's operations say
+    /// (ONE, QUORUM, LOCAL_QUORUM, ALL, …; cassandra-stress's `cl=`).
+    #[arg(long, value_name = "LEVEL")]
+    pub consistency: Option<String>,
+    /// The serial consistency of every conditional statement (SERIAL or LOCAL_SERIAL).
+    #[arg(long, value_name = "LEVEL")]
+    pub serial_consistency: Option<String>,
     /// Record where the nodes casslab started spend their time during the run phase, with Java
     /// Flight Recorder (jcmd, the JDK's `profile` settings): CPU samples, allocation, and time
     /// blocked on locks and parks. The HTML report draws them as flame graphs (per node,
@@ -768,7 +631,8 @@ pub enum StreamFormatArg {
 
 #[derive(Args, Debug)]
 pub struct ExperimentArgs {
-    /// Experiment file (YAML): a base workload and its variants; see experiments/.
+    /// Experiment file (YAML): a base workload and its variants; or the name of a shipped
+    /// experiment (`gc`, `bins-list-vs-columns`, …: `casslab workloads` lists them).
     pub file: PathBuf,
     /// A fixed number of blocks (one run of each variant per block) instead of running until
     /// the precision is reached.
@@ -806,12 +670,17 @@ pub struct ExperimentArgs {
     /// interval too wide to tell); otherwise such a gate exits 4.
     #[arg(long)]
     pub allow_undecided: bool,
-    /// Plan instead of running: from the last execution of this experiment in the store (4
-    /// blocks or more), else from a pilot of 4 blocks, the blocks and minutes each judged
-    /// figure needs for the precision (with the range a spread estimated from so few blocks
-    /// allows), and which are out of reach within the budget.
+    /// Plan instead of running: the blocks and minutes each judged figure needs for the
+    /// precision, and which are out of reach within the budget. From the last execution of
+    /// this experiment in the store (4 blocks or more); else from spreads assumed as measured
+    /// on an idle machine, running nothing (with --pilot: from a pilot of 4 blocks run now).
+    /// Each with the range its spread may lie in.
     #[arg(long)]
     pub plan: bool,
+    /// With --plan and no execution in the store: run a pilot of 4 blocks to measure the
+    /// spreads, instead of assuming them.
+    #[arg(long, requires = "plan")]
+    pub pilot: bool,
     /// Bootstrap window (overrides the file's `window`), e.g. 60s.
     #[arg(long)]
     pub window: Option<String>,
@@ -885,250 +754,6 @@ pub struct ClusterArgs {
     /// Client-side request timeout.
     #[arg(long, default_value = "12s")]
     pub request_timeout: String,
-}
-
-pub fn parse_duration_s(what: &str, v: &str) -> Result<f64> {
-    casslab_core::units::parse_duration_s(v).map_err(|m| usage(format!("--{what}: {m}")))
-}
-
-pub fn parse_rate(v: &str) -> Result<f64> {
-    let t = v.trim().trim_end_matches("/s").trim_end_matches("ops").trim();
-    match t.parse::<f64>() {
-        Ok(r) if r > 0.0 && r.is_finite() => Ok(r),
-        _ => bail_usage!("--rate {v}: write a number of operations per second, e.g. --rate 5000"),
-    }
-}
-
-/// `--rate`: a fixed rate (`5000`, `5000/s`) or a schedule (`ramp 100..5000 over 60s, hold 2m`).
-pub fn parse_rate_shape(v: &str) -> Result<LoadShape> {
-    if let Ok(r) = parse_rate(v) {
-        return Ok(LoadShape::fixed(r));
-    }
-    let shape = LoadShape::parse(v).map_err(|e| usage(format!("--rate {e}")))?;
-    if shape.peak() <= 0.0 {
-        bail_usage!("--rate {v}: the schedule never rises above 0");
-    }
-    Ok(shape)
-}
-
-/// `--concurrency`: a number of requests in flight (at least 1) or a schedule of them.
-pub fn parse_concurrency(v: &str) -> Result<LoadShape> {
-    if let Ok(n) = v.trim().parse::<f64>() {
-        let n = casslab_core::limits::concurrency(n).map_err(|e| usage(format!("--concurrency {v}: {e}")))?;
-        return Ok(LoadShape::fixed(n as f64));
-    }
-    let shape = LoadShape::parse(v).map_err(|e| usage(format!("--concurrency {e}")))?;
-    shape.check_in_flight().map_err(|e| usage(format!("--concurrency {e}")))?;
-    Ok(shape)
-}
-
-pub fn parse_params(items: &[String]) -> Result<BTreeMap<String, String>> {
-    let mut m = BTreeMap::new();
-    for it in items {
-        let (k, v) = it.split_once('=').ok_or_else(|| usage(format!("-P {it}: write NAME=VALUE, e.g. -P rows=100000")))?;
-        m.insert(k.trim().to_string(), v.trim().to_string());
-    }
-    Ok(m)
-}
-
-impl ClusterArgs {
-    pub fn to_config(&self) -> Result<ClusterConfig> {
-        let mut translate = Vec::new();
-        for t in &self.translate {
-            let (a, b) = t.split_once('=').ok_or_else(|| usage(format!("--translate {t}: write FROM=TO, e.g. 10.0.0.5:9042=127.0.0.1:19042")))?;
-            translate.push((a.trim().to_string(), b.trim().to_string()));
-        }
-        let timeout_s = parse_duration_s("request-timeout", &self.request_timeout)?;
-        for url in &self.jolokia {
-            if !url.starts_with("http://") || url.len() <= "http://".len() {
-                bail_usage!("--jolokia {url}: write the agent's URL, e.g. --jolokia http://10.0.0.5:8778/jolokia/ (plain http)");
-            }
-        }
-        Ok(ClusterConfig {
-            hosts: self.hosts.clone(),
-            port: self.port,
-            dc: self.dc.clone(),
-            user: self.user.clone(),
-            tls: self.tls || self.tls_ca.is_some(),
-            tls_ca_file: self.tls_ca.clone(),
-            translate,
-            connections_per_host: self.connections.max(1),
-            request_timeout_ms: (timeout_s * 1000.0) as u64,
-            local: false,
-            local_home: None,
-            jolokia: self.jolokia.clone(),
-        })
-    }
-}
-
-impl RunOptions {
-    /// The run's plain config (workload text and parameters are filled in by the caller).
-    pub fn to_config(&self, workload: &str) -> Result<RunConfig> {
-        let (concurrency, concurrency_shape) = match self.concurrency.as_deref().map(parse_concurrency).transpose()? {
-            Some(shape) => match shape.as_fixed() {
-                Some(n) => (n as usize, None),
-                None => (shape.peak().round().max(1.0) as usize, Some(shape)),
-            },
-            None => (DEFAULT_CONCURRENCY, None),
-        };
-        if !(self.trace_probability > 0.0 && self.trace_probability <= 1.0) {
-            bail_usage!("--trace-probability must be above 0 and at most 1, e.g. 0.01");
-        }
-        let interval_s = parse_duration_s("interval", &self.interval)?;
-        if interval_s < 0.01 {
-            bail_usage!("--interval must be at least 10ms");
-        }
-        let rate = self.rate.as_deref().map(parse_rate_shape).transpose()?;
-        if concurrency_shape.is_some() && rate.is_some() {
-            bail_usage!(
-                "--concurrency {}: a schedule of requests in flight is for a run without --rate (under a rate, the rate decides the load)",
-                self.concurrency.as_deref().unwrap_or("")
-            );
-        }
-        let cfg = RunConfig {
-            version: CONFIG_VERSION,
-            workload: workload.to_string(),
-            workload_source: String::new(),
-            params: parse_params(&self.params)?,
-            cluster: self.cluster.to_config()?,
-            redis: self.target.as_deref().map(|t| self.redis_config(t)).transpose()?,
-            concurrency,
-            rate,
-            concurrency_shape,
-            duration_s: self.duration.as_deref().map(|d| parse_duration_s("duration", d)).transpose()?,
-            warmup_s: self.warmup.as_deref().map(|d| parse_duration_s("warmup", d)).transpose()?,
-            interval_ms: (interval_s * 1000.0).round() as u64,
-            seed: self.seed,
-            load: if self.reload {
-                LoadMode::Reload
-            } else if self.skip_load {
-                LoadMode::Skip
-            } else if self.load_only {
-                LoadMode::Only
-            } else {
-                LoadMode::Auto
-            },
-            // 0: the run session decides, once every source of the rate is merged
-            threads: self.threads,
-            shared_schedule: self.shared_schedule,
-            server_metrics: !self.no_server_metrics,
-            trace_slowest: self.trace_slowest,
-            profile: self.profile_config()?,
-            trace_probability: self.trace_probability,
-            settle: self.settle,
-            shard: self.shard_config()?,
-            start_at_unix_ms: self
-                .start_at
-                .as_deref()
-                .map(|t| casslab_core::units::parse_start_ms(t).map_err(|e| usage(format!("--start-at {t}: {e}"))))
-                .transpose()?,
-            verify: match (self.verify, self.no_verify) {
-                (true, _) => Some(true),
-                (_, true) => Some(false),
-                _ => None,
-            },
-            server: None,
-        };
-        Ok(cfg)
-    }
-
-    /// `--profile` and `--profile-file`: recording needs nodes casslab started.
-    fn profile_config(&self) -> Result<casslab_core::config::ProfileConfig> {
-        if self.profile && !self.cluster.hosts.is_empty() {
-            bail_usage!(
-                "--profile records the nodes casslab starts, not a cluster given with --hosts; record a Java Flight Recorder file on your nodes \
-                 (`jcmd PID JFR.start settings=profile`, then `jcmd PID JFR.dump filename=node1.jfr`) and pass it with --profile-file NODE=node1.jfr"
-            );
-        }
-        if self.profile && self.target.is_some() {
-            bail_usage!("--profile records Cassandra nodes (Java Flight Recorder); a Redis target is not one");
-        }
-        let mut files = Vec::new();
-        for spec in &self.profile_file {
-            let Some((node, path)) = spec.split_once('=').filter(|(n, p)| !n.trim().is_empty() && !p.trim().is_empty()) else {
-                bail_usage!("--profile-file {spec}: write NODE=PATH, e.g. --profile-file 10.0.0.1=node1.jfr");
-            };
-            let path = PathBuf::from(path.trim());
-            if !path.is_file() {
-                bail_usage!("--profile-file {spec}: there is no file {}", path.display());
-            }
-            // refused before the run, not after it
-            casslab_core::profile::check_file(&path).map_err(|e| usage(format!("--profile-file {spec}: {e}")))?;
-            files.push((node.trim().to_string(), path));
-        }
-        Ok(casslab_core::config::ProfileConfig { server: self.profile, client: self.profile_client, files })
-    }
-
-    /// `--shard I/N`, or `--shards N` with the index from $JOB_COMPLETION_INDEX; the run id is
-    /// filled in by the caller when not given.
-    fn shard_config(&self) -> Result<Option<ShardConfig>> {
-        let Some((index, count)) = shard_index(self.shard.as_deref(), self.shards, std::env::var("JOB_COMPLETION_INDEX").ok())? else { return Ok(None) };
-        if self.reload && count > 1 {
-            bail_usage!("--reload with shards: the loaders would empty each other's rows; reload once with a single `casslab run WORKLOAD --reload --load-only`, then start the shards");
-        }
-        let barrier_timeout_s = parse_duration_s("barrier-timeout", &self.barrier_timeout)?;
-        Ok(Some(ShardConfig { index, count, run_id: self.run_id.clone().unwrap_or_default(), barrier_timeout_ms: (barrier_timeout_s * 1000.0) as u64 }))
-    }
-}
-
-/// This loader's (index, count) from `--shard I/N`, or `--shards N` and the job's index.
-fn shard_index(shard: Option<&str>, shards: Option<u32>, job_index: Option<String>) -> Result<Option<(u32, u32)>> {
-    match (shard, shards) {
-        (Some(text), _) => {
-            let parsed = text.split_once('/').and_then(|(i, n)| Some((i.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?)));
-            match parsed {
-                Some((i, n)) if n >= 1 && i < n => Ok(Some((i, n))),
-                _ => bail_usage!("--shard {text}: write INDEX/COUNT with 0 <= INDEX < COUNT, e.g. --shard 0/4"),
-            }
-        }
-        (None, Some(n)) => {
-            let var =
-                job_index.ok_or_else(|| usage(format!("--shards {n}: set JOB_COMPLETION_INDEX (a Kubernetes Indexed Job does), or give --shard I/{n}")))?;
-            match var.trim().parse::<u32>() {
-                Ok(i) if n >= 1 && i < n => Ok(Some((i, n))),
-                _ => bail_usage!("--shards {n}: JOB_COMPLETION_INDEX is \"{var}\", not an index below {n}"),
-            }
-        }
-        (None, None) => Ok(None),
-    }
-}
-
-impl RunOptions {
-    /// The Redis target of `--target URL`.
-    fn redis_config(&self, url: &str) -> Result<RedisConfig> {
-        let url = url.trim();
-        if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
-            bail_usage!("--target {url}: write redis://HOST:PORT (rediss:// for TLS); a CQL cluster is given with --hosts");
-        }
-        let authority = url.split_once("://").map(|(_, r)| r.split('/').next().unwrap_or("")).unwrap_or("");
-        if authority.rsplit_once('@').is_some_and(|(user, _)| user.contains(':')) {
-            bail_usage!("--target: the URL holds a password, which would be saved with the run; drop it and set CASSLAB_REDIS_PASSWORD");
-        }
-        let timeout_s = parse_duration_s("request-timeout", &self.cluster.request_timeout)?;
-        Ok(RedisConfig {
-            url: url.to_string(),
-            tls_ca_file: self.cluster.tls_ca.clone(),
-            connections: self.cluster.connections.max(1),
-            request_timeout_ms: (timeout_s * 1000.0) as u64,
-            local: false,
-        })
-    }
-}
-
-/// Parses `1G`, `768M`, `1024` (MiB) into MiB.
-pub fn parse_heap_mb(v: &str) -> Result<u32> {
-    let t = v.trim().to_ascii_uppercase();
-    let (num, mult) = if let Some(n) = t.strip_suffix('G') {
-        (n, 1024.0)
-    } else if let Some(n) = t.strip_suffix('M') {
-        (n, 1.0)
-    } else {
-        (t.as_str(), 1.0)
-    };
-    match num.trim().parse::<f64>() {
-        Ok(x) if x > 0.0 => Ok((x * mult) as u32),
-        _ => bail_usage!("--heap {v}: write e.g. 1G or 768M"),
-    }
 }
 
 /// `casslab import`: where the workload comes from.
@@ -1212,123 +837,4 @@ pub struct CaptureArgs {
     /// log, whose values are bytes); without it they are inferred from the values.
     #[command(flatten)]
     pub cluster: ClusterArgs,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rates_heaps_and_params() {
-        assert_eq!(parse_rate("5000/s").unwrap(), 5000.0);
-        assert_eq!(parse_rate("250").unwrap(), 250.0);
-        assert!(parse_rate("0").is_err());
-        assert!(parse_rate("fast").is_err());
-        assert_eq!(parse_heap_mb("1G").unwrap(), 1024);
-        assert_eq!(parse_heap_mb("768m").unwrap(), 768);
-        assert!(parse_heap_mb("lots").is_err());
-        let p = parse_params(&["rows=10".into(), "keyspace = ks".into()]).unwrap();
-        assert_eq!(p["rows"], "10");
-        assert_eq!(p["keyspace"], "ks");
-        assert!(parse_params(&["rows".into()]).is_err());
-    }
-
-    #[test]
-    fn bad_flag_values_are_usage_errors() {
-        use crate::exit::{classify, Exit};
-        for e in [
-            parse_rate("fast").unwrap_err(),
-            parse_heap_mb("lots").unwrap_err(),
-            parse_duration_s("duration", "soon").unwrap_err(),
-            parse_params(&["rows".into()]).unwrap_err(),
-        ] {
-            assert_eq!(classify(&e), Exit::Usage, "{e}");
-        }
-    }
-
-    #[test]
-    fn shards_from_the_flag_or_the_job_index() {
-        assert_eq!(shard_index(Some("2/4"), None, None).unwrap(), Some((2, 4)));
-        assert_eq!(shard_index(None, Some(3), Some("1".into())).unwrap(), Some((1, 3)));
-        assert_eq!(shard_index(None, None, Some("1".into())).unwrap(), None);
-        for (flag, n, job, says) in [
-            (Some("4/4"), None, None, "0 <= INDEX < COUNT"),
-            (Some("two"), None, None, "INDEX/COUNT"),
-            (None, Some(3), None, "set JOB_COMPLETION_INDEX"),
-            (None, Some(3), Some("5".to_string()), "not an index below 3"),
-        ] {
-            let e = shard_index(flag, n, job).unwrap_err();
-            assert!(e.to_string().contains(says), "{e}");
-            assert_eq!(crate::exit::classify(&e), crate::exit::Exit::Usage);
-        }
-    }
-
-    #[test]
-    fn redis_targets_keep_no_password() {
-        let opts = |target: &str| {
-            let cli = Cli::try_parse_from(["casslab", "run", "ycsb-a-redis", "--target", target, "--connections", "2"]).unwrap();
-            let Command::Run(a) = cli.command else { unreachable!() };
-            a.opts.to_config("ycsb-a-redis")
-        };
-        let cfg = opts("redis://bench@127.0.0.66:6390/1").unwrap();
-        let r = cfg.redis.unwrap();
-        assert_eq!((r.url.as_str(), r.connections, r.local), ("redis://bench@127.0.0.66:6390/1", 2, false));
-        assert!(opts("redis://:pw@127.0.0.66:6390").unwrap_err().to_string().contains("CASSLAB_REDIS_PASSWORD"));
-        assert!(opts("127.0.0.66:6390").unwrap_err().to_string().contains("redis://HOST:PORT"));
-    }
-
-    #[test]
-    fn settings_read_json_or_text() {
-        let s = parse_settings(&["concurrent_reads=64".into(), "commitlog_sync=batch".into(), r#"sstable={"selected_format":"bti"}"#.into()]).unwrap();
-        assert_eq!(s["concurrent_reads"], serde_json::json!(64));
-        assert_eq!(s["commitlog_sync"], serde_json::json!("batch"));
-        assert_eq!(s["sstable"]["selected_format"], "bti");
-        assert!(parse_settings(&["nokey".into()]).is_err());
-    }
-
-    #[test]
-    fn cli_definition_is_consistent() {
-        command().debug_assert();
-    }
-
-    #[test]
-    fn every_command_has_examples_and_the_environment_is_listed() {
-        let mut cmd = command();
-        let top = cmd.render_help().to_string();
-        for var in ["CASSLAB_STORE", "CASSLAB_HOME", "CASSLAB_PASSWORD"] {
-            assert!(top.contains(var), "{var} in --help:\n{top}");
-        }
-        for sub in cmd.get_subcommands_mut().filter(|s| s.get_name() != "help") {
-            let name = sub.get_name().to_string();
-            let help = sub.render_help().to_string();
-            assert!(help.contains("EXAMPLES:\n  casslab "), "casslab {name} --help has no examples:\n{help}");
-        }
-        let store = command().find_subcommand("runs").unwrap().get_arguments().find(|a| a.get_id() == "store").unwrap().get_env().map(|e| e.to_os_string());
-        assert_eq!(store, Some("CASSLAB_STORE".into()));
-        let hosts = command().find_subcommand("lint").unwrap().get_arguments().find(|a| a.get_id() == "hosts").unwrap().get_help().unwrap().to_string();
-        assert!(hosts.contains("live schema") && !hosts.contains("local node"), "{hosts}");
-        for (sub, arg) in [("runs", "limit"), ("run", "port")] {
-            let a = command().find_subcommand(sub).unwrap().get_arguments().find(|a| a.get_id() == arg).unwrap().get_help().map(|h| h.to_string());
-            assert!(a.is_some_and(|h| !h.is_empty()), "{sub} --{arg} is described");
-        }
-    }
-
-    #[test]
-    fn output_flags_are_the_same_everywhere() {
-        for args in [
-            &["casslab", "runs", "--format", "csv"][..],
-            &["casslab", "show", "3", "--format", "json"],
-            &["casslab", "compare", "1", "2", "--format", "csv"],
-            &["casslab", "-q", "runs"],
-            &["casslab", "runs", "delete", "3", "4"],
-            &["casslab", "runs", "tag", "3", "k=v", "--remove", "old"],
-        ] {
-            assert!(Cli::try_parse_from(args).is_ok(), "{args:?}");
-        }
-        let cli = Cli::try_parse_from(["casslab", "runs", "--workload", "kv", "--tag", "a=b", "--tag", "c", "--quiet"]).unwrap();
-        assert!(cli.quiet);
-        let Command::Runs(r) = cli.command else { unreachable!() };
-        assert_eq!((r.list.workload.as_deref(), r.list.tags.len(), r.command.is_none()), (Some("kv"), 2, true));
-        assert!(Cli::try_parse_from(["casslab", "show", "--format", "xml"]).is_err());
-    }
 }

@@ -1,14 +1,52 @@
-//! What checked reads add to an operation's records: counts per class ([`VerifyCounts`]) over
+//! What checked reads add to an operation's records: each read's class ([`Class`], which
+//! `verify::classify` decides), counts per class ([`VerifyCounts`]) over
 //! an interval or a phase, and the first violations themselves ([`Violation`]: the key, the
 //! write expected, what came back, when). Counts travel with the operation's other figures
 //! (`stats::OpStats::verify`) into the store, summaries and reports; violations are kept a few
 //! per interval here, and the first of the run are saved with it.
 
-use super::classify::Class;
 use serde::{Deserialize, Serialize};
 
+/// What one checked read was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    Ok,
+    Stale,
+    Missing,
+    Corrupt,
+    Resurrected,
+    Expired,
+    Unchecked,
+}
+
+impl Class {
+    /// The classes that are violations, in the order reports list them.
+    pub const VIOLATIONS: [Class; 5] = [Class::Stale, Class::Missing, Class::Corrupt, Class::Resurrected, Class::Expired];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Ok => "ok",
+            Class::Stale => "stale",
+            Class::Missing => "missing",
+            Class::Corrupt => "corrupt",
+            Class::Resurrected => "resurrected",
+            Class::Expired => "expired",
+            Class::Unchecked => "unchecked",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Class> {
+        [Class::Ok, Class::Stale, Class::Missing, Class::Corrupt, Class::Resurrected, Class::Expired, Class::Unchecked].into_iter().find(|c| c.as_str() == s)
+    }
+
+    pub fn is_violation(self) -> bool {
+        Class::VIOLATIONS.contains(&self)
+    }
+}
+
 /// Violations an interval's records keep per operation (the run keeps its first
-/// [`super::RUN_SAMPLES`]).
+/// `crate::verify::RUN_SAMPLES`).
 pub const INTERVAL_SAMPLES: usize = 8;
 
 /// How many replicas a read and the writes it may see reach, of how many: when `write + read`

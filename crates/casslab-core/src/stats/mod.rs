@@ -4,6 +4,8 @@
 //! figure is about, and [`ms`] formats one for people. Pure data and arithmetic; no I/O, no
 //! clocks.
 
+pub mod checked_reads;
+
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -80,7 +82,7 @@ pub struct OpStats {
     /// path; 0 for writes and set reads).
     pub rows_read: u64,
     /// Checked reads by class and the first violations (`None`: the operation checked none).
-    pub verify: Option<Box<crate::verify::VerifyStats>>,
+    pub verify: Option<Box<checked_reads::VerifyStats>>,
     /// Vector searches judged against the exact nearest neighbours (`None`: none searched).
     pub recall: Option<crate::recall::RecallCounts>,
 }
@@ -165,7 +167,7 @@ impl OpStats {
     }
 
     /// The checked reads' counts (`None` when the operation checked none).
-    pub fn verify_counts(&self) -> Option<crate::verify::VerifyCounts> {
+    pub fn verify_counts(&self) -> Option<checked_reads::VerifyCounts> {
         self.verify.as_ref().map(|v| v.counts)
     }
 
@@ -269,7 +271,7 @@ pub struct OpSummary {
     pub rows_read: u64,
     /// Checked reads by class, for an operation whose reads were verified.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verify: Option<crate::verify::VerifyCounts>,
+    pub verify: Option<checked_reads::VerifyCounts>,
     /// Vector searches judged against the exact nearest neighbours, for a searching operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recall: Option<crate::recall::RecallCounts>,

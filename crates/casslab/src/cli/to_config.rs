@@ -1,0 +1,281 @@
+//! The flags converted into the library's plain config structs (`RunConfig`, `ClusterConfig`,
+//! `RedisConfig`, `ShardConfig`, a profile's settings) and the parsers of single flag values
+//! (durations, rates and schedules, requests in flight, `-P`, `--set`, heaps, shards). A value
+//! that does not parse is a usage error naming the flag and what to write.
+
+use super::args::{ClusterArgs, RunOptions};
+use super::DEFAULT_CONCURRENCY;
+use crate::exit::{bail_usage, usage};
+use anyhow::Result;
+use casslab_core::config::{ClusterConfig, LoadMode, RedisConfig, RunConfig, ShardConfig, CONFIG_VERSION};
+use casslab_core::cql::Consistency;
+use casslab_core::load_shape::LoadShape;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// `KEY=VALUE` settings: VALUE as JSON when it parses, else as text.
+pub fn parse_settings(items: &[String]) -> Result<std::collections::BTreeMap<String, serde_json::Value>> {
+    let mut out = std::collections::BTreeMap::new();
+    for it in items {
+        let (k, v) = it.split_once('=').ok_or_else(|| usage(format!("--set {it}: write KEY=VALUE, e.g. --set concurrent_reads=64")))?;
+        let v = v.trim();
+        let value = serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
+        out.insert(k.trim().to_string(), value);
+    }
+    Ok(out)
+}
+
+pub fn parse_duration_s(what: &str, v: &str) -> Result<f64> {
+    casslab_core::units::parse_duration_s(v).map_err(|m| usage(format!("--{what}: {m}")))
+}
+
+pub fn parse_rate(v: &str) -> Result<f64> {
+    let t = v.trim().trim_end_matches("/s").trim_end_matches("ops").trim();
+    match t.parse::<f64>() {
+        Ok(r) if r > 0.0 && r.is_finite() => Ok(r),
+        _ => bail_usage!("--rate {v}: write a number of operations per second, e.g. --rate 5000"),
+    }
+}
+
+/// `--rate`: a fixed rate (`5000`, `5000/s`) or a schedule (`ramp 100..5000 over 60s, hold 2m`).
+pub fn parse_rate_shape(v: &str) -> Result<LoadShape> {
+    if let Ok(r) = parse_rate(v) {
+        return Ok(LoadShape::fixed(r));
+    }
+    let shape = LoadShape::parse(v).map_err(|e| usage(format!("--rate {e}")))?;
+    if shape.peak() <= 0.0 {
+        bail_usage!("--rate {v}: the schedule never rises above 0");
+    }
+    Ok(shape)
+}
+
+/// `--concurrency`: a number of requests in flight (at least 1) or a schedule of them.
+pub fn parse_concurrency(v: &str) -> Result<LoadShape> {
+    if let Ok(n) = v.trim().parse::<f64>() {
+        let n = casslab_core::limits::concurrency(n).map_err(|e| usage(format!("--concurrency {v}: {e}")))?;
+        return Ok(LoadShape::fixed(n as f64));
+    }
+    let shape = LoadShape::parse(v).map_err(|e| usage(format!("--concurrency {e}")))?;
+    shape.check_in_flight().map_err(|e| usage(format!("--concurrency {e}")))?;
+    Ok(shape)
+}
+
+pub fn parse_params(items: &[String]) -> Result<BTreeMap<String, String>> {
+    let mut m = BTreeMap::new();
+    for it in items {
+        let (k, v) = it.split_once('=').ok_or_else(|| usage(format!("-P {it}: write NAME=VALUE, e.g. -P rows=100000")))?;
+        m.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    Ok(m)
+}
+
+impl ClusterArgs {
+    pub fn to_config(&self) -> Result<ClusterConfig> {
+        let mut translate = Vec::new();
+        for t in &self.translate {
+            let (a, b) = t.split_once('=').ok_or_else(|| usage(format!("--translate {t}: write FROM=TO, e.g. 10.0.0.5:9042=127.0.0.1:19042")))?;
+            translate.push((a.trim().to_string(), b.trim().to_string()));
+        }
+        let timeout_s = parse_duration_s("request-timeout", &self.request_timeout)?;
+        for url in &self.jolokia {
+            if !url.starts_with("http://") || url.len() <= "http://".len() {
+                bail_usage!("--jolokia {url}: write the agent's URL, e.g. --jolokia http://10.0.0.5:8778/jolokia/ (plain http)");
+            }
+        }
+        Ok(ClusterConfig {
+            hosts: self.hosts.clone(),
+            port: self.port,
+            dc: self.dc.clone(),
+            user: self.user.clone(),
+            tls: self.tls || self.tls_ca.is_some(),
+            tls_ca_file: self.tls_ca.clone(),
+            translate,
+            connections_per_host: self.connections.max(1),
+            request_timeout_ms: (timeout_s * 1000.0) as u64,
+            local: false,
+            local_home: None,
+            jolokia: self.jolokia.clone(),
+        })
+    }
+}
+
+impl RunOptions {
+    /// The run's plain config (workload text and parameters are filled in by the caller).
+    pub fn to_config(&self, workload: &str) -> Result<RunConfig> {
+        let (concurrency, concurrency_shape) = match self.concurrency.as_deref().map(parse_concurrency).transpose()? {
+            Some(shape) => match shape.as_fixed() {
+                Some(n) => (n as usize, None),
+                None => (shape.peak().round().max(1.0) as usize, Some(shape)),
+            },
+            None => (DEFAULT_CONCURRENCY, None),
+        };
+        if !(self.trace_probability > 0.0 && self.trace_probability <= 1.0) {
+            bail_usage!("--trace-probability must be above 0 and at most 1, e.g. 0.01");
+        }
+        let interval_s = parse_duration_s("interval", &self.interval)?;
+        if interval_s < 0.01 {
+            bail_usage!("--interval must be at least 10ms");
+        }
+        let rate = self.rate.as_deref().map(parse_rate_shape).transpose()?;
+        if concurrency_shape.is_some() && rate.is_some() {
+            bail_usage!(
+                "--concurrency {}: a schedule of requests in flight is for a run without --rate (under a rate, the rate decides the load)",
+                self.concurrency.as_deref().unwrap_or("")
+            );
+        }
+        let cfg = RunConfig {
+            version: CONFIG_VERSION,
+            workload: workload.to_string(),
+            workload_source: String::new(),
+            params: parse_params(&self.params)?,
+            cluster: self.cluster.to_config()?,
+            redis: self.target.as_deref().map(|t| self.redis_config(t)).transpose()?,
+            concurrency,
+            rate,
+            concurrency_shape,
+            duration_s: self.duration.as_deref().map(|d| parse_duration_s("duration", d)).transpose()?,
+            warmup_s: self.warmup.as_deref().map(|d| parse_duration_s("warmup", d)).transpose()?,
+            interval_ms: (interval_s * 1000.0).round() as u64,
+            seed: self.seed,
+            load: if self.reload {
+                LoadMode::Reload
+            } else if self.skip_load {
+                LoadMode::Skip
+            } else if self.load_only {
+                LoadMode::Only
+            } else {
+                LoadMode::Auto
+            },
+            // 0: the run session decides, once every source of the rate is merged
+            threads: self.threads,
+            shared_schedule: self.shared_schedule,
+            server_metrics: !self.no_server_metrics,
+            trace_slowest: self.trace_slowest,
+            profile: self.profile_config()?,
+            trace_probability: self.trace_probability,
+            settle: self.settle,
+            shard: self.shard_config()?,
+            start_at_unix_ms: self
+                .start_at
+                .as_deref()
+                .map(|t| casslab_core::units::parse_start_ms(t).map_err(|e| usage(format!("--start-at {t}: {e}"))))
+                .transpose()?,
+            verify: match (self.verify, self.no_verify) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
+            server: None,
+            consistency: self.consistency.as_deref().map(|c| level("consistency", c, false)).transpose()?,
+            serial_consistency: self.serial_consistency.as_deref().map(|c| level("serial-consistency", c, true)).transpose()?,
+        };
+        Ok(cfg)
+    }
+
+    /// `--profile` and `--profile-file`: recording needs nodes casslab started.
+    fn profile_config(&self) -> Result<casslab_core::config::ProfileConfig> {
+        if self.profile && !self.cluster.hosts.is_empty() {
+            bail_usage!(
+                "--profile records the nodes casslab starts, not a cluster given with --hosts; record a Java Flight Recorder file on your nodes \
+                 (`jcmd PID JFR.start settings=profile`, then `jcmd PID JFR.dump filename=node1.jfr`) and pass it with --profile-file NODE=node1.jfr"
+            );
+        }
+        if self.profile && self.target.is_some() {
+            bail_usage!("--profile records Cassandra nodes (Java Flight Recorder); a Redis target is not one");
+        }
+        let mut files = Vec::new();
+        for spec in &self.profile_file {
+            let Some((node, path)) = spec.split_once('=').filter(|(n, p)| !n.trim().is_empty() && !p.trim().is_empty()) else {
+                bail_usage!("--profile-file {spec}: write NODE=PATH, e.g. --profile-file 10.0.0.1=node1.jfr");
+            };
+            let path = PathBuf::from(path.trim());
+            if !path.is_file() {
+                bail_usage!("--profile-file {spec}: there is no file {}", path.display());
+            }
+            // refused before the run, not after it
+            casslab_core::profile::check_file(&path).map_err(|e| usage(format!("--profile-file {spec}: {e}")))?;
+            files.push((node.trim().to_string(), path));
+        }
+        Ok(casslab_core::config::ProfileConfig { server: self.profile, client: self.profile_client, files })
+    }
+
+    /// `--shard I/N`, or `--shards N` with the index from $JOB_COMPLETION_INDEX; the run id is
+    /// filled in by the caller when not given.
+    fn shard_config(&self) -> Result<Option<ShardConfig>> {
+        let Some((index, count)) = shard_index(self.shard.as_deref(), self.shards, std::env::var("JOB_COMPLETION_INDEX").ok())? else { return Ok(None) };
+        if self.reload && count > 1 {
+            bail_usage!("--reload with shards: the loaders would empty each other's rows; reload once with a single `casslab run WORKLOAD --reload --load-only`, then start the shards");
+        }
+        let barrier_timeout_s = parse_duration_s("barrier-timeout", &self.barrier_timeout)?;
+        Ok(Some(ShardConfig { index, count, run_id: self.run_id.clone().unwrap_or_default(), barrier_timeout_ms: (barrier_timeout_s * 1000.0) as u64 }))
+    }
+}
+
+/// `--consistency LEVEL` (`serial`: false) or `--serial-consistency LEVEL` (true).
+fn level(flag: &str, text: &str, serial: bool) -> Result<Consistency> {
+    match Consistency::parse(text).filter(|c| c.is_serial() == serial) {
+        Some(c) => Ok(c),
+        None if serial => bail_usage!("--{flag} {text}: write SERIAL or LOCAL_SERIAL"),
+        None => bail_usage!("--{flag} {text}: write one of ANY, ONE, TWO, THREE, QUORUM, ALL, LOCAL_QUORUM, EACH_QUORUM, LOCAL_ONE (SERIAL and LOCAL_SERIAL are --serial-consistency's)"),
+    }
+}
+
+/// This loader's (index, count) from `--shard I/N`, or `--shards N` and the job's index.
+pub(crate) fn shard_index(shard: Option<&str>, shards: Option<u32>, job_index: Option<String>) -> Result<Option<(u32, u32)>> {
+    match (shard, shards) {
+        (Some(text), _) => {
+            let parsed = text.split_once('/').and_then(|(i, n)| Some((i.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?)));
+            match parsed {
+                Some((i, n)) if n >= 1 && i < n => Ok(Some((i, n))),
+                _ => bail_usage!("--shard {text}: write INDEX/COUNT with 0 <= INDEX < COUNT, e.g. --shard 0/4"),
+            }
+        }
+        (None, Some(n)) => {
+            let var =
+                job_index.ok_or_else(|| usage(format!("--shards {n}: set JOB_COMPLETION_INDEX (a Kubernetes Indexed Job does), or give --shard I/{n}")))?;
+            match var.trim().parse::<u32>() {
+                Ok(i) if n >= 1 && i < n => Ok(Some((i, n))),
+                _ => bail_usage!("--shards {n}: JOB_COMPLETION_INDEX is \"{var}\", not an index below {n}"),
+            }
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+impl RunOptions {
+    /// The Redis target of `--target URL`.
+    fn redis_config(&self, url: &str) -> Result<RedisConfig> {
+        let url = url.trim();
+        if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+            bail_usage!("--target {url}: write redis://HOST:PORT (rediss:// for TLS); a CQL cluster is given with --hosts");
+        }
+        let authority = url.split_once("://").map(|(_, r)| r.split('/').next().unwrap_or("")).unwrap_or("");
+        if authority.rsplit_once('@').is_some_and(|(user, _)| user.contains(':')) {
+            bail_usage!("--target: the URL holds a password, which would be saved with the run; drop it and set CASSLAB_REDIS_PASSWORD");
+        }
+        let timeout_s = parse_duration_s("request-timeout", &self.cluster.request_timeout)?;
+        Ok(RedisConfig {
+            url: url.to_string(),
+            tls_ca_file: self.cluster.tls_ca.clone(),
+            connections: self.cluster.connections.max(1),
+            request_timeout_ms: (timeout_s * 1000.0) as u64,
+            local: false,
+        })
+    }
+}
+
+/// Parses `1G`, `768M`, `1024` (MiB) into MiB.
+pub fn parse_heap_mb(v: &str) -> Result<u32> {
+    let t = v.trim().to_ascii_uppercase();
+    let (num, mult) = if let Some(n) = t.strip_suffix('G') {
+        (n, 1024.0)
+    } else if let Some(n) = t.strip_suffix('M') {
+        (n, 1.0)
+    } else {
+        (t.as_str(), 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 => Ok((x * mult) as u32),
+        _ => bail_usage!("--heap {v}: write e.g. 1G or 768M"),
+    }
+}
