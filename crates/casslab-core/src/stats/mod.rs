@@ -5,6 +5,7 @@
 //! clocks.
 
 pub mod checked_reads;
+pub mod recall_counts;
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -84,7 +85,7 @@ pub struct OpStats {
     /// Checked reads by class and the first violations (`None`: the operation checked none).
     pub verify: Option<Box<checked_reads::VerifyStats>>,
     /// Vector searches judged against the exact nearest neighbours (`None`: none searched).
-    pub recall: Option<crate::recall::RecallCounts>,
+    pub recall: Option<recall_counts::RecallCounts>,
 }
 
 /// How much later than intended an operation may start before it counts as started late:
@@ -274,7 +275,7 @@ pub struct OpSummary {
     pub verify: Option<checked_reads::VerifyCounts>,
     /// Vector searches judged against the exact nearest neighbours, for a searching operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recall: Option<crate::recall::RecallCounts>,
+    pub recall: Option<recall_counts::RecallCounts>,
 }
 
 impl OpSummary {
