@@ -16,8 +16,8 @@ mod corpus;
 pub mod exact;
 mod judge;
 
-pub use corpus::{Corpus, CorpusSpec};
 pub use crate::stats::recall_counts::RecallCounts;
+pub use corpus::{Corpus, CorpusSpec};
 pub use judge::{Query, RecallJudge, RecallSink};
 
 use serde::{Deserialize, Serialize};
