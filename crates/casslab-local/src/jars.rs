@@ -194,8 +194,11 @@ pub fn ensure_jars(version: &str, progress: &mut dyn FnMut(&str)) -> Result<Path
             }
             fs::remove_dir_all(&final_dir).context(|| format!("removing the incomplete cache {}", final_dir.display()))?;
         }
-        fs::rename(&staged, &final_dir).context(|| format!("moving the fetched jars into {}", final_dir.display()))?;
-        Ok(jar_count)
+        match fs::rename(&staged, &final_dir) {
+            // another process's fetch finished first: its jars are as good as these
+            Err(_) if cached_jars(version).is_some() => Ok(jar_count),
+            renamed => renamed.context(|| format!("moving the fetched jars into {}", final_dir.display())).map(|()| jar_count),
+        }
     });
     let _ = fs::remove_dir_all(&tmp);
     let jar_count = outcome?;

@@ -31,8 +31,23 @@ fn log(line: &str) {
     eprintln!("[casslab-local] {line}");
 }
 
+/// The test suite's load lock, shared (crates/casslab/tests/common has it): this node's start
+/// may run beside other clusters' tests, never beside a test that measures timing.
+fn shared_load_lock() -> std::fs::File {
+    let home = match std::env::var_os("CASSLAB_TEST_HOME") {
+        Some(h) => std::path::PathBuf::from(h),
+        None => std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/casslab-test/home"),
+    };
+    std::fs::create_dir_all(&home).unwrap();
+    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(home.join("load.lock")).unwrap();
+    use std::os::fd::AsRawFd;
+    assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH) }, 0, "flock failed");
+    file
+}
+
 #[test]
 fn real_node_up_status_nodetool_down() {
+    let _load = shared_load_lock();
     let lib = ensure_jars(casslab_local::DEFAULT_CASSANDRA_VERSION, &mut log).expect("jars");
     let jars = std::fs::read_dir(&lib).unwrap().filter_map(Result::ok).count();
     assert!(jars > 50, "only {jars} files in {}", lib.display());

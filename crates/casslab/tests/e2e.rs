@@ -265,6 +265,8 @@ fn reload_never_truncates_a_keyspace_casslab_did_not_create() {
 fn without_hosts_casslab_starts_the_local_node_itself() {
     let _g = load_lock();
     node();
+    // no other test process starts the node while this one has it down
+    let _down = common::node_lock();
     let (code, _, err) = run(casslab().args(["local", "down"]));
     assert_eq!(code, 0, "{err}");
     let (code, out, _) = run(casslab().args(["local", "status"]));

@@ -9,13 +9,11 @@
 //! variants at a tiny scale: the GC one at the same time, on a node started beside the first.
 
 mod common;
-use common::{casslab, run, temp_store};
+use common::{casslab, run, shared_load_lock, temp_store};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
 const ADDR: &str = "127.0.0.57";
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn home() -> PathBuf {
     let h = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/casslab-test/servers-home");
@@ -104,7 +102,8 @@ fn recorded_server(store: &Path) -> serde_json::Value {
 
 #[test]
 fn definitions_are_applied_recorded_and_refused_before_anything_stops() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // one test at a time in this process; beside other clusters' tests, never beside a timed one
+    let _one = shared_load_lock();
     let _node = Node::up();
     let dir = tempfile::tempdir().unwrap();
     let (_s, store) = temp_store();
@@ -171,7 +170,8 @@ fn definitions_are_applied_recorded_and_refused_before_anything_stops() {
 /// stopped again at the end.
 #[test]
 fn the_gc_experiment_runs_its_collectors_side_by_side() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // one test at a time in this process; beside other clusters' tests, never beside a timed one
+    let _one = shared_load_lock();
     let _node = Node::up();
     let beside_home = home().join("beside-1");
     let (_s, store) = temp_store();
@@ -223,7 +223,8 @@ fn the_gc_experiment_runs_its_collectors_side_by_side() {
 /// beside the first), every run recording the server it ran against.
 #[test]
 fn the_storage_upgrade_and_heap_experiments_run_each_variant_on_its_server() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // one test at a time in this process; beside other clusters' tests, never beside a timed one
+    let _one = shared_load_lock();
     let _node = Node::up();
     let (_s, store) = temp_store();
     for (file, field, want) in [

@@ -57,25 +57,46 @@ static NODE: OnceLock<String> = OnceLock::new();
 static LOAD_LOCK: Mutex<()> = Mutex::new(());
 
 /// Starts the test node once per test process (idempotent across processes) and returns its
-/// contact point.
+/// contact point. Test processes running at the same time start it one at a time (an flock on
+/// `node.lock`), so two never launch the same node.
 pub fn node() -> &'static str {
     NODE.get_or_init(|| {
+        let _starting = node_lock();
         let (code, out, err) = run(casslab().args(["local", "up", "--base-address", node_addr(), "--heap", "1G"]));
         assert_eq!(code, 0, "casslab local up failed:\nstdout: {out}\nstderr: {err}");
         format!("{}:9042", node_addr())
     })
 }
 
+/// Held while the test node is started, or stopped and started again by a test: another test
+/// process's [`node`] waits for it.
+pub fn node_lock() -> std::fs::File {
+    flock(&test_home().join("node.lock"), libc::LOCK_EX)
+}
+
 /// Serializes tests that put load on the node, within this process (a mutex) and across test
-/// processes running at the same time (an flock on a file in the test home).
+/// processes running at the same time (an exclusive flock on a file in the test home): a test
+/// whose assertions depend on timing has the machine to itself.
 pub fn load_lock() -> LoadGuard {
     let inner = LOAD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    std::fs::create_dir_all(test_home()).unwrap();
-    let file = std::fs::File::create(test_home().join("load.lock")).unwrap();
+    LoadGuard { _file: flock(&test_home().join("load.lock"), libc::LOCK_EX), _inner: inner }
+}
+
+/// The load lock shared: for a test that starts a cluster of its own and asserts nothing that
+/// depends on timing (events carried out, rings that agree, rows as written). Tests holding it
+/// run beside each other in other test processes, never beside a [`load_lock`] holder.
+pub fn shared_load_lock() -> LoadGuard {
+    let inner = LOAD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    LoadGuard { _file: flock(&test_home().join("load.lock"), libc::LOCK_SH), _inner: inner }
+}
+
+/// Opens `path` and takes an flock on it (`libc::LOCK_EX` or `LOCK_SH`), blocking until it is
+/// granted; released when the file closes.
+fn flock(path: &std::path::Path, how: libc::c_int) -> std::fs::File {
+    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).unwrap();
     use std::os::fd::AsRawFd;
-    // blocks until no other test process holds it; released when the file closes
-    assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0, "flock failed");
-    LoadGuard { _file: file, _inner: inner }
+    assert_eq!(unsafe { libc::flock(file.as_raw_fd(), how) }, 0, "flock failed");
+    file
 }
 
 /// Holds the load lock until dropped.
