@@ -167,9 +167,23 @@ fn every_guide_s_first_example_runs_against_the_node() {
     let _g = load_lock();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("results.db");
-    let mut printed = Vec::new();
     for e in RUN {
-        printed.push(run_example(e, dir.path(), &store));
+        let printed = run_example(e, dir.path(), &store);
+        let md = std::fs::read_to_string(repo().join("docs/guides").join(e.guide)).unwrap();
+        let printed_lines: Vec<String> = printed.lines().map(words).collect();
+        for (command, block) in marked_outputs(&md) {
+            if !first_example(e.guide).contains(&command) {
+                continue;
+            }
+            for header in block.iter().filter(|l| is_header(l)) {
+                assert!(
+                    printed_lines.contains(&words(header)),
+                    "{}: the output shown for `{command}` has the header\n{header}\nwhich the command no longer prints (run docs/regenerate {}):\n{printed}",
+                    e.guide,
+                    e.guide
+                );
+            }
+        }
     }
     assert!(dir.path().join("stress.casslab.yaml").exists() && dir.path().join("run.html").exists());
 }
@@ -181,4 +195,69 @@ fn run_id_suffix() -> &'static str {
         let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
         format!("{}-{ms}", std::process::id())
     })
+}
+
+/// The marked output blocks of a document: (the command marked, the block's lines).
+fn marked_outputs(md: &str) -> Vec<(String, Vec<String>)> {
+    let lines: Vec<&str> = md.lines().collect();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(mark) = line.strip_prefix("<!-- output of: ").and_then(|m| m.strip_suffix(" -->")) else { continue };
+        let command = mark.split(" | ").next().unwrap().to_string();
+        let open = (i + 1..lines.len()).find(|&j| lines[j].starts_with("```")).unwrap();
+        let close = (open + 1..lines.len()).find(|&j| lines[j].starts_with("```")).unwrap();
+        found.push((command, lines[open + 1..close].iter().map(|l| l.to_string()).collect()));
+    }
+    found
+}
+
+/// A line's words, joined by one space: column widths change with the figures.
+fn words(line: &str) -> String {
+    line.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A table header or a section's title in an output: four words or more, and no figure in them
+/// but a percentile's name (`p99`, `p99.9`).
+fn is_header(line: &str) -> bool {
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    let percentile = |t: &str| t.strip_prefix('p').is_some_and(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    tokens.len() >= 4 && !line.starts_with('$') && tokens.iter().all(|t| percentile(t) || !t.chars().any(|c| c.is_ascii_digit()))
+}
+
+/// The documents with marked outputs: each mark names a command the document shows (in a
+/// ```sh block, or after `$` as the block's first line), and the block says when it was printed,
+/// by what and at what load.
+#[test]
+fn every_output_shown_is_marked_with_a_command_the_document_shows() {
+    let mut docs = vec![repo().join("README.md")];
+    for entry in std::fs::read_dir(repo().join("docs/guides")).unwrap() {
+        docs.push(entry.unwrap().path());
+    }
+    let mut marked = 0;
+    for doc in docs {
+        let md = std::fs::read_to_string(&doc).unwrap();
+        let shown: Vec<String> = md
+            .split("```sh\n")
+            .skip(1)
+            .flat_map(|b| b[..b.find("```").unwrap()].lines().map(|l| l.split("   #").next().unwrap().trim().to_string()).collect::<Vec<_>>())
+            .collect();
+        let lines: Vec<&str> = md.lines().collect();
+        for (command, block) in marked_outputs(&md) {
+            marked += 1;
+            let name = doc.file_name().unwrap().to_string_lossy();
+            assert!(
+                shown.contains(&command) || block.first().is_some_and(|l| l == &format!("$ {command}")),
+                "{name}: the output marked as printed by `{command}` is of a command the document does not show"
+            );
+            let at = lines.iter().position(|l| l.starts_with("<!-- output of: ") && l.contains(command.as_str())).unwrap();
+            let caption = lines[at + 1];
+            assert!(
+                caption.starts_with("<sub>printed on ") && caption.contains("load average") && caption.contains("core machine"),
+                "{name}: the output of `{command}` does not say when, on what and at what load it was printed: {caption}"
+            );
+            assert!(!block.is_empty(), "{name}: the output of `{command}` is empty: run docs/regenerate");
+            assert!(!block.iter().any(|l| l.contains("/home/") || l.contains("/work/") || l.contains("/tmp/")), "{name}: a path of the machine it was made on");
+        }
+    }
+    assert!(marked >= 13, "{marked} marked outputs");
 }

@@ -144,9 +144,10 @@ pub fn loaders_table(loaders: &[LoaderSummary]) -> String {
     format!("loaders (p99 from intended start, ms; client cpu in % of one core/cores; max late = most operations behind schedule at an interval's end):\n{t}")
 }
 
-/// The events of a run and their impact (empty when the run had none). Times are seconds
-/// since the run started, as on the report's charts; changes are against each event's
-/// baseline (see `analysis::impact` for the windows and the recovery rule).
+/// The events of a run and their impact (empty when the run had none). `at` is seconds since
+/// the run started, as on the report's charts; each event is shown as given, its own time
+/// counted from the start of the run phase (the two differ by the load phase); changes are
+/// against each event's baseline (see `analysis::impact` for the windows and the recovery rule).
 pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::store::EventImpact>)]) -> String {
     if events.is_empty() {
         return String::new();
@@ -156,7 +157,7 @@ pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::store::
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\nevents — impact against the last {} s before each that no earlier event disturbed; recovered = {} intervals without errors, ops/s within {:.0}% and p99 within {:.0}% (or {} ms):",
+        "\nevents — impact against the last {} s before each that no earlier event disturbed; recovered = {} intervals without errors, ops/s within {:.0}% and p99 within {:.0}% (or {} ms); at = since the run started, as on the charts; each event as given, its time since the run phase started:",
         s.baseline_ms / 1000,
         s.stable_intervals,
         s.ops_tolerance_pct,
@@ -166,6 +167,7 @@ pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::store::
     let mut t =
         TextTable::new(["at", "event", "took", "status", "ops/s during", "after", "p99 during (after)", "errors", "recovered"]).indent(2).right([0, 2, 4, 5]);
     for (e, imp) in events {
+        let given = if e.spec.is_empty() { e.label() } else { e.spec.clone() };
         let (during, after, p99, errors, recovered) = match imp {
             Some(i) => (
                 pct(i.during_ops_change_pct()),
@@ -183,7 +185,7 @@ pub fn events_table(events: &[(crate::events::EventRecord, Option<crate::store::
         };
         t.row([
             if e.is_setup() { "setup".to_string() } else { format!("{:.1}s", e.start_ms as f64 / 1000.0) },
-            e.label(),
+            given,
             format!("{:.1}s", e.duration_ms() as f64 / 1000.0),
             match e.exit_code {
                 Some(c) if c != 0 => format!("exit {c}"),
@@ -252,8 +254,10 @@ mod events_tests {
             assert!(row.contains(cell), "{cell} missing in {row}");
         }
         assert!(lines[4].contains("exit 1") && lines[4].ends_with('-'), "{t}");
-        // columns line up: "event" starts where "kill node2" does
-        assert_eq!(lines[2].find("event"), row.find("kill node2"));
+        // the event as given, with its time since the run phase, beside `at`, since the run
+        assert!(row.contains("10s kill node2"), "{row}");
+        // columns line up: "event" starts where the event does
+        assert_eq!(lines[2].find("event"), row.find("10s kill node2"));
         assert_eq!(events_table(&[]), "");
     }
 }
