@@ -119,7 +119,7 @@ pub fn load_workload(name_or_path: &str, overrides: &BTreeMap<String, String>) -
         let problem = if !name_or_path.contains('/') && !name_or_path.ends_with(".yaml") {
             Problem::NotFound { name: name_or_path.to_string(), known: super::builtin_names().map(String::from).collect() }
         } else {
-            Problem::Read { what: "workload file".into(), source }
+            Problem::Read { what: "workload file".into(), error: source }
         };
         WorkloadError::new(name_or_path, None, problem)
     })?;
@@ -262,13 +262,14 @@ fn build_run(at: &At, r: RawRun) -> Result<RunPhase, WorkloadError> {
     };
     let shape = |key: &'static str, v: &Option<serde_json::Value>| {
         v.as_ref()
-            .map(|v| crate::load_shape::from_value(v).map_err(|source| at.err(doc.line_at(&["run", key]).or(run_line), Problem::Shape { key, source })))
+            .map(|v| crate::load_shape::from_value(v).map_err(|source| at.err(doc.line_at(&["run", key]).or(run_line), Problem::Shape { key, error: source })))
             .transpose()
     };
     let (rate, concurrency) = (shape("rate", &r.rate)?, shape("concurrency", &r.concurrency)?);
     if let Some(c) = &concurrency {
         // the same answer as --concurrency: at least 1 in flight, at most the limit
-        c.check_in_flight().map_err(|source| at.err(doc.line_at(&["run", "concurrency"]).or(run_line), Problem::Shape { key: "concurrency", source }))?;
+        c.check_in_flight()
+            .map_err(|source| at.err(doc.line_at(&["run", "concurrency"]).or(run_line), Problem::Shape { key: "concurrency", error: source }))?;
     }
     // without a duration, a schedule's length is the run's (warm-up included)
     let length_s = rate.as_ref().or(concurrency.as_ref()).and_then(|s| s.length_s());

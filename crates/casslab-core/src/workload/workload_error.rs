@@ -52,13 +52,13 @@ impl WorkloadError {
 pub enum Problem {
     #[error("no built-in workload or file named \"{name}\"{} ({})", hint(.name, .known), if crate::suggest::did_you_mean(.name, .known).is_some() { "`casslab workloads` lists them" } else { "`casslab workloads` lists the built-in ones" })]
     NotFound { name: String, known: Vec<String> },
-    #[error("cannot read {what}: {source}")]
-    Read { what: String, source: std::io::Error },
+    #[error("cannot read {what}: {error}")]
+    Read { what: String, error: std::io::Error },
     #[error("{0}")]
     Yaml(YamlError),
     #[error("{0} (a `{{A..B}}` range inside `[...]` is written quoted: `args: [id, \"v{{0..99}}\"]`)")]
     RangeInFlowList(YamlError),
-    #[error("{0}")]
+    #[error(transparent)]
     Repeat(#[from] crate::workload::repeat::RepeatError),
     #[error("{what} is a YAML mapping")]
     NotAMapping { what: &'static str },
@@ -96,8 +96,8 @@ pub enum Problem {
     Event(#[from] EventError),
     #[error(transparent)]
     Duration(#[from] DurationError),
-    #[error("run.{key}: {source}")]
-    Shape { key: &'static str, source: crate::load_shape::ShapeError },
+    #[error("run.{key}: {error}")]
+    Shape { key: &'static str, error: crate::load_shape::ShapeError },
     #[error("operation \"{op}\": {problem}")]
     Operation { op: String, problem: OpProblem },
     #[error("schema: `{}` {problem}", short(.cql))]
