@@ -594,7 +594,7 @@ fn schema_error_at_source(e: WorkloadError, file: &str, patch: &Node, base_origi
             None => return e,
         },
     };
-    WorkloadError { file, line, problem: e.problem }
+    WorkloadError { given: e.given, file, line, problem: e.problem }
 }
 
 /// Merges mapping `patch` into `w[section]` key by key (whole entries replaced).

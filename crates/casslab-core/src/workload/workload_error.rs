@@ -9,14 +9,31 @@ use crate::gen::GenError;
 use crate::suggest::hint;
 use crate::units::DurationError;
 use crate::yaml::YamlError;
+use std::collections::BTreeMap;
 
-/// An error in a workload or experiment file: `file:line: problem`.
+/// An error in a workload or experiment file: `file:line: problem`, after the parameters given
+/// on the command line whose values the line holds (`-P rows=-1: file:line: problem`), since
+/// the mistake may be theirs rather than the file's.
 #[derive(thiserror::Error, Debug)]
-#[error("{}{problem}", location(.file, .line))]
+#[error("{}{}{problem}", given_text(.given), location(.file, .line))]
 pub struct WorkloadError {
+    /// Parameters given as `-P NAME=VALUE` whose values went into the line (boxed: most errors
+    /// have none, and an error stays small).
+    pub given: Option<Box<Given>>,
     pub file: String,
     pub line: Option<usize>,
     pub problem: Box<Problem>,
+}
+
+/// Parameters given as `-P NAME=VALUE`, as (name, value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Given(pub Vec<(String, String)>);
+
+fn given_text(given: &Option<Box<Given>>) -> String {
+    match given {
+        Some(g) if !g.0.is_empty() => format!("{}: ", g.0.iter().map(|(k, v)| format!("-P {k}={v}")).collect::<Vec<_>>().join(", ")),
+        _ => String::new(),
+    }
 }
 
 fn location(file: &str, line: &Option<usize>) -> String {
@@ -28,7 +45,17 @@ fn location(file: &str, line: &Option<usize>) -> String {
 
 impl WorkloadError {
     pub fn new(file: &str, line: Option<usize>, problem: impl Into<Problem>) -> Self {
-        WorkloadError { file: file.to_string(), line, problem: Box::new(problem.into()) }
+        WorkloadError { given: None, file: file.to_string(), line, problem: Box::new(problem.into()) }
+    }
+
+    /// This error, naming the parameters of `overrides` (given on the command line) whose
+    /// values went into its line of `file` (`used`, from the substitution).
+    pub(crate) fn naming_given(mut self, file: &str, used: &super::substitution::UsedParams, overrides: &BTreeMap<String, String>) -> Self {
+        if let Some(names) = self.line.filter(|_| self.file == file).and_then(|l| used.get(&l)) {
+            let given: Vec<(String, String)> = names.iter().filter_map(|n| overrides.get(n).map(|v| (n.clone(), v.clone()))).collect();
+            self.given = (!given.is_empty()).then(|| Box::new(Given(given)));
+        }
+        self
     }
 
     /// A YAML error in `text` at its line; a `{A..B}` range left unquoted inside `[...]`
