@@ -133,19 +133,16 @@ pub enum LocalError {
     #[error("no usable cluster description at {path} ({reason}); start a cluster with `casslab local up`")]
     NoSavedCluster { path: PathBuf, reason: String },
 
-    /// Any file-system or process-spawn failure, with what casslab was doing.
-    #[error("{context}: {source}")]
-    Io {
-        context: String,
-        #[source]
-        source: std::io::Error,
-    },
+    /// Any file-system or process-spawn failure, with what casslab was doing (the I/O error is
+    /// part of the message, not a source of its own, so that it is shown once).
+    #[error("{context}: {error}")]
+    Io { context: String, error: std::io::Error },
 }
 
 impl LocalError {
     /// Wraps an `io::Error` with a sentence saying what was being done.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        LocalError::Io { context: context.into(), source }
+        LocalError::Io { context: context.into(), error: source }
     }
 }
 
@@ -156,7 +153,7 @@ pub(crate) trait IoContext<T> {
 
 impl<T> IoContext<T> for std::io::Result<T> {
     fn context(self, context: impl FnOnce() -> String) -> Result<T, LocalError> {
-        self.map_err(|source| LocalError::Io { context: context(), source })
+        self.map_err(|source| LocalError::Io { context: context(), error: source })
     }
 }
 

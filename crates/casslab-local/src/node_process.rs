@@ -149,7 +149,7 @@ pub fn spawn_detached(java: &Path, args: &[OsString], node: &NodeLayout) -> Resu
         LocalError::MissingTool { tool, .. } => {
             LocalError::MissingTool { tool, hint: "install a JDK 17+ (apt-get install openjdk-17-jre-headless) or set JAVA_HOME".into() }
         }
-        LocalError::Io { source, .. } => LocalError::io(format!("starting java for {}", node.name), source),
+        LocalError::Io { error, .. } => LocalError::io(format!("starting java for {}", node.name), error),
         other => other,
     })
 }

@@ -8,19 +8,25 @@
 //! | code | class |
 //! |---|---|
 //! | 0 | success |
-//! | 1 | a gate or a lint finding failed, a run of an `expect: consistent` workload read what was not written, a `verify` pass found rows not as written; also any error of no class below (e.g. a file that cannot be written) |
+//! | 1 | a gate or a lint finding failed, a run of an `expect: consistent` workload read what was not written, a `verify` pass found rows not as written, invalid runs were refused or left out of a comparison |
 //! | 2 | bad usage or bad input: a flag value, a run id, a workload name or file, a store where no run was saved, a `verify` pass that cannot know what the data should hold |
 //! | 3 | the cluster or its setup failed: cannot connect, schema rejected, a local node that does not start or is unhealthy |
 //! | 4 | a gate could not be judged: a figure's interval reaches past its threshold, or the comparison was too short (`--allow-undecided` makes this 0) |
+//! | 5 | an error of no class above: a file that cannot be written, a results store that fails, a fault of casslab's own |
 //! | 130 | interrupted (Ctrl-C) |
+//!
+//! So a CI job tells a regression (1, 4) from a job that could not judge at all (2, 3, 5).
 
+use casslab_core::analysis::saved_experiment::SavedExperimentError;
+use casslab_core::analysis::study::StudyError;
 use casslab_core::analysis::{AnalysisError, GateError};
+use casslab_core::cluster::ControlError;
 use casslab_core::engine::EngineError;
 use casslab_core::judge::sweep::SweepError;
 use casslab_core::judge::JudgeError;
 use casslab_core::merge::MergeError;
 use casslab_core::report::json::ExportError;
-use casslab_core::session::conduct::ExperimentError;
+use casslab_core::session::conduct::{ExperimentError, VariantError};
 use casslab_core::session::findmax::{FindMaxError, SlaError};
 use casslab_core::session::{EventCheckError, SessionError};
 use casslab_core::store::StoreError;
@@ -33,7 +39,8 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     Success,
-    /// A gate or a lint finding failed, or an error of no other class.
+    /// A gate or a lint finding failed, or a verification found a violation: what was judged
+    /// is not as it should be.
     Failed,
     /// Bad usage or bad input.
     Usage,
@@ -41,6 +48,9 @@ pub enum Exit {
     Setup,
     /// A gate could not be judged (its interval reaches past the threshold).
     Undecided,
+    /// An error of no other class: the command could not do its work, for no fault of the
+    /// input's or the cluster's.
+    Error,
     /// Stopped by Ctrl-C.
     Interrupted,
 }
@@ -53,6 +63,7 @@ impl Exit {
             Exit::Usage => 2,
             Exit::Setup => 3,
             Exit::Undecided => 4,
+            Exit::Error => 5,
             Exit::Interrupted => 130,
         }
     }
@@ -85,15 +96,17 @@ macro_rules! bail_usage {
 pub(crate) use bail_usage;
 
 /// The class of a failed command: that of the outermost error in its chain that has one,
-/// else [`Exit::Failed`]. Contexts added with `.context(...)` are words, not classes.
+/// else [`Exit::Error`]. Contexts added with `.context(...)` are words, not classes. An error
+/// that shows another in its message does not return it as its source (the chain would print
+/// it twice), so its class is read from the error it holds, here.
 pub fn classify(e: &anyhow::Error) -> Exit {
-    e.chain().find_map(class_of).unwrap_or(Exit::Failed)
+    e.chain().find_map(class_of).unwrap_or(Exit::Error)
 }
 
 fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
     // a cluster controller's error is classed by what it wraps
-    if let Some(c) = e.downcast_ref::<casslab_core::cluster::ControlError>() {
-        return class_of(&*c.0);
+    if let Some(c) = e.downcast_ref::<ControlError>() {
+        return control_class(c);
     }
     if e.is::<UsageError>()
         || e.is::<WorkloadError>()
@@ -119,7 +132,19 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
         return match e {
             FindMaxError::Sla(_) => Some(Exit::Usage),
             FindMaxError::Session(e) => session_class(e),
-            FindMaxError::Results(_) => None,
+            FindMaxError::Results(e) => store_class(e),
+        };
+    }
+    if let Some(e) = e.downcast_ref::<VariantError>() {
+        return session_class(&e.error);
+    }
+    if let Some(e) = e.downcast_ref::<StudyError>() {
+        return study_class(e);
+    }
+    if let Some(e) = e.downcast_ref::<SavedExperimentError>() {
+        return match e {
+            SavedExperimentError::Store(e) => store_class(e),
+            _ => None,
         };
     }
     // judging wraps what it met transparently: class it by that
@@ -130,7 +155,8 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
         return match e {
             ExperimentError::Judge(e) => judge_class(e),
             ExperimentError::Sweep(SweepError::Sla(_)) => Some(Exit::Usage),
-            ExperimentError::Sweep(SweepError::Study(_)) | ExperimentError::Variant(_) => None,
+            ExperimentError::Sweep(SweepError::Study(e)) => study_class(e),
+            ExperimentError::Variant(e) => session_class(&e.error),
         };
     }
     if let Some(e) = e.downcast_ref::<StoreError>() {
@@ -175,16 +201,34 @@ fn judge_class(e: &JudgeError) -> Option<Exit> {
     match e {
         JudgeError::Gate(_) => Some(Exit::Usage),
         JudgeError::Store(e) => store_class(e),
-        JudgeError::Study(_) => None,
+        JudgeError::Study(e) => study_class(e),
     }
 }
 
-/// A run session's failure: its engine's class (the session wraps it transparently); a
-/// results store that failed is no one's input.
+/// Runs that cannot be compared as asked (a window, a confidence) are the input's; a store
+/// that fails to read them is classed as stores are.
+fn study_class(e: &StudyError) -> Option<Exit> {
+    match e {
+        StudyError::Store(e) => store_class(e),
+        StudyError::Run { .. } | StudyError::Analysis(_) => Some(Exit::Usage),
+    }
+}
+
+/// A cluster controller's error, classed by what it wraps (a local node's error).
+fn control_class(e: &ControlError) -> Option<Exit> {
+    class_of(&*e.0)
+}
+
+/// A run session's failure: its engine's class (the session wraps it transparently), a server
+/// definition or an SLA the run cannot take is the input's, a server that failed to start is
+/// the cluster's; a results store that failed is classed as stores are.
 fn session_class(e: &SessionError) -> Option<Exit> {
     match e {
         SessionError::Engine(e) => Some(engine_class(e)),
-        _ => None,
+        SessionError::NeedsLocalCluster(_) | SessionError::Sla(_) => Some(Exit::Usage),
+        SessionError::Server { error, .. } => control_class(error),
+        SessionError::Results(e) | SessionError::Unsaved { error: e, .. } => store_class(e),
+        SessionError::Task(_) => None,
     }
 }
 
@@ -195,7 +239,7 @@ fn engine_class(e: &EngineError) -> Exit {
     match e {
         EngineError::Workload(_) | EngineError::TypeMismatch { .. } | EngineError::NotOurKeyspace(_) | EngineError::NotOurTable { .. } => Exit::Usage,
         // casslab's own fault, neither the input's nor the cluster's
-        EngineError::WorkerFailed { .. } => Exit::Failed,
+        EngineError::WorkerFailed { .. } => Exit::Error,
         _ => Exit::Setup,
     }
 }
@@ -211,8 +255,8 @@ mod tests {
 
     #[test]
     fn codes() {
-        let all = [Exit::Success, Exit::Failed, Exit::Usage, Exit::Setup, Exit::Undecided, Exit::Interrupted];
-        assert_eq!(all.map(Exit::code), [0, 1, 2, 3, 4, 130]);
+        let all = [Exit::Success, Exit::Failed, Exit::Usage, Exit::Setup, Exit::Undecided, Exit::Error, Exit::Interrupted];
+        assert_eq!(all.map(Exit::code), [0, 1, 2, 3, 4, 5, 130]);
     }
 
     #[test]
@@ -231,7 +275,7 @@ mod tests {
         assert_eq!(class(WorkloadError::new("w.yaml", Some(3), casslab_core::workload::Problem::TooFewVariants)), Exit::Usage);
         assert_eq!(class(StoreError::NoSuchRun(9)), Exit::Usage);
         assert_eq!(class(StoreError::Missing { path: "/nowhere/results.db".into() }), Exit::Usage);
-        assert_eq!(class(StoreError::Corrupt { what: "x".into(), detail: "y".into() }), Exit::Failed);
+        assert_eq!(class(StoreError::Corrupt { what: "x".into(), detail: "y".into() }), Exit::Error);
         assert_eq!(class(AnalysisError::BadWindow(-1.0)), Exit::Usage);
         let connect = EngineError::ConnectCql { hosts: "127.0.0.1:1".into(), problem: "nothing answers there".into(), driver: "refused".into() };
         assert_eq!(class(connect), Exit::Setup);
@@ -243,10 +287,10 @@ mod tests {
         // a server definition refused through the session keeps its class
         let refused = casslab_core::session::SessionError::Server {
             workload: "kv".into(),
-            source: casslab_core::cluster::ControlError::new(LocalError::BadDefinition { reason: "unknown setting".into() }),
+            error: ControlError::new(LocalError::BadDefinition { reason: "unknown setting".into() }),
         };
         assert_eq!(class(refused), Exit::Usage);
-        assert_eq!(class(anyhow::anyhow!("something else")), Exit::Failed);
+        assert_eq!(class(anyhow::anyhow!("something else")), Exit::Error);
     }
 
     #[test]
@@ -256,6 +300,23 @@ mod tests {
         let connect: Result<(), EngineError> = Err(EngineError::Tls("no CA".into()));
         assert_eq!(classify(&connect.context("variant a").unwrap_err()), Exit::Setup);
         let disk = anyhow::Error::new(std::io::Error::other("disk full")).context("cannot write report.html");
-        assert_eq!(classify(&disk), Exit::Failed);
+        assert_eq!(classify(&disk), Exit::Error);
+    }
+
+    /// Errors that show the error they hold keep its class, though it is not their source:
+    /// a server definition with --hosts is the input's, in a run and in an experiment's variant.
+    #[test]
+    fn held_errors_keep_their_class() {
+        let needs_local = || SessionError::NeedsLocalCluster("kv".into());
+        assert_eq!(class(needs_local()), Exit::Usage);
+        let variant = VariantError { variant: "g1".into(), error: needs_local() };
+        assert_eq!(class(ExperimentError::Variant(variant)), Exit::Usage);
+        let connect = EngineError::ConnectCql { hosts: "127.0.0.1:1".into(), problem: "nothing answers there".into(), driver: "refused".into() };
+        let variant = VariantError { variant: "list".into(), error: SessionError::Engine(connect) };
+        assert_eq!(class(ExperimentError::Variant(variant)), Exit::Setup);
+        let sla = casslab_core::session::findmax::parse_sla("p99 < 10").unwrap_err();
+        assert_eq!(class(SessionError::Sla(sla)), Exit::Usage);
+        assert_eq!(class(SessionError::Results(StoreError::NoSuchRun(4))), Exit::Usage);
+        assert_eq!(class(StudyError::Store(StoreError::Corrupt { what: "x".into(), detail: "y".into() })), Exit::Error);
     }
 }

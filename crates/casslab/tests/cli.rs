@@ -228,3 +228,159 @@ fn shipped_experiments_run_by_name_and_plan_without_running_anything() {
         run(casslab().current_dir(dir.path()).env("CASSLAB_HOME", &home).args(["experiment", "gc", "--plan", "--store", store.to_str().unwrap()]));
     assert_eq!(code, 2, "the local file is read (and has one variant): {err}");
 }
+
+/// Every command's help, at the width clap uses without a terminal.
+fn help(args: &[&str]) -> String {
+    let (code, out, err) = run(casslab().env("COLUMNS", "100").args(args));
+    assert_eq!(code, 0, "casslab {}: {err}", args.join(" "));
+    out
+}
+
+const COMMANDS: [&str; 14] =
+    ["run", "experiment", "local", "workloads", "runs", "show", "report", "compare", "merge", "verify", "lint", "import", "completions", "man"];
+
+/// `-h` fits a screen: the usage, a few examples, then each option on one line; `--help` has
+/// every example and each option's full text.
+#[test]
+fn short_help_shows_examples_first_and_one_line_per_option() {
+    for command in COMMANDS {
+        let short = help(&[command, "-h"]);
+        let examples = short.find("EXAMPLES:\n  casslab ").unwrap_or_else(|| panic!("{command} -h has no examples:\n{short}"));
+        let options = short.find("\nOptions:\n").or(short.find("\nCommands:\n")).unwrap_or_else(|| panic!("{command} -h: {short}"));
+        assert!(short.find("Usage: ").is_some_and(|u| u < examples) && examples < options, "{command} -h: usage, examples, options:\n{short}");
+        // an option's help that does not fit its line goes on under it, indented past the names
+        let wrapped: Vec<&str> = short[options..].lines().filter(|l| l.starts_with("            ") && !l.trim_start().starts_with('-')).collect();
+        assert!(wrapped.is_empty(), "{command} -h: one line per option, but {wrapped:?}:\n{short}");
+        let full = help(&[command, "--help"]);
+        assert!(full.len() > short.len() && full.contains("EXAMPLES:\n  casslab "), "{command} --help:\n{full}");
+    }
+    for command in ["run", "experiment"] {
+        let lines = help(&[command, "-h"]).lines().count();
+        assert!(lines < 90, "{command} -h has {lines} lines");
+    }
+    // the full text is under --help only
+    let words = |s: String| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (short, full) = (words(help(&["run", "-h"])), words(help(&["run", "--help"])));
+    for detail in ["Latency is measured from each operation's intended start", "casslab run kv --json run.json --hdr-log run.hlog", "--barrier-timeout"] {
+        assert!(!short.contains(detail) && full.contains(detail), "{detail}");
+    }
+}
+
+/// `help run` lists every figure `--find-max` takes, from the parser's own list, and says why
+/// ops_s is not one; a figure it does not take is refused with the same list.
+#[test]
+fn find_max_help_lists_what_an_sla_bounds() {
+    let text = help(&["help", "run"]).split_whitespace().collect::<Vec<_>>().join(" ");
+    let find_max = &text[text.find("--find-max <SLA>").unwrap()..text.find("--max-steps").unwrap()];
+    let metrics: Vec<&str> = casslab_core::analysis::sla_metrics().collect();
+    assert!(metrics.contains(&"p99") && metrics.contains(&"errors") && !metrics.contains(&"ops_s"));
+    assert!(find_max.contains(&metrics.join(", ")), "{find_max}");
+    assert!(find_max.contains("Throughput (ops_s) is what the search finds, not a bound"), "{find_max}");
+    let (code, _, err) = run(casslab().args(["run", "kv", "--find-max", "p98 < 10ms", "--hosts", "127.0.0.1:1"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("unknown metric \"p98\"; an SLA bounds one of {}", metrics.join(", "))), "{err}");
+}
+
+/// The examples of `help import` run as shown against the shipped profile: the operations they
+/// name are the profile's.
+#[test]
+fn import_help_examples_run_on_the_shipped_profile() {
+    let profile = format!("{}/../../docs/examples/stress.yaml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&profile).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for at in ["stress.yaml", "docs/examples/stress.yaml"] {
+        std::fs::create_dir_all(dir.path().join(at).parent().unwrap()).unwrap();
+        std::fs::write(dir.path().join(at), &text).unwrap();
+    }
+    let examples = help(&["help", "import"]).replace("\\\n", " ");
+    let stress: Vec<&str> = examples.lines().map(str::trim).filter(|l| l.starts_with("casslab import cassandra-stress")).collect();
+    assert!(stress.iter().any(|l| l.contains("ops(")), "{examples}");
+    for example in stress {
+        let words = shell_words(example);
+        let (code, _, err) = run(casslab().current_dir(dir.path()).args(&words[1..]));
+        assert_eq!(code, 0, "`{example}` fails: {err}");
+    }
+    // the --command of `help import cassandra-stress` names the profile's operations too
+    let command = help(&["help", "import", "cassandra-stress"]).split_whitespace().collect::<Vec<_>>().join(" ");
+    let ops = command.split("ops(").nth(1).and_then(|s| s.split(')').next()).unwrap_or_else(|| panic!("{command}"));
+    for op in ops.split(',').map(|o| o.split('=').next().unwrap()) {
+        assert!(op == "insert" || text.contains(&format!("\n  {op}:\n")), "{op} is not an operation of {profile}");
+    }
+}
+
+/// Splits a shell command line at spaces outside single quotes.
+fn shell_words(line: &str) -> Vec<String> {
+    let (mut words, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    for c in line.chars() {
+        match c {
+            '\'' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    words.extend((!cur.is_empty()).then_some(cur));
+    words
+}
+
+/// Each error says what is wrong once, however many errors it is made of.
+#[test]
+fn errors_are_printed_once() {
+    let once = |err: &str, says: &str| {
+        assert_eq!(err.matches(says).count(), 1, "`{says}` should be printed once:\n{err}");
+    };
+    let (code, _, err) = run(casslab().args(["run", "kv", "--find-max", "p99 < 10", "--hosts", "127.0.0.1:1"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--find-max \"p99 < 10\": a latency needs a unit") && !err.contains("total."), "{err}");
+    once(&err, "a latency needs a unit");
+
+    // an experiment's variant that cannot connect
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("results.db");
+    let store = store.to_str().unwrap();
+    let experiment = |name: &str| {
+        run(casslab().current_dir(dir.path()).env("CASSLAB_HOME", dir.path().join("home")).args([
+            "experiment",
+            name,
+            "--hosts",
+            "127.0.0.1:1",
+            "--budget",
+            "1m",
+            "--no-lint",
+            "--store",
+            store,
+        ]))
+    };
+    let (code, _, err) = experiment("bins-list-vs-columns");
+    assert_eq!(code, 3, "{err}");
+    once(&err, "cannot connect to 127.0.0.1:1");
+    once(&err, "the driver said");
+
+    // a server definition (`cluster:`) with --hosts, in an experiment and in a workload
+    let (code, _, err) = experiment("gc");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("variant g1: "), "{err}");
+    once(&err, "defines its server (`cluster:`)");
+    let (code, err) = check(&format!("{GOOD}cluster: {{ heap_mb: 1024 }}\n"));
+    assert_eq!(code, 2, "{err}");
+    once(&err, "defines its server (`cluster:`)");
+}
+
+/// A mistake on a line whose value came from `-P` names the parameter as it was given.
+#[test]
+fn a_mistake_in_a_given_parameter_names_it() {
+    let (code, _, err) = run(casslab().args(["run", "kv", "-P", "rows=-1", "--hosts", "127.0.0.1:1"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.starts_with("error: -P rows=-1: builtin:kv:") && err.contains(": load.count: give a whole number"), "{err}");
+    // a mistake of the file's own is the file's
+    let (code, err) = check(&GOOD.replace("op: insert", "op: inzert"));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.starts_with("error: FILE:18:"), "{err}");
+    let f = workload_file(&GOOD.replace("    args: [key, val]", "    args: [key, val]\n    page_size: ${rows}"));
+    let (code, _, err) = run(casslab().args(["run", f.path().to_str().unwrap(), "-P", "rows=0", "--hosts", "127.0.0.1:1"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("-P rows=0: ") && err.contains(":14: operation \"insert\": page_size"), "{err}");
+}

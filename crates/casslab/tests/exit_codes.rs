@@ -1,6 +1,7 @@
 //! Exit codes and standard output through the real binary, without a database: one test per
 //! class (0 success, 1 a failed gate or lint finding, 2 bad usage or input, 3 a cluster that
-//! cannot be reached; 130 is tests/e2e.rs's Ctrl-C test), every printing command with its
+//! cannot be reached, 5 an error of no other class; 130 is tests/e2e.rs's Ctrl-C test), every
+//! printing command with its
 //! stdout closed (exit 0, no panic), and the read-only commands on a store path where no run
 //! was saved (exit 2, nothing created). Saved runs come from `common::runs`.
 
@@ -69,6 +70,39 @@ fn bad_usage_or_input_is_2() {
         assert_eq!(code, 2, "casslab {}:\n{err}", args.join(" "));
         assert!(err.contains(says), "casslab {}: the error should name {says}:\n{err}", args.join(" "));
     }
+}
+
+/// A server definition (`cluster:`) that cannot apply to a cluster given with --hosts is a
+/// mistake of usage, in a run and in an experiment.
+#[test]
+fn a_server_definition_with_hosts_is_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("results.db");
+    let workload = dir.path().join("sized.yaml");
+    std::fs::write(&workload, format!("{}cluster: {{ heap_mb: 1024 }}\n", casslab_core::workload::builtin("kv").unwrap())).unwrap();
+    for args in [vec!["run", workload.to_str().unwrap()], vec!["experiment", "gc", "--budget", "1m"]] {
+        let (code, _, err) = run(casslab()
+            .current_dir(dir.path())
+            .env("CASSLAB_HOME", dir.path().join("home"))
+            .args(&args)
+            .args(["--hosts", "127.0.0.1:1", "--no-lint"])
+            .args(store_arg(&store)));
+        assert_eq!(code, 2, "casslab {}:\n{err}", args.join(" "));
+        assert!(err.contains("defines its server (`cluster:`)") && err.contains("leave out --hosts"), "{err}");
+    }
+}
+
+/// An error of no other class (here: a directory that cannot be made, a full disk) is 5, so
+/// that it is told from a failed gate (1).
+#[test]
+fn an_error_of_no_other_class_is_5() {
+    let (code, _, err) = run(casslab().args(["man", "--dir", "/dev/null/man"]));
+    assert_eq!(code, 5, "{err}");
+    assert!(err.contains("cannot create /dev/null/man"), "{err}");
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let (code, _, err) = run(casslab().args(["workloads", "show", "kv"]).stdout(full));
+    assert_eq!(code, 5, "{err}");
+    assert!(err.contains("cannot write to standard output"), "{err}");
 }
 
 #[test]

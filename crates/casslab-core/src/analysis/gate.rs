@@ -19,9 +19,16 @@ pub enum GateMetric {
     Errors,
 }
 
-impl GateMetric {
-    const NAMES: &'static str = "ops_s, mean, p50, p95, p99, p999, max, errors";
+/// Every figure a gate reads, as messages and help list them (`p99.9` is read as `p999` too).
+pub const GATE_METRICS: [&str; 8] = ["ops_s", "mean", "p50", "p95", "p99", "p999", "max", "errors"];
 
+/// The figures an SLA (`--find-max`) bounds: every gate's but throughput, which is what the
+/// search finds.
+pub fn sla_metrics() -> impl Iterator<Item = &'static str> {
+    GATE_METRICS.into_iter().filter(|m| GateMetric::parse(m) != Some(GateMetric::Stat(Metric::OpsPerS)))
+}
+
+impl GateMetric {
     fn parse(s: &str) -> Option<GateMetric> {
         Some(match s {
             "ops_s" => GateMetric::Stat(Metric::OpsPerS),
@@ -86,7 +93,7 @@ pub struct Gate {
 pub enum GateError {
     #[error("\"{0}\": write OP.METRIC, a comparison (>, >=, <, <=) and a value, e.g. 'read.p99 > 45ms'")]
     Syntax(String),
-    #[error("\"{text}\": unknown metric \"{metric}\"; use one of {}", GateMetric::NAMES)]
+    #[error("\"{text}\": unknown metric \"{metric}\"; use one of {}", GATE_METRICS.join(", "))]
     UnknownMetric { text: String, metric: String },
     #[error("\"{0}\": a latency needs a unit: ns, us, ms or s (e.g. 45ms)")]
     MissingUnit(String),
@@ -98,6 +105,22 @@ pub enum GateError {
     BadPercentage(String),
     #[error("gate '{gate}': {side} has no operation \"{op}\"; it has {known}")]
     UnknownOp { gate: String, side: String, op: String, known: String },
+}
+
+impl GateError {
+    /// The same mistake, quoting `text` (what the user wrote) instead of the text parsed.
+    fn quoting(self, text: &str) -> GateError {
+        let text = text.to_string();
+        match self {
+            GateError::Syntax(_) => GateError::Syntax(text),
+            GateError::UnknownMetric { metric, .. } => GateError::UnknownMetric { text, metric },
+            GateError::MissingUnit(_) => GateError::MissingUnit(text),
+            GateError::UnitNotAllowed { metric, .. } => GateError::UnitNotAllowed { text, metric },
+            GateError::BadNumber(_) => GateError::BadNumber(text),
+            GateError::BadPercentage(_) => GateError::BadPercentage(text),
+            GateError::UnknownOp { side, op, known, .. } => GateError::UnknownOp { gate: text, side, op, known },
+        }
+    }
 }
 
 impl FromStr for Gate {
@@ -230,11 +253,16 @@ impl FromStr for MaxRegression {
     }
 }
 
-/// An SLA that cannot be searched for.
+/// An SLA that cannot be searched for. Each says what was written (`--find-max TEXT`) once.
 #[derive(Debug, thiserror::Error)]
 pub enum SlaError {
-    #[error("--find-max {text}: {source}")]
-    Syntax { text: String, source: GateError },
+    #[error("--find-max \"{0}\": write [OP.]METRIC < VALUE, e.g. 'p99 < 10ms' or 'read.p99 < 5ms'")]
+    Syntax(String),
+    #[error("--find-max \"{text}\": unknown metric \"{metric}\"; an SLA bounds one of {} (throughput, ops_s, is what the search finds)", sla_metrics().collect::<Vec<_>>().join(", "))]
+    UnknownMetric { text: String, metric: String },
+    /// A value the gate's rules refuse (a latency without a unit, ...); it quotes `TEXT`.
+    #[error("--find-max {problem}")]
+    Value { problem: GateError },
     #[error("--find-max {0}: the SLA must be about latency or errors (throughput is what is searched)")]
     Throughput(String),
     #[error("--find-max: the run has no operation \"{0}\"")]
@@ -249,7 +277,11 @@ pub fn parse_sla(text: &str) -> Result<Gate, SlaError> {
     let lhs = text[..lhs_end].trim();
     // `p99.9` is a metric, not an operation and a metric
     let full = if lhs.contains('.') && lhs != "p99.9" { text.to_string() } else { format!("total.{}", text.trim()) };
-    let gate: Gate = full.parse().map_err(|source| SlaError::Syntax { text: text.to_string(), source })?;
+    let gate: Gate = full.parse().map_err(|e| match e {
+        GateError::Syntax(_) => SlaError::Syntax(text.to_string()),
+        GateError::UnknownMetric { metric, .. } => SlaError::UnknownMetric { text: text.to_string(), metric },
+        e => SlaError::Value { problem: e.quoting(text) },
+    })?;
     if matches!(gate.metric, GateMetric::Stat(Metric::OpsPerS)) {
         return Err(SlaError::Throughput(text.to_string()));
     }
@@ -273,6 +305,26 @@ mod tests {
         assert_eq!((g.op.as_str(), g.metric), ("total", GateMetric::Stat(Metric::P999)));
         assert_eq!(parse_sla("read.p99.9 < 20ms").unwrap().op, "read");
         assert_eq!("read.p99.9 > 45ms".parse::<Gate>().unwrap().metric, GateMetric::Stat(Metric::P999));
+    }
+
+    /// A mistake in an SLA quotes what was written, not the `total.` casslab puts before it,
+    /// and names only the figures an SLA can bound.
+    #[test]
+    fn sla_mistakes_quote_what_was_written() {
+        let e = |s: &str| parse_sla(s).unwrap_err().to_string();
+        assert_eq!(e("p99 < 10"), "--find-max \"p99 < 10\": a latency needs a unit: ns, us, ms or s (e.g. 45ms)");
+        assert_eq!(e("read.p99 10ms"), "--find-max \"read.p99 10ms\": write [OP.]METRIC < VALUE, e.g. 'p99 < 10ms' or 'read.p99 < 5ms'");
+        let unknown = e("p98 < 10ms");
+        assert!(unknown.starts_with("--find-max \"p98 < 10ms\": unknown metric \"p98\"; an SLA bounds one of mean, p50, "), "{unknown}");
+        assert!(!unknown.contains("total.") && unknown.contains("ops_s, is what the search finds"), "{unknown}");
+        assert!(e("ops_s < 5000").contains("throughput is what is searched"));
+        // every figure listed is one an SLA takes
+        for m in sla_metrics() {
+            let unit = if m == "errors" { "" } else { "ms" };
+            assert!(parse_sla(&format!("{m} < 1{unit}")).is_ok(), "{m}");
+        }
+        assert_eq!(sla_metrics().count(), GATE_METRICS.len() - 1);
+        assert!(GATE_METRICS.iter().all(|m| GateMetric::parse(m).is_some()));
     }
 
     #[test]

@@ -56,7 +56,7 @@ pub use bootstrap::{seed_for, Estimate, Resampled};
 pub use change::{approx_duration, both_ways, compare, Comparison, Look, Outcome, DEFAULT_POWER_EFFECT};
 pub use checks::{check_gates, GateFailure, GateReport};
 pub use distributions::{normal_quantile, t_cdf, t_quantile};
-pub use gate::{parse_sla, Cmp, Gate, GateError, GateMetric, MaxRegression, SlaError};
+pub use gate::{parse_sla, sla_metrics, Cmp, Gate, GateError, GateMetric, MaxRegression, SlaError, GATE_METRICS};
 pub use likeness::{likeness, Likeness};
 pub use repeated::{compare_repeated, outlier, side_estimate, Outlier, RunFigure, MIN_FIGURES, OUTLIER_METRICS};
 pub use sample::Sample;

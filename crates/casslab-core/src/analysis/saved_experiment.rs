@@ -64,13 +64,21 @@ impl SavedExperiment {
 #[derive(Debug, thiserror::Error)]
 pub enum SavedExperimentError {
     #[error("reading the saved runs: {0}")]
-    Store(#[from] StoreError),
+    Store(StoreError),
     #[error("no saved experiment is named or has the id \"{0}\" (`casslab runs --tag experiment` lists the runs of experiments)")]
     NotFound(String),
     #[error("experiment {0} searched for the highest rate meeting an SLA: its runs are steps of searches, not repetitions to compare (`casslab runs --tag experiment_id={0}` lists them)")]
     FindMax(String),
     #[error("experiment {0} has no measured run saved (it was stopped before its first one)")]
     NothingMeasured(String),
+}
+
+// The store's error is shown in the message, so it is not a source too (`{:#}` would print it
+// twice).
+impl From<StoreError> for SavedExperimentError {
+    fn from(e: StoreError) -> SavedExperimentError {
+        SavedExperimentError::Store(e)
+    }
 }
 
 /// The value of the run's tag `key=…`.

@@ -317,15 +317,11 @@ fn half_width_text(h_ln: f64) -> String {
 #[derive(Debug, thiserror::Error)]
 pub enum StudyError {
     #[error("reading the saved runs: {0}")]
-    Store(#[source] StoreError),
-    #[error("run {run}: {source}")]
-    Run {
-        run: RunId,
-        #[source]
-        source: AnalysisError,
-    },
-    #[error("{0}")]
-    Analysis(#[source] AnalysisError),
+    Store(StoreError),
+    #[error("run {run}: {error}")]
+    Run { run: RunId, error: AnalysisError },
+    #[error(transparent)]
+    Analysis(AnalysisError),
 }
 
 impl From<StoreError> for StudyError {
@@ -409,7 +405,7 @@ fn read_side(store: &Store, g: &Group, plan: &StudyPlan) -> Result<(Side, Vec<(R
             builder.push(&iv);
             Ok(())
         })?;
-        let windows = builder.finish().map_err(|source| StudyError::Run { run: id, source })?;
+        let windows = builder.finish().map_err(|source| StudyError::Run { run: id, error: source })?;
         let samples = store.server_samples(id)?;
         let load = RunLoad::of(&windows, &samples, record.config.fixed_rate_per_s(), record.config.concurrency, record.env.client_cores);
         if let Some(why) = load.saturated() {

@@ -30,7 +30,7 @@ pub enum EngineError {
     NotOurKeyspace(String),
     #[error("this target cannot coordinate the loaders of a sharded run; give every loader the same --start-at TIME instead of a barrier")]
     NoCoordination,
-    #[error("{0}")]
+    #[error(transparent)]
     Shards(#[from] StartError),
     #[error("the Redis URL holds a password, which would be saved with the run; drop it from the URL and set CASSLAB_REDIS_PASSWORD instead")]
     RedisPasswordInUrl,

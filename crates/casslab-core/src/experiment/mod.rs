@@ -209,7 +209,7 @@ fn rate_of(node: Option<&Node>, file: &str, line: Option<usize>) -> Result<Optio
     let Some(node) = node else { return Ok(None) };
     let text = yaml::to_string(node).map_err(|e| WorkloadError::yaml(file, line, e))?;
     let value: serde_json::Value = yaml::from_str(&text).map_err(|e| WorkloadError::yaml(file, line, e))?;
-    let shape = crate::load_shape::from_value(&value).map_err(|source| WorkloadError::new(file, line, Problem::Shape { key: "rate", source }))?;
+    let shape = crate::load_shape::from_value(&value).map_err(|source| WorkloadError::new(file, line, Problem::Shape { key: "rate", error: source }))?;
     if shape.peak() <= 0.0 {
         return Err(WorkloadError::new(
             file,
@@ -257,7 +257,7 @@ fn base_workload(path: &Path, name: &str, err: impl Fn(Problem) -> WorkloadError
                     problem: format!("\"{name}\" is this experiment file itself; name the workload its variants change (a built-in name or a workload file)"),
                 }));
             }
-            let s = std::fs::read_to_string(&p).map_err(|source| err(Problem::Read { what: format!("workload {}", p.display()), source }))?;
+            let s = std::fs::read_to_string(&p).map_err(|source| err(Problem::Read { what: format!("workload {}", p.display()), error: source }))?;
             Ok((s, p.display().to_string()))
         }
     }
@@ -276,7 +276,7 @@ fn params_of(v: Option<&Node>, file: &str) -> Result<BTreeMap<String, String>, W
 /// Reads an experiment file; `overrides` (-P) apply to every variant.
 pub fn load_experiment(path: &Path, overrides: &BTreeMap<String, String>) -> Result<Experiment, WorkloadError> {
     let (file, src) = experiment_source(path)
-        .map_err(|source| WorkloadError::new(&path.display().to_string(), None, Problem::Read { what: "experiment file".into(), source }))?;
+        .map_err(|source| WorkloadError::new(&path.display().to_string(), None, Problem::Read { what: "experiment file".into(), error: source }))?;
     let doc = read_experiment(&file, &src)?;
     let s = Settings::read(&file, path, &doc)?;
     let mut variants = Vec::new();
@@ -594,7 +594,7 @@ fn schema_error_at_source(e: WorkloadError, file: &str, patch: &Node, base_origi
             None => return e,
         },
     };
-    WorkloadError { file, line, problem: e.problem }
+    WorkloadError { given: e.given, file, line, problem: e.problem }
 }
 
 /// Merges mapping `patch` into `w[section]` key by key (whole entries replaced).

@@ -88,7 +88,7 @@ pub fn file_name(run: i64, p: &Profile) -> String {
 /// [`file_name`] says, and the nodes merged per kind (`runN-all-KIND.folded`) when there are
 /// several; returns the files written.
 pub fn write_dir(dir: &Path, run: i64, profiles: &[Profile], window: Option<super::Window>) -> Result<Vec<std::path::PathBuf>, ProfileError> {
-    std::fs::create_dir_all(dir).map_err(|source| ProfileError::Io { path: dir.into(), source })?;
+    std::fs::create_dir_all(dir).map_err(|source| ProfileError::Io { path: dir.into(), error: source })?;
     let mut all: Vec<Profile> = profiles.to_vec();
     for kind in ProfileKind::ALL {
         let of_kind: Vec<&Profile> = profiles.iter().filter(|p| p.kind == kind).collect();
@@ -99,7 +99,7 @@ pub fn write_dir(dir: &Path, run: i64, profiles: &[Profile], window: Option<supe
     let mut written = Vec::new();
     for p in &all {
         let path = dir.join(file_name(run, p));
-        std::fs::write(&path, write(&p.folded(window))).map_err(|source| ProfileError::Io { path: path.clone(), source })?;
+        std::fs::write(&path, write(&p.folded(window))).map_err(|source| ProfileError::Io { path: path.clone(), error: source })?;
         written.push(path);
     }
     Ok(written)

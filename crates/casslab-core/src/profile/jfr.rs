@@ -44,7 +44,7 @@ pub fn read(path: &Path, node: &str, t0_unix_ms: i64, source: &str) -> Result<Ve
 
 /// [`read`] once the file's chunks are known to fit it.
 fn read_checked(path: &Path, node: &str, t0_unix_ms: i64, source: &str) -> Result<Vec<Profile>, ProfileError> {
-    let file = std::fs::File::open(path).map_err(|source| ProfileError::Io { path: path.into(), source })?;
+    let file = std::fs::File::open(path).map_err(|source| ProfileError::Io { path: path.into(), error: source })?;
     let unreadable = |e: &dyn std::fmt::Debug| ProfileError::Unreadable { path: path.into(), detail: format!("{e:?}") };
     let mut builders: Vec<ProfileBuilder> = ProfileKind::ALL.iter().map(|k| ProfileBuilder::new(node, *k, source)).collect();
     let mut reader = JfrReader::new(std::io::BufReader::new(file));

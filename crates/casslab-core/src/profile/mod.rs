@@ -257,8 +257,8 @@ impl ProfileBuilder {
 /// Why a profile could not be recorded or read.
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
-    #[error("cannot read {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    #[error("cannot read {path}: {error}")]
+    Io { path: PathBuf, error: std::io::Error },
     #[error("{path}: not a Java Flight Recorder file nor folded stacks ({detail})")]
     Unreadable { path: PathBuf, detail: String },
     #[error("{path}:{line}: {what}; folded stacks are one line per stack, `frame;frame;frame COUNT`")]
@@ -279,16 +279,16 @@ pub enum ProfileError {
 pub fn read_file(path: &std::path::Path, node: &str, t0_unix_ms: i64) -> Result<Vec<Profile>, ProfileError> {
     let head = {
         use std::io::Read;
-        let mut f = std::fs::File::open(path).map_err(|source| ProfileError::Io { path: path.into(), source })?;
+        let mut f = std::fs::File::open(path).map_err(|source| ProfileError::Io { path: path.into(), error: source })?;
         let mut magic = [0u8; 4];
-        let n = f.read(&mut magic).map_err(|source| ProfileError::Io { path: path.into(), source })?;
+        let n = f.read(&mut magic).map_err(|source| ProfileError::Io { path: path.into(), error: source })?;
         magic[..n].to_vec()
     };
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if head == b"FLR\0" {
         return jfr::read(path, node, t0_unix_ms, &format!("Java Flight Recorder file {name}"));
     }
-    let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io { path: path.into(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Io { path: path.into(), error: source })?;
     let kind = folded::kind_of_name(&name);
     Ok(vec![folded::parse(&text, path, node, kind, &format!("folded stacks {name}"))?])
 }
@@ -298,9 +298,9 @@ pub fn read_file(path: &std::path::Path, node: &str, t0_unix_ms: i64) -> Result<
 /// `--profile-file`s with this before it starts, and reads them after it is saved.
 pub fn check_file(path: &std::path::Path) -> Result<(), ProfileError> {
     use std::io::Read;
-    let mut f = std::fs::File::open(path).map_err(|source| ProfileError::Io { path: path.into(), source })?;
+    let mut f = std::fs::File::open(path).map_err(|source| ProfileError::Io { path: path.into(), error: source })?;
     let mut magic = [0u8; 4];
-    let n = f.read(&mut magic).map_err(|source| ProfileError::Io { path: path.into(), source })?;
+    let n = f.read(&mut magic).map_err(|source| ProfileError::Io { path: path.into(), error: source })?;
     if magic[..n] == *b"FLR\0" {
         untrusted::check_chunks(path)?;
     }

@@ -146,7 +146,7 @@ pub type Stopped = (Vec<(String, PathBuf, String)>, Vec<String>);
 /// Stops the recordings, each written into `dir` (`NODE.jfr`): (node, file, source) of those
 /// written, and notes for those that were not (a node stopped meanwhile loses its recording).
 pub fn stop(recordings: &[Recording], dir: &Path) -> Result<Stopped, ProfileError> {
-    std::fs::create_dir_all(dir).map_err(|source| ProfileError::Io { path: dir.into(), source })?;
+    std::fs::create_dir_all(dir).map_err(|source| ProfileError::Io { path: dir.into(), error: source })?;
     let (mut written, mut notes) = (Vec::new(), Vec::new());
     for r in recordings {
         let (file, result) = match &r.recorder {

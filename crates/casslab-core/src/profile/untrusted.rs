@@ -22,7 +22,7 @@ pub const CHUNK_HEADER_BYTES: u64 = 68;
 /// left of the file, offsets of its constant pool and metadata inside it, and a tick rate
 /// above 0. Returns the number of chunks (at least one).
 pub fn check_chunks(path: &Path) -> Result<usize, ProfileError> {
-    let io = |source| ProfileError::Io { path: path.into(), source };
+    let io = |source| ProfileError::Io { path: path.into(), error: source };
     let mut f = std::fs::File::open(path).map_err(io)?;
     let len = f.metadata().map_err(io)?.len();
     let bad = |at: u64, what: String| ProfileError::Damaged { path: path.into(), detail: format!("the chunk at byte {at} {what}") };

@@ -236,10 +236,10 @@ fn histogram_json(phase: Phase, op: &str, stats: &OpStats) -> Value {
 /// A file that is not a readable `casslab-run` export.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
-    #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: io::Error },
-    #[error("{path} is not JSON: {source}")]
-    Json { path: PathBuf, source: serde_json::Error },
+    #[error("cannot read {path}: {error}")]
+    Read { path: PathBuf, error: io::Error },
+    #[error("{path} is not JSON: {error}")]
+    Json { path: PathBuf, error: serde_json::Error },
     #[error("{path} is not a casslab run export (its \"format\" is not \"casslab-run\")")]
     NotAnExport { path: PathBuf },
     #[error("{path} is a casslab-run export of format version {found}, which has no interval histograms; export the run again with this casslab (`casslab show RUN --json FILE`)")]
@@ -266,8 +266,8 @@ pub fn read_run_json(path: &Path) -> Result<RunData, ExportError> {
 /// encoded (the returned [`RunData`]'s `intervals` are empty): a long run's rows fit in memory
 /// this way, where decoded they take half a megabyte each.
 pub fn read_run_json_packed(path: &Path) -> Result<(RunData, Vec<PackedInterval>), ExportError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ExportError::Read { path: path.into(), source })?;
-    let mut v: Value = serde_json::from_str(&text).map_err(|source| ExportError::Json { path: path.into(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| ExportError::Read { path: path.into(), error: source })?;
+    let mut v: Value = serde_json::from_str(&text).map_err(|source| ExportError::Json { path: path.into(), error: source })?;
     drop(text);
     if v["format"] != FORMAT {
         return Err(ExportError::NotAnExport { path: path.into() });

@@ -39,7 +39,7 @@ async fn check_servers(lab: &Lab<'_>, exp: &Experiment) -> Result<(), VariantErr
         if checked.contains(&spec) {
             continue;
         }
-        super::check_server(lab, &v.workload.name, spec).await.map_err(|source| VariantError { variant: v.name.clone(), source })?;
+        super::check_server(lab, &v.workload.name, spec).await.map_err(|source| VariantError { variant: v.name.clone(), error: source })?;
         checked.push(spec);
     }
     Ok(())
@@ -309,12 +309,12 @@ pub async fn find_max_per_variant(lab: &Lab<'_>, setup: &ExperimentSetup<'_>, sl
         tags.extend(setup.tags.iter().cloned());
         tags.extend([format!("variant={}", v.name), format!("variant_index={vi}"), format!("repetition={rep}"), format!("position={}", k + 1)]);
         if let Some(server) = &v.workload.cluster {
-            super::apply_server(lab, &v.workload.name, server, true).await.map_err(|source| VariantError { variant: v.name.clone(), source })?;
+            super::apply_server(lab, &v.workload.name, server, true).await.map_err(|source| VariantError { variant: v.name.clone(), error: source })?;
         }
         let spec = variant_spec(exp, v, base, tags);
         let search = super::findmax::find_max(lab, &spec, sla, max_steps).await.map_err(|e| VariantError {
             variant: v.name.clone(),
-            source: match e {
+            error: match e {
                 super::findmax::FindMaxError::Session(s) => s,
                 super::findmax::FindMaxError::Sla(s) => SessionError::Sla(s),
                 super::findmax::FindMaxError::Results(s) => SessionError::Results(s),

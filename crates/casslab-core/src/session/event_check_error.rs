@@ -7,8 +7,8 @@
 pub enum EventCheckError {
     #[error("event '{spec}': `{action}` acts on casslab's local cluster, but this run is aimed at --hosts; for your own cluster run a command at that time with '{at_s}s exec CMD' (e.g. an ssh that stops a service)")]
     NeedsLocalCluster { spec: String, action: &'static str, at_s: u64 },
-    #[error("event '{spec}': {source}")]
-    UnknownNodes { spec: String, source: crate::cluster::ControlError },
+    #[error("event '{spec}': {error}")]
+    UnknownNodes { spec: String, error: crate::cluster::ControlError },
     #[error("event '{spec}': `{action}` changes the network of casslab's local cluster, but this run is aimed at --hosts; on your own cluster change it yourself at that time with '{at_s}s exec CMD', e.g. '{at_s}s exec ssh db3 sudo iptables -A INPUT -s 10.0.2.0/24 -j DROP' for a partition (-D to heal) or '{at_s}s exec ssh db3 sudo tc qdisc add dev eth0 root netem delay 50ms' for a slow link")]
     NetworkNeedsLocalCluster { spec: String, action: &'static str, at_s: u64 },
     #[error("event '{spec}': {reason}")]

@@ -11,13 +11,13 @@ use crate::config::{LoadMode, RunConfig};
 use crate::experiment::{Design, Experiment, RunOrder, Variant};
 use crate::judge::JudgeOptions;
 
-/// A variant whose run could not be made.
+/// A variant whose run could not be made: `variant NAME: ` and the session's error (shown
+/// here, so not a source of its own: `{:#}` prints it once).
 #[derive(Debug, thiserror::Error)]
-#[error("variant {variant}: {source}")]
+#[error("variant {variant}: {error}")]
 pub struct VariantError {
     pub variant: String,
-    #[source]
-    pub source: SessionError,
+    pub error: SessionError,
 }
 
 /// A run of variant `v`: the base config with the variant's workload, parameters and client

@@ -30,7 +30,13 @@ pub enum FindMaxError {
     #[error(transparent)]
     Session(#[from] SessionError),
     #[error("cannot read the ramp's intervals back: {0}")]
-    Results(#[from] crate::store::StoreError),
+    Results(crate::store::StoreError),
+}
+
+impl From<crate::store::StoreError> for FindMaxError {
+    fn from(e: crate::store::StoreError) -> FindMaxError {
+        FindMaxError::Results(e)
+    }
 }
 
 /// Searches the highest fixed rate of `base` (its config's rate is ignored) that meets `sla`,

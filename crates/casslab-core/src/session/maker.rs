@@ -220,7 +220,7 @@ impl<'l, 's, 'e> Maker<'l, 's, 'e> {
         // a measured run of a server variant starts on freshly started nodes, whichever
         // variant ran before it: no run inherits a JVM (JIT, heap, caches) warmed by another
         if let Some(server) = &v.workload.cluster {
-            super::apply_server(self.lab, &v.workload.name, server, true).await.map_err(|source| VariantError { variant: v.name.clone(), source })?;
+            super::apply_server(self.lab, &v.workload.name, server, true).await.map_err(|source| VariantError { variant: v.name.clone(), error: source })?;
         }
         let r = run_one(self.lab, &spec, v).await?;
         self.out.variants[vi].1.push(r.run);
@@ -232,7 +232,7 @@ impl<'l, 's, 'e> Maker<'l, 's, 'e> {
 }
 
 async fn run_one(lab: &Lab<'_>, spec: &RunSpec, v: &Variant) -> Result<super::RunResult, VariantError> {
-    super::run(lab, spec).await.map_err(|source| VariantError { variant: v.name.clone(), source })
+    super::run(lab, spec).await.map_err(|source| VariantError { variant: v.name.clone(), error: source })
 }
 
 /// The same run, stopping after its load phase.

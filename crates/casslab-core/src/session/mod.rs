@@ -94,18 +94,31 @@ pub enum SessionError {
     #[error(transparent)]
     Engine(#[from] EngineError),
     #[error("cannot save the run: {0}")]
-    Results(#[from] StoreError),
-    #[error("some results of run {run} could not be saved: {source}")]
-    Unsaved { run: RunId, source: StoreError },
+    Results(StoreError),
+    #[error("some results of run {run} could not be saved: {error}")]
+    Unsaved { run: RunId, error: StoreError },
     #[error("the engine task failed: {0}")]
-    Task(#[from] tokio::task::JoinError),
+    Task(tokio::task::JoinError),
     #[error("workload \"{0}\" defines its server (`cluster:`), which casslab can set only on its local cluster: leave out --hosts, or remove `cluster:` to run against your own cluster as it is")]
     NeedsLocalCluster(String),
     /// An SLA names what the run does not have (an operation it lacks).
     #[error(transparent)]
     Sla(#[from] findmax::SlaError),
-    #[error("the server definition of workload \"{workload}\"")]
-    Server { workload: String, source: crate::cluster::ControlError },
+    #[error("the server definition of workload \"{workload}\": {error}")]
+    Server { workload: String, error: crate::cluster::ControlError },
+}
+
+// The errors a session's message shows are not its sources too (`{:#}` would print them twice).
+impl From<StoreError> for SessionError {
+    fn from(e: StoreError) -> SessionError {
+        SessionError::Results(e)
+    }
+}
+
+impl From<tokio::task::JoinError> for SessionError {
+    fn from(e: tokio::task::JoinError) -> SessionError {
+        SessionError::Task(e)
+    }
 }
 
 /// One run, from connecting to saving.
@@ -250,7 +263,7 @@ impl<'a> RunSession<'a> {
         lab.observer.on(&SessionEvent::RunFinished { run: id, status });
         result?;
         if let Some(e) = store_error {
-            return Err(SessionError::Unsaved { run: id, source: e });
+            return Err(SessionError::Unsaved { run: id, error: e });
         }
         Ok(RunResult { run: id, status, summary })
     }
@@ -389,7 +402,7 @@ pub async fn apply_server(lab: &Lab<'_>, workload: &str, spec: &crate::cluster::
     let applied =
         tokio::task::spawn_blocking(move || control.apply(&spec2, restart, &mut |line| observer.on(&SessionEvent::Notice(&Notice::Cluster(line.to_string())))))
             .await?
-            .map_err(|source| SessionError::Server { workload: workload.to_string(), source })?;
+            .map_err(|source| SessionError::Server { workload: workload.to_string(), error: source })?;
     if applied.restarted {
         lab.observer.on(&SessionEvent::ServerApplied { workload, applied });
     }
@@ -402,7 +415,7 @@ pub async fn check_server(lab: &Lab<'_>, workload: &str, spec: &crate::cluster::
     let (spec2, observer) = (spec.clone(), lab.observer.clone());
     tokio::task::spawn_blocking(move || control.check(&spec2, &mut |line| observer.on(&SessionEvent::Notice(&Notice::Cluster(line.to_string())))))
         .await?
-        .map_err(|source| SessionError::Server { workload: workload.to_string(), source })
+        .map_err(|source| SessionError::Server { workload: workload.to_string(), error: source })
 }
 
 /// Makes one run (a [`RunSession`]) and saves it.

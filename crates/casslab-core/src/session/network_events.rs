@@ -20,7 +20,7 @@ pub(crate) fn check(e: &EventSpec, control: Option<&dyn ClusterControl>) -> Resu
     };
     cluster.network_controlled().map_err(|reason| EventCheckError::NoNetworkControl { spec: e.text.clone(), reason })?;
     for selector in e.action.network_selectors() {
-        cluster.select(selector).map_err(|source| EventCheckError::UnknownNodes { spec: e.text.clone(), source })?;
+        cluster.select(selector).map_err(|source| EventCheckError::UnknownNodes { spec: e.text.clone(), error: source })?;
     }
     Ok(())
 }

@@ -35,7 +35,7 @@ pub fn check_events(events: &[EventSpec], control: Option<&dyn ClusterControl>) 
             return Err(EventCheckError::NeedsLocalCluster { spec: e.text.clone(), action: e.action.name(), at_s: e.at_ms / 1000 });
         };
         if let Some(selector) = e.action.node_selector() {
-            cluster.select(selector).map_err(|source| EventCheckError::UnknownNodes { spec: e.text.clone(), source })?;
+            cluster.select(selector).map_err(|source| EventCheckError::UnknownNodes { spec: e.text.clone(), error: source })?;
         }
     }
     Ok(())

@@ -62,13 +62,13 @@ impl Sides {
                 None
             } else if layout == Layout::Beside && i > 0 && v.workload.target == TargetKind::Cql {
                 let Some(main) = lab.control.clone() else {
-                    return Err(VariantError { variant: v.name.clone(), source: super::SessionError::NeedsLocalCluster(v.workload.name.clone()) });
+                    return Err(VariantError { variant: v.name.clone(), error: super::SessionError::NeedsLocalCluster(v.workload.name.clone()) });
                 };
                 let beside =
-                    tokio::task::spawn_blocking(move || main.beside(i)).await.map_err(|e| VariantError { variant: v.name.clone(), source: e.into() })?;
+                    tokio::task::spawn_blocking(move || main.beside(i)).await.map_err(|e| VariantError { variant: v.name.clone(), error: e.into() })?;
                 let beside = beside.map_err(|source| VariantError {
                     variant: v.name.clone(),
-                    source: super::SessionError::Server { workload: v.workload.name.clone(), source },
+                    error: super::SessionError::Server { workload: v.workload.name.clone(), error: source },
                 })?;
                 beside.aim(&mut cfg.cluster);
                 started.push(beside.clone());
@@ -259,7 +259,7 @@ async fn load_all(maker: &mut Maker<'_, '_, '_>, sides: &Sides, fresh: bool) -> 
         async move { (i, super::run(lab, &spec).await) }
     });
     for (i, r) in futures::future::join_all(loads).await {
-        let r = r.map_err(|source| VariantError { variant: exp.variants[i].name.clone(), source })?;
+        let r = r.map_err(|source| VariantError { variant: exp.variants[i].name.clone(), error: source })?;
         maker.out.loads.push(r.run);
         if maker.flow(&r) == Flow::Stop {
             return Ok(Flow::Stop);
@@ -322,7 +322,7 @@ async fn run_group(
             Ok(r) => made.push((vi, r)),
             // a run that failed because another did is not the story
             Err(source) if first_error.is_none() || !source.to_string().contains("before the common start") => {
-                first_error = Some(VariantError { variant: exp.variants[vi].name.clone(), source });
+                first_error = Some(VariantError { variant: exp.variants[vi].name.clone(), error: source });
             }
             Err(_) => {}
         }

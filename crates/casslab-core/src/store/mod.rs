@@ -298,10 +298,10 @@ pub enum StoreError {
     /// A command that only reads runs was pointed at a path where none was ever saved.
     #[error("there is no results database at {path}: no run was saved there yet (`casslab run` saves one; --store or CASSLAB_STORE name another)")]
     Missing { path: PathBuf },
-    #[error("cannot create the directory {path} for the results database: {source}")]
-    CreateDir { path: PathBuf, source: std::io::Error },
-    #[error("cannot open the results database {path}: {source}")]
-    Open { path: PathBuf, source: rusqlite::Error },
+    #[error("cannot create the directory {path} for the results database: {error}")]
+    CreateDir { path: PathBuf, error: std::io::Error },
+    #[error("cannot open the results database {path}: {error}")]
+    Open { path: PathBuf, error: rusqlite::Error },
     #[error(
         "the results database has schema version {found} but this casslab reads version {supported}; \
          it was probably written by a newer casslab: upgrade casslab or use another database file"
@@ -318,15 +318,22 @@ pub enum StoreError {
     #[error("run {0} is still running (its process is alive); wait for it to end or stop it first")]
     StillRunning(RunId),
     #[error("results database error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    #[error("cannot encode {what} for the results database: {source}")]
-    Encode { what: &'static str, source: serde_json::Error },
+    Sqlite(rusqlite::Error),
+    #[error("cannot encode {what} for the results database: {error}")]
+    Encode { what: &'static str, error: serde_json::Error },
     /// Saved data that this build cannot read back.
     #[error("unreadable {what} in the results database: {detail}")]
     Corrupt { what: String, detail: String },
     /// Writing out what was being read (an export written row by row) failed.
-    #[error("{0}")]
+    #[error(transparent)]
     Write(#[from] std::io::Error),
+}
+
+// SQLite's error is shown in the message, so it is not a source too (`{:#}` would print it twice).
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> StoreError {
+        StoreError::Sqlite(e)
+    }
 }
 
 /// An [`OpStats`] with its two histograms still encoded in HdrHistogram's V2 deflate format, as

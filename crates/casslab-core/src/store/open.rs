@@ -12,9 +12,9 @@ impl Store {
     /// Opens (creating it and its parent directories if needed) the database file at `path`.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source })?;
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), error: source })?;
         }
-        let conn = Connection::open(path).map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
+        let conn = Connection::open(path).map_err(|source| StoreError::Open { path: path.to_path_buf(), error: source })?;
         ready(conn, path)
     }
 
@@ -26,7 +26,7 @@ impl Store {
         }
         // without SQLITE_OPEN_CREATE: a file removed since the check is not made again
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
+        let conn = Connection::open_with_flags(path, flags).map_err(|source| StoreError::Open { path: path.to_path_buf(), error: source })?;
         ready(conn, path)
     }
 
@@ -42,7 +42,7 @@ impl Store {
 /// Applies the connection settings and creates or checks the schema of a database file, once
 /// the file is known to be casslab's own (or empty): nothing is written to another's.
 fn ready(mut conn: Connection, path: &Path) -> Result<Store, StoreError> {
-    let opened = |source| StoreError::Open { path: path.to_path_buf(), source };
+    let opened = |source| StoreError::Open { path: path.to_path_buf(), error: source };
     ours(&conn, path)?;
     migrations::configure(&conn, true).map_err(opened)?;
     migrations::migrate(&mut conn).map_err(|e| match e {
@@ -55,7 +55,7 @@ fn ready(mut conn: Connection, path: &Path) -> Result<Store, StoreError> {
 /// Refuses a database that holds tables but not casslab's `runs` (read only: neither the
 /// journal mode nor the schema is touched before this says yes).
 fn ours(conn: &Connection, path: &Path) -> Result<(), StoreError> {
-    let opened = |source| StoreError::Open { path: path.to_path_buf(), source };
+    let opened = |source| StoreError::Open { path: path.to_path_buf(), error: source };
     let mut names: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
         .and_then(|mut q| q.query_map([], |r| r.get(0))?.collect())

@@ -27,7 +27,7 @@ impl Store {
         {
             let mut insert = tx.prepare_cached("INSERT INTO profiles (run_id, node, kind, data) VALUES (?1, ?2, ?3, ?4)")?;
             for p in profiles {
-                let json = serde_json::to_vec(p).map_err(|source| StoreError::Encode { what: "a profile", source })?;
+                let json = serde_json::to_vec(p).map_err(|source| StoreError::Encode { what: "a profile", error: source })?;
                 let mut enc = DeflateEncoder::new(Vec::with_capacity(json.len() / 4), flate2::Compression::fast());
                 enc.write_all(&json)?;
                 insert.execute(params![run, p.node, p.kind.as_str(), enc.finish()?])?;

@@ -85,7 +85,7 @@ impl Cols {
 }
 
 pub(super) fn encode<T: Serialize + ?Sized>(what: &'static str, value: &T) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|source| StoreError::Encode { what, source })
+    serde_json::to_string(value).map_err(|source| StoreError::Encode { what, error: source })
 }
 
 pub(super) fn decode_phase(s: &str, what: impl Fn() -> String) -> Result<Phase, StoreError> {

@@ -25,4 +25,4 @@ pub use model::{
 };
 pub use parse::{load_workload, parse_workload, resolve_text};
 pub use scenarios::{scenario, SCENARIOS};
-pub use workload_error::{OpProblem, Problem, SchemaProblem, WorkloadError};
+pub use workload_error::{Given, OpProblem, Problem, SchemaProblem, WorkloadError};

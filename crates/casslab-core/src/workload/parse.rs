@@ -10,7 +10,7 @@
 use super::access_settings::{build_access, RawAccess, RawBatch, RawPartitions};
 use super::model::{Consistency, CqlOp, LoadPhase, OpBody, Operation, RedisMode, RedisOp, RunPhase, Statement, TargetKind, Workload};
 use super::repeat::{expand_cql, expand_keys, expand_list};
-use super::substitution::{resolve_params, substitute};
+use super::substitution::{resolve_params, substitute, substitute_used};
 use super::validate::OpArgs;
 use super::workload_error::{OpProblem, Problem, WorkloadError};
 use crate::gen::{GeneratorSpec, Scalar};
@@ -119,7 +119,7 @@ pub fn load_workload(name_or_path: &str, overrides: &BTreeMap<String, String>) -
         let problem = if !name_or_path.contains('/') && !name_or_path.ends_with(".yaml") {
             Problem::NotFound { name: name_or_path.to_string(), known: super::builtin_names().map(String::from).collect() }
         } else {
-            Problem::Read { what: "workload file".into(), source }
+            Problem::Read { what: "workload file".into(), error: source }
         };
         WorkloadError::new(name_or_path, None, problem)
     })?;
@@ -148,9 +148,16 @@ fn relative_to_file(generators: &mut BTreeMap<String, crate::gen::GeneratorSpec>
 }
 
 /// Parses workload text. `file` is only used in error messages (and to find files it names).
+/// A mistake on a line that took a value of `overrides` names them (`-P rows=-1: …`).
 pub fn parse_workload(src: &str, file: &str, overrides: &BTreeMap<String, String>) -> Result<Workload, WorkloadError> {
-    let (text, params) = resolve_text(src, file, overrides)?;
-    let Lined { value: raw, lines: doc } = yaml::from_str::<Lined<RawWorkload>>(&text).map_err(|e| WorkloadError::yaml_in(file, &text, e))?;
+    let params = resolve_params(src, file, overrides)?;
+    let (text, used) = substitute_used(src, file, &params)?;
+    parse_substituted(&text, file, params).map_err(|e| e.naming_given(file, &used, overrides))
+}
+
+/// Parses workload text whose parameters are substituted already (`params`: their values).
+fn parse_substituted(text: &str, file: &str, params: BTreeMap<String, String>) -> Result<Workload, WorkloadError> {
+    let Lined { value: raw, lines: doc } = yaml::from_str::<Lined<RawWorkload>>(text).map_err(|e| WorkloadError::yaml_in(file, text, e))?;
     let at = At { file, doc: &doc };
     let mut generators = expand_keys(raw.generators, "generator").map_err(|e| at.err(doc.key_line("generators"), e.into()))?;
     relative_to_file(&mut generators, file);
@@ -262,13 +269,14 @@ fn build_run(at: &At, r: RawRun) -> Result<RunPhase, WorkloadError> {
     };
     let shape = |key: &'static str, v: &Option<serde_json::Value>| {
         v.as_ref()
-            .map(|v| crate::load_shape::from_value(v).map_err(|source| at.err(doc.line_at(&["run", key]).or(run_line), Problem::Shape { key, source })))
+            .map(|v| crate::load_shape::from_value(v).map_err(|source| at.err(doc.line_at(&["run", key]).or(run_line), Problem::Shape { key, error: source })))
             .transpose()
     };
     let (rate, concurrency) = (shape("rate", &r.rate)?, shape("concurrency", &r.concurrency)?);
     if let Some(c) = &concurrency {
         // the same answer as --concurrency: at least 1 in flight, at most the limit
-        c.check_in_flight().map_err(|source| at.err(doc.line_at(&["run", "concurrency"]).or(run_line), Problem::Shape { key: "concurrency", source }))?;
+        c.check_in_flight()
+            .map_err(|source| at.err(doc.line_at(&["run", "concurrency"]).or(run_line), Problem::Shape { key: "concurrency", error: source }))?;
     }
     // without a duration, a schedule's length is the run's (warm-up included)
     let length_s = rate.as_ref().or(concurrency.as_ref()).and_then(|s| s.length_s());
@@ -532,6 +540,24 @@ mod tests {
         assert!(e.contains("counts down"), "{e}");
         let e = parse_workload(&src.replace("max: \"${rows}\"", "max: \"${rows}\", theta: 0.5"), "f.yaml", &BTreeMap::new()).unwrap_err().to_string();
         assert!(e.starts_with("f.yaml:8: generator \"v0\""), "a repeated generator's error is at its line: {e}");
+    }
+
+    #[test]
+    fn a_mistake_on_a_line_of_a_given_parameter_names_it() {
+        let src = "keyspace: ks\nparams:\n  rows: 10\n  ratio: 1\noperations:\n  r:\n    cql: SELECT now() FROM system.local\nload:\n  op: r\n  count: ${rows}\nrun:\n  mix: { r: \"${ratio}\" }\n  duration: 1s\n";
+        let given = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>();
+        let e = parse_workload(src, "f.yaml", &given(&[("rows", "-1")])).unwrap_err();
+        assert_eq!(e.given.as_deref(), Some(&crate::workload::Given(vec![("rows".to_string(), "-1".to_string())])));
+        assert!(e.to_string().starts_with("-P rows=-1: f.yaml:10: load.count: give a whole number"), "{e}");
+        // a default of the file's own is the file's mistake; a parameter given for another line is not named
+        let e = parse_workload(&src.replace("rows: 10", "rows: -1"), "f.yaml", &BTreeMap::new()).unwrap_err().to_string();
+        assert!(e.starts_with("f.yaml:10: load.count"), "{e}");
+        let e = parse_workload(src, "f.yaml", &given(&[("rows", "-1"), ("ratio", "1")])).unwrap_err().to_string();
+        assert!(e.starts_with("-P rows=-1: f.yaml:10:"), "{e}");
+        let e = parse_workload(src, "f.yaml", &given(&[("ratio", "-2")])).unwrap_err().to_string();
+        assert!(e.starts_with("-P ratio=-2: f.yaml:12: run.mix"), "{e}");
+        let e = parse_workload(&src.replace("op: r", "op: q"), "f.yaml", &given(&[("ratio", "2")])).unwrap_err().to_string();
+        assert!(e.starts_with("f.yaml:9:"), "{e}");
     }
 
     #[test]

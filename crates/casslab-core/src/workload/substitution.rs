@@ -6,7 +6,7 @@
 
 use super::workload_error::{Problem, WorkloadError};
 use crate::yaml::{self, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The final parameters: the file's defaults with `overrides` applied. Fails on an override
 /// the file does not declare.
@@ -56,6 +56,23 @@ fn blank_placeholders(src: &str) -> String {
 /// `src` with every `${name}` (or `${name op k}`) replaced by its value; comments are kept as
 /// written.
 pub(crate) fn substitute(src: &str, file: &str, params: &BTreeMap<String, String>) -> Result<String, WorkloadError> {
+    substitute_noting(src, file, params, &mut |_, _| {})
+}
+
+/// The lines (numbered from 1) that took a value from a parameter, and the parameters each took.
+pub(crate) type UsedParams = BTreeMap<usize, BTreeSet<String>>;
+
+/// As [`substitute`], also saying which parameters each line took its values from.
+pub(crate) fn substitute_used(src: &str, file: &str, params: &BTreeMap<String, String>) -> Result<(String, UsedParams), WorkloadError> {
+    let mut used = UsedParams::new();
+    let text = substitute_noting(src, file, params, &mut |line, name| {
+        used.entry(line).or_default().insert(name.to_string());
+    })?;
+    Ok((text, used))
+}
+
+/// `substitute`, calling `noted(line, name)` for every parameter whose value goes into a line.
+fn substitute_noting(src: &str, file: &str, params: &BTreeMap<String, String>, noted: &mut dyn FnMut(usize, &str)) -> Result<String, WorkloadError> {
     let mut out = String::with_capacity(src.len());
     for (n, full) in src.lines().enumerate() {
         let err = |p: Problem| WorkloadError::new(file, Some(n + 1), p);
@@ -74,6 +91,9 @@ pub(crate) fn substitute(src: &str, file: &str, params: &BTreeMap<String, String
             let Some(v) = params.get(key).or(number.as_ref()) else {
                 return Err(unknown(key));
             };
+            for name in [key].into_iter().chain(arith.map(|(_, k)| k)).filter(|name| params.contains_key(*name)) {
+                noted(n + 1, name);
+            }
             match arith {
                 None => out.push_str(v),
                 Some((op, k)) => match apply_arithmetic(v, op, k, params) {
@@ -185,6 +205,15 @@ mod tests {
         let params: BTreeMap<String, String> = [("rows".to_string(), "5".to_string())].into();
         let src = "# use as ${name} anywhere\nrows: ${rows}   # (${rows * partitions})\ntext: \"a # ${rows}\"\ncql: SELECT x#${rows}\n";
         assert_eq!(substitute(src, "f", &params).unwrap(), "# use as ${name} anywhere\nrows: 5   # (${rows * partitions})\ntext: \"a # 5\"\ncql: SELECT x#5\n");
+    }
+
+    #[test]
+    fn the_parameters_each_line_took_are_noted() {
+        let params: BTreeMap<String, String> = [("rows", "100"), ("parts", "4"), ("ks", "k")].map(|(k, v)| (k.to_string(), v.to_string())).into();
+        let (text, used) = substitute_used("keyspace: ${ks}\nn: 1 # ${rows}\nm: ${rows / parts}\nx: ${100 - rows}\n", "f", &params).unwrap();
+        assert_eq!(text, "keyspace: k\nn: 1 # ${rows}\nm: 25\nx: 0\n");
+        let names = |line: usize| used.get(&line).map(|s| s.iter().map(String::as_str).collect::<Vec<_>>()).unwrap_or_default();
+        assert_eq!((names(1), names(2), names(3), names(4)), (vec!["ks"], vec![], vec!["parts", "rows"], vec!["rows"]));
     }
 
     #[test]

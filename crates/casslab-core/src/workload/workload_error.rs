@@ -9,14 +9,31 @@ use crate::gen::GenError;
 use crate::suggest::hint;
 use crate::units::DurationError;
 use crate::yaml::YamlError;
+use std::collections::BTreeMap;
 
-/// An error in a workload or experiment file: `file:line: problem`.
+/// An error in a workload or experiment file: `file:line: problem`, after the parameters given
+/// on the command line whose values the line holds (`-P rows=-1: file:line: problem`), since
+/// the mistake may be theirs rather than the file's.
 #[derive(thiserror::Error, Debug)]
-#[error("{}{problem}", location(.file, .line))]
+#[error("{}{}{problem}", given_text(.given), location(.file, .line))]
 pub struct WorkloadError {
+    /// Parameters given as `-P NAME=VALUE` whose values went into the line (boxed: most errors
+    /// have none, and an error stays small).
+    pub given: Option<Box<Given>>,
     pub file: String,
     pub line: Option<usize>,
     pub problem: Box<Problem>,
+}
+
+/// Parameters given as `-P NAME=VALUE`, as (name, value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Given(pub Vec<(String, String)>);
+
+fn given_text(given: &Option<Box<Given>>) -> String {
+    match given {
+        Some(g) if !g.0.is_empty() => format!("{}: ", g.0.iter().map(|(k, v)| format!("-P {k}={v}")).collect::<Vec<_>>().join(", ")),
+        _ => String::new(),
+    }
 }
 
 fn location(file: &str, line: &Option<usize>) -> String {
@@ -28,7 +45,17 @@ fn location(file: &str, line: &Option<usize>) -> String {
 
 impl WorkloadError {
     pub fn new(file: &str, line: Option<usize>, problem: impl Into<Problem>) -> Self {
-        WorkloadError { file: file.to_string(), line, problem: Box::new(problem.into()) }
+        WorkloadError { given: None, file: file.to_string(), line, problem: Box::new(problem.into()) }
+    }
+
+    /// This error, naming the parameters of `overrides` (given on the command line) whose
+    /// values went into its line of `file` (`used`, from the substitution).
+    pub(crate) fn naming_given(mut self, file: &str, used: &super::substitution::UsedParams, overrides: &BTreeMap<String, String>) -> Self {
+        if let Some(names) = self.line.filter(|_| self.file == file).and_then(|l| used.get(&l)) {
+            let given: Vec<(String, String)> = names.iter().filter_map(|n| overrides.get(n).map(|v| (n.clone(), v.clone()))).collect();
+            self.given = (!given.is_empty()).then(|| Box::new(Given(given)));
+        }
+        self
     }
 
     /// A YAML error in `text` at its line; a `{A..B}` range left unquoted inside `[...]`
@@ -52,13 +79,13 @@ impl WorkloadError {
 pub enum Problem {
     #[error("no built-in workload or file named \"{name}\"{} ({})", hint(.name, .known), if crate::suggest::did_you_mean(.name, .known).is_some() { "`casslab workloads` lists them" } else { "`casslab workloads` lists the built-in ones" })]
     NotFound { name: String, known: Vec<String> },
-    #[error("cannot read {what}: {source}")]
-    Read { what: String, source: std::io::Error },
+    #[error("cannot read {what}: {error}")]
+    Read { what: String, error: std::io::Error },
     #[error("{0}")]
     Yaml(YamlError),
     #[error("{0} (a `{{A..B}}` range inside `[...]` is written quoted: `args: [id, \"v{{0..99}}\"]`)")]
     RangeInFlowList(YamlError),
-    #[error("{0}")]
+    #[error(transparent)]
     Repeat(#[from] crate::workload::repeat::RepeatError),
     #[error("{what} is a YAML mapping")]
     NotAMapping { what: &'static str },
@@ -96,8 +123,8 @@ pub enum Problem {
     Event(#[from] EventError),
     #[error(transparent)]
     Duration(#[from] DurationError),
-    #[error("run.{key}: {source}")]
-    Shape { key: &'static str, source: crate::load_shape::ShapeError },
+    #[error("run.{key}: {error}")]
+    Shape { key: &'static str, error: crate::load_shape::ShapeError },
     #[error("operation \"{op}\": {problem}")]
     Operation { op: String, problem: OpProblem },
     #[error("schema: `{}` {problem}", short(.cql))]

@@ -18,36 +18,91 @@ use std::path::PathBuf;
 pub const DEFAULT_CONCURRENCY: usize = 128;
 
 #[derive(Parser, Debug)]
-#[command(name = "casslab", version, about = "A performance lab for Apache Cassandra: declarative workloads, open-loop latency, saved results", long_about = None, after_help = help::TOP)]
+#[command(name = "casslab", version, about = "A performance lab for Apache Cassandra: declarative workloads, open-loop latency, saved results", long_about = None)]
 pub struct Cli {
-    /// Print only results and errors: no progress, notes or "wrote FILE" lines on stderr
-    /// (warnings still show).
+    /// Print only results, warnings and errors.
+    ///
+    /// No progress, notes or "wrote FILE" lines on stderr.
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// The command line's definition as clap builds it, with the help texts that differ between
-/// commands sharing a group of flags. `main`, the shell completions and the man page use it.
+/// The command line's definition as clap builds it, with each command's examples and
+/// environment (`help.rs`) and the help texts that differ between commands sharing a group of
+/// flags or that list what the library accepts. `main` and the shell completions use it; the
+/// man page, [`manual_command`].
 pub fn command() -> clap::Command {
     use clap::CommandFactory;
-    let c = Cli::command().mut_subcommand("lint", |c| {
+    let mut c = Cli::command().max_term_width(100).mut_subcommand("lint", |c| {
         c.mut_arg("hosts", |a| {
-            a.help("Contact points of a cluster whose live schema (tables, indexes, replication) is judged instead of the workload's own (comma separated, host or host:port). Without it no cluster is used.")
+            a.help("Judge the live schema of this cluster instead: host[:port],...").long_help(
+                "Contact points of a cluster whose live schema (tables, indexes, replication) is judged instead of the workload's own \
+                 (comma separated, host or host:port). Without it no cluster is used.",
+            )
         })
     });
-    with_event_kinds(negatives_are_values(c))
+    for page in help::PAGES {
+        c = match page.command {
+            "" => with_page(c, page),
+            name => c.mut_subcommand(name, |s| with_page(s, page)),
+        };
+    }
+    with_listed_help(negatives_are_values(c))
 }
 
-/// `--event`'s full help lists every kind of event, from the one table of them
-/// (`casslab_core::events::ACTIONS`), so that a new kind is listed where it is accepted.
-fn with_event_kinds(c: clap::Command) -> clap::Command {
-    c.mut_args(|a| match a.get_id() == "events" {
-        true => a.long_help(event_help()),
-        false => a,
+/// Where a command's help puts its parts: usage, then the examples (`before_help`), then the
+/// options, then the environment (`after_help`).
+const HELP_TEMPLATE: &str = "{about-with-newline}\n{usage-heading} {usage}\n\n{before-help}{all-args}{after-help}";
+
+fn with_page(c: clap::Command, page: &help::Page) -> clap::Command {
+    let c = c.help_template(HELP_TEMPLATE).before_help(page.examples(false)).before_long_help(page.examples(true));
+    match page.environment {
+        "" => c,
+        environment => c.after_help(environment),
+    }
+}
+
+/// The definition the man page is made from: a man page shows no `before_help`, so each
+/// command's examples go after its options there, before its environment.
+pub fn manual_command() -> clap::Command {
+    fn examples_last(c: clap::Command) -> clap::Command {
+        let examples = c.get_before_long_help().map(|e| e.to_string());
+        let c = match examples {
+            Some(examples) => {
+                let after = c.get_after_help().map(|a| format!("\n\n{a}")).unwrap_or_default();
+                c.after_long_help(format!("{examples}{after}"))
+            }
+            None => c,
+        };
+        c.mut_subcommands(examples_last)
+    }
+    examples_last(command())
+}
+
+/// The full help of `--event` lists every kind of event, from the one table of them
+/// (`casslab_core::events::ACTIONS`), and that of `--find-max` every figure an SLA bounds
+/// (`casslab_core::analysis::sla_metrics`), so that what is accepted is what is listed.
+fn with_listed_help(c: clap::Command) -> clap::Command {
+    c.mut_args(|a| match a.get_id().as_str() {
+        "events" => a.long_help(event_help()),
+        "find_max" => a.long_help(find_max_help()),
+        _ => a,
     })
-    .mut_subcommands(with_event_kinds)
+    .mut_subcommands(with_listed_help)
+}
+
+/// The long help of `--find-max`.
+fn find_max_help() -> String {
+    format!(
+        "Find the highest fixed rate that meets an SLA, e.g. 'p99 < 10ms'.\n\n\
+         The SLA is [OP.]METRIC < VALUE (or <=), e.g. 'p99 < 10ms', 'read.p99 < 5ms' or 'errors < 1': OP an operation \
+         (all of them together without one), METRIC one of {} (latencies with a unit: ns, us, ms, s; latency from the \
+         intended start). Throughput (ops_s) is what the search finds, not a bound. A probe at maximum throughput, then a \
+         binary search of rates, each step a saved run of --duration (with --warmup).",
+        casslab_core::analysis::sla_metrics().collect::<Vec<_>>().join(", ")
+    )
 }
 
 /// The long help of `--event`.
@@ -80,82 +135,96 @@ fn negatives_are_values(c: clap::Command) -> clap::Command {
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Run a workload (built-in name or YAML file): schema, load, warm-up and measured run.
-    /// Without --hosts it uses the local node, starting one if none is running.
-    #[command(after_help = help::RUN)]
+    /// Run a workload: schema, load, warm-up and measured run.
+    ///
+    /// A built-in workload or a YAML file. Without --hosts it uses the local node, starting one if
+    /// none is running.
     Run(RunArgs),
-    /// Run an experiment: blocks of every variant of a base workload (counterbalanced) until each
-    /// judged change is found or known within the precision, or the budget is spent; then each
-    /// variant against the first, block by block (repeated confidence intervals and verdicts).
-    #[command(after_help = help::EXPERIMENT)]
+    /// Run an experiment: variants of a workload, compared.
+    ///
+    /// Blocks of every variant of a base workload (counterbalanced) until each judged change is
+    /// found or known within the precision, or the budget is spent; then each variant against the
+    /// first, block by block (repeated confidence intervals and verdicts).
     Experiment(ExperimentArgs),
-    /// Start, inspect and stop real local Cassandra nodes on loopback (and, with `local redis`,
-    /// a local redis-server).
-    #[command(subcommand, after_help = help::LOCAL)]
+    /// Start, inspect and stop real local Cassandra nodes.
+    ///
+    /// On loopback (and, with `local redis`, a local redis-server).
+    #[command(subcommand)]
     Local(LocalCommand),
-    /// List the built-in workloads, or print one with `workloads show NAME`.
-    #[command(after_help = help::WORKLOADS)]
+    /// List the built-in workloads and experiments.
+    ///
+    /// `casslab workloads show NAME` prints one.
     Workloads {
         #[command(subcommand)]
         command: Option<WorkloadsCommand>,
     },
-    /// List saved runs, newest first (filtered by workload and tags); `runs delete` and
-    /// `runs tag` look after them.
-    #[command(args_conflicts_with_subcommands = true, after_help = help::RUNS)]
+    /// List saved runs, newest first.
+    ///
+    /// Filtered by workload and tags; `runs delete` and `runs tag` look after them.
+    #[command(args_conflicts_with_subcommands = true)]
     Runs(RunsArgs),
-    /// Print a saved run's summary; optionally export it as JSON, CSV or an HdrHistogram log.
-    #[command(after_help = help::SHOW)]
+    /// Print a saved run's summary, or export it.
+    ///
+    /// As JSON, CSV or an HdrHistogram log.
     Show {
         /// Run id, or `latest`.
         #[arg(default_value = "latest")]
         run: String,
-        /// What to print on stdout: the summary (text), the whole run as JSON (the export of
-        /// --json), or its intervals per operation as CSV.
-        #[arg(long, value_enum, default_value = "text")]
+        /// What to print: text, json or csv.
+        ///
+        /// The summary (text), the whole run as JSON (the export of --json), or its intervals per
+        /// operation as CSV.
+        #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
         format: OutputFormat,
         #[command(flatten)]
         export: ExportArgs,
         #[command(flatten)]
         store: StoreArgs,
     },
-    /// Write a report of saved runs: a self-contained HTML page with charts (default),
-    /// Markdown to paste into a pull request, or JSON for machines.
-    #[command(after_help = help::REPORT)]
+    /// Write a report of saved runs: HTML, Markdown or JSON.
+    ///
+    /// A self-contained HTML page with charts (default), Markdown to paste into a pull request, or
+    /// JSON for machines.
     Report(ReportArgs),
-    /// Compare saved runs with confidence intervals (a windowed bootstrap for single runs; the
-    /// repetitions or blocks as the unit for an experiment's runs): each figure per operation,
-    /// the change against the baseline, verdicts in words; gates exit 1 (undecided: 4).
-    #[command(after_help = help::COMPARE)]
+    /// Compare saved runs with confidence intervals.
+    ///
+    /// A windowed bootstrap for single runs; the repetitions or blocks as the unit for an
+    /// experiment's runs: each figure per operation, the change against the baseline, verdicts in
+    /// words; gates exit 1 (undecided: 4).
     Compare(CompareArgs),
-    /// Make one run of the shards of a run spread over several loaders (`run --shard I/N`):
-    /// checks they belong together, adds up their intervals' histograms (every percentile of
-    /// the merged run is exact) and saves it as an ordinary run with a per-loader breakdown.
-    #[command(after_help = help::MERGE)]
+    /// Merge the shards of a run spread over several loaders.
+    ///
+    /// Of `run --shard I/N`: checks they belong together, adds up their intervals' histograms
+    /// (every percentile of the merged run is exact) and saves it as an ordinary run with a
+    /// per-loader breakdown.
     Merge(MergeArgs),
-    /// Read back every key a workload's data set should hold and check each row against what
-    /// was written (its load, or the record of the run that wrote to it last): rows expected,
-    /// found, missing and mismatched, and a checksum of the data set. Exits 1 when a row is not
-    /// as written or a read failed, 2 when what the data should hold cannot be known.
-    #[command(after_help = help::VERIFY)]
+    /// Check a workload's data set against what was written.
+    ///
+    /// Reads back every key the data set should hold and checks each row against what was written
+    /// (its load, or the record of the run that wrote to it last): rows expected, found, missing
+    /// and mismatched, and a checksum of the data set. Exits 1 when a row is not as written or a
+    /// read failed, 2 when what the data should hold cannot be known.
     Verify(VerifyArgs),
-    /// Check a workload's data model (or every variant of an experiment) without a cluster:
-    /// findings by severity with file:line, why each hurts and what to do instead. With --hosts
-    /// it judges the keyspace's live schema from that cluster instead (no local node is
-    /// started). Exits 1 when a finding is an error, 2 when the workload cannot be read.
-    #[command(after_help = help::LINT)]
+    /// Check a workload's data model without a cluster.
+    ///
+    /// Of a workload, or of every variant of an experiment: findings by severity with file:line,
+    /// why each hurts and what to do instead. With --hosts it judges the keyspace's live schema
+    /// from that cluster instead (no local node is started). Exits 1 when a finding is an error, 2
+    /// when the workload cannot be read.
     Lint(LintArgs),
-    /// Make a workload from what you have: a cassandra-stress profile (and command line), a live
-    /// cluster's schema and data, or captured traffic to replay at its own times.
-    #[command(after_help = help::IMPORT)]
+    /// Make a workload from what you have.
+    ///
+    /// A cassandra-stress profile (and command line), a live cluster's schema and data, or captured
+    /// traffic to replay at its own times.
     Import(ImportArgs),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
-    #[command(after_help = help::COMPLETIONS)]
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print casslab's man page (roff) on stdout, or write one page per command into a directory.
-    #[command(after_help = help::MAN)]
+    /// Print casslab's man page, or write one per command.
+    ///
+    /// The page (roff) goes to stdout; with --dir, one page per command is written into DIR.
     Man {
         /// Write casslab.1, casslab-run.1, … into DIR instead.
         #[arg(long, value_name = "DIR")]

@@ -15,7 +15,7 @@ pub fn completions(shell: clap_complete::Shell) -> Result<i32> {
 }
 
 pub fn man(dir: Option<&Path>) -> Result<i32> {
-    let cmd = crate::cli::command();
+    let cmd = crate::cli::manual_command();
     match dir {
         None => {
             let mut buf = Vec::new();
