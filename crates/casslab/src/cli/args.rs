@@ -453,6 +453,12 @@ pub struct RunOptions {
     /// Measured run length (overrides the workload's), e.g. 30s, 5m.
     #[arg(long, short = 'd')]
     pub duration: Option<String>,
+    /// End the run phase after N operations instead of a duration (cassandra-stress's `n=`):
+    /// N started after the warm-up (over all threads; a sharded run's whole, each shard its
+    /// slice) and completed, successes and errors alike, e.g. 1000000 or 1M. Under --rate the
+    /// schedule runs until then. The warm-up stays timed.
+    #[arg(long, short = 'n', value_name = "N", conflicts_with_all = ["duration", "find_max"])]
+    pub count: Option<String>,
     /// Unmeasured warm-up before the run (overrides the workload's).
     #[arg(long)]
     pub warmup: Option<String>,

@@ -1,6 +1,6 @@
 //! The flags converted into the library's plain config structs (`RunConfig`, `ClusterConfig`,
 //! `RedisConfig`, `ShardConfig`, a profile's settings) and the parsers of single flag values
-//! (durations, rates and schedules, requests in flight, `-P`, `--set`, heaps, shards). A value
+//! (durations, counts, rates and schedules, requests in flight, `-P`, `--set`, heaps, shards). A value
 //! that does not parse is a usage error naming the flag and what to write.
 
 use super::args::{ClusterArgs, RunOptions};
@@ -47,6 +47,15 @@ pub fn parse_rate_shape(v: &str) -> Result<LoadShape> {
         bail_usage!("--rate {v}: the schedule never rises above 0");
     }
     Ok(shape)
+}
+
+/// `--count`: operations of the run phase, at least 1 (`1000000`, `1M`, `10k`).
+pub fn parse_count(v: &str) -> Result<u64> {
+    match casslab_core::units::parse_count(v) {
+        Some(n) if n >= 1 => Ok(n as u64),
+        Some(_) => bail_usage!("--count {v}: a run phase of no operations measures nothing; give how many to run, e.g. --count 100000"),
+        None => bail_usage!("--count {v}: write a whole number of operations, e.g. --count 100000 or --count 1M"),
+    }
 }
 
 /// `--concurrency`: a number of requests in flight (at least 1) or a schedule of them.
@@ -134,6 +143,7 @@ impl RunOptions {
             rate,
             concurrency_shape,
             duration_s: self.duration.as_deref().map(|d| parse_duration_s("duration", d)).transpose()?,
+            count: self.count.as_deref().map(parse_count).transpose()?,
             warmup_s: self.warmup.as_deref().map(|d| parse_duration_s("warmup", d)).transpose()?,
             interval_ms: (interval_s * 1000.0).round() as u64,
             seed: self.seed,
