@@ -263,6 +263,21 @@ mod events_tests {
     }
 }
 
+/// The `casslab runs` listing as a table: nothing for no runs (the binary says so on stderr).
+pub struct RunsTable;
+
+impl super::format::Format<[RunRecord]> for RunsTable {
+    fn name(&self) -> &'static str {
+        "text"
+    }
+    fn render(&self, runs: &[RunRecord]) -> String {
+        if runs.is_empty() {
+            return String::new();
+        }
+        runs_table(runs)
+    }
+}
+
 /// The `casslab runs` listing.
 pub fn runs_table(runs: &[RunRecord]) -> String {
     let mut t = TextTable::new(["id", "started (UTC)", "workload", "status", "ops/s", "p99 ms", "errors"]).right([0, 4, 5, 6]);

@@ -1,10 +1,12 @@
 //! The flags of every command, as clap reads them: definitions and help texts only. What they
 //! become in the library's config is `to_config.rs`'s; checks of their values happen there.
 
+use super::to_config::format_names;
+use casslab_core::report::format::{comparison_formats, pass_formats, report_formats, run_list_formats, stream_formats};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
-/// What a command prints on stdout.
+/// What `casslab show` prints on stdout (each read from the store as it goes).
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputFormat {
     Text,
@@ -33,8 +35,8 @@ pub struct RunsListArgs {
     #[arg(long = "tag", value_name = "TAG")]
     pub tags: Vec<String>,
     /// text (a table), json or csv.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: OutputFormat,
+    #[arg(long, value_parser = format_names(run_list_formats()), default_value = "text")]
+    pub format: String,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -114,8 +116,8 @@ pub struct VerifyArgs {
     #[arg(long, default_value = "QUORUM")]
     pub consistency: String,
     /// text (a table per data set) or json.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: OutputFormat,
+    #[arg(long, value_parser = format_names(pass_formats()), default_value = "text")]
+    pub format: String,
     #[command(flatten)]
     pub cluster: ClusterArgs,
     /// The Redis server of a workload of Redis commands (as `run --target`).
@@ -182,8 +184,8 @@ pub struct CompareArgs {
     pub allow_undecided: bool,
     /// text (tables and verdicts), json (figures, changes and verdicts as data) or csv (one
     /// line per side, operation and figure).
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: OutputFormat,
+    #[arg(long, value_parser = format_names(comparison_formats()), default_value = "text")]
+    pub format: String,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -235,8 +237,8 @@ pub struct ReportArgs {
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Output format [default: from the output file's extension (.md, .json), else html]
-    #[arg(long, value_enum)]
-    pub format: Option<ReportFormatArg>,
+    #[arg(long, value_parser = format_names(report_formats()))]
+    pub format: Option<String>,
     /// HTML time charts on the wall clock (UTC time of day) instead of seconds since the
     /// run started, to line a run up with the cluster's own dashboards.
     #[arg(long)]
@@ -247,14 +249,6 @@ pub struct ReportArgs {
     pub profile_out: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreArgs,
-}
-
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReportFormatArg {
-    Html,
-    #[value(alias = "markdown")]
-    Md,
-    Json,
 }
 
 #[derive(Subcommand, Debug)]
@@ -619,20 +613,14 @@ pub struct RunOptions {
     pub stream: Option<PathBuf>,
     /// Format of --stream: jsonl (one JSON object per interval) or csv (one line per
     /// interval and operation) [default: csv for a .csv file, else jsonl]
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub stream_format: Option<StreamFormatArg>,
+    #[arg(long, value_parser = format_names(stream_formats()), value_name = "FORMAT")]
+    pub stream_format: Option<String>,
     #[command(flatten)]
     pub export: ExportArgs,
     #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]
     pub local: LocalHomeArgs,
-}
-
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StreamFormatArg {
-    Jsonl,
-    Csv,
 }
 
 #[derive(Args, Debug)]
