@@ -158,6 +158,11 @@ pub struct RunConfig {
     pub concurrency_shape: Option<crate::load_shape::LoadShape>,
     /// Overrides of the workload's run-phase timing; `None` = the workload's own.
     pub duration_s: Option<f64>,
+    /// The run phase ends once this many operations were started after the warm-up and have
+    /// completed (successes and errors alike, over all workers; a sharded run's whole, each
+    /// shard its slice), instead of after a duration (`--count`, cassandra-stress's `n=`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
     pub warmup_s: Option<f64>,
     pub interval_ms: u64,
     pub seed: u64,
@@ -300,6 +305,13 @@ impl RunConfig {
         self.peak_rate_per_s().map(|r| r / shards as f64)
     }
 
+    /// This loader's share of the run phase's count of operations: the whole count, or a
+    /// shard's slice of it (see [`ShardConfig::slice`]); `None`: the run phase lasts a duration.
+    pub fn shard_count(&self) -> Option<u64> {
+        let count = self.count?;
+        Some(self.shard.as_ref().filter(|s| s.count > 1).map_or(count, |s| s.slice(count).1))
+    }
+
     /// The fixed rate, or the highest level of the rate schedule; `None`: closed loop.
     pub fn peak_rate_per_s(&self) -> Option<f64> {
         self.rate.as_ref().map(crate::load_shape::LoadShape::peak)
@@ -365,6 +377,7 @@ impl Default for RunConfig {
             rate: None,
             concurrency_shape: None,
             duration_s: None,
+            count: None,
             warmup_s: None,
             interval_ms: 1000,
             seed: 42,
@@ -448,6 +461,16 @@ mod tests {
     }
 
     #[test]
+    fn a_count_is_shared_among_shards_as_their_slices() {
+        let counted = RunConfig { count: Some(2_000), ..RunConfig::default() };
+        assert_eq!(counted.shard_count(), Some(2_000));
+        let shard = |index| ShardConfig { index, count: 3, run_id: "r".into(), barrier_timeout_ms: 1 };
+        let slices: Vec<Option<u64>> = (0..3).map(|i| RunConfig { shard: Some(shard(i)), ..counted.clone() }.shard_count()).collect();
+        assert_eq!(slices, [Some(666), Some(667), Some(667)]);
+        assert_eq!(RunConfig::default().shard_count(), None);
+    }
+
+    #[test]
     fn shard_slices_cover_the_whole_without_overlap() {
         for (total, n) in [(10u64, 3u32), (2000, 3), (7, 7), (5, 8), (0, 2), (1_000_000_007, 4)] {
             let mut next = 0;
@@ -472,6 +495,7 @@ mod tests {
         let back: RunConfig = serde_json::from_value(v).unwrap();
         assert_eq!(back, RunConfig::default());
         assert!(!serde_json::to_string(&RunConfig::default()).unwrap().contains("\"rate\""), "no rate, no key");
+        assert!(!serde_json::to_string(&RunConfig::default()).unwrap().contains("\"count\""), "no count, no key");
     }
 
     #[test]
@@ -499,9 +523,10 @@ mod tests {
         m.insert("rate_shape".into(), serde_json::to_value(&ramp).unwrap());
         assert_eq!(RunConfig::from_saved(v1.clone()).unwrap().rate, Some(ramp));
         v1.as_object_mut().unwrap().remove("rate_shape");
+        assert_eq!(RunConfig::from_saved(v1.clone()).unwrap().count, None, "a config saved before --count has none");
         assert_eq!(RunConfig::from_saved(v1).unwrap().rate, None);
         // today's configs read as they were written
-        let now = RunConfig { rate: Some(LoadShape::fixed(300.0)), ..RunConfig::default() };
+        let now = RunConfig { rate: Some(LoadShape::fixed(300.0)), count: Some(2_000), ..RunConfig::default() };
         assert_eq!(RunConfig::from_saved(serde_json::to_value(&now).unwrap()).unwrap(), now);
     }
 }

@@ -1,7 +1,7 @@
 //! The small units users write in workload files, experiment files, events and flags:
 //! durations (`30s`, `1m30s`, `500ms`, or plain seconds) and points in time (Unix
-//! milliseconds or RFC 3339 date-times), and the clock and counts as people read them (now in Unix
-//! milliseconds, `1,234,567`). Each parser returns a typed error that says what to
+//! milliseconds or RFC 3339 date-times), counts as cassandra-stress writes them (`10k`, `1M`),
+//! and the clock and counts as people read them (now in Unix milliseconds, `1,234,567`). Each parser returns a typed error that says what to
 //! write instead; callers add where (file:line, or the flag) it was written.
 
 /// A duration that could not be read, or one longer than casslab reads
@@ -19,6 +19,19 @@ pub enum DurationError {
 #[error("expected Unix milliseconds or a date-time like \"2026-01-01T00:00:00Z\", got \"{text}\"")]
 pub struct DateTimeError {
     pub text: String,
+}
+
+/// A count as cassandra-stress writes it (`n=`, `-pop seq=`): `12`, `10k`, `1M`, `2B`
+/// (thousands, millions, billions); `None` when it is not a whole number.
+pub fn parse_count(s: &str) -> Option<i64> {
+    let t = s.trim().to_ascii_lowercase();
+    let (digits, mult) = match t.chars().last()? {
+        'k' => (&t[..t.len() - 1], 1_000),
+        'm' => (&t[..t.len() - 1], 1_000_000),
+        'b' => (&t[..t.len() - 1], 1_000_000_000),
+        _ => (t.as_str(), 1),
+    };
+    digits.trim().parse::<i64>().ok()?.checked_mul(mult)
 }
 
 /// A figure as written, `OP.METRIC`, split into the operation and the metric: the metric is

@@ -50,6 +50,7 @@ ENVIRONMENT:
         examples: &[
             "casslab run ycsb-a -P rows=100000 --duration 60s",
             "casslab run kv --rate 5000 --duration 5m --tag variant=baseline",
+            "casslab run kv --rate 5000 --count 1M",
             "casslab run my-workload.yaml --hosts 10.0.0.5,10.0.0.6 --dc dc1 --user bench",
             "casslab run kv --find-max 'p99 < 10ms'",
             "casslab run kv --rate 500 --event '60s kill node2' --event '120s start node2'",

@@ -46,7 +46,10 @@ impl Progress {
             self.phase_start_ms = s.start_ms;
         }
         let t = s.total();
-        self.done += t.ok + t.error_count();
+        // a run phase's count comes after its warm-up
+        if s.phase != Phase::Warmup {
+            self.done += t.ok + t.error_count();
+        }
         let elapsed_s = (s.end_ms - self.phase_start_ms) as f64 / 1000.0;
         let ops_s = t.ok as f64 / s.duration_s().max(1e-3);
         let p99_ms = if t.intended.is_empty() { 0.0 } else { t.intended.value_at_quantile(0.99) as f64 / 1e6 };

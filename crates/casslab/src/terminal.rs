@@ -64,11 +64,14 @@ impl Observer for Terminal {
             },
             SessionEvent::PhaseStarted { phase, count, warmup_s, duration_s, rate_per_s, concurrency, schedule } => {
                 self.progress().phase(*phase, *count, warmup_s + duration_s.unwrap_or(0.0));
+                let measured = match count {
+                    Some(n) => format!("{n} operations"),
+                    None => format!("{:.0}s measured", duration_s.unwrap_or(0.0)),
+                };
                 let what = match (phase, count) {
                     (Phase::Load, Some(n)) => format!("load phase: {n} operations"),
                     _ => format!(
-                        "run phase: {warmup_s:.0}s warm-up + {:.0}s measured, {}",
-                        duration_s.unwrap_or(0.0),
+                        "run phase: {warmup_s:.0}s warm-up + {measured}, {}",
                         match (rate_per_s, schedule) {
                             (Some(_), Some(s)) => format!("rate schedule '{s}' (latency from intended start)"),
                             (Some(r), None) => format!("fixed rate {r:.0}/s (latency from intended start)"),

@@ -137,6 +137,25 @@ fn bad_arguments_say_what_to_write() {
 }
 
 #[test]
+fn a_count_is_refused_with_a_duration_at_zero_and_in_an_experiment() {
+    let (code, _, err) = run(casslab().args(["run", "kv", "--count", "2000", "--duration", "10s", "--hosts", "127.0.0.1:1"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--count <N>") && err.contains("--duration <DURATION>"), "{err}");
+    let (code, _, err) = run(casslab().args(["run", "kv", "-n", "1k", "--find-max", "p99 < 10ms", "--hosts", "127.0.0.1:1"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--find-max"), "{err}");
+    let (code, _, err) = run(casslab().args(["run", "kv", "--count", "0", "--hosts", "127.0.0.1:1"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--count 0") && err.contains("e.g. --count 100000"), "{err}");
+    let (code, _, err) = run(casslab().args(["run", "kv", "--count", "lots", "--hosts", "127.0.0.1:1"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--count lots: write a whole number"), "{err}");
+    let (code, _, err) = run(casslab().args(["experiment", "gc", "--count", "1000", "--hosts", "127.0.0.1:1"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--count 1000: an experiment's runs last a duration"), "{err}");
+}
+
+#[test]
 fn every_builtin_workload_parses_and_is_listed() {
     let (code, out, err) = run(casslab().arg("workloads"));
     assert_eq!(code, 0, "{err}");

@@ -170,6 +170,39 @@ fn fixed_rate_runs_report_service_time_and_a_missed_rate() {
 }
 
 #[test]
+fn a_count_ends_the_run_phase_after_that_many_operations() {
+    let _g = load_lock();
+    let host = node();
+    let (_d, store) = temp_store();
+    let (code, out, err) = run(casslab()
+        .args(["run", "kv", "-P", "rows=500", "-P", "keyspace=casslab_e2e_count", "--count", "2000", "--rate", "1000", "--warmup", "0s", "--hosts", host])
+        .args(store_arg(&store)));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("run phase: 0s warm-up + 2000 operations, fixed rate 1000/s"), "{err}");
+    assert!(out.contains("run at fixed rate 1000/s, count 2000 reached"), "{out}");
+    assert_eq!(count_of(&out, "read") + count_of(&out, "update"), 2000, "{out}");
+    let (code, shown, err) = run(casslab().args(["show", "latest", "--json", "-"]).args(store_arg(&store)));
+    assert_eq!(code, 0, "{err}");
+    assert!(shown.contains("count 2000 reached"), "{shown}");
+    let start = shown.find("\n{\n").map(|i| i + 1).expect("the JSON after the summary");
+    let v: serde_json::Value = serde_json::from_str(&shown[start..]).unwrap();
+    assert_eq!(v["config"]["count"], 2000);
+    assert_eq!(v["summary"]["count"], serde_json::json!({ "asked": 2000, "completed": 2000 }));
+    let phase = v["summary"]["phases"].as_array().unwrap().iter().find(|p| p["phase"] == "run").unwrap().clone();
+    let total = &phase["total"];
+    let errors: u64 = total["errors"].as_object().unwrap().values().map(|e| e.as_u64().unwrap()).sum();
+    assert_eq!(total["ok"].as_u64().unwrap() + errors, 2000, "{phase}");
+    // 2000 at 1000/s: measured until the last start, at 1.999 s
+    let measured_s = phase["duration_s"].as_f64().unwrap();
+    assert!((1.9..2.2).contains(&measured_s), "{measured_s} s measured");
+    // the run phase's intervals end soon after the last operation completed, not a second later
+    let ends: Vec<u64> = v["intervals"].as_array().unwrap().iter().filter(|i| i["phase"] == "run").map(|i| i["end_ms"].as_u64().unwrap()).collect();
+    let starts: Vec<u64> = v["intervals"].as_array().unwrap().iter().filter(|i| i["phase"] == "run").map(|i| i["start_ms"].as_u64().unwrap()).collect();
+    let span_ms = ends.iter().max().unwrap() - starts.iter().min().unwrap();
+    assert!((1_950..2_600).contains(&span_ms), "the run phase took {span_ms} ms");
+}
+
+#[test]
 fn ctrl_c_keeps_a_partial_run() {
     let _g = load_lock();
     let host = node();

@@ -216,12 +216,16 @@ fn words(line: &str) -> String {
     line.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// A table header or a section's title in an output: four words or more, and no figure in them
-/// but a percentile's name (`p99`, `p99.9`).
+/// A table header (columns apart by two spaces or more) or a section's title (ending in `:`) in
+/// an output: four words or more, and no figure in them but a percentile's name (`p99`, `p99.9`).
 fn is_header(line: &str) -> bool {
     let tokens: Vec<&str> = line.split_whitespace().collect();
     let percentile = |t: &str| t.strip_prefix('p').is_some_and(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_digit() || c == '.'));
-    tokens.len() >= 4 && !line.starts_with('$') && tokens.iter().all(|t| percentile(t) || !t.chars().any(|c| c.is_ascii_digit()))
+    let columns = line.trim().split("  ").filter(|c| !c.trim().is_empty()).count();
+    tokens.len() >= 4
+        && !line.starts_with('$')
+        && (line.trim_end().ends_with(':') || columns >= 4)
+        && tokens.iter().all(|t| percentile(t) || !t.chars().any(|c| c.is_ascii_digit()))
 }
 
 /// The documents with marked outputs: each mark names a command the document shows (in a

@@ -250,6 +250,24 @@ fn a_command_line_becomes_run_options_and_its_mix() {
     assert!(err.contains("bad.yaml:6: columnspec `population`: \"zipf(1..10)\": unknown distribution"), "{err}");
 }
 
+#[test]
+fn n_of_a_mixed_command_line_becomes_a_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("w.yaml");
+    let line = format!("user profile={} ops(insert=1,latest=3) n=20000 -rate threads=8", data("stress/timeline.yaml").display());
+    let (code, stdout, stderr) = run(casslab().args(["import", "cassandra-stress", "--command", &line, "-o", out.to_str().unwrap(), "--print-command"]));
+    assert_eq!(code, 0, "{stderr}");
+    let words: Vec<&str> = stdout.split_whitespace().collect();
+    let at = words.iter().position(|w| *w == "--count").unwrap_or_else(|| panic!("{stdout}"));
+    let count: u64 = words[at + 1].parse().unwrap();
+    assert!((1..=20_000).contains(&count), "n= counts partitions, --count operations: {stdout}");
+    let yaml = std::fs::read_to_string(&out).unwrap();
+    assert!(yaml.contains(&format!("# n=20000: run it with --count {count}")), "{yaml}");
+    // the printed command line parses as a casslab command
+    let (code, _, err) = run(casslab().args(["run", out.to_str().unwrap(), "--count", &count.to_string(), "--help"]));
+    assert_eq!(code, 0, "{err}");
+}
+
 /// A keyspace of the test's own: orders (8 per customer, a minute apart, newest first, a
 /// user-defined type, a set, a column null in half the rows) and customers (a map, a column of
 /// three values).

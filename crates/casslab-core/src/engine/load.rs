@@ -132,6 +132,7 @@ async fn load_rows<T: Target>(
         ops: names.into_iter().zip(r.measured.iter().cloned()).collect(),
         target_rate_per_s: None,
         never_started: None,
+        count: None,
     });
     r.failure(Phase::Load)?;
     if r.interrupted {

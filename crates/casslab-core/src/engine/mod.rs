@@ -12,6 +12,7 @@ mod load;
 mod paced;
 mod phase;
 mod plan;
+mod quota;
 mod record_trust;
 mod replay;
 #[cfg(test)]
@@ -35,10 +36,10 @@ use crate::config::{LoadMode, RunConfig, ShardConfig};
 use crate::gen::GeneratorSet;
 use crate::load_shape::Curve;
 use crate::notice::Notice;
-use crate::stats::{IntervalLoad, IntervalSample, NeverStarted, OpStats, Phase};
+use crate::stats::{CountReached, IntervalLoad, IntervalSample, NeverStarted, OpStats, Phase};
 use crate::workload::{RunPhase, Workload};
 use load::LoadEnd;
-use phase::{run_phase, PhaseKind, PhaseParams};
+use phase::{run_phase, PhaseKind, PhaseParams, RunLength};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, mpsc::UnboundedSender, watch};
@@ -50,7 +51,8 @@ pub enum EngineEvent {
     /// Something to tell the user (a load skipped, a rate not kept, a first error of a kind).
     Notice(Notice),
     /// `at_ms`: when the phase started on the run's clock (the time axis of
-    /// [`IntervalSample::start_ms`]).
+    /// [`IntervalSample::start_ms`]); `count`: the operations of a load, or of a run phase
+    /// that ends after a count (then without a `duration_s`).
     PhaseStarted {
         phase: Phase,
         count: Option<u64>,
@@ -70,13 +72,14 @@ pub enum EngineEvent {
         clock_offset_ms: Option<f64>,
     },
     /// Totals of the measured part of a phase (warm-up excluded); under a rate, what was due
-    /// by its end and never started.
+    /// by its end and never started; under a count, the operations asked and completed.
     PhaseFinished {
         phase: Phase,
         duration_s: f64,
         ops: Vec<(String, OpStats)>,
         target_rate_per_s: Option<f64>,
         never_started: Option<NeverStarted>,
+        count: Option<CountReached>,
     },
     /// Verification asks for records saved by an earlier run.
     Verify(crate::verify::VerifyRequest),
@@ -219,8 +222,9 @@ async fn plan_phases<T: Target>(target: &T, w: &Workload) -> Result<(Option<(Pla
 }
 
 /// The run phase: waits for the common start of a sharded run (or `--start-at`), then runs
-/// the warm-up and the measured time at the config's rate (fixed or a schedule) or its
-/// schedule of requests in flight.
+/// the warm-up and the measured time (a duration, or until the config's count of operations
+/// was started and completed) at the config's rate (fixed or a schedule) or its schedule of
+/// requests in flight.
 async fn measure<T: Target>(
     run: &Run<'_, T>,
     plan: Plan<T::Op>,
@@ -235,14 +239,18 @@ async fn measure<T: Target>(
         run.notice(Notice::RateIgnoredForReplay);
     }
     let warmup_s = cfg.warmup_s.unwrap_or(r.warmup_s);
-    let duration_s = cfg.duration_s.unwrap_or(r.duration_s);
-    let horizon_s = warmup_s + duration_s;
     let shape = cfg.rate.clone().filter(|_| schedule.is_none());
+    let length = match cfg.shard_count() {
+        Some(ops) => RunLength::Count { ops },
+        None => RunLength::Time { duration_s: cfg.duration_s.unwrap_or(r.duration_s) },
+    };
+    let horizon_s = horizon_s(warmup_s, length, shape.as_ref(), run.shard.map_or(1, |s| s.count));
     // a replay's target rate is its schedule's mean: what it asks of the cluster, open loop;
     // a rate schedule's, its mean over the measured part
     let rate_per_s = match (&schedule, &shape) {
         (Some(s), _) => replay::mean_rate(s),
-        (None, Some(sh)) => Some(Curve::compile(sh, horizon_s).mean_level(warmup_s, horizon_s)),
+        // (a count the schedule never reaches: its level when the warm-up ends)
+        (None, Some(sh)) => Some(Curve::compile(sh, horizon_s).mean_level(warmup_s, if horizon_s.is_finite() { horizon_s } else { warmup_s })),
         (None, None) => None,
     };
     let levels = cfg.concurrency_shape.as_ref().filter(|_| shape.is_none() && schedule.is_none()).map(|s| Arc::new(Curve::compile(s, horizon_s)));
@@ -263,13 +271,17 @@ async fn measure<T: Target>(
         None => Instant::now(),
     };
     // the phase's start: its intervals, its schedule and its events' times count from here
-    run.send(EngineEvent::PhaseStarted { phase: Phase::Run, count: None, warmup_s, duration_s: Some(duration_s), rate_per_s, at_ms: run.at_ms(start_at) });
+    let (count, duration_s) = match length {
+        RunLength::Count { ops } => (Some(ops), None),
+        RunLength::Time { duration_s } => (None, Some(duration_s)),
+    };
+    run.send(EngineEvent::PhaseStarted { phase: Phase::Run, count, warmup_s, duration_s, rate_per_s, at_ms: run.at_ms(start_at) });
     let names: Vec<String> = plan.slot_names.clone();
     let (rate, following) = match curves {
         Some((tx, rx)) => (Some(rx), Some(tokio::spawn(shaped::follow_changes(rate_changes, tx, start_at)))),
         None => (None, None),
     };
-    let kind = PhaseKind::Run { warmup_s, duration_s, rate, levels, schedule };
+    let kind = PhaseKind::Run { warmup_s, length, rate, levels, schedule };
     let res = run_phase(run.target.clone(), Arc::new(plan), run.params(kind, run.seed ^ 0x5eed, first_index, start_at), &run.events, stop).await;
     if let Some(f) = following {
         f.abort();
@@ -284,9 +296,37 @@ async fn measure<T: Target>(
         // what it intended over the measured part, changes included)
         target_rate_per_s: res.offered_per_s.or(rate_per_s.map(|r| r / share)),
         never_started: res.never_started,
+        count: res.count,
     });
     failure?;
     Ok(RunOutcome { interrupted: res.interrupted })
+}
+
+/// How far the run phase's curves are laid (their spikes), in seconds from its start: the
+/// warm-up and the duration; under a count, until the rate's schedule intends the count's
+/// last operation after the warm-up (this loader takes every `shards`-th of the schedule's
+/// operations), or for ever when it never does or without a rate (at most `MAX_SPIKES`
+/// spikes are laid).
+fn horizon_s(warmup_s: f64, length: RunLength, rate: Option<&crate::load_shape::LoadShape>, shards: u32) -> f64 {
+    let (ops, shape) = match (length, rate) {
+        (RunLength::Time { duration_s }, _) => return warmup_s + duration_s,
+        (RunLength::Count { ops }, Some(shape)) => (ops, shape),
+        (RunLength::Count { .. }, None) => return f64::INFINITY,
+    };
+    // spikes laid further move the end (sooner, or later for a factor below 1): lay them up
+    // to the end found until it no longer moves past where they were laid
+    let mut horizon = warmup_s;
+    for _ in 0..8 {
+        let curve = Curve::compile(shape, horizon);
+        // the schedule's operations from 0: the last of the count is one below what it adds up to
+        let last = (curve.count_at(warmup_s) + ops as f64 * shards.max(1) as f64).ceil() as u64;
+        match curve.time_of(last.saturating_sub(1)) {
+            Some(end) if end <= horizon => return horizon,
+            Some(end) => horizon = end,
+            None => break,
+        }
+    }
+    f64::INFINITY
 }
 
 /// When the run phase starts, for runs that start together: the gate of the runs made at the
@@ -321,6 +361,25 @@ pub fn fingerprint(parts: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::load_shape::LoadShape;
+
+    #[test]
+    fn a_count_lays_the_rate_until_its_last_operation() {
+        let count = |ops| RunLength::Count { ops };
+        let shape = |t: &str| LoadShape::parse(t).unwrap();
+        assert_eq!(horizon_s(5.0, RunLength::Time { duration_s: 30.0 }, None, 1), 35.0);
+        // 1000/s: 5000 in the warm-up, then 2000 more by 7 s
+        assert!((horizon_s(5.0, count(2_000), Some(&shape("1000")), 1) - 6.999).abs() < 1e-9);
+        // two shards take every other operation: 4000 of the schedule's
+        assert!((horizon_s(0.0, count(2_000), Some(&shape("1000")), 2) - 3.999).abs() < 1e-9);
+        // a dip to a tenth for 1 s every 2 s: the end lies further than without it
+        let dips = horizon_s(0.0, count(2_000), Some(&shape("1000, spike x0.1 for 1s every 2s from 0s")), 1);
+        assert!(dips > 3.0, "{dips}");
+        let curve = Curve::compile(&shape("1000, spike x0.1 for 1s every 2s from 0s"), dips);
+        assert!(curve.count_at(dips) >= 1_999.0, "the dips up to the end are laid: {}", curve.count_at(dips));
+        assert_eq!(horizon_s(0.0, count(10), Some(&shape("0")), 1), f64::INFINITY, "a rate of 0 never gets there");
+        assert_eq!(horizon_s(0.0, count(10), None, 1), f64::INFINITY);
+    }
 
     #[test]
     fn fingerprints_are_stable_and_separate_parts() {

@@ -1,5 +1,5 @@
 //! A worker's loop, by its pace: as many operations in flight as it may (at maximum throughput
-//! or until a count is claimed), or handed to the paced loops of `replay` (captured times) and
+//! or until a count is claimed: a load's rows, or a run phase's `--count`), or handed to the paced loops of `replay` (captured times) and
 //! `shaped` (a rate or a schedule of requests in flight). The pieces every loop shares —
 //! starting and recording an operation — are `worker`'s.
 
@@ -11,7 +11,8 @@ use rand::{Rng, SeedableRng};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// Runs one worker until the phase's stop flag is set (or its count is exhausted), then waits
+/// Runs one worker until the phase's stop flag is set (or its count is exhausted, or the run
+/// phase's quota: every loop asks [`Shared::may_start`] before a start), then waits
 /// for its in-flight operations.
 pub(crate) async fn run_worker<T: Target>(sh: Arc<Shared<T>>, id: usize, cap: usize, pace: Pace, seed: u64) {
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -26,6 +27,9 @@ pub(crate) async fn run_worker<T: Target>(sh: Arc<Shared<T>>, id: usize, cap: us
                     if claimed.fetch_add(1, Ordering::Relaxed) >= *total {
                         break;
                     }
+                }
+                if !sh.may_start() {
+                    break;
                 }
                 let op = plan.pick(rng.gen::<f64>());
                 inflight.push(start(target, plan, &sh.slots[id], &sh.started[id], op, None, &mut rng));

@@ -1,6 +1,7 @@
 //! Running one phase: spawning the workers, sampling their records once per interval into
 //! [`IntervalSample`]s (sent to the caller as events as soon as each interval closes), deciding
-//! when the phase ends (count done, duration reached, or the caller asked to stop), and
+//! when the phase ends (a load's rows done, the run phase's duration reached or its count
+//! started and completed — see `quota` —, or the caller asked to stop), and
 //! draining in-flight requests so the last partial interval is kept too (with the recall of
 //! the searches still being judged). Under a rate or a
 //! schedule of requests in flight, each interval's [`IntervalLoad`] (what was asked, what
@@ -12,6 +13,7 @@ use super::clock::RunClock;
 use super::lanes::Lanes;
 use super::paced::run_worker;
 use super::plan::Plan;
+use super::quota::StartQuota;
 use super::shaped::LoadMeter;
 use super::start::aligned_first_tick;
 use super::target::Target;
@@ -19,7 +21,7 @@ use super::worker::{Pace, Shared};
 use super::EngineEvent;
 use crate::load_shape::Curve;
 use crate::notice::Notice;
-use crate::stats::{IntervalLoad, IntervalSample, NeverStarted, OpStats, Phase};
+use crate::stats::{CountReached, IntervalLoad, IntervalSample, NeverStarted, OpStats, Phase};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -37,11 +39,20 @@ pub(crate) enum PhaseKind {
     /// it); `levels`: a schedule of requests in flight, closed loop; `schedule`: a replay.
     Run {
         warmup_s: f64,
-        duration_s: f64,
+        length: RunLength,
         rate: Option<watch::Receiver<Arc<Curve>>>,
         levels: Option<Arc<Curve>>,
         schedule: Option<Arc<[(Duration, usize)]>>,
     },
+}
+
+/// How long the measured part of a run phase lasts (the warm-up before it is timed either way).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum RunLength {
+    /// A duration, in seconds.
+    Time { duration_s: f64 },
+    /// Until this many operations were started after the warm-up and completed.
+    Count { ops: u64 },
 }
 
 pub(crate) struct PhaseParams {
@@ -81,6 +92,8 @@ pub(crate) struct PhaseResult {
     pub offered_per_s: Option<f64>,
     /// Under a rate: the operations due by the phase's end that were never started.
     pub never_started: Option<NeverStarted>,
+    /// Under a count: the operations asked for and completed in the measured part.
+    pub count: Option<CountReached>,
     /// What a worker that panicked said: the phase ended without it, so it did not run as
     /// asked (its intervals until then are sent all the same).
     pub worker_failed: Option<String>,
@@ -104,7 +117,11 @@ pub(crate) async fn run_phase<T: Target>(
     stop_rx: &mut watch::Receiver<bool>,
 ) -> PhaseResult {
     let workers = p.workers.clamp(1, p.concurrency.max(1));
-    let shared = shared_state(target, plan, workers, events);
+    let quota = match p.kind {
+        PhaseKind::Run { warmup_s, length: RunLength::Count { ops }, .. } => Some(StartQuota::new(ops, warmup_s > 0.0)),
+        _ => None,
+    };
+    let shared = shared_state(target, plan, workers, events, quota);
     let start = p.start_at.unwrap_or_else(Instant::now);
     let lanes = matches!(p.kind, PhaseKind::Run { rate: Some(_), schedule: None, .. })
         .then(|| Arc::new(Lanes::new((p.shard.0 as u64, p.shard.1 as u64), workers, p.shared_schedule)));
@@ -120,12 +137,13 @@ pub(crate) async fn run_phase<T: Target>(
     let mut warned_backlog = false;
     let mut ticker = interval_ticker(&p, start);
     let mut finished_workers = false;
-    // a replay ends when its schedule does, not at the next tick (its rate is counted over it)
-    let replaying = matches!(p.kind, PhaseKind::Run { schedule: Some(_), .. });
+    // a replay ends when its schedule does, a count when it was started and completed: not at
+    // the next tick (the rate is counted over it)
+    let ends_by_itself = matches!(p.kind, PhaseKind::Run { schedule: Some(_), .. }) || shared.quota.is_some();
     while !interrupted && !finished_workers {
         let tick_at = tokio::select! {
             at = ticker.tick() => at,
-            _ = tokio::time::sleep(Duration::from_millis(20)), if replaying => {
+            _ = tokio::time::sleep(Duration::from_millis(20)), if ends_by_itself => {
                 finished_workers = handles.iter().all(|h| h.is_finished());
                 continue;
             }
@@ -139,8 +157,8 @@ pub(crate) async fn run_phase<T: Target>(
             }
         };
         let now = Instant::now();
-        let backlog = meter.as_ref().and_then(|m| m.backlog(now));
-        let sample = sampler.collect((last, now, now), backlog, tick_no, p.first_index + tick_no as u32);
+        let backlog = meter.as_ref().and_then(|m| m.backlog(now)).map(|b| shared.within_count(b));
+        let sample = sampler.collect((last, now, shared.counted_until(now)), backlog, tick_no, p.first_index + tick_no as u32);
         send_load(meter.as_ref(), &shared, &sample, last, now, events);
         (last, tick_no) = (now, tick_no + 1);
         if !warned_backlog {
@@ -162,7 +180,9 @@ pub(crate) async fn run_phase<T: Target>(
     }
     // what was due by the end and not started once the workers stopped: the last interval's
     // backlog
-    let never_started = meter.as_ref().and_then(|m| m.never_started(end_at.unwrap_or(stopped_at).min(stopped_at)));
+    let never_started =
+        meter.as_ref().and_then(|m| m.never_started(end_at.unwrap_or(stopped_at).min(stopped_at))).map(|n| shared.never_started_within_count(n));
+    let stopped_at = shared.counted_until(stopped_at);
     if let Some(sample) = last_interval(&mut sampler, &p, (last, stopped_at), never_started.map(|n| n.count), tick_no) {
         // the last partial interval is the wait for the requests in flight: no level of load,
         // so no IntervalLoad
@@ -173,7 +193,12 @@ pub(crate) async fn run_phase<T: Target>(
         (Some(m), PhaseKind::Run { warmup_s, .. }) => m.mean_rate(*warmup_s, warmup_s + sampler.measured_s),
         _ => None,
     };
+    let count = shared
+        .quota
+        .as_ref()
+        .map(|q| CountReached { asked: q.count(), completed: CountReached::completed_in(shared.plan.slot_names.iter().zip(&sampler.measured)) });
     PhaseResult {
+        count,
         measured: sampler.measured,
         measured_s: sampler.measured_s,
         interrupted,
@@ -185,7 +210,13 @@ pub(crate) async fn run_phase<T: Target>(
 }
 
 /// What the workers and the sampler of a phase share.
-fn shared_state<T: Target>(target: Arc<T>, plan: Arc<Plan<T::Op>>, workers: usize, events: &UnboundedSender<EngineEvent>) -> Arc<Shared<T>> {
+fn shared_state<T: Target>(
+    target: Arc<T>,
+    plan: Arc<Plan<T::Op>>,
+    workers: usize,
+    events: &UnboundedSender<EngineEvent>,
+    quota: Option<StartQuota>,
+) -> Arc<Shared<T>> {
     let n_ops = plan.slot_names.len();
     Arc::new(Shared {
         target,
@@ -196,6 +227,7 @@ fn shared_state<T: Target>(target: Arc<T>, plan: Arc<Plan<T::Op>>, workers: usiz
         started: (0..workers).map(|_| AtomicU64::new(0)).collect(),
         reported: (0..n_ops).map(|_| AtomicU64::new(0)).collect(),
         events: events.clone(),
+        quota,
     })
 }
 
@@ -345,6 +377,8 @@ struct Sampler<'a, T: Target> {
     /// Ticks of warm-up, and the tick at which a timed phase ends.
     warm_ticks: u64,
     end_tick: u64,
+    /// Operations completed in the warm-up (what a count comes after).
+    warmup_completed: u64,
 }
 
 impl<'a, T: Target> Sampler<'a, T> {
@@ -356,10 +390,14 @@ impl<'a, T: Target> Sampler<'a, T> {
         }
         let (warm_ticks, end_tick, load) = match &p.kind {
             PhaseKind::Load { .. } => (0, u64::MAX, true),
-            PhaseKind::Run { warmup_s, duration_s, .. } => {
+            PhaseKind::Run { warmup_s, length, .. } => {
                 let iv = p.interval.as_secs_f64();
                 let w = (warmup_s / iv).ceil() as u64;
-                (w, w + ((duration_s / iv).ceil() as u64).max(1), false)
+                match length {
+                    RunLength::Time { duration_s } => (w, w + ((duration_s / iv).ceil() as u64).max(1), false),
+                    // the count ends it: the workers finish
+                    RunLength::Count { .. } => (w, u64::MAX, false),
+                }
             }
         };
         Sampler {
@@ -371,6 +409,7 @@ impl<'a, T: Target> Sampler<'a, T> {
             load,
             warm_ticks,
             end_tick,
+            warmup_completed: 0,
         }
     }
 
@@ -420,6 +459,12 @@ impl<'a, T: Target> Sampler<'a, T> {
                 self.measured[i].merge(s);
             }
             self.measured_s += counted_until.saturating_duration_since(since).as_secs_f64();
+        } else if let Some(q) = &self.shared.quota {
+            self.warmup_completed += CountReached::completed_in(sample.ops.iter().map(|(n, s)| (n, s)));
+            // the warm-up's last interval: the count starts from what it completed
+            if tick + 1 == self.warm_ticks {
+                q.open(self.warmup_completed);
+            }
         }
         sample
     }

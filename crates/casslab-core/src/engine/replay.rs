@@ -45,8 +45,10 @@ pub(super) async fn run_schedule<T: Target>(
     let sleep = tokio::time::sleep_until(first);
     tokio::pin!(sleep);
     let mut timer_fired = true;
+    // the phase's count was started: only the operations in flight are left
+    let mut exhausted = false;
     loop {
-        let stopped = sh.stop.load(Ordering::Relaxed);
+        let stopped = exhausted || sh.stop.load(Ordering::Relaxed);
         let i = next.load(Ordering::Relaxed) as usize;
         if stopped || i >= starts.len() {
             match inflight.next().await {
@@ -67,6 +69,11 @@ pub(super) async fn run_schedule<T: Target>(
                 break;
             }
             if next.compare_exchange(i as u64, i as u64 + 1, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+                if !sh.may_start() {
+                    exhausted = true;
+                    sh.backlog[id].store(0, Ordering::Relaxed);
+                    break;
+                }
                 inflight.push(start(target, plan, &sh.slots[id], &sh.started[id], *op, Some(due), rng));
             }
         }

@@ -1,14 +1,15 @@
 //! The engine's schedules on tokio's paused clock: when workers start operations under a rate
 //! that changes, at the end of a run the client could not keep, with their schedule shared or
-//! sliced, and closed loop under levels of requests in flight. The target here reaches no
+//! sliced, closed loop under levels of requests in flight, and run phases that end after a
+//! count of operations (under a rate, at maximum throughput, after a warm-up). The target here reaches no
 //! server: its operations take the time a test gives them, so what is checked is the
 //! client's own timing, exactly (the server's part is the end-to-end tests', on a real node).
 
-use super::phase::{run_phase, PhaseKind, PhaseParams, PhaseResult};
+use super::phase::{run_phase, PhaseKind, PhaseParams, PhaseResult, RunLength};
 use super::*;
 use crate::gen::GeneratorSet;
 use crate::load_shape::{Curve, LoadShape};
-use crate::stats::{ErrorKind, OpStats};
+use crate::stats::{CountReached, ErrorKind, OpStats};
 use rand::rngs::SmallRng;
 use std::sync::Mutex;
 
@@ -106,7 +107,7 @@ async fn phase(target: &Arc<Timed>, kind: PhaseKind, (workers, concurrency): (us
 }
 
 fn rated(curve: watch::Receiver<Arc<Curve>>, duration_s: f64) -> PhaseKind {
-    PhaseKind::Run { warmup_s: 0.0, duration_s, rate: Some(curve), levels: None, schedule: None }
+    PhaseKind::Run { warmup_s: 0.0, length: RunLength::Time { duration_s }, rate: Some(curve), levels: None, schedule: None }
 }
 
 fn shape(text: &str) -> Arc<Curve> {
@@ -177,10 +178,73 @@ async fn closed_loop_runs_nothing_at_level_0_and_rises_without_waiting_for_a_com
     // requests that take 5 s (a stall): 0 in flight for 1 s, then 2, then 4
     let target = Timed::new(&[Duration::from_secs(5)]);
     let first = Instant::now();
-    let kind = PhaseKind::Run { warmup_s: 0.0, duration_s: 3.0, rate: None, levels: Some(shape("0 for 1s, 2 for 1s, 4")), schedule: None };
+    let kind =
+        PhaseKind::Run { warmup_s: 0.0, length: RunLength::Time { duration_s: 3.0 }, rate: None, levels: Some(shape("0 for 1s, 2 for 1s, 4")), schedule: None };
     let (_, events) = phase(&target, kind, (1, 4), false).await;
     let starts_ms: Vec<u64> = target.starts_since(first).iter().map(|t| (t * 1000.0).round() as u64).collect();
     assert_eq!(starts_ms, [1000, 1000, 2000, 2000], "none at 0; the rise to 4 at 2 s, with both first requests still in flight");
     let levels: Vec<Option<u32>> = events.iter().filter_map(|e| if let EngineEvent::Load(l) = e { Some(l.concurrency) } else { None }).collect();
     assert_eq!(levels, [Some(0), Some(2), Some(4)]);
+}
+
+/// A run phase that ends after `ops` operations, after `warmup_s` of warm-up.
+fn counted(ops: u64, warmup_s: f64, rate: Option<watch::Receiver<Arc<Curve>>>, levels: Option<Arc<Curve>>) -> PhaseKind {
+    PhaseKind::Run { warmup_s, length: RunLength::Count { ops }, rate, levels, schedule: None }
+}
+
+/// The operations completed in the intervals of `phase`.
+fn completed_in(events: &[EngineEvent], phase: Phase) -> u64 {
+    events
+        .iter()
+        .filter_map(|e| if let EngineEvent::Interval(s) = e { Some(s) } else { None })
+        .filter(|s| s.phase == phase)
+        .map(|s| s.ops.iter().map(|(_, o)| o.ok + o.error_count()).sum::<u64>())
+        .sum()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_count_under_a_rate_ends_when_its_last_operation_is_done() {
+    // 1000/s on two workers, 2000 operations of 3 ms: the last is due at 1.999 s
+    let target = Timed::new(&[Duration::from_millis(3)]);
+    let (_tx, rx) = watch::channel(shape("1000"));
+    let first = Instant::now();
+    let (res, events) = phase(&target, counted(2_000, 0.0, Some(rx), None), (2, 16), false).await;
+    assert_eq!(res.measured[0].ok, 2_000);
+    assert_eq!(res.count, Some(CountReached { asked: 2_000, completed: 2_000 }));
+    assert_eq!(target.starts_since(first).len(), 2_000, "no operation started past the count");
+    assert_eq!(completed_in(&events, Phase::Run), 2_000, "the intervals hold them all, the last partial one included");
+    // measured until the last start, at the rate asked for; over soon after the last completion
+    assert!((res.measured_s - 1.999).abs() < 0.003, "{} s measured", res.measured_s);
+    assert!((res.offered_per_s.unwrap() - 1_000.0).abs() < 1.0, "{:?}", res.offered_per_s);
+    let ended = first.elapsed().as_secs_f64();
+    assert!(ended < 2.05, "the phase waits for its workers, not the next tick: {ended} s");
+    assert_eq!(res.never_started.map(|n| n.count), Some(0), "nothing past the count is due");
+    let backlogs: Vec<u64> = events.iter().filter_map(|e| if let EngineEvent::Interval(s) = e { Some(s.backlog) } else { None }).collect();
+    assert!(backlogs.iter().all(|b| *b == 0), "{backlogs:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_count_at_maximum_throughput_is_shared_by_every_worker() {
+    let target = Timed::new(&[Duration::from_micros(700)]);
+    let (res, events) = phase(&target, counted(5_001, 0.0, None, None), (3, 8), false).await;
+    assert_eq!((res.measured[0].ok, completed_in(&events, Phase::Run)), (5_001, 5_001));
+    assert_eq!(target.starts.lock().unwrap().len(), 5_001);
+    assert!(res.measured_s > 0.0 && res.never_started.is_none());
+    // closed loop under levels of requests in flight, the same
+    let target = Timed::new(&[Duration::from_millis(2)]);
+    let (res, _) = phase(&target, counted(300, 0.0, None, Some(shape("2 for 100ms, 6"))), (2, 6), false).await;
+    assert_eq!((res.measured[0].ok, target.starts.lock().unwrap().len()), (300, 300));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_count_after_a_warm_up_is_what_the_measured_part_completes() {
+    // 1 s of warm-up at maximum throughput with 32 in flight of 7 ms: some are in flight when
+    // it ends, and complete in the measured part; the count holds them
+    let target = Timed::new(&[Duration::from_millis(7)]);
+    let (res, events) = phase(&target, counted(1_000, 1.0, None, None), (2, 32), false).await;
+    let warm = completed_in(&events, Phase::Warmup);
+    assert!(warm > 3_000, "{warm} in the warm-up");
+    assert_eq!(completed_in(&events, Phase::Run), 1_000);
+    assert_eq!(res.count, Some(CountReached { asked: 1_000, completed: 1_000 }));
+    assert_eq!(target.starts.lock().unwrap().len() as u64, warm + 1_000);
 }

@@ -65,8 +65,10 @@ pub(super) async fn run_rated<T: Target>(
     // Starts happen when the timer fires (a batch per tick, which the driver sends in few
     // writes); a wake-up for a completion starts only operations already due.
     let mut timer_fired = true;
+    // the phase's count was started: only the operations in flight are left
+    let mut exhausted = false;
     loop {
-        if sh.stop.load(Ordering::Relaxed) {
+        if exhausted || sh.stop.load(Ordering::Relaxed) {
             match inflight.next().await {
                 Some(d) => record(sh, id, d),
                 None => break,
@@ -94,6 +96,10 @@ pub(super) async fn run_rated<T: Target>(
                     true
                 }
             };
+            if taken && !sh.may_start() {
+                exhausted = true;
+                break;
+            }
             if taken {
                 let op = plan.pick(rng.gen::<f64>());
                 inflight.push(start(target, plan, &sh.slots[id], &sh.started[id], op, Some(t), rng));
@@ -138,16 +144,22 @@ pub(super) async fn run_closed<T: Target>(sh: &Shared<T>, id: usize, levels: &Cu
     let mut inflight = FuturesUnordered::new();
     let nap = tokio::time::sleep_until(first);
     tokio::pin!(nap);
+    // the phase's count was started: only the operations in flight are left
+    let mut exhausted = false;
     loop {
-        let stopped = sh.stop.load(Ordering::Relaxed);
+        let stopped = exhausted || sh.stop.load(Ordering::Relaxed);
         let now = Instant::now();
         let t_s = since(first, now);
         let cap = share(levels.level_at(t_s).round().max(0.0) as usize, id, workers.max(1));
         while !stopped && inflight.len() < cap {
+            if !sh.may_start() {
+                exhausted = true;
+                break;
+            }
             let op = plan.pick(rng.gen::<f64>());
             inflight.push(start(target, plan, &sh.slots[id], &sh.started[id], op, None, rng));
         }
-        if stopped && inflight.is_empty() {
+        if (stopped || exhausted) && inflight.is_empty() {
             break;
         }
         // until a completion, the level's next change, or the next look at the stop flag

@@ -10,7 +10,7 @@
 use super::plan::Plan;
 use super::target::{Completion, Target};
 use super::EngineEvent;
-use crate::stats::OpStats;
+use crate::stats::{NeverStarted, OpStats};
 use rand::rngs::SmallRng;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -63,6 +63,38 @@ pub(crate) struct Shared<T: Target> {
     /// Per operation: error kinds already reported (bit per kind).
     pub reported: Vec<AtomicU64>,
     pub events: UnboundedSender<EngineEvent>,
+    /// A run phase that ends after a count of operations: the starts left.
+    pub quota: Option<super::quota::StartQuota>,
+}
+
+impl<T: Target> Shared<T> {
+    /// Takes a start from the phase's count, if it has one: false once the count was started
+    /// (the worker then only waits for what it has in flight).
+    pub fn may_start(&self) -> bool {
+        self.quota.as_ref().is_none_or(|q| q.claim())
+    }
+
+    /// Until when a phase's time up to `now` counts as measured: under a count, no later than
+    /// its last start (the wait for the operations in flight adds their completions, not time).
+    pub fn counted_until(&self, now: Instant) -> Instant {
+        self.quota.as_ref().and_then(|q| q.exhausted_at()).map_or(now, |last| last.min(now))
+    }
+
+    /// A backlog of `behind` operations due and not started, under a count: no more than the
+    /// starts it has left (after the count, nothing is due).
+    pub fn within_count(&self, behind: u64) -> u64 {
+        self.quota.as_ref().map_or(behind, |q| behind.min(q.remaining()))
+    }
+
+    /// The operations due by the end and never started, under a count: no more than the starts
+    /// it had left.
+    pub fn never_started_within_count(&self, n: NeverStarted) -> NeverStarted {
+        let count = self.within_count(n.count);
+        match count {
+            0 => NeverStarted::default(),
+            _ => NeverStarted { count, late: n.late.min(count), oldest_lag_ms: n.oldest_lag_ms },
+        }
+    }
 }
 
 type Done<E> = (usize, Instant, Instant, Result<Completion, E>);

@@ -542,7 +542,10 @@ impl Builder<'_> {
         }
         let duration = self.command.and_then(|c| c.duration.clone()).unwrap_or_else(|| "60s".into());
         let warmup = if self.command.is_some_and(|c| c.no_warmup) { "0s" } else { "5s" };
-        self.y.line(0, &format!("run: {{ mix: {{ {} }}, warmup: {warmup}, duration: {duration} }}", parts.join(", ")), None);
+        // n= of the command line: a count, given when running (the workload's run is timed)
+        let counted = self.command.and_then(|c| Some((c.n?, c.run_count(self.partitions_per_op)?)));
+        let note = counted.map(|(n, count)| format!("n={n}: run it with --count {count} to end after as many operations (--print-command)"));
+        self.y.line(0, &format!("run: {{ mix: {{ {} }}, warmup: {warmup}, duration: {duration} }}", parts.join(", ")), note.as_deref());
         Ok(())
     }
 
@@ -651,6 +654,8 @@ mod tests {
         mix.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(mix, vec![("by_day".to_string(), 3.0), ("insert".to_string(), 1.0)]);
         assert!(w.load.is_none(), "a mixed run does not populate first");
+        // n=500 partitions: an insert visits 2, a read 1, 1.25 an operation on average
+        assert!(i.yaml.contains("# n=500: run it with --count 400 to end after as many operations"), "{}", i.yaml);
         assert_eq!(w.operation("latest").unwrap().cql().unwrap().consistency, crate::workload::Consistency::Quorum);
         // an operation the profile lacks is refused, as cassandra-stress refuses it
         let c = super::super::stress_command::parse_command("user ops(insert=1,by_dya=1) n=500").unwrap();

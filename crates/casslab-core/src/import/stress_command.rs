@@ -1,6 +1,7 @@
 //! A cassandra-stress command line (`cassandra-stress user profile=p.yaml ops(insert=1,q=3)
 //! n=100000 duration=5m cl=QUORUM -rate threads=64 fixed=2000/s -node a,b -pop seq=1..1M`)
-//! read into a [`StressCommand`], and the matching `casslab run` command line. What shapes the
+//! read into a [`StressCommand`], and the matching `casslab run` command line (`n=` of a mixed
+//! run → `--count`, `duration=` → `--duration`, an insert-only run → `--load-only`). What shapes the
 //! data or the mix (ops, cl, -pop, -insert) goes into the imported workload; what says how to
 //! run goes on the command line; the rest is named in `warnings`. Passwords are never kept.
 
@@ -45,6 +46,15 @@ impl StressCommand {
     /// Whether the mix is inserts only (cassandra-stress then walks the seeds in sequence).
     pub fn insert_only(&self) -> bool {
         !self.ops.is_empty() && self.ops.iter().all(|(o, _)| o == "insert")
+    }
+
+    /// The `--count` of a run that ends after `n=` (a mixed run without `duration=`): n counts
+    /// partitions in cassandra-stress, `--count` operations, so it is n / `partitions_per_op`
+    /// (the mean partitions one operation of the mix visits), as `--rate` is.
+    pub fn run_count(&self, partitions_per_op: Option<f64>) -> Option<u64> {
+        let n = self.n.filter(|_| !self.insert_only() && self.duration.is_none())?;
+        let per_op = partitions_per_op.filter(|p| *p > 0.0).unwrap_or(1.0);
+        Some(((n as f64 / per_op).round() as u64).max(1))
     }
 }
 
@@ -188,9 +198,8 @@ pub fn parse_command(line: &str) -> Result<StressCommand, String> {
     if c.ops.len() > 1 && !c.warnings.iter().any(|w| w.starts_with("clustering")) {
         c.warnings.push("cassandra-stress runs operations of one kind in runs of gaussian(1..10) (clustering=); casslab draws each operation from the mix on its own, with the same ratios".into());
     }
-    if let (Some(n), false) = (c.n, c.insert_only()) {
-        c.warnings
-            .push(format!("n={n}: a casslab run lasts a duration, not a count; give --duration (n= sets the partitions written and read: -P partitions={n})"));
+    if let (Some(n), false, Some(d)) = (c.n, c.insert_only(), &c.duration) {
+        c.warnings.push(format!("n={n} with duration={d}: the run lasts --duration {d}, not a count (n= still sets the partitions written and read)"));
     }
     Ok(c)
 }
@@ -216,6 +225,8 @@ pub fn casslab_command(c: &StressCommand, workload_file: &str, partitions_per_op
         out.push("--load-only".into());
     } else if let Some(d) = &c.duration {
         out.push(format!("--duration {d}"));
+    } else if let Some(n) = c.run_count(partitions_per_op) {
+        out.push(format!("--count {n}"));
     }
     if c.no_warmup && !c.insert_only() {
         out.push("--warmup 0s".into());
@@ -281,6 +292,21 @@ mod tests {
         assert!(parse_command("user profile=p.yaml n=10").unwrap_err().contains("no ops"));
         assert!(parse_command("user ops(insert=x)").unwrap_err().contains("not a number"));
         assert!(parse_command("user ops(insert=1) duration=5 minutes").unwrap_err().contains("duration=5"));
+    }
+
+    #[test]
+    fn n_of_a_mixed_run_becomes_its_count() {
+        let c = parse_command("user profile=p.yaml ops(insert=1,simple1=3) n=1M -rate threads=8").unwrap();
+        assert!(!c.warnings.iter().any(|w| w.starts_with("n=")), "{:?}", c.warnings);
+        assert_eq!(casslab_command(&c, "w.yaml", None), "casslab run w.yaml --count 1000000 --concurrency 8");
+        // n counts partitions: an insert of 5 partitions and three reads of one make 2 a mean
+        assert_eq!(casslab_command(&c, "w.yaml", Some(2.0)), "casslab run w.yaml --count 500000 --concurrency 8");
+        // a duration wins, and says so
+        let both = parse_command("user profile=p.yaml ops(insert=1,simple1=3) n=1000 duration=2m").unwrap();
+        assert_eq!(casslab_command(&both, "w.yaml", None), "casslab run w.yaml --duration 2m");
+        assert!(both.warnings.iter().any(|w| w.starts_with("n=1000 with duration=2m")), "{:?}", both.warnings);
+        // an insert-only run's n= is the load's
+        assert_eq!(parse_command("user profile=p.yaml ops(insert=1) n=1000").unwrap().run_count(None), None);
     }
 
     #[test]

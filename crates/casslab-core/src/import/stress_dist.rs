@@ -46,17 +46,7 @@ pub struct StressDist {
     pub written: String,
 }
 
-/// A number of cassandra-stress's: `12`, `10k`, `1M`, `2B` (thousands, millions, billions).
-pub fn parse_count(s: &str) -> Option<i64> {
-    let t = s.trim().to_ascii_lowercase();
-    let (digits, mult) = match t.chars().last()? {
-        'k' => (&t[..t.len() - 1], 1_000),
-        'm' => (&t[..t.len() - 1], 1_000_000),
-        'b' => (&t[..t.len() - 1], 1_000_000_000),
-        _ => (t.as_str(), 1),
-    };
-    digits.trim().parse::<i64>().ok()?.checked_mul(mult)
-}
+pub use crate::units::parse_count;
 
 impl StressDist {
     /// The same distribution when its lowest value is at least `min`; otherwise what `what`

@@ -117,5 +117,8 @@ pub(super) fn summary(shards: &[Shard], load_span_ms: (u64, u64), histograms: &[
         late: a.late + b.late,
         oldest_lag_ms: a.oldest_lag_ms.max(b.oldest_lag_ms),
     });
-    RunSummary { phases, notes, loaders: loaders.to_vec(), never_started, ..RunSummary::default() }
+    // a count's slices, added up
+    let counts = shards.iter().filter_map(|sh| sh.data.record.summary.as_ref().and_then(|s| s.count));
+    let count = counts.reduce(|a, b| crate::stats::CountReached { asked: a.asked + b.asked, completed: a.completed + b.completed });
+    RunSummary { phases, notes, loaders: loaders.to_vec(), never_started, count, ..RunSummary::default() }
 }

@@ -13,6 +13,23 @@ use crate::analysis::{Comparison, Efficiency, Estimate, LatencyKind, Metric, OpR
 use crate::stats::ms;
 use std::fmt::Write;
 
+/// A comparison on the terminal: the study ([`text`]), then the verified reads, the recall of
+/// vector searches and the servers' side, when the runs have them.
+pub struct ComparisonText;
+
+impl super::format::Format<super::format::ComparisonReport<'_>> for ComparisonText {
+    fn name(&self) -> &'static str {
+        "text"
+    }
+    fn render(&self, c: &super::format::ComparisonReport<'_>) -> String {
+        let s = c.study;
+        let data = c.verified.map(super::data::verified_comparison_text).unwrap_or_default();
+        let recall = c.recall.map(super::recall_text::comparison_text).unwrap_or_default();
+        let server = c.server.map(|x| server_text(&x.figures, &x.differences, s.plan.opts.confidence)).unwrap_or_default();
+        format!("{}{data}{recall}{server}", text(s))
+    }
+}
+
 /// The whole comparison: header, table, verdicts and warnings.
 pub fn text(s: &Study) -> String {
     let mut out = format!("{}{}", table(s), verdicts(s));

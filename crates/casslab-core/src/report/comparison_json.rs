@@ -1,7 +1,8 @@
 //! A comparison of saved runs as data (`casslab compare --format json|csv`): one row per side,
 //! operation and figure, with its interval and, for every side but the baseline, the change
-//! against the baseline with its interval and the outcome. The JSON wraps the rows with the
-//! method, the sides and the verdicts in words; `report::csv` writes the rows as CSV. It only
+//! against the baseline with its interval and the outcome. The JSON ([`ComparisonJson`]) wraps
+//! the rows with the method, the sides and the verdicts in words (and the verified reads and
+//! recall when the runs have them); `report::csv` writes the rows as CSV. It only
 //! reshapes a [`Study`]; `report::comparison` is the same study for people.
 
 use super::comparison;
@@ -121,6 +122,29 @@ pub fn rows(s: &Study) -> Vec<FigureRow> {
         }
     }
     out
+}
+
+/// A comparison as pretty-printed JSON ([`comparison_json`]), with the verified reads
+/// (`verified`) and the recall of vector searches (`recall`) when the runs have them.
+pub struct ComparisonJson;
+
+impl super::format::Format<super::format::ComparisonReport<'_>> for ComparisonJson {
+    fn name(&self) -> &'static str {
+        "json"
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["json"]
+    }
+    fn render(&self, c: &super::format::ComparisonReport<'_>) -> String {
+        let mut v = comparison_json(c.study);
+        if let Some(verified) = c.verified {
+            v["verified"] = serde_json::to_value(verified).expect("verified reads serialize");
+        }
+        if let Some(recall) = c.recall {
+            v["recall"] = serde_json::to_value(recall).expect("recall serializes");
+        }
+        format!("{}\n", serde_json::to_string_pretty(&v).expect("a JSON value always serializes"))
+    }
 }
 
 /// The comparison as one JSON value.

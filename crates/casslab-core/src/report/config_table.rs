@@ -19,13 +19,14 @@ pub struct ConfigDifference {
 pub const ABSENT: &str = "—";
 
 /// Top-level keys in the order a reader looks for them; others follow alphabetically.
-const KEY_ORDER: [&str; 14] = [
+const KEY_ORDER: [&str; 15] = [
     "workload_name",
     "workload",
     "params",
     "concurrency",
     "rate",
     "duration_s",
+    "count",
     "warmup_s",
     "interval_ms",
     "seed",

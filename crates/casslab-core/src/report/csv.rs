@@ -1,10 +1,12 @@
 //! CSV for spreadsheets and scripts (RFC 4180: a header line, fields quoted when they hold a
-//! comma, a quote or a line break): the list of saved runs (`casslab runs --format csv`), a
-//! run's intervals per operation (`casslab show --format csv`) and a comparison's figures
-//! (`casslab compare --format csv`). Latencies are in nanoseconds, times in milliseconds, as
+//! comma, a quote or a line break): the list of saved runs (`casslab runs --format csv`:
+//! [`RunsCsv`]), a run's intervals per operation (`casslab show --format csv`, from the rows
+//! the store hands over) and a comparison's figures (`casslab compare --format csv`:
+//! [`ComparisonCsv`]). Latencies are in nanoseconds, times in milliseconds, as
 //! in the JSON exports. It only formats what it is given.
 
 use super::comparison_json::rows;
+use super::format::{ComparisonReport, Format};
 use crate::analysis::study::Study;
 use crate::stats::{OpSummary, Phase};
 use crate::store::{IntervalFigures, RunRecord};
@@ -25,6 +27,36 @@ fn line(out: &mut String, fields: &[String]) {
 
 fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// The list of runs as CSV ([`runs_csv`]).
+pub struct RunsCsv;
+
+impl Format<[RunRecord]> for RunsCsv {
+    fn name(&self) -> &'static str {
+        "csv"
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["csv"]
+    }
+    fn render(&self, runs: &[RunRecord]) -> String {
+        runs_csv(runs)
+    }
+}
+
+/// A comparison's figures as CSV ([`comparison_csv`]).
+pub struct ComparisonCsv;
+
+impl Format<ComparisonReport<'_>> for ComparisonCsv {
+    fn name(&self) -> &'static str {
+        "csv"
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["csv"]
+    }
+    fn render(&self, c: &ComparisonReport<'_>) -> String {
+        comparison_csv(c.study)
+    }
 }
 
 /// The columns of [`runs_csv`].

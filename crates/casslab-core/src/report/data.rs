@@ -106,6 +106,18 @@ pub fn expectation_failed(w: &crate::workload::Workload, s: &crate::store::RunSu
     }
 }
 
+/// A verification pass as text ([`pass_text`]).
+pub struct PassText;
+
+impl super::format::Format<crate::verify::pass_report::PassReport> for PassText {
+    fn name(&self) -> &'static str {
+        "text"
+    }
+    fn render(&self, p: &crate::verify::pass_report::PassReport) -> String {
+        pass_text(p)
+    }
+}
+
 /// A verification pass, as `casslab verify` prints it: per table the keys read back, rows
 /// expected and found, each class, failed reads and the checksum; then the first violations.
 pub fn pass_text(p: &crate::verify::pass_report::PassReport) -> String {

@@ -6,8 +6,9 @@
 //! and the scripts that draw them from `uplot_chart`; this file owns the page and its tables.
 
 use super::config_table::{config_rows, ABSENT};
+use super::format::Format;
 use super::html_charts as charts;
-use super::run_view::{grouped, Report, ReportFormat, RunView};
+use super::run_view::{grouped, Report, RunView};
 use super::svg_chart::esc;
 use super::text::{latency_cells, ms, utc};
 use super::uplot_chart::{self, LineChart};
@@ -18,7 +19,13 @@ use std::fmt::Write;
 /// Renders a [`Report`] as one HTML document.
 pub struct HtmlReport;
 
-impl ReportFormat for HtmlReport {
+impl Format<Report> for HtmlReport {
+    fn name(&self) -> &'static str {
+        "html"
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["html", "htm"]
+    }
     fn render(&self, report: &Report) -> String {
         let mut s = String::with_capacity(64 * 1024);
         page_head(&mut s, &report.title, &format!("{}{}", uplot_chart::UPLOT_CSS, uplot_chart::CHART_CSS));

@@ -6,7 +6,8 @@
 //! keys that differ. GitHub-flavoured tables; no charts.
 
 use super::config_table::config_rows;
-use super::run_view::{grouped, Report, ReportFormat, RunView};
+use super::format::Format;
+use super::run_view::{grouped, Report, RunView};
 use super::text::{latency_cells, ms, utc};
 use crate::stats::{LatencySummary, OpSummary, Phase};
 use crate::store::PhaseSummary;
@@ -15,7 +16,16 @@ use std::fmt::Write;
 /// Renders a [`Report`] as GitHub-flavoured Markdown.
 pub struct MarkdownReport;
 
-impl ReportFormat for MarkdownReport {
+impl Format<Report> for MarkdownReport {
+    fn name(&self) -> &'static str {
+        "md"
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["markdown"]
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["md", "markdown"]
+    }
     fn render(&self, report: &Report) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "## casslab: {}\n", cell(&report.title));

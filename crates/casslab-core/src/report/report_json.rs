@@ -9,7 +9,8 @@
 //! `mode` is `{"kind": "fixed_rate", "target_rate_per_s": …}` or
 //! `{"kind": "max_throughput", "concurrency": …}`.
 
-use super::run_view::{IntervalView, LoadShape, Report, ReportFormat, RunView, SpectrumPoint};
+use super::format::Format;
+use super::run_view::{IntervalView, LoadShape, Report, RunView, SpectrumPoint};
 use super::server_view;
 use crate::server::suspects;
 use crate::server::ServerSample;
@@ -22,7 +23,13 @@ pub const FORMAT_VERSION: u32 = 1;
 /// Renders a [`Report`] as pretty-printed JSON.
 pub struct JsonReport;
 
-impl ReportFormat for JsonReport {
+impl Format<Report> for JsonReport {
+    fn name(&self) -> &'static str {
+        "json"
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["json"]
+    }
     fn render(&self, report: &Report) -> String {
         let mut s = serde_json::to_string_pretty(&ReportJson::of(report)).expect("the report always serializes");
         s.push('\n');

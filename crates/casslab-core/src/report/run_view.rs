@@ -1,4 +1,4 @@
-//! What the report formats (`html`, `markdown`, `report_json`) read: a [`Report`] is a list of
+//! What the report formats (`html`, `markdown`, `report_json`: `format::report_formats`) read: a [`Report`] is a list of
 //! [`RunView`]s, each one saved run reduced to its meta data, per-phase summaries, per-interval
 //! series and latency percentile spectra, plus the config keys whose values differ between the
 //! runs. It only reshapes what the store returned; it does not read the store, render or write.
@@ -11,11 +11,6 @@ pub use super::spectrum::{spectrum, OpSpectrum, SpectrumPoint};
 use crate::stats::{is_sub_op, ErrorKind, OpStats, OpSummary, Phase};
 use crate::store::{IntervalFigures, PhaseSummary, RunRecord, RunSummary, StoredInterval};
 use std::collections::BTreeMap;
-
-/// An output format of `casslab report`: renders a whole report as one document.
-pub trait ReportFormat {
-    fn render(&self, report: &Report) -> String;
-}
 
 /// Everything one report shows.
 #[derive(Debug, Clone)]

@@ -6,6 +6,21 @@ use super::csv::main_phase;
 use crate::store::RunRecord;
 use serde_json::{json, Value};
 
+/// The list of runs as pretty-printed JSON, with a final line break.
+pub struct RunsJson;
+
+impl super::format::Format<[RunRecord]> for RunsJson {
+    fn name(&self) -> &'static str {
+        "json"
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["json"]
+    }
+    fn render(&self, runs: &[RunRecord]) -> String {
+        format!("{}\n", serde_json::to_string_pretty(&runs_json(runs)).expect("a JSON value always serializes"))
+    }
+}
+
 /// The runs, in the order given.
 pub fn runs_json(runs: &[RunRecord]) -> Value {
     Value::Array(

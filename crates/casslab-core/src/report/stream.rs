@@ -1,18 +1,48 @@
 //! One line per closed interval while a run goes (`casslab run --stream FILE|-`), with
 //! wall-clock timestamps, for a tail, a dashboard or a script: JSON lines (one object per
 //! interval, its operations inside) or CSV (a header, then one line per interval and
-//! operation, the columns of `report::csv`'s intervals with the run id in front). It formats;
-//! the binary writes and flushes.
+//! operation, the columns of `report::csv`'s intervals with the run id in front): the
+//! [`Format`]s of a [`LiveInterval`]. It formats; the binary writes and flushes.
 
 use super::csv::{field, INTERVALS_HEADER};
-use crate::stats::{IntervalSample, OpSummary};
+use super::format::Format;
+use crate::stats::{IntervalSample, OpSummary, Phase};
 use serde_json::json;
 
-/// The format of a stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StreamFormat {
-    JsonLines,
-    Csv,
+/// One closed interval of run `run` as the stream writes it: its operations' figures and late
+/// starts, on the time axis that starts at `t0_unix_ms`.
+#[derive(Debug, Clone)]
+pub struct LiveInterval {
+    pub run: i64,
+    pub t0_unix_ms: i64,
+    pub index: u32,
+    pub phase: Phase,
+    pub start_ms: u64,
+    pub end_ms: u64,
+    pub backlog: u64,
+    /// Per operation, in the workload's order: its figures and its operations started late.
+    pub ops: Vec<(OpSummary, u64)>,
+}
+
+impl LiveInterval {
+    /// The interval `s` of run `run`, whose time axis starts at `t0_unix_ms`.
+    pub fn of(run: i64, t0_unix_ms: i64, s: &IntervalSample) -> LiveInterval {
+        let late = s.ops.iter().map(|(_, st)| st.late);
+        LiveInterval {
+            run,
+            t0_unix_ms,
+            index: s.index,
+            phase: s.phase,
+            start_ms: s.start_ms,
+            end_ms: s.end_ms,
+            backlog: s.backlog,
+            ops: s.summaries().into_iter().zip(late).collect(),
+        }
+    }
+
+    fn end_unix_ms(&self) -> i64 {
+        self.t0_unix_ms + self.end_ms as i64
+    }
 }
 
 /// `2026-11-18T11:06:40.123Z` of Unix milliseconds.
@@ -20,46 +50,59 @@ fn rfc3339(unix_ms: i64) -> String {
     jiff::Timestamp::from_millisecond(unix_ms).map(|t| format!("{t:.3}")).unwrap_or_default()
 }
 
-/// What starts the stream: the CSV header (nothing for JSON lines).
-pub fn header(format: StreamFormat) -> String {
-    match format {
-        StreamFormat::JsonLines => String::new(),
-        StreamFormat::Csv => format!("time,run,{INTERVALS_HEADER}\n"),
+/// JSON lines: one object per interval, its operations inside.
+pub struct StreamJsonLines;
+
+impl Format<LiveInterval> for StreamJsonLines {
+    fn name(&self) -> &'static str {
+        "jsonl"
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["jsonl"]
+    }
+    fn render(&self, s: &LiveInterval) -> String {
+        let ops: Vec<&OpSummary> = s.ops.iter().map(|(o, _)| o).collect();
+        let total: f64 = ops.iter().filter(|o| !crate::stats::is_sub_op(&o.op)).map(|o| o.ops_per_s).sum();
+        let v = json!({
+            "time": rfc3339(s.end_unix_ms()),
+            "run": s.run,
+            "index": s.index,
+            "phase": s.phase,
+            "start_ms": s.start_ms,
+            "end_ms": s.end_ms,
+            "start_unix_ms": s.t0_unix_ms + s.start_ms as i64,
+            "end_unix_ms": s.end_unix_ms(),
+            "backlog": s.backlog,
+            "total_ops_per_s": total,
+            "ops": ops,
+        });
+        format!("{v}\n")
     }
 }
 
-/// The lines of one interval of run `run`, whose time axis starts at `t0_unix_ms`.
-pub fn lines(format: StreamFormat, run: i64, t0_unix_ms: i64, s: &IntervalSample) -> String {
-    let (start_unix_ms, end_unix_ms) = (t0_unix_ms + s.start_ms as i64, t0_unix_ms + s.end_ms as i64);
-    let ops: Vec<OpSummary> = s.summaries();
-    match format {
-        StreamFormat::JsonLines => {
-            let total: f64 = ops.iter().filter(|o| !crate::stats::is_sub_op(&o.op)).map(|o| o.ops_per_s).sum();
-            let v = json!({
-                "time": rfc3339(end_unix_ms),
-                "run": run,
-                "index": s.index,
-                "phase": s.phase,
-                "start_ms": s.start_ms,
-                "end_ms": s.end_ms,
-                "start_unix_ms": start_unix_ms,
-                "end_unix_ms": end_unix_ms,
-                "backlog": s.backlog,
-                "total_ops_per_s": total,
-                "ops": ops,
-            });
-            format!("{v}\n")
+/// CSV: a header, then one line per interval and operation.
+pub struct StreamCsv;
+
+impl Format<LiveInterval> for StreamCsv {
+    fn name(&self) -> &'static str {
+        "csv"
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["csv"]
+    }
+    fn preamble(&self) -> String {
+        format!("time,run,{INTERVALS_HEADER}\n")
+    }
+    fn render(&self, s: &LiveInterval) -> String {
+        let end_unix_ms = s.end_unix_ms();
+        let mut out = String::new();
+        for (o, late) in &s.ops {
+            let mut f = vec![rfc3339(end_unix_ms), s.run.to_string()];
+            f.extend(super::csv::interval_cells(s.index, s.phase, (s.start_ms, s.end_ms), end_unix_ms, o, *late, s.backlog));
+            out.push_str(&f.iter().map(|x| field(x)).collect::<Vec<_>>().join(","));
+            out.push('\n');
         }
-        StreamFormat::Csv => {
-            let mut out = String::new();
-            for ((_, st), o) in s.ops.iter().zip(&ops) {
-                let mut f = vec![rfc3339(end_unix_ms), run.to_string()];
-                f.extend(super::csv::interval_cells(s.index, s.phase, (s.start_ms, s.end_ms), end_unix_ms, o, st.late, s.backlog));
-                out.push_str(&f.iter().map(|x| field(x)).collect::<Vec<_>>().join(","));
-                out.push('\n');
-            }
-            out
-        }
+        out
     }
 }
 
@@ -80,11 +123,13 @@ mod tests {
             ops: vec![("read".into(), st.clone()), ("write".into(), st)],
             backlog: 0,
         };
-        let j: serde_json::Value = serde_json::from_str(lines(StreamFormat::JsonLines, 5, 1_795_000_000_000, &s).trim_end()).unwrap();
+        let live = LiveInterval::of(5, 1_795_000_000_000, &s);
+        let j: serde_json::Value = serde_json::from_str(StreamJsonLines.render(&live).trim_end()).unwrap();
         assert_eq!((j["time"].as_str(), j["run"].as_i64(), j["end_unix_ms"].as_i64()), (Some("2026-11-18T11:06:44.000Z"), Some(5), Some(1_795_000_004_000)));
         assert_eq!((j["ops"][1]["op"].as_str(), j["total_ops_per_s"].as_f64()), (Some("write"), Some(2.0)));
-        let csv = lines(StreamFormat::Csv, 5, 1_795_000_000_000, &s);
-        let cols = header(StreamFormat::Csv).trim_end().split(',').count();
+        let csv = StreamCsv.render(&live);
+        let cols = StreamCsv.preamble().trim_end().split(',').count();
+        assert_eq!(StreamJsonLines.preamble(), "");
         assert_eq!(csv.lines().count(), 2);
         assert!(csv.lines().all(|l| l.split(',').count() == cols), "{csv}");
         assert!(csv.starts_with("2026-11-18T11:06:44.000Z,5,3,run,3000,4000,1795000004000,read,1,0,1.000,"), "{csv}");

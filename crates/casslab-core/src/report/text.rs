@@ -82,7 +82,12 @@ pub fn run_summary(r: &RunRecord, s: &RunSummary) -> String {
             (_, None, _, Some(shape)) => format!("run at max throughput, in flight '{shape}'"),
             (_, None, ..) => format!("run at max throughput, {} in flight", r.config.concurrency),
         };
-        let _ = writeln!(out, "\n{mode}, {:.1} s measured — latency from intended start, ms:", p.duration_s);
+        let counted = match (p.phase, s.count) {
+            (Phase::Run, Some(c)) if c.completed >= c.asked => format!(", count {} reached", c.asked),
+            (Phase::Run, Some(c)) => format!(", {} of the count {} completed", c.completed, c.asked),
+            _ => String::new(),
+        };
+        let _ = writeln!(out, "\n{mode}{counted}, {:.1} s measured — latency from intended start, ms:", p.duration_s);
         table(&mut out, p, false);
         if p.target_rate_per_s.is_some() {
             let _ = writeln!(out, "  service time (from actual send), ms:");
@@ -259,6 +264,21 @@ mod events_tests {
         // columns line up: "event" starts where the event does
         assert_eq!(lines[2].find("event"), row.find("10s kill node2"));
         assert_eq!(events_table(&[]), "");
+    }
+}
+
+/// The `casslab runs` listing as a table: nothing for no runs (the binary says so on stderr).
+pub struct RunsTable;
+
+impl super::format::Format<[RunRecord]> for RunsTable {
+    fn name(&self) -> &'static str {
+        "text"
+    }
+    fn render(&self, runs: &[RunRecord]) -> String {
+        if runs.is_empty() {
+            return String::new();
+        }
+        runs_table(runs)
     }
 }
 

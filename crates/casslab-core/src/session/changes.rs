@@ -15,8 +15,8 @@ use tokio::sync::mpsc::UnboundedSender;
 
 /// `cfg` with the load the workload's `run:` asks for where the config sets none: its `rate`
 /// (a level or a schedule), else its `concurrency` schedule. A schedule of the config's own
-/// (the command line's) that has an end decides the run's length unless `duration_s` is set
-/// (the schedule counts from the start of the run phase, warm-up included). Under a schedule
+/// (the command line's) that has an end decides the run's length unless `duration_s` or
+/// `count` is set (the schedule counts from the start of the run phase, warm-up included). Under a schedule
 /// of requests in flight, `concurrency` is its highest level. This is the one place that
 /// decides whether a run has a rate: the merged config's `rate`.
 pub fn with_workload_load(mut cfg: RunConfig, w: &Workload) -> RunConfig {
@@ -29,7 +29,7 @@ pub fn with_workload_load(mut cfg: RunConfig, w: &Workload) -> RunConfig {
         }
     }
     let length_s = cfg.rate.as_ref().or(cfg.concurrency_shape.as_ref()).and_then(|s| s.length_s());
-    if let (true, None, Some(len)) = (own, cfg.duration_s, length_s) {
+    if let (true, None, None, Some(len)) = (own, cfg.duration_s, cfg.count, length_s) {
         let warmup_s = cfg.warmup_s.or(w.run.as_ref().map(|r| r.warmup_s)).unwrap_or(0.0);
         cfg.duration_s = Some((len - warmup_s).max(cfg.interval_ms as f64 / 1000.0));
     }

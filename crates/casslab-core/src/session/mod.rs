@@ -377,9 +377,12 @@ impl Consumer<'_, '_> {
                 }
                 lab.observer.on(&SessionEvent::Interval(&sample));
             }
-            EngineEvent::PhaseFinished { phase, duration_s, ops, target_rate_per_s, never_started } => {
+            EngineEvent::PhaseFinished { phase, duration_s, ops, target_rate_per_s, never_started, count } => {
                 if never_started.is_some() {
                     self.summary.never_started = never_started;
+                }
+                if count.is_some() {
+                    self.summary.count = count;
                 }
                 lab.observer.on(&SessionEvent::PhaseFinished { phase });
                 for (name, st) in &ops {

@@ -1,6 +1,7 @@
 //! Latency and error accounting: one pair of HdrHistograms per operation (latency from the
 //! intended start time, and service time from the actual send), error counts by kind, and the
-//! per-interval samples the engine emits; [`LatencyKind`] names which of the two latencies a
+//! per-interval samples the engine emits, what a run phase left unstarted ([`NeverStarted`]) or
+//! reached of its count ([`CountReached`]); [`LatencyKind`] names which of the two latencies a
 //! figure is about, and [`ms`] formats one for people. Pure data and arithmetic; no I/O, no
 //! clocks.
 
@@ -379,6 +380,25 @@ pub struct NeverStarted {
     pub late: u64,
     /// How long before the end the oldest of them was due, in ms (0 without any).
     pub oldest_lag_ms: f64,
+}
+
+/// A run phase that ends after a count of operations (`--count`): the operations asked of this
+/// loader (its slice of a sharded run's count; a merged run's, every loader's) and the ones
+/// that completed after the warm-up, successes and errors alike. They are equal unless the
+/// run was stopped first, or the count was below the requests still in flight when the
+/// warm-up ended (those complete in the measured part too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CountReached {
+    pub asked: u64,
+    pub completed: u64,
+}
+
+impl CountReached {
+    /// The operations that completed in `ops` (name and record), successes and errors: not
+    /// the figures recorded beside them (`<op>.request`).
+    pub fn completed_in<'a>(ops: impl IntoIterator<Item = (&'a String, &'a OpStats)>) -> u64 {
+        ops.into_iter().filter(|(n, _)| !is_sub_op(n)).map(|(_, s)| s.ok + s.error_count()).sum()
+    }
 }
 
 /// What the engine emits once per sampling interval: the records of every operation

@@ -152,6 +152,9 @@ pub struct RunSummary {
     /// recorded by builds before it was counted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub never_started: Option<crate::stats::NeverStarted>,
+    /// A run phase that ended after a count of operations (`--count`): asked and completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<crate::stats::CountReached>,
 }
 
 /// A saved run as [`Store::run`] returns it (intervals and histograms are fetched separately).

@@ -1,10 +1,12 @@
 //! The flags of every command, as clap reads them: definitions and help texts only. What they
 //! become in the library's config is `to_config.rs`'s; checks of their values happen there.
 
+use super::to_config::format_names;
+use casslab_core::report::format::{comparison_formats, pass_formats, report_formats, run_list_formats, stream_formats};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
-/// What a command prints on stdout.
+/// What `casslab show` prints on stdout (each read from the store as it goes).
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputFormat {
     Text,
@@ -37,8 +39,8 @@ pub struct RunsListArgs {
     #[arg(long = "tag", value_name = "TAG")]
     pub tags: Vec<String>,
     /// text (a table), json or csv.
-    #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
-    pub format: OutputFormat,
+    #[arg(long, value_parser = format_names(run_list_formats()), default_value = "text")]
+    pub format: String,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -129,8 +131,8 @@ pub struct VerifyArgs {
     #[arg(long, default_value = "QUORUM")]
     pub consistency: String,
     /// text (a table per data set) or json.
-    #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
-    pub format: OutputFormat,
+    #[arg(long, value_parser = format_names(pass_formats()), default_value = "text")]
+    pub format: String,
     #[command(flatten)]
     pub cluster: ClusterArgs,
     /// The Redis server of a Redis workload (as run --target).
@@ -208,12 +210,10 @@ pub struct CompareArgs {
     /// Exit 0 when a gate could not be judged (else 4).
     #[arg(long)]
     pub allow_undecided: bool,
-    /// What to print: text, json or csv.
-    ///
-    /// text: tables and verdicts; json: figures, changes and verdicts as data; csv: one line per
-    /// side, operation and figure.
-    #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
-    pub format: OutputFormat,
+    /// text (tables and verdicts), json (figures, changes and verdicts as data) or csv (one
+    /// line per side, operation and figure).
+    #[arg(long, value_parser = format_names(comparison_formats()), default_value = "text")]
+    pub format: String,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -276,15 +276,11 @@ pub struct ReportArgs {
     /// Without it Markdown and JSON go to stdout, and so does HTML when stdout is not a terminal.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Output format.
-    ///
-    /// [default: from the output file's extension (.md, .json), else html]
-    #[arg(long, value_enum)]
-    pub format: Option<ReportFormatArg>,
-    /// Time charts on the wall clock (UTC time of day).
-    ///
-    /// HTML time charts show the time of day instead of seconds since the run started, to line a
-    /// run up with the cluster's own dashboards.
+    /// Output format [default: from the output file's extension (.md, .json), else html]
+    #[arg(long, value_parser = format_names(report_formats()))]
+    pub format: Option<String>,
+    /// HTML time charts on the wall clock (UTC time of day) instead of seconds since the
+    /// run started, to line a run up with the cluster's own dashboards.
     #[arg(long)]
     pub wall_clock: bool,
     /// Also write the runs' profiles as folded stacks into DIR.
@@ -295,14 +291,6 @@ pub struct ReportArgs {
     pub profile_out: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreArgs,
-}
-
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReportFormatArg {
-    Html,
-    #[value(alias = "markdown")]
-    Md,
-    Json,
 }
 
 #[derive(Subcommand, Debug)]
@@ -543,6 +531,12 @@ pub struct RunOptions {
     /// Measured run length (overrides the workload's), e.g. 30s, 5m.
     #[arg(long, short = 'd')]
     pub duration: Option<String>,
+    /// End the run phase after N operations instead of a duration (cassandra-stress's `n=`):
+    /// N started after the warm-up (over all threads; a sharded run's whole, each shard its
+    /// slice) and completed, successes and errors alike, e.g. 1000000 or 1M. Under --rate the
+    /// schedule runs until then. The warm-up stays timed.
+    #[arg(long, short = 'n', value_name = "N", conflicts_with_all = ["duration", "find_max"])]
+    pub count: Option<String>,
     /// Unmeasured warm-up before the run (overrides the workload's).
     #[arg(long)]
     pub warmup: Option<String>,
@@ -740,24 +734,16 @@ pub struct RunOptions {
     /// With wall-clock times; `-` is stdout, instead of the summary.
     #[arg(long, value_name = "FILE")]
     pub stream: Option<PathBuf>,
-    /// Format of --stream.
-    ///
-    /// jsonl: one JSON object per interval; csv: one line per interval and operation [default: csv
-    /// for a .csv file, else jsonl]
-    #[arg(long, value_enum, value_name = "FORMAT", hide_short_help = true)]
-    pub stream_format: Option<StreamFormatArg>,
+    /// Format of --stream: jsonl (one JSON object per interval) or csv (one line per
+    /// interval and operation) [default: csv for a .csv file, else jsonl]
+    #[arg(long, value_parser = format_names(stream_formats()), value_name = "FORMAT")]
+    pub stream_format: Option<String>,
     #[command(flatten)]
     pub export: ExportArgs,
     #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]
     pub local: LocalHomeArgs,
-}
-
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StreamFormatArg {
-    Jsonl,
-    Csv,
 }
 
 #[derive(Args, Debug)]

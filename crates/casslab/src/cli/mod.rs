@@ -274,6 +274,8 @@ mod tests {
         assert_eq!(parse_rate("250").unwrap(), 250.0);
         assert!(parse_rate("0").is_err());
         assert!(parse_rate("fast").is_err());
+        assert_eq!((parse_count("2000").unwrap(), parse_count("1M").unwrap()), (2_000, 1_000_000));
+        assert!(parse_count("0").unwrap_err().to_string().contains("no operations"));
         assert_eq!(parse_heap_mb("1G").unwrap(), 1024);
         assert_eq!(parse_heap_mb("768m").unwrap(), 768);
         assert!(parse_heap_mb("lots").is_err());
@@ -291,6 +293,8 @@ mod tests {
             parse_heap_mb("lots").unwrap_err(),
             parse_duration_s("duration", "soon").unwrap_err(),
             parse_params(&["rows".into()]).unwrap_err(),
+            parse_count("0").unwrap_err(),
+            parse_count("many").unwrap_err(),
         ] {
             assert_eq!(classify(&e), Exit::Usage, "{e}");
         }

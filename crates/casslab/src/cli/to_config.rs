@@ -1,7 +1,8 @@
 //! The flags converted into the library's plain config structs (`RunConfig`, `ClusterConfig`,
 //! `RedisConfig`, `ShardConfig`, a profile's settings) and the parsers of single flag values
-//! (durations, rates and schedules, requests in flight, `-P`, `--set`, heaps, shards). A value
-//! that does not parse is a usage error naming the flag and what to write.
+//! (durations, counts, rates and schedules, requests in flight, `-P`, `--set`, heaps, shards), and
+//! the `--format` flags' values from the library's tables of formats. A value that does not
+//! parse is a usage error naming the flag and what to write.
 
 use super::args::{ClusterArgs, RunOptions};
 use super::DEFAULT_CONCURRENCY;
@@ -10,6 +11,7 @@ use anyhow::Result;
 use casslab_core::config::{ClusterConfig, LoadMode, RedisConfig, RunConfig, ShardConfig, CONFIG_VERSION};
 use casslab_core::cql::Consistency;
 use casslab_core::load_shape::LoadShape;
+use casslab_core::report::format::{Format, Formats};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -47,6 +49,27 @@ pub fn parse_rate_shape(v: &str) -> Result<LoadShape> {
         bail_usage!("--rate {v}: the schedule never rises above 0");
     }
     Ok(shape)
+}
+
+/// The values of a `--format` flag: the names (and aliases) of a table of formats, for clap to
+/// check, list in the help and complete.
+pub fn format_names<In: ?Sized>(formats: Formats<'_, In>) -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(formats.all().iter().map(|f| clap::builder::PossibleValue::new(f.name()).aliases(f.aliases().iter().copied())))
+}
+
+/// The format `name` of a table, given with `--flag` (clap checked it against the table).
+pub fn format_named<'f, In: ?Sized>(formats: Formats<'f, In>, flag: &str, name: &str) -> Result<&'f dyn Format<In>> {
+    let names = formats.names().join(", ");
+    formats.named(name).ok_or_else(|| usage(format!("--{flag} {name}: one of {names}")))
+}
+
+/// `--count`: operations of the run phase, at least 1 (`1000000`, `1M`, `10k`).
+pub fn parse_count(v: &str) -> Result<u64> {
+    match casslab_core::units::parse_count(v) {
+        Some(n) if n >= 1 => Ok(n as u64),
+        Some(_) => bail_usage!("--count {v}: a run phase of no operations measures nothing; give how many to run, e.g. --count 100000"),
+        None => bail_usage!("--count {v}: write a whole number of operations, e.g. --count 100000 or --count 1M"),
+    }
 }
 
 /// `--concurrency`: a number of requests in flight (at least 1) or a schedule of them.
@@ -134,6 +157,7 @@ impl RunOptions {
             rate,
             concurrency_shape,
             duration_s: self.duration.as_deref().map(|d| parse_duration_s("duration", d)).transpose()?,
+            count: self.count.as_deref().map(parse_count).transpose()?,
             warmup_s: self.warmup.as_deref().map(|d| parse_duration_s("warmup", d)).transpose()?,
             interval_ms: (interval_s * 1000.0).round() as u64,
             seed: self.seed,

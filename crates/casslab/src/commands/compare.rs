@@ -1,6 +1,7 @@
 //! `casslab compare RUN… [--baseline RUN]`: parses the flags, has the library judge the saved
 //! runs (`casslab_core::judge`: screening, the study, the servers' side, the gates), prints
-//! the comparison (`casslab_core::report::comparison`) and makes the exit code 1 when a gate
+//! the comparison in the format `--format` names in `report::format::comparison_formats`
+//! (text, json, csv) and makes the exit code 1 when a gate
 //! failed or a run was refused. `compare --experiment ID|NAME` takes its groups from a saved
 //! experiment (`casslab_core::analysis::saved_experiment`) instead of run ids; `-o` writes
 //! the study's page. `casslab experiment` shares [`judge_options`], [`print_gates`] and
@@ -12,7 +13,7 @@
 
 use super::report::resolve;
 use super::store_to_read;
-use crate::cli::{AnalysisArgs, CompareArgs, OutputFormat};
+use crate::cli::{format_named, AnalysisArgs, CompareArgs};
 use crate::exit::{bail_usage, usage, Exit};
 use crate::out;
 use anyhow::Result;
@@ -24,7 +25,8 @@ use casslab_core::analysis::verified::{compare_verified, VerifiedComparison};
 use casslab_core::analysis::{AnalysisOptions, Gate, LatencyKind, MaxRegression};
 use casslab_core::judge::{judge, Gates, JudgeOptions, Judgement, Screening};
 use casslab_core::report::experiment_html::ExperimentPage;
-use casslab_core::report::{comparison, comparison_json, csv, judgement};
+use casslab_core::report::format::{comparison_formats, ComparisonReport};
+use casslab_core::report::judgement;
 use casslab_core::store::{RunId, Store};
 
 pub fn compare(args: &CompareArgs) -> Result<i32> {
@@ -90,26 +92,13 @@ fn say_screening(j: &Judgement, refused: &str) {
 /// for `-o`; `page` is the page's (name, experiment id), `notes` go on it first.
 fn show(store: &Store, j: &Judgement, args: &CompareArgs, page: (&str, &str), notes: Vec<String>, verified: Option<VerifiedComparison>) -> Result<()> {
     let Some(s) = &j.study else { return Ok(()) };
-    let (server_text, server_lines) = j.server.as_ref().map(|x| judgement::server_side(x, s.plan.opts.confidence)).unwrap_or_default();
-    let data_text = verified.as_ref().map(casslab_core::report::data::verified_comparison_text).unwrap_or_default();
+    let format = format_named(comparison_formats(), "format", &args.format)?;
     let recall = recall(store, j)?;
-    let recall_text = recall.as_ref().map(casslab_core::report::recall_text::comparison_text).unwrap_or_default();
     let mut notes = notes;
     notes.extend(recall.as_ref().map(casslab_core::report::recall_text::verdict_lines).unwrap_or_default());
-    match args.format {
-        OutputFormat::Text => out::print(&format!("{}{data_text}{recall_text}{server_text}", comparison::text(s)))?,
-        OutputFormat::Json => {
-            let mut v = comparison_json::comparison_json(s);
-            if let Some(c) = &verified {
-                v["verified"] = serde_json::to_value(c)?;
-            }
-            if let Some(c) = &recall {
-                v["recall"] = serde_json::to_value(c)?;
-            }
-            out::print(&format!("{}\n", serde_json::to_string_pretty(&v)?))?
-        }
-        OutputFormat::Csv => out::print(&csv::comparison_csv(s))?,
-    }
+    let shown = ComparisonReport { study: s, verified: verified.as_ref(), recall: recall.as_ref(), server: j.server.as_ref() };
+    out::print(&format.render(&shown))?;
+    let server_lines = j.server.as_ref().map(|x| judgement::server_side(x, s.plan.opts.confidence).1).unwrap_or_default();
     if let Some(path) = &args.output {
         write_page(path, ExperimentPage::of_study(page.0, "", page.1, s).with_profiles(store, s)?.with_timelines(store, s)?, notes, server_lines)?;
     }
@@ -178,7 +167,8 @@ fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, o: &JudgeOpt
         }
     };
     if saved.rates.len() > 1 {
-        if args.format != OutputFormat::Text || args.output.is_some() {
+        let default_format = comparison_formats().default_format().name();
+        if format_named(comparison_formats(), "format", &args.format)?.name() != default_format || args.output.is_some() {
             bail_usage!(
                 "experiment {} ran every variant at {} fixed rates, so it is {} comparisons: --format json, csv and -o take one; compare one rate's runs by their ids (`casslab runs --tag experiment_id={}`)",
                 saved.id,

@@ -10,7 +10,7 @@
 
 use super::{compare, run, store_path};
 use crate::cli::ExperimentArgs;
-use crate::exit::{usage, Exit};
+use crate::exit::{bail_usage, usage, Exit};
 use crate::out;
 use crate::terminal::Terminal;
 use anyhow::{Context, Result};
@@ -148,6 +148,11 @@ fn judging_of(args: &ExperimentArgs, exp: &Experiment) -> Result<JudgeOptions> {
 /// experiment short runs unless the flags or the file's `run:` say otherwise.
 fn base_of(args: &ExperimentArgs, exp: &Experiment, sequential: bool) -> Result<RunConfig> {
     let mut cli = args.run.to_config(&args.file.display().to_string())?;
+    if let Some(n) = cli.count {
+        bail_usage!(
+            "--count {n}: an experiment's runs last a duration, so that every variant is measured over the same time and its windows line up; give --duration (or `casslab run WORKLOAD --count {n}` for one run)"
+        );
+    }
     if sequential && !exp.design.sets_duration {
         cli.duration_s.get_or_insert(DEFAULT_RUN_S);
     }

@@ -4,11 +4,12 @@
 //! session event on to the terminal and feeds both; the figures and line formats are
 //! casslab-core's (`report::openmetrics`, `report::stream`).
 
-use crate::cli::{RunOptions, StreamFormatArg};
+use crate::cli::{format_named, RunOptions};
 use crate::out;
 use anyhow::{Context, Result};
+use casslab_core::report::format::{stream_formats, Format};
 use casslab_core::report::openmetrics::LiveMetrics;
-use casslab_core::report::stream::{self, StreamFormat};
+use casslab_core::report::stream::LiveInterval;
 use casslab_core::session::{Observer, SessionEvent};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -17,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 /// Where the stream goes.
 struct Stream {
-    format: StreamFormat,
+    format: &'static dyn Format<LiveInterval>,
     /// `None`: stdout.
     file: Option<std::io::BufWriter<std::fs::File>>,
     header_written: bool,
@@ -54,10 +55,14 @@ impl Live {
         let stream = match &opts.stream {
             None => None,
             Some(path) => {
-                let csv = opts.stream_format == Some(StreamFormatArg::Csv)
-                    || (opts.stream_format.is_none() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv")));
+                // --stream-format, else the file's extension, else JSON lines
+                let formats = stream_formats();
+                let format = match &opts.stream_format {
+                    Some(name) => format_named(formats, "stream-format", name)?,
+                    None => formats.for_path(path).unwrap_or(formats.default_format()),
+                };
                 let file = if out::is_stdout(path) { None } else { Some(std::io::BufWriter::new(create(path)?)) };
-                Some(Mutex::new(Stream { format: if csv { StreamFormat::Csv } else { StreamFormat::JsonLines }, file, header_written: false, failed: false }))
+                Some(Mutex::new(Stream { format, file, header_written: false, failed: false }))
             }
         };
         Ok(Live { inner, metrics: Arc::new(Mutex::new(LiveMetrics::default())), stream, run: Mutex::new(None) })
@@ -90,7 +95,7 @@ impl Observer for Live {
                     let mut s = s.lock().unwrap_or_else(|e| e.into_inner());
                     if !s.header_written {
                         s.header_written = true;
-                        let header = stream::header(s.format);
+                        let header = s.format.preamble();
                         s.write(&header);
                     }
                 }
@@ -100,7 +105,7 @@ impl Observer for Live {
                 let run = *self.run.lock().unwrap_or_else(|e| e.into_inner());
                 if let (Some(s), Some((run, t0))) = (&self.stream, run) {
                     let mut s = s.lock().unwrap_or_else(|e| e.into_inner());
-                    let lines = stream::lines(s.format, run, t0, sample);
+                    let lines = s.format.render(&LiveInterval::of(run, t0, sample));
                     s.write(&lines);
                 }
             }

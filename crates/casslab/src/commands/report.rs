@@ -1,26 +1,29 @@
 //! `casslab report RUN… [-o FILE] [--format html|md|json]`: reads the runs from the store
 //! (which it never creates), builds the report (casslab-core's `report::run_view`) and writes
-//! it in the chosen format to the file or stdout. It decides the format and where output goes;
-//! the formats themselves live in casslab-core's `report/`.
+//! it in the chosen format to the file or stdout. It decides the format (from casslab-core's
+//! table `report::format::report_formats`: `--format`, else the file's extension) and where
+//! output goes; the formats themselves live in casslab-core's `report/`.
 
 use super::{store_path, store_to_read};
-use crate::cli::{ReportArgs, ReportFormatArg};
+use crate::cli::{format_named, ReportArgs};
 use crate::exit::{bail_usage, usage, Exit};
 use crate::out;
 use anyhow::{Context, Result};
+use casslab_core::report::format::{report_formats, Format};
 use casslab_core::report::html::HtmlReport;
-use casslab_core::report::markdown::MarkdownReport;
-use casslab_core::report::report_json::JsonReport;
-use casslab_core::report::run_view::{Report, ReportFormat, RunView, RunViewBuilder};
+use casslab_core::report::run_view::{Report, RunView, RunViewBuilder};
 use casslab_core::store::{RunId, Store, StoreError};
 use casslab_core::validity;
 use std::io::IsTerminal;
 use std::path::Path;
 
 pub fn report(args: &ReportArgs) -> Result<i32> {
-    let format = args.format.unwrap_or_else(|| format_for(args.output.as_deref()));
+    let format = match &args.format {
+        Some(name) => format_named(report_formats(), "format", name)?,
+        None => format_for(args.output.as_deref()),
+    };
     let to_stdout = args.output.as_deref().is_none_or(out::is_stdout);
-    if to_stdout && format == ReportFormatArg::Html && std::io::stdout().is_terminal() {
+    if to_stdout && format.name() == HtmlReport.name() && std::io::stdout().is_terminal() {
         bail_usage!("the HTML report is a file to open in a browser: add -o report.html (or --format md for the terminal)");
     }
     let path = store_path(&args.store);
@@ -38,12 +41,7 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
             profile_out(&store, resolve(&store, arg)?, dir)?;
         }
     }
-    let report = Report::new(runs);
-    let text = match format {
-        ReportFormatArg::Html => HtmlReport.render(&report),
-        ReportFormatArg::Md => MarkdownReport.render(&report),
-        ReportFormatArg::Json => JsonReport.render(&report),
-    };
+    let text = format.render(&Report::new(runs));
     match &args.output {
         Some(path) if !out::is_stdout(path) => {
             std::fs::write(path, &text).with_context(|| format!("cannot write {}", path.display()))?;
@@ -68,14 +66,10 @@ pub fn profile_out(store: &Store, id: RunId, dir: &std::path::Path) -> Result<()
     Ok(())
 }
 
-/// The format an output file's extension asks for; HTML by default.
-fn format_for(output: Option<&Path>) -> ReportFormatArg {
-    let ext = output.and_then(|p| p.extension()).and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
-    match ext.as_deref() {
-        Some("md" | "markdown") => ReportFormatArg::Md,
-        Some("json") => ReportFormatArg::Json,
-        _ => ReportFormatArg::Html,
-    }
+/// The format an output file's extension asks for; the table's default (HTML) otherwise.
+fn format_for(output: Option<&Path>) -> &'static dyn Format<Report> {
+    let formats = report_formats();
+    output.and_then(|p| formats.for_path(p)).unwrap_or(formats.default_format())
 }
 
 /// A run argument (`latest` or an id) as a run id; a bad one is a usage error. Shared with
@@ -127,10 +121,12 @@ mod tests {
 
     #[test]
     fn the_extension_picks_the_format() {
-        assert_eq!(format_for(Some(Path::new("r.md"))), ReportFormatArg::Md);
-        assert_eq!(format_for(Some(Path::new("r.JSON"))), ReportFormatArg::Json);
-        assert_eq!(format_for(Some(Path::new("r.html"))), ReportFormatArg::Html);
-        assert_eq!(format_for(Some(Path::new("report"))), ReportFormatArg::Html);
-        assert_eq!(format_for(None), ReportFormatArg::Html);
+        let name = |p: Option<&str>| format_for(p.map(Path::new)).name();
+        assert_eq!(name(Some("r.md")), "md");
+        assert_eq!(name(Some("r.markdown")), "md");
+        assert_eq!(name(Some("r.JSON")), "json");
+        assert_eq!(name(Some("r.html")), "html");
+        assert_eq!(name(Some("report")), "html");
+        assert_eq!(name(None), "html");
     }
 }

@@ -5,13 +5,14 @@
 
 use super::report::resolve;
 use super::{store_path, store_to_read};
-use crate::cli::{ExportArgs, OutputFormat, RunsArgs, RunsCommand, RunsListArgs, StoreArgs};
+use crate::cli::{format_named, ExportArgs, OutputFormat, RunsArgs, RunsCommand, RunsListArgs, StoreArgs};
 use crate::exit::{bail_usage, Exit};
 use crate::out;
 use anyhow::Result;
+use casslab_core::report::format::run_list_formats;
 use casslab_core::report::hdrlog::HdrLog;
 use casslab_core::report::run_view::summary_of_rows;
-use casslab_core::report::{csv, json, runs_json, text};
+use casslab_core::report::{csv, json, text};
 use casslab_core::stats::LatencyKind;
 use casslab_core::store::{tag_key, RunId, RunRecord, Store, StoreError};
 use casslab_core::validity;
@@ -32,19 +33,17 @@ fn list(args: &RunsListArgs) -> Result<i32> {
         .filter(|r| matches(r, args.workload.as_deref(), &args.tags))
         .take(if args.limit == 0 { usize::MAX } else { args.limit })
         .collect();
-    match args.format {
-        OutputFormat::Json => out::print(&format!("{}\n", serde_json::to_string_pretty(&runs_json::runs_json(&runs))?))?,
-        OutputFormat::Csv => out::print(&csv::runs_csv(&runs))?,
-        OutputFormat::Text if runs.is_empty() => {
-            let filtered = args.workload.is_some() || !args.tags.is_empty();
-            if filtered {
-                out::note("no saved run matches");
-            } else {
-                out::note(&format!("no saved runs in {} yet; `casslab run ycsb-a` makes one", store_path(&args.store).display()));
-            }
+    let listing = format_named(run_list_formats(), "format", &args.format)?.render(&runs);
+    // a table of no runs is nothing: say why on stderr
+    if listing.is_empty() {
+        let filtered = args.workload.is_some() || !args.tags.is_empty();
+        if filtered {
+            out::note("no saved run matches");
+        } else {
+            out::note(&format!("no saved runs in {} yet; `casslab run ycsb-a` makes one", store_path(&args.store).display()));
         }
-        OutputFormat::Text => out::print(&text::runs_table(&runs))?,
     }
+    out::print(&listing)?;
     Ok(Exit::Success.code())
 }
 

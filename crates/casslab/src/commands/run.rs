@@ -93,11 +93,14 @@ pub fn run(args: RunArgs) -> Result<i32> {
 }
 
 /// The name a sharded run gets when --run-id is not given: the same on every loader started
-/// with the same workload, parameters, seed, shard count, rate and timing.
+/// with the same workload, parameters, seed, shard count, rate and timing (or count).
 fn default_run_id(cfg: &RunConfig) -> String {
     let params = serde_json::to_string(&cfg.params).unwrap_or_default();
     let count = cfg.shard.as_ref().map_or(1, |s| s.count).to_string();
-    let timing = format!("{} {:?} {:?} {}", cfg.rate_text(), cfg.duration_s, cfg.warmup_s, cfg.interval_ms);
+    let mut timing = format!("{} {:?} {:?} {}", cfg.rate_text(), cfg.duration_s, cfg.warmup_s, cfg.interval_ms);
+    if let Some(n) = cfg.count {
+        timing.push_str(&format!(" count {n}"));
+    }
     let fp = casslab_core::engine::fingerprint(&[&cfg.workload_source, &params, &cfg.seed.to_string(), &count, &timing]);
     format!("{}-{}", cfg.workload.rsplit('/').next().unwrap_or("run").trim_end_matches(".yaml"), &fp[..10])
 }

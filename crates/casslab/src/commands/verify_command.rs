@@ -4,7 +4,7 @@
 //! is not as written or a read failed.
 
 use super::{run, store_path};
-use crate::cli::{parse_params, OutputFormat, VerifyArgs};
+use crate::cli::{format_named, parse_params, VerifyArgs};
 use crate::exit::{usage, Exit};
 use crate::out;
 use anyhow::Result;
@@ -50,9 +50,6 @@ pub fn verify(args: &VerifyArgs) -> Result<i32> {
     let opts = PassOptions { concurrency: args.concurrency.max(1), consistency };
     let progress = |p: PassProgress| out::note(&format!("verify: {} of {} keys read back", p.done, p.total));
     let report = rt.block_on(verify_data(&lab, &spec, &opts, &progress))?;
-    match args.format {
-        OutputFormat::Json => out::println(&serde_json::to_string_pretty(&report)?)?,
-        _ => out::print(&casslab_core::report::data::pass_text(&report))?,
-    }
+    out::print(&format_named(casslab_core::report::format::pass_formats(), "format", &args.format)?.render(&report))?;
     Ok(if report.clean() { Exit::Success } else { Exit::Failed }.code())
 }
