@@ -17,11 +17,11 @@ use std::fmt::Write;
 /// vector searches and the servers' side, when the runs have them.
 pub struct ComparisonText;
 
-impl super::format::Format<super::format::ComparisonReport<'_>> for ComparisonText {
+impl super::format_trait::Format<super::format_trait::ComparisonReport<'_>> for ComparisonText {
     fn name(&self) -> &'static str {
         "text"
     }
-    fn render(&self, c: &super::format::ComparisonReport<'_>) -> String {
+    fn render(&self, c: &super::format_trait::ComparisonReport<'_>) -> String {
         let s = c.study;
         let data = c.verified.map(super::data::verified_comparison_text).unwrap_or_default();
         let recall = c.recall.map(super::recall_text::comparison_text).unwrap_or_default();

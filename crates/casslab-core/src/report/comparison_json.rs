@@ -128,14 +128,14 @@ pub fn rows(s: &Study) -> Vec<FigureRow> {
 /// (`verified`) and the recall of vector searches (`recall`) when the runs have them.
 pub struct ComparisonJson;
 
-impl super::format::Format<super::format::ComparisonReport<'_>> for ComparisonJson {
+impl super::format_trait::Format<super::format_trait::ComparisonReport<'_>> for ComparisonJson {
     fn name(&self) -> &'static str {
         "json"
     }
     fn extensions(&self) -> &'static [&'static str] {
         &["json"]
     }
-    fn render(&self, c: &super::format::ComparisonReport<'_>) -> String {
+    fn render(&self, c: &super::format_trait::ComparisonReport<'_>) -> String {
         let mut v = comparison_json(c.study);
         if let Some(verified) = c.verified {
             v["verified"] = serde_json::to_value(verified).expect("verified reads serialize");

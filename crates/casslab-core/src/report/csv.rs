@@ -6,7 +6,7 @@
 //! in the JSON exports. It only formats what it is given.
 
 use super::comparison_json::rows;
-use super::format::{ComparisonReport, Format};
+use super::format_trait::{ComparisonReport, Format};
 use crate::analysis::study::Study;
 use crate::stats::{OpSummary, Phase};
 use crate::store::{IntervalFigures, RunRecord};

@@ -109,7 +109,7 @@ pub fn expectation_failed(w: &crate::workload::Workload, s: &crate::store::RunSu
 /// A verification pass as text ([`pass_text`]).
 pub struct PassText;
 
-impl super::format::Format<crate::verify::pass_report::PassReport> for PassText {
+impl super::format_trait::Format<crate::verify::pass_report::PassReport> for PassText {
     fn name(&self) -> &'static str {
         "text"
     }

@@ -20,73 +20,10 @@ use super::run_view::Report;
 use super::runs_json::RunsJson;
 use super::stream::{LiveInterval, StreamCsv, StreamJsonLines};
 use super::text::RunsTable;
-use crate::analysis::recall::RecallComparison;
-use crate::analysis::study::Study;
-use crate::analysis::verified::VerifiedComparison;
-use crate::judge::ServerSide;
 use crate::store::RunRecord;
 use crate::verify::pass_report::PassReport;
-use std::path::Path;
 
-/// An output format of `In`: what `--format` calls it, the file extensions that ask for it,
-/// and the document it makes.
-pub trait Format<In: ?Sized>: Sync {
-    /// Its name for `--format`.
-    fn name(&self) -> &'static str;
-    /// Other names `--format` takes for it (`markdown` for `md`).
-    fn aliases(&self) -> &'static [&'static str] {
-        &[]
-    }
-    /// File extensions (lower case, without the dot) that ask for it.
-    fn extensions(&self) -> &'static [&'static str] {
-        &[]
-    }
-    /// What a file of its renderings starts with when they are written one after the other
-    /// (a stream's CSV header); nothing for a format whose rendering is a whole document.
-    fn preamble(&self) -> String {
-        String::new()
-    }
-    /// `input` as a document of this format.
-    fn render(&self, input: &In) -> String;
-}
-
-/// The formats of one kind of input, the default first.
-pub struct Formats<'f, In: ?Sized> {
-    all: &'f [&'f dyn Format<In>],
-}
-
-impl<'f, In: ?Sized> Formats<'f, In> {
-    pub const fn new(all: &'f [&'f dyn Format<In>]) -> Formats<'f, In> {
-        Formats { all }
-    }
-
-    /// Every format, the default first.
-    pub fn all(&self) -> &'f [&'f dyn Format<In>] {
-        self.all
-    }
-
-    /// The one used when nothing asks for another.
-    pub fn default_format(&self) -> &'f dyn Format<In> {
-        self.all[0]
-    }
-
-    /// The format called `name` (or by one of its aliases), in any case.
-    pub fn named(&self, name: &str) -> Option<&'f dyn Format<In>> {
-        let is = |n: &str| n.eq_ignore_ascii_case(name.trim());
-        self.all.iter().copied().find(|f| is(f.name()) || f.aliases().iter().any(|a| is(a)))
-    }
-
-    /// The format a file's extension asks for; `None` without a known one.
-    pub fn for_path(&self, path: &Path) -> Option<&'f dyn Format<In>> {
-        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-        self.all.iter().copied().find(|f| f.extensions().contains(&ext.as_str()))
-    }
-
-    /// The names `--format` takes, in order (`md`, not its aliases).
-    pub fn names(&self) -> Vec<&'static str> {
-        self.all.iter().map(|f| f.name()).collect()
-    }
-}
+pub use super::format_trait::{ComparisonReport, Format, Formats};
 
 /// A report of saved runs (`casslab report`): a page with charts, Markdown, JSON.
 pub fn report_formats() -> Formats<'static, Report> {
@@ -96,15 +33,6 @@ pub fn report_formats() -> Formats<'static, Report> {
 /// The list of saved runs (`casslab runs`).
 pub fn run_list_formats() -> Formats<'static, [RunRecord]> {
     Formats::new(&[&RunsTable, &RunsJson, &RunsCsv])
-}
-
-/// What a comparison of saved runs shows (`casslab compare`): the study, and beside it the
-/// verified reads, the recall of vector searches and the servers' side, when the runs have them.
-pub struct ComparisonReport<'a> {
-    pub study: &'a Study,
-    pub verified: Option<&'a VerifiedComparison>,
-    pub recall: Option<&'a RecallComparison>,
-    pub server: Option<&'a ServerSide>,
 }
 
 /// A comparison (`casslab compare`).
@@ -125,6 +53,7 @@ pub fn pass_formats() -> Formats<'static, PassReport> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     /// Every table's names, aliases and extensions, each naming one format.
     fn unambiguous<In: ?Sized>(f: Formats<'_, In>) -> Vec<&'static str> {

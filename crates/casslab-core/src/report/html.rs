@@ -6,7 +6,7 @@
 //! and the scripts that draw them from `uplot_chart`; this file owns the page and its tables.
 
 use super::config_table::{config_rows, ABSENT};
-use super::format::Format;
+use super::format_trait::Format;
 use super::html_charts as charts;
 use super::run_view::{grouped, Report, RunView};
 use super::svg_chart::esc;

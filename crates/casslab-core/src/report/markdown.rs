@@ -6,7 +6,7 @@
 //! keys that differ. GitHub-flavoured tables; no charts.
 
 use super::config_table::config_rows;
-use super::format::Format;
+use super::format_trait::Format;
 use super::run_view::{grouped, Report, RunView};
 use super::text::{latency_cells, ms, utc};
 use crate::stats::{LatencySummary, OpSummary, Phase};
@@ -249,7 +249,7 @@ mod tests {
         }];
         let md = MarkdownReport.render(&Report::new(vec![run]));
         assert!(md.contains("**Events**\n\n```text\n"), "{md}");
-        assert!(md.contains("4.0s  flush") && md.contains("-50%") && md.contains("timeout 3") && md.contains("after 2.0 s"), "{md}");
+        assert!(md.contains("4.0s  4s flush") && md.contains("-50%") && md.contains("timeout 3") && md.contains("after 2.0 s"), "{md}");
         assert!(md.contains("**Server side**") && md.contains("CPU avg 150% max 150% of a core"), "{md}");
         assert!(md.contains("suspects (intervals whose p99 exceeds 3×"), "{md}");
         assert!(md.contains("**Slowest traced requests**") && md.contains("Merged data from memtables and 2 sstables"), "{md}");

@@ -27,6 +27,7 @@ pub mod explain;
 pub mod findmax_text;
 pub mod flame;
 pub mod format;
+pub mod format_trait;
 pub mod hdrlog;
 pub mod html;
 pub mod html_charts;

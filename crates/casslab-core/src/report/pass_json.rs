@@ -1,7 +1,7 @@
 //! A verification pass as JSON (`casslab verify --format json`): the pass report as it
 //! serializes (`verify::pass_report`), pretty-printed, with a final line break.
 
-use super::format::Format;
+use super::format_trait::Format;
 use crate::verify::pass_report::PassReport;
 
 /// A verification pass as pretty-printed JSON.

@@ -9,7 +9,7 @@
 //! `mode` is `{"kind": "fixed_rate", "target_rate_per_s": …}` or
 //! `{"kind": "max_throughput", "concurrency": …}`.
 
-use super::format::Format;
+use super::format_trait::Format;
 use super::run_view::{IntervalView, LoadShape, Report, RunView, SpectrumPoint};
 use super::server_view;
 use crate::server::suspects;

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 /// The list of runs as pretty-printed JSON, with a final line break.
 pub struct RunsJson;
 
-impl super::format::Format<[RunRecord]> for RunsJson {
+impl super::format_trait::Format<[RunRecord]> for RunsJson {
     fn name(&self) -> &'static str {
         "json"
     }

@@ -5,7 +5,7 @@
 //! [`Format`]s of a [`LiveInterval`]. It formats; the binary writes and flushes.
 
 use super::csv::{field, INTERVALS_HEADER};
-use super::format::Format;
+use super::format_trait::Format;
 use crate::stats::{IntervalSample, OpSummary, Phase};
 use serde_json::json;
 

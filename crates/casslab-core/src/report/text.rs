@@ -270,7 +270,7 @@ mod events_tests {
 /// The `casslab runs` listing as a table: nothing for no runs (the binary says so on stderr).
 pub struct RunsTable;
 
-impl super::format::Format<[RunRecord]> for RunsTable {
+impl super::format_trait::Format<[RunRecord]> for RunsTable {
     fn name(&self) -> &'static str {
         "text"
     }

@@ -6,7 +6,7 @@
 
 use super::workload_error::{Problem, WorkloadError};
 use crate::yaml::{self, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// The final parameters: the file's defaults with `overrides` applied. Fails on an override
 /// the file does not declare.
@@ -59,8 +59,7 @@ pub(crate) fn substitute(src: &str, file: &str, params: &BTreeMap<String, String
     substitute_noting(src, file, params, &mut |_, _| {})
 }
 
-/// The lines (numbered from 1) that took a value from a parameter, and the parameters each took.
-pub(crate) type UsedParams = BTreeMap<usize, BTreeSet<String>>;
+pub(crate) use super::workload_error::UsedParams;
 
 /// As [`substitute`], also saying which parameters each line took its values from.
 pub(crate) fn substitute_used(src: &str, file: &str, params: &BTreeMap<String, String>) -> Result<(String, UsedParams), WorkloadError> {

@@ -11,6 +11,9 @@ use crate::units::DurationError;
 use crate::yaml::YamlError;
 use std::collections::BTreeMap;
 
+/// The lines (numbered from 1) that took a value from a parameter, and the parameters each took.
+pub(crate) type UsedParams = BTreeMap<usize, std::collections::BTreeSet<String>>;
+
 /// An error in a workload or experiment file: `file:line: problem`, after the parameters given
 /// on the command line whose values the line holds (`-P rows=-1: file:line: problem`), since
 /// the mistake may be theirs rather than the file's.
@@ -50,7 +53,7 @@ impl WorkloadError {
 
     /// This error, naming the parameters of `overrides` (given on the command line) whose
     /// values went into its line of `file` (`used`, from the substitution).
-    pub(crate) fn naming_given(mut self, file: &str, used: &super::substitution::UsedParams, overrides: &BTreeMap<String, String>) -> Self {
+    pub(crate) fn naming_given(mut self, file: &str, used: &UsedParams, overrides: &BTreeMap<String, String>) -> Self {
         if let Some(names) = self.line.filter(|_| self.file == file).and_then(|l| used.get(&l)) {
             let given: Vec<(String, String)> = names.iter().filter_map(|n| overrides.get(n).map(|v| (n.clone(), v.clone()))).collect();
             self.given = (!given.is_empty()).then(|| Box::new(Given(given)));

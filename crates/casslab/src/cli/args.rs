@@ -1,7 +1,6 @@
 //! The flags of every command, as clap reads them: definitions and help texts only. What they
 //! become in the library's config is `to_config.rs`'s; checks of their values happen there.
 
-use super::to_config::format_names;
 use casslab_core::report::format::{comparison_formats, pass_formats, report_formats, run_list_formats, stream_formats};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
@@ -39,7 +38,7 @@ pub struct RunsListArgs {
     #[arg(long = "tag", value_name = "TAG")]
     pub tags: Vec<String>,
     /// text (a table), json or csv.
-    #[arg(long, value_parser = format_names(run_list_formats()), default_value = "text")]
+    #[arg(long, hide_possible_values = true, value_parser = format_names(run_list_formats()), default_value = "text")]
     pub format: String,
     #[command(flatten)]
     pub store: StoreArgs,
@@ -131,7 +130,7 @@ pub struct VerifyArgs {
     #[arg(long, default_value = "QUORUM")]
     pub consistency: String,
     /// text (a table per data set) or json.
-    #[arg(long, value_parser = format_names(pass_formats()), default_value = "text")]
+    #[arg(long, hide_possible_values = true, value_parser = format_names(pass_formats()), default_value = "text")]
     pub format: String,
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -210,9 +209,11 @@ pub struct CompareArgs {
     /// Exit 0 when a gate could not be judged (else 4).
     #[arg(long)]
     pub allow_undecided: bool,
-    /// text (tables and verdicts), json (figures, changes and verdicts as data) or csv (one
-    /// line per side, operation and figure).
-    #[arg(long, value_parser = format_names(comparison_formats()), default_value = "text")]
+    /// text (tables and verdicts), json or csv.
+    ///
+    /// json has the figures, changes and verdicts as data; csv one line per side, operation and
+    /// figure.
+    #[arg(long, hide_possible_values = true, value_parser = format_names(comparison_formats()), default_value = "text")]
     pub format: String,
     #[command(flatten)]
     pub store: StoreArgs,
@@ -276,11 +277,12 @@ pub struct ReportArgs {
     /// Without it Markdown and JSON go to stdout, and so does HTML when stdout is not a terminal.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Output format [default: from the output file's extension (.md, .json), else html]
-    #[arg(long, value_parser = format_names(report_formats()))]
+    /// html, md or json [default: from the output file's extension, else html].
+    #[arg(long, hide_possible_values = true, value_parser = format_names(report_formats()))]
     pub format: Option<String>,
-    /// HTML time charts on the wall clock (UTC time of day) instead of seconds since the
-    /// run started, to line a run up with the cluster's own dashboards.
+    /// HTML time charts on the wall clock (UTC), not from the start.
+    ///
+    /// To line a run up with the cluster's own dashboards.
     #[arg(long)]
     pub wall_clock: bool,
     /// Also write the runs' profiles as folded stacks into DIR.
@@ -531,8 +533,9 @@ pub struct RunOptions {
     /// Measured run length (overrides the workload's), e.g. 30s, 5m.
     #[arg(long, short = 'd')]
     pub duration: Option<String>,
-    /// End the run phase after N operations instead of a duration (cassandra-stress's `n=`):
-    /// N started after the warm-up (over all threads; a sharded run's whole, each shard its
+    /// End the run phase after N operations (1M) instead of a duration.
+    ///
+    /// Like cassandra-stress's `n=`: N started after the warm-up (over all threads; a sharded run's whole, each shard its
     /// slice) and completed, successes and errors alike, e.g. 1000000 or 1M. Under --rate the
     /// schedule runs until then. The warm-up stays timed.
     #[arg(long, short = 'n', value_name = "N", conflicts_with_all = ["duration", "find_max"])]
@@ -734,9 +737,10 @@ pub struct RunOptions {
     /// With wall-clock times; `-` is stdout, instead of the summary.
     #[arg(long, value_name = "FILE")]
     pub stream: Option<PathBuf>,
-    /// Format of --stream: jsonl (one JSON object per interval) or csv (one line per
-    /// interval and operation) [default: csv for a .csv file, else jsonl]
-    #[arg(long, value_parser = format_names(stream_formats()), value_name = "FORMAT")]
+    /// Format of --stream: jsonl, or csv (the default for a .csv file).
+    ///
+    /// jsonl is one JSON object per interval; csv one line per interval and operation.
+    #[arg(long, hide_possible_values = true, value_parser = format_names(stream_formats()), value_name = "FORMAT")]
     pub stream_format: Option<String>,
     #[command(flatten)]
     pub export: ExportArgs,
@@ -992,4 +996,10 @@ pub struct CaptureArgs {
     /// log, whose values are bytes); without it they are inferred from the values.
     #[command(flatten)]
     pub cluster: ClusterArgs,
+}
+
+/// The values of a `--format` flag: the names (and aliases) of a table of formats, for clap to
+/// check, list in the help and complete.
+pub fn format_names<In: ?Sized>(formats: casslab_core::report::format::Formats<'_, In>) -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(formats.all().iter().map(|f| clap::builder::PossibleValue::new(f.name()).aliases(f.aliases().iter().copied())))
 }

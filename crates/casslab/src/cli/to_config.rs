@@ -51,12 +51,6 @@ pub fn parse_rate_shape(v: &str) -> Result<LoadShape> {
     Ok(shape)
 }
 
-/// The values of a `--format` flag: the names (and aliases) of a table of formats, for clap to
-/// check, list in the help and complete.
-pub fn format_names<In: ?Sized>(formats: Formats<'_, In>) -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(formats.all().iter().map(|f| clap::builder::PossibleValue::new(f.name()).aliases(f.aliases().iter().copied())))
-}
-
 /// The format `name` of a table, given with `--flag` (clap checked it against the table).
 pub fn format_named<'f, In: ?Sized>(formats: Formats<'f, In>, flag: &str, name: &str) -> Result<&'f dyn Format<In>> {
     let names = formats.names().join(", ");
