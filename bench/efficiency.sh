@@ -8,7 +8,9 @@
 # up, compact and flush as a run goes, so whoever always ran first would be favoured). The
 # CPU figure is user+sys of the whole process (/usr/bin/time) divided by the operations it
 # completed; throughput is those operations over SECONDS. Prints every measurement, then the
-# medians and the ratios of casslab to each peer.
+# medians and the ratios of casslab to each peer, then each ratio with a 95% interval from the
+# paired repetitions (bench/paired.py) and what it shows against the targets (against the bare
+# driver: throughput at max ≥ 1.0×, CPU/op at max ≤ 0.85×, CPU/op at 5,000/s ≤ 0.9×).
 #
 # Usage: bench/efficiency.sh [REPS=3] [SECONDS=30]
 # Environment:
@@ -121,13 +123,15 @@ for rep in $(seq 1 "$REPS"); do
       fi
       read -r cpu us tput < <(python3 -c "c=$u+$s; print(f'{c:.2f} {c*1e6/$ops:.2f} {$ops/$SECS:.0f}')")
       printf "%-10s %-5s %-3s %10s %10s %10s %10s\n" "$tool" "$mode" "$rep" "$ops" "$tput" "$cpu" "$us"
-      echo "$tool $mode $us $tput" >>"$OUT/results"
+      echo "$tool $mode $us $tput $rep" >>"$OUT/results"
     done
   done
 done
 
 python3 - "$OUT/results" "${TOOL_LIST[@]}" <<'PY'
 import statistics, sys
+sys.path.insert(0, "bench")
+import paired
 rows = [l.split() for l in open(sys.argv[1])]
 tools = sys.argv[2:]
 def med(tool, mode, col):
@@ -145,4 +149,17 @@ for t in [t for t in tools if t not in ("floor", "latte")]:
     for p in peers:
         print(f"  {t} / {p:<6} throughput at max {med(t,'max',3)/med(p,'max',3):.3f}x   "
               f"CPU/op at max {med(t,'max',2)/med(p,'max',2):.3f}x   CPU/op at 5,000/s {med(t,'rate',2)/med(p,'rate',2):.3f}x")
+print()
+print("ratios from paired repetitions (each repetition ran every client once per mode, next to each other):")
+def pairs(t, p, mode, col):
+    a = {r[4]: float(r[col]) for r in rows if r[0] == t and r[1] == mode}
+    b = {r[4]: float(r[col]) for r in rows if r[0] == p and r[1] == mode}
+    return [(a[k], b[k]) for k in a if k in b]
+targets = {"floor": {"tput": 1.0, "cpu_max": 0.85, "cpu_rate": 0.9}}
+for t in [t for t in tools if t not in ("floor", "latte")]:
+    for p in peers:
+        goal = targets.get(p, {})
+        print(paired.ratio_line(f"{t}/{p} throughput at max", pairs(t, p, "max", 3), at_least=goal.get("tput")))
+        print(paired.ratio_line(f"{t}/{p} CPU/op at max", pairs(t, p, "max", 2), at_most=goal.get("cpu_max")))
+        print(paired.ratio_line(f"{t}/{p} CPU/op at 5,000/s", pairs(t, p, "rate", 2), at_most=goal.get("cpu_rate")))
 PY

@@ -42,10 +42,12 @@ measure via >/dev/null
 printf "%-6s %-3s %9s %9s %9s\n" path rep mean_ms p50_ms p99_ms
 : >"$OUT/results"
 for rep in $(seq 1 "$REPS"); do
-  for path in via direct; do
+  order=(via direct)
+  [ $((rep % 2)) = 0 ] && order=(direct via)
+  for path in "${order[@]}"; do
     read -r mean p50 p99 < <(measure "$path")
     printf "%-6s %-3s %9s %9s %9s\n" "$path" "$rep" "$mean" "$p50" "$p99"
-    echo "$path $mean $p50 $p99" >>"$OUT/results"
+    echo "$path $mean $p50 $p99 $rep" >>"$OUT/results"
   done
 done
 
@@ -58,3 +60,15 @@ for col in 2 3 4; do
   direct=$(awk -v c="$col" '$1 == "direct" {print $c}' "$OUT/results" | median)
   awk -v n="$name" -v v="$via" -v d="$direct" 'BEGIN {printf "  %-4s through the relay %7.3f ms, direct %7.3f ms: the relay adds %+.0f µs\n", n, v, d, (v - d) * 1000}'
 done
+echo
+echo "what the relay adds, from paired repetitions (targets: p50 at most 0.2 ms, p99 at most 0.5 ms):"
+python3 - "$OUT/results" <<'PY'
+import sys
+sys.path.insert(0, "bench")
+import paired
+rows = [l.split() for l in open(sys.argv[1])]
+for col, name, goal in ((2, "p50", 0.2), (3, "p99", 0.5), (1, "mean", None)):
+    via = {r[4]: float(r[col]) for r in rows if r[0] == "via"}
+    direct = {r[4]: float(r[col]) for r in rows if r[0] == "direct"}
+    print(paired.difference_line(f"{name} through the relay − direct", [(via[k], direct[k]) for k in via if k in direct], "ms", at_most=goal))
+PY

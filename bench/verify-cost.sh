@@ -74,7 +74,7 @@ for rep in $(seq 1 "$REPS"); do
         fi
         read -r us tput mb < <(python3 -c "print(f'{$cpu*1e6/$ops:.2f} {$ops/$SECS:.0f} {$rss/1024:.0f}')")
         printf "%-8s %-4s %-5s %-3s %10s %9s %10s %10s\n" "$w" "$mode" "$v" "$rep" "$ops" "$tput" "$us" "$mb"
-        echo "$w $mode $v $us $tput $mb" >>"$OUT/results"
+        echo "$w $mode $v $us $tput $mb $rep" >>"$OUT/results"
       done
     done
   done
@@ -82,6 +82,8 @@ done
 
 python3 - "$OUT/results" "${WLS[@]}" <<'PY'
 import statistics, sys
+sys.path.insert(0, "bench")
+import paired
 rows = [l.split() for l in open(sys.argv[1])]
 def med(w, mode, v, col):
     x = [float(r[col]) for r in rows if r[0] == w and r[1] == mode and r[2] == v]
@@ -93,4 +95,11 @@ for w in sys.argv[2:]:
     for mode in ("max", "rate"):
         off, on = med(w, mode, "off", 3), med(w, mode, "on", 3)
         print(f"{w:<8} {mode:<5} {off:>10.2f} {on:>9.2f} {on/off:>7.3f} {med(w,mode,'off',4):>10,.0f} {med(w,mode,'on',4):>9,.0f} {med(w,mode,'off',5):>7.0f} {med(w,mode,'on',5):>6.0f}")
+print()
+print("on/off from paired repetitions (target: at most 1.10x client CPU per operation):")
+for w in sys.argv[2:]:
+    for mode in ("max", "rate"):
+        on = {r[6]: float(r[3]) for r in rows if r[0] == w and r[1] == mode and r[2] == "on"}
+        off = {r[6]: float(r[3]) for r in rows if r[0] == w and r[1] == mode and r[2] == "off"}
+        print(paired.ratio_line(f"{w} {mode} CPU/op on/off", [(on[k], off[k]) for k in on if k in off], at_most=1.1))
 PY

@@ -33,19 +33,6 @@ pub enum EventAction {
     SetTraceProbability(f64),
     /// `sh -c CMD`, for any cluster (e.g. an ssh that stops a remote service).
     Exec(String),
-    /// Cuts the links between the sides, each a list of nodes or data centers (`dc1|dc2`,
-    /// `node1,node2|node3`), on a local cluster whose network casslab relays.
-    Partition(Vec<Vec<String>>),
-    /// Ends every network fault.
-    Heal,
-    /// Cuts a node or data center off from every other node and from the client.
-    Isolate(String),
-    /// Adds round-trip time to every link of a node or data center (`slow node2 50ms`).
-    Slow(String, Rtt),
-    /// Loses a share of what crosses the links of a node or data center (`lossy dc2 5%`).
-    Lossy(String, f64),
-    /// Cuts the client off from a node or data center.
-    ClientLoses(String),
     // Changes of the offered rate (a run under a rate or a schedule), for any cluster.
     /// `rate N`: the run's rate becomes N operations per second at once.
     Rate(f64),
@@ -67,6 +54,30 @@ pub enum EventAction {
     /// `create index …`: a `CREATE [CUSTOM] INDEX` statement on a table of the workload, sent
     /// through CQL, the event lasting until the index is built (any cluster).
     CreateIndex(String),
+    /// A change of the network between the nodes and the client (saved as the action itself:
+    /// `{"kind": "partition", ...}`).
+    #[serde(untagged)]
+    Network(NetworkAction),
+}
+
+/// The network events, on a local cluster whose network casslab relays. One type of their own,
+/// so that whatever carries them out matches them all.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "arg")]
+pub enum NetworkAction {
+    /// Cuts the links between the sides, each a list of nodes or data centers (`dc1|dc2`,
+    /// `node1,node2|node3`), on a local cluster whose network casslab relays.
+    Partition(Vec<Vec<String>>),
+    /// Ends every network fault.
+    Heal,
+    /// Cuts a node or data center off from every other node and from the client.
+    Isolate(String),
+    /// Adds round-trip time to every link of a node or data center (`slow node2 50ms`).
+    Slow(String, Rtt),
+    /// Loses a share of what crosses the links of a node or data center (`lossy dc2 5%`).
+    Lossy(String, f64),
+    /// Cuts the client off from a node or data center.
+    ClientLoses(String),
 }
 
 /// The actions by name, for help and error messages.
@@ -110,12 +121,7 @@ impl EventAction {
             EventAction::SetCompactionThroughput(_) => "setcompactionthroughput",
             EventAction::SetTraceProbability(_) => "settraceprobability",
             EventAction::Exec(_) => "exec",
-            EventAction::Partition(_) => "partition",
-            EventAction::Heal => "heal",
-            EventAction::Isolate(_) => "isolate",
-            EventAction::Slow(..) => "slow",
-            EventAction::Lossy(..) => "lossy",
-            EventAction::ClientLoses(_) => "client-loses",
+            EventAction::Network(n) => n.name(),
             EventAction::Rate(_) => "rate",
             EventAction::RampRate { .. } => "ramp",
             EventAction::AddNode(_) => "add node",
@@ -135,11 +141,7 @@ impl EventAction {
             EventAction::Flush(t) | EventAction::Compact(t) | EventAction::Repair(t) => t.clone(),
             EventAction::SetCompactionThroughput(n) => Some(n.to_string()),
             EventAction::SetTraceProbability(p) => Some(p.to_string()),
-            EventAction::Partition(sides) => Some(sides.iter().map(|side| side.join(",")).collect::<Vec<_>>().join("|")),
-            EventAction::Heal => None,
-            EventAction::Isolate(t) | EventAction::ClientLoses(t) => Some(t.clone()),
-            EventAction::Slow(t, rtt) => Some(format!("{t} {rtt}")),
-            EventAction::Lossy(t, pct) => Some(format!("{t} {pct}%")),
+            EventAction::Network(n) => n.target(),
             EventAction::Decommission(t) | EventAction::Replace(t) => Some(t.clone()),
             EventAction::AddNode(t) | EventAction::Cleanup(t) | EventAction::Snapshot(t) => t.clone(),
             EventAction::SetStreamThroughput(n) => Some(n.to_string()),
@@ -169,23 +171,14 @@ impl EventAction {
 
     /// Whether it changes the network between the nodes and the client.
     pub fn is_network(&self) -> bool {
-        matches!(
-            self,
-            EventAction::Partition(_)
-                | EventAction::Heal
-                | EventAction::Isolate(_)
-                | EventAction::Slow(..)
-                | EventAction::Lossy(..)
-                | EventAction::ClientLoses(_)
-        )
+        self.network().is_some()
     }
 
-    /// The nodes or data centers a network change names, each as written.
-    pub fn network_selectors(&self) -> Vec<&str> {
+    /// The network change it is, if it is one.
+    pub fn network(&self) -> Option<&NetworkAction> {
         match self {
-            EventAction::Partition(sides) => sides.iter().flatten().map(String::as_str).collect(),
-            EventAction::Isolate(t) | EventAction::Slow(t, _) | EventAction::Lossy(t, _) | EventAction::ClientLoses(t) => vec![t.as_str()],
-            _ => Vec::new(),
+            EventAction::Network(n) => Some(n),
+            _ => None,
         }
     }
 
@@ -205,6 +198,40 @@ impl EventAction {
     pub fn one_at_a_time(&self) -> bool {
         matches!(self, EventAction::Stop(_) | EventAction::Kill(_) | EventAction::Start(_) | EventAction::Cleanup(_) | EventAction::SetStreamThroughput(_))
             || self.changes_topology()
+    }
+}
+
+impl NetworkAction {
+    /// The action's word: `partition`, `heal`, ...
+    pub fn name(&self) -> &'static str {
+        match self {
+            NetworkAction::Partition(_) => "partition",
+            NetworkAction::Heal => "heal",
+            NetworkAction::Isolate(_) => "isolate",
+            NetworkAction::Slow(..) => "slow",
+            NetworkAction::Lossy(..) => "lossy",
+            NetworkAction::ClientLoses(_) => "client-loses",
+        }
+    }
+
+    /// What it acts on, as written.
+    pub fn target(&self) -> Option<String> {
+        match self {
+            NetworkAction::Partition(sides) => Some(sides.iter().map(|side| side.join(",")).collect::<Vec<_>>().join("|")),
+            NetworkAction::Heal => None,
+            NetworkAction::Isolate(t) | NetworkAction::ClientLoses(t) => Some(t.clone()),
+            NetworkAction::Slow(t, rtt) => Some(format!("{t} {rtt}")),
+            NetworkAction::Lossy(t, pct) => Some(format!("{t} {pct}%")),
+        }
+    }
+
+    /// The nodes or data centers it names, each as written.
+    pub fn selectors(&self) -> Vec<&str> {
+        match self {
+            NetworkAction::Partition(sides) => sides.iter().flatten().map(String::as_str).collect(),
+            NetworkAction::Isolate(t) | NetworkAction::Slow(t, _) | NetworkAction::Lossy(t, _) | NetworkAction::ClientLoses(t) => vec![t.as_str()],
+            NetworkAction::Heal => Vec::new(),
+        }
     }
 }
 
@@ -377,21 +404,21 @@ fn parse_action(t: &str) -> Result<EventSpec, EventProblem> {
         }
         "exec" if !arg.is_empty() => EventAction::Exec(arg.to_string()),
         "exec" => return Err(EventProblem::NoCommand),
-        "partition" => EventAction::Partition(sides(arg)?),
-        "heal" if arg.is_empty() => EventAction::Heal,
+        "partition" => EventAction::Network(NetworkAction::Partition(sides(arg)?)),
+        "heal" if arg.is_empty() => EventAction::Network(NetworkAction::Heal),
         "heal" => return Err(EventProblem::HealAlone),
-        "isolate" => EventAction::Isolate(one_arg(NODE_OR_DC)?),
-        "client-loses" => EventAction::ClientLoses(one_arg(NODE_OR_DC)?),
+        "isolate" => EventAction::Network(NetworkAction::Isolate(one_arg(NODE_OR_DC)?)),
+        "client-loses" => EventAction::Network(NetworkAction::ClientLoses(one_arg(NODE_OR_DC)?)),
         "slow" => {
             let bad = || EventProblem::NodeAnd { action: "slow".into(), what: "a round-trip time", example: "60s slow node2 50ms" };
             let (target, rtt) = two_args(arg).ok_or_else(bad)?;
-            EventAction::Slow(target, Rtt::parse(&rtt)?)
+            EventAction::Network(NetworkAction::Slow(target, Rtt::parse(&rtt)?))
         }
         "lossy" => {
             let bad = || EventProblem::NodeAnd { action: "lossy".into(), what: "a share", example: "60s lossy dc2 5%" };
             let (target, share) = two_args(arg).ok_or_else(bad)?;
             match share.trim_end_matches('%').trim().parse::<f64>() {
-                Ok(p) if p > 0.0 && p <= 100.0 => EventAction::Lossy(target, p),
+                Ok(p) if p > 0.0 && p <= 100.0 => EventAction::Network(NetworkAction::Lossy(target, p)),
                 _ => return Err(EventProblem::NotAShare(share)),
             }
         }
@@ -600,22 +627,31 @@ mod tests {
     #[test]
     fn network_events_parse_with_their_sides_times_and_shares() {
         let p = parse_event("30s partition dc1|dc2").unwrap();
-        assert_eq!(p.action, EventAction::Partition(vec![vec!["dc1".into()], vec!["dc2".into()]]));
+        assert_eq!(p.action, EventAction::Network(NetworkAction::Partition(vec![vec!["dc1".into()], vec!["dc2".into()]])));
         assert_eq!((p.label(), p.action.is_network(), p.action.needs_local_cluster()), ("partition dc1|dc2".to_string(), true, true));
         let p = parse_event("30s partition node1, node2 | node3").unwrap();
         assert_eq!(p.action.target().as_deref(), Some("node1,node2|node3"));
-        assert_eq!(p.action.network_selectors(), ["node1", "node2", "node3"]);
-        assert_eq!(parse_event("45s heal").unwrap().action, EventAction::Heal);
+        assert_eq!(p.action.network().unwrap().selectors(), ["node1", "node2", "node3"]);
+        assert_eq!(parse_event("45s heal").unwrap().action, EventAction::Network(NetworkAction::Heal));
         assert_eq!(parse_event("45s heal").unwrap().label(), "heal");
-        assert_eq!(parse_event("1s isolate node3").unwrap().action, EventAction::Isolate("node3".into()));
-        assert_eq!(parse_event("1s client-loses dc1").unwrap().action, EventAction::ClientLoses("dc1".into()));
+        assert_eq!(parse_event("1s isolate node3").unwrap().action, EventAction::Network(NetworkAction::Isolate("node3".into())));
+        assert_eq!(parse_event("1s client-loses dc1").unwrap().action, EventAction::Network(NetworkAction::ClientLoses("dc1".into())));
         let slow = parse_event("1s slow node2 50ms±5ms").unwrap();
-        assert_eq!(slow.action, EventAction::Slow("node2".into(), Rtt { rtt_us: 50_000, jitter_us: 5_000 }));
+        assert_eq!(slow.action, EventAction::Network(NetworkAction::Slow("node2".into(), Rtt { rtt_us: 50_000, jitter_us: 5_000 })));
         assert_eq!(slow.label(), "slow node2 50ms±5ms");
         let lossy = parse_event("1s lossy dc2 5%").unwrap();
-        assert_eq!((lossy.action.clone(), lossy.label()), (EventAction::Lossy("dc2".into(), 5.0), "lossy dc2 5%".to_string()));
-        assert_eq!(lossy.action.network_selectors(), ["dc2"]);
+        assert_eq!((lossy.action.clone(), lossy.label()), (EventAction::Network(NetworkAction::Lossy("dc2".into(), 5.0)), "lossy dc2 5%".to_string()));
+        assert_eq!(lossy.action.network().unwrap().selectors(), ["dc2"]);
         assert!(!parse_event("1s kill node2").unwrap().action.is_network());
+        // a network action is saved as itself, as before it had a type of its own, and read back
+        for spec in ["1s partition dc1|dc2", "1s heal", "1s slow node2 50ms", "1s kill node2", "1s rate 300"] {
+            let action = parse_event(spec).unwrap().action;
+            let json = serde_json::to_string(&action).unwrap();
+            assert!(json.starts_with(&format!("{{\"kind\":\"{}\"", action.name().replace(' ', "_"))), "{spec}: {json}");
+            assert_eq!(serde_json::from_str::<EventAction>(&json).unwrap(), action, "{spec}: {json}");
+        }
+        let saved = r#"{"kind":"partition","arg":[["dc1"],["dc2"]]}"#;
+        assert_eq!(serde_json::from_str::<EventAction>(saved).unwrap(), parse_event("1s partition dc1|dc2").unwrap().action);
         for (bad, says) in [
             ("1s partition dc1", "two sides"),
             ("1s partition dc1|", "two sides"),

@@ -8,7 +8,7 @@
 use super::event_check_error::EventCheckError;
 use super::observer::{Observer, SessionEvent};
 use crate::cluster::{ClusterControl, ControlError};
-use crate::events::{EventAction, EventRecord, EventSpec, EventStatus};
+use crate::events::{EventAction, EventRecord, EventSpec, EventStatus, NetworkAction};
 use crate::network::NetworkChange;
 use crate::notice::Notice;
 
@@ -19,7 +19,7 @@ pub(crate) fn check(e: &EventSpec, control: Option<&dyn ClusterControl>) -> Resu
         return Err(EventCheckError::NetworkNeedsLocalCluster { spec: e.text.clone(), action: e.action.name(), at_s: e.at_ms / 1000 });
     };
     cluster.network_controlled().map_err(|reason| EventCheckError::NoNetworkControl { spec: e.text.clone(), reason })?;
-    for selector in e.action.network_selectors() {
+    for selector in e.action.network().map(NetworkAction::selectors).unwrap_or_default() {
         cluster.select(selector).map_err(|source| EventCheckError::UnknownNodes { spec: e.text.clone(), error: source })?;
     }
     Ok(())
@@ -37,21 +37,20 @@ fn nodes_of<'a>(cluster: &dyn ClusterControl, selectors: impl IntoIterator<Item 
 }
 
 /// The change a network action makes, on the cluster's node indexes.
-pub(crate) fn change_of(action: &EventAction, cluster: &dyn ClusterControl) -> Result<NetworkChange, ControlError> {
+pub(crate) fn change_of(action: &NetworkAction, cluster: &dyn ClusterControl) -> Result<NetworkChange, ControlError> {
     let one = |t: &String| nodes_of(cluster, [t]);
     Ok(match action {
-        EventAction::Partition(sides) => NetworkChange::Partition { sides: sides.iter().map(|side| nodes_of(cluster, side)).collect::<Result<_, _>>()? },
-        EventAction::Heal => NetworkChange::Heal,
-        EventAction::Isolate(t) => NetworkChange::Isolate { nodes: one(t)? },
-        EventAction::Slow(t, rtt) => NetworkChange::Slow { nodes: one(t)?, rtt: *rtt },
-        EventAction::Lossy(t, pct) => NetworkChange::Lossy { nodes: one(t)?, loss_pct: *pct },
-        EventAction::ClientLoses(t) => NetworkChange::ClientLoses { nodes: one(t)? },
-        other => unreachable!("`{}` is not a network action", other.name()),
+        NetworkAction::Partition(sides) => NetworkChange::Partition { sides: sides.iter().map(|side| nodes_of(cluster, side)).collect::<Result<_, _>>()? },
+        NetworkAction::Heal => NetworkChange::Heal,
+        NetworkAction::Isolate(t) => NetworkChange::Isolate { nodes: one(t)? },
+        NetworkAction::Slow(t, rtt) => NetworkChange::Slow { nodes: one(t)?, rtt: *rtt },
+        NetworkAction::Lossy(t, pct) => NetworkChange::Lossy { nodes: one(t)?, loss_pct: *pct },
+        NetworkAction::ClientLoses(t) => NetworkChange::ClientLoses { nodes: one(t)? },
     })
 }
 
 /// Carries out a network action (blocking): its status and what the controller said.
-pub(crate) fn carry_out(action: &EventAction, cluster: &dyn ClusterControl) -> (EventStatus, Option<i32>, String) {
+pub(crate) fn carry_out(action: &NetworkAction, cluster: &dyn ClusterControl) -> (EventStatus, Option<i32>, String) {
     let mut lines = Vec::new();
     let result = change_of(action, cluster).and_then(|change| cluster.change_network(&change, &mut |l| lines.push(l.to_string())));
     match result {
@@ -68,7 +67,7 @@ pub(crate) fn carry_out(action: &EventAction, cluster: &dyn ClusterControl) -> (
 pub(crate) fn heal_left_faults(specs: &[EventSpec], records: &[EventRecord], control: Option<&dyn ClusterControl>, observer: &dyn Observer) {
     let last = records.iter().filter(|r| r.status == EventStatus::Ok).filter_map(|r| specs.get(r.seq as usize)).rfind(|s| s.action.is_network());
     let (Some(spec), Some(cluster)) = (last, control) else { return };
-    if spec.action == EventAction::Heal {
+    if spec.action == EventAction::Network(NetworkAction::Heal) {
         return;
     }
     let said = match cluster.change_network(&NetworkChange::Heal, &mut |_| {}) {
@@ -166,7 +165,7 @@ mod tests {
     #[test]
     fn actions_become_changes_on_node_indexes() {
         let cluster = net(true);
-        let change = |spec: &str| change_of(&parse_event(spec).unwrap().action, &cluster).unwrap();
+        let change = |spec: &str| change_of(parse_event(spec).unwrap().action.network().unwrap(), &cluster).unwrap();
         assert_eq!(change("1s partition dc1|dc2"), NetworkChange::Partition { sides: vec![vec![0, 1], vec![2, 3]] });
         assert_eq!(change("1s partition node2,node1,dc1|node4"), NetworkChange::Partition { sides: vec![vec![0, 1], vec![3]] });
         assert_eq!(change("1s isolate node3"), NetworkChange::Isolate { nodes: vec![2] });
@@ -174,9 +173,9 @@ mod tests {
         assert_eq!(change("1s lossy node1 5%"), NetworkChange::Lossy { nodes: vec![0], loss_pct: 5.0 });
         assert_eq!(change("1s client-loses dc1"), NetworkChange::ClientLoses { nodes: vec![0, 1] });
         assert_eq!(change("1s heal"), NetworkChange::Heal);
-        let (status, _, out) = carry_out(&parse_event("1s isolate node3").unwrap().action, &cluster);
+        let (status, _, out) = carry_out(parse_event("1s isolate node3").unwrap().action.network().unwrap(), &cluster);
         assert_eq!((status, out.as_str()), (EventStatus::Ok, "changed"));
-        let (status, _, out) = carry_out(&parse_event("1s isolate node3").unwrap().action, &net(false));
+        let (status, _, out) = carry_out(parse_event("1s isolate node3").unwrap().action.network().unwrap(), &net(false));
         assert_eq!(status, EventStatus::Failed);
         assert!(out.contains("start it with --relay"), "{out}");
     }

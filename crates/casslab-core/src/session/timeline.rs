@@ -213,7 +213,7 @@ fn carry_out(
         A::RampRate { to_per_s, over_s } => change_rate(rate_change(*to_per_s, *over_s), rates),
         A::Exec(cmd) => exec(cmd),
         A::CreateIndex(statement) => super::index_events::create_index(statement, cql),
-        A::Partition(_) | A::Heal | A::Isolate(_) | A::Slow(..) | A::Lossy(..) | A::ClientLoses(_) => on_cluster(&|c| network_events::carry_out(action, c)),
+        A::Network(network) => on_cluster(&|c| network_events::carry_out(network, c)),
         A::AddNode(dc) => on_cluster(&|c| change_topology(c, Topology::AddNode(dc.as_deref()))),
         A::Decommission(sel) => on_cluster(&|c| change_topology(c, Topology::Decommission(sel))),
         A::Replace(sel) => on_cluster(&|c| change_topology(c, Topology::Replace(sel))),
