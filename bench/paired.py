@@ -78,13 +78,6 @@ def difference_line(name, pairs, unit, at_most=None):
     return f"  {name:<44} {d:+8.3f} {unit}  95% [{lo:+.3f}, {hi:+.3f}]  from {len(pairs)} paired repetitions" + (f"  {say}" if say else "")
 
 
-def pairs_of(rows, key_a, key_b, value):
-    """Pairs by repetition: rows are dicts with a `rep`; `key_a`/`key_b` pick each side's row."""
-    a = {r["rep"]: value(r) for r in rows if key_a(r)}
-    b = {r["rep"]: value(r) for r in rows if key_b(r)}
-    return [(a[k], b[k]) for k in sorted(a) if k in b]
-
-
 if __name__ == "__main__":
     # a check of the arithmetic: known pairs give the interval computed by hand
     r, lo, hi = ratio([(2.0, 1.0), (2.0, 1.0), (2.0, 1.0)])
