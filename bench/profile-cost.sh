@@ -7,7 +7,9 @@
 # intended start), with and without --profile, the order rotated every repetition (on this
 # machine whatever runs first after a start is slower). Prints every measurement (with the
 # CPU samples each profiled run holds, and per second of its warm-up and measured time), then the medians and
-# the change with the profile on. "Off" is the node with the agent loaded and idle, as every
+# the change with the profile on, then each ratio on/off with a 95% interval from the paired
+# repetitions (bench/paired.py) against the targets at the fixed rate (throughput at least
+# 0.98x, p99 at most 1.05x). "Off" is the node with the agent loaded and idle, as every
 # node casslab starts runs.
 #
 # Usage: bench/profile-cost.sh [REPS=4] [SECONDS=20]
@@ -64,7 +66,7 @@ for rep in $(seq 1 "$REPS"); do
       per_s=-
       [ "$samples" != - ] && per_s=$((samples / (SECS + 5)))  # warm-up and measured time
       printf "%-5s %-4s %-3s %10s %10s %12s %10s\n" "$mode" "$v" "$rep" "$tput" "$p99" "$samples" "$per_s"
-      echo "$mode $v $tput $p99 $samples" >>"$OUT/results"
+      echo "$mode $v $tput $p99 $samples $rep" >>"$OUT/results"
     done
   done
 done
@@ -82,4 +84,15 @@ for mode in ("max", "rate"):
     counts = [int(r[4]) for r in rows if r[0] == mode and r[1] == "on" and r[4] != "-"]
     if counts:
         print(f"{mode:5} CPU samples per profiled run: median {statistics.median(counts):.0f}, fewest {min(counts)} (a 20 s run at 3,000 ops/s should hold 2,000 or more)")
+print()
+print("on/off from paired repetitions (targets at the fixed rate: throughput at least 0.98x, p99 at most 1.05x):")
+sys.path.insert(0, "bench")
+import paired
+for mode in ("max", "rate"):
+    for col, name in ((2, "throughput"), (3, "p99")):
+        on = {r[5]: float(r[col].replace(",", "")) for r in rows if r[0] == mode and r[1] == "on"}
+        off = {r[5]: float(r[col].replace(",", "")) for r in rows if r[0] == mode and r[1] == "off"}
+        pairs = [(on[k], off[k]) for k in on if k in off]
+        goal = {} if mode == "max" else ({"at_least": 0.98} if name == "throughput" else {"at_most": 1.05})
+        print(paired.ratio_line(f"{mode} {name} on/off", pairs, **goal))
 EOF
