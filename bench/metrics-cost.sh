@@ -24,7 +24,8 @@ OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 . bench/lib.sh
 bench_casslab
-NODE="" bench_node
+NODE=""
+bench_node
 NODE_PID="$("$CASSLAB" local status | awk -v a="$HOST" '$2 ~ a { print $5 }' | head -1)"
 [ -r "/proc/$NODE_PID/stat" ] || { echo "no running node process found for $HOST (pid '$NODE_PID')" >&2; exit 1; }
 TICK="$(getconf CLK_TCK)"
