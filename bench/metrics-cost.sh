@@ -81,12 +81,9 @@ rows = [l.split() for l in open(sys.argv[1])]
 print()
 print("on/off from paired repetitions (target: at most 1.01x, the poll costing at most 1% of either side's CPU):")
 for mode, label in (("rate", f"{sys.argv[2]}/s"), ("max", "max")):
-    for col, side in ((3, "client"), (4, "node")):
-        on = {r[2]: float(r[col]) for r in rows if r[0] == mode and r[1] == "on"}
-        off = {r[2]: float(r[col]) for r in rows if r[0] == mode and r[1] == "off"}
-        print(paired.ratio_line(f"{label} {side} CPU/op on/off", [(on[k], off[k]) for k in on if k in off], at_most=1.01))
-    on = {r[2]: float(r[5]) for r in rows if r[0] == mode and r[1] == "on"}
-    off = {r[2]: float(r[5]) for r in rows if r[0] == mode and r[1] == "off"}
+    side = lambda r: r[1] if r[0] == mode else None
+    for col, who in ((3, "client"), (4, "node")):
+        print(paired.ratio_line(f"{label} {who} CPU/op on/off", paired.pairs_by_rep(rows, 2, col, side), at_most=1.01))
     if mode == "max":
-        print(paired.ratio_line(f"{label} throughput on/off", [(on[k], off[k]) for k in on if k in off], at_least=0.99))
+        print(paired.ratio_line(f"{label} throughput on/off", paired.pairs_by_rep(rows, 2, 5, side), at_least=0.99))
 PY

@@ -78,6 +78,15 @@ def difference_line(name, pairs, unit, at_most=None):
     return f"  {name:<44} {d:+8.3f} {unit}  95% [{lo:+.3f}, {hi:+.3f}]  from {len(pairs)} paired repetitions" + (f"  {say}" if say else "")
 
 
+def pairs_by_rep(rows, rep, value, side, a="on", b="off"):
+    """(a's value, b's value) of each repetition both ran: rows are lists of fields, `rep` and
+    `value` column indexes (values may hold thousands separators), `side(row)` names a row's side
+    (a, b, or anything else for a row of another measurement)."""
+    of = lambda want: {r[rep]: float(r[value].replace(",", "")) for r in rows if side(r) == want}
+    on, off = of(a), of(b)
+    return [(on[k], off[k]) for k in on if k in off]
+
+
 if __name__ == "__main__":
     # a check of the arithmetic: known pairs give the interval computed by hand
     r, lo, hi = ratio([(2.0, 1.0), (2.0, 1.0), (2.0, 1.0)])
@@ -86,4 +95,6 @@ if __name__ == "__main__":
     assert d == 3.0 and abs(lo - (3.0 - 12.706)) < 1e-9 and abs(hi - (3.0 + 12.706)) < 1e-9
     assert verdict(0.8, 0.88, at_most=0.9).startswith("shown ≤") and verdict(0.85, 0.95, at_most=0.9).startswith("not resolved")
     assert verdict(0.95, 1.1, at_most=0.9).startswith("shown >") and verdict(1.01, 1.2, at_least=1.0).startswith("shown ≥")
+    rows = [["on", "1", "2.0"], ["off", "1", "1,000"], ["on", "2", "3.0"], ["off", "3", "1.0"]]
+    assert pairs_by_rep(rows, 1, 2, lambda r: r[0]) == [(2.0, 1000.0)]
     print("paired.py: ok")

@@ -90,9 +90,7 @@ sys.path.insert(0, "bench")
 import paired
 for mode in ("max", "rate"):
     for col, name in ((2, "throughput"), (3, "p99")):
-        on = {r[5]: float(r[col].replace(",", "")) for r in rows if r[0] == mode and r[1] == "on"}
-        off = {r[5]: float(r[col].replace(",", "")) for r in rows if r[0] == mode and r[1] == "off"}
-        pairs = [(on[k], off[k]) for k in on if k in off]
+        pairs = paired.pairs_by_rep(rows, 5, col, lambda r: r[1] if r[0] == mode else None)
         goal = {} if mode == "max" else ({"at_least": 0.98} if name == "throughput" else {"at_most": 1.05})
         print(paired.ratio_line(f"{mode} {name} on/off", pairs, **goal))
 EOF

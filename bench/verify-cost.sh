@@ -99,7 +99,6 @@ print()
 print("on/off from paired repetitions (target: at most 1.10x client CPU per operation):")
 for w in sys.argv[2:]:
     for mode in ("max", "rate"):
-        on = {r[6]: float(r[3]) for r in rows if r[0] == w and r[1] == mode and r[2] == "on"}
-        off = {r[6]: float(r[3]) for r in rows if r[0] == w and r[1] == mode and r[2] == "off"}
-        print(paired.ratio_line(f"{w} {mode} CPU/op on/off", [(on[k], off[k]) for k in on if k in off], at_most=1.1))
+        pairs = paired.pairs_by_rep(rows, 6, 3, lambda r: r[2] if r[:2] == [w, mode] else None)
+        print(paired.ratio_line(f"{w} {mode} CPU/op on/off", pairs, at_most=1.1))
 PY
