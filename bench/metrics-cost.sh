@@ -48,7 +48,7 @@ measure() {
   after="$(node_cpu_s)"
   ops=$(awk '$1=="total"{print $2}' "$OUT/out" | tail -1)
   errs=$(awk '$1=="total"{print $NF}' "$OUT/out" | tail -1)
-  poll=$(grep -o "server metrics poll avg [0-9]* ms" "$OUT/out" | head -1 | awk '{print $5}')
+  poll=$(grep -o "server metrics poll avg [0-9]* ms" "$OUT/out" | head -1 | awk '{print $5}' || true)  # none when off
   read -r u s < <(tail -1 "$OUT/time")
   python3 -c "print(f'{$u + $s:.2f} {$after - $before:.2f} {${ops:-0} + ${errs:-0}} ${poll:--}')"
 }
