@@ -145,6 +145,10 @@ pub struct RunConfig {
     /// Where the Redis server is, for workloads of Redis commands (`None`: the run has none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redis: Option<RedisConfig>,
+    /// `--target instant`: no server at all; every operation is answered at once inside
+    /// casslab (`targets::instant`), so the run measures the client alone.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub instant: bool,
     /// Requests in flight at once.
     pub concurrency: usize,
     /// The offered rate of the run phase, open loop: a fixed rate is a shape of one level, a
@@ -373,6 +377,7 @@ impl Default for RunConfig {
             params: BTreeMap::new(),
             cluster: ClusterConfig::default(),
             redis: None,
+            instant: false,
             concurrency: 128,
             rate: None,
             concurrency_shape: None,
@@ -414,10 +419,10 @@ pub struct RunEnvironment {
 }
 
 /// The server as people name it, from a saved version: `Cassandra 5.0.6`, `Redis 7.0.15`
-/// (a Redis target saves its version with its name).
+/// (a target other than Cassandra saves its version with its name: it starts with a letter).
 pub fn server_label(version: Option<&str>) -> String {
     match version {
-        Some(v) if v.starts_with("Redis") => v.to_string(),
+        Some(v) if v.starts_with(|c: char| c.is_ascii_alphabetic()) => v.to_string(),
         Some(v) => format!("Cassandra {v}"),
         None => "server version unknown".to_string(),
     }
@@ -427,6 +432,9 @@ impl RunConfig {
     /// Where the run's load went: the Redis URL for a Redis run (its environment says so),
     /// else the CQL contact points.
     pub fn server_address(&self, env: &RunEnvironment) -> String {
+        if self.instant {
+            return "in-process".to_string();
+        }
         match &self.redis {
             Some(r) if env.cassandra_version.as_deref().is_some_and(|v| v.starts_with("Redis")) => r.url.clone(),
             _ => self.cluster.hosts.join(","),

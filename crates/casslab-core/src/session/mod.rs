@@ -42,6 +42,7 @@ use crate::notice::Notice;
 use crate::stats::Phase;
 use crate::store::{PhaseSummary, RunId, RunStatus, RunSummary, Store, StoreError};
 use crate::targets::cql::CqlTarget;
+use crate::targets::instant::InstantTarget;
 use crate::targets::redis::RedisTarget;
 use crate::workload::{TargetKind, Workload};
 use std::sync::Arc;
@@ -138,11 +139,16 @@ impl<'a> RunSession<'a> {
         RunSession { lab, spec, clock: RunClock::start() }
     }
 
-    /// Connects to the workload's kind of server (CQL, or the Redis of the run's config), runs
-    /// the workload's phases and saves everything; a setup failure is an error (a run record
-    /// already begun is saved as failed first).
+    /// Connects to the workload's kind of server (CQL, or the Redis of the run's config; none
+    /// for `--target instant`), runs the workload's phases and saves everything; a setup
+    /// failure is an error (a run record already begun is saved as failed first).
     pub async fn run(self) -> Result<RunResult, SessionError> {
         let (cfg, w, lab) = (&self.spec.config, &self.spec.workload, self.lab);
+        if cfg.instant {
+            // no server (and no `cluster:` applied): the client's own CPU and memory are still polled
+            let server = server_metrics::start(cfg, &w.keyspace, &lab.credentials, self.clock, None, server_metrics::Polled::ClientOnly);
+            return self.connected(Ok(InstantTarget::new()), server, vec!["in-process".into()]).await;
+        }
         if let Some(spec) = &w.cluster {
             apply_server(lab, &w.name, spec, false).await?;
         }

@@ -718,12 +718,14 @@ pub struct RunOptions {
     pub events: Vec<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// Redis server of a Redis workload: redis://[USER@]HOST:PORT.
+    /// Redis server of a Redis workload: redis://[USER@]HOST:PORT; or `instant` (no server).
     ///
     /// redis://[USER@]HOST:PORT[/DB], rediss:// for TLS (with --tls-ca FILE for a private CA); a
     /// node of a Redis Cluster is recognised and the whole cluster used. The password comes from
     /// CASSLAB_REDIS_PASSWORD and is never stored. Without it casslab uses its local redis-server,
-    /// starting one if needed.
+    /// starting one if needed. `instant` runs any workload against no server: each operation
+    /// draws its values and is answered at once inside casslab, so the run measures the client
+    /// alone (its ceiling, its CPU per operation, a schedule tried before a server exists).
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
     /// Serve live figures for Prometheus at http://ADDR/metrics.

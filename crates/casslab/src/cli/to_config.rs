@@ -146,7 +146,8 @@ impl RunOptions {
             workload_source: String::new(),
             params: parse_params(&self.params)?,
             cluster: self.cluster.to_config()?,
-            redis: self.target.as_deref().map(|t| self.redis_config(t)).transpose()?,
+            redis: self.target.as_deref().filter(|t| !is_instant(t)).map(|t| self.redis_config(t)).transpose()?,
+            instant: self.target.as_deref().is_some_and(is_instant),
             concurrency,
             rate,
             concurrency_shape,
@@ -200,6 +201,14 @@ impl RunOptions {
         }
         if self.profile && self.target.is_some() {
             bail_usage!("--profile records Cassandra nodes (Java Flight Recorder); a Redis target is not one");
+        }
+        if self.target.as_deref().is_some_and(is_instant) {
+            if !self.cluster.hosts.is_empty() {
+                bail_usage!("--target instant answers every operation inside casslab: drop --hosts (or drop --target instant to load the cluster)");
+            }
+            if self.verify {
+                bail_usage!("--verify checks what a server's reads return; --target instant has no server and returns nothing");
+            }
         }
         let mut files = Vec::new();
         for spec in &self.profile_file {
@@ -258,6 +267,11 @@ pub(crate) fn shard_index(shard: Option<&str>, shards: Option<u32>, job_index: O
         }
         (None, None) => Ok(None),
     }
+}
+
+/// `--target instant`: the in-process target, no server.
+fn is_instant(target: &str) -> bool {
+    target.trim().eq_ignore_ascii_case("instant")
 }
 
 impl RunOptions {
