@@ -24,6 +24,13 @@ use std::time::{Duration, Instant};
 const JOIN_TIMEOUT_S: u64 = 3600;
 /// Longest wait for another node to see a node as down (before it is replaced) or as joined.
 const SEEN_WAIT: Duration = Duration::from_secs(180);
+/// How many times a replacement starts when no seed answered its shadow round in time.
+const REPLACE_ATTEMPTS: u32 = 3;
+
+/// Whether a node's last log lines say it gave up because no seed answered its gossip.
+fn seeds_unanswered(log_tail: &str) -> bool {
+    log_tail.contains("Unable to contact any seeds") || log_tail.contains("Unable to gossip with any peers")
+}
 
 fn refuse(reason: impl Into<String>) -> LocalError {
     LocalError::Topology { reason: reason.into() }
@@ -147,16 +154,38 @@ impl LocalCluster {
             return Err(refuse(format!("{} is running: replace takes a dead node's place; stop or kill it first (e.g. '60s kill {}')", node.name, node.name)));
         }
         self.wait_until_seen(node, "D", progress)?;
-        for dir in [node.data_dir(), node.commitlog_dir(), node.saved_caches_dir(), node.hints_dir(), node.cdc_raw_dir()] {
-            if dir.exists() {
-                fs::remove_dir_all(&dir).context(|| format!("deleting {}", dir.display()))?;
+        let wipe = || -> Result<(), LocalError> {
+            for dir in [node.data_dir(), node.commitlog_dir(), node.saved_caches_dir(), node.hints_dir(), node.cdc_raw_dir()] {
+                if dir.exists() {
+                    fs::remove_dir_all(&dir).context(|| format!("deleting {}", dir.display()))?;
+                }
             }
-        }
+            Ok(())
+        };
+        wipe()?;
         let (lib, java, security) = self.runtime_for_start(progress)?;
         let cluster = self.patient(opts.clone());
         progress(&format!("a fresh {} replaces the dead one at {}: streaming its data ...", node.name, node.address));
         let started = Instant::now();
-        cluster.start_node(node, seed_of(&nodes, Some(index)), &lib, &java, &security, Boot::Replace(node.address), progress)?;
+        // A replacement first asks a seed for the ring (gossip's shadow round) and gives up
+        // after the ring delay; a seed too busy to answer in time (a loaded cluster on a small
+        // machine) fails it before anything streamed, so it is tried again on a fresh disk.
+        for attempt in 1..=REPLACE_ATTEMPTS {
+            match cluster.start_node(node, seed_of(&nodes, Some(index)), &lib, &java, &security, Boot::Replace(node.address), progress) {
+                Err(LocalError::NodeDied { log_tail, .. }) if attempt < REPLACE_ATTEMPTS && seeds_unanswered(&log_tail) => {
+                    progress(&format!(
+                        "{} reached no seed within the ring delay (a busy seed); trying again ({} of {REPLACE_ATTEMPTS}) ...",
+                        node.name,
+                        attempt + 1
+                    ));
+                    wipe()?;
+                }
+                other => {
+                    other?;
+                    break;
+                }
+            }
+        }
         cluster.wait_until_seen(node, "UN", progress)?;
         progress(&format!("{} replaced after {:.1} s", node.name, started.elapsed().as_secs_f64()));
         Ok(())
@@ -197,6 +226,14 @@ mod tests {
             &LocalOptions { home: home.to_path_buf(), base_address: Ipv4Addr::new(127, 0, 0, 91), ..LocalOptions::default() },
             &server,
         ))
+    }
+
+    #[test]
+    fn a_replacement_that_reached_no_seed_is_told_from_other_deaths() {
+        let died =
+            "--- stdout.log ---\nException (java.lang.IllegalStateException) encountered during startup: Unable to contact any seeds: [/127.0.0.121:7000]\n";
+        assert!(seeds_unanswered(died));
+        assert!(!seeds_unanswered("--- system.log ---\njava.lang.RuntimeException: Cannot replace address with a node that is already bootstrapped\n"));
     }
 
     #[test]
