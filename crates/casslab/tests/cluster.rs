@@ -6,7 +6,7 @@
 //! timeline with their impact, and (for the kill) the events drawn on the report's charts.
 
 mod common;
-use common::{casslab, casslab_at, cluster_home, run, shared_load_lock, store_arg, temp_store, WipeOnDrop};
+use common::{casslab, casslab_at, cluster_home, cluster_lock, run, store_arg, temp_store, WipeOnDrop};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -94,7 +94,7 @@ fn assert_all_up() {
 
 #[test]
 fn scenarios_on_a_three_node_two_dc_cluster() {
-    let _load = shared_load_lock();
+    let _load = cluster_lock();
     let _guard = WipeOnDrop(home());
 
     // --- the cluster starts and reports healthy

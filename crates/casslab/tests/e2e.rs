@@ -2,10 +2,12 @@
 //! tests start through `casslab local up`. They check what a user relies on: a run loads,
 //! measures and saves; saved runs show and export; loaded data is reused; Ctrl-C keeps a
 //! partial run; the embedded default starts a node by itself; every built-in workload runs;
-//! and casslab never truncates a keyspace it did not create.
+//! and casslab never truncates a keyspace it did not create. None of their assertions depends
+//! on timing, so they hold the load lock shared (fixed rates and find-max, which do, are in
+//! load_shapes.rs).
 
 mod common;
-use common::{casslab, load_lock, node, run, store_arg, summary_rows, temp_store, test_home};
+use common::{casslab, node, run, shared_load_lock, store_arg, summary_rows, temp_store, test_home};
 use std::io::Write;
 use std::time::Duration;
 
@@ -19,7 +21,7 @@ fn errors_of(stdout: &str, op: &str) -> u64 {
 
 #[test]
 fn a_run_is_measured_saved_shown_and_exported() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let (dir, store) = temp_store();
     let json = dir.path().join("run.json");
@@ -89,7 +91,7 @@ fn a_run_is_measured_saved_shown_and_exported() {
 
 #[test]
 fn every_builtin_workload_runs() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let (_d, store) = temp_store();
     for (name, ops) in [
@@ -113,65 +115,8 @@ fn every_builtin_workload_runs() {
 }
 
 #[test]
-fn fixed_rate_runs_report_service_time_and_a_missed_rate() {
-    let _g = load_lock();
-    let host = node();
-    let (_d, store) = temp_store();
-    let (code, out, err) = run(casslab()
-        .args([
-            "run",
-            "kv",
-            "-P",
-            "rows=2000",
-            "-P",
-            "keyspace=casslab_e2e_rate",
-            "--rate",
-            "200",
-            "--duration",
-            "4s",
-            "--warmup",
-            "1s",
-            "--concurrency",
-            "8",
-            "--hosts",
-            host,
-        ])
-        .args(store_arg(&store)));
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("run at fixed rate 200/s") && out.contains("service time (from actual send)"), "{out}");
-    let total = count_of(&out, "read") + count_of(&out, "update");
-    // 200/s for 4 s: the schedule, not the cluster, sets the count
-    assert!((680..=920).contains(&total), "{total} operations at 200/s for 4 s:\n{out}");
-
-    // a rate that 1 request in flight cannot keep: said during the run and in the summary
-    let (code, out, err) = run(casslab()
-        .args([
-            "run",
-            "kv",
-            "-P",
-            "rows=2000",
-            "-P",
-            "keyspace=casslab_e2e_rate",
-            "--rate",
-            "50000",
-            "--duration",
-            "3s",
-            "--warmup",
-            "0s",
-            "--concurrency",
-            "1",
-            "--hosts",
-            host,
-        ])
-        .args(store_arg(&store)));
-    assert_eq!(code, 0, "{err}");
-    assert!(err.contains("cannot keep the rate of 50000/s"), "{err}");
-    assert!(out.contains("target rate 50000/s not kept"), "{out}");
-}
-
-#[test]
 fn a_count_ends_the_run_phase_after_that_many_operations() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let (_d, store) = temp_store();
     let (code, out, err) = run(casslab()
@@ -204,7 +149,7 @@ fn a_count_ends_the_run_phase_after_that_many_operations() {
 
 #[test]
 fn ctrl_c_keeps_a_partial_run() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let (_d, store) = temp_store();
     let child = casslab()
@@ -238,7 +183,7 @@ fn ctrl_c_keeps_a_partial_run() {
 
 #[test]
 fn a_type_mismatch_names_the_statement_line() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let mut f = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
     f.write_all(
@@ -267,7 +212,7 @@ run:
 
 #[test]
 fn reload_never_truncates_a_keyspace_casslab_did_not_create() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     // somebody else's keyspace, with somebody else's row in a table named like the workload's
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -296,7 +241,7 @@ fn reload_never_truncates_a_keyspace_casslab_did_not_create() {
 
 #[test]
 fn without_hosts_casslab_starts_the_local_node_itself() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     node();
     // no other test process starts the node while this one has it down
     let _down = common::node_lock();
@@ -317,55 +262,4 @@ fn without_hosts_casslab_starts_the_local_node_itself() {
     let (code, out, _) = run(casslab().args(["local", "status"]));
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("running") && out.contains(&test_home().join("node1").display().to_string()), "{out}");
-}
-
-#[test]
-fn find_max_searches_rates_and_reports_the_highest_that_met_the_sla() {
-    let _g = load_lock();
-    let host = node();
-    let (_d, store) = temp_store();
-    let (code, out, err) = run(casslab()
-        .args(["run", "kv", "-P", "rows=2000", "-P", "keyspace=casslab_e2e_findmax", "--find-max", "p99 < 3ms"])
-        .args(["--duration", "2s", "--warmup", "1s", "--concurrency", "32", "--max-steps", "3", "--hosts", host])
-        .args(store_arg(&store)));
-    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    // rows of the step table: step target achieved p99 p99ms met run
-    let rows: Vec<Vec<String>> = out
-        .lines()
-        .skip_while(|l| !l.starts_with("find-max:"))
-        .skip(2)
-        .take_while(|l| l.starts_with("  "))
-        .map(|l| l.split_whitespace().map(String::from).collect())
-        .collect();
-    assert!(!rows.is_empty(), "{out}");
-    assert_eq!(rows[0][1], "max", "the first step probes maximum throughput:\n{out}");
-    let mut best: Option<f64> = None;
-    for r in &rows {
-        let value_ms: f64 = r[3].parse().unwrap();
-        let met = r[5] == "yes";
-        assert!(!(met && value_ms >= 3.0), "a step over the SLA was counted as met:\n{out}");
-        if r[1] != "max" {
-            let (target, achieved): (f64, f64) = (r[1].parse().unwrap(), r[2].parse().unwrap());
-            if value_ms < 3.0 && achieved >= 0.95 * target {
-                assert!(met, "a step within the SLA at its rate was counted as not met:\n{out}");
-            }
-            if met {
-                best = Some(best.map_or(target, |b: f64| b.max(target)));
-            }
-        }
-    }
-    let probe_met = rows[0][5] == "yes";
-    if probe_met {
-        assert_eq!(rows.len(), 1, "no search is needed when the probe meets the SLA:\n{out}");
-        assert!(out.contains("the SLA holds even at maximum throughput"), "{out}");
-    } else {
-        assert!(rows.len() >= 2, "{out}");
-        match best {
-            Some(b) => assert!(out.contains(&format!("highest rate meeting the SLA: {b:.0} ops/s")), "best {b}:\n{out}"),
-            None => assert!(out.contains("no rate tried met the SLA"), "{out}"),
-        }
-    }
-    let db = rusqlite::Connection::open(&store).unwrap();
-    let tagged: i64 = db.query_row("SELECT count(*) FROM run_tags WHERE tag LIKE 'find_max=%'", [], |r| r.get(0)).unwrap();
-    assert_eq!(tagged as usize, rows.len(), "every step is a saved run");
 }

@@ -8,7 +8,7 @@
 //! end-to-end test that runs the same thing; a guide in neither list fails the test.
 
 mod common;
-use common::{casslab, load_lock, node};
+use common::{casslab, node, shared_load_lock};
 use std::path::{Path, PathBuf};
 
 fn repo() -> PathBuf {
@@ -164,7 +164,7 @@ fn every_guide_s_first_example_runs_against_the_node() {
     }
     // the commands name no host: they use the local cluster under the test home, the test node
     node();
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("results.db");
     for e in RUN {

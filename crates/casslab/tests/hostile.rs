@@ -9,7 +9,7 @@
 //! workers that panic, a truncated recording) are named there.
 
 mod common;
-use common::{casslab, load_lock, node, run, temp_store};
+use common::{casslab, node, run, shared_load_lock, temp_store};
 use std::path::Path;
 use std::process::Stdio;
 
@@ -223,7 +223,7 @@ fn an_alias_bomb_names_the_limit_and_the_fix() {
 /// fits it but whose body is no recording ends as a note, the run as completed.
 #[test]
 fn a_damaged_profile_file_read_after_the_run_leaves_the_run_saved() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let (dir, store) = temp_store();
     let mut jfr = b"FLR\0\x00\x02\x00\x00".to_vec();
@@ -246,7 +246,7 @@ fn a_damaged_profile_file_read_after_the_run_leaves_the_run_saved() {
 /// to its end, saves its runs and exits with its own code, without a panic.
 #[test]
 fn an_experiment_whose_reader_left_ends_with_its_own_code() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let (dir, store) = temp_store();
     let e = file(dir.path(), "e.yaml", b"workload: kv\nrate: 200\nparams: { rows: 200, keyspace: casslab_hostile_pipe }\nvariants:\n  a: {}\n  b: {}\n");
@@ -271,7 +271,7 @@ fn an_experiment_whose_reader_left_ends_with_its_own_code() {
 /// (`casslab_meta`, at ONE on a one-node cluster) must not be what fails the run.
 #[test]
 fn the_lwt_profile_of_replication_factor_3_is_not_failed_by_casslabs_bookkeeping() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let (dir, store) = temp_store();
     let stress = format!("{}/tests/data/stress/apache-lwt.yaml", env!("CARGO_MANIFEST_DIR"));

@@ -36,7 +36,7 @@ fn lint_and_load(workload: &Path, store: &Path, params: &[&str]) {
     let (code, out, err) = run(casslab().args(["lint", w]).args(&p_args));
     assert_eq!(code, 0, "lint found errors:\n{out}\n{err}");
     let host = node();
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let (code, out, err) =
         run(casslab().args(["run", w, "--hosts", host, "--load-only", "--no-server-metrics", "--no-lint"]).args(store_arg(store)).args(&p_args));
     assert_eq!(code, 0, "load failed:\n{out}\n{err}");
@@ -45,7 +45,7 @@ fn lint_and_load(workload: &Path, store: &Path, params: &[&str]) {
 /// A short run of the workload's mix on the loaded data, without errors; its summary.
 fn run_mix(workload: &Path, store: &Path, params: &[&str]) -> String {
     let host = node();
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let (code, out, err) = run(casslab()
         .args([
             "run",
@@ -365,7 +365,7 @@ impl Drop for FullQueryLog {
 #[test]
 fn a_full_query_log_made_here_is_replayed_with_its_mix_and_counts() {
     let host = node();
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let (rt, s) = session(host);
     rt.block_on(async {
         for cql in [
@@ -430,7 +430,7 @@ fn a_full_query_log_made_here_is_replayed_with_its_mix_and_counts() {
 #[test]
 fn a_json_lines_capture_replays_twice_as_fast_with_types_inferred() {
     let host = node();
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let (rt, s) = session(host);
     rt.block_on(async {
         for cql in [

@@ -6,7 +6,7 @@
 //! reach the cells.
 
 mod common;
-use common::{casslab, load_lock, node, run, session, store_arg, summary_rows, temp_store};
+use common::{casslab, node, run, session, shared_load_lock, store_arg, summary_rows, temp_store};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -44,7 +44,7 @@ fn last_run_id(store: &Path) -> i64 {
 
 #[test]
 fn every_library_workload_runs() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let t0 = std::time::Instant::now();
     let (_d, store) = temp_store();
@@ -97,7 +97,7 @@ fn every_library_workload_runs() {
 /// implies (`read_set.request` counts them).
 #[test]
 fn partition_set_experiment_compares_six_strategies() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let t0 = std::time::Instant::now();
     let (_d, store) = temp_store();
@@ -174,7 +174,7 @@ load:
 /// logged ones 300 partitions of one row. Read back from the table.
 #[test]
 fn batches_write_their_rows() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let t0 = std::time::Instant::now();
     let (d, store) = temp_store();
@@ -205,7 +205,7 @@ fn batches_write_their_rows() {
 /// apart, not as errors, and the table gains exactly one row per applied registration.
 #[test]
 fn conditional_writes_count_not_applied_apart() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let t0 = std::time::Instant::now();
     let (_d, store) = temp_store();
@@ -242,7 +242,7 @@ fn conditional_writes_count_not_applied_apart() {
 /// partitions at its fixed rate without errors.
 #[test]
 fn column_count_experiment_runs_every_layout() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let t0 = std::time::Instant::now();
     let (_d, store) = temp_store();

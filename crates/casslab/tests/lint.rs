@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{casslab, load_lock, node, run, temp_store};
+use common::{casslab, node, run, shared_load_lock, temp_store};
 use std::io::Write;
 
 fn file_with(text: &str) -> tempfile::NamedTempFile {
@@ -130,7 +130,7 @@ fn errors_of(stdout: &str, op: &str) -> u64 {
 
 #[test]
 fn tombstone_traps_run_end_to_end_and_run_prints_lint_warnings_first() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let (_d, store) = temp_store();
     for (name, params, ops, no_lint) in [

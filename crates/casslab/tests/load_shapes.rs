@@ -4,10 +4,12 @@
 //! a `rate` event moves the rate inside a run, the shipped `daily-shape` workload's achieved
 //! rate follows its sine (busiest at the crests, quietest in the troughs) and its spike, and a
 //! ramp past the client's ceiling counts the operations it never started, in the verdict, the
-//! JSON export and the HTML report.
+//! JSON export and the HTML report. Fixed rates too: a kept rate sets the count and reports
+//! service time beside latency from the intended start, a rate one request in flight cannot
+//! keep is said, and find-max searches rates and reports the highest that met the SLA.
 
 mod common;
-use common::{casslab, load_lock, node, run, store_arg, temp_store};
+use common::{casslab, load_lock, node, run, store_arg, summary_rows, temp_store};
 use std::path::Path;
 
 /// (seconds since the run phase began at the interval's start, at its end, operations in it)
@@ -251,4 +253,117 @@ fn a_ramp_past_the_client_s_ceiling_counts_what_it_never_started() {
     assert_eq!(code, 0, "{err}");
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains(&format!("never started {never}")) && page.contains("operations due before the end never started"), "the page shows them");
+}
+
+/// The operations of `op` in a run's summary.
+fn count_of(stdout: &str, op: &str) -> u64 {
+    summary_rows(stdout).iter().find(|(n, _)| n == op).map(|(_, c)| c[0].parse().unwrap()).unwrap_or(0)
+}
+
+#[test]
+fn fixed_rate_runs_report_service_time_and_a_missed_rate() {
+    let _g = load_lock();
+    let host = node();
+    let (_d, store) = temp_store();
+    let (code, out, err) = run(casslab()
+        .args([
+            "run",
+            "kv",
+            "-P",
+            "rows=2000",
+            "-P",
+            "keyspace=casslab_e2e_rate",
+            "--rate",
+            "200",
+            "--duration",
+            "4s",
+            "--warmup",
+            "1s",
+            "--concurrency",
+            "8",
+            "--hosts",
+            host,
+        ])
+        .args(store_arg(&store)));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("run at fixed rate 200/s") && out.contains("service time (from actual send)"), "{out}");
+    let total = count_of(&out, "read") + count_of(&out, "update");
+    // 200/s for 4 s: the schedule, not the cluster, sets the count
+    assert!((680..=920).contains(&total), "{total} operations at 200/s for 4 s:\n{out}");
+
+    // a rate that 1 request in flight cannot keep: said during the run and in the summary
+    let (code, out, err) = run(casslab()
+        .args([
+            "run",
+            "kv",
+            "-P",
+            "rows=2000",
+            "-P",
+            "keyspace=casslab_e2e_rate",
+            "--rate",
+            "50000",
+            "--duration",
+            "3s",
+            "--warmup",
+            "0s",
+            "--concurrency",
+            "1",
+            "--hosts",
+            host,
+        ])
+        .args(store_arg(&store)));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("cannot keep the rate of 50000/s"), "{err}");
+    assert!(out.contains("target rate 50000/s not kept"), "{out}");
+}
+
+#[test]
+fn find_max_searches_rates_and_reports_the_highest_that_met_the_sla() {
+    let _g = load_lock();
+    let host = node();
+    let (_d, store) = temp_store();
+    let (code, out, err) = run(casslab()
+        .args(["run", "kv", "-P", "rows=2000", "-P", "keyspace=casslab_e2e_findmax", "--find-max", "p99 < 3ms"])
+        .args(["--duration", "2s", "--warmup", "1s", "--concurrency", "32", "--max-steps", "3", "--hosts", host])
+        .args(store_arg(&store)));
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    // rows of the step table: step target achieved p99 p99ms met run
+    let rows: Vec<Vec<String>> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("find-max:"))
+        .skip(2)
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect();
+    assert!(!rows.is_empty(), "{out}");
+    assert_eq!(rows[0][1], "max", "the first step probes maximum throughput:\n{out}");
+    let mut best: Option<f64> = None;
+    for r in &rows {
+        let value_ms: f64 = r[3].parse().unwrap();
+        let met = r[5] == "yes";
+        assert!(!(met && value_ms >= 3.0), "a step over the SLA was counted as met:\n{out}");
+        if r[1] != "max" {
+            let (target, achieved): (f64, f64) = (r[1].parse().unwrap(), r[2].parse().unwrap());
+            if value_ms < 3.0 && achieved >= 0.95 * target {
+                assert!(met, "a step within the SLA at its rate was counted as not met:\n{out}");
+            }
+            if met {
+                best = Some(best.map_or(target, |b: f64| b.max(target)));
+            }
+        }
+    }
+    let probe_met = rows[0][5] == "yes";
+    if probe_met {
+        assert_eq!(rows.len(), 1, "no search is needed when the probe meets the SLA:\n{out}");
+        assert!(out.contains("the SLA holds even at maximum throughput"), "{out}");
+    } else {
+        assert!(rows.len() >= 2, "{out}");
+        match best {
+            Some(b) => assert!(out.contains(&format!("highest rate meeting the SLA: {b:.0} ops/s")), "best {b}:\n{out}"),
+            None => assert!(out.contains("no rate tried met the SLA"), "{out}"),
+        }
+    }
+    let db = rusqlite::Connection::open(&store).unwrap();
+    let tagged: i64 = db.query_row("SELECT count(*) FROM run_tags WHERE tag LIKE 'find_max=%'", [], |r| r.get(0)).unwrap();
+    assert_eq!(tagged as usize, rows.len(), "every step is a saved run");
 }

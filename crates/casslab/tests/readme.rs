@@ -7,7 +7,7 @@
 //! without a cluster by the unit tests of casslab-core and of the binary.)
 
 mod common;
-use common::{casslab, load_lock, node, run, temp_store};
+use common::{casslab, node, run, shared_load_lock, temp_store};
 
 /// The README and every Markdown file under `docs/`, as one text.
 fn documentation() -> String {
@@ -62,7 +62,7 @@ fn rows_line(stdout: &str) -> &str {
 
 #[test]
 fn every_readme_workload_runs_against_the_node_and_its_reads_find_rows() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let (dir, store) = temp_store();
     let workloads = readme_workloads();
@@ -128,7 +128,7 @@ run: { mix: { read: 1 }, duration: 3s }
 
 #[test]
 fn reads_of_keys_never_loaded_are_found_by_lint_and_shown_by_every_summary() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let (dir, store) = temp_store();
     let file = dir.path().join("trap.yaml");

@@ -8,7 +8,7 @@
 //! node dead: idempotent requests go to the live nodes.
 
 mod common;
-use common::{casslab_at, cluster_home, run, shared_load_lock, temp_store, WipeOnDrop};
+use common::{casslab_at, cluster_home, cluster_lock, run, temp_store, WipeOnDrop};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -45,7 +45,7 @@ fn run_errors(store: &Path) -> String {
 
 #[test]
 fn a_cluster_starts_whole_or_is_refused_and_its_missing_peers_show() {
-    let _g = shared_load_lock();
+    let _g = cluster_lock();
     let _guard = WipeOnDrop(home());
     let (code, out, err) = run(cl().args(["local", "up", "--nodes", "3", "--base-address", BASE, "--heap", "768M"]));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");

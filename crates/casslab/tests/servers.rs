@@ -9,7 +9,7 @@
 //! variants at a tiny scale: the GC one at the same time, on a node started beside the first.
 
 mod common;
-use common::{casslab, run, shared_load_lock, temp_store};
+use common::{casslab, cluster_lock, run, temp_store};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -103,7 +103,7 @@ fn recorded_server(store: &Path) -> serde_json::Value {
 #[test]
 fn definitions_are_applied_recorded_and_refused_before_anything_stops() {
     // one test at a time in this process; beside other clusters' tests, never beside a timed one
-    let _one = shared_load_lock();
+    let _one = cluster_lock();
     let _node = Node::up();
     let dir = tempfile::tempdir().unwrap();
     let (_s, store) = temp_store();
@@ -171,7 +171,7 @@ fn definitions_are_applied_recorded_and_refused_before_anything_stops() {
 #[test]
 fn the_gc_experiment_runs_its_collectors_side_by_side() {
     // one test at a time in this process; beside other clusters' tests, never beside a timed one
-    let _one = shared_load_lock();
+    let _one = cluster_lock();
     let _node = Node::up();
     let beside_home = home().join("beside-1");
     let (_s, store) = temp_store();
@@ -224,7 +224,7 @@ fn the_gc_experiment_runs_its_collectors_side_by_side() {
 #[test]
 fn the_storage_upgrade_and_heap_experiments_run_each_variant_on_its_server() {
     // one test at a time in this process; beside other clusters' tests, never beside a timed one
-    let _one = shared_load_lock();
+    let _one = cluster_lock();
     let _node = Node::up();
     let (_s, store) = temp_store();
     for (file, field, want) in [

@@ -47,7 +47,7 @@ fn load_with(workload: &Path, ks: &str, params: &[&str]) -> String {
     let (code, out, err) = run(casslab().args(["lint", w, "-P", &format!("keyspace={ks}")]));
     assert_eq!(code, 0, "lint found errors:\n{out}\n{err}");
     let (_s, store) = temp_store();
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let (code, out, err) = run(casslab()
         .args(["run", w, "--hosts", node(), "--load-only", "--no-server-metrics", "--no-lint", "-P", &format!("keyspace={ks}")])
         .args(params.iter().flat_map(|p| ["-P", *p]))
@@ -321,7 +321,7 @@ fn reads_land_in_the_middle_third_of_the_seeds_as_often_as_cassandra_stress_send
     load(&w, "fid_third");
     let (reads, _) = import(dir.path(), "apache-insanity.yaml", "ops(simple1=1) n=3000 duration=3s no-warmup");
     let (_s, store) = temp_store();
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let (code, out, err) = run(casslab()
         .args(["run", reads.to_str().unwrap(), "--hosts", node(), "--no-server-metrics", "--no-lint", "--concurrency", "16", "-P", "keyspace=fid_third"])
         .args(store_arg(&store)));

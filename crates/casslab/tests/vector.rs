@@ -7,7 +7,7 @@
 //! more index under the load.
 
 mod common;
-use common::{casslab, load_lock, node, run, session, store_arg, temp_store};
+use common::{casslab, node, run, session, shared_load_lock, store_arg, temp_store};
 use scylla::value::CqlValue;
 
 /// The recall of `op` in the run summary's `recall@k` line (`search 0.962 [0.951, 0.971] …`).
@@ -45,7 +45,7 @@ fn floats(v: &CqlValue) -> Vec<f32> {
 
 #[test]
 fn vector_search_prints_recall_per_interval_and_its_own_brute_force_agrees() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let (d, store) = temp_store();
     let json = d.path().join("run.json");
@@ -118,7 +118,7 @@ fn vector_search_prints_recall_per_interval_and_its_own_brute_force_agrees() {
 
 #[test]
 fn real_embeddings_from_a_file_are_searched_with_the_recall_the_index_should_give() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let (_d, store) = temp_store();
     let workload = format!("{}/tests/data/digits.yaml", env!("CARGO_MANIFEST_DIR"));
@@ -135,7 +135,7 @@ fn real_embeddings_from_a_file_are_searched_with_the_recall_the_index_should_giv
 
 #[test]
 fn sai_range_queries_run_through_their_indexes() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let (_d, store) = temp_store();
     // a keyspace of its own each time: the event's index must not exist before it
@@ -169,7 +169,7 @@ fn sai_range_queries_run_through_their_indexes() {
 
 #[test]
 fn sai_lookup_says_which_path_is_faster_for_reads_and_for_writes() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let host = node();
     let (_d, store) = temp_store();
     let path = format!("{}/../../experiments/sai-lookup.yaml", env!("CARGO_MANIFEST_DIR"));

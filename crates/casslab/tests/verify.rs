@@ -11,7 +11,7 @@
 //! `casslab verify` pass.
 
 mod common;
-use common::{casslab, casslab_at, run, session, shared_load_lock, store_arg, temp_store, WipeOnDrop};
+use common::{casslab, casslab_at, cluster_lock, run, session, store_arg, temp_store, WipeOnDrop};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -91,7 +91,7 @@ fn overwrite(s: &scylla::client::session::Session, rt: &tokio::runtime::Runtime,
 
 #[test]
 fn faults_show_in_what_reads_return() {
-    let _load = shared_load_lock();
+    let _load = cluster_lock();
     let _guard = WipeOnDrop(home());
     // C1 only: the nodes start (and restart, twice below) much sooner on a busy machine
     let (code, out, err) = run(cl().args([
@@ -282,7 +282,7 @@ fn redis_cli(args: &[&str]) -> String {
 
 #[test]
 fn redis_reads_are_checked_and_a_pass_finds_what_was_changed() {
-    let _load = shared_load_lock();
+    let _load = cluster_lock();
     let _guard = RedisGuard;
     let (a, p) = redis_at();
     let (code, out, err) = run(rc().args(["local", "redis", "up", "--address", &a, "--port", &p]));

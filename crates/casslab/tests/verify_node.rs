@@ -11,7 +11,7 @@
 //! holds what an earlier run added.
 
 mod common;
-use common::{casslab, load_lock, node, run, session, store_arg, temp_store};
+use common::{casslab, node, run, session, shared_load_lock, store_arg, temp_store};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -98,7 +98,7 @@ fn table<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
 
 #[test]
 fn sharded_verified_runs_go_on_from_each_other_and_every_row_is_as_written() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let ks = unique("casslab_vshards");
     let (_dir, store) = temp_store();
 
@@ -148,7 +148,7 @@ fn sharded_verified_runs_go_on_from_each_other_and_every_row_is_as_written() {
 
 #[test]
 fn rows_that_expire_by_their_tables_ttl_are_gone_not_missing() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let ks = unique("casslab_vttl");
     let (_dir, store) = temp_store();
     let (code, out, err) = run(run_cmd("verify-ttl.yaml", &ks, &store).args(["-P", "rows=300"]));
@@ -178,7 +178,7 @@ fn latest(store: &Path, op: &str) -> serde_json::Value {
 
 #[test]
 fn reads_of_several_rows_are_judged_row_by_row() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let ks = unique("casslab_vparts");
     let (_dir, store) = temp_store();
     let n = |v: &serde_json::Value, c: &str| v[c].as_u64().unwrap_or(0);
@@ -223,7 +223,7 @@ fn reads_of_several_rows_are_judged_row_by_row() {
 
 #[test]
 fn counters_read_their_acknowledged_increments_and_are_unchecked_once_not_fresh() {
-    let _g = load_lock();
+    let _g = shared_load_lock();
     let ks = unique("casslab_vcount");
     let (_dir, store) = temp_store();
     let n = |v: &serde_json::Value, c: &str| v[c].as_u64().unwrap_or(0);

@@ -79,15 +79,27 @@ pub fn node_lock() -> std::fs::File {
 /// whose assertions depend on timing has the machine to itself.
 pub fn load_lock() -> LoadGuard {
     let inner = LOAD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    LoadGuard { _file: flock(&test_home().join("load.lock"), libc::LOCK_EX), _inner: inner }
+    LoadGuard { _file: flock(&test_home().join("load.lock"), libc::LOCK_EX), _inner: inner, _cluster: None }
 }
 
-/// The load lock shared: for a test that starts a cluster of its own and asserts nothing that
-/// depends on timing (events carried out, rings that agree, rows as written). Tests holding it
-/// run beside each other in other test processes, never beside a [`load_lock`] holder.
+/// The load lock shared: for a test on the test node that asserts nothing that depends on
+/// timing (rows as written, outputs as documented, counts). Tests holding it run beside each
+/// other in other test processes and beside a [`cluster_lock`] holder, never beside a
+/// [`load_lock`] holder.
 pub fn shared_load_lock() -> LoadGuard {
     let inner = LOAD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    LoadGuard { _file: flock(&test_home().join("load.lock"), libc::LOCK_SH), _inner: inner }
+    LoadGuard { _file: flock(&test_home().join("load.lock"), libc::LOCK_SH), _inner: inner, _cluster: None }
+}
+
+/// For a test that starts nodes of its own (a cluster, or a node beside another) and asserts
+/// nothing that depends on timing: the load lock shared, and the cluster lock alone, so that
+/// two such tests never run at once (two 3-node clusters on 2 cores starved a node's restart
+/// past its run), while a test of the test node that holds the shared lock may run beside it.
+pub fn cluster_lock() -> LoadGuard {
+    let cluster = flock(&test_home().join("cluster.lock"), libc::LOCK_EX);
+    let mut guard = shared_load_lock();
+    guard._cluster = Some(cluster);
+    guard
 }
 
 /// Opens `path` and takes an flock on it (`libc::LOCK_EX` or `LOCK_SH`), blocking until it is
@@ -103,6 +115,7 @@ fn flock(path: &std::path::Path, how: libc::c_int) -> std::fs::File {
 pub struct LoadGuard {
     _file: std::fs::File,
     _inner: MutexGuard<'static, ()>,
+    _cluster: Option<std::fs::File>,
 }
 
 /// A fresh store path inside a temp dir that lives as long as the returned guard.
