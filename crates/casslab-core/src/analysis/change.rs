@@ -276,7 +276,11 @@ impl Comparison {
     /// windows of 60 s; needs at least 5 (≈ 5 min)".
     pub fn too_short(&self, a: &str, b: &str) -> String {
         if let Some(n) = self.blocks {
-            return format!("{n} blocks; the first look is after {}", self.min_windows);
+            // one block gives a change but no spread to put an interval around it
+            if n == 1 && self.min_windows <= 2 {
+                return "1 block; an interval needs 2 blocks or more".to_string();
+            }
+            return format!("{n} block{}; the first look is after {}", if n == 1 { "" } else { "s" }, self.min_windows);
         }
         let short: Vec<String> =
             [(a, self.baseline_windows), (b, self.windows)].iter().filter(|(_, n)| *n < self.min_windows).map(|(name, n)| format!("{name} has {n}")).collect();

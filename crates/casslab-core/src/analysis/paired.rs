@@ -194,7 +194,14 @@ pub fn compare_blocks(d: &Differences, metric: Metric, opts: &AnalysisOptions, f
     c.blocks = Some(d.diffs.len());
     let sums = Sums::of(&d.diffs, &d.orders);
     let widen = widening(d, design);
-    let Some(fit) = sums.fit().map(|f| widened(f, widen)) else { return c };
+    let Some(fit) = sums.fit().map(|f| widened(f, widen)) else {
+        // one block measured on both sides: too short for an interval, not incomparable
+        if d.diffs.len() == 1 {
+            c.outcome = Outcome::TooShort;
+            c.min_windows = design.sequential.as_ref().map_or(2, |s| s.first_look.max(2));
+        }
+        return c;
+    };
     c.block_sd_ln = Some(fit.sd_ln);
     c.block_df = Some(fit.df);
     c.blocks_ordered = sums.ordered();
@@ -300,6 +307,19 @@ mod tests {
         assert!(((ch.hi + 1.0).ln() - fit.mean_ln - half).abs() < 1e-9);
         assert!(c.mde.unwrap() > 0.0 && c.mde.unwrap() < 0.05);
         assert_eq!(c.order_effect, None);
+    }
+
+    #[test]
+    fn one_block_is_too_short_for_an_interval_and_no_block_is_not_comparable() {
+        let o = AnalysisOptions::default();
+        let one = compare_blocks(&Differences::of(&[0.02]), Metric::P99, &o, 1, &BlockDesign::default());
+        assert_eq!(one.outcome, Outcome::TooShort);
+        assert!(one.sentence("a", "b", "read").ends_with("too short: 1 block; an interval needs 2 blocks or more"), "{}", one.sentence("a", "b", "read"));
+        let seq = BlockDesign { sequential: Some(SequentialDesign::new(Spending::OBrienFleming, 4, 20)), ..BlockDesign::default() };
+        let early = compare_blocks(&Differences::of(&[0.02]), Metric::P99, &o, 1, &seq);
+        assert!(early.sentence("a", "b", "read").ends_with("too short: 1 block; the first look is after 4"), "{}", early.sentence("a", "b", "read"));
+        let none = compare_blocks(&Differences::of(&[]), Metric::P99, &o, 1, &BlockDesign::default());
+        assert!(none.sentence("a", "b", "read").contains("not comparable"), "{}", none.sentence("a", "b", "read"));
     }
 
     #[test]

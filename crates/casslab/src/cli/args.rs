@@ -718,7 +718,7 @@ pub struct RunOptions {
     pub events: Vec<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// Redis server of a Redis workload: redis://[USER@]HOST:PORT; or `instant` (no server).
+    /// Redis URL of a Redis workload, or `instant` (no server).
     ///
     /// redis://[USER@]HOST:PORT[/DB], rediss:// for TLS (with --tls-ca FILE for a private CA); a
     /// node of a Redis Cluster is recognised and the whole cluster used. The password comes from
