@@ -248,3 +248,84 @@ async fn a_count_after_a_warm_up_is_what_the_measured_part_completes() {
     assert_eq!(res.count, Some(CountReached { asked: 1_000, completed: 1_000 }));
     assert_eq!(target.starts.lock().unwrap().len() as u64, warm + 1_000);
 }
+
+/// A target whose every request fails on the spot, as the driver's do once the only node is
+/// gone ("no connections in the pool"): nothing ever waits.
+struct FailsAtOnce(TargetInfo);
+
+impl Target for FailsAtOnce {
+    type Op = ();
+    type Error = String;
+
+    fn info(&self) -> &TargetInfo {
+        &self.0
+    }
+    async fn prepare(&self, _w: &Workload, _role: SetupRole) -> Result<Prepared, EngineError> {
+        Ok(Prepared::default())
+    }
+    async fn plan(&self, _w: &Workload, _mix: &[(String, f64)], gens: Arc<GeneratorSet>) -> Result<Plan<()>, EngineError> {
+        Ok(Plan::new(vec![()], vec!["op".into()], &[1.0], gens))
+    }
+    async fn loaded(&self, _fingerprint: &str) -> Result<Option<String>, EngineError> {
+        Ok(None)
+    }
+    async fn record_load(&self, _fingerprint: &str, _description: &str) -> Result<(), EngineError> {
+        Ok(())
+    }
+    async fn truncate_for_reload(&self, _w: &Workload) -> Result<(), EngineError> {
+        Ok(())
+    }
+    fn start<'a>(
+        &'a self,
+        _op: &'a (),
+        _gens: &GeneratorSet,
+        _rng: &mut SmallRng,
+        _stats: &'a Mutex<Vec<OpStats>>,
+    ) -> impl std::future::Future<Output = Result<Completion, String>> + Send + use<'a> {
+        std::future::ready(Err("no connections in the pool".to_string()))
+    }
+    fn classify(_e: &String) -> ErrorKind {
+        ErrorKind::Connection
+    }
+}
+
+/// On the real clock, on as many runtime threads as workers: a phase at maximum throughput
+/// whose requests all fail at once ends when its time is up (it spun past its end before the
+/// workers yielded now and then), with every failure counted.
+#[test]
+fn a_phase_whose_requests_fail_at_once_ends_on_time() {
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let res = rt.block_on(async {
+            let gens = Arc::new(GeneratorSet::build(&Default::default()).unwrap());
+            let plan = Arc::new(Plan::new(vec![()], vec!["op".into()], &[1.0], gens));
+            let now = Instant::now();
+            let p = PhaseParams {
+                kind: PhaseKind::Run { warmup_s: 0.0, length: RunLength::Time { duration_s: 1.0 }, rate: None, levels: None, schedule: None },
+                workers: 2,
+                concurrency: 64,
+                interval: Duration::from_millis(500),
+                seed: 7,
+                drain_timeout: Duration::from_secs(5),
+                t0: now,
+                first_index: 0,
+                start_at: Some(now),
+                aligned: None,
+                shard: (0, 1),
+                shared_schedule: false,
+            };
+            let (tx, mut rx) = mpsc::unbounded_channel();
+            let (_stop_tx, mut stop) = watch::channel(false);
+            let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+            let res = run_phase(Arc::new(FailsAtOnce(TargetInfo::default())), plan, p, &tx, &mut stop).await;
+            drop(tx);
+            drain.await.unwrap();
+            res
+        });
+        let _ = done_tx.send(res);
+    });
+    let res = done_rx.recv_timeout(Duration::from_secs(30)).expect("a 1 s phase was still running after 30 s");
+    let op = &res.measured[0];
+    assert!(op.ok == 0 && op.errors.values().sum::<u64>() > 1_000, "every request failed and was counted: {} ok, {:?}", op.ok, op.errors);
+}

@@ -114,6 +114,11 @@ pub(super) fn start<'a, T: Target>(
     let intended = intended.map_or(sent, |t| t.min(sent));
     async move {
         let r = request.await;
+        // A request that ends without ever waiting (a target that answers at once, or a driver
+        // whose connections to a dead node fail on the spot) must still let the worker yield
+        // now and then: without it the worker never gave the timers that end the phase a turn,
+        // and a run whose node died went on spinning past its duration.
+        tokio::task::coop::consume_budget().await;
         (op_idx, intended, sent, r)
     }
 }
