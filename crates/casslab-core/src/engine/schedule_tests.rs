@@ -14,16 +14,23 @@ use rand::rngs::SmallRng;
 use std::sync::Mutex;
 
 /// A target whose operations reach nothing and take the time set for them: `service[i]` for
-/// the `i`-th started (the last for the rest). It notes when each started.
+/// the `i`-th started (the last for the rest). It notes when each started. One made by
+/// [`Timed::failing`] fails every request on the spot, as the driver does once the only node
+/// is gone ("no connections in the pool"): nothing ever waits.
 struct Timed {
     info: TargetInfo,
     service: Vec<Duration>,
     starts: Mutex<Vec<Instant>>,
+    fails_at_once: bool,
 }
 
 impl Timed {
     fn new(service: &[Duration]) -> Arc<Timed> {
-        Arc::new(Timed { info: TargetInfo::default(), service: service.to_vec(), starts: Mutex::new(Vec::new()) })
+        Arc::new(Timed { info: TargetInfo::default(), service: service.to_vec(), starts: Mutex::new(Vec::new()), fails_at_once: false })
+    }
+
+    fn failing() -> Arc<Timed> {
+        Arc::new(Timed { info: TargetInfo::default(), service: Vec::new(), starts: Mutex::new(Vec::new()), fails_at_once: true })
     }
 
     /// When each operation started, in seconds since `first`.
@@ -64,7 +71,11 @@ impl Target for Timed {
         let mut starts = self.starts.lock().unwrap();
         let took = self.service.get(starts.len()).or(self.service.last()).copied().unwrap_or_default();
         starts.push(Instant::now());
+        let fails = self.fails_at_once;
         async move {
+            if fails {
+                return Err("no connections in the pool".to_string());
+            }
             tokio::time::sleep(took).await;
             Ok(Completion::default())
         }
@@ -249,46 +260,6 @@ async fn a_count_after_a_warm_up_is_what_the_measured_part_completes() {
     assert_eq!(target.starts.lock().unwrap().len() as u64, warm + 1_000);
 }
 
-/// A target whose every request fails on the spot, as the driver's do once the only node is
-/// gone ("no connections in the pool"): nothing ever waits.
-struct FailsAtOnce(TargetInfo);
-
-impl Target for FailsAtOnce {
-    type Op = ();
-    type Error = String;
-
-    fn info(&self) -> &TargetInfo {
-        &self.0
-    }
-    async fn prepare(&self, _w: &Workload, _role: SetupRole) -> Result<Prepared, EngineError> {
-        Ok(Prepared::default())
-    }
-    async fn plan(&self, _w: &Workload, _mix: &[(String, f64)], gens: Arc<GeneratorSet>) -> Result<Plan<()>, EngineError> {
-        Ok(Plan::new(vec![()], vec!["op".into()], &[1.0], gens))
-    }
-    async fn loaded(&self, _fingerprint: &str) -> Result<Option<String>, EngineError> {
-        Ok(None)
-    }
-    async fn record_load(&self, _fingerprint: &str, _description: &str) -> Result<(), EngineError> {
-        Ok(())
-    }
-    async fn truncate_for_reload(&self, _w: &Workload) -> Result<(), EngineError> {
-        Ok(())
-    }
-    fn start<'a>(
-        &'a self,
-        _op: &'a (),
-        _gens: &GeneratorSet,
-        _rng: &mut SmallRng,
-        _stats: &'a Mutex<Vec<OpStats>>,
-    ) -> impl std::future::Future<Output = Result<Completion, String>> + Send + use<'a> {
-        std::future::ready(Err("no connections in the pool".to_string()))
-    }
-    fn classify(_e: &String) -> ErrorKind {
-        ErrorKind::Connection
-    }
-}
-
 /// On the real clock, on as many runtime threads as workers: a phase at maximum throughput
 /// whose requests all fail at once ends when its time is up (it spun past its end before the
 /// workers yielded now and then), with every failure counted.
@@ -318,7 +289,7 @@ fn a_phase_whose_requests_fail_at_once_ends_on_time() {
             let (tx, mut rx) = mpsc::unbounded_channel();
             let (_stop_tx, mut stop) = watch::channel(false);
             let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
-            let res = run_phase(Arc::new(FailsAtOnce(TargetInfo::default())), plan, p, &tx, &mut stop).await;
+            let res = run_phase(Timed::failing(), plan, p, &tx, &mut stop).await;
             drop(tx);
             drain.await.unwrap();
             res
