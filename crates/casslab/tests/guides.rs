@@ -5,7 +5,8 @@
 //! temporary directory; each must succeed, and what each guide promises must show in what it
 //! printed. A guide whose example needs what this node cannot be (three nodes, a server
 //! restarted with another collector, a login and TLS, a Redis server) is named with the
-//! end-to-end test that runs the same thing; a guide in neither list fails the test.
+//! end-to-end test that runs the same thing; a guide in neither list fails the test. The
+//! README's one command (the main job) runs the same way, and prints the headers its output shows.
 
 mod common;
 use common::{casslab, node, shared_load_lock};
@@ -264,4 +265,32 @@ fn every_output_shown_is_marked_with_a_command_the_document_shows() {
         }
     }
     assert!(marked >= 12, "{marked} marked outputs");
+}
+
+/// The README's one command, the main job, runs against the test node as written (made small)
+/// and prints every table header its marked output shows.
+#[test]
+fn the_readme_s_command_runs_and_prints_what_the_readme_shows() {
+    let md = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let (command, block) = marked_outputs(&md).into_iter().next().expect("the README's output is marked with its command");
+    let headers: Vec<&String> = block.iter().filter(|l| is_header(l)).collect();
+    assert!(!headers.is_empty(), "the README's output shows no table header:\n{}", block.join("\n"));
+    let mut argv = shell_words::split(&command).unwrap();
+    assert_eq!(argv[0], "casslab", "`{command}`");
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, value) in [("-P", "rows=2000"), ("--duration", "3s"), ("--warmup", "1s"), ("--store", dir.path().join("results.db").to_str().unwrap())] {
+        set(&mut argv, flag, value);
+    }
+    node();
+    let _g = shared_load_lock();
+    let o = casslab().args(&argv[1..]).current_dir(dir.path()).output().unwrap();
+    let (out, err) = common::text(&o);
+    assert_eq!(o.status.code(), Some(0), "`{}` failed:\nstdout:\n{out}\nstderr:\n{err}", argv.join(" "));
+    let printed: Vec<String> = format!("{out}{err}").lines().map(words).collect();
+    for header in headers {
+        assert!(
+            printed.contains(&words(header)),
+            "the README shows the header\n{header}\nwhich `{command}` no longer prints (run docs/regenerate README.md):\n{out}"
+        );
+    }
 }
