@@ -145,10 +145,10 @@ pub struct RunConfig {
     /// Where the Redis server is, for workloads of Redis commands (`None`: the run has none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redis: Option<RedisConfig>,
-    /// `--target instant`: no server at all; every operation is answered at once inside
-    /// casslab (`targets::instant`), so the run measures the client alone.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub instant: bool,
+    /// `--target NAME` of a target inside casslab (`targets::IN_PROCESS`, e.g. `instant`): no
+    /// server at all is started, reached or applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_process: Option<String>,
     /// Requests in flight at once.
     pub concurrency: usize,
     /// The offered rate of the run phase, open loop: a fixed rate is a shape of one level, a
@@ -377,7 +377,7 @@ impl Default for RunConfig {
             params: BTreeMap::new(),
             cluster: ClusterConfig::default(),
             redis: None,
-            instant: false,
+            in_process: None,
             concurrency: 128,
             rate: None,
             concurrency_shape: None,
@@ -432,7 +432,7 @@ impl RunConfig {
     /// Where the run's load went: the Redis URL for a Redis run (its environment says so),
     /// else the CQL contact points.
     pub fn server_address(&self, env: &RunEnvironment) -> String {
-        if self.instant {
+        if self.in_process.is_some() {
             return "in-process".to_string();
         }
         match &self.redis {

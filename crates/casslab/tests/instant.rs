@@ -79,3 +79,29 @@ fn what_needs_a_server_is_refused_with_the_instant_target() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// A cell of an operation's row in the first (latency from intended start) or the second
+/// (service time) table of a summary, as a number.
+fn figure(out: &str, table: usize, op: &str, column: usize) -> f64 {
+    let tables: Vec<&str> = out.split("service time (from actual send)").collect();
+    let rows = summary_rows(tables[table]);
+    summary_row(&rows, op)[column].parse().unwrap_or_else(|_| panic!("{op}, column {column}:\n{out}"))
+}
+
+#[test]
+fn a_known_service_time_shows_what_an_overrun_schedule_adds() {
+    // one request in flight, each answered after 10 ms: at most ~100 ops/s against 200 asked for
+    let (_d, store) = temp_store();
+    let (code, out, err) = run(casslab()
+        .args(["run", "kv", "-P", "rows=100", "--target", "fixed-10ms", "--rate", "200", "--concurrency", "1", "--duration", "3s", "--warmup", "0s"])
+        .args(store_arg(&store)));
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("fixed-10ms target (no server, answers after 10 ms) on 0 node(s) · in-process"), "{out}");
+    let (from_intended, service) = (figure(&out, 0, "total", 3), figure(&out, 1, "total", 3));
+    assert!(service >= 10.0, "the service time is at least the 10 ms the target waits: p50 {service} ms\n{out}");
+    // the k-th request was due at k × 5 ms and answered at k × 10 ms or later: the median of
+    // about 300 lags by 0.7 s or more, all of it counted from the intended start
+    assert!(from_intended >= 200.0, "latency from the intended start holds the schedule's lag: p50 {from_intended} ms\n{out}");
+    assert!(out.contains("validity: invalid") && out.contains("the client fell behind its schedule"), "{out}");
+    assert!(out.contains("target rate 200/s not kept"), "{out}");
+}

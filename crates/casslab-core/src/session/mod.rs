@@ -41,8 +41,8 @@ use crate::events::EventRecord;
 use crate::notice::Notice;
 use crate::stats::Phase;
 use crate::store::{PhaseSummary, RunId, RunStatus, RunSummary, Store, StoreError};
+use crate::targets;
 use crate::targets::cql::CqlTarget;
-use crate::targets::instant::InstantTarget;
 use crate::targets::redis::RedisTarget;
 use crate::workload::{TargetKind, Workload};
 use std::sync::Arc;
@@ -130,6 +130,19 @@ pub struct RunSession<'a> {
     clock: RunClock,
 }
 
+/// A session about to drive a target inside casslab (no server, so none to connect to).
+struct InProcessRun<'a> {
+    session: RunSession<'a>,
+    server: Option<server_metrics::ServerMetrics>,
+}
+
+impl<'a> targets::Driver<'a> for InProcessRun<'a> {
+    type Output = Result<RunResult, SessionError>;
+    fn drive<T: Target>(self, target: T) -> targets::Driven<'a, Self::Output> {
+        Box::pin(self.session.connected(Ok(target), self.server, vec!["in-process".into()]))
+    }
+}
+
 impl<'a> RunSession<'a> {
     pub fn new(lab: &'a Lab<'a>, spec: &RunSpec) -> RunSession<'a> {
         let workload =
@@ -144,10 +157,19 @@ impl<'a> RunSession<'a> {
     /// failure is an error (a run record already begun is saved as failed first).
     pub async fn run(self) -> Result<RunResult, SessionError> {
         let (cfg, w, lab) = (&self.spec.config, &self.spec.workload, self.lab);
-        if cfg.instant {
+        if let Some(name) = &cfg.in_process {
             // no server (and no `cluster:` applied): the client's own CPU and memory are still polled
             let server = server_metrics::start(cfg, &w.keyspace, &lab.credentials, self.clock, None, server_metrics::Polled::ClientOnly);
-            return self.connected(Ok(InstantTarget::new()), server, vec!["in-process".into()]).await;
+            let names: Vec<&str> = targets::IN_PROCESS.iter().map(|t| t.name).collect();
+            let unknown = EngineError::Connect {
+                hosts: name.clone(),
+                message: "no target inside casslab has this name".into(),
+                hint: format!("one of: {}", names.join(", ")),
+            };
+            return match targets::drive_in_process(&name.clone(), InProcessRun { session: self, server }) {
+                Some(driven) => driven.await,
+                None => Err(unknown.into()),
+            };
         }
         if let Some(spec) = &w.cluster {
             apply_server(lab, &w.name, spec, false).await?;

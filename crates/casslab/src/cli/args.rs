@@ -718,15 +718,8 @@ pub struct RunOptions {
     pub events: Vec<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// Redis URL of a Redis workload, or `instant` (no server).
-    ///
-    /// redis://[USER@]HOST:PORT[/DB], rediss:// for TLS (with --tls-ca FILE for a private CA); a
-    /// node of a Redis Cluster is recognised and the whole cluster used. The password comes from
-    /// CASSLAB_REDIS_PASSWORD and is never stored. Without it casslab uses its local redis-server,
-    /// starting one if needed. `instant` runs any workload against no server: each operation
-    /// draws its values and is answered at once inside casslab, so the run measures the client
-    /// alone (its ceiling, its CPU per operation, a schedule tried before a server exists).
-    #[arg(long, value_name = "URL")]
+    /// Redis URL of a Redis workload, or a target inside casslab (no server).
+    #[arg(long, value_name = "URL", help = target_help(false), long_help = target_help(true))]
     pub target: Option<String>,
     /// Serve live figures for Prometheus at http://ADDR/metrics.
     ///
@@ -1004,4 +997,21 @@ pub struct CaptureArgs {
 /// check, list in the help and complete.
 pub fn format_names<In: ?Sized>(formats: casslab_core::report::format::Formats<'_, In>) -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(formats.all().iter().map(|f| clap::builder::PossibleValue::new(f.name()).aliases(f.aliases().iter().copied())))
+}
+
+/// `--target`'s help, naming the targets inside casslab from their one list in the core.
+fn target_help(long: bool) -> String {
+    let names: Vec<String> = casslab_core::targets::IN_PROCESS.iter().map(|t| format!("`{}`", t.name)).collect();
+    if !long {
+        return format!("Redis URL of a Redis workload, or {} (no server).", names.join(" or "));
+    }
+    format!(
+        "Redis URL of a Redis workload, or a target inside casslab (no server).\n\n\
+         redis://[USER@]HOST:PORT[/DB], rediss:// for TLS (with --tls-ca FILE for a private CA); a node of a Redis \
+         Cluster is recognised and the whole cluster used. The password comes from CASSLAB_REDIS_PASSWORD and is \
+         never stored. Without it casslab uses its local redis-server, starting one if needed.\n\n\
+         A target inside casslab runs any workload against no server: each operation draws its values as it would \
+         before sending. {}.",
+        casslab_core::targets::in_process_help()
+    )
 }

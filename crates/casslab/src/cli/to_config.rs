@@ -12,6 +12,7 @@ use casslab_core::config::{ClusterConfig, LoadMode, RedisConfig, RunConfig, Shar
 use casslab_core::cql::Consistency;
 use casslab_core::load_shape::LoadShape;
 use casslab_core::report::format::{Format, Formats};
+use casslab_core::targets::in_process;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -146,8 +147,8 @@ impl RunOptions {
             workload_source: String::new(),
             params: parse_params(&self.params)?,
             cluster: self.cluster.to_config()?,
-            redis: self.target.as_deref().filter(|t| !is_instant(t)).map(|t| self.redis_config(t)).transpose()?,
-            instant: self.target.as_deref().is_some_and(is_instant),
+            redis: self.target.as_deref().filter(|t| in_process(t).is_none()).map(|t| self.redis_config(t)).transpose()?,
+            in_process: self.target.as_deref().and_then(in_process).map(|t| t.name.to_string()),
             concurrency,
             rate,
             concurrency_shape,
@@ -202,12 +203,13 @@ impl RunOptions {
         if self.profile && self.target.is_some() {
             bail_usage!("--profile records Cassandra nodes (Java Flight Recorder); a Redis target is not one");
         }
-        if self.target.as_deref().is_some_and(is_instant) {
+        if let Some(t) = self.target.as_deref().and_then(in_process) {
+            let name = t.name;
             if !self.cluster.hosts.is_empty() {
-                bail_usage!("--target instant answers every operation inside casslab: drop --hosts (or drop --target instant to load the cluster)");
+                bail_usage!("--target {name} answers every operation inside casslab: drop --hosts (or drop --target {name} to load the cluster)");
             }
             if self.verify {
-                bail_usage!("--verify checks what a server's reads return; --target instant has no server and returns nothing");
+                bail_usage!("--verify checks what a server's reads return; --target {name} has no server and returns nothing");
             }
         }
         let mut files = Vec::new();
@@ -267,11 +269,6 @@ pub(crate) fn shard_index(shard: Option<&str>, shards: Option<u32>, job_index: O
         }
         (None, None) => Ok(None),
     }
-}
-
-/// `--target instant`: the in-process target, no server.
-fn is_instant(target: &str) -> bool {
-    target.trim().eq_ignore_ascii_case("instant")
 }
 
 impl RunOptions {

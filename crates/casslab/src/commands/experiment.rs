@@ -56,9 +56,9 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         extra_events.push(casslab_core::events::parse_event(spec).map_err(|m| usage(format!("--event: {m}")))?);
     }
     // Cassandra and Redis are aimed at (and started locally) only if a variant needs them
-    // (none does with `--target instant`)
-    let any_cql = !base.instant && exp.variants.iter().any(|v| v.workload.target == TargetKind::Cql);
-    let any_redis = !base.instant && exp.variants.iter().any(|v| v.workload.target == TargetKind::Redis);
+    // (none does with a target inside casslab, `--target instant`)
+    let any_cql = base.in_process.is_none() && exp.variants.iter().any(|v| v.workload.target == TargetKind::Cql);
+    let any_redis = base.in_process.is_none() && exp.variants.iter().any(|v| v.workload.target == TargetKind::Redis);
     let local = if any_cql { run::local_target(&base, &args.run.local)?.map(|c| Arc::new(LocalControl::new(c))) } else { None };
     for v in exp.variants.iter_mut() {
         v.workload.events.extend(extra_events.iter().cloned());

@@ -41,13 +41,13 @@ pub fn run(args: RunArgs) -> Result<i32> {
         workload.events.push(casslab_core::events::parse_event(spec).map_err(|m| usage(format!("--event: {m}")))?);
     }
     // a Redis workload needs no Cassandra: its server is --target or casslab's redis-server;
-    // `--target instant` needs no server at all
-    let local = if is_redis || cfg.instant { None } else { local_target(&cfg, &opts.local)?.map(|c| Arc::new(LocalControl::new(c))) };
+    // a target inside casslab (`--target instant`) needs no server at all
+    let local = if is_redis || cfg.in_process.is_some() { None } else { local_target(&cfg, &opts.local)?.map(|c| Arc::new(LocalControl::new(c))) };
     check_events(&workload.events, local.as_deref().map(|c| c as &dyn ClusterControl))?;
     let has_rate =
         session::with_workload_load(cfg.clone(), &workload).rate.is_some() && workload.run.as_ref().is_none_or(|r| r.replay.is_none()) && sla.is_none();
     check_rate_events(&workload.events, has_rate)?;
-    let creds = if cfg.instant {
+    let creds = if cfg.in_process.is_some() {
         Credentials::default()
     } else if is_redis {
         aim_redis(&mut cfg, &opts.local)?;
