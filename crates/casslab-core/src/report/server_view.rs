@@ -360,7 +360,9 @@ fn server_html(s: &mut String, run: &RunView, pos: usize) {
 
 /// Where the server samples come from, in words.
 fn source(samples: &[ServerSample]) -> &'static str {
-    if samples.iter().any(|s| s.metric.starts_with("redis.")) {
+    if samples.iter().all(|s| s.node == "client") {
+        "the client's /proc every interval; no server was polled"
+    } else if samples.iter().any(|s| s.metric.starts_with("redis.")) {
         "Redis INFO every interval"
     } else if samples.iter().any(|s| s.metric.starts_with(crate::server::jolokia::PREFIX)) {
         "Cassandra's latency histograms through Jolokia (µs) and system_views every interval; GC log and /proc for nodes casslab started"
@@ -394,6 +396,14 @@ mod tests {
 
     fn sample(node: &str, metric: &str, value: f64) -> ServerSample {
         ServerSample { node: node.into(), metric: metric.into(), at_ms: 1000, value }
+    }
+
+    #[test]
+    fn samples_of_the_client_alone_name_no_server_source() {
+        let client = [sample("client", "cpu_pct", 3.0)];
+        assert_eq!(source(&client), "the client's /proc every interval; no server was polled");
+        let both = [sample("client", "cpu_pct", 3.0), sample("127.0.0.1", "thread_pools.pending", 0.0)];
+        assert!(source(&both).starts_with("system_views"));
     }
 
     #[test]
