@@ -25,6 +25,7 @@ mod bootstrap_tests;
 mod calibration;
 mod change;
 mod checks;
+pub mod design_record;
 mod distributions;
 mod gate;
 pub mod impact;

@@ -4,14 +4,14 @@
 //! `variant=`, `repetition=`, `position=` and `variant_index=`; the runs of the unmeasured
 //! round carry `unmeasured=VARIANT` and the loads before settling `load_of=VARIANT`. This file
 //! turns those tags back into the experiment's groups: each variant's measured runs, the
-//! variants in the file's order, the baseline first.
+//! variants in the file's order, the baseline first; and reads the design saved with it
+//! (`design_record`).
 //!
 //! It reads the store and says what it found; which runs are valid enough to compare is the
 //! caller's (`validity::screen`), and so is the arithmetic (`study`).
 
-use super::paired::SequentialDesign;
-use super::sequential::Spending;
-use super::study::{Family, Group};
+use super::design_record::DesignRecord;
+use super::study::Group;
 use crate::store::{tag_key, RunId, Store, StoreError};
 
 /// An experiment's runs, as saved.
@@ -36,21 +36,9 @@ pub struct SavedExperiment {
     pub loads: Vec<RunId>,
     /// The fixed rates of a `rates:` experiment (variants `name@rate`), in the order first run.
     pub rates: Vec<f64>,
-    /// Its runs were made in blocks (`design=` tag): compared block by block.
-    pub blocks: bool,
-    /// Its variants ran at the same time (`timing=simultaneous`), each block one stretch of
-    /// time; `layout=` where they ran.
-    pub simultaneous: bool,
-    pub layout: Option<String>,
-    /// A sequential experiment's design, from its runs' tags (`precision`, `first_look`,
-    /// `spending`, `max_blocks`).
-    pub sequential: Option<SequentialDesign>,
-    pub precision: Option<f64>,
-    /// The figures it judged (`judge=` tag), when chosen; the equivalence margin it asked for.
-    pub judged: Option<Vec<super::study::FigureRef>>,
-    pub margin: Option<f64>,
-    /// Over what its confidence held (`family=` tag; per comparison when absent).
-    pub family: Family,
+    /// How its runs were made in blocks and are judged (its saved design record, or the tags
+    /// of an experiment saved before the record existed); `None`: not made in blocks.
+    pub design: Option<DesignRecord>,
 }
 
 impl SavedExperiment {
@@ -91,33 +79,6 @@ fn rate_of(label: &str) -> Option<f64> {
     label.rsplit_once('@').and_then(|(_, r)| r.parse::<f64>().ok())
 }
 
-/// The design a measured run's tags record (the first run that records it decides).
-fn read_design(tags: &[String], out: &mut SavedExperiment) {
-    let design = tag(tags, "design");
-    out.blocks |= design.is_some();
-    if tag(tags, "timing") == Some("simultaneous") {
-        out.simultaneous = true;
-        out.layout = out.layout.take().or_else(|| tag(tags, "layout").map(str::to_string));
-    }
-    if out.judged.is_none() {
-        out.judged = tag(tags, "judge").and_then(|j| j.split(',').map(|f| f.parse().ok()).collect());
-    }
-    out.margin = out.margin.or_else(|| tag(tags, "equivalence").and_then(|m| m.parse().ok()));
-    if let Some(f) = tag(tags, "family").and_then(Family::from_key) {
-        out.family = f;
-    }
-    if design != Some("sequential") || out.sequential.is_some() {
-        return;
-    }
-    let number = |k| tag(tags, k).and_then(|v| v.parse::<f64>().ok());
-    out.precision = number("precision");
-    let spending = tag(tags, "spending").and_then(Spending::from_key);
-    if let (Some(spending), Some(first), Some(max)) = (spending, number("first_look"), number("max_blocks")) {
-        out.sequential =
-            Some(SequentialDesign { spending, first_look: first as usize, max_blocks: max as usize, final_look: number("final_look").map(|f| f as usize) });
-    }
-}
-
 /// The experiment whose id is `key`, or the latest one named `key`.
 pub fn saved_experiment(store: &Store, key: &str) -> Result<SavedExperiment, SavedExperimentError> {
     let mut ids = store.runs_tagged(&format!("experiment_id={key}"))?;
@@ -139,15 +100,9 @@ pub fn saved_experiment(store: &Store, key: &str) -> Result<SavedExperiment, Sav
         unmeasured: Vec::new(),
         loads: Vec::new(),
         rates: Vec::new(),
-        blocks: false,
-        simultaneous: false,
-        layout: None,
-        sequential: None,
-        precision: None,
-        judged: None,
-        margin: None,
-        family: Family::Comparison,
+        design: DesignRecord::load(store, &id)?,
     };
+    let saved_design = out.design.is_some();
     // (position, variant index, variant, repetition, run)
     let mut measured: Vec<(u32, Option<u32>, String, u32, RunId)> = Vec::new();
     for run in ids {
@@ -166,7 +121,9 @@ pub fn saved_experiment(store: &Store, key: &str) -> Result<SavedExperiment, Sav
             let number = |k| tag(&tags, k).and_then(|v| v.parse::<u32>().ok());
             out.order_kind = out.order_kind.or_else(|| tag(&tags, "order").map(str::to_string));
             out.order_seed = out.order_seed.or_else(|| tag(&tags, "order_seed").map(str::to_string));
-            read_design(&tags, &mut out);
+            if !saved_design && out.design.is_none() {
+                out.design = DesignRecord::from_tags(&tags);
+            }
             measured.push((number("position").unwrap_or(u32::MAX), number("variant_index"), variant.to_string(), number("repetition").unwrap_or(0), run));
         }
     }
@@ -197,6 +154,9 @@ pub fn saved_experiment(store: &Store, key: &str) -> Result<SavedExperiment, Sav
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::paired::SequentialDesign;
+    use crate::analysis::sequential::Spending;
+    use crate::analysis::study::Family;
     use crate::config::{RunConfig, RunEnvironment};
 
     fn save(store: &Store, tags: &[&str]) -> RunId {
@@ -241,8 +201,14 @@ mod tests {
             save(&store, &tags);
         }
         let s = saved_experiment(&store, "s").unwrap();
-        assert_eq!(s.sequential, Some(SequentialDesign { final_look: Some(18), ..SequentialDesign::new(Spending::OBrienFleming, 4, 21) }));
-        assert_eq!(s.family, Family::Experiment);
+        let design = s.design.as_ref().unwrap();
+        assert_eq!(design.sequential_design(), Some(SequentialDesign { final_look: Some(18), ..SequentialDesign::new(Spending::OBrienFleming, 4, 21) }));
+        assert_eq!(design.family, Family::Experiment);
+        // the record saved with an experiment is what comes back, whatever its runs' tags say
+        let mut record = design.clone();
+        record.final_look = None;
+        record.save(&store, "s-1").unwrap();
+        assert_eq!(saved_experiment(&store, "s").unwrap().design, Some(record));
     }
 
     #[test]

@@ -33,7 +33,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// How the error rate is spent over the information fraction `t ∈ (0, 1]`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Spending {
     /// Lan–DeMets' approximation of O'Brien–Fleming, each side spending its half of α:
     /// `2 · (2 − 2Φ(z_{1−α/4} / √t))` (as R's `ldbounds` and `gsDesign` do for a symmetric
@@ -219,6 +220,21 @@ pub fn constant_boundary(alpha: f64, fractions: &[f64]) -> f64 {
         }
     }
     0.5 * (lo + hi)
+}
+
+/// A sequential experiment: blocks until every judged figure is settled at `precision`, or
+/// `budget_s` of the experiment's time is spent. What an experiment asks for, what a plan sizes
+/// and what a saved experiment's design record gives back.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SequentialPlan {
+    /// Half the width of a judged figure's interval (relative) that settles it.
+    pub precision: f64,
+    /// The most the whole experiment may take (loads, settling and the unmeasured round
+    /// included), in seconds.
+    pub budget_s: f64,
+    pub spending: Spending,
+    /// Blocks before the first look.
+    pub first_look: usize,
 }
 
 /// A sequential design: how α is spent, the first look, the most units (blocks), and the look

@@ -62,7 +62,8 @@ impl StudyPlan {
 
 /// Over what the stated confidence holds: each comparison of a group with the baseline, or
 /// all of them together.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Family {
     /// Each comparison's judged figures hold together (Bonferroni over them); with many
     /// groups, the chance of some false claim among all comparisons grows with their number.
@@ -100,8 +101,9 @@ impl Family {
     }
 }
 
-/// One figure of one operation: `read.p99`, `total.ops_s`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One figure of one operation: `read.p99`, `total.ops_s` (saved as that text).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub struct FigureRef {
     /// The operation, or `total`.
     pub op: String,
@@ -140,6 +142,19 @@ impl std::str::FromStr for FigureRef {
             return Err(format!("\"{text}\": name the operation (or total) before the dot"));
         }
         Ok(FigureRef { op: op.to_string(), metric })
+    }
+}
+
+impl From<FigureRef> for String {
+    fn from(f: FigureRef) -> String {
+        f.to_string()
+    }
+}
+
+impl TryFrom<String> for FigureRef {
+    type Error = String;
+    fn try_from(text: String) -> Result<FigureRef, String> {
+        text.parse()
     }
 }
 

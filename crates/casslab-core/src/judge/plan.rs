@@ -12,25 +12,12 @@
 
 use super::{screen, JudgeError, JudgeOptions};
 use crate::analysis::paired::{blocks_for_precision, precision_at, spread_range, BlockDesign, SequentialDesign};
-use crate::analysis::sequential::{Schedule, Spending};
+use crate::analysis::sequential::Schedule;
 use crate::analysis::study::{study, Group};
 use crate::analysis::{Metric, Outcome};
 use crate::store::{RunId, Store};
 
-/// A sequential experiment: blocks until every judged figure is settled at `precision`, or
-/// `budget_s` of the experiment's time is spent. What an experiment asks for, what a plan sizes
-/// and what a saved experiment's tags give back.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SequentialPlan {
-    /// Half the width of a judged figure's interval (relative) that settles it.
-    pub precision: f64,
-    /// The most the whole experiment may take (loads, settling and the unmeasured round
-    /// included), in seconds.
-    pub budget_s: f64,
-    pub spending: Spending,
-    /// Blocks before the first look.
-    pub first_look: usize,
-}
+pub use crate::analysis::sequential::SequentialPlan;
 
 /// One judged figure of one variant against the baseline.
 #[derive(Debug, Clone, PartialEq)]
@@ -201,6 +188,7 @@ pub fn plan_from_prior(figures: &[(String, Metric)], blocks: PriorBlocks, family
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::sequential::Spending;
 
     #[test]
     fn a_plan_with_no_history_assumes_spreads_and_says_how_far_they_may_be_off() {

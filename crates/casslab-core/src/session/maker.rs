@@ -8,7 +8,8 @@ use super::experiment_setup::{interim, variant_spec, ExperimentError, Experiment
 use super::observer::SessionEvent;
 use super::server_metrics::{wait_for_compactions, Compactions};
 use super::{Lab, RunSpec};
-use crate::analysis::study::{Family, Group};
+use crate::analysis::design_record::DesignRecord;
+use crate::analysis::study::Group;
 use crate::config::{LoadMode, RunConfig};
 use crate::experiment::Variant;
 use crate::judge::plan;
@@ -21,37 +22,15 @@ use std::time::Duration;
 /// The most blocks a sequential experiment runs, whatever its budget.
 pub(super) const MAX_BLOCKS: u32 = 500;
 
-/// The tags that let a saved experiment be judged again as it was: its design (a sequential
-/// experiment's precision, first look, spending and budget; the horizon is added after the
-/// first block as `max_blocks`).
-fn design_tags(setup: &ExperimentSetup, judging: &JudgeOptions) -> Vec<String> {
-    let mut tags = judging_tags(judging);
-    tags.extend(match &setup.sequential {
-        None => vec!["design=blocks".into()],
-        Some(p) => vec![
-            "design=sequential".into(),
-            format!("precision={}", p.precision),
-            format!("first_look={}", p.first_look),
-            format!("spending={}", p.spending.key()),
-            format!("budget_s={}", p.budget_s),
-        ],
-    });
-    tags
-}
-
-/// The judged figures when chosen, and the equivalence margin when asked for.
-fn judging_tags(judging: &JudgeOptions) -> Vec<String> {
-    let mut tags = Vec::new();
-    if let Some(j) = &judging.plan.judged {
-        tags.push(format!("judge={}", j.iter().map(|f| f.to_string()).collect::<Vec<_>>().join(",")));
+/// The design an experiment's runs are made and judged by, as saved with it.
+fn design_of(setup: &ExperimentSetup, judging: &JudgeOptions) -> DesignRecord {
+    DesignRecord {
+        sequential: setup.sequential,
+        judged: judging.plan.judged.clone(),
+        margin: judging.plan.blocks.and_then(|b| b.margin),
+        family: judging.plan.family,
+        ..DesignRecord::default()
     }
-    if judging.plan.family != Family::Comparison {
-        tags.push(format!("family={}", judging.plan.family.key()));
-    }
-    if let Some(m) = judging.plan.blocks.and_then(|b| b.margin) {
-        tags.push(format!("equivalence={m}"));
-    }
-    tags
 }
 
 /// Whether to go on after a run.
@@ -74,6 +53,8 @@ pub(super) struct Maker<'l, 's, 'e> {
     pub(super) fresh: bool,
     /// `--skip-load` / `--load-only`: loads are the user's business.
     pub(super) plain: bool,
+    /// The design, saved with the experiment as it grows.
+    design: DesignRecord,
 }
 
 impl<'l, 's, 'e> Maker<'l, 's, 'e> {
@@ -87,10 +68,27 @@ impl<'l, 's, 'e> Maker<'l, 's, 'e> {
         measured_tags.extend(ro.seed.map(|s| format!("order_seed={s}")));
         measured_tags.push(format!("unmeasured_round={}", on(ro.unmeasured_round)));
         measured_tags.push(format!("settle={}", on(ro.settle)));
-        measured_tags.extend(design_tags(setup, judging));
+        let design = design_of(setup, judging);
+        measured_tags.extend(design.tags());
         let fresh = variant_spec(exp, &exp.variants[0], &setup.base, Vec::new()).config.load == LoadMode::Reload;
         let plain = matches!(setup.base.load, LoadMode::Skip | LoadMode::Only);
-        Maker { lab, setup, out, common, measured_tags, fresh, plain }
+        let maker = Maker { lab, setup, out, common, measured_tags, fresh, plain, design };
+        maker.save_design();
+        maker
+    }
+
+    /// Saves the design as it stands (the experiment goes on without it if the store refuses:
+    /// its runs' tags say it too).
+    fn save_design(&self) {
+        let _ = self.design.save(self.lab.results, &self.setup.experiment_id);
+    }
+
+    /// The variants run at the same time, `layout` saying where.
+    pub(super) fn made_together(&mut self, layout: &str) {
+        self.design.simultaneous = true;
+        self.design.layout = Some(layout.to_string());
+        self.save_design();
+        self.measured_tags.extend(["timing=simultaneous".to_string(), format!("layout={layout}")]);
     }
 
     pub(super) fn stopped(mut self) -> ExperimentRuns {
@@ -111,6 +109,8 @@ impl<'l, 's, 'e> Maker<'l, 's, 'e> {
         let most = plan::blocks_within(plan.budget_s, elapsed_s - block_s, block_s);
         let max_blocks = most.clamp(plan.first_look, MAX_BLOCKS as usize);
         self.out.max_blocks = Some(max_blocks);
+        self.design.max_blocks = Some(max_blocks);
+        self.save_design();
         self.tag_measured(&format!("max_blocks={max_blocks}"));
         self.lab.observer.on(&SessionEvent::Notice(&Notice::Horizon { block_s, max_blocks, budget_s: plan.budget_s, short: most < plan.first_look }));
     }
@@ -135,6 +135,8 @@ impl<'l, 's, 'e> Maker<'l, 's, 'e> {
         let final_look = out_of_time.then_some(blocks);
         if final_look.is_some() {
             self.out.final_look = final_look;
+            self.design.final_look = final_look;
+            self.save_design();
             self.tag_measured(&format!("final_look={blocks}"));
         }
         let o = interim(judging, plan, max_blocks, final_look);

@@ -165,7 +165,7 @@ pub(super) async fn run_together(
     lab.observer.on(&SessionEvent::Notice(&Notice::Together { words: words.clone() }));
     let mut maker = Maker::new(lab, setup, out, judging);
     maker.out.together = Some(words);
-    maker.measured_tags.extend(["timing=simultaneous".to_string(), format!("layout={}", sides.layout.as_str())]);
+    maker.made_together(sides.layout.as_str());
     let result = blocks(&mut maker, &sides, judging, started).await;
     sides.stop_started(&lab.observer).await;
     result?;

@@ -144,6 +144,7 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     tx.execute_batch(super::verify_rows::VERIFY_TABLES)?;
     tx.execute_batch(super::interval_load::INTERVAL_LOAD)?;
     tx.execute_batch(super::profile_rows::PROFILES)?;
+    tx.execute_batch(super::experiment_rows::EXPERIMENT_DOCUMENTS)?;
     for table in ["intervals", "phase_histograms"] {
         for (column, decl) in OP_COLUMNS {
             add_column(&tx, table, column, decl)?;

@@ -7,6 +7,7 @@
 
 mod db;
 mod event_rows;
+mod experiment_rows;
 mod interval_load;
 mod manage;
 mod migrations;

@@ -17,7 +17,6 @@ use crate::cli::{format_named, AnalysisArgs, CompareArgs};
 use crate::exit::{bail_usage, usage, Exit};
 use crate::out;
 use anyhow::Result;
-use casslab_core::analysis::paired::BlockDesign;
 use casslab_core::analysis::recall::{compare_recall, RecallComparison};
 use casslab_core::analysis::saved_experiment::{saved_experiment, SavedExperimentError};
 use casslab_core::analysis::study::{Family, Group, StudyPlan};
@@ -138,8 +137,9 @@ fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, o: &JudgeOpt
     out::note(&format!("experiment {} ({}): {}; baseline: {}", saved.name, saved.id, variants.join(", "), saved.groups[0].label));
     let seed = saved.order_seed.as_ref().map(|s| format!(", seed {s}")).unwrap_or_default();
     let kind = saved.order_kind.as_deref().unwrap_or("as run");
-    let mut notes = vec![if saved.simultaneous {
-        format!("measured design: simultaneous (the variants at the same time, layout {})", saved.layout.as_deref().unwrap_or("shared"))
+    let together = saved.design.as_ref().filter(|d| d.simultaneous);
+    let mut notes = vec![if let Some(d) = together {
+        format!("measured design: simultaneous (the variants at the same time, layout {})", d.layout.as_deref().unwrap_or("shared"))
     } else {
         format!("measured order ({kind}{seed}): {}", saved.order.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>().join(" "))
     }];
@@ -153,12 +153,12 @@ fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, o: &JudgeOpt
     let mut plan = o.plan.clone();
     plan.opts.window_s = all.window.map_or(plan.opts.window_s, |w| w.window_s);
     // an experiment made in blocks is judged block by block, sequentially if it ran so
-    if saved.blocks {
-        plan.blocks = Some(BlockDesign { sequential: saved.sequential, margin: saved.margin, simultaneous: saved.simultaneous, ..BlockDesign::default() });
-        plan.judged = plan.judged.or_else(|| saved.judged.clone());
-    }
-    if !args.analysis.family {
-        plan.family = saved.family;
+    if let Some(d) = &saved.design {
+        plan.blocks = Some(d.block_design());
+        plan.judged = plan.judged.or_else(|| d.judged.clone());
+        if !args.analysis.family {
+            plan.family = d.family;
+        }
     }
     let mut gates = Exit::Success;
     let mut worst = |e: Exit| {
