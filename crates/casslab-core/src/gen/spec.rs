@@ -98,96 +98,113 @@ impl GeneratorSpec {
     }
 }
 
-/// One entry of `generators:`. Which fields apply depends on `type` and `dist`; the builder
-/// rejects fields that would have no effect.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct GeneratorSpec {
-    /// CQL type of the values: `text`, `bigint`, `frozen<list<int>>`, `map<text, bigint>`, ...
-    #[serde(rename = "type")]
-    pub cql_type: String,
-    /// One of [`DISTRIBUTIONS`](super::DISTRIBUTIONS); `uniform` when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dist: Option<String>,
-    /// Lower bound of `n`, inclusive (default 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min: Option<Scalar>,
-    /// Upper bound of `n`, exclusive (default 2^62, or 2^31 for `int`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max: Option<Scalar>,
-    /// Zipfian skew, in (0, 1); default 0.99 (`zipfian`, `latest`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub theta: Option<Scalar>,
-    /// `false` for the plain zipfian where `min` is the hottest value (default `true`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scrambled: Option<Scalar>,
-    /// The `sequence` generator whose recent values `latest` draws.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub follows: Option<String>,
-    /// `hotspot`: the share of the range that is hot, in (0, 1); default 0.2.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hot_fraction: Option<Scalar>,
-    /// `hotspot`: the share of draws that go to the hot range, in (0, 1); default 0.8.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hot_ops: Option<Scalar>,
-    /// `gaussian` mean (default: middle of [min, max) when both are given, else 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mean: Option<Scalar>,
-    /// `gaussian` standard deviation, > 0 (required).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stddev: Option<Scalar>,
-    /// `weibull` shape (k), > 0 (required).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shape: Option<Scalar>,
-    /// `weibull` scale (λ), > 0 (required).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<Scalar>,
-    /// `weibull`: split the range at this many quantiles and draw uniformly within the one hit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quanta: Option<Scalar>,
-    /// Mirror the draws within [min, max): `min` becomes as likely as `max - 1` was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub invert: Option<Scalar>,
-    /// `sequence`: issue each value this many times in a row (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repeat: Option<Scalar>,
-    /// The values to make, item `n mod len` for a drawn `n` (simple types only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub values: Option<Vec<Scalar>>,
-    /// `text` only: written before the number or the generated characters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prefix: Option<String>,
-    /// `text`/`blob`: generated characters or bytes; collections: number of elements.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<SizeSpec>,
-    /// `timestamp`/`timeuuid`: time of n = 0, RFC 3339 (`2026-01-01T00:00:00Z`) or Unix millis.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start: Option<Scalar>,
-    /// `timestamp`/`timeuuid`: milliseconds per unit of n (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step_ms: Option<Scalar>,
-    /// `list`/`set`: how each element looks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub element: Option<ElementSpec>,
-    /// `map`: how each key looks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key: Option<ElementSpec>,
-    /// `map`: how each value looks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<ElementSpec>,
-    /// A user-defined type (`type: address`): the fields to fill, each with its type and look.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fields: Option<std::collections::BTreeMap<String, FieldSpec>>,
-    /// `vector<float, N>`: how its values are made (gaussian by default).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vector: Option<VectorSpec>,
-    /// Make the values another generator makes for the same `n` (content is otherwise a
-    /// function of this generator's own name): a read generator `key` with `values_of:
-    /// insert_key` finds the rows `insert_key` wrote.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub values_of: Option<String>,
+/// Declares a spec with the distribution fields (`dist`, `min`, `max`, `theta`, `scrambled`,
+/// `hot_fraction`, `hot_ops`, `mean`, `stddev`, `shape`, `scale`, `quanta`, `invert`) between
+/// its own first fields and the rest, so that a generator and a size distribution declare them
+/// once (serde's `flatten` would lose `deny_unknown_fields`, and with it the file:line of a
+/// misspelt field).
+macro_rules! with_distribution_fields {
+    ($(#[$meta:meta])* pub struct $name:ident { $($head:tt)* } { $($tail:tt)* }) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($head)*
+        /// One of [`DISTRIBUTIONS`](super::DISTRIBUTIONS); `uniform` when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub dist: Option<String>,
+        /// Lower bound of `n`, inclusive (default 0).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub min: Option<Scalar>,
+        /// Upper bound of `n`, exclusive (default 2^62, or 2^31 for `int`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub max: Option<Scalar>,
+        /// Zipfian skew, in (0, 1); default 0.99 (`zipfian`, `latest`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub theta: Option<Scalar>,
+        /// `false` for the plain zipfian where `min` is the hottest value (default `true`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub scrambled: Option<Scalar>,
+        /// `hotspot`: the share of the range that is hot, in (0, 1); default 0.2.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub hot_fraction: Option<Scalar>,
+        /// `hotspot`: the share of draws that go to the hot range, in (0, 1); default 0.8.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub hot_ops: Option<Scalar>,
+        /// `gaussian` mean (default: middle of [min, max) when both are given, else 0).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub mean: Option<Scalar>,
+        /// `gaussian` standard deviation, > 0 (required).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub stddev: Option<Scalar>,
+        /// `weibull` shape (k), > 0 (required).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub shape: Option<Scalar>,
+        /// `weibull` scale (λ), > 0 (required).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub scale: Option<Scalar>,
+        /// `weibull`: split the range at this many quantiles and draw uniformly within the one hit.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub quanta: Option<Scalar>,
+        /// Mirror the draws within [min, max): `min` becomes as likely as `max - 1` was.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub invert: Option<Scalar>,
+            $($tail)*
+        }
+    };
 }
 
+with_distribution_fields! {
+    /// One entry of `generators:`. Which fields apply depends on `type` and `dist`; the builder
+    /// rejects fields that would have no effect.
+    #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct GeneratorSpec {
+        /// CQL type of the values: `text`, `bigint`, `frozen<list<int>>`, `map<text, bigint>`, ...
+        #[serde(rename = "type")]
+        pub cql_type: String,
+    } {
+        /// The `sequence` generator whose recent values `latest` draws.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub follows: Option<String>,
+        /// `sequence`: issue each value this many times in a row (default 1).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub repeat: Option<Scalar>,
+        /// The values to make, item `n mod len` for a drawn `n` (simple types only).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub values: Option<Vec<Scalar>>,
+        /// `text` only: written before the number or the generated characters.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub prefix: Option<String>,
+        /// `text`/`blob`: generated characters or bytes; collections: number of elements.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub size: Option<SizeSpec>,
+        /// `timestamp`/`timeuuid`: time of n = 0, RFC 3339 (`2026-01-01T00:00:00Z`) or Unix millis.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub start: Option<Scalar>,
+        /// `timestamp`/`timeuuid`: milliseconds per unit of n (default 1).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub step_ms: Option<Scalar>,
+        /// `list`/`set`: how each element looks.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub element: Option<ElementSpec>,
+        /// `map`: how each key looks.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub key: Option<ElementSpec>,
+        /// `map`: how each value looks.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub value: Option<ElementSpec>,
+        /// A user-defined type (`type: address`): the fields to fill, each with its type and look.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub fields: Option<std::collections::BTreeMap<String, FieldSpec>>,
+        /// `vector<float, N>`: how its values are made (gaussian by default).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub vector: Option<VectorSpec>,
+        /// Make the values another generator makes for the same `n` (content is otherwise a
+        /// function of this generator's own name): a read generator `key` with `values_of:
+        /// insert_key` finds the rows `insert_key` wrote.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub values_of: Option<String>,
+    }
+}
 /// How a `vector<float, N>` generator makes its values: `kind: gaussian` (the default),
 /// `clustered` (`centroids`, `spread`) or `file` (a `.fvecs`, `.npy` or CSV file, `file:`, and
 /// optionally the `rows:` of it to use, `0..1500`); `normalize: true` scales each to unit length.
@@ -234,37 +251,12 @@ pub enum SizeSpec {
     Dist(Box<SizeDistSpec>),
 }
 
-/// A size distribution: `uniform`, `zipfian`, `hotspot`, `gaussian`, `exponential` or `weibull`,
-/// with the same fields as a generator's. All but `gaussian` need `max`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct SizeDistSpec {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dist: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min: Option<Scalar>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max: Option<Scalar>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub theta: Option<Scalar>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scrambled: Option<Scalar>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hot_fraction: Option<Scalar>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hot_ops: Option<Scalar>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mean: Option<Scalar>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stddev: Option<Scalar>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shape: Option<Scalar>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<Scalar>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quanta: Option<Scalar>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub invert: Option<Scalar>,
+with_distribution_fields! {
+    /// A size distribution: `uniform`, `zipfian`, `hotspot`, `gaussian`, `exponential` or `weibull`,
+    /// with the same fields as a generator's. All but `gaussian` need `max`.
+    #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct SizeDistSpec {} {}
 }
 
 /// The look of a collection's elements (or of a map's keys or values).
