@@ -9,6 +9,7 @@ pub mod cql;
 pub mod engine;
 pub mod events;
 pub mod experiment;
+pub mod fault;
 pub mod gen;
 pub mod import;
 pub mod judge;

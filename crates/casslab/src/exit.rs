@@ -17,20 +17,7 @@
 //!
 //! So a CI job tells a regression (1, 4) from a job that could not judge at all (2, 3, 5).
 
-use casslab_core::analysis::saved_experiment::SavedExperimentError;
-use casslab_core::analysis::study::StudyError;
-use casslab_core::analysis::{AnalysisError, GateError};
-use casslab_core::cluster::ControlError;
-use casslab_core::engine::EngineError;
-use casslab_core::judge::sweep::SweepError;
-use casslab_core::judge::JudgeError;
-use casslab_core::merge::MergeError;
-use casslab_core::report::json::ExportError;
-use casslab_core::session::conduct::{ExperimentError, VariantError};
-use casslab_core::session::findmax::{FindMaxError, SlaError};
-use casslab_core::session::{EventCheckError, SessionError};
-use casslab_core::store::StoreError;
-use casslab_core::workload::WorkloadError;
+use casslab_core::fault::{fault_of, Fault};
 use casslab_local::LocalError;
 use std::error::Error;
 use std::fmt;
@@ -95,159 +82,50 @@ macro_rules! bail_usage {
 }
 pub(crate) use bail_usage;
 
-/// The class of a failed command: that of the outermost error in its chain that has one,
-/// else [`Exit::Error`]. Contexts added with `.context(...)` are words, not classes. An error
-/// that shows another in its message does not return it as its source (the chain would print
-/// it twice), so its class is read from the error it holds, here.
+/// The class of the first error in `e`'s chain that says whose fault it is (casslab-core's
+/// errors say so themselves, `casslab_core::fault`); `Exit::Error` when none does.
 pub fn classify(e: &anyhow::Error) -> Exit {
-    e.chain().find_map(class_of).unwrap_or(Exit::Error)
+    let class = |f: Fault| match f {
+        Fault::Input => Exit::Usage,
+        Fault::Setup => Exit::Setup,
+        Fault::Other => Exit::Error,
+    };
+    e.chain().find_map(|e| fault_of(e, &binary_fault)).map_or(Exit::Error, class)
 }
 
-fn class_of(e: &(dyn Error + 'static)) -> Option<Exit> {
-    // a cluster controller's error is classed by what it wraps
-    if let Some(c) = e.downcast_ref::<ControlError>() {
-        return control_class(c);
+/// Whose fault the errors of this binary and of casslab-local are.
+fn binary_fault(e: &(dyn Error + 'static)) -> Option<Fault> {
+    if e.is::<UsageError>() {
+        return Some(Fault::Input);
     }
-    if e.is::<UsageError>()
-        || e.is::<WorkloadError>()
-        || e.is::<GateError>()
-        || e.is::<AnalysisError>()
-        || e.is::<SlaError>()
-        || e.is::<EventCheckError>()
-        || e.is::<MergeError>()
-        || e.is::<ExportError>()
-    {
-        return Some(Exit::Usage);
-    }
-    if let Some(e) = e.downcast_ref::<SessionError>() {
-        return session_class(e);
-    }
-    if let Some(e) = e.downcast_ref::<casslab_core::session::verify_pass::PassError>() {
-        return match e {
-            casslab_core::session::verify_pass::PassError::Unknown { .. } => Some(Exit::Usage),
-            casslab_core::session::verify_pass::PassError::Session(e) => session_class(e),
-        };
-    }
-    if let Some(e) = e.downcast_ref::<FindMaxError>() {
-        return match e {
-            FindMaxError::Sla(_) => Some(Exit::Usage),
-            FindMaxError::Session(e) => session_class(e),
-            FindMaxError::Results(e) => store_class(e),
-        };
-    }
-    if let Some(e) = e.downcast_ref::<VariantError>() {
-        return session_class(&e.error);
-    }
-    if let Some(e) = e.downcast_ref::<StudyError>() {
-        return study_class(e);
-    }
-    if let Some(e) = e.downcast_ref::<SavedExperimentError>() {
-        return match e {
-            SavedExperimentError::Store(e) => store_class(e),
-            _ => None,
-        };
-    }
-    // judging wraps what it met transparently: class it by that
-    if let Some(e) = e.downcast_ref::<JudgeError>() {
-        return judge_class(e);
-    }
-    if let Some(e) = e.downcast_ref::<ExperimentError>() {
-        return match e {
-            ExperimentError::Judge(e) => judge_class(e),
-            ExperimentError::Sweep(SweepError::Sla(_)) => Some(Exit::Usage),
-            ExperimentError::Sweep(SweepError::Study(e)) => study_class(e),
-            ExperimentError::Variant(e) => session_class(&e.error),
-        };
-    }
-    if let Some(e) = e.downcast_ref::<StoreError>() {
-        return store_class(e);
-    }
-    if let Some(e) = e.downcast_ref::<EngineError>() {
-        return Some(engine_class(e));
-    }
-    if let Some(e) = e.downcast_ref::<LocalError>() {
-        return Some(match e {
-            LocalError::InvalidOptions { .. }
-            | LocalError::NoSuchNode { .. }
-            | LocalError::NoSuchTarget { .. }
-            | LocalError::OptionsMismatch { .. }
-            | LocalError::DataOfAnotherCluster { .. }
-            | LocalError::BadDefinition { .. }
-            | LocalError::NotRelayed { .. }
-            | LocalError::JavaUnsuitable { .. }
-            | LocalError::NoSuitableJava { .. }
-            | LocalError::NoSuchVersion { .. }
-            | LocalError::NotAQueryLog { .. } => Exit::Usage,
-            _ => Exit::Setup,
-        });
-    }
-    None
-}
-
-/// A store's mistakes of input (a run that does not exist); its own failures (disk, SQLite)
-/// are no one's input.
-fn store_class(e: &StoreError) -> Option<Exit> {
-    match e {
-        StoreError::Missing { .. }
-        | StoreError::NotOurs { .. }
-        | StoreError::NoSuchRun(_)
-        | StoreError::StillRunning(_)
-        | StoreError::UnsupportedSchema { .. } => Some(Exit::Usage),
-        _ => None,
-    }
-}
-
-fn judge_class(e: &JudgeError) -> Option<Exit> {
-    match e {
-        JudgeError::Gate(_) => Some(Exit::Usage),
-        JudgeError::Store(e) => store_class(e),
-        JudgeError::Study(e) => study_class(e),
-    }
-}
-
-/// Runs that cannot be compared as asked (a window, a confidence) are the input's; a store
-/// that fails to read them is classed as stores are.
-fn study_class(e: &StudyError) -> Option<Exit> {
-    match e {
-        StudyError::Store(e) => store_class(e),
-        StudyError::Run { .. } | StudyError::Analysis(_) => Some(Exit::Usage),
-    }
-}
-
-/// A cluster controller's error, classed by what it wraps (a local node's error).
-fn control_class(e: &ControlError) -> Option<Exit> {
-    class_of(&*e.0)
-}
-
-/// A run session's failure: its engine's class (the session wraps it transparently), a server
-/// definition or an SLA the run cannot take is the input's, a server that failed to start is
-/// the cluster's; a results store that failed is classed as stores are.
-fn session_class(e: &SessionError) -> Option<Exit> {
-    match e {
-        SessionError::Engine(e) => Some(engine_class(e)),
-        SessionError::NeedsLocalCluster(_) | SessionError::Sla(_) => Some(Exit::Usage),
-        SessionError::Server { error, .. } => control_class(error),
-        SessionError::Results(e) | SessionError::Unsaved { error: e, .. } => store_class(e),
-        SessionError::Task(_) => None,
-    }
-}
-
-/// Setup failures of a run, except for mistakes in the workload or the flags that preparing
-/// found. (Errors that wrap an `EngineError` transparently hide it from the chain: their
-/// arm in `class_of` calls this.)
-fn engine_class(e: &EngineError) -> Exit {
-    match e {
-        EngineError::Workload(_) | EngineError::TypeMismatch { .. } | EngineError::NotOurKeyspace(_) | EngineError::NotOurTable { .. } => Exit::Usage,
-        // casslab's own fault, neither the input's nor the cluster's
-        EngineError::WorkerFailed { .. } => Exit::Error,
-        _ => Exit::Setup,
-    }
+    Some(match e.downcast_ref::<LocalError>()? {
+        LocalError::InvalidOptions { .. }
+        | LocalError::NoSuchNode { .. }
+        | LocalError::NoSuchTarget { .. }
+        | LocalError::OptionsMismatch { .. }
+        | LocalError::DataOfAnotherCluster { .. }
+        | LocalError::BadDefinition { .. }
+        | LocalError::NotRelayed { .. }
+        | LocalError::JavaUnsuitable { .. }
+        | LocalError::NoSuitableJava { .. }
+        | LocalError::NoSuchVersion { .. }
+        | LocalError::NotAQueryLog { .. } => Fault::Input,
+        _ => Fault::Setup,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use anyhow::Context;
+    use casslab_core::analysis::study::StudyError;
+    use casslab_core::analysis::AnalysisError;
+    use casslab_core::cluster::ControlError;
+    use casslab_core::engine::EngineError;
+    use casslab_core::session::conduct::{ExperimentError, VariantError};
+    use casslab_core::session::SessionError;
+    use casslab_core::store::StoreError;
+    use casslab_core::workload::WorkloadError;
 
     fn class(e: impl Into<anyhow::Error>) -> Exit {
         classify(&e.into())
