@@ -36,6 +36,7 @@ mod relay_process;
 mod relay_rules;
 mod ring;
 mod state;
+mod status_view;
 mod tls;
 mod topology;
 
@@ -57,6 +58,7 @@ pub use local_error::LocalError;
 pub use local_network::NetworkStatus;
 pub use ring::{parse_ring, RingEntry};
 pub use state::{SavedCluster, SavedNode};
+pub use status_view::StatusView;
 pub use tls::{DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 
 /// The Cassandra version casslab runs unless told otherwise; the one place it is pinned.

@@ -157,89 +157,23 @@ fn up(a: &LocalUpArgs) -> Result<i32> {
     Ok(Exit::Success.code())
 }
 
-/// `casslab local status`: a table of the nodes (and of peers the ring remembers that the
-/// cluster does not start); exit 3 unless every node runs and answers.
+/// `casslab local status`: the nodes, the ring's strangers, the network of a relayed cluster.
 fn status(h: &LocalHomeArgs) -> Result<i32> {
     let cluster = cluster_for(h)?;
-    let nodes = cluster.status()?;
-    let ring = if nodes.iter().any(|n| n.running) { cluster.ring().ok().flatten().unwrap_or_default() } else { Vec::new() };
-    let mut t = TextTable::new(["node", "address", "dc", "state", "pid", "process", "cql", "load", "data"]).right([4, 7]);
-    for n in &nodes {
-        let seen = ring.iter().find(|e| e.address == n.peer_address);
-        t.row([
-            n.name.clone(),
-            format!("{}:{}", n.address, n.cql_port),
-            n.dc.clone(),
-            seen.map_or("-", |e| e.state.as_str()).to_string(),
-            n.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
-            (if n.left {
-                "left"
-            } else if n.running {
-                "running"
-            } else {
-                "stopped"
-            })
-            .to_string(),
-            (if n.cql_up { "up" } else { "down" }).to_string(),
-            seen.map_or("-", |e| e.load.as_str()).to_string(),
-            n.data_dir.display().to_string(),
-        ]);
-    }
-    // peers the ring remembers that this cluster does not start (its data belongs to a bigger one)
-    let mut strangers: Vec<_> = ring.iter().filter(|e| !nodes.iter().any(|n| n.peer_address == e.address || n.address == e.address)).collect();
-    strangers.sort_by_key(|e| e.address);
-    for e in &strangers {
-        t.row([
-            "(peer)".into(),
-            e.address.to_string(),
-            e.dc.clone(),
-            e.state.clone(),
-            "-".into(),
-            "not casslab's".into(),
-            "-".into(),
-            e.load.clone(),
-            "-".into(),
-        ]);
-    }
-    out::print(&t.to_string())?;
-    let network = cluster.network_status()?;
-    if let Some(n) = &network {
-        out::print(&network_text(n))?;
+    let view = cluster.status_view()?;
+    out::print(&view.table)?;
+    if let Some(network) = &view.network {
+        out::print(network)?;
     }
     print_security(&cluster);
-    let down: Vec<String> = strangers.iter().filter(|e| !e.is_up_normal()).map(|e| format!("{} ({})", e.address, e.state)).collect();
-    if !down.is_empty() {
+    if !view.down_strangers.is_empty() {
         eprintln!(
             "the ring remembers nodes this cluster does not start, and they are down: {}; quorum requests that need them fail. Stop this cluster (`casslab local down`) and start the one its data belongs to, or start afresh with `{}`",
-            down.join(", "),
+            view.down_strangers.join(", "),
             casslab_local::wipe_command(&cluster.options().home)
         );
     }
-    let relay_ok = network.as_ref().is_none_or(|n| n.relay_pid.is_some() || !nodes.iter().any(|n| n.running));
-    let healthy = nodes.iter().all(|n| n.left || n.running && n.cql_up) && down.is_empty() && relay_ok;
-    Ok(if healthy { Exit::Success } else { Exit::Setup }.code())
-}
-
-/// The network lines of `local status` for a relayed cluster: the relay, the distances, the
-/// faults in force, and where the relay takes each node's connections.
-fn network_text(n: &casslab_local::NetworkStatus) -> String {
-    let relay = match n.relay_pid {
-        Some(pid) => format!("relay pid {pid}"),
-        None => "relay not running (`casslab local up` starts it)".to_string(),
-    };
-    let faults = if n.faults.is_empty() {
-        "none".to_string()
-    } else {
-        n.faults.iter().map(|(label, since)| format!("{label} (since {})", casslab_core::units::utc(*since as i64))).collect::<Vec<_>>().join(", ")
-    };
-    let reach = n.nodes.iter().map(|(name, peers, clients)| format!("{name} {peers}/{clients}")).collect::<Vec<_>>().join(", ");
-    format!(
-        "network: {relay}; distances: {}
-faults in force: {faults}
-relay addresses (peers/clients): {reach}
-",
-        n.distances
-    )
+    Ok(if view.healthy { Exit::Success } else { Exit::Setup }.code())
 }
 
 pub fn local(cmd: LocalCommand) -> Result<i32> {
