@@ -1003,7 +1003,7 @@ pub fn format_names<In: ?Sized>(formats: casslab_core::report::format::Formats<'
 fn target_help(long: bool) -> String {
     let names: Vec<String> = casslab_core::targets::IN_PROCESS.iter().map(|t| format!("`{}`", t.name)).collect();
     if !long {
-        return format!("Redis URL of a Redis workload, or {} (no server).", names.join(" or "));
+        return format!("Redis URL, or {} (no server).", names.join(" or "));
     }
     format!(
         "Redis URL of a Redis workload, or a target inside casslab (no server).\n\n\
