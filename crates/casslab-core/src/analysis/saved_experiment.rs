@@ -102,7 +102,6 @@ pub fn saved_experiment(store: &Store, key: &str) -> Result<SavedExperiment, Sav
         rates: Vec::new(),
         design: DesignRecord::load(store, &id)?,
     };
-    let saved_design = out.design.is_some();
     // (position, variant index, variant, repetition, run)
     let mut measured: Vec<(u32, Option<u32>, String, u32, RunId)> = Vec::new();
     for run in ids {
@@ -121,7 +120,8 @@ pub fn saved_experiment(store: &Store, key: &str) -> Result<SavedExperiment, Sav
             let number = |k| tag(&tags, k).and_then(|v| v.parse::<u32>().ok());
             out.order_kind = out.order_kind.or_else(|| tag(&tags, "order").map(str::to_string));
             out.order_seed = out.order_seed.or_else(|| tag(&tags, "order_seed").map(str::to_string));
-            if !saved_design && out.design.is_none() {
+            // an experiment saved before the record existed: the first measured run's tags
+            if out.design.is_none() {
                 out.design = DesignRecord::from_tags(&tags);
             }
             measured.push((number("position").unwrap_or(u32::MAX), number("variant_index"), variant.to_string(), number("repetition").unwrap_or(0), run));

@@ -158,18 +158,15 @@ impl<'a> RunSession<'a> {
     pub async fn run(self) -> Result<RunResult, SessionError> {
         let (cfg, w, lab) = (&self.spec.config, &self.spec.workload, self.lab);
         if let Some(name) = &cfg.in_process {
+            let Some(known) = targets::in_process(name) else {
+                let names: Vec<&str> = targets::IN_PROCESS.iter().map(|t| t.name).collect();
+                let hint = format!("one of: {}", names.join(", "));
+                return Err(EngineError::Connect { hosts: name.clone(), message: "no target inside casslab has this name".into(), hint }.into());
+            };
             // no server (and no `cluster:` applied): the client's own CPU and memory are still polled
             let server = server_metrics::start(cfg, &w.keyspace, &lab.credentials, self.clock, None, server_metrics::Polled::ClientOnly);
-            let names: Vec<&str> = targets::IN_PROCESS.iter().map(|t| t.name).collect();
-            let unknown = EngineError::Connect {
-                hosts: name.clone(),
-                message: "no target inside casslab has this name".into(),
-                hint: format!("one of: {}", names.join(", ")),
-            };
-            return match targets::drive_in_process(&name.clone(), InProcessRun { session: self, server }) {
-                Some(driven) => driven.await,
-                None => Err(unknown.into()),
-            };
+            let driven = targets::drive_in_process(known.name, InProcessRun { session: self, server });
+            return driven.expect("every target of targets::IN_PROCESS has its arm in drive_in_process").await;
         }
         if let Some(spec) = &w.cluster {
             apply_server(lab, &w.name, spec, false).await?;

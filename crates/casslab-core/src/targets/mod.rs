@@ -57,3 +57,28 @@ pub fn drive_in_process<'a, D: Driver<'a>>(name: &str, driver: D) -> Option<Driv
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names the target it is handed (what it says its server is).
+    struct Named;
+
+    impl<'a> Driver<'a> for Named {
+        type Output = String;
+        fn drive<T: Target>(self, target: T) -> Driven<'a, String> {
+            let said = target.info().server_version.clone().unwrap_or_default();
+            Box::pin(async move { said })
+        }
+    }
+
+    #[tokio::test]
+    async fn every_target_inside_casslab_has_its_arm_and_no_other_name_does() {
+        for t in IN_PROCESS {
+            let driven = drive_in_process(&t.name.to_uppercase(), Named).unwrap_or_else(|| panic!("{} has no arm", t.name));
+            assert!(driven.await.starts_with(t.name.split('-').next().unwrap()), "{}", t.name);
+        }
+        assert!(drive_in_process("redis://127.0.0.1:6379", Named).is_none());
+    }
+}
