@@ -98,15 +98,23 @@ fn unfinished_child(pid: u32) -> bool {
 }
 
 /// True when `pid` exists and has not exited. A zombie child of this process (a node
-/// this process started) is reaped on the way, so it does not linger.
+/// this process started) is reaped on the way, so it does not linger. A leader thread shown
+/// as a zombie while other threads of its process are still exiting counts as alive, whoever
+/// its parent is: those threads still hold the process's files, and so its listening ports.
 pub fn is_alive(pid: u32) -> bool {
     match fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => match process_state(&stat) {
-            Some('Z') | Some('X') | None => unfinished_child(pid),
+            Some('Z') | Some('X') | None => other_threads_left(pid) || unfinished_child(pid),
             Some(_) => true,
         },
         Err(_) => false,
     }
+}
+
+/// True when `/proc/<pid>/task` lists a thread besides the leader.
+fn other_threads_left(pid: u32) -> bool {
+    let leader = pid.to_string();
+    fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|dir| dir.filter_map(|e| e.ok()).any(|e| e.file_name() != leader.as_str()))
 }
 
 /// The state letter of a `/proc/<pid>/stat` line (the field after the `(comm)`).
@@ -281,6 +289,20 @@ mod tests {
                       === casslab: starting node1 at 127.0.0.1 ===\nWARNING: jdk\nERROR x\n";
         assert_eq!(stdout_since_start(stdout, "INFO y\nERROR x"), "WARNING: jdk");
         assert_eq!(stdout_since_start("no banner\n", ""), "no banner");
+    }
+
+    #[test]
+    fn a_process_with_threads_besides_its_leader_is_told_apart() {
+        let (stop, wait) = std::sync::mpsc::channel::<()>();
+        let worker = std::thread::spawn(move || wait.recv());
+        assert!(other_threads_left(std::process::id()), "this test's own process runs a second thread");
+        stop.send(()).unwrap();
+        worker.join().unwrap().unwrap();
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        assert!(!other_threads_left(child.id()), "sleep runs one thread");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(!other_threads_left(child.id()), "a reaped process has no threads left");
     }
 
     #[test]
