@@ -89,6 +89,15 @@ pub struct Credentials {
     pub redis_password: Option<String>,
 }
 
+impl Credentials {
+    /// The passwords the environment gives (never flags, which would show in `ps`): the CQL
+    /// login's in CASSLAB_PASSWORD, the Redis server's in CASSLAB_REDIS_PASSWORD (an empty one
+    /// is none).
+    pub fn from_env() -> Credentials {
+        Credentials { password: std::env::var("CASSLAB_PASSWORD").ok(), redis_password: std::env::var("CASSLAB_REDIS_PASSWORD").ok().filter(|p| !p.is_empty()) }
+    }
+}
+
 impl std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let said = |p: &Option<String>| if p.is_some() { "<password>" } else { "none" };

@@ -11,9 +11,10 @@ use crate::analysis::study::StudyError;
 use crate::analysis::{AnalysisError, GateError};
 use crate::cluster::ControlError;
 use crate::engine::EngineError;
+use crate::flag_values::FlagError;
 use crate::judge::sweep::SweepError;
 use crate::judge::JudgeError;
-use crate::merge::MergeError;
+use crate::merge::{GatherError, MergeError};
 use crate::report::json::ExportError;
 use crate::session::conduct::{ExperimentError, VariantError};
 use crate::session::findmax::{FindMaxError, SlaError};
@@ -53,8 +54,15 @@ pub fn fault_of(e: &(dyn Error + 'static), other: Other) -> Option<Fault> {
         || e.is::<EventCheckError>()
         || e.is::<MergeError>()
         || e.is::<ExportError>()
+        || e.is::<FlagError>()
     {
         return Some(Fault::Input);
+    }
+    if let Some(e) = e.downcast_ref::<GatherError>() {
+        return match e {
+            GatherError::Store(e) => store(e),
+            _ => Some(Fault::Input),
+        };
     }
     if let Some(e) = e.downcast_ref::<SessionError>() {
         return session(e, other);

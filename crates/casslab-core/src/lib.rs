@@ -10,6 +10,7 @@ pub mod engine;
 pub mod events;
 pub mod experiment;
 pub mod fault;
+pub mod flag_values;
 pub mod gen;
 pub mod import;
 pub mod judge;

@@ -53,6 +53,27 @@ pub struct RedisStatus {
     pub log_file: PathBuf,
 }
 
+impl RedisStatus {
+    /// Running and answering PING.
+    pub fn healthy(&self) -> bool {
+        self.pid.is_some() && self.answers
+    }
+
+    /// `casslab local redis status` as text: one table line for the server.
+    pub fn table(&self) -> String {
+        let mut t = casslab_core::report::table::TextTable::new(["server", "address", "pid", "process", "answers", "log"]).right([2]);
+        t.row([
+            "redis-server".to_string(),
+            format!("{}:{}", self.address, self.port),
+            self.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+            (if self.pid.is_some() { "running" } else { "stopped" }).to_string(),
+            (if self.answers { "yes" } else { "no" }).to_string(),
+            self.log_file.display().to_string(),
+        ]);
+        t.to_string()
+    }
+}
+
 impl LocalRedis {
     pub fn new(mut opts: RedisOptions) -> LocalRedis {
         opts.home = crate::normalize_home(&opts.home);

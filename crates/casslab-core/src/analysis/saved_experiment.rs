@@ -11,7 +11,7 @@
 //! caller's (`validity::screen`), and so is the arithmetic (`study`).
 
 use super::design_record::DesignRecord;
-use super::study::Group;
+use super::study::{Group, StudyPlan};
 use crate::store::{tag_key, RunId, Store, StoreError};
 
 /// An experiment's runs, as saved.
@@ -46,6 +46,50 @@ impl SavedExperiment {
     pub fn groups_at(&self, rate: Option<f64>) -> Vec<Group> {
         self.groups.iter().filter(|g| rate.is_none() || rate_of(&g.label) == rate).cloned().collect()
     }
+
+    /// "experiment NAME (ID): VARIANT (runs …), …; baseline: VARIANT".
+    pub fn headline(&self) -> String {
+        let variants: Vec<String> = self.groups.iter().map(|g| format!("{} (runs {})", g.label, runs_text(&g.runs))).collect();
+        format!("experiment {} ({}): {}; baseline: {}", self.name, self.id, variants.join(", "), self.groups[0].label)
+    }
+
+    /// How its runs were measured, as the notes of its comparison: the design (at the same
+    /// time) or the order the runs ran in, and the runs of its unmeasured round.
+    pub fn design_notes(&self) -> Vec<String> {
+        let mut notes = vec![match self.design.as_ref().filter(|d| d.simultaneous) {
+            Some(d) => format!("measured design: simultaneous (the variants at the same time, layout {})", d.layout.as_deref().unwrap_or("shared")),
+            None => {
+                let seed = self.order_seed.as_ref().map(|s| format!(", seed {s}")).unwrap_or_default();
+                let order: Vec<&str> = self.order.iter().map(|(v, _)| v.as_str()).collect();
+                format!("measured order ({}{seed}): {}", self.order_kind.as_deref().unwrap_or("as run"), order.join(" "))
+            }
+        }];
+        if !self.unmeasured.is_empty() {
+            notes.push(format!("unmeasured round: runs {}", runs_text(&self.unmeasured)));
+        }
+        notes
+    }
+
+    /// The study plan it is judged with: `plan` (the command line's), in its window, block by
+    /// block (sequentially if it ran so) with its judged figures when it was made in blocks,
+    /// and its family of comparisons unless `family_asked` (the command line asked for one).
+    pub fn study_plan(&self, plan: &StudyPlan, window_s: Option<f64>, family_asked: bool) -> StudyPlan {
+        let mut plan = plan.clone();
+        plan.opts.window_s = window_s.unwrap_or(plan.opts.window_s);
+        if let Some(d) = &self.design {
+            plan.blocks = Some(d.block_design());
+            plan.judged = plan.judged.or_else(|| d.judged.clone());
+            if !family_asked {
+                plan.family = d.family;
+            }
+        }
+        plan
+    }
+}
+
+/// Run ids, a space between each.
+fn runs_text(ids: &[RunId]) -> String {
+    ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(" ")
 }
 
 /// Why an experiment could not be read back.

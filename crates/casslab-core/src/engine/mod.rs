@@ -358,10 +358,33 @@ pub fn fingerprint(parts: &[&str]) -> String {
     format!("{h:016x}")
 }
 
+/// The name a sharded run gets when no run id is given: the same on every loader started with
+/// the same workload, parameters, seed, shard count, rate and timing (or count).
+pub fn default_shard_run_id(cfg: &RunConfig) -> String {
+    let params = serde_json::to_string(&cfg.params).unwrap_or_default();
+    let count = cfg.shard.as_ref().map_or(1, |s| s.count).to_string();
+    let mut timing = format!("{} {:?} {:?} {}", cfg.rate_text(), cfg.duration_s, cfg.warmup_s, cfg.interval_ms);
+    if let Some(n) = cfg.count {
+        timing.push_str(&format!(" count {n}"));
+    }
+    let fp = fingerprint(&[&cfg.workload_source, &params, &cfg.seed.to_string(), &count, &timing]);
+    format!("{}-{}", cfg.workload.rsplit('/').next().unwrap_or("run").trim_end_matches(".yaml"), &fp[..10])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::load_shape::LoadShape;
+
+    #[test]
+    fn shards_of_different_schedules_get_different_run_ids() {
+        let shard = ShardConfig { index: 0, count: 2, run_id: String::new(), barrier_timeout_ms: 0 };
+        let a =
+            RunConfig { workload: "kv".into(), shard: Some(shard), rate: Some(LoadShape::parse("ramp 100..5000 over 60s").unwrap()), ..RunConfig::default() };
+        let b = RunConfig { rate: Some(LoadShape::parse("steps 100 200 each 30s").unwrap()), ..a.clone() };
+        assert_ne!(default_shard_run_id(&a), default_shard_run_id(&b));
+        assert_eq!(default_shard_run_id(&a), default_shard_run_id(&a.clone()));
+    }
 
     #[test]
     fn a_count_lays_the_rate_until_its_last_operation() {

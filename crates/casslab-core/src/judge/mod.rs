@@ -10,8 +10,10 @@ pub mod search;
 pub mod sweep;
 pub mod verdict;
 
+use crate::analysis::recall::{compare_recall, RecallComparison};
 use crate::analysis::server_figures::{self, GroupServer};
 use crate::analysis::study::{study, Group, Study, StudyError, StudyPlan};
+use crate::analysis::verified::{compare_verified, VerifiedComparison};
 use crate::analysis::{auto_window_s, check_gates, Gate, GateError, GateReport, MaxRegression};
 use crate::stats::Phase;
 use crate::store::{RunId, Store, StoreError};
@@ -148,6 +150,23 @@ impl Judgement {
             .map(|g| Group { label: g.label.clone(), runs: g.runs.iter().copied().filter(|id| !refused.contains(id)).collect() })
             .filter(|g| !g.runs.is_empty())
             .collect()
+    }
+
+    /// The window and confidence the study used (60 s and 95 % when nothing was compared).
+    fn window_and_confidence(&self) -> (f64, f64) {
+        self.study.as_ref().map_or((60.0, 0.95), |s| (s.plan.opts.window_s, s.plan.opts.confidence))
+    }
+
+    /// The verified reads of the judged groups compared, when any side verified reads.
+    pub fn verified(&self, store: &Store) -> Result<Option<VerifiedComparison>, StoreError> {
+        let (window_s, confidence) = self.window_and_confidence();
+        compare_verified(store, &self.groups, window_s, confidence)
+    }
+
+    /// The recall of the judged groups' vector searches compared, when any side searched.
+    pub fn recall(&self, store: &Store) -> Result<Option<RecallComparison>, StoreError> {
+        let (window_s, confidence) = self.window_and_confidence();
+        compare_recall(store, &self.groups, window_s, confidence)
     }
 
     /// A judgement of other groups of the same screened runs (an experiment's rates one by

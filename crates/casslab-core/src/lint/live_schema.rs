@@ -1,7 +1,8 @@
 //! The live schema for `casslab lint --hosts`: reads a keyspace's tables, indexes and
 //! replication from a cluster's `system_schema`, rebuilds them as CQL, and puts them in place of
 //! what the workload declares (the cluster's definition wins: a table altered since, an index
-//! added by hand, the real replication). Connecting is the engine's; judging is the rules'.
+//! added by hand, the real replication), and lints a target with them. Connecting is the
+//! engine's; judging is the rules'.
 
 use crate::cql::{parse_schema, SchemaStmt};
 use crate::workload::{Statement, Workload};
@@ -138,6 +139,43 @@ pub fn apply_live(w: &Workload, live: &LiveSchema) -> Workload {
         out.replication = live.replication.clone();
     }
     out
+}
+
+/// Lints `target` (a workload or an experiment) with the live schema of each of its workloads'
+/// keyspaces, read through `session` once per keyspace on `rt`; `said` gets a line for each
+/// keyspace read or missing, and for each that could not be read (whose workload's own schema
+/// is judged then).
+pub fn lint_target_live(
+    rt: &tokio::runtime::Runtime,
+    session: &Session,
+    target: &str,
+    overrides: &BTreeMap<String, String>,
+    opts: &super::LintOptions,
+    said: &mut dyn FnMut(&str),
+) -> Result<Vec<super::Finding>, crate::workload::WorkloadError> {
+    let mut cache: BTreeMap<String, Option<LiveSchema>> = BTreeMap::new();
+    let mut adjust = |w: Workload| -> Workload {
+        let live = cache.entry(w.keyspace.clone()).or_insert_with(|| match rt.block_on(read_live_schema(session, &w.keyspace)) {
+            Ok(Some(l)) => {
+                let replication = l.replication.as_deref().unwrap_or("?");
+                said(&format!("lint: keyspace {} read from the cluster ({} tables, replication {replication})", w.keyspace, l.tables.len()));
+                Some(l)
+            }
+            Ok(None) => {
+                said(&format!("lint: the cluster has no keyspace {}; judging the workload's own schema", w.keyspace));
+                None
+            }
+            Err(e) => {
+                said(&format!("warning: {e}; judging the workload's own schema"));
+                None
+            }
+        });
+        match live {
+            Some(l) => apply_live(&w, l),
+            None => w,
+        }
+    };
+    super::lint_target_with(target, overrides, opts, &mut adjust)
 }
 
 #[cfg(test)]

@@ -6,14 +6,16 @@
 //! the merged run is exact, not an average of percentiles — and so do the whole-phase
 //! histograms. The merged run keeps shard 0's server samples, events and traces (the servers
 //! were polled and the events carried out there), and a per-loader breakdown that says which
-//! loaders were saturated or fell behind their share of the rate. It reads nothing and writes
-//! nothing itself but through [`Shard::from_store`] and [`save`]: callers hand it [`Shard`]s
-//! (from a store or exports) and save the result.
+//! loaders were saturated or fell behind their share of the rate. It reads and writes only
+//! through [`Shard::from_store`], [`gather`] (the shards an argument names: exports, a
+//! directory of them, run ids) and [`save`]: callers hand it [`Shard`]s and save the result.
 //! The shards' interval rows are held with their histograms encoded ([`PackedInterval`]), and
 //! the merged intervals are added up one at a time as they are saved
 //! ([`Merged::for_each_interval`]): ten one-hour shards merge in tens of megabytes, where
 //! decoded they would take tens of gigabytes.
 
+mod gather;
+pub use gather::{gather, GatherError};
 mod summary;
 
 use crate::config::{RunConfig, RunEnvironment};

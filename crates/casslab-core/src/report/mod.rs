@@ -15,6 +15,7 @@
 //! `table` is the column layout every terminal table shares (`text`, `server_view`, and the
 //! binary's own).
 
+pub mod catalogue_text;
 pub mod comparison;
 pub mod comparison_json;
 pub mod config_table;
@@ -42,6 +43,7 @@ pub mod recall_text;
 pub mod report_json;
 pub mod run_view;
 pub mod runs_json;
+pub mod saved_run_text;
 pub mod server_view;
 pub mod spectrum;
 pub mod stages_text;

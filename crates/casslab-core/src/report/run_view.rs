@@ -1,7 +1,8 @@
-//! What the report formats (`html`, `markdown`, `report_json`: `format::report_formats`) read: a [`Report`] is a list of
-//! [`RunView`]s, each one saved run reduced to its meta data, per-phase summaries, per-interval
+//! What the report formats (`html`, `markdown`, `report_json`: `format::report_formats`) read:
+//! a [`Report`] is a list of [`RunView`]s, each one saved run reduced to its meta data, per-phase summaries, per-interval
 //! series and latency percentile spectra, plus the config keys whose values differ between the
-//! runs. It only reshapes what the store returned; it does not read the store, render or write.
+//! runs. It reshapes what the store returns (`RunView::of_saved_run` reads one saved run, a row
+//! at a time); it does not render or write.
 //!
 //! A report is built for saved runs today; experiments will add their variants (groups of
 //! runs, with intervals and verdicts) beside `runs` without changing how a run is shown.
@@ -9,7 +10,8 @@
 use super::config_table::{config_differences, ConfigDifference};
 pub use super::spectrum::{spectrum, OpSpectrum, SpectrumPoint};
 use crate::stats::{is_sub_op, ErrorKind, OpStats, OpSummary, Phase};
-use crate::store::{IntervalFigures, PhaseSummary, RunRecord, RunSummary, StoredInterval};
+use crate::store::{IntervalFigures, PhaseSummary, RunId, RunRecord, RunSummary, Store, StoreError, StoredInterval};
+use crate::validity;
 use std::collections::BTreeMap;
 
 /// Everything one report shows.
@@ -388,6 +390,45 @@ impl Rebuild {
                 }
             })
             .collect()
+    }
+}
+
+impl RunView {
+    /// Run `id` as the store saved it, read for a report: one interval row at a time (a long
+    /// run's decoded histograms would not fit in memory at once), with its server side, events,
+    /// profiles, load stages and validity; `wall_clock`: times shown as clock times.
+    pub fn of_saved_run(store: &Store, id: RunId, wall_clock: bool) -> Result<RunView, StoreError> {
+        let record = store.run(id)?;
+        // one interval row at a time: a long run's decoded histograms would not fit in memory at
+        // once; and a finished run's rows without their histograms, whose percentiles are saved
+        let mut view = RunViewBuilder::new(record, &store.histograms(id)?);
+        let mut tally = validity::Tally::default();
+        if view.needs_histograms() {
+            store.for_each_interval(id, |row| {
+                let figures = row.figures();
+                tally.add(&figures);
+                view.add_figures(figures);
+                view.add_histograms(&row);
+                Ok(())
+            })?;
+        } else {
+            store.for_each_interval_figures(id, |row| {
+                tally.add(&row);
+                view.add_figures(row);
+                Ok(())
+            })?;
+        }
+        let mut view = view.finish();
+        view.server = store.server_samples(id)?;
+        view.traces = store.traces(id)?;
+        view.violations = store.violations(id)?;
+        view.profiles = store.profiles(id)?;
+        (view.events, view.event_impacts) = store.events(id)?.into_iter().unzip();
+        view.wall_clock = wall_clock;
+        view.loads = store.interval_loads(id)?;
+        view.load = crate::analysis::load_curve::of_run(store, id)?;
+        view.validity = Some(validity::assess(&view.record, &tally, &view.server, !view.events.is_empty()));
+        Ok(view)
     }
 }
 

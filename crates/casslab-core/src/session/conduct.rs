@@ -94,7 +94,7 @@ pub fn plan_from_design(setup: &ExperimentSetup<'_>, judging: &JudgeOptions, tar
         exp.variants.iter().skip(1).flat_map(|v| judged.iter().map(move |f| (format!("{}: {} {}", v.name, f.op, f.metric.label()), f.metric))).collect();
     let per_pair = vec![judged.len(); exp.variants.len().saturating_sub(1)];
     let family = (0..per_pair.len()).map(|i| judging.plan.family.size(&per_pair, i)).max().unwrap_or(1);
-    let simultaneous = setup.design == Design::Simultaneous && crate::experiment::design::why_not_simultaneous(exp, false).is_none();
+    let simultaneous = setup.together();
     let run = base.run.as_ref();
     let run_s = setup.base.warmup_s.or(run.map(|r| r.warmup_s)).unwrap_or(DEFAULT_WARMUP_S)
         + setup.base.duration_s.or(run.map(|r| r.duration_s)).unwrap_or(DEFAULT_RUN_S)

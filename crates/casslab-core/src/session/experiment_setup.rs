@@ -111,6 +111,24 @@ impl ExperimentSetup<'_> {
     pub fn load_point_warning(&self) -> Option<String> {
         undeclared_load_point(self.exp, &self.base, self.concurrency_declared)
     }
+
+    /// Whether the variants run at the same time: asked for, and possible (else the experiment
+    /// says why, and runs them one after the other).
+    pub fn together(&self) -> bool {
+        self.design == Design::Simultaneous && crate::experiment::design::why_not_simultaneous(self.exp, false).is_none()
+    }
+
+    /// "3 repetitions", or "blocks until each judged change is within ±5% or found (budget 20 min)".
+    pub fn design_words(&self) -> String {
+        match &self.sequential {
+            None => format!("{} repetitions", self.repetitions),
+            Some(p) => format!(
+                "blocks until each judged change is within ±{}% or found (budget {})",
+                p.precision * 100.0,
+                crate::analysis::approx_duration(p.budget_s)
+            ),
+        }
+    }
 }
 
 /// The judging of a sequential experiment's looks: blocks as the unit, with the design's

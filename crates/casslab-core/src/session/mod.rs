@@ -18,6 +18,7 @@ mod experiment_setup;
 pub mod findmax;
 mod index_events;
 mod maker;
+mod narration;
 mod network_events;
 mod observer;
 mod profiling;
@@ -29,6 +30,7 @@ pub mod verify_pass;
 
 pub use changes::check_rate_events;
 pub use event_check_error::EventCheckError;
+pub use narration::{narration, ProgressLine};
 pub use observer::{Observer, Quiet, SessionEvent};
 pub use run_checks::workload_for_run;
 pub use timeline::check_events;

@@ -43,7 +43,7 @@ pub fn command() -> clap::Command {
             )
         })
     });
-    for page in help::PAGES {
+    for page in &help::pages() {
         c = match page.command {
             "" => with_page(c, page),
             name => c.mut_subcommand(name, |s| with_page(s, page)),
@@ -234,8 +234,8 @@ pub enum Command {
 
 #[cfg(test)]
 mod tests {
-    use super::to_config::shard_index;
     use super::*;
+    use casslab_core::flag_values::{parse_rate, shard_index};
 
     #[test]
     fn the_event_help_lists_every_kind_of_event() {
@@ -296,6 +296,7 @@ mod tests {
             parse_count("0").unwrap_err(),
             parse_count("many").unwrap_err(),
         ] {
+            let e = anyhow::Error::from(e);
             assert_eq!(classify(&e), Exit::Usage, "{e}");
         }
     }
@@ -311,7 +312,7 @@ mod tests {
             (None, Some(3), None, "set JOB_COMPLETION_INDEX"),
             (None, Some(3), Some("5".to_string()), "not an index below 3"),
         ] {
-            let e = shard_index(flag, n, job).unwrap_err();
+            let e = anyhow::Error::from(shard_index(flag, n, job).unwrap_err());
             assert!(e.to_string().contains(says), "{e}");
             assert_eq!(crate::exit::classify(&e), crate::exit::Exit::Usage);
         }

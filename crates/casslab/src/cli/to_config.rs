@@ -1,91 +1,20 @@
 //! The flags converted into the library's plain config structs (`RunConfig`, `ClusterConfig`,
-//! `RedisConfig`, `ShardConfig`, a profile's settings) and the parsers of single flag values
-//! (durations, counts, rates and schedules, requests in flight, `-P`, `--set`, heaps, shards), and
-//! the `--format` flags' values from the library's tables of formats. A value that does not
-//! parse is a usage error naming the flag and what to write.
+//! `RedisConfig`, `ShardConfig`, a profile's settings). Single values are read by the library's
+//! `flag_values` (durations, counts, rates and schedules, requests in flight, `-P`, `--set`,
+//! heaps, shards, formats); a value that does not parse is an input error naming the flag and
+//! what to write.
 
 use super::args::{ClusterArgs, RunOptions};
 use super::DEFAULT_CONCURRENCY;
 use crate::exit::{bail_usage, usage};
 use anyhow::Result;
 use casslab_core::config::{ClusterConfig, LoadMode, RedisConfig, RunConfig, ShardConfig, CONFIG_VERSION};
-use casslab_core::cql::Consistency;
-use casslab_core::load_shape::LoadShape;
-use casslab_core::report::format::{Format, Formats};
+pub use casslab_core::flag_values::{
+    format_named, level, parse_concurrency, parse_count, parse_duration_s, parse_heap_mb, parse_params, parse_rate_shape, parse_settings, redis_url,
+    shard_index,
+};
 use casslab_core::targets::in_process;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-
-/// `KEY=VALUE` settings: VALUE as JSON when it parses, else as text.
-pub fn parse_settings(items: &[String]) -> Result<std::collections::BTreeMap<String, serde_json::Value>> {
-    let mut out = std::collections::BTreeMap::new();
-    for it in items {
-        let (k, v) = it.split_once('=').ok_or_else(|| usage(format!("--set {it}: write KEY=VALUE, e.g. --set concurrent_reads=64")))?;
-        let v = v.trim();
-        let value = serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
-        out.insert(k.trim().to_string(), value);
-    }
-    Ok(out)
-}
-
-pub fn parse_duration_s(what: &str, v: &str) -> Result<f64> {
-    casslab_core::units::parse_duration_s(v).map_err(|m| usage(format!("--{what}: {m}")))
-}
-
-pub fn parse_rate(v: &str) -> Result<f64> {
-    let t = v.trim().trim_end_matches("/s").trim_end_matches("ops").trim();
-    match t.parse::<f64>() {
-        Ok(r) if r > 0.0 && r.is_finite() => Ok(r),
-        _ => bail_usage!("--rate {v}: write a number of operations per second, e.g. --rate 5000"),
-    }
-}
-
-/// `--rate`: a fixed rate (`5000`, `5000/s`) or a schedule (`ramp 100..5000 over 60s, hold 2m`).
-pub fn parse_rate_shape(v: &str) -> Result<LoadShape> {
-    if let Ok(r) = parse_rate(v) {
-        return Ok(LoadShape::fixed(r));
-    }
-    let shape = LoadShape::parse(v).map_err(|e| usage(format!("--rate {e}")))?;
-    if shape.peak() <= 0.0 {
-        bail_usage!("--rate {v}: the schedule never rises above 0");
-    }
-    Ok(shape)
-}
-
-/// The format `name` of a table, given with `--flag` (clap checked it against the table).
-pub fn format_named<'f, In: ?Sized>(formats: Formats<'f, In>, flag: &str, name: &str) -> Result<&'f dyn Format<In>> {
-    let names = formats.names().join(", ");
-    formats.named(name).ok_or_else(|| usage(format!("--{flag} {name}: one of {names}")))
-}
-
-/// `--count`: operations of the run phase, at least 1 (`1000000`, `1M`, `10k`).
-pub fn parse_count(v: &str) -> Result<u64> {
-    match casslab_core::units::parse_count(v) {
-        Some(n) if n >= 1 => Ok(n as u64),
-        Some(_) => bail_usage!("--count {v}: a run phase of no operations measures nothing; give how many to run, e.g. --count 100000"),
-        None => bail_usage!("--count {v}: write a whole number of operations, e.g. --count 100000 or --count 1M"),
-    }
-}
-
-/// `--concurrency`: a number of requests in flight (at least 1) or a schedule of them.
-pub fn parse_concurrency(v: &str) -> Result<LoadShape> {
-    if let Ok(n) = v.trim().parse::<f64>() {
-        let n = casslab_core::limits::concurrency(n).map_err(|e| usage(format!("--concurrency {v}: {e}")))?;
-        return Ok(LoadShape::fixed(n as f64));
-    }
-    let shape = LoadShape::parse(v).map_err(|e| usage(format!("--concurrency {e}")))?;
-    shape.check_in_flight().map_err(|e| usage(format!("--concurrency {e}")))?;
-    Ok(shape)
-}
-
-pub fn parse_params(items: &[String]) -> Result<BTreeMap<String, String>> {
-    let mut m = BTreeMap::new();
-    for it in items {
-        let (k, v) = it.split_once('=').ok_or_else(|| usage(format!("-P {it}: write NAME=VALUE, e.g. -P rows=100000")))?;
-        m.insert(k.trim().to_string(), v.trim().to_string());
-    }
-    Ok(m)
-}
 
 impl ClusterArgs {
     pub fn to_config(&self) -> Result<ClusterConfig> {
@@ -240,48 +169,10 @@ impl RunOptions {
     }
 }
 
-/// `--consistency LEVEL` (`serial`: false) or `--serial-consistency LEVEL` (true).
-fn level(flag: &str, text: &str, serial: bool) -> Result<Consistency> {
-    match Consistency::parse(text).filter(|c| c.is_serial() == serial) {
-        Some(c) => Ok(c),
-        None if serial => bail_usage!("--{flag} {text}: write SERIAL or LOCAL_SERIAL"),
-        None => bail_usage!("--{flag} {text}: write one of ANY, ONE, TWO, THREE, QUORUM, ALL, LOCAL_QUORUM, EACH_QUORUM, LOCAL_ONE (SERIAL and LOCAL_SERIAL are --serial-consistency's)"),
-    }
-}
-
-/// This loader's (index, count) from `--shard I/N`, or `--shards N` and the job's index.
-pub(crate) fn shard_index(shard: Option<&str>, shards: Option<u32>, job_index: Option<String>) -> Result<Option<(u32, u32)>> {
-    match (shard, shards) {
-        (Some(text), _) => {
-            let parsed = text.split_once('/').and_then(|(i, n)| Some((i.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?)));
-            match parsed {
-                Some((i, n)) if n >= 1 && i < n => Ok(Some((i, n))),
-                _ => bail_usage!("--shard {text}: write INDEX/COUNT with 0 <= INDEX < COUNT, e.g. --shard 0/4"),
-            }
-        }
-        (None, Some(n)) => {
-            let var =
-                job_index.ok_or_else(|| usage(format!("--shards {n}: set JOB_COMPLETION_INDEX (a Kubernetes Indexed Job does), or give --shard I/{n}")))?;
-            match var.trim().parse::<u32>() {
-                Ok(i) if n >= 1 && i < n => Ok(Some((i, n))),
-                _ => bail_usage!("--shards {n}: JOB_COMPLETION_INDEX is \"{var}\", not an index below {n}"),
-            }
-        }
-        (None, None) => Ok(None),
-    }
-}
-
 impl RunOptions {
     /// The Redis target of `--target URL`.
     fn redis_config(&self, url: &str) -> Result<RedisConfig> {
-        let url = url.trim();
-        if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
-            bail_usage!("--target {url}: write redis://HOST:PORT (rediss:// for TLS); a CQL cluster is given with --hosts");
-        }
-        let authority = url.split_once("://").map(|(_, r)| r.split('/').next().unwrap_or("")).unwrap_or("");
-        if authority.rsplit_once('@').is_some_and(|(user, _)| user.contains(':')) {
-            bail_usage!("--target: the URL holds a password, which would be saved with the run; drop it and set CASSLAB_REDIS_PASSWORD");
-        }
+        let url = redis_url(url)?;
         let timeout_s = parse_duration_s("request-timeout", &self.cluster.request_timeout)?;
         Ok(RedisConfig {
             url: url.to_string(),
@@ -290,21 +181,5 @@ impl RunOptions {
             request_timeout_ms: (timeout_s * 1000.0) as u64,
             local: false,
         })
-    }
-}
-
-/// Parses `1G`, `768M`, `1024` (MiB) into MiB.
-pub fn parse_heap_mb(v: &str) -> Result<u32> {
-    let t = v.trim().to_ascii_uppercase();
-    let (num, mult) = if let Some(n) = t.strip_suffix('G') {
-        (n, 1024.0)
-    } else if let Some(n) = t.strip_suffix('M') {
-        (n, 1.0)
-    } else {
-        (t.as_str(), 1.0)
-    };
-    match num.trim().parse::<f64>() {
-        Ok(x) if x > 0.0 => Ok((x * mult) as u32),
-        _ => bail_usage!("--heap {v}: write e.g. 1G or 768M"),
     }
 }

@@ -17,10 +17,9 @@ use crate::cli::{format_named, AnalysisArgs, CompareArgs};
 use crate::exit::{bail_usage, usage, Exit};
 use crate::out;
 use anyhow::Result;
-use casslab_core::analysis::recall::{compare_recall, RecallComparison};
 use casslab_core::analysis::saved_experiment::{saved_experiment, SavedExperimentError};
 use casslab_core::analysis::study::{Family, Group, StudyPlan};
-use casslab_core::analysis::verified::{compare_verified, VerifiedComparison};
+use casslab_core::analysis::verified::VerifiedComparison;
 use casslab_core::analysis::{AnalysisOptions, Gate, LatencyKind, MaxRegression};
 use casslab_core::judge::{judge, Gates, JudgeOptions, Judgement, Screening};
 use casslab_core::report::experiment_html::ExperimentPage;
@@ -46,7 +45,7 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
         return Ok(Exit::Failed.code());
     }
     let name = format!("runs {}", ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "));
-    show(&store, &j, args, (&name, ""), Vec::new(), verified(&store, &j)?)?;
+    show(&store, &j, args, (&name, ""), Vec::new(), j.verified(&store)?)?;
     Ok(print_gates(&j, &o.gates, o.plan.opts.confidence, args.allow_undecided).code())
 }
 
@@ -92,7 +91,7 @@ fn say_screening(j: &Judgement, refused: &str) {
 fn show(store: &Store, j: &Judgement, args: &CompareArgs, page: (&str, &str), notes: Vec<String>, verified: Option<VerifiedComparison>) -> Result<()> {
     let Some(s) = &j.study else { return Ok(()) };
     let format = format_named(comparison_formats(), "format", &args.format)?;
-    let recall = recall(store, j)?;
+    let recall = j.recall(store)?;
     let mut notes = notes;
     notes.extend(recall.as_ref().map(casslab_core::report::recall_text::verdict_lines).unwrap_or_default());
     let shown = ComparisonReport { study: s, verified: verified.as_ref(), recall: recall.as_ref(), server: j.server.as_ref() };
@@ -102,18 +101,6 @@ fn show(store: &Store, j: &Judgement, args: &CompareArgs, page: (&str, &str), no
         write_page(path, ExperimentPage::of_study(page.0, "", page.1, s).with_profiles(store, s)?.with_timelines(store, s)?, notes, server_lines)?;
     }
     Ok(())
-}
-
-/// The verified reads of the judged groups compared, when any side verified reads.
-pub(crate) fn verified(store: &Store, j: &Judgement) -> Result<Option<VerifiedComparison>> {
-    let (window_s, confidence) = j.study.as_ref().map_or((60.0, 0.95), |s| (s.plan.opts.window_s, s.plan.opts.confidence));
-    Ok(compare_verified(store, &j.groups, window_s, confidence)?)
-}
-
-/// The recall of the judged groups' vector searches, compared, when any side searched.
-pub(crate) fn recall(store: &Store, j: &Judgement) -> Result<Option<RecallComparison>> {
-    let (window_s, confidence) = j.study.as_ref().map_or((60.0, 0.95), |s| (s.plan.opts.window_s, s.plan.opts.confidence));
-    Ok(compare_recall(store, &j.groups, window_s, confidence)?)
 }
 
 /// Writes a study's page to `path` (`-`: stdout), with `notes` first among its notes and the
@@ -132,34 +119,13 @@ fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, o: &JudgeOpt
         SavedExperimentError::NotFound(_) | SavedExperimentError::FindMax(_) => usage(format!("--experiment {key}: {e}")),
         e => anyhow::Error::new(e),
     })?;
-    let runs = |ids: &[RunId]| ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(" ");
-    let variants: Vec<String> = saved.groups.iter().map(|g| format!("{} (runs {})", g.label, runs(&g.runs))).collect();
-    out::note(&format!("experiment {} ({}): {}; baseline: {}", saved.name, saved.id, variants.join(", "), saved.groups[0].label));
-    let seed = saved.order_seed.as_ref().map(|s| format!(", seed {s}")).unwrap_or_default();
-    let kind = saved.order_kind.as_deref().unwrap_or("as run");
-    let together = saved.design.as_ref().filter(|d| d.simultaneous);
-    let mut notes = vec![if let Some(d) = together {
-        format!("measured design: simultaneous (the variants at the same time, layout {})", d.layout.as_deref().unwrap_or("shared"))
-    } else {
-        format!("measured order ({kind}{seed}): {}", saved.order.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>().join(" "))
-    }];
-    if !saved.unmeasured.is_empty() {
-        notes.push(format!("unmeasured round: runs {}", runs(&saved.unmeasured)));
-    }
+    out::note(&saved.headline());
+    let mut notes = saved.design_notes();
     // screened (and the window chosen) over every run of the experiment, once
     let all = casslab_core::judge::screen(store, &saved.groups, o)?;
     say_screening(&all, "left out of the comparison");
     notes.extend(all.refused.iter().map(|r| format!("left out of the comparison: {r}")));
-    let mut plan = o.plan.clone();
-    plan.opts.window_s = all.window.map_or(plan.opts.window_s, |w| w.window_s);
-    // an experiment made in blocks is judged block by block, sequentially if it ran so
-    if let Some(d) = &saved.design {
-        plan.blocks = Some(d.block_design());
-        plan.judged = plan.judged.or_else(|| d.judged.clone());
-        if !args.analysis.family {
-            plan.family = d.family;
-        }
-    }
+    let plan = saved.study_plan(&o.plan, all.window.map(|w| w.window_s), args.analysis.family);
     let mut gates = Exit::Success;
     let mut worst = |e: Exit| {
         if e == Exit::Failed || (e == Exit::Undecided && gates == Exit::Success) {
@@ -184,7 +150,7 @@ fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, o: &JudgeOpt
                 continue;
             }
             out::print(&format!("\nat {rate:.0} ops/s:\n"))?;
-            show(store, &j, args, (&saved.name, &saved.id), Vec::new(), verified(store, &j)?)?;
+            show(store, &j, args, (&saved.name, &saved.id), Vec::new(), j.verified(store)?)?;
             worst(print_gates(&j, &o.gates, o.plan.opts.confidence, args.allow_undecided));
         }
     } else {
@@ -193,7 +159,7 @@ fn compare_experiment(store: &Store, key: &str, args: &CompareArgs, o: &JudgeOpt
             eprintln!("experiment {}: fewer than two variants have runs to compare", saved.id);
             return Ok(Exit::Failed.code());
         }
-        show(store, &j, args, (&saved.name, &saved.id), notes, verified(store, &j)?)?;
+        show(store, &j, args, (&saved.name, &saved.id), notes, j.verified(store)?)?;
         worst(print_gates(&j, &o.gates, o.plan.opts.confidence, args.allow_undecided));
     }
     Ok(if !all.refused.is_empty() { Exit::Failed } else { gates }.code())

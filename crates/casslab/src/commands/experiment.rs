@@ -48,7 +48,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     }
     // a plan from the store or from assumed spreads touches no cluster
     if args.plan && !args.pilot {
-        return plan_without_running(&args, &exp, &store, &judging, sequential, &base);
+        return plan_without_running(&setup_of(&args, &exp, base, sequential)?, &store, &judging);
     }
     // --event applies to every variant's run; all are checked before the cluster is touched
     let mut extra_events = Vec::new();
@@ -64,20 +64,10 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
         v.workload.events.extend(extra_events.iter().cloned());
         check_events(&v.workload.events, local.as_deref().map(|c| c as &dyn ClusterControl)).with_context(|| format!("variant {}", v.name))?;
     }
-    let mut setup = ExperimentSetup {
-        exp: &exp,
-        base,
-        repetitions: repetitions_flag(&args)?.or(exp.design.repetitions).unwrap_or(exp.repetitions),
-        run_order: run_order(&args, &exp)?,
-        experiment_id: new_experiment_id(&exp),
-        tags: args.run.tags.clone(),
-        concurrency_declared: args.run.concurrency.is_some() || exp.concurrency.is_some(),
-        sequential,
-        design: design_of(&args, &exp),
-    };
+    let mut setup = setup_of(&args, &exp, base, sequential)?;
     let mut judging = judging;
     if let Some(b) = judging.plan.blocks.as_mut() {
-        b.simultaneous = together(&setup);
+        b.simultaneous = setup.together();
     }
     if let Some(w) = setup.load_point_warning() {
         out::warn(&w);
@@ -85,7 +75,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     let creds = if any_cql {
         run::connect_target(&mut setup.base, local.as_ref().map(|c| c.cluster()).as_ref())?
     } else {
-        Credentials { password: None, redis_password: run::redis_password() }
+        Credentials { password: None, redis_password: Credentials::from_env().redis_password }
     };
     if any_redis {
         run::aim_redis(&mut setup.base, &args.run.local)?;
@@ -93,7 +83,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     let baseline = &exp.variants[0].name;
     eprintln!(
         "{}",
-        experiment_text::header(&exp.name, &setup.experiment_id, exp.variants.len(), &design_words(&setup), &setup.run_order, together(&setup), baseline)
+        experiment_text::header(&exp.name, &setup.experiment_id, exp.variants.len(), &setup.design_words(), &setup.run_order, setup.together(), baseline)
     );
     let rt = run::runtime(setup.base.threads)?;
     let lab = Lab {
@@ -163,31 +153,28 @@ fn base_of(args: &ExperimentArgs, exp: &Experiment, sequential: bool) -> Result<
     Ok(base_config(exp, cli, (args.run.concurrency.is_some(), args.run.rate.is_some())))
 }
 
-/// `--plan` without `--pilot`: from the store's last execution, else from the design with
-/// assumed spreads; nothing is started or connected.
-fn plan_without_running(
-    args: &ExperimentArgs,
-    exp: &Experiment,
-    store: &Store,
-    judging: &JudgeOptions,
-    sequential: Option<SequentialPlan>,
-    base: &casslab_core::config::RunConfig,
-) -> Result<i32> {
-    let target = sequential_target(sequential)?;
-    let setup = ExperimentSetup {
+/// The experiment to make: the file's, with the flags' base config, order and design.
+fn setup_of<'e>(args: &ExperimentArgs, exp: &'e Experiment, base: RunConfig, sequential: Option<SequentialPlan>) -> Result<ExperimentSetup<'e>> {
+    Ok(ExperimentSetup {
         exp,
-        base: base.clone(),
-        repetitions: exp.repetitions,
+        base,
+        repetitions: repetitions_flag(args)?.or(exp.design.repetitions).unwrap_or(exp.repetitions),
         run_order: run_order(args, exp)?,
         experiment_id: new_experiment_id(exp),
-        tags: Vec::new(),
+        tags: args.run.tags.clone(),
         concurrency_declared: args.run.concurrency.is_some() || exp.concurrency.is_some(),
         sequential,
         design: design_of(args, exp),
-    };
-    let found = match plan_from_history(store, &setup, judging, target)? {
+    })
+}
+
+/// `--plan` without `--pilot`: from the store's last execution, else from the design with
+/// assumed spreads; nothing is started or connected.
+fn plan_without_running(setup: &ExperimentSetup, store: &Store, judging: &JudgeOptions) -> Result<i32> {
+    let target = sequential_target(setup.sequential)?;
+    let found = match plan_from_history(store, setup, judging, target)? {
         Some(found) => found,
-        None => plan_from_design(&setup, judging, target),
+        None => plan_from_design(setup, judging, target),
     };
     show_plan(found)?;
     Ok(Exit::Success.code())
@@ -226,10 +213,10 @@ fn show(v: &ExperimentVerdict, args: &ExperimentArgs, gates: &casslab_core::judg
     j.warnings.iter().for_each(|w| out::warn(w));
     j.refused.iter().for_each(|r| eprintln!("left out of the comparison: {r}"));
     out::print(&experiment_text::verdicts(v))?;
-    if let Some(c) = compare::verified(store, j)? {
+    if let Some(c) = j.verified(store)? {
         out::print(&casslab_core::report::data::verified_comparison_text(&c))?;
     }
-    let recall = compare::recall(store, j)?;
+    let recall = j.recall(store)?;
     if let Some(c) = &recall {
         out::print(&casslab_core::report::recall_text::comparison_text(c))?;
     }
@@ -287,24 +274,6 @@ fn repetitions_flag(args: &ExperimentArgs) -> Result<Option<u32>> {
 /// A design flag's value through the check of the file's key of the same name.
 fn checked(flag: &str, v: Option<&str>, check: fn(&str) -> Result<f64, String>) -> Result<Option<f64>> {
     v.map(|t| check(t).map_err(|e| usage(format!("--{flag} {t}: {e}")))).transpose()
-}
-
-/// "3 repetitions", or "blocks until each judged change is within ±5% (budget 20 min)".
-fn design_words(setup: &ExperimentSetup) -> String {
-    match &setup.sequential {
-        None => format!("{} repetitions", setup.repetitions),
-        Some(p) => format!(
-            "blocks until each judged change is within ±{}% or found (budget {})",
-            p.precision * 100.0,
-            casslab_core::analysis::approx_duration(p.budget_s)
-        ),
-    }
-}
-
-/// Whether the variants run at the same time: asked for, and possible (else the experiment
-/// says why, and runs them one after the other).
-fn together(setup: &ExperimentSetup) -> bool {
-    setup.design == Design::Simultaneous && casslab_core::experiment::design::why_not_simultaneous(setup.exp, false).is_none()
 }
 
 /// When the variants run: the flags', else the file's `design:`, else one after the other.

@@ -57,7 +57,7 @@ fn cluster(a: ClusterImportArgs) -> Result<i32> {
     }
     let limits = import::live_cluster::SampleLimits { rows: a.sample_rows.max(1), time_s: crate::cli::parse_duration_s("sample-time", &a.sample_time)? };
     let cfg = a.cluster.to_config()?;
-    let creds = casslab_core::config::Credentials { password: std::env::var("CASSLAB_PASSWORD").ok(), ..Default::default() };
+    let creds = casslab_core::config::Credentials::from_env();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let imported = rt.block_on(async {
         let session = casslab_core::targets::cql::connect(&cfg, &creds).await?;
@@ -83,7 +83,7 @@ fn capture(a: CaptureArgs) -> Result<i32> {
         None
     } else {
         let cfg = a.cluster.to_config()?;
-        let creds = casslab_core::config::Credentials { password: std::env::var("CASSLAB_PASSWORD").ok(), ..Default::default() };
+        let creds = casslab_core::config::Credentials::from_env();
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let wanted: Vec<String> = match &a.keyspace {
             Some(k) => vec![k.clone()],

@@ -7,8 +7,8 @@ use crate::exit::{bail_usage, usage, Exit};
 use crate::out;
 use anyhow::Result;
 use casslab_core::config::Credentials;
-use casslab_core::lint::live_schema::{apply_live, read_live_schema, LiveSchema};
-use casslab_core::lint::{lint, lint_target, lint_target_with, Finding, LintOptions, Severity};
+use casslab_core::lint::live_schema::lint_target_live;
+use casslab_core::lint::{lint, lint_target, Finding, LintOptions, Severity};
 use casslab_core::report;
 use casslab_core::workload::Workload;
 use std::collections::BTreeMap;
@@ -46,36 +46,10 @@ pub fn lint_command(args: &LintArgs) -> Result<i32> {
 /// Lints with the live schema of each workload's keyspace, read from the --hosts cluster.
 fn lint_live(args: &LintArgs, overrides: &BTreeMap<String, String>, opts: &LintOptions) -> Result<Vec<Finding>> {
     let cfg = args.cluster.to_config()?;
-    let creds = Credentials { password: std::env::var("CASSLAB_PASSWORD").ok(), ..Credentials::default() };
+    let creds = Credentials::from_env();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let session = rt.block_on(casslab_core::targets::cql::connect(&cfg, &creds))?;
-    let mut cache: BTreeMap<String, Option<LiveSchema>> = BTreeMap::new();
-    let mut adjust = |w: Workload| -> Workload {
-        let live = cache.entry(w.keyspace.clone()).or_insert_with(|| match rt.block_on(read_live_schema(&session, &w.keyspace)) {
-            Ok(Some(l)) => {
-                eprintln!(
-                    "lint: keyspace {} read from the cluster ({} tables, replication {})",
-                    w.keyspace,
-                    l.tables.len(),
-                    l.replication.as_deref().unwrap_or("?")
-                );
-                Some(l)
-            }
-            Ok(None) => {
-                eprintln!("lint: the cluster has no keyspace {}; judging the workload's own schema", w.keyspace);
-                None
-            }
-            Err(e) => {
-                crate::out::warn(&format!("{e}; judging the workload's own schema"));
-                None
-            }
-        });
-        match live {
-            Some(l) => apply_live(&w, l),
-            None => w,
-        }
-    };
-    Ok(lint_target_with(&args.target, overrides, opts, &mut adjust)?)
+    Ok(lint_target_live(&rt, &session, &args.target, overrides, opts, &mut |line| eprintln!("{line}"))?)
 }
 
 /// Before a run: the warnings and errors of the workload's data model, on stderr. The run

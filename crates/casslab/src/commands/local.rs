@@ -7,7 +7,6 @@ use crate::out;
 use anyhow::Result;
 use casslab_core::cluster::{Gc, ServerSpec};
 use casslab_core::network;
-use casslab_core::report::table::TextTable;
 use casslab_local::local_redis::{LocalRedis, RedisOptions};
 use casslab_local::{LocalCluster, LocalOptions, SavedCluster, DEFAULT_SUPERUSER, DEFAULT_SUPERUSER_PASSWORD};
 use std::path::PathBuf;
@@ -46,17 +45,8 @@ fn redis(cmd: LocalRedisCommand) -> Result<i32> {
         }
         LocalRedisCommand::Status(h) => {
             let st = redis_for(&h)?.status();
-            let mut t = TextTable::new(["server", "address", "pid", "process", "answers", "log"]).right([2]);
-            t.row([
-                "redis-server".to_string(),
-                format!("{}:{}", st.address, st.port),
-                st.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
-                (if st.pid.is_some() { "running" } else { "stopped" }).to_string(),
-                (if st.answers { "yes" } else { "no" }).to_string(),
-                st.log_file.display().to_string(),
-            ]);
-            out::print(&t.to_string())?;
-            Ok(if st.pid.is_some() && st.answers { Exit::Success } else { Exit::Setup }.code())
+            out::print(&st.table())?;
+            Ok(if st.healthy() { Exit::Success } else { Exit::Setup }.code())
         }
         LocalRedisCommand::Down(h) => {
             redis_for(&h)?.down(&mut |line| out::note(line))?;

@@ -11,9 +11,8 @@ use crate::out;
 use anyhow::{Context, Result};
 use casslab_core::report::format::{report_formats, Format};
 use casslab_core::report::html::HtmlReport;
-use casslab_core::report::run_view::{Report, RunView, RunViewBuilder};
+use casslab_core::report::run_view::{Report, RunView};
 use casslab_core::store::{RunId, Store, StoreError};
-use casslab_core::validity;
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -31,7 +30,7 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
     let mut runs = Vec::with_capacity(args.runs.len());
     for arg in &args.runs {
         let id = resolve(&store, arg)?;
-        runs.push(load(&store, id, args.wall_clock).map_err(|e| match e {
+        runs.push(RunView::of_saved_run(&store, id, args.wall_clock).map_err(|e| match e {
             StoreError::NoSuchRun(id) => usage(format!("no saved run with id {id} in {} (see `casslab runs`)", path.display())),
             e => anyhow::Error::new(e).context(format!("cannot read run {id}")),
         })?);
@@ -79,40 +78,6 @@ pub(super) fn resolve(store: &Store, arg: &str) -> Result<RunId> {
         return store.latest_run()?.ok_or_else(|| usage("no saved runs yet; `casslab run ycsb-a` makes one"));
     }
     arg.parse().map_err(|_| usage(format!("\"{arg}\" is not a run id: give a number from `casslab runs`, or latest")))
-}
-
-fn load(store: &Store, id: RunId, wall_clock: bool) -> Result<RunView, StoreError> {
-    let record = store.run(id)?;
-    // one interval row at a time: a long run's decoded histograms would not fit in memory at
-    // once; and a finished run's rows without their histograms, whose percentiles are saved
-    let mut view = RunViewBuilder::new(record, &store.histograms(id)?);
-    let mut tally = validity::Tally::default();
-    if view.needs_histograms() {
-        store.for_each_interval(id, |row| {
-            let figures = row.figures();
-            tally.add(&figures);
-            view.add_figures(figures);
-            view.add_histograms(&row);
-            Ok(())
-        })?;
-    } else {
-        store.for_each_interval_figures(id, |row| {
-            tally.add(&row);
-            view.add_figures(row);
-            Ok(())
-        })?;
-    }
-    let mut view = view.finish();
-    view.server = store.server_samples(id)?;
-    view.traces = store.traces(id)?;
-    view.violations = store.violations(id)?;
-    view.profiles = store.profiles(id)?;
-    (view.events, view.event_impacts) = store.events(id)?.into_iter().unzip();
-    view.wall_clock = wall_clock;
-    view.loads = store.interval_loads(id)?;
-    view.load = casslab_core::analysis::load_curve::of_run(store, id)?;
-    view.validity = Some(validity::assess(&view.record, &tally, &view.server, !view.events.is_empty()));
-    Ok(view)
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@ use crate::out;
 use anyhow::Result;
 use casslab_core::report::format::run_list_formats;
 use casslab_core::report::hdrlog::HdrLog;
-use casslab_core::report::run_view::summary_of_rows;
-use casslab_core::report::{csv, json, text};
+use casslab_core::report::saved_run_text::saved_run_text;
+use casslab_core::report::{csv, json};
 use casslab_core::stats::LatencyKind;
 use casslab_core::store::{tag_key, RunId, RunRecord, Store, StoreError};
 use casslab_core::validity;
@@ -108,50 +108,10 @@ pub fn show(run: &str, format: OutputFormat, export_args: &ExportArgs, args: &St
             })?;
             out::print(&csv::intervals_csv(&rows, record.env.clock_t0_unix_ms.unwrap_or(record.started_at_ms)))?
         }
-        OutputFormat::Text => {
-            // a run that did not finish (crashed, or still running) is summed up from its
-            // intervals, one row at a time
-            let summary = summary_of_rows(&record, |add| {
-                store.for_each_interval(id, |row| {
-                    add(&row);
-                    Ok(())
-                })
-            })?;
-            match summary {
-                Some(s) => {
-                    out::print(&text::run_summary(&record, &s))?;
-                    out::print(&casslab_core::report::recall_text::intervals_text(&store, id)?)?;
-                }
-                None => out::println(&format!("run {id} ({}) has no summary and no saved interval yet: status {}", record.workload, record.status.as_str()))?,
-            }
-            out::print(&validity::of_run(&store, id)?.text())?;
-            out::print(&casslab_core::report::data::violations_table(&store.violations(id)?))?;
-            if let Some(load) = casslab_core::analysis::load_curve::of_run(&store, id)? {
-                out::print(&casslab_core::report::stages_text::stages_text(&load))?;
-            }
-            out::print(&text::events_table(&store.events(id)?))?;
-            out::print(&server_text(&store, id))?;
-        }
+        OutputFormat::Text => out::print(&saved_run_text(&store, id)?)?,
     }
     export(&store, id, export_args)?;
     Ok(Exit::Success.code())
-}
-
-/// The server section of a saved run's terminal summary (empty when nothing was collected).
-pub fn server_text(store: &Store, run: RunId) -> String {
-    use casslab_core::report::server_view;
-    let mut series = server_view::ClientSeries::default();
-    let rows = store.for_each_interval_figures(run, |iv| {
-        series.add(&iv);
-        Ok(())
-    });
-    match (rows, store.server_samples(run)) {
-        (Ok(()), Ok(samples)) => {
-            let traces = store.traces(run).unwrap_or_default();
-            series.text_section(&samples) + &server_view::traces_text(&traces)
-        }
-        (Err(e), _) | (_, Err(e)) => format!("\nserver side: cannot read the saved samples: {e}\n"),
-    }
 }
 
 /// Writes the run's JSON export to `path` (`-`: stdout).

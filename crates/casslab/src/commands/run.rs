@@ -28,7 +28,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     cfg.workload_source = source;
     cfg.params = workload.params.clone();
     if cfg.shard.as_ref().is_some_and(|s| s.run_id.is_empty()) {
-        let id = default_run_id(&cfg);
+        let id = casslab_core::engine::default_shard_run_id(&cfg);
         if let Some(shard) = cfg.shard.as_mut() {
             shard.run_id = id;
         }
@@ -51,7 +51,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         Credentials::default()
     } else if is_redis {
         aim_redis(&mut cfg, &opts.local)?;
-        Credentials { password: None, redis_password: redis_password() }
+        Credentials { password: None, redis_password: Credentials::from_env().redis_password }
     } else {
         connect_target(&mut cfg, local.as_ref().map(|c| c.cluster()).as_ref())?
     };
@@ -95,32 +95,11 @@ pub fn run(args: RunArgs) -> Result<i32> {
     Ok(Exit::Success.code())
 }
 
-/// The name a sharded run gets when --run-id is not given: the same on every loader started
-/// with the same workload, parameters, seed, shard count, rate and timing (or count).
-fn default_run_id(cfg: &RunConfig) -> String {
-    let params = serde_json::to_string(&cfg.params).unwrap_or_default();
-    let count = cfg.shard.as_ref().map_or(1, |s| s.count).to_string();
-    let mut timing = format!("{} {:?} {:?} {}", cfg.rate_text(), cfg.duration_s, cfg.warmup_s, cfg.interval_ms);
-    if let Some(n) = cfg.count {
-        timing.push_str(&format!(" count {n}"));
-    }
-    let fp = casslab_core::engine::fingerprint(&[&cfg.workload_source, &params, &cfg.seed.to_string(), &count, &timing]);
-    format!("{}-{}", cfg.workload.rsplit('/').next().unwrap_or("run").trim_end_matches(".yaml"), &fp[..10])
-}
-
-/// A saved run's summary, events and server side, as `run` prints them at its end.
+/// A saved run's summary, events and server side, as `run` prints them at its end (nothing
+/// when the run saved no summary).
 fn print_saved(store: &Store, run: RunId) -> Result<()> {
-    let record = store.run(run)?;
-    if let Some(summary) = &record.summary {
-        out::print(&casslab_core::report::text::run_summary(&record, summary))?;
-        out::print(&casslab_core::report::recall_text::intervals_text(store, run)?)?;
-        out::print(&casslab_core::validity::of_run(store, run)?.text())?;
-        out::print(&casslab_core::report::data::violations_table(&store.violations(run)?))?;
-        if let Some(load) = casslab_core::analysis::load_curve::of_run(store, run)? {
-            out::print(&casslab_core::report::stages_text::stages_text(&load))?;
-        }
-        out::print(&casslab_core::report::text::events_table(&store.events(run)?))?;
-        out::print(&results::server_text(store, run))?;
+    if store.run(run)?.summary.is_some() {
+        out::print(&casslab_core::report::saved_run_text::saved_run_text(store, run)?)?;
     }
     Ok(())
 }
@@ -152,12 +131,7 @@ pub fn connect_target(cfg: &mut RunConfig, local: Option<&LocalCluster>) -> Resu
         Some(p) if std::env::var_os("CASSLAB_PASSWORD").is_none() => Some(p),
         _ => password_for(cfg)?,
     };
-    Ok(Credentials { password, redis_password: redis_password() })
-}
-
-/// The Redis password, from the environment only (never a flag: it would show in `ps`).
-pub fn redis_password() -> Option<String> {
-    std::env::var("CASSLAB_REDIS_PASSWORD").ok().filter(|p| !p.is_empty())
+    Ok(Credentials { password, redis_password: Credentials::from_env().redis_password })
 }
 
 /// Aims `cfg` at the Redis server of a Redis workload: `--target` as given, else casslab's
@@ -213,21 +187,4 @@ fn password_for(cfg: &RunConfig) -> Result<Option<String>> {
         return Err(usage(format!("--user {user}: set the password in CASSLAB_PASSWORD (there is no terminal to ask on)")));
     }
     Ok(Some(rpassword::prompt_password(format!("password for {user}: "))?))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use casslab_core::config::ShardConfig;
-    use casslab_core::load_shape::LoadShape;
-
-    #[test]
-    fn shards_of_different_schedules_get_different_run_ids() {
-        let shard = ShardConfig { index: 0, count: 2, run_id: String::new(), barrier_timeout_ms: 0 };
-        let a =
-            RunConfig { workload: "kv".into(), shard: Some(shard), rate: Some(LoadShape::parse("ramp 100..5000 over 60s").unwrap()), ..RunConfig::default() };
-        let b = RunConfig { rate: Some(LoadShape::parse("steps 100 200 each 30s").unwrap()), ..a.clone() };
-        assert_ne!(default_run_id(&a), default_run_id(&b));
-        assert_eq!(default_run_id(&a), default_run_id(&a.clone()));
-    }
 }
