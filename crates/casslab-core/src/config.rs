@@ -96,6 +96,11 @@ impl Credentials {
     pub fn from_env() -> Credentials {
         Credentials { password: std::env::var("CASSLAB_PASSWORD").ok(), redis_password: std::env::var("CASSLAB_REDIS_PASSWORD").ok().filter(|p| !p.is_empty()) }
     }
+
+    /// For a Redis server only: its password from the environment, no CQL login.
+    pub fn redis_from_env() -> Credentials {
+        Credentials { password: None, ..Credentials::from_env() }
+    }
 }
 
 impl std::fmt::Debug for Credentials {

@@ -5,20 +5,20 @@
 
 use super::{data, recall_text, run_view::summary_of_rows, server_view, stages_text, text};
 use crate::analysis::load_curve;
-use crate::store::{RunId, Store, StoreError};
+use crate::store::{RunId, RunRecord, Store, StoreError};
 use crate::validity;
 
-/// Every section of run `id`, as text.
-pub fn saved_run_text(store: &Store, id: RunId) -> Result<String, StoreError> {
-    let record = store.run(id)?;
-    let summary = summary_of_rows(&record, |add| {
+/// Every section of the saved run `record` (as `store` returned it), as text.
+pub fn saved_run_text(store: &Store, record: &RunRecord) -> Result<String, StoreError> {
+    let id = record.id;
+    let summary = summary_of_rows(record, |add| {
         store.for_each_interval(id, |row| {
             add(&row);
             Ok(())
         })
     })?;
     let mut out = match summary {
-        Some(s) => text::run_summary(&record, &s) + &recall_text::intervals_text(store, id)?,
+        Some(s) => text::run_summary(record, &s) + &recall_text::intervals_text(store, id)?,
         None => format!("run {id} ({}) has no summary and no saved interval yet: status {}\n", record.workload, record.status.as_str()),
     };
     out += &validity::of_run(store, id)?.text();

@@ -72,11 +72,7 @@ pub fn experiment(args: ExperimentArgs) -> Result<i32> {
     if let Some(w) = setup.load_point_warning() {
         out::warn(&w);
     }
-    let creds = if any_cql {
-        run::connect_target(&mut setup.base, local.as_ref().map(|c| c.cluster()).as_ref())?
-    } else {
-        Credentials { password: None, redis_password: Credentials::from_env().redis_password }
-    };
+    let creds = if any_cql { run::connect_target(&mut setup.base, local.as_ref().map(|c| c.cluster()).as_ref())? } else { Credentials::redis_from_env() };
     if any_redis {
         run::aim_redis(&mut setup.base, &args.run.local)?;
     }

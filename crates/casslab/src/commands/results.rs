@@ -108,7 +108,7 @@ pub fn show(run: &str, format: OutputFormat, export_args: &ExportArgs, args: &St
             })?;
             out::print(&csv::intervals_csv(&rows, record.env.clock_t0_unix_ms.unwrap_or(record.started_at_ms)))?
         }
-        OutputFormat::Text => out::print(&saved_run_text(&store, id)?)?,
+        OutputFormat::Text => out::print(&saved_run_text(&store, &record)?)?,
     }
     export(&store, id, export_args)?;
     Ok(Exit::Success.code())

@@ -51,7 +51,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         Credentials::default()
     } else if is_redis {
         aim_redis(&mut cfg, &opts.local)?;
-        Credentials { password: None, redis_password: Credentials::from_env().redis_password }
+        Credentials::redis_from_env()
     } else {
         connect_target(&mut cfg, local.as_ref().map(|c| c.cluster()).as_ref())?
     };
@@ -98,8 +98,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
 /// A saved run's summary, events and server side, as `run` prints them at its end (nothing
 /// when the run saved no summary).
 fn print_saved(store: &Store, run: RunId) -> Result<()> {
-    if store.run(run)?.summary.is_some() {
-        out::print(&casslab_core::report::saved_run_text::saved_run_text(store, run)?)?;
+    let record = store.run(run)?;
+    if record.summary.is_some() {
+        out::print(&casslab_core::report::saved_run_text::saved_run_text(store, &record)?)?;
     }
     Ok(())
 }
@@ -131,7 +132,7 @@ pub fn connect_target(cfg: &mut RunConfig, local: Option<&LocalCluster>) -> Resu
         Some(p) if std::env::var_os("CASSLAB_PASSWORD").is_none() => Some(p),
         _ => password_for(cfg)?,
     };
-    Ok(Credentials { password, redis_password: Credentials::from_env().redis_password })
+    Ok(Credentials { password, ..Credentials::from_env() })
 }
 
 /// Aims `cfg` at the Redis server of a Redis workload: `--target` as given, else casslab's

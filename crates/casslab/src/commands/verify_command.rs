@@ -33,7 +33,7 @@ pub fn verify(args: &VerifyArgs) -> Result<i32> {
             cfg.redis = Some(casslab_core::config::RedisConfig { url: url.clone(), tls_ca_file: args.cluster.tls_ca.clone(), ..Default::default() });
         }
         run::aim_redis(&mut cfg, &args.local)?;
-        Credentials { password: None, redis_password: Credentials::from_env().redis_password }
+        Credentials::redis_from_env()
     } else {
         let local = run::local_target(&cfg, &args.local)?;
         run::connect_target(&mut cfg, local.as_ref())?
