@@ -88,23 +88,24 @@ pub fn remove_if_present(path: &Path) -> Result<(), LocalError> {
     }
 }
 
-/// Tries to reap `pid`; true when it is still an unfinished child of this process
-/// (a leader thread can show as a zombie while the rest of the JVM is exiting).
-fn unfinished_child(pid: u32) -> bool {
+/// Reaps `pid` if it is an exited child of this process. Only call it for a pid this
+/// process checked to be its own node, relay or server and then saw gone: an unreaped
+/// child keeps its pid, so no other process can have taken that number in between.
+fn reap_if_child(pid: u32) {
     let mut status = 0;
-    // SAFETY: waitpid with WNOHANG only inspects or reaps; a non-child pid yields ECHILD.
-    let got = unsafe { libc::waitpid(pid as libc::pid_t, &mut status, libc::WNOHANG) };
-    got == 0
+    // SAFETY: waitpid with WNOHANG only reaps a finished child; a non-child pid yields ECHILD.
+    unsafe { libc::waitpid(pid as libc::pid_t, &mut status, libc::WNOHANG) };
 }
 
-/// True when `pid` exists and has not exited. A zombie child of this process (a node
-/// this process started) is reaped on the way, so it does not linger. A leader thread shown
-/// as a zombie while other threads of its process are still exiting counts as alive, whoever
-/// its parent is: those threads still hold the process's files, and so its listening ports.
+/// True when `pid` exists and has not exited. A zombie is not alive, unless other threads
+/// of its process are still exiting: a leader thread can show as a zombie while they do, and
+/// they still hold the process's files, and so its listening ports. Nothing is reaped here:
+/// a pid from a pid file may by now name another child of this process (a number is reused
+/// once its owner is reaped), whose own waiter would then find it gone.
 pub fn is_alive(pid: u32) -> bool {
     match fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => match process_state(&stat) {
-            Some('Z') | Some('X') | None => other_threads_left(pid) || unfinished_child(pid),
+            Some('Z') | Some('X') | None => other_threads_left(pid),
             Some(_) => true,
         },
         Err(_) => false,
@@ -193,15 +194,18 @@ fn signal(pid: u32, sig: libc::c_int) {
     }
 }
 
+/// Waits until `pid` is gone, then reaps it if it was a child of this process (callers
+/// checked that `pid` is the process they stop).
 fn wait_gone(pid: u32, timeout: Duration) -> bool {
     let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if !is_alive(pid) {
-            return true;
+    while is_alive(pid) {
+        if Instant::now() >= deadline {
+            return false;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    !is_alive(pid)
+    reap_if_child(pid);
+    true
 }
 
 /// How a stop ended.
@@ -306,6 +310,20 @@ mod tests {
     }
 
     #[test]
+    fn an_exited_child_is_not_alive_and_is_left_to_its_own_waiter() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while is_alive(pid) {
+            assert!(Instant::now() < deadline, "`true` did not end");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(!is_alive(pid), "asked twice, still not alive");
+        let status = child.wait().expect("the child's own waiter still finds it (is_alive reaped nothing)");
+        assert!(status.success());
+    }
+
+    #[test]
     fn pid_file_parsing() {
         assert_eq!(parse_pid("1234\n"), Some(1234));
         assert_eq!(parse_pid("  77 "), Some(77));
@@ -344,11 +362,14 @@ mod tests {
 
     #[test]
     fn busy_port_is_reported() {
-        let held = TcpListener::bind("127.0.0.1:0").unwrap();
+        // An address of its own on loopback: no other socket here takes the port once it is
+        // free again (connections to 127.0.0.1 take their own ports from the same range).
+        let address = Ipv4Addr::new(127, 93, 41, 7);
+        let held = TcpListener::bind((address, 0)).unwrap();
         let port = held.local_addr().unwrap().port();
-        let err = check_port_free(&node(), "CQL", Ipv4Addr::LOCALHOST, port).unwrap_err();
+        let err = check_port_free(&node(), "CQL", address, port).unwrap_err();
         assert!(matches!(err, LocalError::PortBusy { port: p, .. } if p == port), "{err}");
         drop(held);
-        check_port_free(&node(), "CQL", Ipv4Addr::LOCALHOST, port).unwrap();
+        check_port_free(&node(), "CQL", address, port).unwrap();
     }
 }
