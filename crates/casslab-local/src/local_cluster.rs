@@ -379,25 +379,8 @@ impl LocalCluster {
                 progress(&format!("{} is not running", node.name));
                 continue;
             };
-            let started = Instant::now();
-            let how = if kill {
-                kill_pid(pid, node)?;
-                Stopped::Killed
-            } else {
-                stop_pid(pid, STOP_GRACE, node)?
-            };
-            remove_if_present(&node.pid_path())?;
-            // As in `down`: a start right after must find the node's ports free.
-            let ports_free_by = Instant::now() + PORT_RELEASE_WAIT;
-            while check_ports(node).is_err() && Instant::now() < ports_free_by {
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            let secs = started.elapsed().as_secs_f64();
-            progress(&match (kill, how) {
-                (true, _) => format!("{} (pid {pid}) killed", node.name),
-                (false, Stopped::Gracefully) => format!("{} (pid {pid}) stopped after {secs:.1} s", node.name),
-                (false, Stopped::Killed) => format!("{} did not stop on SIGTERM; killed after {secs:.1} s", node.name),
-            });
+            let line = stop_node_process(node, pid, kill)?;
+            progress(&line);
         }
         Ok(())
     }
@@ -520,28 +503,17 @@ impl LocalCluster {
     }
 
     /// Stops the nodes casslab started (SIGTERM, then SIGKILL after 60 s), last node
-    /// first, and removes their pid files. With `wipe`, then deletes the node
-    /// directories casslab created (data and logs), the TLS keystore directory and
-    /// `cluster.json`.
+    /// first, and removes their pid files. With `wipe`, stops them at once (SIGKILL: a drain
+    /// would flush data that is deleted next), then deletes the node directories casslab
+    /// created (data and logs), the TLS keystore directory and `cluster.json`.
     pub fn down(&self, wipe: bool, progress: &mut dyn FnMut(&str)) -> Result<(), LocalError> {
         let nodes = self.nodes_for_down()?;
         for node in nodes.iter().rev() {
             match find_node_pid(node) {
                 Some(pid) => {
-                    progress(&format!("stopping {} (pid {pid}) ...", node.name));
-                    let started = Instant::now();
-                    let how = stop_pid(pid, STOP_GRACE, node)?;
-                    // The process is gone, but the kernel may hold its listening ports a
-                    // moment longer; a `down` followed at once by `up` must find them free.
-                    let ports_free_by = Instant::now() + PORT_RELEASE_WAIT;
-                    while check_ports(node).is_err() && Instant::now() < ports_free_by {
-                        std::thread::sleep(Duration::from_millis(200));
-                    }
-                    let secs = started.elapsed().as_secs_f64();
-                    progress(&match how {
-                        Stopped::Gracefully => format!("{} stopped after {secs:.1} s", node.name),
-                        Stopped::Killed => format!("{} did not stop on SIGTERM; killed after {secs:.1} s", node.name),
-                    });
+                    progress(&format!("stopping {} (pid {pid}){} ...", node.name, if wipe { " at once: its data is wiped next" } else { "" }));
+                    let line = stop_node_process(node, pid, wipe)?;
+                    progress(&line);
                 }
                 None => {
                     if let Some(pid) = read_pid_file(&node.pid_path()).filter(|&pid| is_alive(pid)) {
@@ -593,6 +565,32 @@ impl LocalCluster {
             .output()
             .context(|| format!("running nodetool {} against {}", args.join(" "), node.name))
     }
+}
+
+/// Stops one node's process, `pid`, checked to be its Cassandra: gracefully (SIGTERM, on
+/// which Cassandra drains before it exits; SIGKILL after 60 s) or at once with SIGKILL
+/// (`kill`), as a crash would, or as befits a node whose data is wiped next. Then removes its
+/// pid file and waits until its ports are free (the kernel may hold them a moment after the
+/// process is gone, and a start right after must find them free); returns the line to say.
+fn stop_node_process(node: &NodeLayout, pid: u32, kill: bool) -> Result<String, LocalError> {
+    let started = Instant::now();
+    let how = if kill {
+        kill_pid(pid, node)?;
+        None
+    } else {
+        Some(stop_pid(pid, STOP_GRACE, node)?)
+    };
+    remove_if_present(&node.pid_path())?;
+    let ports_free_by = Instant::now() + PORT_RELEASE_WAIT;
+    while check_ports(node).is_err() && Instant::now() < ports_free_by {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let secs = started.elapsed().as_secs_f64();
+    Ok(match how {
+        None => format!("{} (pid {pid}) killed", node.name),
+        Some(Stopped::Gracefully) => format!("{} (pid {pid}) stopped after {secs:.1} s", node.name),
+        Some(Stopped::Killed) => format!("{} did not stop on SIGTERM; killed after {secs:.1} s", node.name),
+    })
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! timeline with their impact, and (for the kill) the events drawn on the report's charts.
 
 mod common;
-use common::{casslab, casslab_at, cluster_home, cluster_lock, run, store_arg, temp_store, WipeOnDrop};
+use common::{casslab, casslab_at, cluster_home, cluster_lock, run, store_arg, temp_store, WipeOnDrop, QUICK_JIT};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -99,7 +99,7 @@ fn scenarios_on_a_three_node_two_dc_cluster() {
 
     // --- the cluster starts and reports healthy
     let started = Instant::now();
-    let (code, out, err) = run(cl().args(["local", "up", "--dcs", "dc1:2,dc2:1", "--base-address", BASE, "--heap", "704M"]));
+    let (code, out, err) = run(cl().args(["local", "up", "--dcs", "dc1:2,dc2:1", "--base-address", BASE, "--heap", "704M", QUICK_JIT]));
     assert_eq!(code, 0, "local up:\n{out}\n{err}");
     eprintln!("3-node cluster up in {:.1} s", started.elapsed().as_secs_f64());
     assert!(err.contains("every node sees the other 2 as up (UN)"), "{err}");

@@ -13,7 +13,7 @@
 //! network event specs before anything starts need no cluster.
 
 mod common;
-use common::{casslab, casslab_at, cluster_home, load_lock, run, store_arg, summary_row, summary_rows, temp_store, WipeOnDrop};
+use common::{casslab, casslab_at, cluster_home, load_lock, run, store_arg, summary_row, summary_rows, temp_store, WipeOnDrop, QUICK_JIT};
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -168,7 +168,7 @@ fn distances_are_real_and_network_faults_act_inside_a_run() {
 
     // --- a relayed cluster of two data centers, 0 ms apart
     let started = Instant::now();
-    let (code, out, err) = run(cl().args(["local", "up", "--dcs", "dc1:1,dc2:1", "--base-address", &n1, "--heap", "512M", "--rtt", "dc1:dc2=0ms"]));
+    let (code, out, err) = run(cl().args(["local", "up", "--dcs", "dc1:1,dc2:1", "--base-address", &n1, "--heap", "512M", "--rtt", "dc1:dc2=0ms", QUICK_JIT]));
     assert_eq!(code, 0, "local up:\n{out}\n{err}");
     eprintln!("two data centers up in {:.1} s", started.elapsed().as_secs_f64());
     assert!(err.contains("relay (pid ") && err.contains("every node sees the other 1 as up (UN)"), "{err}");

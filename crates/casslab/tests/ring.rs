@@ -8,7 +8,7 @@
 //! node dead: idempotent requests go to the live nodes.
 
 mod common;
-use common::{casslab_at, cluster_home, cluster_lock, run, temp_store, WipeOnDrop};
+use common::{casslab_at, cluster_home, cluster_lock, run, temp_store, WipeOnDrop, QUICK_JIT};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -47,7 +47,7 @@ fn run_errors(store: &Path) -> String {
 fn a_cluster_starts_whole_or_is_refused_and_its_missing_peers_show() {
     let _g = cluster_lock();
     let _guard = WipeOnDrop(home());
-    let (code, out, err) = run(cl().args(["local", "up", "--nodes", "3", "--base-address", BASE, "--heap", "768M"]));
+    let (code, out, err) = run(cl().args(["local", "up", "--nodes", "3", "--base-address", BASE, "--heap", "768M", QUICK_JIT]));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
 
     // a node killed mid-run: the requests it had in flight are retried on the others
@@ -78,7 +78,7 @@ fn a_cluster_starts_whole_or_is_refused_and_its_missing_peers_show() {
     // the case: all down, then one node asked for — refused before anything starts
     let (code, _, err) = run(cl().args(["local", "down"]));
     assert_eq!(code, 0, "{err}");
-    let (code, out, err) = run(cl().args(["local", "up", "--nodes", "1", "--base-address", BASE, "--heap", "768M"]));
+    let (code, out, err) = run(cl().args(["local", "up", "--nodes", "1", "--base-address", BASE, "--heap", "768M", QUICK_JIT]));
     assert_eq!(code, 2, "stdout:\n{out}\nstderr:\n{err}");
     assert!(err.contains("belongs to a cluster of 3 nodes from 127.0.0.81 (datacenter1), not the 1 node from 127.0.0.81 (datacenter1) asked for"), "{err}");
     // (the home is CASSLAB_HOME here, so the commands need no --home)

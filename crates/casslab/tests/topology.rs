@@ -7,7 +7,7 @@
 //! node-replace scenario puts a fresh node in a killed one's place.
 
 mod common;
-use common::{casslab_at, cluster_home, cluster_lock, run, store_arg, temp_store, WipeOnDrop};
+use common::{casslab_at, cluster_home, cluster_lock, run, store_arg, temp_store, WipeOnDrop, QUICK_JIT};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -132,7 +132,7 @@ fn assert_ring_agrees(nodes: &[&str], addresses: &[&str]) -> Vec<(String, String
 fn a_cluster_grows_shrinks_and_replaces_a_node_under_load() {
     let _load = cluster_lock();
     let _guard = WipeOnDrop(home());
-    let (code, out, err) = run(cl().args(["local", "up", "--nodes", "3", "--base-address", BASE, "--heap", "640M"]));
+    let (code, out, err) = run(cl().args(["local", "up", "--nodes", "3", "--base-address", BASE, "--heap", "640M", QUICK_JIT]));
     assert_eq!(code, 0, "local up:\n{out}\n{err}");
     assert_ring_agrees(&["node1", "node2", "node3"], &ADDRESSES);
     let (_d, store) = temp_store();

@@ -11,7 +11,7 @@
 //! `casslab verify` pass.
 
 mod common;
-use common::{casslab, casslab_at, cluster_lock, run, session, store_arg, temp_store, WipeOnDrop};
+use common::{casslab, casslab_at, cluster_lock, run, session, store_arg, temp_store, WipeOnDrop, QUICK_JIT};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -110,7 +110,7 @@ fn faults_show_in_what_reads_return() {
         // sends to node2 is answered from node2's data, cold caches or not
         "--set",
         "dynamic_snitch=false",
-        "--jvm-opt=-XX:TieredStopAtLevel=1",
+        QUICK_JIT,
     ]));
     assert_eq!(code, 0, "local up:\n{out}\n{err}");
     let (_dir, store) = temp_store();

@@ -348,7 +348,8 @@ pub enum LocalCommand {
     Relay(LocalHomeArgs),
     /// Stop the local nodes casslab started (data is kept unless --wipe).
     Down {
-        /// Also delete the nodes' data and logs.
+        /// Also delete the nodes' data and logs (the nodes are then stopped at once, without a
+        /// drain: their data is not kept).
         #[arg(long)]
         wipe: bool,
         #[command(flatten)]
