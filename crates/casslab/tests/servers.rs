@@ -9,7 +9,7 @@
 //! variants at a tiny scale: the GC one at the same time, on a node started beside the first.
 
 mod common;
-use common::{casslab, cluster_lock, run, temp_store};
+use common::{casslab, cluster_lock, run, temp_store, QUICK_JIT};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -35,7 +35,7 @@ struct Node;
 impl Node {
     fn up() -> Node {
         let _ = run(cl().args(["local", "down", "--wipe"]));
-        let (code, out, err) = run(cl().args(["local", "up", "--base-address", ADDR, "--heap", "768M"]));
+        let (code, out, err) = run(cl().args(["local", "up", "--base-address", ADDR, "--heap", "768M", QUICK_JIT]));
         assert_eq!(code, 0, "local up failed:\n{out}\n{err}");
         Node
     }
