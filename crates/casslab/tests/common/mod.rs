@@ -46,9 +46,15 @@ pub fn text(o: &Output) -> (String, String) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
 }
 
-/// Runs a command and returns (exit code, stdout, stderr).
+/// Runs a command and returns (exit code, stdout, stderr). With $CASSLAB_TEST_TIMES set, says
+/// how long it took on stderr (seen with `--nocapture`: where a test's time goes).
 pub fn run(cmd: &mut Command) -> (i32, String, String) {
+    let started = std::time::Instant::now();
     let o = cmd.output().expect("casslab runs");
+    if std::env::var_os("CASSLAB_TEST_TIMES").is_some() {
+        let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        eprintln!("[{:6.1} s] {}", started.elapsed().as_secs_f64(), args.join(" "));
+    }
     let (out, err) = text(&o);
     (o.status.code().unwrap_or(-1), out, err)
 }
