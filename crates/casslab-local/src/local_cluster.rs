@@ -519,9 +519,10 @@ impl LocalCluster {
                     if let Some(pid) = read_pid_file(&node.pid_path()).filter(|&pid| is_alive(pid)) {
                         progress(&format!("{}: pid file names pid {pid}, which is not this node's Cassandra; left it alone", node.name));
                     }
+                    // (a stopped node's pid file went with its stop)
+                    remove_if_present(&node.pid_path())?;
                 }
             }
-            remove_if_present(&node.pid_path())?;
         }
         self.network_down(wipe, progress)?;
         if wipe {
