@@ -1,12 +1,14 @@
-//! End-to-end tests of runs whose rate changes over time, against the real test node (see
-//! `common::node`): a schedule of held levels and a ramp keeps each stage's rate (the printed
-//! per-stage summary), spikes appear in the stored interval series when the schedule puts them,
-//! a `rate` event moves the rate inside a run, the shipped `daily-shape` workload's achieved
-//! rate follows its sine (busiest at the crests, quietest in the troughs) and its spike, and a
-//! ramp past the client's ceiling counts the operations it never started, in the verdict, the
-//! JSON export and the HTML report. Fixed rates too: a kept rate sets the count and reports
-//! service time beside latency from the intended start, a rate one request in flight cannot
-//! keep is said, and find-max searches rates and reports the highest that met the SLA.
+//! End-to-end tests of runs whose rate changes over time. What the schedule alone decides runs
+//! against the in-process instant target (no server: its answers take no time, so what is
+//! measured is the schedule, and these tests need no lock on the machine and run side by side):
+//! a schedule of held levels and a ramp keeps each stage's rate (the printed per-stage summary),
+//! spikes appear in the stored interval series when the schedule puts them, a `rate` event moves
+//! the rate inside a run, and the shipped `daily-shape` workload's achieved rate follows its sine
+//! (busiest at the crests, quietest in the troughs) and its spike. Against the real test node
+//! (see `common::node`): a ramp past the client's ceiling counts the operations it never
+//! started, in the verdict, the JSON export and the HTML report; a kept fixed rate sets the count
+//! and reports service time beside latency from the intended start, a rate one request in flight
+//! cannot keep is said, and find-max searches rates and reports the highest that met the SLA.
 
 mod common;
 use common::{casslab, load_lock, node, run, store_arg, summary_rows, temp_store};
@@ -49,12 +51,10 @@ fn within(got: f64, want: f64, share: f64) -> bool {
 
 #[test]
 fn each_stage_of_a_schedule_keeps_its_rate() {
-    let host = node();
-    let _load = load_lock();
     let (_d, store) = temp_store();
     let schedule = "200 for 8s, 400 for 8s, ramp 400..800 over 8s, 800 for 8s";
     let (code, out, err) = run(casslab()
-        .args(["run", "kv", "--hosts", host, "--no-lint", "-P", "rows=2000", "--warmup", "0s", "--duration", "32s", "--rate", schedule])
+        .args(["run", "kv", "--target", "instant", "--no-lint", "-P", "rows=2000", "--warmup", "0s", "--duration", "32s", "--rate", schedule])
         .args(store_arg(&store)));
     assert_eq!(code, 0, "{out}\n{err}");
     let rows = stage_rows(&out);
@@ -104,12 +104,10 @@ fn level_rows(stdout: &str) -> Vec<(String, usize)> {
 
 #[test]
 fn spikes_appear_in_the_interval_series_when_the_schedule_puts_them() {
-    let host = node();
-    let _load = load_lock();
     let (_d, store) = temp_store();
     // 200/s, three times that for 3 s at 5 s and at 15 s
     let (code, out, err) = run(casslab()
-        .args(["run", "kv", "--hosts", host, "--no-lint", "-P", "rows=2000", "--warmup", "0s", "--duration", "20s"])
+        .args(["run", "kv", "--target", "instant", "--no-lint", "-P", "rows=2000", "--warmup", "0s", "--duration", "20s"])
         .args(["--rate", "200, spike x3 for 3s every 10s from 5s"])
         .args(store_arg(&store)));
     assert_eq!(code, 0, "{out}\n{err}");
@@ -135,11 +133,9 @@ fn spikes_appear_in_the_interval_series_when_the_schedule_puts_them() {
 
 #[test]
 fn a_rate_event_moves_the_rate_inside_a_run() {
-    let host = node();
-    let _load = load_lock();
     let (_d, store) = temp_store();
     let (code, out, err) = run(casslab()
-        .args(["run", "kv", "--hosts", host, "--no-lint", "-P", "rows=2000", "--warmup", "0s", "--duration", "12s"])
+        .args(["run", "kv", "--target", "instant", "--no-lint", "-P", "rows=2000", "--warmup", "0s", "--duration", "12s"])
         .args(["--rate", "200", "--event", "6s rate 500"])
         .args(store_arg(&store)));
     assert_eq!(code, 0, "{out}\n{err}");
@@ -168,13 +164,11 @@ fn daily_rate(from_s: f64, to_s: f64) -> f64 {
 
 #[test]
 fn the_shipped_daily_shape_follows_its_sine_and_its_spike() {
-    let host = node();
-    let _load = load_lock();
     let (_d, store) = temp_store();
     // two 20 s "days" of 100..500/s (crests at 10 s and 30 s, troughs at 0, 20 and 40 s) and a
     // ×3 spike for 2 s at the middle trough
     let (code, out, err) = run(casslab()
-        .args(["run", "daily-shape", "--hosts", host, "--no-lint", "-P", "rows=2000", "-P", "warmup=0s", "-P", "duration=40s"])
+        .args(["run", "daily-shape", "--target", "instant", "--no-lint", "-P", "rows=2000", "-P", "warmup=0s", "-P", "duration=40s"])
         .args(["-P", "low=100", "-P", "high=500", "-P", "period=20s", "-P", "days_length=40s"])
         .args(["-P", "spike=3", "-P", "spike_for=2s", "-P", "spike_every=60s", "-P", "spike_from=19s"])
         .args(store_arg(&store)));
