@@ -111,7 +111,7 @@ fn run_example(e: &Example, dir: &Path, store: &Path) -> String {
 const RUN: &[Example] = &[
     Example {
         guide: "compare-data-models.md",
-        small: &[("-P", "rows=2000"), ("--budget", "100s"), ("--duration", "2s"), ("--warmup", "1s")],
+        small: &[("-P", "rows=2000"), ("--budget", "50s"), ("--duration", "2s"), ("--warmup", "1s")],
         shows: &["columns against list", "stopped after"],
     },
     Example { guide: "experiments.md", small: &[], shows: &["blocks"] },
