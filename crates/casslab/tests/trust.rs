@@ -184,10 +184,16 @@ fn a_killed_run_is_shown_as_crashed_with_its_intervals() {
     assert!(v["intervals"].as_array().unwrap().len() >= 3);
 }
 
-/// Runs `casslab run ARGS --hosts HOST --store STORE` and returns its stdout, which must say
-/// the run is invalid for `reason`.
+/// Runs `casslab run ARGS --hosts HOST --store STORE` against the test node and returns its
+/// stdout, which must say the run is invalid for `reason`.
 fn invalid_run(args: &[&str], store: &Path, reason: &str) -> String {
-    let (code, out, err) = run(casslab().args(["run"]).args(args).args(["--hosts", node(), "--no-lint"]).args(store_arg(store)));
+    invalid_run_on(&["--hosts", node()], args, store, reason)
+}
+
+/// Runs `casslab run ARGS TARGET --no-lint --store STORE` and returns its stdout, which must
+/// say the run is invalid for `reason`.
+fn invalid_run_on(target: &[&str], args: &[&str], store: &Path, reason: &str) -> String {
+    let (code, out, err) = run(casslab().args(["run"]).args(args).args(target).arg("--no-lint").args(store_arg(store)));
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     assert!(out.contains("\nvalidity: invalid\n") && out.contains(reason), "wanted invalid for \"{reason}\":\n{out}");
     out
@@ -236,10 +242,8 @@ fn a_saturated_client_is_invalid() {
         "keyspace: casslab_trust_cpu\ngenerators:\n  heavy: { type: text, prefix: zzz, size: 500000 }\noperations:\n  read:\n    cql: SELECT release_version FROM system.local WHERE key = 'local' AND cluster_name < ? ALLOW FILTERING\n    args: [heavy]\nrun:\n  mix: { read: 1 }\n  duration: 6s\n",
     )
     .unwrap();
-    let args = [file.to_str().unwrap(), "--target", "instant", "--threads", "1", "--concurrency", "32", "--warmup", "1s", "--no-lint"];
-    let (code, out, err) = run(casslab().arg("run").args(args).args(store_arg(&store)));
-    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    assert!(out.contains("\nvalidity: invalid\n") && out.contains("the client was saturated"), "wanted invalid for a saturated client:\n{out}");
+    let args = [file.to_str().unwrap(), "--threads", "1", "--concurrency", "32", "--warmup", "1s"];
+    let out = invalid_run_on(&["--target", "instant"], &args, &store, "the client was saturated");
     assert!(!out.contains("reads found nothing"), "the saturation is the reason, not empty reads:\n{out}");
 }
 
